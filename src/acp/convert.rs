@@ -1,0 +1,192 @@
+//! The one place core types and ACP wire types meet: prompt content in, events and session
+//! state out.
+
+use agent_client_protocol::v1::schema::{
+    self as acp, ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate,
+    EmbeddedResourceResource, SessionConfigOption, SessionConfigOptionCategory,
+    SessionConfigSelectOption, SessionMode, SessionModeState, SessionUpdate, TextContent,
+    UsageUpdate,
+};
+
+use crate::events::TurnEvent;
+use crate::model::UserPart;
+use crate::permission::Mode;
+use crate::session::options::{OptionCategory, OptionView};
+use crate::turn::StopReason;
+
+/// Turns a prompt's content blocks into what the model reads. Text stays text; a resource
+/// link becomes a reference the model can follow; an embedded resource becomes context;
+/// images become image parts. Audio is refused: tandem does not advertise it.
+pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> {
+    if blocks.is_empty() {
+        return Err("prompt must contain at least one content block".to_string());
+    }
+    let mut parts = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => parts.push(UserPart::Text(t.text)),
+            ContentBlock::Image(image) => {
+                let url = match image.uri.filter(|u| u.starts_with("http")) {
+                    Some(uri) if image.data.is_empty() => uri,
+                    _ => format!("data:{};base64,{}", image.mime_type, image.data),
+                };
+                parts.push(UserPart::Image { url });
+            }
+            ContentBlock::ResourceLink(link) => {
+                let mut text = format!("[Referenced: {}]({})", link.name, link.uri);
+                if let Some(d) = link.description.filter(|d| !d.is_empty()) {
+                    text.push_str(&format!(" — {d}"));
+                }
+                parts.push(UserPart::Text(text));
+            }
+            ContentBlock::Resource(embedded) => match embedded.resource {
+                EmbeddedResourceResource::TextResourceContents(r) => {
+                    parts.push(UserPart::Text(format!(
+                        "<context uri=\"{}\">\n{}\n</context>",
+                        r.uri, r.text
+                    )));
+                }
+                EmbeddedResourceResource::BlobResourceContents(r) => {
+                    let mime = r.mime_type.unwrap_or_default();
+                    if mime.starts_with("image/") {
+                        parts.push(UserPart::Image {
+                            url: format!("data:{mime};base64,{}", r.blob),
+                        });
+                    } else {
+                        parts.push(UserPart::Text(format!(
+                            "[Attached binary resource {} ({}), not shown]",
+                            r.uri,
+                            if mime.is_empty() {
+                                "unknown type"
+                            } else {
+                                &mime
+                            }
+                        )));
+                    }
+                }
+                _ => return Err("unsupported embedded resource kind".to_string()),
+            },
+            ContentBlock::Audio(_) => {
+                return Err(
+                    "audio prompts are not supported (promptCapabilities.audio is false)"
+                        .to_string(),
+                );
+            }
+            _ => return Err("unsupported content block type".to_string()),
+        }
+    }
+    Ok(parts)
+}
+
+/// The `session/update` payload for an event.
+pub fn session_update(event: TurnEvent) -> SessionUpdate {
+    match event {
+        TurnEvent::Text(t) => SessionUpdate::AgentMessageChunk(text_chunk(t)),
+        TurnEvent::Thought(t) => SessionUpdate::AgentThoughtChunk(text_chunk(t)),
+        TurnEvent::Usage { used, size } => SessionUpdate::UsageUpdate(UsageUpdate::new(used, size)),
+        TurnEvent::ModeChanged(mode) => {
+            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.id()))
+        }
+        TurnEvent::OptionsChanged(views) => {
+            SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(config_options(&views)))
+        }
+    }
+}
+
+fn text_chunk(text: String) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+}
+
+/// The session's modes as ACP lists them.
+pub fn mode_state(current: Mode) -> SessionModeState {
+    SessionModeState::new(
+        current.id(),
+        Mode::ALL
+            .iter()
+            .map(|m| SessionMode::new(m.id(), m.name()).description(m.description()))
+            .collect(),
+    )
+}
+
+/// The session's config options as ACP lists them.
+pub fn config_options(views: &[OptionView]) -> Vec<SessionConfigOption> {
+    views
+        .iter()
+        .map(|v| {
+            let values: Vec<SessionConfigSelectOption> = v
+                .values
+                .iter()
+                .map(|value| {
+                    SessionConfigSelectOption::new(value.id.clone(), value.name.clone())
+                        .description(value.description.clone())
+                })
+                .collect();
+            SessionConfigOption::select(
+                v.id.to_string(),
+                v.name.to_string(),
+                v.current.clone(),
+                values,
+            )
+            .description(v.description.to_string())
+            .category(match v.category {
+                OptionCategory::Mode => SessionConfigOptionCategory::Mode,
+                OptionCategory::Model => SessionConfigOptionCategory::Model,
+                OptionCategory::ThoughtLevel => SessionConfigOptionCategory::ThoughtLevel,
+            })
+        })
+        .collect()
+}
+
+/// The ACP stop reason.
+pub fn stop_reason(stop: StopReason) -> acp::StopReason {
+    match stop {
+        StopReason::EndTurn => acp::StopReason::EndTurn,
+        StopReason::MaxTokens => acp::StopReason::MaxTokens,
+        StopReason::Refusal => acp::StopReason::Refusal,
+        StopReason::Cancelled => acp::StopReason::Cancelled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::{
+        EmbeddedResource, ImageContent, ResourceLink, TextResourceContents,
+    };
+
+    #[test]
+    fn every_prompt_block_kind() {
+        let parts = prompt_parts(vec![
+            ContentBlock::Text(TextContent::new("hi")),
+            ContentBlock::ResourceLink(ResourceLink::new("main.rs", "file:///p/main.rs")),
+            ContentBlock::Resource(EmbeddedResource::new(
+                EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                    "fn main() {}",
+                    "file:///p/main.rs",
+                )),
+            )),
+            ContentBlock::Image(ImageContent::new("AAAA", "image/png")),
+        ])
+        .unwrap();
+        assert_eq!(parts[0], UserPart::Text("hi".into()));
+        assert_eq!(
+            parts[1],
+            UserPart::Text("[Referenced: main.rs](file:///p/main.rs)".into())
+        );
+        assert_eq!(
+            parts[2],
+            UserPart::Text("<context uri=\"file:///p/main.rs\">\nfn main() {}\n</context>".into())
+        );
+        assert_eq!(
+            parts[3],
+            UserPart::Image {
+                url: "data:image/png;base64,AAAA".into()
+            }
+        );
+    }
+
+    #[test]
+    fn empty_prompt_is_refused() {
+        assert!(prompt_parts(vec![]).is_err());
+    }
+}

@@ -1,0 +1,211 @@
+//! The ACP side: one handler per method, registered on the SDK's v1 agent builder.
+//!
+//! Handlers that wait on a session (and so maybe on the model) move their responder into a
+//! spawned task, so the dispatch loop always stays free for `session/cancel`.
+
+pub mod convert;
+pub mod errors;
+
+use std::sync::Arc;
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
+    CancelNotification, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionNotification,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, schema::ProtocolVersion};
+
+use crate::events::{EventSink, TurnEvent};
+use crate::session::SessionManager;
+
+/// The id of the one authentication method tandem offers.
+pub const AUTH_METHOD_ID: &str = "api-key";
+
+/// Sends a connection's events as `session/update` notifications.
+struct ConnectionSink {
+    cx: ConnectionTo<Client>,
+}
+
+impl EventSink for ConnectionSink {
+    fn emit(&self, session_id: &str, event: TurnEvent) {
+        let update = convert::session_update(event);
+        if let Err(e) = self
+            .cx
+            .send_notification(SessionNotification::new(session_id.to_string(), update))
+        {
+            tracing::debug!(session = %session_id, "could not send session/update: {e}");
+        }
+    }
+}
+
+/// The ACP agent over `manager`'s sessions, ready to connect to any transport.
+pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
+    let m_init = manager.clone();
+    let m_auth = manager.clone();
+    let m_new = manager.clone();
+    let m_prompt = manager.clone();
+    let m_mode = manager.clone();
+    let m_option = manager.clone();
+    let m_cancel = manager;
+    Agent
+        .v1()
+        .name("tandem")
+        .on_receive_request(
+            async move |_req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+                responder.respond(initialize_response(&m_init))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: AuthenticateRequest, responder: Responder<AuthenticateResponse>, _cx| {
+                if req.method_id.0.as_ref() != AUTH_METHOD_ID {
+                    return responder.respond_with_error(errors::invalid_params(format!(
+                        "unknown authentication method `{}`; tandem offers `{AUTH_METHOD_ID}`",
+                        req.method_id.0
+                    )));
+                }
+                match m_auth.check_credentials() {
+                    Ok(()) => responder.respond(AuthenticateResponse::new()),
+                    Err(e) => responder.respond_with_error(errors::model_error(&e)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest, responder: Responder<NewSessionResponse>, cx| {
+                if !req.mcp_servers.is_empty() {
+                    tracing::warn!(
+                        count = req.mcp_servers.len(),
+                        "MCP servers were offered but tandem does not connect to MCP servers yet; ignoring them"
+                    );
+                }
+                let sink = Arc::new(ConnectionSink { cx: cx.clone() });
+                match m_new.create(req.cwd, sink) {
+                    Ok(s) => responder.respond(
+                        NewSessionResponse::new(s.id)
+                            .modes(convert::mode_state(s.settings.mode))
+                            .config_options(convert::config_options(&s.options)),
+                    ),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest, responder: Responder<PromptResponse>, cx| {
+                let parts = match convert::prompt_parts(req.prompt) {
+                    Ok(parts) => parts,
+                    Err(message) => {
+                        return responder.respond_with_error(errors::invalid_params(message));
+                    }
+                };
+                let manager = m_prompt.clone();
+                let id = req.session_id.0.to_string();
+                cx.spawn(async move {
+                    let withdrawn = responder.cancellation();
+                    let prompt = manager.prompt(&id, parts);
+                    tokio::pin!(prompt);
+                    let result = tokio::select! {
+                        result = &mut prompt => result,
+                        () = withdrawn.cancelled() => {
+                            // `$/cancel_request` for the prompt: cancel the turn, then report it.
+                            let _ = manager.cancel(&id);
+                            prompt.await
+                        }
+                    };
+                    let sent = match result {
+                        Ok(stop) => responder.respond(PromptResponse::new(convert::stop_reason(stop))),
+                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                    };
+                    log_unsent(sent);
+                    Ok(())
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionModeRequest, responder: Responder<SetSessionModeResponse>, cx| {
+                let manager = m_mode.clone();
+                cx.spawn(async move {
+                    let id = req.session_id.0.to_string();
+                    let sent = match manager.set_mode(&id, &req.mode_id.0).await {
+                        Ok(()) => responder.respond(SetSessionModeResponse::new()),
+                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                    };
+                    log_unsent(sent);
+                    Ok(())
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionConfigOptionRequest,
+                        responder: Responder<SetSessionConfigOptionResponse>,
+                        cx| {
+                let manager = m_option.clone();
+                cx.spawn(async move {
+                    let id = req.session_id.0.to_string();
+                    let Some(value) = req.value.as_value_id() else {
+                        log_unsent(responder.respond_with_error(errors::invalid_params(format!(
+                            "config option `{}` takes a value id, not a boolean",
+                            req.config_id.0
+                        ))));
+                        return Ok(());
+                    };
+                    let sent = match manager.set_option(&id, &req.config_id.0, &value.0).await {
+                        Ok(views) => responder.respond(SetSessionConfigOptionResponse::new(
+                            convert::config_options(&views),
+                        )),
+                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                    };
+                    log_unsent(sent);
+                    Ok(())
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |note: CancelNotification, _cx| {
+                if let Err(e) = m_cancel.cancel(&note.session_id.0) {
+                    tracing::warn!("session/cancel ignored: {e}");
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+}
+
+/// tandem's answer to `initialize`: protocol v1 whatever the client asked (the SDK has
+/// already settled the version), honest capabilities, and who we are.
+fn initialize_response(manager: &SessionManager) -> InitializeResponse {
+    let config = manager.config();
+    let auth_methods = if config.replay.is_none() && config.endpoint.requires_key {
+        vec![AuthMethod::Agent(
+            AuthMethodAgent::new(AUTH_METHOD_ID, "API key from the environment").description(
+                format!(
+                    "Set {} in the environment the editor starts tandem with.",
+                    config.endpoint.api_key_env
+                ),
+            ),
+        )]
+    } else {
+        Vec::new()
+    };
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(false)
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true)),
+        )
+        .auth_methods(auth_methods)
+        .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("tandem"))
+}
+
+fn log_unsent(sent: Result<(), Error>) {
+    if let Err(e) = sent {
+        tracing::debug!("response not sent (connection closing?): {e}");
+    }
+}

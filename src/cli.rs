@@ -1,0 +1,93 @@
+//! The command line: `tandem` (stdio agent) and `tandem exec` (one headless prompt).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Overrides;
+
+/// A fast, small ACP coding agent for any OpenAI-compatible model.
+#[derive(Debug, Parser)]
+#[command(
+    name = "tandem",
+    version,
+    about,
+    long_about = "A fast, small Agent Client Protocol (ACP) coding agent for any OpenAI-compatible \
+                  model.\n\nWith no subcommand, tandem speaks ACP (newline-delimited JSON-RPC) on \
+                  stdin/stdout: this is how editors such as Zed launch it. Logs go to stderr \
+                  (RUST_LOG=debug for more).",
+    after_help = "Examples:\n  \
+        tandem exec --replay fixtures/demo/hello.json \"Say hello\"\n  \
+        OPENAI_API_KEY=sk-... tandem --model gpt-4o-mini\n  \
+        tandem --provider ollama --model qwen2.5-coder:7b"
+)]
+pub struct Cli {
+    /// Settings shared by every subcommand.
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// What to do; the stdio agent when absent.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Settings shared by every subcommand.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Config file (default: $XDG_CONFIG_HOME/tandem/config.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Provider preset: openai, ollama, openrouter, vllm, llamacpp, lmstudio, deepseek, groq.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// OpenAI-compatible base URL (overrides OPENAI_BASE_URL and the preset).
+    #[arg(long, global = true, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model id for new sessions (overrides TANDEM_MODEL).
+    #[arg(long, global = true, value_name = "ID")]
+    pub model: Option<String>,
+    /// Mode new sessions start in: ask, accept-edits, read-only, full-access.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Serve scripted model turns from a fixture file instead of a model server (offline).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one prompt headless and print the streamed answer to stdout.
+    #[command(
+        after_help = "Exit status: 0 when the model finished its answer, 1 on an error, \
+                            3 when the model refused, 4 when it hit its output limit, \
+                            130 when interrupted.\n\nExamples:\n  \
+                            tandem exec --replay fixtures/demo/hello.json \"Say hello\"\n  \
+                            echo \"Explain src/main.rs\" | tandem exec --model gpt-4o-mini"
+    )]
+    Exec(ExecArgs),
+}
+
+/// `tandem exec` arguments.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Working directory of the session (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The prompt; read from stdin when absent or `-`.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Vec<String>,
+}
+
+impl CommonArgs {
+    /// The flags as configuration overrides.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            config_file: self.config.clone(),
+            provider: self.provider.clone(),
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            mode: self.mode.clone(),
+            replay: self.replay.clone(),
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The TOML config file's shape (`$XDG_CONFIG_HOME/tandem/config.toml` or `--config`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{ConfigError, RetryPolicy};
+
+/// The file as written by the user; every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileConfig {
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub model: Option<String>,
+    pub mode: Option<String>,
+    pub instructions: Option<String>,
+    #[serde(default)]
+    pub models: Vec<FileModel>,
+    #[serde(default)]
+    pub retry: FileRetry,
+}
+
+/// One `[[models]]` entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileModel {
+    pub id: String,
+    pub name: Option<String>,
+    pub context_window: Option<u64>,
+    pub reasoning_effort: Option<bool>,
+    pub images: Option<bool>,
+}
+
+/// The `[retry]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileRetry {
+    pub max_attempts: Option<u32>,
+    pub initial_delay_ms: Option<u64>,
+    pub max_total_secs: Option<f64>,
+}
+
+impl FileConfig {
+    pub(super) fn read(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+}
+
+impl FileRetry {
+    pub(super) fn resolve(&self) -> Result<RetryPolicy, ConfigError> {
+        let default = RetryPolicy::default();
+        let max_attempts = self.max_attempts.unwrap_or(default.max_attempts);
+        if max_attempts == 0 {
+            return Err(ConfigError::Invalid(
+                "retry.max_attempts must be at least 1".into(),
+            ));
+        }
+        let max_total = match self.max_total_secs {
+            Some(secs) if secs.is_finite() && secs >= 0.0 => Duration::from_secs_f64(secs),
+            Some(_) => {
+                return Err(ConfigError::Invalid(
+                    "retry.max_total_secs must be a non-negative number".into(),
+                ));
+            }
+            None => default.max_total,
+        };
+        Ok(RetryPolicy {
+            max_attempts,
+            initial_delay: self
+                .initial_delay_ms
+                .map(Duration::from_millis)
+                .unwrap_or(default.initial_delay),
+            max_total,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_full_file() {
+        let file: FileConfig = toml::from_str(
+            r#"
+            provider = "ollama"
+            model = "qwen2.5-coder:7b"
+            [[models]]
+            id = "qwen2.5-coder:7b"
+            context_window = 32768
+            [retry]
+            max_attempts = 2
+            initial_delay_ms = 10
+            max_total_secs = 1.5
+            "#,
+        )
+        .unwrap();
+        assert_eq!(file.models[0].context_window, Some(32768));
+        let retry = file.retry.resolve().unwrap();
+        assert_eq!(retry.max_attempts, 2);
+        assert_eq!(retry.max_total, Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        assert!(toml::from_str::<FileConfig>("modle = \"x\"").is_err());
+    }
+}

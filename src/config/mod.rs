@@ -1,0 +1,455 @@
+//! The only place flags, environment variables and the TOML file are read.
+//!
+//! Precedence is flags > environment > config file > defaults (DESIGN.md §3). The result is
+//! one immutable [`Config`] that the rest of tandem receives as an argument.
+
+mod file;
+pub mod presets;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::permission::Mode;
+use file::FileConfig;
+pub use presets::Preset;
+
+/// Settings given on the command line; `None` means "not given".
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--config`: explicit config file path.
+    pub config_file: Option<PathBuf>,
+    /// `--provider`: a preset name.
+    pub provider: Option<String>,
+    /// `--base-url`: the OpenAI-compatible endpoint.
+    pub base_url: Option<String>,
+    /// `--model`: the default model id.
+    pub model: Option<String>,
+    /// `--mode`: the mode new sessions start in.
+    pub mode: Option<String>,
+    /// `--replay`: serve scripted model turns from this fixture instead of a server.
+    pub replay: Option<PathBuf>,
+}
+
+/// A secret that never prints itself.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key read from the environment.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+    /// The key itself, for the one place that puts it in an `Authorization` header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Where model requests go and how they authenticate.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Preset name, or `custom` for a bare base URL.
+    pub provider: String,
+    /// Base URL of the chat-completions API, without a trailing slash.
+    pub base_url: String,
+    /// The key, when one is set.
+    pub api_key: Option<ApiKey>,
+    /// The variable the key is (or would be) read from, for error messages.
+    pub api_key_env: String,
+    /// Whether the server needs a key (hosted services do, local servers don't).
+    pub requires_key: bool,
+}
+
+/// What tandem knows about one model it can offer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSpec {
+    /// The id sent to the server.
+    pub id: String,
+    /// The label shown in the editor's model picker.
+    pub name: String,
+    /// Context window in tokens, reported in `usage_update.size`.
+    pub context_window: u64,
+    /// Whether the model takes `reasoning_effort`.
+    pub reasoning_effort: bool,
+    /// Whether the model takes image parts.
+    pub images: bool,
+}
+
+/// Bounded retries for 429, 5xx and connection failures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Total tries including the first.
+    pub max_attempts: u32,
+    /// Delay before the second try; doubles each time unless `Retry-After` says otherwise.
+    pub initial_delay: Duration,
+    /// Never spend longer than this waiting between tries in total.
+    pub max_total: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 4,
+            initial_delay: Duration::from_millis(500),
+            max_total: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Everything tandem needs to run, resolved once at start-up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The model server.
+    pub endpoint: Endpoint,
+    /// The model new sessions start with.
+    pub default_model: String,
+    /// Every model offered to the editor; always contains `default_model`.
+    pub models: Vec<ModelSpec>,
+    /// The mode new sessions start in.
+    pub default_mode: Mode,
+    /// Retry behaviour for model requests.
+    pub retry: RetryPolicy,
+    /// Data directory (`TANDEM_HOME`).
+    pub home: PathBuf,
+    /// Replay fixture used instead of a model server.
+    pub replay: Option<PathBuf>,
+    /// Extra instructions appended to the system prompt.
+    pub instructions: Option<String>,
+    /// The config file that was read, if any.
+    pub config_file: Option<PathBuf>,
+}
+
+/// A configuration that cannot be used, with what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but is not valid TOML for tandem.
+    #[error("cannot parse config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A value is not one tandem knows.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Resolves the configuration from the process environment.
+    pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
+        Self::resolve(overrides, &|name| std::env::var(name).ok())
+    }
+
+    /// Resolves the configuration from explicit sources; `env` looks variables up.
+    pub fn resolve(
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let env_nonempty = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let config_file = overrides
+            .config_file
+            .clone()
+            .or_else(|| env_nonempty("TANDEM_CONFIG").map(PathBuf::from));
+        let (file, config_file) = match config_file {
+            Some(path) => (FileConfig::read(&path)?, Some(path)),
+            None => {
+                let default = default_config_path(env);
+                match default {
+                    Some(path) if path.is_file() => (FileConfig::read(&path)?, Some(path)),
+                    _ => (FileConfig::default(), None),
+                }
+            }
+        };
+
+        let provider_name = overrides
+            .provider
+            .clone()
+            .or_else(|| env_nonempty("TANDEM_PROVIDER"))
+            .or_else(|| file.provider.clone());
+        let preset = match &provider_name {
+            Some(name) => Some(presets::preset(name).ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "unknown provider `{name}`; known providers: {}",
+                    presets::preset_names()
+                ))
+            })?),
+            None => None,
+        };
+        let openai = presets::PRESETS[0];
+        let explicit_base = overrides
+            .base_url
+            .clone()
+            .or_else(|| env_nonempty("OPENAI_BASE_URL"))
+            .or_else(|| file.base_url.clone());
+        let base_url = explicit_base
+            .clone()
+            .unwrap_or_else(|| preset.unwrap_or(&openai).base_url.to_string())
+            .trim_end_matches('/')
+            .to_string();
+        let api_key_env = file
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| preset.unwrap_or(&openai).api_key_env.to_string());
+        // A preset's own variable first, then OPENAI_API_KEY, which every compatible client honours.
+        let api_key = env_nonempty(&api_key_env)
+            .or_else(|| env_nonempty("OPENAI_API_KEY"))
+            .map(ApiKey::new);
+        let requires_key = match preset {
+            Some(p) => p.requires_key,
+            // No preset: the OpenAI default needs a key; a custom endpoint is the user's call.
+            None => explicit_base.is_none() || base_url == openai.base_url,
+        };
+        let endpoint = Endpoint {
+            provider: preset.map_or_else(
+                || {
+                    if explicit_base.is_some() {
+                        "custom".to_string()
+                    } else {
+                        "openai".to_string()
+                    }
+                },
+                |p| p.name.to_string(),
+            ),
+            base_url,
+            api_key,
+            api_key_env,
+            requires_key,
+        };
+
+        let replay = overrides.replay.clone();
+        let default_model = overrides
+            .model
+            .clone()
+            .or_else(|| env_nonempty("TANDEM_MODEL"))
+            .or_else(|| file.model.clone())
+            .unwrap_or_else(|| {
+                if replay.is_some() {
+                    "replay".to_string()
+                } else {
+                    "gpt-4o-mini".to_string()
+                }
+            });
+        let window = preset.unwrap_or(&openai).default_context_window;
+        let models = resolve_models(
+            &default_model,
+            env_nonempty("TANDEM_MODELS").as_deref(),
+            &file,
+            window,
+        );
+
+        let mode_name = overrides
+            .mode
+            .clone()
+            .or_else(|| env_nonempty("TANDEM_MODE"))
+            .or_else(|| file.mode.clone());
+        let default_mode = match mode_name {
+            Some(name) => Mode::parse(&name).ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "unknown mode `{name}`; modes: {}",
+                    Mode::ALL.map(Mode::id).join(", ")
+                ))
+            })?,
+            None => Mode::Ask,
+        };
+
+        let retry = file.retry.resolve()?;
+        let home = env_nonempty("TANDEM_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| default_home(env));
+
+        Ok(Config {
+            endpoint,
+            default_model,
+            models,
+            default_mode,
+            retry,
+            home,
+            replay,
+            instructions: file.instructions.clone(),
+            config_file,
+        })
+    }
+
+    /// The spec of a configured model.
+    pub fn model(&self, id: &str) -> Option<&ModelSpec> {
+        self.models.iter().find(|m| m.id == id)
+    }
+}
+
+/// Builds the list of offered models: `TANDEM_MODELS` > file `[[models]]` > the default model,
+/// with per-model details from the file wherever ids match.
+fn resolve_models(
+    default_model: &str,
+    env_list: Option<&str>,
+    file: &FileConfig,
+    preset_window: u64,
+) -> Vec<ModelSpec> {
+    let mut ids: Vec<String> = match env_list {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+        None => file.models.iter().map(|m| m.id.clone()).collect(),
+    };
+    if !ids.iter().any(|id| id == default_model) {
+        ids.insert(0, default_model.to_string());
+    }
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|id| seen.insert(id.clone()));
+    ids.into_iter()
+        .map(|id| {
+            let detail = file.models.iter().find(|m| m.id == id);
+            ModelSpec {
+                name: detail
+                    .and_then(|d| d.name.clone())
+                    .unwrap_or_else(|| id.clone()),
+                context_window: detail
+                    .and_then(|d| d.context_window)
+                    .or_else(|| presets::known_context_window(&id))
+                    .unwrap_or(preset_window),
+                reasoning_effort: detail
+                    .and_then(|d| d.reasoning_effort)
+                    .unwrap_or_else(|| presets::known_reasoning_effort(&id)),
+                images: detail
+                    .and_then(|d| d.images)
+                    .unwrap_or_else(|| presets::known_images(&id)),
+                id,
+            }
+        })
+        .collect()
+}
+
+fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    env("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// `$XDG_CONFIG_HOME/tandem/config.toml`, or `~/.config/tandem/config.toml`.
+fn default_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let base = env("XDG_CONFIG_HOME")
+        .filter(|v| Path::new(v).is_absolute())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home_dir(env).join(".config"));
+    Some(base.join("tandem").join("config.toml"))
+}
+
+/// `$XDG_DATA_HOME/tandem`, or `~/.local/share/tandem`.
+fn default_home(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    env("XDG_DATA_HOME")
+        .filter(|v| Path::new(v).is_absolute())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home_dir(env).join(".local").join("share"))
+        .join("tandem")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn resolve(overrides: Overrides, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut vars_with_home = map.clone();
+        vars_with_home
+            .entry("HOME".into())
+            .or_insert_with(|| "/nonexistent-home".into());
+        Config::resolve(&overrides, &move |k| vars_with_home.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_are_openai() {
+        let c = resolve(Overrides::default(), &[]).unwrap();
+        assert_eq!(c.endpoint.base_url, "https://api.openai.com/v1");
+        assert!(c.endpoint.requires_key);
+        assert_eq!(c.default_model, "gpt-4o-mini");
+        assert_eq!(c.default_mode, Mode::Ask);
+        assert_eq!(
+            c.home,
+            PathBuf::from("/nonexistent-home/.local/share/tandem")
+        );
+        assert_eq!(c.retry, RetryPolicy::default());
+    }
+
+    #[test]
+    fn flags_beat_env() {
+        let overrides = Overrides {
+            base_url: Some("http://flag/v1/".into()),
+            model: Some("flag-model".into()),
+            ..Overrides::default()
+        };
+        let c = resolve(
+            overrides,
+            &[
+                ("OPENAI_BASE_URL", "http://env/v1"),
+                ("TANDEM_MODEL", "env-model"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.endpoint.base_url, "http://flag/v1");
+        assert_eq!(c.default_model, "flag-model");
+        assert!(
+            !c.endpoint.requires_key,
+            "a custom endpoint does not demand a key"
+        );
+    }
+
+    #[test]
+    fn preset_sets_url_and_key_variable() {
+        let c = resolve(
+            Overrides::default(),
+            &[("TANDEM_PROVIDER", "groq"), ("GROQ_API_KEY", "gsk-1")],
+        )
+        .unwrap();
+        assert_eq!(c.endpoint.base_url, "https://api.groq.com/openai/v1");
+        assert_eq!(c.endpoint.api_key_env, "GROQ_API_KEY");
+        assert_eq!(
+            c.endpoint.api_key.as_ref().map(ApiKey::expose),
+            Some("gsk-1")
+        );
+    }
+
+    #[test]
+    fn unknown_provider_and_mode_are_errors() {
+        let err = resolve(Overrides::default(), &[("TANDEM_PROVIDER", "acme")]).unwrap_err();
+        assert!(err.to_string().contains("known providers: openai"));
+        let err = resolve(Overrides::default(), &[("TANDEM_MODE", "yolo")]).unwrap_err();
+        assert!(err.to_string().contains("accept-edits"));
+    }
+
+    #[test]
+    fn models_list_always_holds_the_default() {
+        let c = resolve(
+            Overrides::default(),
+            &[
+                ("TANDEM_MODEL", "o3"),
+                ("TANDEM_MODELS", "gpt-4o, gpt-4o ,llama"),
+            ],
+        )
+        .unwrap();
+        let ids: Vec<_> = c.models.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["o3", "gpt-4o", "llama"]);
+        assert!(c.models[0].reasoning_effort);
+        assert_eq!(c.models[2].context_window, 128_000);
+    }
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = ApiKey::new("sk-secret");
+        assert!(!format!("{key:?}").contains("secret"));
+    }
+}

@@ -1,0 +1,166 @@
+//! Provider presets and per-model defaults: what a user gets by naming a provider or a model
+//! without spelling out every setting.
+
+/// A known OpenAI-compatible provider: where it listens and which variable holds its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    /// The name users write in `--provider` / `TANDEM_PROVIDER` / `provider = "…"`.
+    pub name: &'static str,
+    /// The chat-completions base URL (without `/chat/completions`).
+    pub base_url: &'static str,
+    /// The environment variable the key is read from.
+    pub api_key_env: &'static str,
+    /// Whether requests without a key are pointless (hosted services) or normal (local servers).
+    pub requires_key: bool,
+    /// Context window assumed for models this table does not know.
+    pub default_context_window: u64,
+}
+
+/// Every preset tandem knows, in the order the README lists them.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "openai",
+        base_url: "https://api.openai.com/v1",
+        api_key_env: "OPENAI_API_KEY",
+        requires_key: true,
+        default_context_window: 128_000,
+    },
+    Preset {
+        name: "ollama",
+        base_url: "http://localhost:11434/v1",
+        api_key_env: "OLLAMA_API_KEY",
+        requires_key: false,
+        default_context_window: 8_192,
+    },
+    Preset {
+        name: "openrouter",
+        base_url: "https://openrouter.ai/api/v1",
+        api_key_env: "OPENROUTER_API_KEY",
+        requires_key: true,
+        default_context_window: 128_000,
+    },
+    Preset {
+        name: "vllm",
+        base_url: "http://localhost:8000/v1",
+        api_key_env: "VLLM_API_KEY",
+        requires_key: false,
+        default_context_window: 32_768,
+    },
+    Preset {
+        name: "llamacpp",
+        base_url: "http://localhost:8080/v1",
+        api_key_env: "LLAMACPP_API_KEY",
+        requires_key: false,
+        default_context_window: 8_192,
+    },
+    Preset {
+        name: "lmstudio",
+        base_url: "http://localhost:1234/v1",
+        api_key_env: "LMSTUDIO_API_KEY",
+        requires_key: false,
+        default_context_window: 32_768,
+    },
+    Preset {
+        name: "deepseek",
+        base_url: "https://api.deepseek.com/v1",
+        api_key_env: "DEEPSEEK_API_KEY",
+        requires_key: true,
+        default_context_window: 128_000,
+    },
+    Preset {
+        name: "groq",
+        base_url: "https://api.groq.com/openai/v1",
+        api_key_env: "GROQ_API_KEY",
+        requires_key: true,
+        default_context_window: 131_072,
+    },
+];
+
+/// Looks a preset up by name, case-insensitively.
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+}
+
+/// The names of all presets, for error messages.
+pub fn preset_names() -> String {
+    PRESETS
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Context windows of well-known model families, matched by prefix of the model id
+/// (after any `vendor/` prefix, as OpenRouter writes them). Longest prefix wins.
+const KNOWN_WINDOWS: &[(&str, u64)] = &[
+    ("gpt-5", 400_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4", 8_192),
+    ("gpt-3.5-turbo", 16_385),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("deepseek-chat", 128_000),
+    ("deepseek-reasoner", 128_000),
+    ("claude", 200_000),
+    ("gemini", 1_048_576),
+    ("qwen2.5-coder", 32_768),
+    ("llama-3.1", 131_072),
+    ("llama-3.3", 131_072),
+];
+
+/// The context window of a known model family, if the id names one.
+pub fn known_context_window(model: &str) -> Option<u64> {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    KNOWN_WINDOWS
+        .iter()
+        .filter(|(prefix, _)| bare.starts_with(prefix))
+        .max_by_key(|(prefix, _)| prefix.len())
+        .map(|(_, window)| *window)
+}
+
+/// Whether a model family accepts OpenAI's `reasoning_effort` parameter.
+pub fn known_reasoning_effort(model: &str) -> bool {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    ["o1", "o3", "o4", "gpt-5"]
+        .iter()
+        .any(|p| bare.starts_with(p))
+}
+
+/// Whether a model family accepts image parts in user messages.
+pub fn known_images(model: &str) -> bool {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    ["gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "claude", "gemini"]
+        .iter()
+        .any(|p| bare.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_prefix_wins() {
+        assert_eq!(known_context_window("gpt-4o-mini"), Some(128_000));
+        assert_eq!(known_context_window("gpt-4"), Some(8_192));
+        assert_eq!(known_context_window("openai/gpt-4.1-mini"), Some(1_047_576));
+        assert_eq!(known_context_window("my-local-model"), None);
+    }
+
+    #[test]
+    fn presets_are_found_case_insensitively() {
+        assert_eq!(preset("Ollama").map(|p| p.requires_key), Some(false));
+        assert!(preset("nope").is_none());
+        assert!(preset_names().contains("llamacpp"));
+    }
+
+    #[test]
+    fn reasoning_and_images_by_family() {
+        assert!(known_reasoning_effort("o4-mini"));
+        assert!(!known_reasoning_effort("gpt-4o"));
+        assert!(known_images("gpt-4o"));
+        assert!(!known_images("qwen2.5-coder:7b"));
+    }
+}

@@ -1,0 +1,66 @@
+//! tandem: an Agent Client Protocol agent for any OpenAI-compatible chat model.
+//!
+//! `main.rs` parses flags and calls [`run_stdio`] or [`exec::run`]; everything else takes
+//! its configuration, model client and transport as arguments (DESIGN.md §1).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod acp;
+pub mod cli;
+pub mod config;
+pub mod events;
+pub mod exec;
+pub mod logging;
+pub mod model;
+pub mod permission;
+pub mod session;
+pub mod turn;
+
+use std::sync::Arc;
+
+use agent_client_protocol::{Agent, ConnectTo};
+
+use config::Config;
+use model::ModelClient;
+use session::SessionManager;
+
+/// The model client the configuration asks for: the replay fixture or the HTTP endpoint.
+pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
+    Ok(match &config.replay {
+        Some(path) => Arc::new(model::replay::ReplayClient::load(path)?),
+        None => Arc::new(model::openai::OpenAiClient::new(
+            &config.endpoint,
+            config.retry,
+        )?),
+    })
+}
+
+/// Serves ACP over `transport` until the client goes away.
+pub async fn serve(
+    config: Arc<Config>,
+    client: Arc<dyn ModelClient>,
+    transport: impl ConnectTo<Agent> + 'static,
+) -> anyhow::Result<()> {
+    let manager = Arc::new(SessionManager::new(config, client));
+    acp::agent(manager)
+        .connect_to(transport)
+        .await
+        .map_err(|e| anyhow::anyhow!("ACP connection failed: {e}"))
+}
+
+/// Serves ACP on stdin/stdout: what an editor launches.
+pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
+    let client = model_client(&config)?;
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        provider = %config.endpoint.provider,
+        base_url = %config.endpoint.base_url,
+        model = %config.default_model,
+        "tandem ready on stdio"
+    );
+    serve(
+        Arc::new(config),
+        client,
+        agent_client_protocol::Stdio::new(),
+    )
+    .await
+}

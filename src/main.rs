@@ -1,0 +1,32 @@
+//! Thin entry point: parse flags, set up logging, load configuration, hand over to the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tandem::cli::{Cli, Command};
+use tandem::config::Config;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let exec = matches!(cli.command, Some(Command::Exec(_)));
+    // The agent logs its progress; `exec` keeps stderr for its own progress lines.
+    tandem::logging::init(if exec { "warn" } else { "tandem=info,warn" });
+    let config = match Config::load(&cli.common.overrides()) {
+        Ok(config) => config,
+        Err(e) => {
+            tracing::error!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        None => match tandem::run_stdio(config).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                tracing::error!("{e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Some(Command::Exec(args)) => tandem::exec::run(config, args).await,
+    }
+}

@@ -1,0 +1,261 @@
+//! Lenient chat-completions chunk and error types.
+//!
+//! Real servers differ from OpenAI in small ways: reasoning arrives as `reasoning_content`
+//! (DeepSeek, vLLM, llama.cpp) or `reasoning` (Ollama, OpenRouter), `finish_reason` can be any
+//! string, tool-call `index` may be missing, an `error` object may arrive inside a 200 stream,
+//! and error `code`s may be numbers. These types accept all of that.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{ModelEvent, Usage};
+
+/// One `data:` line of the stream.
+#[derive(Debug, Default, Deserialize)]
+pub struct Chunk {
+    /// Usually one choice; empty on the final usage chunk.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub choices: Vec<Choice>,
+    /// Present on the final chunk when `stream_options.include_usage` is honoured.
+    #[serde(default)]
+    pub usage: Option<ChunkUsage>,
+    /// An error reported mid-stream with HTTP 200.
+    #[serde(default)]
+    pub error: Option<Value>,
+}
+
+/// A choice's delta.
+#[derive(Debug, Default, Deserialize)]
+pub struct Choice {
+    /// What changed.
+    #[serde(default)]
+    pub delta: Option<Delta>,
+    /// Why the model stopped, on the last content chunk.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+/// New content in a chunk.
+#[derive(Debug, Default, Deserialize)]
+pub struct Delta {
+    /// Visible answer text.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Reasoning as DeepSeek, vLLM and llama.cpp name it.
+    #[serde(default)]
+    pub reasoning_content: Option<String>,
+    /// Reasoning as Ollama and OpenRouter name it.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    /// A refusal message (OpenAI structured refusals).
+    #[serde(default)]
+    pub refusal: Option<String>,
+    /// Tool-call fragments.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub tool_calls: Vec<ToolCallDelta>,
+}
+
+/// A fragment of a tool call; the pieces are joined by `index` (or by position when absent).
+#[derive(Debug, Default, Deserialize)]
+pub struct ToolCallDelta {
+    /// Which call this fragment belongs to.
+    #[serde(default)]
+    pub index: Option<u32>,
+    /// The call id, on the first fragment.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Name and argument text.
+    #[serde(default)]
+    pub function: Option<FunctionDelta>,
+}
+
+/// Function name and a piece of its JSON arguments.
+#[derive(Debug, Default, Deserialize)]
+pub struct FunctionDelta {
+    /// The tool name, on the first fragment.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A piece of the arguments' JSON text.
+    #[serde(default)]
+    pub arguments: Option<String>,
+}
+
+/// Usage as servers report it.
+#[derive(Debug, Default, Deserialize)]
+pub struct ChunkUsage {
+    /// Tokens in the request.
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    /// Tokens generated.
+    #[serde(default)]
+    pub completion_tokens: Option<u64>,
+}
+
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+impl Chunk {
+    /// The model events this chunk carries, in order. Tool-call fragments are not events yet.
+    pub fn events(self) -> Vec<ModelEvent> {
+        let mut events = Vec::new();
+        for choice in self.choices {
+            if let Some(delta) = choice.delta {
+                let reasoning = delta.reasoning_content.or(delta.reasoning);
+                if let Some(r) = reasoning.filter(|s| !s.is_empty()) {
+                    events.push(ModelEvent::Reasoning(r));
+                }
+                if let Some(t) = delta.content.filter(|s| !s.is_empty()) {
+                    events.push(ModelEvent::Text(t));
+                }
+                if let Some(t) = delta.refusal.filter(|s| !s.is_empty()) {
+                    events.push(ModelEvent::Text(t));
+                }
+            }
+            if let Some(reason) = choice.finish_reason.filter(|s| !s.is_empty()) {
+                events.push(ModelEvent::Finish(reason));
+            }
+        }
+        if let Some(u) = self.usage {
+            events.push(ModelEvent::Usage(Usage {
+                prompt_tokens: u.prompt_tokens.unwrap_or(0),
+                completion_tokens: u.completion_tokens.unwrap_or(0),
+            }));
+        }
+        events
+    }
+}
+
+/// What an error body says, however the server shaped it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ErrorDetail {
+    /// Human-readable message.
+    pub message: String,
+    /// `code`, as text whether the server sent a string or a number.
+    pub code: Option<String>,
+    /// `type`, when given.
+    pub kind: Option<String>,
+}
+
+impl ErrorDetail {
+    /// Reads an error body: `{"error": {...}}`, `{"error": "text"}`, a bare `{message, code}`
+    /// object (vLLM), `{"detail": ...}`, or plain text.
+    pub fn parse(body: &[u8]) -> ErrorDetail {
+        let text = String::from_utf8_lossy(body);
+        match serde_json::from_slice::<Value>(body) {
+            Ok(value) => Self::from_value(&value).unwrap_or_else(|| ErrorDetail {
+                message: truncate(text.trim(), 500),
+                ..ErrorDetail::default()
+            }),
+            Err(_) => ErrorDetail {
+                message: truncate(text.trim(), 500),
+                ..ErrorDetail::default()
+            },
+        }
+    }
+
+    /// Reads an error value found in a JSON body or chunk.
+    pub fn from_value(value: &Value) -> Option<ErrorDetail> {
+        let inner = value.get("error").unwrap_or(value);
+        if let Some(s) = inner.as_str() {
+            return Some(ErrorDetail {
+                message: s.to_string(),
+                ..ErrorDetail::default()
+            });
+        }
+        let obj = inner.as_object()?;
+        let message = obj
+            .get("message")
+            .or_else(|| obj.get("detail"))
+            .map(|m| match m {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })?;
+        let text_of = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        Some(ErrorDetail {
+            message,
+            code: obj.get("code").and_then(text_of),
+            kind: obj.get("type").and_then(text_of),
+        })
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(json: &str) -> Vec<ModelEvent> {
+        serde_json::from_str::<Chunk>(json).unwrap().events()
+    }
+
+    #[test]
+    fn both_reasoning_names() {
+        assert_eq!(
+            events(r#"{"choices":[{"delta":{"reasoning_content":"a"}}]}"#),
+            [ModelEvent::Reasoning("a".into())]
+        );
+        assert_eq!(
+            events(r#"{"choices":[{"delta":{"reasoning":"b"}}]}"#),
+            [ModelEvent::Reasoning("b".into())]
+        );
+    }
+
+    #[test]
+    fn any_finish_reason_and_null_fields() {
+        assert_eq!(
+            events(
+                r#"{"choices":[{"delta":{"content":null,"tool_calls":null},"finish_reason":"eos"}]}"#
+            ),
+            [ModelEvent::Finish("eos".into())]
+        );
+        assert_eq!(
+            events(r#"{"choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}"#),
+            [ModelEvent::Usage(Usage {
+                prompt_tokens: 3,
+                completion_tokens: 4
+            })]
+        );
+    }
+
+    #[test]
+    fn tool_call_index_may_be_missing() {
+        let c: Chunk = serde_json::from_str(
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"c1","function":{"name":"x","arguments":"{"}}]}}]}"#,
+        )
+        .unwrap();
+        let delta = c.choices[0].delta.as_ref().unwrap();
+        assert_eq!(delta.tool_calls[0].index, None);
+    }
+
+    #[test]
+    fn error_bodies_in_every_shape() {
+        let d = ErrorDetail::parse(br#"{"error":{"message":"bad key","type":"auth","code":401}}"#);
+        assert_eq!(d.code.as_deref(), Some("401"));
+        assert_eq!(d.message, "bad key");
+        let d = ErrorDetail::parse(br#"{"error":"model 'x' not found"}"#);
+        assert_eq!(d.message, "model 'x' not found");
+        let d = ErrorDetail::parse(br#"{"object":"error","message":"too long","code":400}"#);
+        assert_eq!(d.message, "too long");
+        let d = ErrorDetail::parse(b"<html>Bad Gateway</html>");
+        assert_eq!(d.message, "<html>Bad Gateway</html>");
+    }
+}

@@ -1,0 +1,231 @@
+//! Model failures, classified so the editor can tell the user what happened in their terms.
+
+use std::time::Duration;
+
+use super::chunk::ErrorDetail;
+
+/// The kind of failure; sent to the editor as `data.class`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// No API key is set for a server that needs one.
+    MissingApiKey,
+    /// 401 / 403.
+    Auth,
+    /// 429 after every retry.
+    RateLimited,
+    /// 5xx after every retry.
+    ServerError,
+    /// The server could not be reached after every retry.
+    Connection,
+    /// The request does not fit the model's context window.
+    ContextLength,
+    /// 404: usually an unknown model id.
+    NotFound,
+    /// Any other 4xx.
+    BadRequest,
+    /// The stream ended or broke before the answer was complete.
+    StreamInterrupted,
+    /// A chunk was not valid chat-completions JSON.
+    MalformedResponse,
+    /// The server reported an error inside a 200 stream.
+    StreamError,
+    /// The replay fixture could not be used.
+    Replay,
+}
+
+impl ErrorClass {
+    /// The stable name used in `data.class`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::MissingApiKey => "missing_api_key",
+            ErrorClass::Auth => "auth",
+            ErrorClass::RateLimited => "rate_limited",
+            ErrorClass::ServerError => "server_error",
+            ErrorClass::Connection => "connection",
+            ErrorClass::ContextLength => "context_length",
+            ErrorClass::NotFound => "not_found",
+            ErrorClass::BadRequest => "bad_request",
+            ErrorClass::StreamInterrupted => "stream_interrupted",
+            ErrorClass::MalformedResponse => "malformed_response",
+            ErrorClass::StreamError => "stream_error",
+            ErrorClass::Replay => "replay",
+        }
+    }
+
+    /// Whether the user must fix credentials (answered as ACP `auth_required`).
+    pub fn is_auth(self) -> bool {
+        matches!(self, ErrorClass::MissingApiKey | ErrorClass::Auth)
+    }
+}
+
+/// A model request that failed, with a message written for the user.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ModelError {
+    /// What kind of failure.
+    pub class: ErrorClass,
+    /// The sentence shown to the user.
+    pub message: String,
+    /// HTTP status, when there was one.
+    pub status: Option<u16>,
+    /// How many requests were made.
+    pub attempts: u32,
+    /// The server's `Retry-After`, when it gave one.
+    pub retry_after: Option<Duration>,
+}
+
+impl ModelError {
+    /// A failure without HTTP details.
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            message: message.into(),
+            status: None,
+            attempts: 1,
+            retry_after: None,
+        }
+    }
+
+    /// Classifies a final non-success HTTP response.
+    pub fn from_http(
+        base_url: &str,
+        model: &str,
+        key_env: &str,
+        status: u16,
+        body: &[u8],
+        attempts: u32,
+        retry_after: Option<Duration>,
+    ) -> Self {
+        let detail = ErrorDetail::parse(body);
+        let said = if detail.message.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", detail.message)
+        };
+        let tries = if attempts > 1 {
+            format!(" after {attempts} attempts")
+        } else {
+            String::new()
+        };
+        let (class, message) = if is_context_length(status, &detail) {
+            (
+                ErrorClass::ContextLength,
+                format!(
+                    "the conversation no longer fits the model's context window ({model}){said}"
+                ),
+            )
+        } else {
+            match status {
+                401 | 403 => (
+                    ErrorClass::Auth,
+                    format!(
+                        "the model server at {base_url} rejected the API key ({status}){said}. Check {key_env}."
+                    ),
+                ),
+                429 => (
+                    ErrorClass::RateLimited,
+                    format!(
+                        "the model server at {base_url} is rate-limiting requests (429){tries}{said}"
+                    ),
+                ),
+                404 => (
+                    ErrorClass::NotFound,
+                    format!(
+                        "the model server at {base_url} does not know model `{model}` or its chat endpoint (404){said}"
+                    ),
+                ),
+                s if s >= 500 => (
+                    ErrorClass::ServerError,
+                    format!("the model server at {base_url} failed with HTTP {s}{tries}{said}"),
+                ),
+                s => (
+                    ErrorClass::BadRequest,
+                    format!("the model server at {base_url} rejected the request ({s}){said}"),
+                ),
+            }
+        };
+        Self {
+            class,
+            message,
+            status: Some(status),
+            attempts,
+            retry_after,
+        }
+    }
+
+    /// Classifies an error object that arrived inside a 200 stream.
+    pub fn from_stream_error(base_url: &str, model: &str, value: &serde_json::Value) -> Self {
+        let detail = ErrorDetail::from_value(value).unwrap_or_else(|| ErrorDetail {
+            message: value.to_string(),
+            ..ErrorDetail::default()
+        });
+        if is_context_length(400, &detail) {
+            return Self::new(
+                ErrorClass::ContextLength,
+                format!(
+                    "the conversation no longer fits the model's context window ({model}): {}",
+                    detail.message
+                ),
+            );
+        }
+        Self::new(
+            ErrorClass::StreamError,
+            format!(
+                "the model server at {base_url} reported an error mid-answer: {}",
+                detail.message
+            ),
+        )
+    }
+}
+
+/// Servers say "context too long" in many ways; match the common ones.
+fn is_context_length(status: u16, detail: &ErrorDetail) -> bool {
+    if !(status == 400 || status == 413 || status == 422) {
+        return false;
+    }
+    if detail.code.as_deref() == Some("context_length_exceeded") {
+        return true;
+    }
+    let m = detail.message.to_ascii_lowercase();
+    [
+        "context length",
+        "context_length",
+        "context window",
+        "maximum context",
+        "too many tokens",
+        "exceeds the context",
+        "prompt is too long",
+    ]
+    .iter()
+    .any(|needle| m.contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_by_status() {
+        let e = ModelError::from_http("http://x", "m", "OPENAI_API_KEY", 401, b"{}", 1, None);
+        assert_eq!(e.class, ErrorClass::Auth);
+        assert!(e.message.contains("rejected the API key (401)"));
+        assert!(e.message.contains("OPENAI_API_KEY"));
+        let e = ModelError::from_http("http://x", "m", "K", 503, b"down", 4, None);
+        assert_eq!(e.class, ErrorClass::ServerError);
+        assert!(
+            e.message.contains("after 4 attempts: down"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn context_length_by_code_or_words() {
+        let body = br#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#;
+        let e = ModelError::from_http("http://x", "m", "K", 400, body, 1, None);
+        assert_eq!(e.class, ErrorClass::ContextLength);
+        assert!(e.message.starts_with("the conversation no longer fits"));
+        let e = ModelError::from_http("http://x", "m", "K", 400, b"{\"error\":\"bad\"}", 1, None);
+        assert_eq!(e.class, ErrorClass::BadRequest);
+    }
+}

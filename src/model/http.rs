@@ -1,0 +1,225 @@
+//! The HTTP layer under async-openai: bounded retries with backoff that honour `Retry-After`,
+//! and failures that keep their status, headers and raw body for classification.
+
+use std::time::Duration;
+
+use async_openai::error::OpenAIError;
+use async_openai::middleware::HttpRequestFactory;
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use tokio::time::Instant;
+
+use crate::config::RetryPolicy;
+
+/// A final non-success HTTP response, carried through async-openai as a boxed error.
+#[derive(Debug, thiserror::Error)]
+#[error("HTTP {status}")]
+pub(super) struct HttpFailure {
+    pub status: u16,
+    pub body: Vec<u8>,
+    pub attempts: u32,
+    pub retry_after: Option<Duration>,
+}
+
+/// The server could not be reached (connect, TLS, or the request failed before a response).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub(super) struct ConnectFailure {
+    pub message: String,
+    pub attempts: u32,
+}
+
+/// A tower service for async-openai that sends requests with `client` and retries per `policy`.
+pub(super) fn service(
+    client: reqwest::Client,
+    policy: RetryPolicy,
+) -> impl tower::Service<
+    HttpRequestFactory,
+    Response = reqwest::Response,
+    Error = OpenAIError,
+    Future = impl Future<Output = Result<reqwest::Response, OpenAIError>> + Send + 'static,
+> + Clone
++ Send
++ Sync
++ 'static {
+    tower::service_fn(move |factory: HttpRequestFactory| {
+        let client = client.clone();
+        async move { send_with_retries(&client, &factory, policy).await }
+    })
+}
+
+fn retryable(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+}
+
+/// `retry-after-ms` (OpenAI, Azure) or `retry-after` in seconds.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let parse = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    parse("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| parse("retry-after").map(Duration::from_secs_f64))
+}
+
+/// How long to wait before try `attempt + 1`, or `None` when the policy says stop.
+fn next_delay(
+    policy: &RetryPolicy,
+    attempt: u32,
+    waited: Duration,
+    server_says: Option<Duration>,
+) -> Option<Duration> {
+    if attempt >= policy.max_attempts {
+        return None;
+    }
+    let backoff = policy
+        .initial_delay
+        .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1)));
+    let delay = server_says.unwrap_or(backoff);
+    (waited + delay <= policy.max_total).then_some(delay)
+}
+
+async fn send_with_retries(
+    client: &reqwest::Client,
+    factory: &HttpRequestFactory,
+    policy: RetryPolicy,
+) -> Result<reqwest::Response, OpenAIError> {
+    let mut waited = Duration::ZERO;
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let request = factory.build().await?;
+        let url = request.url().clone();
+        let (reason, server_says, failure) = match client.execute(request).await {
+            Ok(response) if response.status().is_success() => return Ok(response),
+            Ok(response) => {
+                let status = response.status();
+                let server_says = retry_after(response.headers());
+                let body = response
+                    .bytes()
+                    .await
+                    .map(|b| b.to_vec())
+                    .unwrap_or_default();
+                let failure = OpenAIError::Boxed(Box::new(HttpFailure {
+                    status: status.as_u16(),
+                    body,
+                    attempts: attempt,
+                    retry_after: server_says,
+                }));
+                if !retryable(status) {
+                    return Err(failure);
+                }
+                (format!("HTTP {}", status.as_u16()), server_says, failure)
+            }
+            Err(error) => {
+                let message = describe_reqwest(&error);
+                let failure = OpenAIError::Boxed(Box::new(ConnectFailure {
+                    message: message.clone(),
+                    attempts: attempt,
+                }));
+                (message, None, failure)
+            }
+        };
+        let Some(delay) = next_delay(&policy, attempt, waited, server_says) else {
+            return Err(failure);
+        };
+        tracing::warn!(
+            %url,
+            attempt,
+            max_attempts = policy.max_attempts,
+            delay_ms = delay.as_millis() as u64,
+            "model request failed ({reason}); retrying"
+        );
+        let start = Instant::now();
+        tokio::time::sleep(delay).await;
+        waited += start.elapsed().max(delay);
+    }
+}
+
+/// A reqwest error in words, with its underlying cause (which names the real problem).
+pub(super) fn describe_reqwest(error: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut text = if error.is_connect() {
+        "connection failed".to_string()
+    } else if error.is_timeout() {
+        "timed out".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut source = error.source();
+    let mut last = None;
+    while let Some(s) = source {
+        last = Some(s.to_string());
+        source = s.source();
+    }
+    if let Some(cause) = last {
+        text.push_str(": ");
+        text.push_str(&cause);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 4,
+            initial_delay: Duration::from_millis(500),
+            max_total: Duration::from_secs(30),
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_until_attempts_run_out() {
+        let p = policy();
+        assert_eq!(
+            next_delay(&p, 1, Duration::ZERO, None),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            next_delay(&p, 2, Duration::ZERO, None),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(
+            next_delay(&p, 3, Duration::ZERO, None),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(next_delay(&p, 4, Duration::ZERO, None), None);
+    }
+
+    #[test]
+    fn retry_after_wins_but_never_past_the_budget() {
+        let p = policy();
+        let server = Some(Duration::from_secs(3));
+        assert_eq!(
+            next_delay(&p, 1, Duration::ZERO, server),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(next_delay(&p, 1, Duration::from_secs(28), server), None);
+        assert_eq!(
+            next_delay(&p, 1, Duration::ZERO, Some(Duration::from_secs(60))),
+            None
+        );
+    }
+
+    #[test]
+    fn retry_after_headers() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+}

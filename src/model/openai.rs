@@ -1,0 +1,321 @@
+//! Streaming chat completions against any OpenAI-compatible server, through async-openai's
+//! bring-your-own-types (`byot`) calls with tandem's lenient chunk types.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use futures::future::BoxFuture;
+use futures::{Stream, StreamExt};
+use serde_json::{Value, json};
+
+use super::chunk::Chunk;
+use super::http::{self, ConnectFailure, HttpFailure};
+use super::{
+    ErrorClass, EventStream, Message, ModelClient, ModelError, ModelEvent, ModelRequest, UserPart,
+};
+use crate::config::{Endpoint, RetryPolicy};
+
+/// A [`ModelClient`] for one OpenAI-compatible endpoint.
+pub struct OpenAiClient {
+    client: async_openai::Client<OpenAIConfig>,
+    base_url: String,
+    key_env: String,
+    missing_key: bool,
+}
+
+impl OpenAiClient {
+    /// Builds a client for `endpoint`; no request is made until the first prompt.
+    pub fn new(endpoint: &Endpoint, retry: RetryPolicy) -> Result<Self, ModelError> {
+        // reqwest is built without a default TLS provider; ring is ours. Installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http_client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(15))
+            .build()
+            .map_err(|e| ModelError::new(ErrorClass::Connection, http::describe_reqwest(&e)))?;
+        let key = endpoint
+            .api_key
+            .as_ref()
+            .map(|k| k.expose().to_string())
+            .unwrap_or_default();
+        let config = OpenAIConfig::new()
+            .with_api_base(endpoint.base_url.clone())
+            .with_api_key(key);
+        let client = async_openai::Client::with_config(config)
+            .with_http_client(http_client.clone())
+            .with_http_service(http::service(http_client, retry));
+        Ok(Self {
+            client,
+            base_url: endpoint.base_url.clone(),
+            key_env: endpoint.api_key_env.clone(),
+            missing_key: endpoint.requires_key && endpoint.api_key.is_none(),
+        })
+    }
+
+    async fn open_stream(&self, request: ModelRequest) -> Result<EventStream, ModelError> {
+        if self.missing_key {
+            return Err(missing_key_error(&self.base_url, &self.key_env));
+        }
+        let body = request_body(&request);
+        tracing::debug!(model = %request.model, messages = request.messages.len(), "model request");
+        let stream = self
+            .client
+            .chat()
+            .create_stream_byot::<Value, Chunk>(body)
+            .await
+            .map_err(|e| self.open_error(&request.model, e))?;
+        Ok(events(stream, self.base_url.clone(), request.model).boxed())
+    }
+
+    fn open_error(&self, model: &str, error: OpenAIError) -> ModelError {
+        match error {
+            OpenAIError::Boxed(boxed) => {
+                if let Some(f) = boxed.downcast_ref::<HttpFailure>() {
+                    return ModelError::from_http(
+                        &self.base_url,
+                        model,
+                        &self.key_env,
+                        f.status,
+                        &f.body,
+                        f.attempts,
+                        f.retry_after,
+                    );
+                }
+                if let Some(f) = boxed.downcast_ref::<ConnectFailure>() {
+                    return connection_error(&self.base_url, &f.message, f.attempts);
+                }
+                ModelError::new(ErrorClass::Connection, boxed.to_string())
+            }
+            OpenAIError::Reqwest(e) => {
+                connection_error(&self.base_url, &http::describe_reqwest(&e), 1)
+            }
+            OpenAIError::ApiError(api) => ModelError::from_http(
+                &self.base_url,
+                model,
+                &self.key_env,
+                api.status_code.as_u16(),
+                api.api_error.message.as_bytes(),
+                1,
+                None,
+            ),
+            other => ModelError::new(
+                ErrorClass::BadRequest,
+                format!(
+                    "the request to the model server at {} failed: {other}",
+                    self.base_url
+                ),
+            ),
+        }
+    }
+}
+
+impl ModelClient for OpenAiClient {
+    fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
+        Box::pin(self.open_stream(request))
+    }
+}
+
+/// The error for a hosted server whose key variable is unset.
+pub fn missing_key_error(base_url: &str, key_env: &str) -> ModelError {
+    ModelError::new(
+        ErrorClass::MissingApiKey,
+        format!(
+            "no API key for the model server at {base_url}: set {key_env} in the environment tandem runs in"
+        ),
+    )
+}
+
+fn connection_error(base_url: &str, detail: &str, attempts: u32) -> ModelError {
+    let tries = if attempts > 1 {
+        format!(" after {attempts} attempts")
+    } else {
+        String::new()
+    };
+    let mut e = ModelError::new(
+        ErrorClass::Connection,
+        format!("could not reach the model server at {base_url}{tries}: {detail}"),
+    );
+    e.attempts = attempts;
+    e
+}
+
+/// The JSON body of a streaming chat-completions request.
+pub fn request_body(request: &ModelRequest) -> Value {
+    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    if let Some(effort) = &request.reasoning_effort {
+        body["reasoning_effort"] = json!(effort);
+    }
+    body
+}
+
+fn message_json(message: &Message) -> Value {
+    match message {
+        Message::System(text) => json!({ "role": "system", "content": text }),
+        Message::Assistant(text) => json!({ "role": "assistant", "content": text }),
+        Message::User(parts) => {
+            let all_text = parts.iter().all(|p| matches!(p, UserPart::Text(_)));
+            if all_text {
+                // Plain string content: the form every compatible server accepts.
+                let text: Vec<&str> = parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        UserPart::Text(t) => Some(t.as_str()),
+                        UserPart::Image { .. } => None,
+                    })
+                    .collect();
+                json!({ "role": "user", "content": text.join("\n\n") })
+            } else {
+                let content: Vec<Value> = parts
+                    .iter()
+                    .map(|p| match p {
+                        UserPart::Text(t) => json!({ "type": "text", "text": t }),
+                        UserPart::Image { url } => {
+                            json!({ "type": "image_url", "image_url": { "url": url } })
+                        }
+                    })
+                    .collect();
+                json!({ "role": "user", "content": content })
+            }
+        }
+    }
+}
+
+struct StreamState<S> {
+    inner: S,
+    pending: VecDeque<ModelEvent>,
+    finished: bool,
+    done: bool,
+    base_url: String,
+    model: String,
+}
+
+/// Turns async-openai's chunk stream into model events, ending with an error when the server
+/// sends an error object, a chunk that does not parse, or stops before `finish_reason`.
+fn events<S>(
+    inner: S,
+    base_url: String,
+    model: String,
+) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send
+where
+    S: Stream<Item = Result<Chunk, OpenAIError>> + Send + Unpin,
+{
+    let state = StreamState {
+        inner,
+        pending: VecDeque::new(),
+        finished: false,
+        done: false,
+        base_url,
+        model,
+    };
+    futures::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(event) = st.pending.pop_front() {
+                return Some((Ok(event), st));
+            }
+            if st.done {
+                return None;
+            }
+            match st.inner.next().await {
+                Some(Ok(chunk)) => {
+                    if let Some(error) = &chunk.error {
+                        st.done = true;
+                        let e = ModelError::from_stream_error(&st.base_url, &st.model, error);
+                        return Some((Err(e), st));
+                    }
+                    for event in chunk.events() {
+                        if matches!(event, ModelEvent::Finish(_)) {
+                            st.finished = true;
+                        }
+                        st.pending.push_back(event);
+                    }
+                }
+                Some(Err(error)) => {
+                    st.done = true;
+                    let e = stream_error(&st.base_url, error);
+                    return Some((Err(e), st));
+                }
+                None => {
+                    st.done = true;
+                    if !st.finished {
+                        let e = ModelError::new(
+                            ErrorClass::StreamInterrupted,
+                            format!(
+                                "the model server at {} closed the stream before the answer was complete",
+                                st.base_url
+                            ),
+                        );
+                        return Some((Err(e), st));
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn stream_error(base_url: &str, error: OpenAIError) -> ModelError {
+    match error {
+        OpenAIError::JSONDeserialize(e, content) => {
+            let mut shown: String = content.chars().take(200).collect();
+            if shown.len() < content.len() {
+                shown.push('…');
+            }
+            ModelError::new(
+                ErrorClass::MalformedResponse,
+                format!(
+                    "the model server at {base_url} sent a chunk tandem could not parse ({e}): {shown}"
+                ),
+            )
+        }
+        other => ModelError::new(
+            ErrorClass::StreamInterrupted,
+            format!(
+                "the model server at {base_url} broke off the stream before the answer was complete: {other}"
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_only_user_content_is_a_string() {
+        let req = ModelRequest {
+            model: "m".into(),
+            messages: vec![
+                Message::System("sys".into()),
+                Message::User(vec![UserPart::Text("a".into()), UserPart::Text("b".into())]),
+            ],
+            reasoning_effort: Some("low".into()),
+        };
+        let body = request_body(&req);
+        assert_eq!(body["messages"][1]["content"], "a\n\nb");
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert_eq!(body["reasoning_effort"], "low");
+    }
+
+    #[test]
+    fn images_make_content_parts() {
+        let req = ModelRequest {
+            model: "m".into(),
+            messages: vec![Message::User(vec![
+                UserPart::Text("look".into()),
+                UserPart::Image {
+                    url: "data:image/png;base64,AA==".into(),
+                },
+            ])],
+            reasoning_effort: None,
+        };
+        let body = request_body(&req);
+        assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");
+        assert!(body.get("reasoning_effort").is_none());
+    }
+}

@@ -1,0 +1,241 @@
+//! A session's settings (mode, model, reasoning effort) and the config options that show and
+//! change them. Both `session/set_mode` and `session/set_config_option` land here.
+
+use crate::config::Config;
+use crate::permission::Mode;
+
+/// The reasoning levels offered for models that take `reasoning_effort`.
+pub const REASONING_EFFORTS: [(&str, &str); 3] =
+    [("low", "Low"), ("medium", "Medium"), ("high", "High")];
+
+/// What a session is set to; read at each model request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The permission mode.
+    pub mode: Mode,
+    /// The model id.
+    pub model: String,
+    /// The chosen reasoning level; sent only to models that take it.
+    pub reasoning_effort: String,
+}
+
+impl Settings {
+    /// The settings a new session starts with.
+    pub fn initial(config: &Config) -> Self {
+        Self {
+            mode: config.default_mode,
+            model: config.default_model.clone(),
+            reasoning_effort: "medium".to_string(),
+        }
+    }
+
+    /// `reasoning_effort` to send, if the current model takes it.
+    pub fn effort_for_request(&self, config: &Config) -> Option<String> {
+        config
+            .model(&self.model)
+            .filter(|m| m.reasoning_effort)
+            .map(|_| self.reasoning_effort.clone())
+    }
+}
+
+/// The semantic group of an option (ACP `category`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionCategory {
+    /// The permission mode.
+    Mode,
+    /// The model.
+    Model,
+    /// How hard the model thinks.
+    ThoughtLevel,
+}
+
+/// One selectable value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionValue {
+    /// Wire id.
+    pub id: String,
+    /// Label.
+    pub name: String,
+    /// Longer text, when useful.
+    pub description: Option<String>,
+}
+
+/// One config option as the editor shows it (a select).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionView {
+    /// Option id: `mode`, `model` or `reasoning_effort`.
+    pub id: &'static str,
+    /// Label.
+    pub name: &'static str,
+    /// One sentence about it.
+    pub description: &'static str,
+    /// Semantic group.
+    pub category: OptionCategory,
+    /// The selected value's id.
+    pub current: String,
+    /// Every value that may be selected.
+    pub values: Vec<OptionValue>,
+}
+
+/// Why a setting could not be changed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OptionError {
+    /// No option has that id.
+    #[error("unknown config option `{id}`; this session has: {available}")]
+    UnknownOption {
+        /// The id asked for.
+        id: String,
+        /// The ids that exist.
+        available: String,
+    },
+    /// The option exists but not with that value.
+    #[error("`{value}` is not a value of `{id}`; choose one of: {allowed}")]
+    InvalidValue {
+        /// The option.
+        id: String,
+        /// The value asked for.
+        value: String,
+        /// The values that exist.
+        allowed: String,
+    },
+}
+
+/// The options the session currently offers; `reasoning_effort` only for models that take it.
+pub fn views(settings: &Settings, config: &Config) -> Vec<OptionView> {
+    let mut views = vec![
+        OptionView {
+            id: "mode",
+            name: "Mode",
+            description: "How much tandem may do without asking.",
+            category: OptionCategory::Mode,
+            current: settings.mode.id().to_string(),
+            values: Mode::ALL
+                .iter()
+                .map(|m| OptionValue {
+                    id: m.id().to_string(),
+                    name: m.name().to_string(),
+                    description: Some(m.description().to_string()),
+                })
+                .collect(),
+        },
+        OptionView {
+            id: "model",
+            name: "Model",
+            description: "The model that answers.",
+            category: OptionCategory::Model,
+            current: settings.model.clone(),
+            values: config
+                .models
+                .iter()
+                .map(|m| OptionValue {
+                    id: m.id.clone(),
+                    name: m.name.clone(),
+                    description: None,
+                })
+                .collect(),
+        },
+    ];
+    if settings.effort_for_request(config).is_some() {
+        views.push(OptionView {
+            id: "reasoning_effort",
+            name: "Reasoning effort",
+            description: "How much the model reasons before it answers.",
+            category: OptionCategory::ThoughtLevel,
+            current: settings.reasoning_effort.clone(),
+            values: REASONING_EFFORTS
+                .iter()
+                .map(|(id, name)| OptionValue {
+                    id: id.to_string(),
+                    name: name.to_string(),
+                    description: None,
+                })
+                .collect(),
+        });
+    }
+    views
+}
+
+/// Applies `option = value`, checked against what [`views`] offers right now.
+pub fn apply(
+    settings: &mut Settings,
+    config: &Config,
+    option: &str,
+    value: &str,
+) -> Result<(), OptionError> {
+    let current = views(settings, config);
+    let Some(view) = current.iter().find(|v| v.id == option) else {
+        return Err(OptionError::UnknownOption {
+            id: option.to_string(),
+            available: current.iter().map(|v| v.id).collect::<Vec<_>>().join(", "),
+        });
+    };
+    if !view.values.iter().any(|v| v.id == value) {
+        return Err(OptionError::InvalidValue {
+            id: option.to_string(),
+            value: value.to_string(),
+            allowed: view
+                .values
+                .iter()
+                .map(|v| v.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    match option {
+        "mode" => {
+            if let Some(mode) = Mode::parse(value) {
+                settings.mode = mode;
+            }
+        }
+        "model" => settings.model = value.to_string(),
+        _ => settings.reasoning_effort = value.to_string(),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Overrides;
+
+    fn config(models: &str) -> Config {
+        let models = models.to_string();
+        Config::resolve(&Overrides::default(), &move |k| match k {
+            "TANDEM_MODEL" => Some("gpt-4o".into()),
+            "TANDEM_MODELS" => Some(models.clone()),
+            "HOME" => Some("/nonexistent".into()),
+            _ => None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn reasoning_option_follows_the_model() {
+        let c = config("gpt-4o,o3");
+        let mut s = Settings::initial(&c);
+        assert_eq!(views(&s, &c).len(), 2);
+        apply(&mut s, &c, "model", "o3").unwrap();
+        let v = views(&s, &c);
+        assert_eq!(v[2].id, "reasoning_effort");
+        apply(&mut s, &c, "reasoning_effort", "high").unwrap();
+        assert_eq!(s.effort_for_request(&c).as_deref(), Some("high"));
+    }
+
+    #[test]
+    fn bad_ids_and_values_say_what_exists() {
+        let c = config("gpt-4o");
+        let mut s = Settings::initial(&c);
+        let e = apply(&mut s, &c, "reasoning_effort", "high").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown config option `reasoning_effort`; this session has: mode, model"
+        );
+        let e = apply(&mut s, &c, "mode", "yolo").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("ask, accept-edits, read-only, full-access")
+        );
+        apply(&mut s, &c, "mode", "read-only").unwrap();
+        assert_eq!(s.mode, Mode::ReadOnly);
+    }
+}

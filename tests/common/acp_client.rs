@@ -1,0 +1,298 @@
+//! An ACP test client: spawns the built `tandem` binary, talks ndjson to it over real stdio
+//! like an editor, and validates every line the agent writes against the official ACP v1
+//! JSON Schema vendored in `protocol/acp/v1/schema.json`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{mpsc, oneshot};
+
+/// How long any single wait may take before the test fails (a hang, not a slow machine).
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// The validator for messages the agent sends: the schema's `Agent` branch.
+static AGENT_SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/acp/v1/schema.json");
+    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let agent = schema["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["title"] == "Agent")
+        .cloned()
+        .expect("schema has an Agent branch");
+    schema["anyOf"] = json!([agent]);
+    jsonschema::validator_for(&schema).expect("ACP schema compiles")
+});
+
+/// Checks one message the agent sent; returns what is wrong with it.
+pub fn schema_violations(message: &Value) -> Vec<String> {
+    AGENT_SCHEMA
+        .iter_errors(message)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+
+/// A running agent process.
+pub struct Agent {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    pending: Pending,
+    updates: mpsc::UnboundedReceiver<Value>,
+    violations: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<String>>,
+    stdout_lines: Arc<Mutex<Vec<String>>>,
+    next_id: u64,
+}
+
+impl Agent {
+    /// Spawns `tandem` with exactly these environment variables (plus PATH) and arguments.
+    pub fn spawn(env: &[(String, String)], args: &[&str]) -> Agent {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().expect("spawn tandem");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr_pipe = child.stderr.take().unwrap();
+
+        let pending: Pending = Arc::default();
+        let violations: Arc<Mutex<Vec<String>>> = Arc::default();
+        let stderr: Arc<Mutex<String>> = Arc::default();
+        let stdout_lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (tx, updates) = mpsc::unbounded_channel();
+
+        let (p, v, lines) = (pending.clone(), violations.clone(), stdout_lines.clone());
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                lines.lock().unwrap().push(line.clone());
+                let message: Value = match serde_json::from_str(&line) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        v.lock()
+                            .unwrap()
+                            .push(format!("non-JSON line on stdout ({e}): {line}"));
+                        continue;
+                    }
+                };
+                for problem in schema_violations(&message) {
+                    v.lock().unwrap().push(format!("{problem}\n  in: {line}"));
+                }
+                if message.get("method").is_some() {
+                    // Notifications and agent->client requests, in order.
+                    let _ = tx.send(message);
+                } else if let Some(id) = message["id"].as_u64() {
+                    if let Some(waiter) = p.lock().unwrap().remove(&id) {
+                        let _ = waiter.send(message);
+                    }
+                } else {
+                    // Responses to ids we never sent (e.g. parse errors with id null).
+                    let _ = tx.send(message);
+                }
+            }
+        });
+        let err = stderr.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr_pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                err.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+
+        Agent {
+            child,
+            stdin,
+            pending,
+            updates,
+            violations,
+            stderr,
+            stdout_lines,
+            next_id: 1,
+        }
+    }
+
+    /// Writes one raw line to the agent's stdin.
+    pub async fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Sends a request without waiting; returns its id and the receiver of its response.
+    pub async fn start_request(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> (u64, oneshot::Receiver<Value>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap().insert(id, tx);
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_line(&line.to_string()).await;
+        (id, rx)
+    }
+
+    /// Sends a request and waits for the whole response (result or error).
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let (_, rx) = self.start_request(method, params).await;
+        let response = tokio::time::timeout(WAIT, rx)
+            .await
+            .unwrap_or_else(|_| panic!("no response to {method}; stderr:\n{}", self.stderr()))
+            .expect("reader alive");
+        self.assert_valid();
+        response
+    }
+
+    /// Sends a request and returns its `result`, failing the test on an error response.
+    pub async fn request_ok(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params).await;
+        assert!(
+            response.get("error").is_none(),
+            "{method} failed: {response}"
+        );
+        response["result"].clone()
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        let line = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.send_line(&line.to_string()).await;
+    }
+
+    /// `initialize` as an editor without fs/terminal capabilities sends it.
+    pub async fn initialize(&mut self) -> Value {
+        self.request_ok(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {},
+                   "clientInfo": {"name": "tandem-tests", "version": "0"}}),
+        )
+        .await
+    }
+
+    /// `session/new` in `cwd`; returns the whole result.
+    pub async fn new_session(&mut self, cwd: &Path) -> Value {
+        self.request_ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .await
+    }
+
+    /// Sends a text prompt and waits for its response; returns it with the updates before it.
+    pub async fn prompt(&mut self, session: &str, text: &str) -> (Value, Vec<Value>) {
+        let response = self
+            .request(
+                "session/prompt",
+                json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+            )
+            .await;
+        (response, self.drain())
+    }
+
+    /// Every message received so far that is not a response to one of our requests.
+    pub fn drain(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(m) = self.updates.try_recv() {
+            out.push(m);
+        }
+        out
+    }
+
+    /// Waits for the next notification (or unsolicited message).
+    pub async fn next_message(&mut self) -> Value {
+        tokio::time::timeout(WAIT, self.updates.recv())
+            .await
+            .expect("a message in time")
+            .expect("agent alive")
+    }
+
+    /// What the agent wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Every line the agent wrote to stdout so far.
+    pub fn stdout_lines(&self) -> Vec<String> {
+        self.stdout_lines.lock().unwrap().clone()
+    }
+
+    /// Fails the test if any message so far broke the schema.
+    pub fn assert_valid(&self) {
+        let v = self.violations.lock().unwrap();
+        assert!(
+            v.is_empty(),
+            "agent messages violate the ACP schema:\n{}",
+            v.join("\n")
+        );
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Closes stdin and waits for the process to exit.
+    pub async fn shutdown(mut self) -> (ExitStatus, String) {
+        self.stdin.take();
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("agent exits after stdin closes")
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.assert_valid();
+        (status, self.stderr())
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.assert_valid();
+        }
+    }
+}
+
+/// The text of every `agent_message_chunk` (or `agent_thought_chunk`) in `updates`, joined.
+pub fn joined(updates: &[Value], kind: &str) -> String {
+    updates
+        .iter()
+        .filter(|u| u["params"]["update"]["sessionUpdate"] == kind)
+        .map(|u| {
+            u["params"]["update"]["content"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+/// The `session/update` payloads of one kind.
+pub fn of_kind<'a>(updates: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    updates
+        .iter()
+        .filter(|u| u["params"]["update"]["sessionUpdate"] == kind)
+        .map(|u| &u["params"]["update"])
+        .collect()
+}

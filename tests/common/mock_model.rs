@@ -1,0 +1,276 @@
+//! A scripted OpenAI-compatible chat-completions server on loopback. Each request is answered
+//! by the next scripted [`Reply`] (SSE chunks with optional delays, a stream that breaks off,
+//! or an HTTP error with headers), and every request is recorded for assertions.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+/// One piece of an SSE body.
+#[derive(Clone, Debug)]
+pub enum Piece {
+    /// A `data: …` event carrying this JSON text.
+    Data(String),
+    /// Raw bytes, for malformed streams.
+    Raw(String),
+    /// A pause.
+    Delay(Duration),
+}
+
+/// How an SSE body ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum End {
+    /// `data: [DONE]` and a clean close.
+    Done,
+    /// The connection breaks (the body errors) without `[DONE]`.
+    Drop,
+}
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// A 200 SSE stream.
+    Stream { pieces: Vec<Piece>, end: End },
+    /// A non-streaming response.
+    Status {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+}
+
+/// A request as the mock received it.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Recorded {
+    /// The `Authorization` header.
+    pub fn authorization(&self) -> Option<String> {
+        self.headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(String::from)
+    }
+    /// The system prompt text.
+    pub fn system_prompt(&self) -> String {
+        self.body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+    /// The last message's content as text (string content, or the text parts joined).
+    pub fn last_user_text(&self) -> String {
+        let messages = self.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let last = messages.last().cloned().unwrap_or(Value::Null);
+        content_text(&last["content"])
+    }
+}
+
+/// A message content (string or parts) as text.
+pub fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+// ---- chunk builders -------------------------------------------------------------------
+
+/// `{"choices":[{"delta": …}]}`
+pub fn delta(delta: Value) -> Value {
+    json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+}
+/// A text piece.
+pub fn text(t: &str) -> Value {
+    delta(json!({"content": t}))
+}
+/// Reasoning as DeepSeek/vLLM send it.
+pub fn reasoning_content(t: &str) -> Value {
+    delta(json!({"reasoning_content": t}))
+}
+/// Reasoning as Ollama/OpenRouter send it.
+pub fn reasoning(t: &str) -> Value {
+    delta(json!({"reasoning": t}))
+}
+/// The final content chunk.
+pub fn finish(reason: &str) -> Value {
+    json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock",
+           "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+}
+/// The usage chunk sent when `stream_options.include_usage` is set.
+pub fn usage(prompt: u64, completion: u64) -> Value {
+    json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock",
+           "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                                    "total_tokens": prompt + completion}})
+}
+
+impl Reply {
+    /// A stream of these chunks, then `[DONE]`.
+    pub fn chunks(chunks: Vec<Value>) -> Reply {
+        Reply::Stream {
+            pieces: chunks
+                .into_iter()
+                .map(|c| Piece::Data(c.to_string()))
+                .collect(),
+            end: End::Done,
+        }
+    }
+    /// A complete answer: role chunk, these text pieces, `stop`, usage.
+    pub fn text(pieces: &[&str]) -> Reply {
+        let mut chunks = vec![delta(json!({"role": "assistant", "content": ""}))];
+        chunks.extend(pieces.iter().map(|p| text(p)));
+        chunks.push(finish("stop"));
+        chunks.push(usage(100, pieces.len() as u64));
+        Reply::chunks(chunks)
+    }
+    /// An HTTP error.
+    pub fn status(status: u16, body: &str) -> Reply {
+        Reply::Status {
+            status,
+            headers: Vec::new(),
+            body: body.to_string(),
+        }
+    }
+    /// Adds a header to an HTTP error.
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        if let Reply::Status { headers, .. } = &mut self {
+            headers.push((name.to_string(), value.to_string()));
+        }
+        self
+    }
+    /// Puts `pause` before every piece of a stream.
+    pub fn slow(mut self, pause: Duration) -> Reply {
+        if let Reply::Stream { pieces, .. } = &mut self {
+            *pieces = pieces
+                .drain(..)
+                .flat_map(|p| [Piece::Delay(pause), p])
+                .collect();
+        }
+        self
+    }
+    /// Breaks the connection instead of ending the stream cleanly.
+    pub fn dropped(mut self) -> Reply {
+        if let Reply::Stream { end, .. } = &mut self {
+            *end = End::Drop;
+        }
+        self
+    }
+}
+
+struct State {
+    script: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Recorded>>,
+}
+
+/// The running mock server.
+pub struct MockModel {
+    /// `http://127.0.0.1:PORT/v1`
+    pub base_url: String,
+    state: Arc<State>,
+}
+
+impl MockModel {
+    /// Starts a server that answers with `script`, in order.
+    pub async fn start(script: Vec<Reply>) -> MockModel {
+        let state = Arc::new(State {
+            script: Mutex::new(script.into()),
+            requests: Mutex::new(Vec::new()),
+        });
+        let app_state = state.clone();
+        let app = axum::Router::new().fallback(
+            move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
+                let state = app_state.clone();
+                async move { answer(state, uri.path().to_string(), headers, body) }
+            },
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        MockModel {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            state,
+        }
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    /// Adds replies to the end of the script.
+    pub fn push(&self, reply: Reply) {
+        self.state.script.lock().unwrap().push_back(reply);
+    }
+}
+
+fn answer(state: Arc<State>, path: String, headers: HeaderMap, body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    state.requests.lock().unwrap().push(Recorded {
+        path,
+        headers,
+        body,
+    });
+    let reply = state.script.lock().unwrap().pop_front();
+    match reply {
+        None => status_response(500, &[], r#"{"error":{"message":"mock script exhausted"}}"#),
+        Some(Reply::Status {
+            status,
+            headers,
+            body,
+        }) => status_response(status, &headers, &body),
+        Some(Reply::Stream { pieces, end }) => {
+            let mut items: Vec<Result<Piece, ()>> = pieces.into_iter().map(Ok).collect();
+            match end {
+                End::Done => items.push(Ok(Piece::Raw("data: [DONE]\n\n".into()))),
+                End::Drop => items.push(Err(())),
+            }
+            let stream = futures::stream::iter(items).then(|item| async move {
+                match item {
+                    Ok(Piece::Delay(d)) => {
+                        tokio::time::sleep(d).await;
+                        Ok(Bytes::new())
+                    }
+                    Ok(Piece::Data(json)) => Ok(Bytes::from(format!("data: {json}\n\n"))),
+                    Ok(Piece::Raw(raw)) => Ok(Bytes::from(raw)),
+                    Err(()) => Err(std::io::Error::other("mock drops the connection")),
+                }
+            });
+            Response::builder()
+                .status(200)
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(stream))
+                .unwrap()
+        }
+    }
+}
+
+fn status_response(status: u16, headers: &[(String, String)], body: &str) -> Response {
+    let mut builder = Response::builder()
+        .status(StatusCode::from_u16(status).unwrap())
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder.body(Body::from(body.to_string())).unwrap()
+}

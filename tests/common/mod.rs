@@ -1,0 +1,75 @@
+//! Shared test helpers: the mock model server, the ACP client, and temp workspaces.
+#![allow(dead_code)]
+
+pub mod acp_client;
+pub mod mock_model;
+
+use std::path::{Path, PathBuf};
+
+pub use acp_client::{Agent, joined, of_kind};
+pub use mock_model::{MockModel, Reply};
+
+/// The key every test plants; tests check it never leaks.
+pub const TEST_KEY: &str = "sk-test-7f3a9c1e5b";
+
+/// A temp home (TANDEM_HOME, HOME) and a project directory, deleted on drop.
+pub struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    /// An empty workspace.
+    pub fn new() -> Workspace {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Workspace { dir }
+    }
+    /// The project directory sessions run in.
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+    /// HOME and TANDEM_HOME.
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+    /// Writes a file under the workspace root and returns its path.
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+    /// The environment for an agent that talks to `mock` with the test key.
+    pub fn env(&self, mock: &MockModel) -> Vec<(String, String)> {
+        let mut env = self.base_env();
+        env.push(("OPENAI_BASE_URL".into(), mock.base_url.clone()));
+        env.push(("OPENAI_API_KEY".into(), TEST_KEY.into()));
+        env.push(("TANDEM_MODEL".into(), "mock-model".into()));
+        env
+    }
+    /// HOME, TANDEM_HOME and logging, nothing about the model.
+    pub fn base_env(&self) -> Vec<(String, String)> {
+        vec![
+            ("HOME".into(), path_str(&self.home())),
+            ("TANDEM_HOME".into(), path_str(&self.home().join("data"))),
+            ("RUST_LOG".into(), "debug".into()),
+        ]
+    }
+}
+
+/// A path as a string.
+pub fn path_str(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Starts a mock with `script` and an initialized agent with a session in a fresh workspace.
+pub async fn session_with(script: Vec<Reply>) -> (MockModel, Workspace, Agent, String) {
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let session = agent.new_session(&ws.project()).await;
+    let id = session["sessionId"].as_str().unwrap().to_string();
+    (mock, ws, agent, id)
+}

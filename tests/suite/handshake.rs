@@ -1,0 +1,139 @@
+//! `initialize`, `authenticate` and `session/new` as an editor performs them.
+
+use serde_json::json;
+
+use crate::common::{Agent, MockModel, Workspace};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_reports_tandem_and_honest_capabilities() {
+    let mock = MockModel::start(vec![]).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let init = agent.initialize().await;
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["agentInfo"]["name"], "tandem");
+    assert_eq!(init["agentInfo"]["title"], "tandem");
+    assert_eq!(init["agentInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    let caps = &init["agentCapabilities"];
+    assert_eq!(caps["loadSession"], false, "sessions cannot be loaded yet");
+    assert_eq!(caps["promptCapabilities"]["image"], true);
+    assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
+    assert_eq!(caps["promptCapabilities"]["audio"], false);
+    assert_ne!(caps["mcpCapabilities"]["http"], true);
+    // A custom endpoint needs no key, so no auth method is advertised.
+    assert_eq!(init["authMethods"], json!([]));
+    let (status, stderr) = agent.shutdown().await;
+    assert!(
+        status.success(),
+        "clean exit when stdin closes; stderr:\n{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newer_protocol_version_is_answered_with_v1() {
+    let mock = MockModel::start(vec![]).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let init = agent
+        .request_ok(
+            "initialize",
+            json!({"protocolVersion": 7, "clientCapabilities": {}}),
+        )
+        .await;
+    assert_eq!(init["protocolVersion"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosted_provider_advertises_and_checks_the_key() {
+    let ws = Workspace::new();
+    let mut env = ws.base_env();
+    env.push(("TANDEM_PROVIDER".into(), "groq".into()));
+    env.push(("GROQ_API_KEY".into(), "gsk-present".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let init = agent.initialize().await;
+    assert_eq!(init["authMethods"][0]["id"], "api-key");
+    assert!(
+        init["authMethods"][0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("GROQ_API_KEY")
+    );
+    let ok = agent
+        .request("authenticate", json!({"methodId": "api-key"}))
+        .await;
+    assert_eq!(ok["result"], json!({}));
+    let bad = agent
+        .request("authenticate", json!({"methodId": "oauth"}))
+        .await;
+    assert_eq!(bad["error"]["code"], -32602);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_new_returns_modes_and_config_options() {
+    let mock = MockModel::start(vec![]).await;
+    let ws = Workspace::new();
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODELS".into(), "mock-model,o3-mini".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let session = agent.new_session(&ws.project()).await;
+    assert!(!session["sessionId"].as_str().unwrap().is_empty());
+    assert_eq!(session["modes"]["currentModeId"], "ask");
+    let modes: Vec<_> = session["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["ask", "accept-edits", "read-only", "full-access"]);
+    let options = session["configOptions"].as_array().unwrap();
+    assert_eq!(
+        options.len(),
+        2,
+        "mock-model takes no reasoning_effort: {options:?}"
+    );
+    assert_eq!(options[0]["id"], "mode");
+    assert_eq!(options[0]["category"], "mode");
+    assert_eq!(options[0]["currentValue"], "ask");
+    assert_eq!(options[1]["id"], "model");
+    assert_eq!(options[1]["category"], "model");
+    assert_eq!(options[1]["currentValue"], "mock-model");
+    let models: Vec<_> = options[1]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["mock-model", "o3-mini"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_are_independent() {
+    let mock = MockModel::start(vec![]).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let a = agent.new_session(&ws.project()).await;
+    let b = agent.new_session(&ws.project()).await;
+    assert_ne!(a["sessionId"], b["sessionId"]);
+}
+
+#[test]
+fn the_schema_check_catches_bad_messages() {
+    use crate::common::acp_client::schema_violations;
+    let good = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+        "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}}});
+    assert!(
+        schema_violations(&good).is_empty(),
+        "{:?}",
+        schema_violations(&good)
+    );
+    let bad_kind = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+        "update": {"sessionUpdate": "bogus"}}});
+    assert!(!schema_violations(&bad_kind).is_empty());
+    let bad_usage = json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+        "update": {"sessionUpdate": "usage_update", "used": -1, "size": 10}}});
+    assert!(!schema_violations(&bad_usage).is_empty());
+    let no_version = json!({"id": 1, "result": {}});
+    assert!(!schema_violations(&no_version).is_empty());
+}

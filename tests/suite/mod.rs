@@ -1,0 +1,7 @@
+mod cancel;
+mod config_options;
+mod errors;
+mod exec;
+mod handshake;
+mod malformed;
+mod streaming;
