@@ -16,10 +16,15 @@ use tokio::sync::{mpsc, oneshot};
 /// How long any single wait may take before the test fails (a hang, not a slow machine).
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// The validator for messages the agent sends: the schema's `Agent` branch.
-static AGENT_SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
+/// The vendored schema.
+static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/acp/v1/schema.json");
-    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+});
+
+/// The validator for the envelope of messages the agent sends: the schema's `Agent` branch.
+static AGENT_SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
+    let mut schema = SCHEMA.clone();
     let agent = schema["anyOf"]
         .as_array()
         .unwrap()
@@ -31,15 +36,77 @@ static AGENT_SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
     jsonschema::validator_for(&schema).expect("ACP schema compiles")
 });
 
-/// Checks one message the agent sent; returns what is wrong with it.
-pub fn schema_violations(message: &Value) -> Vec<String> {
-    AGENT_SCHEMA
-        .iter_errors(message)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect()
+/// One validator per `$defs` entry that names a method (`x-method`), keyed by
+/// (method, kind) where kind is `Request`, `Response` or `Notification`, plus `Error`.
+static METHOD_SCHEMAS: LazyLock<HashMap<(String, String), jsonschema::Validator>> =
+    LazyLock::new(|| {
+        let defs = SCHEMA["$defs"].as_object().unwrap();
+        let compile = |name: &str| {
+            let schema =
+                json!({"$ref": format!("#/$defs/{name}"), "$defs": SCHEMA["$defs"].clone()});
+            jsonschema::validator_for(&schema).expect("definition compiles")
+        };
+        let mut map = HashMap::new();
+        for (name, def) in defs {
+            if let Some(method) = def["x-method"].as_str() {
+                let kind = ["Request", "Response", "Notification"]
+                    .into_iter()
+                    .find(|k| name.ends_with(k))
+                    .unwrap_or("Other");
+                map.insert((method.to_string(), kind.to_string()), compile(name));
+            }
+        }
+        map.insert(("".to_string(), "Error".to_string()), compile("Error"));
+        map
+    });
+
+fn check(kind: &str, method: &str, value: &Value, out: &mut Vec<String>) {
+    match METHOD_SCHEMAS.get(&(method.to_string(), kind.to_string())) {
+        Some(validator) => out.extend(
+            validator
+                .iter_errors(value)
+                .map(|e| format!("{method} {kind}: {e} at {}", e.instance_path())),
+        ),
+        None if method.starts_with('_') => {}
+        None => out.push(format!(
+            "`{method}` is not an ACP v1 {kind} the agent may send"
+        )),
+    }
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+/// Checks one message the agent sent; `answered` is the method of the request a response
+/// answers, when known. Returns what is wrong with it.
+pub fn schema_violations_for(message: &Value, answered: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = AGENT_SCHEMA
+        .iter_errors(message)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    if let Some(method) = message["method"].as_str() {
+        let kind = if message.get("id").is_some() {
+            "Request"
+        } else {
+            "Notification"
+        };
+        check(
+            kind,
+            method,
+            message.get("params").unwrap_or(&Value::Null),
+            &mut out,
+        );
+    } else if let Some(error) = message.get("error") {
+        check("Error", "", error, &mut out);
+    } else if let (Some(method), Some(result)) = (answered, message.get("result")) {
+        check("Response", method, result, &mut out);
+    }
+    out
+}
+
+/// Checks a message without knowing which request a response answers.
+pub fn schema_violations(message: &Value) -> Vec<String> {
+    schema_violations_for(message, None)
+}
+
+type Pending = Arc<Mutex<HashMap<u64, (String, oneshot::Sender<Value>)>>>;
 
 /// A running agent process.
 pub struct Agent {
@@ -93,16 +160,19 @@ impl Agent {
                         continue;
                     }
                 };
-                for problem in schema_violations(&message) {
+                let waiter = match message["id"].as_u64() {
+                    Some(id) if message.get("method").is_none() => p.lock().unwrap().remove(&id),
+                    _ => None,
+                };
+                let answered = waiter.as_ref().map(|(method, _)| method.as_str());
+                for problem in schema_violations_for(&message, answered) {
                     v.lock().unwrap().push(format!("{problem}\n  in: {line}"));
                 }
                 if message.get("method").is_some() {
                     // Notifications and agent->client requests, in order.
                     let _ = tx.send(message);
-                } else if let Some(id) = message["id"].as_u64() {
-                    if let Some(waiter) = p.lock().unwrap().remove(&id) {
-                        let _ = waiter.send(message);
-                    }
+                } else if let Some((_, waiter)) = waiter {
+                    let _ = waiter.send(message);
                 } else {
                     // Responses to ids we never sent (e.g. parse errors with id null).
                     let _ = tx.send(message);
@@ -151,7 +221,10 @@ impl Agent {
         let id = self.next_id;
         self.next_id += 1;
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap().insert(id, tx);
+        self.pending
+            .lock()
+            .unwrap()
+            .insert(id, (method.to_string(), tx));
         let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send_line(&line.to_string()).await;
         (id, rx)

@@ -243,7 +243,11 @@ fn answer(state: Arc<State>, path: String, headers: HeaderMap, body: Bytes) -> R
             let mut items: Vec<Result<Piece, ()>> = pieces.into_iter().map(Ok).collect();
             match end {
                 End::Done => items.push(Ok(Piece::Raw("data: [DONE]\n\n".into()))),
-                End::Drop => items.push(Err(())),
+                End::Drop => {
+                    // Let what was sent reach the client before the connection breaks.
+                    items.push(Ok(Piece::Delay(Duration::from_millis(50))));
+                    items.push(Err(()));
+                }
             }
             let stream = futures::stream::iter(items).then(|item| async move {
                 match item {

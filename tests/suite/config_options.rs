@@ -1,1 +1,202 @@
+//! Model and mode switches through config options and modes take effect on the next request.
 
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::acp_client::WAIT;
+use crate::common::{Agent, MockModel, Reply, Workspace, of_kind};
+
+async fn agent_with_models(script: Vec<Reply>) -> (MockModel, Workspace, Agent, String) {
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    let mut env = ws.env(&mock);
+    env.push((
+        "TANDEM_MODELS".into(),
+        "mock-model,o3-mini,other-model".into(),
+    ));
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let id = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (mock, ws, agent, id)
+}
+
+fn option<'a>(options: &'a Value, id: &str) -> Option<&'a Value> {
+    options.as_array().unwrap().iter().find(|o| o["id"] == id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switching_the_model_changes_the_next_request() {
+    let (mock, _ws, mut agent, session) =
+        agent_with_models(vec![Reply::text(&["a"]), Reply::text(&["b"])]).await;
+    agent.prompt(&session, "first").await;
+    let result = agent
+        .request_ok(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "model", "value": "other-model"}),
+        )
+        .await;
+    assert_eq!(
+        option(&result["configOptions"], "model").unwrap()["currentValue"],
+        "other-model"
+    );
+    agent.prompt(&session, "second").await;
+    let requests = mock.requests();
+    assert_eq!(requests[0].body["model"], "mock-model");
+    assert_eq!(requests[1].body["model"], "other-model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_effort_is_offered_and_sent_for_models_that_take_it() {
+    let (mock, _ws, mut agent, session) =
+        agent_with_models(vec![Reply::text(&["a"]), Reply::text(&["b"])]).await;
+    let result = agent
+        .request_ok(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "model", "value": "o3-mini"}),
+        )
+        .await;
+    let effort = option(&result["configOptions"], "reasoning_effort").expect("offered for o3-mini");
+    assert_eq!(effort["category"], "thought_level");
+    assert_eq!(effort["currentValue"], "medium");
+    let result = agent
+        .request_ok(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "reasoning_effort", "value": "high"}),
+        )
+        .await;
+    assert_eq!(
+        option(&result["configOptions"], "reasoning_effort").unwrap()["currentValue"],
+        "high"
+    );
+    agent.prompt(&session, "think hard").await;
+    assert_eq!(mock.requests()[0].body["reasoning_effort"], "high");
+    // Back to a model without it: the option disappears and nothing is sent.
+    let result = agent
+        .request_ok(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "model", "value": "mock-model"}),
+        )
+        .await;
+    assert!(option(&result["configOptions"], "reasoning_effort").is_none());
+    agent.prompt(&session, "plain").await;
+    assert!(mock.requests()[1].body.get("reasoning_effort").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mode_through_config_option_announces_the_mode_and_reaches_the_model() {
+    let (mock, _ws, mut agent, session) = agent_with_models(vec![Reply::text(&["a"])]).await;
+    let result = agent
+        .request_ok(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "mode", "value": "read-only"}),
+        )
+        .await;
+    assert_eq!(
+        option(&result["configOptions"], "mode").unwrap()["currentValue"],
+        "read-only"
+    );
+    let updates = agent.drain();
+    let mode = of_kind(&updates, "current_mode_update");
+    assert_eq!(mode.len(), 1, "{updates:?}");
+    assert_eq!(mode[0]["currentModeId"], "read-only");
+    agent.prompt(&session, "hi").await;
+    assert!(
+        mock.requests()[0]
+            .system_prompt()
+            .contains("Mode: read-only")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_mode_updates_the_config_options_and_reaches_the_model() {
+    let (mock, _ws, mut agent, session) = agent_with_models(vec![Reply::text(&["a"])]).await;
+    let result = agent
+        .request_ok(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "full-access"}),
+        )
+        .await;
+    assert_eq!(result, json!({}));
+    let updates = agent.drain();
+    let options = of_kind(&updates, "config_option_update");
+    assert_eq!(options.len(), 1, "{updates:?}");
+    assert_eq!(
+        option(&options[0]["configOptions"], "mode").unwrap()["currentValue"],
+        "full-access"
+    );
+    agent.prompt(&session, "hi").await;
+    assert!(
+        mock.requests()[0]
+            .system_prompt()
+            .contains("Mode: full-access")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_option_ids_and_values_say_what_exists() {
+    let (_mock, _ws, mut agent, session) = agent_with_models(vec![]).await;
+    let r = agent
+        .request(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "temperature", "value": "hot"}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("mode, model"),
+        "{r}"
+    );
+    let r = agent
+        .request(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "model", "value": "gpt-99"}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("mock-model, o3-mini, other-model"),
+        "{r}"
+    );
+    let r = agent
+        .request(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "mode", "type": "boolean", "value": true}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switch_during_a_turn_applies_to_the_next_request() {
+    let slow = Reply::text(&["x", "y", "z"]).slow(Duration::from_millis(150));
+    let (mock, _ws, mut agent, session) = agent_with_models(vec![slow, Reply::text(&["b"])]).await;
+    let (_, running) = agent
+        .start_request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "one"}]}),
+        )
+        .await;
+    agent.next_message().await;
+    agent
+        .request_ok(
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "model", "value": "other-model"}),
+        )
+        .await;
+    let first = tokio::time::timeout(WAIT, running).await.unwrap().unwrap();
+    assert_eq!(first["result"]["stopReason"], "end_turn");
+    agent.prompt(&session, "two").await;
+    let requests = mock.requests();
+    assert_eq!(requests[0].body["model"], "mock-model");
+    assert_eq!(requests[1].body["model"], "other-model");
+}

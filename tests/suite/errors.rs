@@ -1,1 +1,320 @@
+//! Model server failures: retried when transient, reported in the user's terms, and the
+//! session stays usable after every one.
 
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::mock_model::{self, Piece, Reply};
+use crate::common::{Agent, MockModel, TEST_KEY, Workspace, joined, path_str};
+
+/// A workspace whose config file makes retries fast (10 ms first delay).
+fn fast_retry_agent(ws: &Workspace, mock: &MockModel, attempts: u32) -> Agent {
+    let config = ws.write(
+        "config.toml",
+        &format!("[retry]\nmax_attempts = {attempts}\ninitial_delay_ms = 10\nmax_total_secs = 5\n"),
+    );
+    Agent::spawn(&ws.env(mock), &["--config", &path_str(&config)])
+}
+
+async fn started(script: Vec<Reply>, attempts: u32) -> (MockModel, Workspace, Agent, String) {
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    let mut agent = fast_retry_agent(&ws, &mock, attempts);
+    agent.initialize().await;
+    let id = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (mock, ws, agent, id)
+}
+
+/// The session answers a normal prompt after a failure.
+async fn still_usable(mock: &MockModel, agent: &mut Agent, session: &str) {
+    mock.push(Reply::text(&["recovered"]));
+    let (response, updates) = agent.prompt(session, "again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(joined(&updates, "agent_message_chunk"), "recovered");
+    assert!(agent.is_running());
+}
+
+fn error_of(response: &Value) -> &Value {
+    assert!(
+        response.get("result").is_none(),
+        "expected an error: {response}"
+    );
+    &response["error"]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_is_retried_after_the_servers_delay() {
+    let limited = Reply::status(
+        429,
+        r#"{"error":{"message":"slow down","type":"rate_limit"}}"#,
+    )
+    .header("retry-after", "0.3");
+    let (mock, _ws, mut agent, session) = started(vec![limited, Reply::text(&["fine"])], 4).await;
+    let start = Instant::now();
+    let (response, updates) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(joined(&updates, "agent_message_chunk"), "fine");
+    assert_eq!(mock.requests().len(), 2);
+    assert!(
+        start.elapsed() >= Duration::from_millis(300),
+        "Retry-After honoured"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_key_is_auth_required_at_once() {
+    let body = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+    let (mock, _ws, mut agent, session) = started(vec![Reply::status(401, body)], 4).await;
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let error = error_of(&response);
+    assert_eq!(error["code"], -32000);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "the model server at {} rejected the API key (401)",
+            mock.base_url
+        )),
+        "{message}"
+    );
+    assert!(message.contains("OPENAI_API_KEY"), "{message}");
+    assert_eq!(error["data"]["class"], "auth");
+    assert_eq!(error["data"]["status"], 401);
+    assert_eq!(mock.requests().len(), 1, "401 is not retried");
+    still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_are_retried_then_reported() {
+    let script = (0..4)
+        .map(|_| Reply::status(500, "upstream exploded"))
+        .collect();
+    let (mock, _ws, mut agent, session) = started(script, 4).await;
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let error = error_of(&response);
+    assert_eq!(error["code"], -32603);
+    assert_eq!(error["data"]["class"], "server_error");
+    assert_eq!(error["data"]["attempts"], 4);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("failed with HTTP 500 after 4 attempts: upstream exploded"),
+        "{message}"
+    );
+    assert_eq!(mock.requests().len(), 4);
+    still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_off_mid_answer_is_an_error_not_a_success() {
+    let cut = Reply::chunks(vec![mock_model::text("Half an "), mock_model::text("answ")]).dropped();
+    let (mock, _ws, mut agent, session) = started(vec![cut], 1).await;
+    let (response, updates) = agent.prompt(&session, "hi").await;
+    assert_eq!(
+        joined(&updates, "agent_message_chunk"),
+        "Half an answ",
+        "what arrived was shown"
+    );
+    let error = error_of(&response);
+    assert_eq!(error["data"]["class"], "stream_interrupted");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("before the answer was complete")
+    );
+    still_usable(&mock, &mut agent, &session).await;
+    // The partial answer stays in the history the model sees.
+    assert_eq!(
+        mock.requests()[1].body["messages"][2]["content"],
+        "Half an answ"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_ends_without_finishing_is_an_error() {
+    // A clean close with [DONE] but no finish_reason: the answer is incomplete.
+    let (mock, _ws, mut agent, session) =
+        started(vec![Reply::chunks(vec![mock_model::text("partial")])], 1).await;
+    let (response, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(error_of(&response)["data"]["class"], "stream_interrupted");
+    still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_chunk_is_an_error() {
+    let bad = Reply::Stream {
+        pieces: vec![
+            Piece::Data(mock_model::text("ok so far").to_string()),
+            Piece::Raw("data: {\"choices\": [ {\"delta\": oops\n\n".into()),
+        ],
+        end: mock_model::End::Done,
+    };
+    let (mock, _ws, mut agent, session) = started(vec![bad], 1).await;
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let error = error_of(&response);
+    assert_eq!(error["data"]["class"], "malformed_response");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not parse")
+    );
+    still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_object_inside_a_200_stream_is_an_error() {
+    let reply = Reply::chunks(vec![
+        mock_model::text("Starting"),
+        json!({"error": {"message": "model overloaded", "code": 529}}),
+    ]);
+    let (mock, _ws, mut agent, session) = started(vec![reply], 1).await;
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let error = error_of(&response);
+    assert_eq!(error["data"]["class"], "stream_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("model overloaded")
+    );
+    still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_length_errors_with_numeric_codes_are_explained() {
+    let body = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}"#;
+    let (mock, _ws, mut agent, session) = started(vec![Reply::status(400, body)], 4).await;
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let error = error_of(&response);
+    assert_eq!(error["code"], -32603);
+    assert_eq!(error["data"]["class"], "context_length");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the conversation no longer fits the model's context window"),
+        "{message}"
+    );
+    assert_eq!(mock.requests().len(), 1, "400 is not retried");
+    still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_client_errors_keep_the_servers_words() {
+    let body = r#"{"error":{"message":"model 'nope' not found","code":404}}"#;
+    let (mock, _ws, mut agent, session) = started(vec![Reply::status(404, body)], 4).await;
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let error = error_of(&response);
+    assert_eq!(error["data"]["class"], "not_found");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("model 'nope' not found")
+    );
+    still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_is_retried_then_reported() {
+    // Bind a port, then free it: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ws = Workspace::new();
+    let config = ws.write(
+        "config.toml",
+        "[retry]\nmax_attempts = 2\ninitial_delay_ms = 10\n",
+    );
+    let mut env = ws.base_env();
+    env.push((
+        "OPENAI_BASE_URL".into(),
+        format!("http://127.0.0.1:{port}/v1"),
+    ));
+    env.push(("OPENAI_API_KEY".into(), TEST_KEY.into()));
+    let mut agent = Agent::spawn(&env, &["--config", &path_str(&config)]);
+    agent.initialize().await;
+    let id = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (response, _) = agent.prompt(&id, "hi").await;
+    let error = error_of(&response);
+    assert_eq!(error["data"]["class"], "connection");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("could not reach the model server")
+            && message.contains("after 2 attempts"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_key_is_auth_required_naming_the_variable() {
+    let ws = Workspace::new();
+    // The OpenAI default endpoint needs a key and none is set.
+    let mut agent = Agent::spawn(&ws.base_env(), &[]);
+    let init = agent.initialize().await;
+    assert_eq!(init["authMethods"][0]["id"], "api-key");
+    let response = agent
+        .request(
+            "session/new",
+            json!({"cwd": ws.project(), "mcpServers": []}),
+        )
+        .await;
+    let error = error_of(&response);
+    assert_eq!(error["code"], -32000);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("set OPENAI_API_KEY"),
+        "{error}"
+    );
+    assert_eq!(error["data"]["class"], "missing_api_key");
+    let auth = agent
+        .request("authenticate", json!({"methodId": "api-key"}))
+        .await;
+    assert_eq!(error_of(&auth)["code"], -32000);
+    // Still up and answering.
+    let again = agent
+        .request(
+            "session/new",
+            json!({"cwd": ws.project(), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(error_of(&again)["code"], -32000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_never_reaches_logs_or_stdout() {
+    let mock = MockModel::start(vec![
+        Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
+        Reply::text(&["hi"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let mut env = ws.env(&mock);
+    env.retain(|(k, _)| k != "RUST_LOG");
+    env.push(("RUST_LOG".into(), "trace".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let id = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    agent.prompt(&id, "one").await;
+    agent.prompt(&id, "two").await;
+    let stdout = agent.stdout_lines().join("\n");
+    let (_, stderr) = agent.shutdown().await;
+    assert!(
+        stderr.contains("model request"),
+        "trace logging was on: {stderr}"
+    );
+    assert!(!stderr.contains(TEST_KEY), "key leaked to stderr");
+    assert!(!stdout.contains(TEST_KEY), "key leaked to stdout");
+}

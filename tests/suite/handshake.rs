@@ -136,4 +136,12 @@ fn the_schema_check_catches_bad_messages() {
     assert!(!schema_violations(&bad_usage).is_empty());
     let no_version = json!({"id": 1, "result": {}});
     assert!(!schema_violations(&no_version).is_empty());
+    let unknown_method = json!({"jsonrpc": "2.0", "method": "session/bogus", "params": {}});
+    assert!(!schema_violations(&unknown_method).is_empty());
+    // Responses are checked against the answered method's result type.
+    use crate::common::acp_client::schema_violations_for;
+    let bad_stop = json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "tired"}});
+    assert!(!schema_violations_for(&bad_stop, Some("session/prompt")).is_empty());
+    let good_stop = json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}});
+    assert!(schema_violations_for(&good_stop, Some("session/prompt")).is_empty());
 }

@@ -1,1 +1,178 @@
+//! Bad input from the editor gets the right JSON-RPC error; the process and the session stay up.
 
+use serde_json::json;
+
+use crate::common::{Agent, MockModel, Reply, Workspace, joined, session_with};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_json_is_a_parse_error_and_nothing_is_lost() {
+    let (mock, _ws, mut agent, session) = session_with(vec![Reply::text(&["still here"])]).await;
+    agent
+        .send_line("{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ")
+        .await;
+    let error = agent.next_message().await;
+    assert_eq!(error["error"]["code"], -32700);
+    assert_eq!(error["id"], serde_json::Value::Null);
+    agent.send_line("not json at all").await;
+    assert_eq!(agent.next_message().await["error"]["code"], -32700);
+    let (response, updates) = agent.prompt(&session, "ok?").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(joined(&updates, "agent_message_chunk"), "still here");
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_methods_are_method_not_found() {
+    let (_mock, _ws, mut agent, session) = session_with(vec![]).await;
+    let r = agent
+        .request("session/frobnicate", json!({"sessionId": session}))
+        .await;
+    assert_eq!(r["error"]["code"], -32601);
+    let r = agent.request("_tandem/does-not-exist", json!({})).await;
+    assert_eq!(r["error"]["code"], -32601);
+    // Unknown notifications are ignored without a reply.
+    agent.notify("_tandem/whatever", json!({})).await;
+    let r = agent.request("session/frobnicate", json!({})).await;
+    assert_eq!(r["error"]["code"], -32601);
+    assert!(agent.drain().is_empty(), "no reply to a notification");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_params_are_invalid_params() {
+    let (_mock, ws, mut agent, session) = session_with(vec![]).await;
+    let cases = [
+        ("session/new", json!({"cwd": 42, "mcpServers": []})),
+        ("session/new", json!({})),
+        ("session/prompt", json!({"sessionId": session})),
+        (
+            "session/prompt",
+            json!({"sessionId": session, "prompt": "not a list"}),
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": session, "prompt": []}),
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}]}),
+        ),
+        (
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "yolo"}),
+        ),
+        (
+            "session/set_config_option",
+            json!({"sessionId": session, "configId": "mode"}),
+        ),
+    ];
+    for (method, params) in cases {
+        let r = agent.request(method, params.clone()).await;
+        assert_eq!(r["error"]["code"], -32602, "{method} {params} -> {r}");
+        assert!(!r["error"]["message"].as_str().unwrap().is_empty());
+    }
+    // Relative and missing working directories are explained.
+    let r = agent
+        .request(
+            "session/new",
+            json!({"cwd": "relative/dir", "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("absolute"),
+        "{r}"
+    );
+    let missing = ws.project().join("nope");
+    let r = agent
+        .request("session/new", json!({"cwd": missing, "mcpServers": []}))
+        .await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{r}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_sessions_are_not_found() {
+    let (mock, _ws, mut agent, session) = session_with(vec![Reply::text(&["fine"])]).await;
+    let ghost = "00000000-0000-0000-0000-000000000000";
+    let cases = [
+        (
+            "session/prompt",
+            json!({"sessionId": ghost, "prompt": [{"type": "text", "text": "hi"}]}),
+        ),
+        (
+            "session/set_mode",
+            json!({"sessionId": ghost, "modeId": "ask"}),
+        ),
+        (
+            "session/set_config_option",
+            json!({"sessionId": ghost, "configId": "mode", "value": "ask"}),
+        ),
+    ];
+    for (method, params) in cases {
+        let r = agent.request(method, params).await;
+        assert_eq!(r["error"]["code"], -32002, "{method} -> {r}");
+        assert_eq!(r["error"]["data"]["sessionId"], ghost);
+    }
+    agent
+        .notify("session/cancel", json!({"sessionId": ghost}))
+        .await;
+    let (response, _) = agent.prompt(&session, "real").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "no model request for the unknown session"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_prompt_while_one_runs_is_refused_and_the_first_finishes() {
+    let slow = Reply::text(&["a", "b", "c"]).slow(std::time::Duration::from_millis(200));
+    let (_mock, _ws, mut agent, session) = session_with(vec![slow]).await;
+    let (_, first) = agent
+        .start_request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "one"}]}),
+        )
+        .await;
+    let busy = agent
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "two"}]}),
+        )
+        .await;
+    assert_eq!(busy["error"]["code"], -32600, "{busy}");
+    assert!(
+        busy["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session/cancel")
+    );
+    let first = tokio::time::timeout(crate::common::acp_client::WAIT, first)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first["result"]["stopReason"], "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_before_initialize_are_refused_then_work() {
+    let mock = MockModel::start(vec![]).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let r = agent
+        .request(
+            "session/new",
+            json!({"cwd": ws.project(), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32600);
+    agent.initialize().await;
+    agent.new_session(&ws.project()).await;
+}
