@@ -104,6 +104,12 @@ pub async fn run_turn(
                 ctx.sink.emit(&ctx.session_id, TurnEvent::Thought(t));
             }
             Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
+            Some(Ok(ModelEvent::ToolCalls(calls))) => {
+                // No tools are offered to the model yet, so a call cannot be run; the answer
+                // ends with the text it has.
+                let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+                tracing::warn!(session = %ctx.session_id, ?names, "model asked for tools, but none are offered");
+            }
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
         }
     }

@@ -200,9 +200,14 @@ impl Config {
             .clone()
             .unwrap_or_else(|| preset.unwrap_or(&openai).api_key_env.to_string());
         // A preset's own variable first, then OPENAI_API_KEY, which every compatible client honours.
-        let api_key = env_nonempty(&api_key_env)
-            .or_else(|| env_nonempty("OPENAI_API_KEY"))
-            .map(ApiKey::new);
+        let api_key = match env_nonempty(&api_key_env) {
+            Some(key) => Some((api_key_env.as_str(), key)),
+            None => env_nonempty("OPENAI_API_KEY").map(|key| ("OPENAI_API_KEY", key)),
+        };
+        let api_key = match api_key {
+            Some((var, key)) => Some(checked_key(var, &key)?),
+            None => None,
+        };
         let requires_key = match preset {
             Some(p) => p.requires_key,
             // No preset: the OpenAI default needs a key; a custom endpoint is the user's call.
@@ -330,6 +335,19 @@ fn resolve_models(
         .collect()
 }
 
+/// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
+/// `$(cat keyfile)`) is dropped, and what a header cannot carry (control or non-ASCII
+/// characters) is refused with a clear message.
+fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
+    let key = key.trim();
+    if key.chars().any(|c| c.is_control() || !c.is_ascii()) {
+        return Err(ConfigError::Invalid(format!(
+            "the API key in {var} contains control or non-ASCII characters and cannot be sent in an HTTP header"
+        )));
+    }
+    Ok(ApiKey::new(key))
+}
+
 fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     env("HOME")
         .map(PathBuf::from)
@@ -445,6 +463,18 @@ mod tests {
         assert_eq!(ids, ["o3", "gpt-4o", "llama"]);
         assert!(c.models[0].reasoning_effort);
         assert_eq!(c.models[2].context_window, 128_000);
+    }
+
+    #[test]
+    fn keys_are_trimmed_and_checked() {
+        let c = resolve(Overrides::default(), &[("OPENAI_API_KEY", "sk-abc\n")]).unwrap();
+        assert_eq!(c.endpoint.api_key.unwrap().expose(), "sk-abc");
+        let err = resolve(Overrides::default(), &[("OPENAI_API_KEY", "sk-a\u{7}bc")]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("OPENAI_API_KEY contains control or non-ASCII")
+        );
+        assert!(resolve(Overrides::default(), &[("OPENAI_API_KEY", "sk-ключ")]).is_err());
     }
 
     #[test]

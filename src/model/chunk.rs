@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::accumulate::ToolCallAccumulator;
 use super::{ModelEvent, Usage};
 
 /// One `data:` line of the stream.
@@ -100,8 +101,9 @@ where
 }
 
 impl Chunk {
-    /// The model events this chunk carries, in order. Tool-call fragments are not events yet.
-    pub fn events(self) -> Vec<ModelEvent> {
+    /// The model events this chunk carries, in order. Tool-call fragments go into `calls`,
+    /// which is emptied into one [`ModelEvent::ToolCalls`] when the choice finishes.
+    pub fn events(self, calls: &mut ToolCallAccumulator) -> Vec<ModelEvent> {
         let mut events = Vec::new();
         for choice in self.choices {
             if let Some(delta) = choice.delta {
@@ -115,8 +117,14 @@ impl Chunk {
                 if let Some(t) = delta.refusal.filter(|s| !s.is_empty()) {
                     events.push(ModelEvent::Text(t));
                 }
+                for fragment in delta.tool_calls {
+                    calls.push(fragment);
+                }
             }
             if let Some(reason) = choice.finish_reason.filter(|s| !s.is_empty()) {
+                if !calls.is_empty() {
+                    events.push(ModelEvent::ToolCalls(std::mem::take(calls).finish()));
+                }
                 events.push(ModelEvent::Finish(reason));
             }
         }
@@ -204,7 +212,9 @@ mod tests {
     use super::*;
 
     fn events(json: &str) -> Vec<ModelEvent> {
-        serde_json::from_str::<Chunk>(json).unwrap().events()
+        serde_json::from_str::<Chunk>(json)
+            .unwrap()
+            .events(&mut ToolCallAccumulator::default())
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! [`ModelClient`] is implemented by [`openai::OpenAiClient`] (any OpenAI-compatible server)
 //! and [`replay::ReplayClient`] (scripted turns from a fixture, for offline runs).
 
+pub mod accumulate;
 pub mod chunk;
 pub mod error;
 mod http;
@@ -12,6 +13,7 @@ pub mod replay;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
+pub use accumulate::ToolCall;
 pub use error::{ErrorClass, ModelError};
 
 /// One message of the conversation as the model sees it.
@@ -66,6 +68,8 @@ pub enum ModelEvent {
     Reasoning(String),
     /// Final token counts.
     Usage(Usage),
+    /// Whole tool calls, joined from their fragments; sent just before [`ModelEvent::Finish`].
+    ToolCalls(Vec<ToolCall>),
     /// Why the model stopped (`stop`, `length`, `content_filter`, `tool_calls`, or anything else).
     Finish(String),
 }

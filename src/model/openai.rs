@@ -10,6 +10,7 @@ use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
+use super::accumulate::ToolCallAccumulator;
 use super::chunk::Chunk;
 use super::http::{self, ConnectFailure, HttpFailure};
 use super::{
@@ -190,6 +191,7 @@ fn message_json(message: &Message) -> Value {
 struct StreamState<S> {
     inner: S,
     pending: VecDeque<ModelEvent>,
+    calls: ToolCallAccumulator,
     finished: bool,
     done: bool,
     base_url: String,
@@ -209,6 +211,7 @@ where
     let state = StreamState {
         inner,
         pending: VecDeque::new(),
+        calls: ToolCallAccumulator::default(),
         finished: false,
         done: false,
         base_url,
@@ -229,7 +232,7 @@ where
                         let e = ModelError::from_stream_error(&st.base_url, &st.model, error);
                         return Some((Err(e), st));
                     }
-                    for event in chunk.events() {
+                    for event in chunk.events(&mut st.calls) {
                         if matches!(event, ModelEvent::Finish(_)) {
                             st.finished = true;
                         }

@@ -1,0 +1,172 @@
+//! Joins tool-call fragments into whole calls. Servers split a call's id, name and JSON
+//! arguments across many chunks; most number them with `index`, some (older llama.cpp,
+//! some proxies) leave `index` out, in which case a fragment with a new `id` starts a call
+//! and one without continues the last.
+
+use super::chunk::ToolCallDelta;
+
+/// A complete tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The call id the result must answer (generated when the server sent none).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments' JSON text, as the model wrote it.
+    pub arguments: String,
+}
+
+/// Collects fragments in arrival order.
+#[derive(Debug, Default)]
+pub struct ToolCallAccumulator {
+    calls: Vec<(Option<u32>, ToolCall)>,
+}
+
+impl ToolCallAccumulator {
+    /// Adds one fragment.
+    pub fn push(&mut self, delta: ToolCallDelta) {
+        let slot = match delta.index {
+            Some(index) => self.calls.iter().position(|(i, _)| *i == Some(index)),
+            None => {
+                let starts_new = delta.id.as_ref().is_some_and(|id| {
+                    self.calls
+                        .last()
+                        .is_none_or(|(_, c)| !c.id.is_empty() && &c.id != id)
+                });
+                if starts_new {
+                    None
+                } else {
+                    self.calls.len().checked_sub(1)
+                }
+            }
+        };
+        let slot = match slot {
+            Some(slot) => slot,
+            None => {
+                self.calls.push((
+                    delta.index,
+                    ToolCall {
+                        id: String::new(),
+                        name: String::new(),
+                        arguments: String::new(),
+                    },
+                ));
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[slot].1;
+        if let Some(id) = delta.id.filter(|id| !id.is_empty()) {
+            call.id = id;
+        }
+        if let Some(function) = delta.function {
+            if let Some(name) = function.name {
+                // Most servers send the name once; a few repeat it whole on every fragment.
+                if !call.name.ends_with(&name) {
+                    call.name.push_str(&name);
+                }
+            }
+            if let Some(arguments) = function.arguments {
+                call.arguments.push_str(&arguments);
+            }
+        }
+    }
+
+    /// Whether any fragment arrived.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// The finished calls, in the model's order; calls without an id get `call_N`.
+    pub fn finish(self) -> Vec<ToolCall> {
+        self.calls
+            .into_iter()
+            .enumerate()
+            .map(|(n, (_, mut call))| {
+                if call.id.is_empty() {
+                    call.id = format!("call_{n}");
+                }
+                call
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::chunk::Chunk;
+
+    fn feed(acc: &mut ToolCallAccumulator, json: &str) {
+        let chunk: Chunk = serde_json::from_str(json).unwrap();
+        for choice in chunk.choices {
+            for d in choice.delta.unwrap().tool_calls {
+                acc.push(d);
+            }
+        }
+    }
+
+    #[test]
+    fn indexed_fragments_interleave() {
+        let mut acc = ToolCallAccumulator::default();
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"read_file","arguments":""}}]}}]}"#,
+        );
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"glob","arguments":"{\"pat"}}]}}]}"#,
+        );
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":\"x\"}"}}]}}]}"#,
+        );
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"tern\":\"*\"}"}}]}}]}"#,
+        );
+        let calls = acc.finish();
+        assert_eq!(
+            calls[0],
+            ToolCall {
+                id: "a".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"x"}"#.into()
+            }
+        );
+        assert_eq!(calls[1].arguments, r#"{"pattern":"*"}"#);
+    }
+
+    #[test]
+    fn missing_index_uses_ids_and_order() {
+        let mut acc = ToolCallAccumulator::default();
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"one","arguments":"{"}}]}}]}"#,
+        );
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"}"}}]}}]}"#,
+        );
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"two","arguments":"[]"}}]}}]}"#,
+        );
+        let calls = acc.finish();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(
+            (calls[0].name.as_str(), calls[0].arguments.as_str()),
+            ("one", "{}")
+        );
+        assert_eq!((calls[1].id.as_str(), calls[1].name.as_str()), ("b", "two"));
+    }
+
+    #[test]
+    fn calls_without_ids_get_one() {
+        let mut acc = ToolCallAccumulator::default();
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"x","arguments":"{}"}}]}}]}"#,
+        );
+        assert_eq!(acc.finish()[0].id, "call_0");
+    }
+}
