@@ -273,6 +273,25 @@ impl Agent {
             .await
     }
 
+    /// `initialize` then `session/new` in `cwd`; returns the session id.
+    pub async fn open_session(&mut self, cwd: &Path) -> String {
+        self.initialize().await;
+        let session = self.new_session(cwd).await;
+        session["sessionId"].as_str().unwrap().to_string()
+    }
+
+    /// Starts a text prompt without waiting; returns the receiver of its response.
+    pub async fn start_prompt(&mut self, session: &str, text: &str) -> oneshot::Receiver<Value> {
+        let params = json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
+        self.start_request("session/prompt", params).await.1
+    }
+
+    /// Sends `session/set_config_option` with a value id; returns the whole response.
+    pub async fn set_option(&mut self, session: &str, option: &str, value: &str) -> Value {
+        let params = json!({"sessionId": session, "configId": option, "value": value});
+        self.request("session/set_config_option", params).await
+    }
+
     /// Sends a text prompt and waits for its response; returns it with the updates before it.
     pub async fn prompt(&mut self, session: &str, text: &str) -> (Value, Vec<Value>) {
         let response = self
@@ -345,6 +364,21 @@ impl Drop for Agent {
             self.assert_valid();
         }
     }
+}
+
+/// Waits for a response started with [`Agent::start_request`] or [`Agent::start_prompt`].
+pub async fn response(rx: oneshot::Receiver<Value>) -> Value {
+    tokio::time::timeout(WAIT, rx)
+        .await
+        .expect("response in time")
+        .expect("agent alive")
+}
+
+/// Asserts `response` is a JSON-RPC error with `code` whose message contains `needle`.
+pub fn assert_error(response: &Value, code: i64, needle: &str) {
+    assert_eq!(response["error"]["code"], code, "{response}");
+    let message = response["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains(needle), "`{needle}` not in: {response}");
 }
 
 /// The text of every `agent_message_chunk` (or `agent_thought_chunk`) in `updates`, joined.

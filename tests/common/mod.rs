@@ -6,7 +6,7 @@ pub mod mock_model;
 
 use std::path::{Path, PathBuf};
 
-pub use acp_client::{Agent, joined, of_kind};
+pub use acp_client::{Agent, assert_error, joined, of_kind, response};
 pub use mock_model::{MockModel, Reply};
 
 /// The key every test plants; tests check it never leaks.
@@ -68,8 +68,6 @@ pub async fn session_with(script: Vec<Reply>) -> (MockModel, Workspace, Agent, S
     let mock = MockModel::start(script).await;
     let ws = Workspace::new();
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
-    agent.initialize().await;
-    let session = agent.new_session(&ws.project()).await;
-    let id = session["sessionId"].as_str().unwrap().to_string();
+    let id = agent.open_session(&ws.project()).await;
     (mock, ws, agent, id)
 }

@@ -5,8 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common::acp_client::WAIT;
-use crate::common::{Reply, joined, session_with};
+use crate::common::{Reply, joined, response, session_with};
 
 fn slow_answer() -> Reply {
     let pieces: Vec<String> = (0..200).map(|i| format!("t{i} ")).collect();
@@ -18,12 +17,7 @@ fn slow_answer() -> Reply {
 async fn cancel_mid_stream_stops_the_turn_and_the_next_prompt_works() {
     let (mock, _ws, mut agent, session) =
         session_with(vec![slow_answer(), Reply::text(&["after cancel"])]).await;
-    let (_, response) = agent
-        .start_request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "long"}]}),
-        )
-        .await;
+    let pending = agent.start_prompt(&session, "long").await;
     // Wait until the answer is streaming.
     let first = agent.next_message().await;
     assert_eq!(
@@ -34,7 +28,7 @@ async fn cancel_mid_stream_stops_the_turn_and_the_next_prompt_works() {
     agent
         .notify("session/cancel", json!({"sessionId": session}))
         .await;
-    let response = tokio::time::timeout(WAIT, response).await.unwrap().unwrap();
+    let response = response(pending).await;
     let latency = cancelled_at.elapsed();
     assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
     // The full answer would take 10 s; a sanity bound far above the 100 ms target.
@@ -66,17 +60,12 @@ async fn cancel_while_waiting_for_the_server_stops_the_turn() {
         Reply::text(&["never seen"]).slow(Duration::from_secs(30)),
     ])
     .await;
-    let (_, response) = agent
-        .start_request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
-        )
-        .await;
+    let pending = agent.start_prompt(&session, "hi").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     agent
         .notify("session/cancel", json!({"sessionId": session}))
         .await;
-    let response = tokio::time::timeout(WAIT, response).await.unwrap().unwrap();
+    let response = response(pending).await;
     assert_eq!(response["result"]["stopReason"], "cancelled");
     assert_eq!(joined(&agent.drain(), "agent_message_chunk"), "");
 }
@@ -94,7 +83,7 @@ async fn cancel_with_nothing_running_is_harmless() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_request_for_the_prompt_cancels_the_turn() {
     let (_mock, _ws, mut agent, session) = session_with(vec![slow_answer()]).await;
-    let (id, response) = agent
+    let (id, pending) = agent
         .start_request(
             "session/prompt",
             json!({"sessionId": session, "prompt": [{"type": "text", "text": "long"}]}),
@@ -104,7 +93,7 @@ async fn cancel_request_for_the_prompt_cancels_the_turn() {
     agent
         .notify("$/cancel_request", json!({"requestId": id}))
         .await;
-    let response = tokio::time::timeout(WAIT, response).await.unwrap().unwrap();
+    let response = response(pending).await;
     let cancelled =
         response["result"]["stopReason"] == "cancelled" || response["error"]["code"] == -32800;
     assert!(cancelled, "{response}");

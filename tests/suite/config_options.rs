@@ -4,8 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::acp_client::WAIT;
-use crate::common::{Agent, MockModel, Reply, Workspace, of_kind};
+use crate::common::{Agent, MockModel, Reply, Workspace, assert_error, of_kind, response};
 
 async fn agent_with_models(script: Vec<Reply>) -> (MockModel, Workspace, Agent, String) {
     let mock = MockModel::start(script).await;
@@ -16,11 +15,7 @@ async fn agent_with_models(script: Vec<Reply>) -> (MockModel, Workspace, Agent, 
         "mock-model,o3-mini,other-model".into(),
     ));
     let mut agent = Agent::spawn(&env, &[]);
-    agent.initialize().await;
-    let id = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = agent.open_session(&ws.project()).await;
     (mock, ws, agent, id)
 }
 
@@ -33,12 +28,7 @@ async fn switching_the_model_changes_the_next_request() {
     let (mock, _ws, mut agent, session) =
         agent_with_models(vec![Reply::text(&["a"]), Reply::text(&["b"])]).await;
     agent.prompt(&session, "first").await;
-    let result = agent
-        .request_ok(
-            "session/set_config_option",
-            json!({"sessionId": session, "configId": "model", "value": "other-model"}),
-        )
-        .await;
+    let result = agent.set_option(&session, "model", "other-model").await["result"].clone();
     assert_eq!(
         option(&result["configOptions"], "model").unwrap()["currentValue"],
         "other-model"
@@ -53,21 +43,11 @@ async fn switching_the_model_changes_the_next_request() {
 async fn reasoning_effort_is_offered_and_sent_for_models_that_take_it() {
     let (mock, _ws, mut agent, session) =
         agent_with_models(vec![Reply::text(&["a"]), Reply::text(&["b"])]).await;
-    let result = agent
-        .request_ok(
-            "session/set_config_option",
-            json!({"sessionId": session, "configId": "model", "value": "o3-mini"}),
-        )
-        .await;
+    let result = agent.set_option(&session, "model", "o3-mini").await["result"].clone();
     let effort = option(&result["configOptions"], "reasoning_effort").expect("offered for o3-mini");
     assert_eq!(effort["category"], "thought_level");
     assert_eq!(effort["currentValue"], "medium");
-    let result = agent
-        .request_ok(
-            "session/set_config_option",
-            json!({"sessionId": session, "configId": "reasoning_effort", "value": "high"}),
-        )
-        .await;
+    let result = agent.set_option(&session, "reasoning_effort", "high").await["result"].clone();
     assert_eq!(
         option(&result["configOptions"], "reasoning_effort").unwrap()["currentValue"],
         "high"
@@ -75,12 +55,7 @@ async fn reasoning_effort_is_offered_and_sent_for_models_that_take_it() {
     agent.prompt(&session, "think hard").await;
     assert_eq!(mock.requests()[0].body["reasoning_effort"], "high");
     // Back to a model without it: the option disappears and nothing is sent.
-    let result = agent
-        .request_ok(
-            "session/set_config_option",
-            json!({"sessionId": session, "configId": "model", "value": "mock-model"}),
-        )
-        .await;
+    let result = agent.set_option(&session, "model", "mock-model").await["result"].clone();
     assert!(option(&result["configOptions"], "reasoning_effort").is_none());
     agent.prompt(&session, "plain").await;
     assert!(mock.requests()[1].body.get("reasoning_effort").is_none());
@@ -89,12 +64,7 @@ async fn reasoning_effort_is_offered_and_sent_for_models_that_take_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mode_through_config_option_announces_the_mode_and_reaches_the_model() {
     let (mock, _ws, mut agent, session) = agent_with_models(vec![Reply::text(&["a"])]).await;
-    let result = agent
-        .request_ok(
-            "session/set_config_option",
-            json!({"sessionId": session, "configId": "mode", "value": "read-only"}),
-        )
-        .await;
+    let result = agent.set_option(&session, "mode", "read-only").await["result"].clone();
     assert_eq!(
         option(&result["configOptions"], "mode").unwrap()["currentValue"],
         "read-only"
@@ -139,34 +109,10 @@ async fn set_mode_updates_the_config_options_and_reaches_the_model() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_option_ids_and_values_say_what_exists() {
     let (_mock, _ws, mut agent, session) = agent_with_models(vec![]).await;
-    let r = agent
-        .request(
-            "session/set_config_option",
-            json!({"sessionId": session, "configId": "temperature", "value": "hot"}),
-        )
-        .await;
-    assert_eq!(r["error"]["code"], -32602);
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("mode, model"),
-        "{r}"
-    );
-    let r = agent
-        .request(
-            "session/set_config_option",
-            json!({"sessionId": session, "configId": "model", "value": "gpt-99"}),
-        )
-        .await;
-    assert_eq!(r["error"]["code"], -32602);
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("mock-model, o3-mini, other-model"),
-        "{r}"
-    );
+    let r = agent.set_option(&session, "temperature", "hot").await;
+    assert_error(&r, -32602, "mode, model");
+    let r = agent.set_option(&session, "model", "gpt-99").await;
+    assert_error(&r, -32602, "mock-model, o3-mini, other-model");
     let r = agent
         .request(
             "session/set_config_option",
@@ -180,20 +126,11 @@ async fn bad_option_ids_and_values_say_what_exists() {
 async fn a_switch_during_a_turn_applies_to_the_next_request() {
     let slow = Reply::text(&["x", "y", "z"]).slow(Duration::from_millis(150));
     let (mock, _ws, mut agent, session) = agent_with_models(vec![slow, Reply::text(&["b"])]).await;
-    let (_, running) = agent
-        .start_request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "one"}]}),
-        )
-        .await;
+    let running = agent.start_prompt(&session, "one").await;
     agent.next_message().await;
-    agent
-        .request_ok(
-            "session/set_config_option",
-            json!({"sessionId": session, "configId": "model", "value": "other-model"}),
-        )
-        .await;
-    let first = tokio::time::timeout(WAIT, running).await.unwrap().unwrap();
+    let switched = agent.set_option(&session, "model", "other-model").await;
+    assert!(switched.get("error").is_none(), "{switched}");
+    let first = response(running).await;
     assert_eq!(first["result"]["stopReason"], "end_turn");
     agent.prompt(&session, "two").await;
     let requests = mock.requests();

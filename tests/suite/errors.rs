@@ -21,11 +21,7 @@ async fn started(script: Vec<Reply>, attempts: u32) -> (MockModel, Workspace, Ag
     let mock = MockModel::start(script).await;
     let ws = Workspace::new();
     let mut agent = fast_retry_agent(&ws, &mock, attempts);
-    agent.initialize().await;
-    let id = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = agent.open_session(&ws.project()).await;
     (mock, ws, agent, id)
 }
 
@@ -237,11 +233,7 @@ async fn an_unreachable_server_is_retried_then_reported() {
     ));
     env.push(("OPENAI_API_KEY".into(), TEST_KEY.into()));
     let mut agent = Agent::spawn(&env, &["--config", &path_str(&config)]);
-    agent.initialize().await;
-    let id = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = agent.open_session(&ws.project()).await;
     let (response, _) = agent.prompt(&id, "hi").await;
     let error = error_of(&response);
     assert_eq!(error["data"]["class"], "connection");
@@ -302,11 +294,7 @@ async fn the_key_never_reaches_logs_or_stdout() {
     env.retain(|(k, _)| k != "RUST_LOG");
     env.push(("RUST_LOG".into(), "trace".into()));
     let mut agent = Agent::spawn(&env, &[]);
-    agent.initialize().await;
-    let id = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = agent.open_session(&ws.project()).await;
     agent.prompt(&id, "one").await;
     agent.prompt(&id, "two").await;
     let stdout = agent.stdout_lines().join("\n");

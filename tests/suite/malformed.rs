@@ -2,7 +2,9 @@
 
 use serde_json::json;
 
-use crate::common::{Agent, MockModel, Reply, Workspace, joined, session_with};
+use crate::common::{
+    Agent, MockModel, Reply, Workspace, assert_error, joined, response, session_with,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_json_is_a_parse_error_and_nothing_is_lost() {
@@ -77,23 +79,12 @@ async fn wrong_params_are_invalid_params() {
             json!({"cwd": "relative/dir", "mcpServers": []}),
         )
         .await;
-    assert_eq!(r["error"]["code"], -32602);
-    assert!(
-        r["error"]["message"].as_str().unwrap().contains("absolute"),
-        "{r}"
-    );
+    assert_error(&r, -32602, "absolute");
     let missing = ws.project().join("nope");
     let r = agent
         .request("session/new", json!({"cwd": missing, "mcpServers": []}))
         .await;
-    assert_eq!(r["error"]["code"], -32602);
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("does not exist"),
-        "{r}"
-    );
+    assert_error(&r, -32602, "does not exist");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,12 +126,7 @@ async fn unknown_sessions_are_not_found() {
 async fn a_second_prompt_while_one_runs_is_refused_and_the_first_finishes() {
     let slow = Reply::text(&["a", "b", "c"]).slow(std::time::Duration::from_millis(200));
     let (_mock, _ws, mut agent, session) = session_with(vec![slow]).await;
-    let (_, first) = agent
-        .start_request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "one"}]}),
-        )
-        .await;
+    let first = agent.start_prompt(&session, "one").await;
     let busy = agent
         .request(
             "session/prompt",
@@ -154,10 +140,7 @@ async fn a_second_prompt_while_one_runs_is_refused_and_the_first_finishes() {
             .unwrap()
             .contains("session/cancel")
     );
-    let first = tokio::time::timeout(crate::common::acp_client::WAIT, first)
-        .await
-        .unwrap()
-        .unwrap();
+    let first = response(first).await;
     assert_eq!(first["result"]["stopReason"], "end_turn");
 }
 

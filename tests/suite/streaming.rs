@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::common::mock_model::{self, Reply};
-use crate::common::{TEST_KEY, joined, of_kind, session_with};
+use crate::common::{TEST_KEY, joined, of_kind, response, session_with};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn text_and_reasoning_stream_chunk_by_chunk() {
@@ -59,18 +59,10 @@ async fn updates_reach_the_editor_before_the_answer_is_complete() {
         end: mock_model::End::Done,
     };
     let (_mock, _ws, mut agent, session) = session_with(vec![reply]).await;
-    let (_, rx) = agent
-        .start_request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
-        )
-        .await;
+    let rx = agent.start_prompt(&session, "hi").await;
     let first = agent.next_message().await;
     assert_eq!(first["params"]["update"]["content"]["text"], "early ");
-    let response = tokio::time::timeout(Duration::from_secs(20), rx)
-        .await
-        .unwrap()
-        .unwrap();
+    let response = response(rx).await;
     assert_eq!(response["result"]["stopReason"], "end_turn");
 }
 
@@ -219,11 +211,7 @@ async fn images_go_as_image_parts_to_models_that_take_them() {
     env.retain(|(k, _)| k != "TANDEM_MODEL");
     env.push(("TANDEM_MODEL".into(), "gpt-4o".into()));
     let mut agent = crate::common::Agent::spawn(&env, &[]);
-    agent.initialize().await;
-    let id = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = agent.open_session(&ws.project()).await;
     agent
         .request_ok(
             "session/prompt",
