@@ -5,6 +5,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, Implementation, InitializeRequest, NewSessionRequest,
@@ -105,7 +106,9 @@ fn prompt_text(args: &[String]) -> anyhow::Result<String> {
     Ok(text)
 }
 
-static ANSWER_OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Whether the last answer (stdout) or reasoning (stderr) text ended mid-line.
+static ANSWER_OPEN: AtomicBool = AtomicBool::new(false);
+static THOUGHT_OPEN: AtomicBool = AtomicBool::new(false);
 
 fn show(update: SessionUpdate) {
     match update {
@@ -122,6 +125,7 @@ fn show(update: SessionUpdate) {
         }
         SessionUpdate::AgentThoughtChunk(chunk) => {
             if let ContentBlock::Text(t) = chunk.content {
+                THOUGHT_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(t.text.as_bytes());
                 let _ = err.flush();
@@ -137,14 +141,23 @@ fn show(update: SessionUpdate) {
 
 /// Ends the answer with a newline so the shell prompt does not run into it.
 fn end_answer_line() {
-    if ANSWER_OPEN.swap(false, std::sync::atomic::Ordering::Relaxed) {
+    if ANSWER_OPEN.swap(false, Ordering::Relaxed) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(b"\n");
         let _ = out.flush();
     }
 }
 
+/// Ends the reasoning with a newline before anything else is written.
+fn end_thought_line() {
+    if THOUGHT_OPEN.swap(false, Ordering::Relaxed) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(b"\n");
+    }
+}
+
 fn eprint_line(line: &str) {
+    end_thought_line();
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{line}");
 }

@@ -30,7 +30,7 @@ pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
         None => Arc::new(model::openai::OpenAiClient::new(
             &config.endpoint,
             config.retry,
-        )?),
+        )),
     })
 }
 

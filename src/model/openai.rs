@@ -2,6 +2,7 @@
 //! bring-your-own-types (`byot`) calls with tandem's lenient chunk types.
 
 use std::collections::VecDeque;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use async_openai::config::OpenAIConfig;
@@ -20,53 +21,63 @@ use crate::config::{Endpoint, RetryPolicy};
 
 /// A [`ModelClient`] for one OpenAI-compatible endpoint.
 pub struct OpenAiClient {
-    client: async_openai::Client<OpenAIConfig>,
-    base_url: String,
-    key_env: String,
-    missing_key: bool,
+    endpoint: Endpoint,
+    retry: RetryPolicy,
+    /// Built on the first request: loading TLS roots costs milliseconds that editors would
+    /// otherwise wait for before `initialize` is answered.
+    client: OnceLock<async_openai::Client<OpenAIConfig>>,
 }
 
 impl OpenAiClient {
-    /// Builds a client for `endpoint`; no request is made until the first prompt.
-    pub fn new(endpoint: &Endpoint, retry: RetryPolicy) -> Result<Self, ModelError> {
+    /// A client for `endpoint`; nothing is set up or sent until the first prompt.
+    pub fn new(endpoint: &Endpoint, retry: RetryPolicy) -> Self {
+        Self {
+            endpoint: endpoint.clone(),
+            retry,
+            client: OnceLock::new(),
+        }
+    }
+
+    fn client(&self) -> Result<&async_openai::Client<OpenAIConfig>, ModelError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
         // reqwest is built without a default TLS provider; ring is ours. Installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http_client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
             .build()
             .map_err(|e| ModelError::new(ErrorClass::Connection, http::describe_reqwest(&e)))?;
-        let key = endpoint
+        let key = self
+            .endpoint
             .api_key
             .as_ref()
             .map(|k| k.expose().to_string())
             .unwrap_or_default();
         let config = OpenAIConfig::new()
-            .with_api_base(endpoint.base_url.clone())
+            .with_api_base(self.endpoint.base_url.clone())
             .with_api_key(key);
         let client = async_openai::Client::with_config(config)
             .with_http_client(http_client.clone())
-            .with_http_service(http::service(http_client, retry));
-        Ok(Self {
-            client,
-            base_url: endpoint.base_url.clone(),
-            key_env: endpoint.api_key_env.clone(),
-            missing_key: endpoint.requires_key && endpoint.api_key.is_none(),
-        })
+            .with_http_service(http::service(http_client, self.retry));
+        // Two first requests racing may both build one; either is fine to keep.
+        Ok(self.client.get_or_init(|| client))
     }
 
     async fn open_stream(&self, request: ModelRequest) -> Result<EventStream, ModelError> {
-        if self.missing_key {
-            return Err(missing_key_error(&self.base_url, &self.key_env));
+        let endpoint = &self.endpoint;
+        if endpoint.requires_key && endpoint.api_key.is_none() {
+            return Err(missing_key_error(&endpoint.base_url, &endpoint.api_key_env));
         }
         let body = request_body(&request);
         tracing::debug!(model = %request.model, messages = request.messages.len(), "model request");
         let stream = self
-            .client
+            .client()?
             .chat()
             .create_stream_byot::<Value, Chunk>(body)
             .await
             .map_err(|e| self.open_error(&request.model, e))?;
-        Ok(events(stream, self.base_url.clone(), request.model).boxed())
+        Ok(events(stream, endpoint.base_url.clone(), request.model).boxed())
     }
 
     fn open_error(&self, model: &str, error: OpenAIError) -> ModelError {
@@ -74,9 +85,9 @@ impl OpenAiClient {
             OpenAIError::Boxed(boxed) => {
                 if let Some(f) = boxed.downcast_ref::<HttpFailure>() {
                     return ModelError::from_http(
-                        &self.base_url,
+                        &self.endpoint.base_url,
                         model,
-                        &self.key_env,
+                        &self.endpoint.api_key_env,
                         f.status,
                         &f.body,
                         f.attempts,
@@ -84,17 +95,17 @@ impl OpenAiClient {
                     );
                 }
                 if let Some(f) = boxed.downcast_ref::<ConnectFailure>() {
-                    return connection_error(&self.base_url, &f.message, f.attempts);
+                    return connection_error(&self.endpoint.base_url, &f.message, f.attempts);
                 }
                 ModelError::new(ErrorClass::Connection, boxed.to_string())
             }
             OpenAIError::Reqwest(e) => {
-                connection_error(&self.base_url, &http::describe_reqwest(&e), 1)
+                connection_error(&self.endpoint.base_url, &http::describe_reqwest(&e), 1)
             }
             OpenAIError::ApiError(api) => ModelError::from_http(
-                &self.base_url,
+                &self.endpoint.base_url,
                 model,
-                &self.key_env,
+                &self.endpoint.api_key_env,
                 api.status_code.as_u16(),
                 api.api_error.message.as_bytes(),
                 1,
@@ -104,7 +115,7 @@ impl OpenAiClient {
                 ErrorClass::BadRequest,
                 format!(
                     "the request to the model server at {} failed: {other}",
-                    self.base_url
+                    self.endpoint.base_url
                 ),
             ),
         }
