@@ -58,7 +58,7 @@ pub struct CommonArgs {
 pub enum Command {
     /// Run one prompt headless and print the streamed answer to stdout.
     #[command(
-        after_help = "Exit status: 0 when the model finished its answer, 1 on an error, \
+        after_help = "Exit status: 0 when the model finished its answer, 1 on an error, 2 on a usage or configuration error, \
                             3 when the model refused, 4 when it hit its output limit, \
                             130 when interrupted.\n\nExamples:\n  \
                             tandem exec --replay fixtures/demo/hello.json \"Say hello\"\n  \
