@@ -1,8 +1,97 @@
 //! What the core tells the editor, without knowing how it is sent: the ACP layer turns each
 //! [`TurnEvent`] into a `session/update` notification (acp/convert.rs).
 
+use std::path::PathBuf;
+
+use serde_json::Value;
+
 use crate::permission::Mode;
 use crate::session::options::OptionView;
+
+/// What kind of work a tool call does (ACP `ToolKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Reads files or directories.
+    Read,
+    /// Changes files.
+    Edit,
+    /// Runs a command.
+    Execute,
+    /// Searches.
+    Search,
+    /// Plans or thinks.
+    Think,
+}
+
+/// Where a tool call is in its life (ACP `ToolCallStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// Known, not started (e.g. waiting for permission).
+    Pending,
+    /// Running.
+    InProgress,
+    /// Finished.
+    Completed,
+    /// Failed, refused, rejected or cancelled.
+    Failed,
+}
+
+/// Something a tool call shows in the editor.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolContent {
+    /// Text (Markdown).
+    Text(String),
+    /// A file change; `old` is `None` for a new file.
+    Diff {
+        /// The file.
+        path: PathBuf,
+        /// Text before.
+        old: Option<String>,
+        /// Text after.
+        new: String,
+    },
+    /// A live terminal in the editor.
+    Terminal(String),
+}
+
+/// A file (and line) a tool call touches, so the editor can follow along.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<u32>,
+}
+
+/// A tool call as the editor shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallView {
+    /// The model's call id.
+    pub id: String,
+    /// Human title ("Read src/main.rs", "Run `cargo test`").
+    pub title: String,
+    /// What kind of work it is.
+    pub kind: ToolKind,
+    /// Current status.
+    pub status: ToolStatus,
+    /// Files it touches.
+    pub locations: Vec<Location>,
+    /// The arguments as the model sent them.
+    pub raw_input: Option<Value>,
+    /// What it shows.
+    pub content: Vec<ToolContent>,
+}
+
+/// One entry of the agent's plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanItem {
+    /// What to do.
+    pub content: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+    /// `high`, `medium` or `low`.
+    pub priority: String,
+}
 
 /// Something the editor should see, as soon as it happens.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +111,19 @@ pub enum TurnEvent {
     ModeChanged(Mode),
     /// The session's config options changed (sent as `config_option_update`).
     OptionsChanged(Vec<OptionView>),
+    /// A new tool call (sent as `tool_call`).
+    ToolCall(ToolCallView),
+    /// A tool call changed (sent as `tool_call_update`); `None` fields are unchanged.
+    ToolCallUpdate {
+        /// The call.
+        id: String,
+        /// New status.
+        status: Option<ToolStatus>,
+        /// New content (replaces the old).
+        content: Option<Vec<ToolContent>>,
+    },
+    /// The agent's plan, whole (sent as `plan`).
+    Plan(Vec<PlanItem>),
 }
 
 /// Where events go; one per connection, shared by its sessions.

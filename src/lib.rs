@@ -6,13 +6,16 @@
 
 pub mod acp;
 pub mod cli;
+pub mod client;
 pub mod config;
 pub mod events;
 pub mod exec;
+pub mod local;
 pub mod logging;
 pub mod model;
 pub mod permission;
 pub mod session;
+pub mod tools;
 pub mod turn;
 
 use std::sync::Arc;

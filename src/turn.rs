@@ -1,14 +1,24 @@
-//! One prompt's work: ask the model, stream what it says to the editor, and decide why the
-//! turn stopped. Cancellation is checked at every await that can take long.
+//! One prompt's work: ask the model, stream what it says, run the tools it calls, answer
+//! every call, and ask again until the model stops. Cancellation is checked at every await
+//! that can take long.
 
-use std::sync::Arc;
+mod calls;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::ModelSpec;
+use crate::client::{ClientCaps, ClientOps};
+use crate::config::{Config, ModelSpec};
 use crate::events::{EventSink, TurnEvent};
-use crate::model::{Message, ModelClient, ModelError, ModelEvent, ModelRequest, UserPart};
+use crate::model::{
+    Message, ModelClient, ModelError, ModelEvent, ModelRequest, ToolCall, UserPart,
+};
+use crate::permission::{Grants, Mode};
+use crate::session::options::Settings;
+use crate::tools::Registry;
 
 /// Why a turn ended without an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,30 +27,77 @@ pub enum StopReason {
     EndTurn,
     /// The model hit its output token limit.
     MaxTokens,
+    /// The turn made as many model requests as one prompt may.
+    MaxTurnRequests,
     /// The model (or its content filter) refused.
     Refusal,
     /// The user cancelled.
     Cancelled,
 }
 
-/// Everything a turn needs besides the history.
+/// Everything a turn needs besides the history; shared state is read at the moment it
+/// matters (settings at each request and each tool call).
+#[derive(Clone)]
 pub struct TurnContext {
     /// The session the events belong to.
     pub session_id: String,
-    /// The model to ask.
-    pub client: Arc<dyn ModelClient>,
-    /// The model's id and limits, resolved from the session's settings at request time.
-    pub spec: ModelSpec,
-    /// `reasoning_effort`, when the model takes it.
-    pub reasoning_effort: Option<String>,
-    /// The system prompt for this request.
-    pub system_prompt: String,
+    /// The session's working directory (canonical): the workspace root.
+    pub cwd: PathBuf,
+    /// Configuration (models, limits, instructions).
+    pub config: Arc<Config>,
+    /// The model server.
+    pub model: Arc<dyn ModelClient>,
+    /// The session's live settings.
+    pub settings: Arc<Mutex<Settings>>,
+    /// The tools offered.
+    pub tools: Arc<Registry>,
+    /// The editor.
+    pub client: Arc<dyn ClientOps>,
+    /// What the editor can do.
+    pub caps: ClientCaps,
+    /// The session's remembered permission answers.
+    pub grants: Arc<Mutex<Grants>>,
     /// Where the editor-facing events go.
     pub sink: Arc<dyn EventSink>,
 }
 
+impl TurnContext {
+    fn settings(&self) -> Settings {
+        lock(&self.settings).clone()
+    }
+
+    fn emit(&self, event: TurnEvent) {
+        self.sink.emit(&self.session_id, event);
+    }
+
+    /// The system prompt for the current mode.
+    pub fn system_prompt(&self, mode: Mode) -> String {
+        let mut prompt = format!(
+            "You are tandem, a coding agent working inside the user's editor. Use the tools to \
+             read, search and change the project; the user reviews edits and commands in the \
+             editor. Answer clearly and concisely; use Markdown for code.\n\n\
+             Working directory: {}\nPlatform: {}\nMode: {} ({})",
+            self.cwd.display(),
+            std::env::consts::OS,
+            mode.id(),
+            mode.description(),
+        );
+        if let Some(extra) = &self.config.instructions {
+            prompt.push_str("\n\n");
+            prompt.push_str(extra);
+        }
+        prompt
+    }
+}
+
+/// Locks a mutex whose data stays valid even if a holder panicked.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// What a turn adds to the history and how it ended. New messages are returned also when
-/// the turn failed or was cancelled, so the transcript keeps what the user saw.
+/// the turn failed or was cancelled, so the transcript keeps what the user saw, and every
+/// tool call in them has exactly one result.
 #[derive(Debug)]
 pub struct TurnOutcome {
     /// Messages to append to the session's history.
@@ -49,90 +106,169 @@ pub struct TurnOutcome {
     pub result: Result<StopReason, ModelError>,
 }
 
-/// Runs one model request over `history` and streams its answer.
+/// How one model response ended.
+enum End {
+    Finished(Option<String>),
+    Failed(ModelError),
+    Cancelled,
+}
+
+/// One streamed model response.
+struct Response {
+    text: String,
+    calls: Vec<ToolCall>,
+    end: End,
+}
+
+/// Runs model requests and tool calls until the model stops, the user cancels, or the
+/// request cap is reached.
 pub async fn run_turn(
     ctx: TurnContext,
     history: Vec<Message>,
     cancel: CancellationToken,
 ) -> TurnOutcome {
-    let mut messages = Vec::with_capacity(history.len() + 1);
-    messages.push(Message::System(ctx.system_prompt.clone()));
-    messages.extend(history.into_iter().map(|m| fit_to_model(m, &ctx.spec)));
-    let estimate_in = estimate_tokens(&messages);
-    let request = ModelRequest {
-        model: ctx.spec.id.clone(),
-        messages,
-        reasoning_effort: ctx.reasoning_effort.clone(),
-    };
+    let mut added: Vec<Message> = Vec::new();
+    for _ in 0..ctx.config.max_turn_requests {
+        let settings = ctx.settings();
+        let spec = ctx
+            .config
+            .model(&settings.model)
+            .cloned()
+            .unwrap_or_else(|| ctx.config.models[0].clone());
+        let mut messages = Vec::with_capacity(history.len() + added.len() + 1);
+        messages.push(Message::System(ctx.system_prompt(settings.mode)));
+        messages.extend(
+            history
+                .iter()
+                .chain(added.iter())
+                .cloned()
+                .map(|m| fit_to_model(m, &spec)),
+        );
+        let request = ModelRequest {
+            model: spec.id.clone(),
+            messages,
+            reasoning_effort: settings.effort_for_request(&ctx.config),
+            tools: ctx.tools.specs(),
+        };
+        let response = stream_response(&ctx, &spec, request, &cancel).await;
+        let calls = response.calls.clone();
+        if !response.text.is_empty() || !calls.is_empty() {
+            added.push(Message::Assistant {
+                text: response.text,
+                tool_calls: calls.clone(),
+            });
+        }
+        let unanswered = |added: &mut Vec<Message>, why: &str| {
+            added.extend(calls.iter().map(|c| Message::Tool {
+                call_id: c.id.clone(),
+                content: why.to_string(),
+            }));
+        };
+        let finish = match response.end {
+            End::Cancelled => {
+                unanswered(&mut added, "Not run: the user cancelled the turn.");
+                return TurnOutcome {
+                    new_messages: added,
+                    result: Ok(StopReason::Cancelled),
+                };
+            }
+            End::Failed(e) => {
+                unanswered(&mut added, "Not run: the model request failed.");
+                return TurnOutcome {
+                    new_messages: added,
+                    result: Err(e),
+                };
+            }
+            End::Finished(finish) => finish,
+        };
+        if calls.is_empty() {
+            let stop = match finish.as_deref() {
+                Some("length") => StopReason::MaxTokens,
+                Some("content_filter") => StopReason::Refusal,
+                _ => StopReason::EndTurn,
+            };
+            return TurnOutcome {
+                new_messages: added,
+                result: Ok(stop),
+            };
+        }
+        let (results, cancelled) = calls::run_all(&ctx, calls, &cancel).await;
+        added.extend(results);
+        if cancelled {
+            return TurnOutcome {
+                new_messages: added,
+                result: Ok(StopReason::Cancelled),
+            };
+        }
+    }
+    tracing::info!(session = %ctx.session_id, max = ctx.config.max_turn_requests, "turn hit its model request cap");
+    TurnOutcome {
+        new_messages: added,
+        result: Ok(StopReason::MaxTurnRequests),
+    }
+}
 
-    let mut answer = String::new();
-    let outcome = |answer: String, result| TurnOutcome {
-        new_messages: if answer.is_empty() {
-            Vec::new()
-        } else {
-            vec![Message::Assistant(answer)]
-        },
-        result,
+/// Sends one request and streams the answer to the editor as it arrives.
+async fn stream_response(
+    ctx: &TurnContext,
+    spec: &ModelSpec,
+    request: ModelRequest,
+    cancel: &CancellationToken,
+) -> Response {
+    let estimate_in = estimate_tokens(&request.messages);
+    let mut response = Response {
+        text: String::new(),
+        calls: Vec::new(),
+        end: End::Cancelled,
     };
-
     let opened = tokio::select! {
         biased;
-        () = cancel.cancelled() => return outcome(answer, Ok(StopReason::Cancelled)),
-        opened = ctx.client.open(request) => opened,
+        () = cancel.cancelled() => return response,
+        opened = ctx.model.open(request) => opened,
     };
     let mut stream = match opened {
         Ok(stream) => stream,
-        Err(e) => return outcome(answer, Err(e)),
+        Err(e) => {
+            response.end = End::Failed(e);
+            return response;
+        }
     };
-
     let mut usage = None;
     let mut finish = None;
     loop {
         let next = tokio::select! {
             biased;
-            () = cancel.cancelled() => return outcome(answer, Ok(StopReason::Cancelled)),
+            () = cancel.cancelled() => return response,
             next = stream.next() => next,
         };
         match next {
             None => break,
-            Some(Err(e)) => return outcome(answer, Err(e)),
+            Some(Err(e)) => {
+                response.end = End::Failed(e);
+                return response;
+            }
             Some(Ok(ModelEvent::Text(t))) => {
-                answer.push_str(&t);
-                ctx.sink.emit(&ctx.session_id, TurnEvent::Text(t));
+                response.text.push_str(&t);
+                ctx.emit(TurnEvent::Text(t));
             }
-            Some(Ok(ModelEvent::Reasoning(t))) => {
-                ctx.sink.emit(&ctx.session_id, TurnEvent::Thought(t));
-            }
+            Some(Ok(ModelEvent::Reasoning(t))) => ctx.emit(TurnEvent::Thought(t)),
             Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
-            Some(Ok(ModelEvent::ToolCalls(calls))) => {
-                // No tools are offered to the model yet, so a call cannot be run; the answer
-                // ends with the text it has.
-                let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
-                tracing::warn!(session = %ctx.session_id, ?names, "model asked for tools, but none are offered");
-            }
+            Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
         }
     }
-
     // Context in use: the last request's prompt + completion, or an estimate when the server
     // does not report usage.
     let used = match usage {
         Some(u) => u.prompt_tokens + u.completion_tokens,
-        None => estimate_in + estimate_text(&answer),
+        None => estimate_in + estimate_text(&response.text),
     };
-    ctx.sink.emit(
-        &ctx.session_id,
-        TurnEvent::Usage {
-            used,
-            size: ctx.spec.context_window,
-        },
-    );
-    let stop = match finish.as_deref() {
-        Some("length") => StopReason::MaxTokens,
-        Some("content_filter") => StopReason::Refusal,
-        _ => StopReason::EndTurn,
-    };
-    outcome(answer, Ok(stop))
+    ctx.emit(TurnEvent::Usage {
+        used,
+        size: spec.context_window,
+    });
+    response.end = End::Finished(finish);
+    response
 }
 
 /// Replaces image parts with a note for models that do not take images, so switching to such
@@ -164,7 +300,14 @@ fn estimate_tokens(messages: &[Message]) -> u64 {
     messages
         .iter()
         .map(|m| match m {
-            Message::System(t) | Message::Assistant(t) => estimate_text(t),
+            Message::System(t) | Message::Tool { content: t, .. } => estimate_text(t),
+            Message::Assistant { text, tool_calls } => {
+                estimate_text(text)
+                    + tool_calls
+                        .iter()
+                        .map(|c| estimate_text(&c.arguments) + 8)
+                        .sum::<u64>()
+            }
             Message::User(parts) => parts
                 .iter()
                 .map(|p| match p {

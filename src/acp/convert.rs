@@ -8,7 +8,9 @@ use agent_client_protocol::v1::schema::{
     UsageUpdate,
 };
 
-use crate::events::TurnEvent;
+use crate::events::{
+    Location, PlanItem, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent,
+};
 use crate::model::UserPart;
 use crate::permission::Mode;
 use crate::session::options::{OptionCategory, OptionView};
@@ -90,7 +92,106 @@ pub fn session_update(event: TurnEvent) -> SessionUpdate {
         TurnEvent::OptionsChanged(views) => {
             SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(config_options(&views)))
         }
+        TurnEvent::ToolCall(view) => SessionUpdate::ToolCall(tool_call(view)),
+        TurnEvent::ToolCallUpdate {
+            id,
+            status,
+            content,
+        } => {
+            let mut fields = acp::ToolCallUpdateFields::new();
+            if let Some(status) = status {
+                fields = fields.status(tool_status(status));
+            }
+            if let Some(content) = content {
+                fields = fields.content(tool_content(content));
+            }
+            SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields))
+        }
+        TurnEvent::Plan(items) => SessionUpdate::Plan(plan(items)),
     }
+}
+
+fn tool_call(view: ToolCallView) -> acp::ToolCall {
+    acp::ToolCall::new(view.id, view.title)
+        .kind(tool_kind(view.kind))
+        .status(tool_status(view.status))
+        .locations(locations(view.locations))
+        .raw_input(view.raw_input)
+        .content(tool_content(view.content))
+}
+
+/// A tool call as it is shown in a permission request.
+pub fn tool_call_update(view: &ToolCallView) -> acp::ToolCallUpdate {
+    let fields = acp::ToolCallUpdateFields::new()
+        .title(view.title.clone())
+        .kind(tool_kind(view.kind))
+        .status(tool_status(view.status))
+        .locations(locations(view.locations.clone()))
+        .raw_input(view.raw_input.clone())
+        .content(tool_content(view.content.clone()));
+    acp::ToolCallUpdate::new(view.id.clone(), fields)
+}
+
+fn tool_kind(kind: ToolKind) -> acp::ToolKind {
+    match kind {
+        ToolKind::Read => acp::ToolKind::Read,
+        ToolKind::Edit => acp::ToolKind::Edit,
+        ToolKind::Execute => acp::ToolKind::Execute,
+        ToolKind::Search => acp::ToolKind::Search,
+        ToolKind::Think => acp::ToolKind::Think,
+    }
+}
+
+fn tool_status(status: ToolStatus) -> acp::ToolCallStatus {
+    match status {
+        ToolStatus::Pending => acp::ToolCallStatus::Pending,
+        ToolStatus::InProgress => acp::ToolCallStatus::InProgress,
+        ToolStatus::Completed => acp::ToolCallStatus::Completed,
+        ToolStatus::Failed => acp::ToolCallStatus::Failed,
+    }
+}
+
+fn locations(locations: Vec<Location>) -> Vec<acp::ToolCallLocation> {
+    locations
+        .into_iter()
+        .map(|l| acp::ToolCallLocation::new(l.path).line(l.line))
+        .collect()
+}
+
+fn tool_content(content: Vec<ToolContent>) -> Vec<acp::ToolCallContent> {
+    content
+        .into_iter()
+        .map(|c| match c {
+            ToolContent::Text(t) => acp::ToolCallContent::Content(acp::Content::new(
+                ContentBlock::Text(TextContent::new(t)),
+            )),
+            ToolContent::Diff { path, old, new } => {
+                acp::ToolCallContent::Diff(acp::Diff::new(path, new).old_text(old))
+            }
+            ToolContent::Terminal(id) => acp::ToolCallContent::Terminal(acp::Terminal::new(id)),
+        })
+        .collect()
+}
+
+fn plan(items: Vec<PlanItem>) -> acp::Plan {
+    acp::Plan::new(
+        items
+            .into_iter()
+            .map(|i| {
+                let status = match i.status.as_str() {
+                    "in_progress" => acp::PlanEntryStatus::InProgress,
+                    "completed" => acp::PlanEntryStatus::Completed,
+                    _ => acp::PlanEntryStatus::Pending,
+                };
+                let priority = match i.priority.as_str() {
+                    "high" => acp::PlanEntryPriority::High,
+                    "low" => acp::PlanEntryPriority::Low,
+                    _ => acp::PlanEntryPriority::Medium,
+                };
+                acp::PlanEntry::new(i.content, priority, status)
+            })
+            .collect(),
+    )
 }
 
 fn text_chunk(text: String) -> ContentChunk {
@@ -142,6 +243,7 @@ pub fn stop_reason(stop: StopReason) -> acp::StopReason {
     match stop {
         StopReason::EndTurn => acp::StopReason::EndTurn,
         StopReason::MaxTokens => acp::StopReason::MaxTokens,
+        StopReason::MaxTurnRequests => acp::StopReason::MaxTurnRequests,
         StopReason::Refusal => acp::StopReason::Refusal,
         StopReason::Cancelled => acp::StopReason::Cancelled,
     }

@@ -3,10 +3,11 @@
 //! Handlers that wait on a session (and so maybe on the model) move their responder into a
 //! spawned task, so the dispatch loop always stays free for `session/cancel`.
 
+pub mod client;
 pub mod convert;
 pub mod errors;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
@@ -18,6 +19,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, schema::ProtocolVersion};
 
+use crate::client::ClientCaps;
 use crate::events::{EventSink, TurnEvent};
 use crate::session::SessionManager;
 
@@ -43,6 +45,9 @@ impl EventSink for ConnectionSink {
 
 /// The ACP agent over `manager`'s sessions, ready to connect to any transport.
 pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
+    // What the editor can do, learned at `initialize`, used by every session it opens.
+    let caps: Arc<Mutex<ClientCaps>> = Arc::default();
+    let caps_init = caps.clone();
     let m_init = manager.clone();
     let m_auth = manager.clone();
     let m_new = manager.clone();
@@ -54,7 +59,13 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         .v1()
         .name("tandem")
         .on_receive_request(
-            async move |_req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+            async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+                let c = &req.client_capabilities;
+                *crate::turn::lock(&caps_init) = ClientCaps {
+                    read_text_file: c.fs.read_text_file,
+                    write_text_file: c.fs.write_text_file,
+                    terminal: c.terminal,
+                };
                 responder.respond(initialize_response(&m_init))
             },
             agent_client_protocol::on_receive_request!(),
@@ -83,7 +94,9 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                     );
                 }
                 let sink = Arc::new(ConnectionSink { cx: cx.clone() });
-                match m_new.create(req.cwd, sink) {
+                let editor = Arc::new(client::AcpClient { cx: cx.clone() });
+                let caps = *crate::turn::lock(&caps);
+                match m_new.create(req.cwd, sink, editor, caps) {
                     Ok(s) => responder.respond(
                         NewSessionResponse::new(s.id)
                             .modes(convert::mode_state(s.settings.mode))

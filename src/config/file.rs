@@ -17,6 +17,7 @@ pub(super) struct FileConfig {
     pub model: Option<String>,
     pub mode: Option<String>,
     pub instructions: Option<String>,
+    pub max_turn_requests: Option<u32>,
     #[serde(default)]
     pub models: Vec<FileModel>,
     #[serde(default)]

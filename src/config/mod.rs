@@ -122,6 +122,8 @@ pub struct Config {
     pub replay: Option<PathBuf>,
     /// Extra instructions appended to the system prompt.
     pub instructions: Option<String>,
+    /// Most model requests one prompt may make (tool loops included).
+    pub max_turn_requests: u32,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -280,6 +282,15 @@ impl Config {
             home,
             replay,
             instructions: file.instructions.clone(),
+            max_turn_requests: match file.max_turn_requests {
+                Some(0) => {
+                    return Err(ConfigError::Invalid(
+                        "max_turn_requests must be at least 1".into(),
+                    ));
+                }
+                Some(n) => n,
+                None => 100,
+            },
             config_file,
         })
     }

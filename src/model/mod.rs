@@ -23,8 +23,41 @@ pub enum Message {
     System(String),
     /// What the user sent: text and images.
     User(Vec<UserPart>),
-    /// What the model answered (text only; reasoning is not sent back).
-    Assistant(String),
+    /// What the model answered (reasoning is not sent back), with the tools it called.
+    Assistant {
+        /// The visible answer text (may be empty when the model only called tools).
+        text: String,
+        /// The calls, in the model's order; each is answered by one [`Message::Tool`].
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    Tool {
+        /// The call this answers.
+        call_id: String,
+        /// What the model reads.
+        content: String,
+    },
+}
+
+impl Message {
+    /// An assistant message with text only.
+    pub fn assistant(text: impl Into<String>) -> Message {
+        Message::Assistant {
+            text: text.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub parameters: serde_json::Value,
 }
 
 /// A piece of a user message.
@@ -48,6 +81,8 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// `low` / `medium` / `high` for models that take it.
     pub reasoning_effort: Option<String>,
+    /// Tools offered; empty means none.
+    pub tools: Vec<ToolSpec>,
 }
 
 /// Token counts reported by the server.

@@ -164,13 +164,44 @@ pub fn request_body(request: &ModelRequest) -> Value {
     if let Some(effort) = &request.reasoning_effort {
         body["reasoning_effort"] = json!(effort);
     }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+        body["tools"] = json!(tools);
+    }
     body
 }
 
 fn message_json(message: &Message) -> Value {
     match message {
         Message::System(text) => json!({ "role": "system", "content": text }),
-        Message::Assistant(text) => json!({ "role": "assistant", "content": text }),
+        Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
+            json!({ "role": "assistant", "content": text })
+        }
+        Message::Assistant { text, tool_calls } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function",
+                           "function": {"name": c.name, "arguments": c.arguments}})
+                })
+                .collect();
+            let content = if text.is_empty() {
+                Value::Null
+            } else {
+                json!(text)
+            };
+            json!({ "role": "assistant", "content": content, "tool_calls": calls })
+        }
+        Message::Tool { call_id, content } => {
+            json!({ "role": "tool", "tool_call_id": call_id, "content": content })
+        }
         Message::User(parts) => {
             let all_text = parts.iter().all(|p| matches!(p, UserPart::Text(_)));
             if all_text {
@@ -309,11 +340,47 @@ mod tests {
                 Message::User(vec![UserPart::Text("a".into()), UserPart::Text("b".into())]),
             ],
             reasoning_effort: Some("low".into()),
+            tools: Vec::new(),
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][1]["content"], "a\n\nb");
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["reasoning_effort"], "low");
+    }
+
+    #[test]
+    fn tool_calls_and_results_round_trip() {
+        let req = ModelRequest {
+            model: "m".into(),
+            messages: vec![
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![super::super::ToolCall {
+                        id: "c1".into(),
+                        name: "read_file".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+                Message::Tool {
+                    call_id: "c1".into(),
+                    content: "text".into(),
+                },
+            ],
+            reasoning_effort: None,
+            tools: vec![super::super::ToolSpec {
+                name: "read_file".into(),
+                description: "d".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let body = request_body(&req);
+        assert_eq!(body["messages"][0]["content"], Value::Null);
+        assert_eq!(
+            body["messages"][0]["tool_calls"][0]["function"]["name"],
+            "read_file"
+        );
+        assert_eq!(body["messages"][1]["tool_call_id"], "c1");
+        assert_eq!(body["tools"][0]["function"]["parameters"]["type"], "object");
     }
 
     #[test]
@@ -327,6 +394,7 @@ mod tests {
                 },
             ])],
             reasoning_effort: None,
+            tools: Vec::new(),
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");

@@ -6,6 +6,7 @@
 //! { "description": "…",
 //!   "turns": [ { "delay_ms": 15,
 //!                "events": [ {"thought": "…"}, {"text": "…"},
+//!                            {"tool_call": {"name": "read_file", "arguments": {"path": "README.md"}}},
 //!                            {"usage": {"prompt_tokens": 10, "completion_tokens": 5}} ],
 //!                "finish_reason": "stop" } ] }
 //! ```
@@ -19,7 +20,9 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 
-use super::{ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, Usage};
+use super::{
+    ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, ToolCall, Usage,
+};
 
 /// A whole fixture file.
 #[derive(Debug, Clone, Deserialize)]
@@ -41,13 +44,10 @@ pub struct ScriptTurn {
     pub delay_ms: u64,
     /// What the model "says", in order.
     pub events: Vec<ScriptEvent>,
-    /// The finish reason sent at the end.
-    #[serde(default = "default_finish")]
-    pub finish_reason: String,
-}
-
-fn default_finish() -> String {
-    "stop".to_string()
+    /// The finish reason sent at the end (default `tool_calls` when the turn calls tools,
+    /// `stop` otherwise).
+    #[serde(default)]
+    pub finish_reason: Option<String>,
 }
 
 /// One scripted event.
@@ -58,6 +58,16 @@ pub enum ScriptEvent {
     Thought(String),
     /// A piece of the answer.
     Text(String),
+    /// A tool call, sent whole before the finish reason.
+    ToolCall {
+        /// The call id (default `call_N`).
+        #[serde(default)]
+        id: Option<String>,
+        /// The tool.
+        name: String,
+        /// The arguments, as a JSON value.
+        arguments: serde_json::Value,
+    },
     /// Token counts.
     Usage {
         /// Tokens in the request.
@@ -117,22 +127,45 @@ impl ModelClient for ReplayClient {
         let turn = self.script.turns[index].clone();
         Box::pin(async move {
             let delay = Duration::from_millis(turn.delay_ms);
-            let mut events: Vec<ModelEvent> = turn
-                .events
-                .into_iter()
-                .map(|e| match e {
-                    ScriptEvent::Thought(t) => ModelEvent::Reasoning(t),
-                    ScriptEvent::Text(t) => ModelEvent::Text(t),
+            let mut events = Vec::new();
+            let mut calls = Vec::new();
+            let mut usage = None;
+            for event in turn.events {
+                match event {
+                    ScriptEvent::Thought(t) => events.push(ModelEvent::Reasoning(t)),
+                    ScriptEvent::Text(t) => events.push(ModelEvent::Text(t)),
+                    ScriptEvent::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => calls.push(ToolCall {
+                        id: id.unwrap_or_else(|| format!("call_{index}_{}", calls.len())),
+                        name,
+                        arguments: arguments.to_string(),
+                    }),
                     ScriptEvent::Usage {
                         prompt_tokens,
                         completion_tokens,
-                    } => ModelEvent::Usage(Usage {
-                        prompt_tokens,
-                        completion_tokens,
-                    }),
-                })
-                .collect();
-            events.push(ModelEvent::Finish(turn.finish_reason));
+                    } => {
+                        usage = Some(Usage {
+                            prompt_tokens,
+                            completion_tokens,
+                        });
+                    }
+                }
+            }
+            let finish = turn.finish_reason.unwrap_or_else(|| {
+                if calls.is_empty() {
+                    "stop".into()
+                } else {
+                    "tool_calls".into()
+                }
+            });
+            if !calls.is_empty() {
+                events.push(ModelEvent::ToolCalls(calls));
+            }
+            events.push(ModelEvent::Finish(finish));
+            events.extend(usage.map(ModelEvent::Usage));
             let stream = futures::stream::iter(events).then(move |event| async move {
                 if !delay.is_zero() {
                     tokio::time::sleep(delay).await;
@@ -159,9 +192,14 @@ mod tests {
             model: "replay".into(),
             messages: vec![],
             reasoning_effort: None,
+            tools: vec![],
         };
         let first: Vec<_> = client.open(req.clone()).await.unwrap().collect().await;
         assert_eq!(first.len(), 2);
+        assert_eq!(
+            first[1].as_ref().unwrap(),
+            &ModelEvent::Finish("stop".into())
+        );
         let second: Vec<_> = client.open(req.clone()).await.unwrap().collect().await;
         assert_eq!(
             second.last().unwrap().as_ref().unwrap(),
@@ -169,6 +207,37 @@ mod tests {
         );
         let third: Vec<_> = client.open(req).await.unwrap().collect().await;
         assert_eq!(third, first);
+    }
+
+    #[tokio::test]
+    async fn tool_calls_come_whole_before_the_finish() {
+        let script: Script = serde_json::from_str(
+            r#"{"turns":[{"events":[{"text":"look"},{"tool_call":{"name":"read_file","arguments":{"path":"a"}}}]}]}"#,
+        )
+        .unwrap();
+        let client = ReplayClient::new(script).unwrap();
+        let req = ModelRequest {
+            model: "r".into(),
+            messages: vec![],
+            reasoning_effort: None,
+            tools: vec![],
+        };
+        let events: Vec<_> = client
+            .open(req)
+            .await
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(
+            events[1],
+            ModelEvent::ToolCalls(vec![ToolCall {
+                id: "call_0_0".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"a"}"#.into(),
+            }])
+        );
+        assert_eq!(events[2], ModelEvent::Finish("tool_calls".into()));
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! The session actor: one task owns a session's history and settings; callers send commands
 //! with oneshot replies. A running turn is a child task the actor can cancel at any time.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -12,9 +11,9 @@ use super::SessionError;
 use super::options::{self, OptionView, Settings};
 use crate::config::Config;
 use crate::events::{EventSink, TurnEvent};
-use crate::model::{Message, ModelClient, UserPart};
+use crate::model::{Message, UserPart};
 use crate::permission::Mode;
-use crate::turn::{self, StopReason, TurnContext, TurnOutcome};
+use crate::turn::{self, StopReason, TurnContext, TurnOutcome, lock};
 
 /// A request to the actor.
 pub(super) enum Command {
@@ -37,12 +36,12 @@ pub(super) enum Command {
 /// The actor's state.
 pub(super) struct Actor {
     pub id: String,
-    pub cwd: PathBuf,
     pub config: Arc<Config>,
-    pub client: Arc<dyn ModelClient>,
     pub sink: Arc<dyn EventSink>,
-    pub settings: Settings,
+    pub settings: Arc<Mutex<Settings>>,
     pub history: Vec<Message>,
+    /// Shared with every turn of this session.
+    pub turn: TurnContext,
 }
 
 struct Running {
@@ -97,7 +96,8 @@ impl Actor {
             Command::SetMode { mode, reply } => {
                 let result = match Mode::parse(&mode) {
                     Some(mode) => {
-                        self.settings.mode = mode;
+                        lock(&self.settings).mode = mode;
+                        self.emit(TurnEvent::ModeChanged(mode));
                         self.emit(TurnEvent::OptionsChanged(self.views()));
                         Ok(())
                     }
@@ -113,12 +113,18 @@ impl Actor {
                 value,
                 reply,
             } => {
-                let before = self.settings.mode;
-                let result = options::apply(&mut self.settings, &self.config, &option, &value)
-                    .map(|()| self.views())
-                    .map_err(SessionError::from);
-                if self.settings.mode != before {
-                    self.emit(TurnEvent::ModeChanged(self.settings.mode));
+                let (before, result) = {
+                    let mut settings = lock(&self.settings);
+                    let before = settings.mode;
+                    (
+                        before,
+                        options::apply(&mut settings, &self.config, &option, &value),
+                    )
+                };
+                let result = result.map(|()| self.views()).map_err(SessionError::from);
+                let now = lock(&self.settings).mode;
+                if now != before {
+                    self.emit(TurnEvent::ModeChanged(now));
                 }
                 let _ = reply.send(result);
             }
@@ -131,21 +137,12 @@ impl Actor {
         reply: oneshot::Sender<Result<StopReason, SessionError>>,
     ) -> Running {
         self.history.push(Message::User(parts));
-        let spec = self
-            .config
-            .model(&self.settings.model)
-            .cloned()
-            .unwrap_or_else(|| self.config.models[0].clone());
-        let ctx = TurnContext {
-            session_id: self.id.clone(),
-            client: self.client.clone(),
-            reasoning_effort: self.settings.effort_for_request(&self.config),
-            spec,
-            system_prompt: self.system_prompt(),
-            sink: self.sink.clone(),
-        };
         let cancel = CancellationToken::new();
-        let task = tokio::spawn(turn::run_turn(ctx, self.history.clone(), cancel.clone()));
+        let task = tokio::spawn(turn::run_turn(
+            self.turn.clone(),
+            self.history.clone(),
+            cancel.clone(),
+        ));
         Running {
             task,
             cancel,
@@ -174,27 +171,10 @@ impl Actor {
     }
 
     fn views(&self) -> Vec<OptionView> {
-        options::views(&self.settings, &self.config)
+        options::views(&lock(&self.settings), &self.config)
     }
 
     fn emit(&self, event: TurnEvent) {
         self.sink.emit(&self.id, event);
-    }
-
-    fn system_prompt(&self) -> String {
-        let mut prompt = format!(
-            "You are tandem, a coding agent working inside the user's editor. Answer clearly and \
-             concisely; use Markdown for code.\n\n\
-             Working directory: {}\nPlatform: {}\nMode: {} ({})",
-            self.cwd.display(),
-            std::env::consts::OS,
-            self.settings.mode.id(),
-            self.settings.mode.description(),
-        );
-        if let Some(extra) = &self.config.instructions {
-            prompt.push_str("\n\n");
-            prompt.push_str(extra);
-        }
-        prompt
     }
 }

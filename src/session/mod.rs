@@ -9,11 +9,14 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::client::{ClientCaps, ClientOps};
 use crate::config::Config;
 use crate::events::EventSink;
 use crate::model::openai::missing_key_error;
 use crate::model::{ModelClient, ModelError, UserPart};
-use crate::turn::StopReason;
+use crate::permission::Grants;
+use crate::tools::Registry;
+use crate::turn::{StopReason, TurnContext};
 use actor::{Actor, Command};
 use options::{OptionError, OptionView, Settings};
 
@@ -54,6 +57,7 @@ pub struct NewSession {
 pub struct SessionManager {
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
+    tools: Arc<Registry>,
     sessions: Mutex<HashMap<String, mpsc::UnboundedSender<Command>>>,
 }
 
@@ -63,6 +67,7 @@ impl SessionManager {
         Self {
             config,
             client,
+            tools: Arc::new(Registry::standard()),
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -81,11 +86,14 @@ impl SessionManager {
         Ok(())
     }
 
-    /// Starts a session in `cwd`, which must be an absolute path to an existing directory.
+    /// Starts a session in `cwd`, which must be an absolute path to an existing directory;
+    /// its tools reach the editor through `editor` as far as `caps` allow.
     pub fn create(
         &self,
         cwd: PathBuf,
         sink: Arc<dyn EventSink>,
+        editor: Arc<dyn ClientOps>,
+        caps: ClientCaps,
     ) -> Result<NewSession, SessionError> {
         if !cwd.is_absolute() {
             return Err(SessionError::InvalidParams(format!(
@@ -100,18 +108,31 @@ impl SessionManager {
             )));
         }
         self.check_credentials().map_err(SessionError::Model)?;
+        // The workspace root is judged by where the directory really is (symlinks resolved).
+        let root = cwd.canonicalize().unwrap_or(cwd);
         let id = uuid::Uuid::new_v4().to_string();
         let settings = Settings::initial(&self.config);
         let options = options::views(&settings, &self.config);
+        let shared = Arc::new(Mutex::new(settings.clone()));
         let (tx, rx) = mpsc::unbounded_channel();
         let actor = Actor {
             id: id.clone(),
-            cwd,
             config: self.config.clone(),
-            client: self.client.clone(),
-            sink,
-            settings: settings.clone(),
+            sink: sink.clone(),
+            settings: shared.clone(),
             history: Vec::new(),
+            turn: TurnContext {
+                session_id: id.clone(),
+                cwd: root,
+                config: self.config.clone(),
+                model: self.client.clone(),
+                settings: shared,
+                tools: self.tools.clone(),
+                client: editor,
+                caps,
+                grants: Arc::new(Mutex::new(Grants::default())),
+                sink,
+            },
         };
         tokio::spawn(actor.run(rx));
         self.lock().insert(id.clone(), tx);

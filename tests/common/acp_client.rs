@@ -107,11 +107,20 @@ pub fn schema_violations(message: &Value) -> Vec<String> {
 }
 
 type Pending = Arc<Mutex<HashMap<u64, (String, oneshot::Sender<Value>)>>>;
+type Stdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
+
+async fn write_line(stdin: &Stdin, line: &str) {
+    let mut guard = stdin.lock().await;
+    let stdin = guard.as_mut().expect("stdin open");
+    stdin.write_all(line.as_bytes()).await.unwrap();
+    stdin.write_all(b"\n").await.unwrap();
+    stdin.flush().await.unwrap();
+}
 
 /// A running agent process.
 pub struct Agent {
     child: Child,
-    stdin: Option<ChildStdin>,
+    stdin: Stdin,
     pending: Pending,
     updates: mpsc::UnboundedReceiver<Value>,
     violations: Arc<Mutex<Vec<String>>>,
@@ -123,6 +132,15 @@ pub struct Agent {
 impl Agent {
     /// Spawns `tandem` with exactly these environment variables (plus PATH) and arguments.
     pub fn spawn(env: &[(String, String)], args: &[&str]) -> Agent {
+        Self::spawn_with(env, args, None)
+    }
+
+    /// Like [`Agent::spawn`], with `editor` answering the agent's requests.
+    pub fn spawn_with(
+        env: &[(String, String)],
+        args: &[&str],
+        editor: Option<Arc<super::editor::FakeEditor>>,
+    ) -> Agent {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
         command
             .args(args)
@@ -136,7 +154,7 @@ impl Agent {
             command.env(k, v);
         }
         let mut child = command.spawn().expect("spawn tandem");
-        let stdin = child.stdin.take();
+        let stdin: Stdin = Arc::new(tokio::sync::Mutex::new(child.stdin.take()));
         let stdout = child.stdout.take().unwrap();
         let mut stderr_pipe = child.stderr.take().unwrap();
 
@@ -146,7 +164,12 @@ impl Agent {
         let stdout_lines: Arc<Mutex<Vec<String>>> = Arc::default();
         let (tx, updates) = mpsc::unbounded_channel();
 
-        let (p, v, lines) = (pending.clone(), violations.clone(), stdout_lines.clone());
+        let (p, v, lines, input) = (
+            pending.clone(),
+            violations.clone(),
+            stdout_lines.clone(),
+            stdin.clone(),
+        );
         tokio::spawn(async move {
             let mut reader = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = reader.next_line().await {
@@ -167,6 +190,20 @@ impl Agent {
                 let answered = waiter.as_ref().map(|(method, _)| method.as_str());
                 for problem in schema_violations_for(&message, answered) {
                     v.lock().unwrap().push(format!("{problem}\n  in: {line}"));
+                }
+                if let (Some(editor), Some(_)) = (
+                    &editor,
+                    message
+                        .get("id")
+                        .filter(|_| message.get("method").is_some()),
+                ) {
+                    // A request from the agent: the fake editor answers it.
+                    let (editor, input, request) = (editor.clone(), input.clone(), message.clone());
+                    tokio::spawn(async move {
+                        if let Some(reply) = editor.answer(&request).await {
+                            write_line(&input, &reply.to_string()).await;
+                        }
+                    });
                 }
                 if message.get("method").is_some() {
                     // Notifications and agent->client requests, in order.
@@ -206,10 +243,7 @@ impl Agent {
 
     /// Writes one raw line to the agent's stdin.
     pub async fn send_line(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line.as_bytes()).await.unwrap();
-        stdin.write_all(b"\n").await.unwrap();
-        stdin.flush().await.unwrap();
+        write_line(&self.stdin, line).await;
     }
 
     /// Sends a request without waiting; returns its id and the receiver of its response.
@@ -259,9 +293,14 @@ impl Agent {
 
     /// `initialize` as an editor without fs/terminal capabilities sends it.
     pub async fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({})).await
+    }
+
+    /// `initialize` with these client capabilities.
+    pub async fn initialize_with(&mut self, capabilities: Value) -> Value {
         self.request_ok(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {},
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities,
                    "clientInfo": {"name": "tandem-tests", "version": "0"}}),
         )
         .await
@@ -347,7 +386,7 @@ impl Agent {
 
     /// Closes stdin and waits for the process to exit.
     pub async fn shutdown(mut self) -> (ExitStatus, String) {
-        self.stdin.take();
+        self.stdin.lock().await.take();
         let status = tokio::time::timeout(WAIT, self.child.wait())
             .await
             .expect("agent exits after stdin closes")

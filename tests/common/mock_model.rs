@@ -123,7 +123,26 @@ pub fn usage(prompt: u64, completion: u64) -> Value {
                                     "total_tokens": prompt + completion}})
 }
 
+/// A whole tool call in one delta.
+pub fn tool_call(index: u32, id: &str, name: &str, arguments: &str) -> Value {
+    delta(
+        json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                                  "function": {"name": name, "arguments": arguments}}]}),
+    )
+}
+
 impl Reply {
+    /// A response that calls these tools: (id, name, JSON arguments).
+    pub fn tools(calls: &[(&str, &str, Value)]) -> Reply {
+        let mut chunks: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (id, name, args))| tool_call(i as u32, id, name, &args.to_string()))
+            .collect();
+        chunks.push(finish("tool_calls"));
+        chunks.push(usage(200, 20));
+        Reply::chunks(chunks)
+    }
     /// A stream of these chunks, then `[DONE]`.
     pub fn chunks(chunks: Vec<Value>) -> Reply {
         Reply::Stream {

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod acp_client;
+pub mod editor;
 pub mod mock_model;
 
 use std::path::{Path, PathBuf};
@@ -61,6 +62,54 @@ impl Workspace {
 /// A path as a string.
 pub fn path_str(p: &Path) -> String {
     p.to_string_lossy().into_owned()
+}
+
+/// A fixture workspace tree (`fixtures/workspaces/NAME`) copied into the project directory.
+pub fn copy_fixture(name: &str, to: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/workspaces")
+        .join(name);
+    copy_dir(&from, to);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A session whose editor is `editor` with `caps`, in mode `mode`, over the `small` fixture.
+pub async fn tool_session(
+    script: Vec<Reply>,
+    caps: serde_json::Value,
+    mode: &str,
+) -> (
+    MockModel,
+    Workspace,
+    Agent,
+    String,
+    std::sync::Arc<editor::FakeEditor>,
+) {
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    copy_fixture("small", &ws.project());
+    let editor = editor::FakeEditor::new();
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODE".into(), mode.into()));
+    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
+    agent.initialize_with(caps).await;
+    let id = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (mock, ws, agent, id, editor)
 }
 
 /// Starts a mock with `script` and an initialized agent with a session in a fresh workspace.

@@ -230,20 +230,33 @@ async fn images_go_as_image_parts_to_models_that_take_them() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tool_call_fragments_without_index_do_not_break_the_turn() {
-    // No tools are offered yet, but a model may still emit calls split across chunks, some
-    // servers without `index`; the turn must end cleanly with the text it has.
+async fn tool_call_fragments_without_index_are_joined_and_run() {
+    // Some servers split a call across chunks and leave out `index`.
     let reply = Reply::chunks(vec![
         mock_model::text("Let me look."),
         mock_model::delta(
             json!({"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"pa"}}]}),
         ),
-        mock_model::delta(json!({"tool_calls": [{"function": {"arguments": "th\": \"a\"}"}}]})),
+        mock_model::delta(
+            json!({"tool_calls": [{"function": {"arguments": "th\": \"notes.txt\"}"}}]}),
+        ),
         mock_model::finish("tool_calls"),
         mock_model::usage(10, 5),
     ]);
-    let (_mock, _ws, mut agent, session) = session_with(vec![reply]).await;
-    let (response, updates) = agent.prompt(&session, "read a").await;
+    let (mock, ws, mut agent, session) =
+        session_with(vec![reply, Reply::text(&["Read it."])]).await;
+    std::fs::write(ws.project().join("notes.txt"), "remember the milk\n").unwrap();
+    let (response, updates) = agent.prompt(&session, "read notes").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
-    assert_eq!(joined(&updates, "agent_message_chunk"), "Let me look.");
+    assert_eq!(
+        joined(&updates, "agent_message_chunk"),
+        "Let me look.Read it."
+    );
+    let second = &mock.requests()[1].body["messages"];
+    assert_eq!(
+        second[2]["tool_calls"][0]["function"]["arguments"],
+        "{\"path\": \"notes.txt\"}"
+    );
+    assert_eq!(second[3]["tool_call_id"], "c1");
+    assert_eq!(second[3]["content"], "remember the milk\n");
 }

@@ -1,0 +1,234 @@
+//! [`ClientOps`] over the ACP connection: `fs/*`, `terminal/*` and
+//! `session/request_permission` requests to the editor, awaited from turn tasks (never from
+//! the dispatch loop).
+
+use std::path::Path;
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CreateTerminalRequest, KillTerminalRequest, PermissionOption, PermissionOptionKind,
+    ReadTextFileRequest, ReleaseTerminalRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, TerminalExitStatus, TerminalOutputRequest,
+    WaitForTerminalExitRequest, WriteTextFileRequest,
+};
+use agent_client_protocol::{Client, Error, JsonRpcRequest};
+use futures::future::BoxFuture;
+
+use super::convert;
+use crate::client::{
+    ClientError, ClientOps, ExitStatus, PermissionAnswer, TerminalOutput, TerminalSpec,
+};
+use crate::events::ToolCallView;
+
+/// The editor on the other end of the connection.
+pub struct AcpClient {
+    /// The connection to the editor.
+    pub cx: ConnectionTo<Client>,
+}
+
+impl AcpClient {
+    async fn call<R: JsonRpcRequest>(&self, request: R) -> Result<R::Response, ClientError> {
+        self.cx
+            .send_request(request)
+            .block_task()
+            .await
+            .map_err(client_error)
+    }
+}
+
+fn client_error(e: Error) -> ClientError {
+    let message = match &e.data {
+        Some(data) => format!("{} ({data})", e.message),
+        None => e.message.clone(),
+    };
+    ClientError {
+        code: Some(e.code.value()),
+        message,
+    }
+}
+
+fn exit(status: TerminalExitStatus) -> ExitStatus {
+    ExitStatus {
+        code: status.exit_code,
+        signal: status.signal,
+    }
+}
+
+/// The four answers tandem offers; their ids are what the editor sends back.
+const OPTIONS: [(&str, &str, PermissionOptionKind, PermissionAnswer); 4] = [
+    (
+        "allow_once",
+        "Allow",
+        PermissionOptionKind::AllowOnce,
+        PermissionAnswer::AllowOnce,
+    ),
+    (
+        "allow_always",
+        "Always allow",
+        PermissionOptionKind::AllowAlways,
+        PermissionAnswer::AllowAlways,
+    ),
+    (
+        "reject_once",
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+        PermissionAnswer::RejectOnce,
+    ),
+    (
+        "reject_always",
+        "Always reject",
+        PermissionOptionKind::RejectAlways,
+        PermissionAnswer::RejectAlways,
+    ),
+];
+
+impl ClientOps for AcpClient {
+    fn read_text_file<'a>(
+        &'a self,
+        session: &'a str,
+        path: &'a Path,
+        line: Option<u32>,
+        limit: Option<u32>,
+    ) -> BoxFuture<'a, Result<String, ClientError>> {
+        Box::pin(async move {
+            let request = ReadTextFileRequest::new(session.to_string(), path)
+                .line(line)
+                .limit(limit);
+            Ok(self.call(request).await?.content)
+        })
+    }
+
+    fn write_text_file<'a>(
+        &'a self,
+        session: &'a str,
+        path: &'a Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, Result<(), ClientError>> {
+        Box::pin(async move {
+            self.call(WriteTextFileRequest::new(
+                session.to_string(),
+                path,
+                content,
+            ))
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn request_permission<'a>(
+        &'a self,
+        session: &'a str,
+        call: &'a ToolCallView,
+    ) -> BoxFuture<'a, Result<PermissionAnswer, ClientError>> {
+        Box::pin(async move {
+            let options = OPTIONS
+                .iter()
+                .map(|(id, name, kind, _)| PermissionOption::new(*id, *name, *kind))
+                .collect();
+            let request = RequestPermissionRequest::new(
+                session.to_string(),
+                convert::tool_call_update(call),
+                options,
+            );
+            let response = self.call(request).await?;
+            match response.outcome {
+                RequestPermissionOutcome::Cancelled => Ok(PermissionAnswer::Cancelled),
+                RequestPermissionOutcome::Selected(selected) => OPTIONS
+                    .iter()
+                    .find(|(id, ..)| *id == selected.option_id.0.as_ref())
+                    .map(|(.., answer)| *answer)
+                    .ok_or_else(|| ClientError {
+                        code: None,
+                        message: format!(
+                            "the editor chose an option tandem did not offer: `{}`",
+                            selected.option_id.0
+                        ),
+                    }),
+                _ => Err(ClientError {
+                    code: None,
+                    message: "unknown permission outcome".into(),
+                }),
+            }
+        })
+    }
+
+    fn create_terminal<'a>(
+        &'a self,
+        session: &'a str,
+        spec: &'a TerminalSpec,
+    ) -> BoxFuture<'a, Result<String, ClientError>> {
+        Box::pin(async move {
+            let request = CreateTerminalRequest::new(session.to_string(), spec.command.clone())
+                .args(spec.args.clone())
+                .cwd(spec.cwd.clone())
+                .output_byte_limit(spec.output_byte_limit);
+            Ok(self.call(request).await?.terminal_id.0.to_string())
+        })
+    }
+
+    fn wait_for_terminal_exit<'a>(
+        &'a self,
+        session: &'a str,
+        terminal: &'a str,
+    ) -> BoxFuture<'a, Result<ExitStatus, ClientError>> {
+        Box::pin(async move {
+            let response = self
+                .call(WaitForTerminalExitRequest::new(
+                    session.to_string(),
+                    terminal.to_string(),
+                ))
+                .await?;
+            Ok(exit(response.exit_status))
+        })
+    }
+
+    fn terminal_output<'a>(
+        &'a self,
+        session: &'a str,
+        terminal: &'a str,
+    ) -> BoxFuture<'a, Result<TerminalOutput, ClientError>> {
+        Box::pin(async move {
+            let response = self
+                .call(TerminalOutputRequest::new(
+                    session.to_string(),
+                    terminal.to_string(),
+                ))
+                .await?;
+            Ok(TerminalOutput {
+                output: response.output,
+                truncated: response.truncated,
+                exit: response.exit_status.map(exit),
+            })
+        })
+    }
+
+    fn kill_terminal<'a>(
+        &'a self,
+        session: &'a str,
+        terminal: &'a str,
+    ) -> BoxFuture<'a, Result<(), ClientError>> {
+        Box::pin(async move {
+            self.call(KillTerminalRequest::new(
+                session.to_string(),
+                terminal.to_string(),
+            ))
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn release_terminal<'a>(
+        &'a self,
+        session: &'a str,
+        terminal: &'a str,
+    ) -> BoxFuture<'a, Result<(), ClientError>> {
+        Box::pin(async move {
+            self.call(ReleaseTerminalRequest::new(
+                session.to_string(),
+                terminal.to_string(),
+            ))
+            .await?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,138 @@
+//! The editor seam: what tandem asks the editor to do (read and write files, run terminals,
+//! ask the user). `acp/client.rs` implements it over ACP; tools fall back to local work
+//! (`local/`) when the editor did not advertise a capability.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+
+/// What the editor said it can do in `initialize`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientCaps {
+    /// `fs.readTextFile`: reads go through the editor (unsaved buffers win).
+    pub read_text_file: bool,
+    /// `fs.writeTextFile`: writes go through the editor (reviewable edits).
+    pub write_text_file: bool,
+    /// `terminal`: commands run in the editor's terminal.
+    pub terminal: bool,
+}
+
+/// The editor answered a request with an error, or could not be reached.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ClientError {
+    /// JSON-RPC error code (`-32002` for a missing file), when there was one.
+    pub code: Option<i32>,
+    /// What the editor said.
+    pub message: String,
+}
+
+/// A command to run in the editor's terminal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TerminalSpec {
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Keep at most this many bytes of output.
+    pub output_byte_limit: u64,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExitStatus {
+    /// The exit code, when it exited normally.
+    pub code: Option<u32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<String>,
+}
+
+/// A terminal's output so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TerminalOutput {
+    /// The text (possibly truncated from the start by the editor).
+    pub output: String,
+    /// Whether the editor dropped output.
+    pub truncated: bool,
+    /// Set once the command has exited.
+    pub exit: Option<ExitStatus>,
+}
+
+/// The user's answer to a permission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    /// Run this call.
+    AllowOnce,
+    /// Run this and remember for the session.
+    AllowAlways,
+    /// Do not run this call.
+    RejectOnce,
+    /// Do not run this, and do not ask again for the session.
+    RejectAlways,
+    /// The prompt turn was cancelled while asking.
+    Cancelled,
+}
+
+/// Requests to the editor. Every call is made from a turn task, never from the dispatch loop.
+pub trait ClientOps: Send + Sync {
+    /// Reads a text file (1-based `line`, `limit` lines).
+    fn read_text_file<'a>(
+        &'a self,
+        session: &'a str,
+        path: &'a Path,
+        line: Option<u32>,
+        limit: Option<u32>,
+    ) -> BoxFuture<'a, Result<String, ClientError>>;
+
+    /// Writes a whole text file.
+    fn write_text_file<'a>(
+        &'a self,
+        session: &'a str,
+        path: &'a Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, Result<(), ClientError>>;
+
+    /// Asks the user about the tool call `call` (its id, title, kind and content as shown).
+    fn request_permission<'a>(
+        &'a self,
+        session: &'a str,
+        call: &'a crate::events::ToolCallView,
+    ) -> BoxFuture<'a, Result<PermissionAnswer, ClientError>>;
+
+    /// Starts a command in a terminal; returns the terminal id.
+    fn create_terminal<'a>(
+        &'a self,
+        session: &'a str,
+        spec: &'a TerminalSpec,
+    ) -> BoxFuture<'a, Result<String, ClientError>>;
+
+    /// Waits for the command to exit.
+    fn wait_for_terminal_exit<'a>(
+        &'a self,
+        session: &'a str,
+        terminal: &'a str,
+    ) -> BoxFuture<'a, Result<ExitStatus, ClientError>>;
+
+    /// The output so far.
+    fn terminal_output<'a>(
+        &'a self,
+        session: &'a str,
+        terminal: &'a str,
+    ) -> BoxFuture<'a, Result<TerminalOutput, ClientError>>;
+
+    /// Kills the command; the terminal stays until released.
+    fn kill_terminal<'a>(
+        &'a self,
+        session: &'a str,
+        terminal: &'a str,
+    ) -> BoxFuture<'a, Result<(), ClientError>>;
+
+    /// Releases the terminal.
+    fn release_terminal<'a>(
+        &'a self,
+        session: &'a str,
+        terminal: &'a str,
+    ) -> BoxFuture<'a, Result<(), ClientError>>;
+}

@@ -1,0 +1,254 @@
+//! Local fallback for editors without `fs` or `terminal` capabilities: disk reads, atomic
+//! writes, and child processes with a timeout, bounded output and kill on cancel.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::ExitStatus;
+
+/// Reads a file as UTF-8 text (lossily), refusing device files and FIFOs.
+pub async fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = tokio::fs::metadata(path).await?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(if meta.is_dir() {
+            "is a directory"
+        } else {
+            "is not a regular file"
+        }));
+    }
+    tokio::fs::read(path).await
+}
+
+/// Writes `content` atomically: a temp file beside the target, then rename. An existing
+/// file's permissions are kept; missing parent directories are created.
+pub async fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
+    let path = path.to_path_buf();
+    let content = content.to_string();
+    tokio::task::spawn_blocking(move || {
+        let dir = path
+            .parent()
+            .ok_or_else(|| std::io::Error::other("path has no parent directory"))?;
+        std::fs::create_dir_all(dir)?;
+        let existing = std::fs::metadata(&path).ok();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.tandem-{}.tmp", std::process::id()));
+        let result = (|| {
+            let mut file = std::fs::File::create(&tmp)?;
+            file.write_all(content.as_bytes())?;
+            file.sync_all()?;
+            if let Some(meta) = existing {
+                std::fs::set_permissions(&tmp, meta.permissions())?;
+            }
+            std::fs::rename(&tmp, &path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
+/// What a finished local command produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRun {
+    /// stdout and stderr, interleaved as read, bounded to `max_bytes` (head and tail kept).
+    pub output: String,
+    /// Bytes dropped from the middle.
+    pub dropped: usize,
+    /// How it ended; `None` when it was killed for a timeout or cancel.
+    pub exit: Option<ExitStatus>,
+    /// It ran past its timeout and was killed.
+    pub timed_out: bool,
+    /// The turn was cancelled and it was killed.
+    pub cancelled: bool,
+}
+
+/// Keeps the first and last halves of a byte budget.
+struct Bounded {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    half: usize,
+    dropped: usize,
+}
+
+impl Bounded {
+    fn new(max: usize) -> Self {
+        Self {
+            head: Vec::new(),
+            tail: std::collections::VecDeque::new(),
+            half: max / 2,
+            dropped: 0,
+        }
+    }
+    fn push(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.head.len() < self.half {
+                self.head.push(b);
+            } else {
+                self.tail.push_back(b);
+                if self.tail.len() > self.half {
+                    self.tail.pop_front();
+                    self.dropped += 1;
+                }
+            }
+        }
+    }
+    fn finish(self) -> (String, usize) {
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "\n[… {} bytes of output omitted …]\n",
+                self.dropped
+            ));
+        }
+        let tail: Vec<u8> = self.tail.into_iter().collect();
+        text.push_str(&String::from_utf8_lossy(&tail));
+        (text, self.dropped)
+    }
+}
+
+/// Runs `command` with `sh -c` in its own process group; the group is killed on timeout or
+/// cancel so no grandchild outlives the call.
+pub async fn run_command(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    max_bytes: usize,
+    cancel: &CancellationToken,
+) -> std::io::Result<CommandRun> {
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = child.id();
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let mut out = Bounded::new(max_bytes);
+    let (mut buf_out, mut buf_err) = ([0u8; 8192], [0u8; 8192]);
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let (mut timed_out, mut cancelled) = (false, false);
+    let status = loop {
+        tokio::select! {
+            n = async { match stdout.as_mut() { Some(s) => s.read(&mut buf_out).await, None => std::future::pending().await } } => {
+                match n { Ok(0) | Err(_) => stdout = None, Ok(n) => out.push(&buf_out[..n]) }
+            }
+            n = async { match stderr.as_mut() { Some(s) => s.read(&mut buf_err).await, None => std::future::pending().await } } => {
+                match n { Ok(0) | Err(_) => stderr = None, Ok(n) => out.push(&buf_err[..n]) }
+            }
+            status = child.wait(), if stdout.is_none() && stderr.is_none() => break Some(status?),
+            () = &mut deadline => { timed_out = true; break None; }
+            () = cancel.cancelled() => { cancelled = true; break None; }
+        }
+    };
+    if status.is_none() {
+        kill_group(pid);
+        let _ = child.kill().await;
+    }
+    let (output, dropped) = out.finish();
+    Ok(CommandRun {
+        output,
+        dropped,
+        exit: status.map(|s| exit_status(&s)),
+        timed_out,
+        cancelled,
+    })
+}
+
+fn kill_group(pid: Option<u32>) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+fn exit_status(status: &std::process::ExitStatus) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    ExitStatus {
+        code: status.code().and_then(|c| u32::try_from(c).ok()),
+        signal: status.signal().map(|s| format!("signal {s}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn runs_and_bounds_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancellationToken::new();
+        let run = run_command(
+            "seq 1 20000; echo done >&2; exit 3",
+            dir.path(),
+            Duration::from_secs(20),
+            1000,
+            &cancel,
+        )
+        .await
+        .unwrap();
+        assert_eq!(run.exit.unwrap().code, Some(3));
+        assert!(run.output.starts_with("1\n2\n"));
+        assert!(run.output.contains("bytes of output omitted"));
+        assert!(run.output.trim_end().ends_with("done"));
+        assert!(run.dropped > 0);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancellationToken::new();
+        let start = std::time::Instant::now();
+        let run = run_command(
+            "sleep 30 & sleep 30",
+            dir.path(),
+            Duration::from_millis(200),
+            1000,
+            &cancel,
+        )
+        .await
+        .unwrap();
+        assert!(run.timed_out && run.exit.is_none());
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn atomic_write_keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.sh");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_atomic(&path, "new").await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+        write_atomic(&dir.path().join("a/b/c.txt"), "x")
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temp file left"
+        );
+    }
+}

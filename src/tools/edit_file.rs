@@ -1,0 +1,210 @@
+//! `edit_file`: exact string replacement; fails back to the model when the text is absent
+//! or ambiguous. The editor shows the change as a diff before and after approval.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::files::{self, ReadError};
+use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use crate::events::{Location, ToolContent, ToolKind};
+
+/// Arguments of `edit_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    /// File path, absolute or relative to the working directory.
+    pub path: String,
+    /// The exact text to replace, including enough context to be unique.
+    pub old_string: String,
+    /// The text to put in its place.
+    pub new_string: String,
+    /// Replace every occurrence instead of requiring exactly one.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+pub struct EditFile;
+
+impl Tool for EditFile {
+    fn name(&self) -> &'static str {
+        "edit_file"
+    }
+    fn description(&self) -> &'static str {
+        "Replace `old_string` with `new_string` in a file. `old_string` must match exactly once unless `replace_all` is true."
+    }
+    fn parameters(&self) -> Value {
+        schema::<EditFileArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+        let args: EditFileArgs = parse(self.name(), args)?;
+        let path = paths::resolve(cwd, &args.path);
+        let shown = paths::display(&path, cwd);
+        Ok(Prepared {
+            title: format!("Edit {shown}"),
+            locations: vec![Location {
+                path: path.clone(),
+                line: None,
+            }],
+            access: Access::Edit(path.clone()),
+            call: Box::new(EditCall {
+                path,
+                shown,
+                args,
+                planned: None,
+            }),
+        })
+    }
+}
+
+struct EditCall {
+    path: PathBuf,
+    shown: String,
+    args: EditFileArgs,
+    /// (old text, new text, first changed line) once previewed.
+    planned: Option<(String, String, u32)>,
+}
+
+/// Applies the replacement to `old`, or says why it cannot.
+pub fn replace(old: &str, args: &EditFileArgs, shown: &str) -> Result<(String, u32), String> {
+    if args.old_string.is_empty() {
+        return Err("old_string is empty; use write_file to create or replace a whole file".into());
+    }
+    if args.old_string == args.new_string {
+        return Err("old_string and new_string are the same; nothing would change".into());
+    }
+    let count = old.matches(&args.old_string).count();
+    match count {
+        0 => Err(format!(
+            "old_string was not found in {shown}; read the file again and copy the text exactly, including whitespace"
+        )),
+        n if n > 1 && !args.replace_all => Err(format!(
+            "old_string appears {n} times in {shown}; include more surrounding lines to make it unique, or set replace_all"
+        )),
+        _ => {
+            let first = old.find(&args.old_string).unwrap_or(0);
+            let line = old[..first].matches('\n').count() + 1;
+            let new = if args.replace_all {
+                old.replace(&args.old_string, &args.new_string)
+            } else {
+                old.replacen(&args.old_string, &args.new_string, 1)
+            };
+            Ok((new, u32::try_from(line).unwrap_or(u32::MAX)))
+        }
+    }
+}
+
+impl EditCall {
+    fn diff(&self) -> Vec<ToolContent> {
+        match &self.planned {
+            Some((old, new, _)) => vec![ToolContent::Diff {
+                path: self.path.clone(),
+                old: Some(old.clone()),
+                new: new.clone(),
+            }],
+            None => Vec::new(),
+        }
+    }
+}
+
+impl Call for EditCall {
+    fn preview<'a>(
+        &'a mut self,
+        env: &'a ToolEnv,
+    ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolOutput>> {
+        Box::pin(async move {
+            let old = match files::read(env, &self.path).await {
+                Ok(text) => text,
+                Err(ReadError::Missing) => {
+                    return Err(ToolOutput::error(format!(
+                        "{} does not exist; use write_file to create it",
+                        self.shown
+                    )));
+                }
+                Err(e) => return Err(ToolOutput::error(e.describe(&self.shown))),
+            };
+            let (new, line) = replace(&old, &self.args, &self.shown).map_err(ToolOutput::error)?;
+            self.planned = Some((old, new, line));
+            Ok(self.diff())
+        })
+    }
+
+    fn run(mut self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            if self.planned.is_none()
+                && let Err(failure) = self.preview(&env).await
+            {
+                return failure;
+            }
+            let Some((_, new, line)) = &self.planned else {
+                return ToolOutput::error("edit was not prepared");
+            };
+            if let Err(e) = files::write(&env, &self.path, new).await {
+                return ToolOutput::error(format!("cannot write {}: {e}", self.shown));
+            }
+            let n = if self.args.replace_all {
+                self.planned
+                    .as_ref()
+                    .map_or(0, |(old, _, _)| old.matches(&self.args.old_string).count())
+            } else {
+                1
+            };
+            ToolOutput {
+                model: format!(
+                    "Edited {} at line {line} ({n} replacement{}).",
+                    self.shown,
+                    if n == 1 { "" } else { "s" }
+                ),
+                content: self.diff(),
+                failed: false,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(old: &str, new: &str, all: bool) -> EditFileArgs {
+        EditFileArgs {
+            path: "f".into(),
+            old_string: old.into(),
+            new_string: new.into(),
+            replace_all: all,
+        }
+    }
+
+    #[test]
+    fn exact_unique_replacement() {
+        let (new, line) = replace("a\nb\nc\n", &args("b", "B", false), "f").unwrap();
+        assert_eq!((new.as_str(), line), ("a\nB\nc\n", 2));
+    }
+
+    #[test]
+    fn absent_ambiguous_and_all() {
+        assert!(
+            replace("abc", &args("x", "y", false), "f")
+                .unwrap_err()
+                .contains("not found")
+        );
+        assert!(
+            replace("aa", &args("a", "b", false), "f")
+                .unwrap_err()
+                .contains("appears 2 times")
+        );
+        assert_eq!(replace("aa", &args("a", "b", true), "f").unwrap().0, "bb");
+        assert!(replace("aa", &args("", "b", true), "f").is_err());
+        assert!(
+            replace("aa", &args("a", "a", true), "f")
+                .unwrap_err()
+                .contains("same")
+        );
+    }
+}

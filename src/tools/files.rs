@@ -1,0 +1,66 @@
+//! File reads and writes for tools: through the editor when it advertised the capability
+//! (unsaved buffers are read, writes are reviewable), on disk otherwise.
+
+use std::path::Path;
+
+use super::{ToolEnv, text};
+use crate::local;
+
+/// The editor's "resource not found" code.
+const NOT_FOUND: i32 = -32002;
+
+/// Why a read failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// No such file.
+    Missing,
+    /// The file is binary; the size in bytes.
+    Binary(usize),
+    /// Anything else, in words.
+    Other(String),
+}
+
+impl ReadError {
+    /// A sentence for the model.
+    pub fn describe(&self, shown: &str) -> String {
+        match self {
+            ReadError::Missing => format!("{shown} does not exist"),
+            ReadError::Binary(n) => format!("{shown} is a binary file ({n} bytes); not shown"),
+            ReadError::Other(e) => format!("cannot read {shown}: {e}"),
+        }
+    }
+}
+
+/// Reads a whole text file.
+pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
+    if env.caps.read_text_file {
+        return env
+            .client
+            .read_text_file(&env.session_id, path, None, None)
+            .await
+            .map_err(|e| match e.code {
+                Some(NOT_FOUND) => ReadError::Missing,
+                _ => ReadError::Other(format!("the editor said: {}", e.message)),
+            });
+    }
+    match local::read_text(path).await {
+        Ok(bytes) if text::is_binary(&bytes) => Err(ReadError::Binary(bytes.len())),
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ReadError::Missing),
+        Err(e) => Err(ReadError::Other(e.to_string())),
+    }
+}
+
+/// Writes a whole text file.
+pub async fn write(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
+    if env.caps.write_text_file {
+        return env
+            .client
+            .write_text_file(&env.session_id, path, content)
+            .await
+            .map_err(|e| format!("the editor refused the write: {}", e.message));
+    }
+    local::write_atomic(path, content)
+        .await
+        .map_err(|e| e.to_string())
+}

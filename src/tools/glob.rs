@@ -1,0 +1,111 @@
+//! `glob`: files whose path matches a pattern, respecting `.gitignore`.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use crate::events::{Location, ToolKind};
+
+/// Most paths returned.
+const MAX_MATCHES: usize = 500;
+
+/// Arguments of `glob`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    /// Glob pattern matched against paths relative to `path`, e.g. `**/*.rs` or `src/*.toml`.
+    pub pattern: String,
+    /// Directory to search (default: the working directory).
+    pub path: Option<String>,
+}
+
+pub struct Glob;
+
+impl Tool for Glob {
+    fn name(&self) -> &'static str {
+        "glob"
+    }
+    fn description(&self) -> &'static str {
+        "Find files by glob pattern (e.g. `**/*.rs`). Skips files ignored by .gitignore and hidden files."
+    }
+    fn parameters(&self) -> Value {
+        schema::<GlobArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+        let args: GlobArgs = parse(self.name(), args)?;
+        let root = paths::resolve(cwd, args.path.as_deref().unwrap_or("."));
+        let matcher = globset::GlobBuilder::new(&args.pattern)
+            .literal_separator(false)
+            .build()
+            .map_err(|e| format!("invalid glob pattern `{}`: {e}", args.pattern))?
+            .compile_matcher();
+        let shown = paths::display(&root, cwd);
+        Ok(Prepared {
+            title: format!("Find `{}` in {shown}", args.pattern),
+            locations: vec![Location {
+                path: root.clone(),
+                line: None,
+            }],
+            access: Access::Read(root.clone()),
+            call: Box::new(GlobCall { root, matcher }),
+        })
+    }
+}
+
+struct GlobCall {
+    root: PathBuf,
+    matcher: globset::GlobMatcher,
+}
+
+/// A `.gitignore`-aware walk of `root`, also outside git repositories.
+pub fn walker(root: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(root).require_git(false).build()
+}
+
+fn find(root: &Path, matcher: &globset::GlobMatcher) -> (Vec<String>, usize) {
+    let mut found: Vec<String> = walker(root)
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(root).ok()?.to_path_buf();
+            matcher.is_match(&rel).then(|| rel.display().to_string())
+        })
+        .collect();
+    found.sort();
+    let total = found.len();
+    found.truncate(MAX_MATCHES);
+    (found, total)
+}
+
+impl Call for GlobCall {
+    fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let search = tokio::task::spawn_blocking(move || find(&self.root, &self.matcher));
+            let (found, total) = tokio::select! {
+                r = search => match r {
+                    Ok(r) => r,
+                    Err(e) => return ToolOutput::error(format!("search failed: {e}")),
+                },
+                () = env.cancel.cancelled() => return ToolOutput::error("cancelled"),
+            };
+            if found.is_empty() {
+                return ToolOutput::text("No files matched.");
+            }
+            let mut text = found.join("\n");
+            if total > found.len() {
+                text.push_str(&format!(
+                    "\n[… {} more matches not shown; narrow the pattern]",
+                    total - found.len()
+                ));
+            }
+            ToolOutput::text(text)
+        })
+    }
+}

@@ -1,0 +1,166 @@
+//! `grep`: lines matching a regular expression, respecting `.gitignore`, with ripgrep's
+//! searcher (binary files skipped).
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::sinks::UTF8;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{
+    Access, Call, Prepared, Tool, ToolEnv, ToolOutput, glob::walker, parse, paths, schema,
+};
+use crate::events::{Location, ToolKind};
+
+/// Most matching lines returned.
+const MAX_MATCHES: usize = 200;
+/// Longest matching line kept whole.
+const MAX_LINE: usize = 300;
+
+/// Arguments of `grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// Regular expression (Rust regex syntax).
+    pub pattern: String,
+    /// File or directory to search (default: the working directory).
+    pub path: Option<String>,
+    /// Only search files whose relative path matches this glob, e.g. `*.rs`.
+    pub glob: Option<String>,
+    /// Match regardless of case.
+    #[serde(default)]
+    pub case_insensitive: bool,
+}
+
+pub struct Grep;
+
+impl Tool for Grep {
+    fn name(&self) -> &'static str {
+        "grep"
+    }
+    fn description(&self) -> &'static str {
+        "Search file contents with a regular expression. Returns `path:line: text` for each match; skips ignored and binary files."
+    }
+    fn parameters(&self) -> Value {
+        schema::<GrepArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+        let args: GrepArgs = parse(self.name(), args)?;
+        let root = paths::resolve(cwd, args.path.as_deref().unwrap_or("."));
+        let matcher = RegexMatcherBuilder::new()
+            .case_insensitive(args.case_insensitive)
+            .build(&args.pattern)
+            .map_err(|e| format!("invalid regular expression `{}`: {e}", args.pattern))?;
+        let filter = match &args.glob {
+            Some(g) => Some(
+                globset::GlobBuilder::new(g)
+                    .literal_separator(false)
+                    .build()
+                    .map_err(|e| format!("invalid glob `{g}`: {e}"))?
+                    .compile_matcher(),
+            ),
+            None => None,
+        };
+        let shown = paths::display(&root, cwd);
+        Ok(Prepared {
+            title: format!("Search `{}` in {shown}", args.pattern),
+            locations: vec![Location {
+                path: root.clone(),
+                line: None,
+            }],
+            access: Access::Read(root.clone()),
+            call: Box::new(GrepCall {
+                root,
+                cwd: cwd.to_path_buf(),
+                matcher,
+                filter,
+            }),
+        })
+    }
+}
+
+struct GrepCall {
+    root: PathBuf,
+    cwd: PathBuf,
+    matcher: RegexMatcher,
+    filter: Option<globset::GlobMatcher>,
+}
+
+fn search(call: &GrepCall) -> (Vec<String>, bool) {
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut hits = Vec::new();
+    let mut more = false;
+    for entry in walker(&call.root).filter_map(Result::ok) {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(&call.root)
+            .unwrap_or(entry.path());
+        if let Some(filter) = &call.filter
+            && !filter.is_match(rel)
+            && !rel.file_name().is_some_and(|n| filter.is_match(n))
+        {
+            continue;
+        }
+        let shown = paths::display(entry.path(), &call.cwd);
+        let _ = searcher.search_path(
+            &call.matcher,
+            entry.path(),
+            UTF8(|line, text| {
+                if hits.len() >= MAX_MATCHES {
+                    more = true;
+                    return Ok(false);
+                }
+                let text = text.trim_end();
+                let text: String = if text.chars().count() > MAX_LINE {
+                    text.chars().take(MAX_LINE).chain(" […]".chars()).collect()
+                } else {
+                    text.to_string()
+                };
+                hits.push(format!("{shown}:{line}: {text}"));
+                Ok(true)
+            }),
+        );
+        if more {
+            break;
+        }
+    }
+    (hits, more)
+}
+
+impl Call for GrepCall {
+    fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let task = tokio::task::spawn_blocking(move || search(&self));
+            let (hits, more) = tokio::select! {
+                r = task => match r {
+                    Ok(r) => r,
+                    Err(e) => return ToolOutput::error(format!("search failed: {e}")),
+                },
+                () = env.cancel.cancelled() => return ToolOutput::error("cancelled"),
+            };
+            if hits.is_empty() {
+                return ToolOutput::text("No matches.");
+            }
+            let mut text = hits.join("\n");
+            if more {
+                text.push_str(&format!(
+                    "\n[stopped at {MAX_MATCHES} matches; narrow the pattern or path]"
+                ));
+            }
+            ToolOutput::text(text)
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! `list_dir`: a directory's entries, directories marked with `/`.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use crate::events::{Location, ToolKind};
+
+/// Most entries listed.
+const MAX_ENTRIES: usize = 1000;
+
+/// Arguments of `list_dir`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListDirArgs {
+    /// Directory path, absolute or relative to the working directory.
+    pub path: String,
+}
+
+pub struct ListDir;
+
+impl Tool for ListDir {
+    fn name(&self) -> &'static str {
+        "list_dir"
+    }
+    fn description(&self) -> &'static str {
+        "List a directory's entries (directories end with `/`)."
+    }
+    fn parameters(&self) -> Value {
+        schema::<ListDirArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+        let args: ListDirArgs = parse(self.name(), args)?;
+        let path = paths::resolve(cwd, &args.path);
+        let shown = paths::display(&path, cwd);
+        Ok(Prepared {
+            title: format!("List {shown}"),
+            locations: vec![Location {
+                path: path.clone(),
+                line: None,
+            }],
+            access: Access::Read(path.clone()),
+            call: Box::new(ListCall { path, shown }),
+        })
+    }
+}
+
+struct ListCall {
+    path: PathBuf,
+    shown: String,
+}
+
+fn list(path: &Path) -> std::io::Result<(Vec<String>, usize)> {
+    let mut entries: Vec<String> = std::fs::read_dir(path)?
+        .filter_map(Result::ok)
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let is_dir = std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir());
+            if is_dir { format!("{name}/") } else { name }
+        })
+        .collect();
+    entries.sort();
+    let total = entries.len();
+    entries.truncate(MAX_ENTRIES);
+    Ok((entries, total))
+}
+
+impl Call for ListCall {
+    fn run(self: Box<Self>, _env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let path = self.path.clone();
+            match tokio::task::spawn_blocking(move || list(&path)).await {
+                Ok(Ok((entries, total))) => {
+                    let mut text = if entries.is_empty() {
+                        "(empty directory)".to_string()
+                    } else {
+                        entries.join("\n")
+                    };
+                    if total > entries.len() {
+                        text.push_str(&format!(
+                            "\n[… {} more entries not shown]",
+                            total - entries.len()
+                        ));
+                    }
+                    ToolOutput::text(text)
+                }
+                Ok(Err(e)) => ToolOutput::error(format!("cannot list {}: {e}", self.shown)),
+                Err(e) => ToolOutput::error(format!("cannot list {}: {e}", self.shown)),
+            }
+        })
+    }
+}

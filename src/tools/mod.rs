@@ -1,0 +1,232 @@
+//! Model-facing tools, one per file behind [`Tool`]; the [`Registry`] dispatches by name.
+//!
+//! A call goes through two steps: [`Tool::prepare`] parses the arguments and resolves paths
+//! (so the permission policy can judge the call before anything happens), then the prepared
+//! [`Call`] may `preview` what it will do (an edit's diff, shown while asking) and `run`s.
+
+mod edit_file;
+pub mod files;
+mod glob;
+mod grep;
+mod list_dir;
+pub mod paths;
+mod read_file;
+mod run_command;
+pub mod text;
+mod update_plan;
+mod write_file;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{ClientCaps, ClientOps};
+use crate::events::{EventSink, Location, ToolContent, ToolKind};
+use crate::model::ToolSpec;
+
+/// What a call touches, for the permission policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Nothing outside tandem (e.g. updating the plan).
+    Free,
+    /// Reads this path.
+    Read(PathBuf),
+    /// Changes this path.
+    Edit(PathBuf),
+    /// Runs a command; `program` is its first word (the scope of "allow always").
+    Execute {
+        /// The program name.
+        program: String,
+    },
+}
+
+/// What a finished call returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// What the model reads.
+    pub model: String,
+    /// What the editor shows.
+    pub content: Vec<ToolContent>,
+    /// Whether the call failed.
+    pub failed: bool,
+}
+
+impl ToolOutput {
+    /// A success whose model text and editor text are the same.
+    pub fn text(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self {
+            content: vec![ToolContent::Text(text.clone())],
+            model: text,
+            failed: false,
+        }
+    }
+    /// A failure the model can act on.
+    pub fn error(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self {
+            content: vec![ToolContent::Text(message.clone())],
+            model: format!("Error: {message}"),
+            failed: true,
+        }
+    }
+}
+
+/// Everything a running call may use.
+#[derive(Clone)]
+pub struct ToolEnv {
+    /// The session.
+    pub session_id: String,
+    /// The session's working directory (canonical).
+    pub cwd: PathBuf,
+    /// The editor.
+    pub client: Arc<dyn ClientOps>,
+    /// What the editor can do.
+    pub caps: ClientCaps,
+    /// Where events go (plans, terminal content).
+    pub sink: Arc<dyn EventSink>,
+    /// The call id, for updates.
+    pub call_id: String,
+    /// Cancelled when the turn is.
+    pub cancel: CancellationToken,
+}
+
+/// A call ready to run.
+pub trait Call: Send {
+    /// What the editor should show while the user is asked (an edit's diff). A failure here
+    /// (e.g. `old_string` not found) ends the call before anyone is asked.
+    fn preview<'a>(
+        &'a mut self,
+        _env: &'a ToolEnv,
+    ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolOutput>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    /// Does the work. Must return promptly once `env.cancel` fires.
+    fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput>;
+}
+
+/// A parsed call: how it looks, what it touches, and the work itself.
+pub struct Prepared {
+    /// Human title.
+    pub title: String,
+    /// Files it touches.
+    pub locations: Vec<Location>,
+    /// For the permission policy.
+    pub access: Access,
+    /// The work.
+    pub call: Box<dyn Call>,
+}
+
+/// One model-facing tool.
+pub trait Tool: Send + Sync {
+    /// The stable name the model calls.
+    fn name(&self) -> &'static str;
+    /// What it does, for the model.
+    fn description(&self) -> &'static str;
+    /// JSON Schema of the arguments.
+    fn parameters(&self) -> Value;
+    /// ACP kind.
+    fn kind(&self) -> ToolKind;
+    /// Whether calls are shown as tool calls (`update_plan` is shown as a plan instead).
+    fn announced(&self) -> bool {
+        true
+    }
+    /// Parses arguments and resolves paths against `cwd`.
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String>;
+}
+
+/// Whether calls of this kind change something (and so run one at a time, in order).
+pub fn mutates(kind: ToolKind) -> bool {
+    matches!(kind, ToolKind::Edit | ToolKind::Execute)
+}
+
+/// The tools offered to the model.
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl Registry {
+    /// The standard tool set (DESIGN.md §3).
+    pub fn standard() -> Self {
+        Self {
+            tools: vec![
+                Box::new(read_file::ReadFile),
+                Box::new(write_file::WriteFile),
+                Box::new(edit_file::EditFile),
+                Box::new(run_command::RunCommand),
+                Box::new(list_dir::ListDir),
+                Box::new(glob::Glob),
+                Box::new(grep::Grep),
+                Box::new(update_plan::UpdatePlan),
+            ],
+        }
+    }
+
+    /// The specs sent with every model request.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.name() == name)
+            .map(|t| t.as_ref())
+    }
+
+    /// The names, for "unknown tool" messages.
+    pub fn names(&self) -> String {
+        self.tools
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The JSON Schema of an argument struct, without the noise models do not need.
+pub fn schema<T: JsonSchema>() -> Value {
+    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+    }
+    value
+}
+
+/// Parses arguments into `T`, with a message the model can fix its call from.
+pub fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
+    serde_json::from_value(args).map_err(|e| format!("invalid arguments for {tool}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_an_object_schema_and_a_unique_name() {
+        let registry = Registry::standard();
+        let specs = registry.specs();
+        assert_eq!(specs.len(), 8);
+        let mut names: Vec<_> = specs.iter().map(|s| s.name.clone()).collect();
+        names.dedup();
+        assert_eq!(names.len(), 8);
+        for spec in specs {
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert!(spec.parameters.get("$schema").is_none());
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Paths the model names: resolved against the session cwd and normalised before any
+//! decision, so `..` and symlinks cannot slip a path out of the workspace unnoticed.
+
+use std::path::{Component, Path, PathBuf};
+
+/// The absolute, normalised form of `raw` (relative to `cwd`): `.` and `..` are folded, and
+/// symlinks are resolved through the deepest part of the path that exists.
+pub fn resolve(cwd: &Path, raw: &str) -> PathBuf {
+    let raw = raw.trim();
+    let expanded = match raw.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME")
+            .map(|home| PathBuf::from(home).join(rest))
+            .unwrap_or_else(|| PathBuf::from(raw)),
+        None => PathBuf::from(raw),
+    };
+    let joined = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    canonical_prefix(&lexical(&joined))
+}
+
+/// Folds `.` and `..` without touching the disk.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Canonicalises the longest existing ancestor and appends the rest, so a path that does not
+/// exist yet (a new file) is judged by where its existing parent really is.
+fn canonical_prefix(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Whether `path` (already resolved) lies inside one of `roots` (already canonical).
+pub fn inside(path: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|root| path.starts_with(root))
+}
+
+/// `path` relative to `cwd` when inside it, for titles; absolute otherwise.
+pub fn display(path: &Path, cwd: &Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_dot_and_symlinks_are_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::create_dir_all(root.join("outside")).unwrap();
+        std::os::unix::fs::symlink(root.join("outside"), ws.join("link")).unwrap();
+        let roots = [ws.clone()];
+        assert_eq!(resolve(&ws, "src/../src/new.rs"), ws.join("src/new.rs"));
+        assert!(inside(&resolve(&ws, "src/new.rs"), &roots));
+        assert!(!inside(&resolve(&ws, "../outside/x"), &roots));
+        assert_eq!(
+            resolve(&ws, "link/secret.txt"),
+            root.join("outside/secret.txt")
+        );
+        assert!(!inside(&resolve(&ws, "link/secret.txt"), &roots));
+        assert_eq!(display(&ws.join("src/a.rs"), &ws), "src/a.rs");
+    }
+}

@@ -1,0 +1,95 @@
+//! `read_file`: a text file's lines, bounded, through the editor when it can (unsaved
+//! buffers win).
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, files, parse, paths, schema, text};
+use crate::events::{Location, ToolContent, ToolKind};
+
+/// Arguments of `read_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// File path, absolute or relative to the working directory.
+    pub path: String,
+    /// First line to read, 1-based (default 1).
+    pub offset: Option<usize>,
+    /// How many lines to read (default 2000).
+    pub limit: Option<usize>,
+}
+
+pub struct ReadFile;
+
+impl Tool for ReadFile {
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+    fn description(&self) -> &'static str {
+        "Read a text file. Returns up to `limit` lines from `offset` (1-based); long files say how to read on."
+    }
+    fn parameters(&self) -> Value {
+        schema::<ReadFileArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+        let args: ReadFileArgs = parse(self.name(), args)?;
+        let path = paths::resolve(cwd, &args.path);
+        let shown = paths::display(&path, cwd);
+        let title = match (args.offset, args.limit) {
+            (Some(o), Some(l)) => format!("Read {shown} (lines {o}-{})", o + l.saturating_sub(1)),
+            (Some(o), None) => format!("Read {shown} (from line {o})"),
+            _ => format!("Read {shown}"),
+        };
+        Ok(Prepared {
+            title,
+            locations: vec![Location {
+                path: path.clone(),
+                line: args.offset.and_then(|o| u32::try_from(o).ok()),
+            }],
+            access: Access::Read(path.clone()),
+            call: Box::new(ReadCall {
+                path,
+                shown,
+                offset: args.offset,
+                limit: args.limit,
+            }),
+        })
+    }
+}
+
+struct ReadCall {
+    path: PathBuf,
+    shown: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+impl Call for ReadCall {
+    fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            match files::read(&env, &self.path).await {
+                Ok(content) => {
+                    let window = text::window(&content, self.offset, self.limit);
+                    ToolOutput {
+                        content: vec![ToolContent::Text(format!("```\n{}```", fenced(&window)))],
+                        model: window,
+                        failed: false,
+                    }
+                }
+                Err(e) => ToolOutput::error(e.describe(&self.shown)),
+            }
+        })
+    }
+}
+
+/// Keeps a stray fence in the file from closing the editor's code block early.
+fn fenced(text: &str) -> String {
+    text.replace("```", "`\u{200b}``")
+}

@@ -1,0 +1,271 @@
+//! `run_command`: a shell command, in the editor's terminal when it has one (the user watches
+//! it live), locally otherwise. Both kill the command on timeout or cancel.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema, text};
+use crate::client::{ExitStatus, TerminalSpec};
+use crate::events::TurnEvent;
+use crate::events::{ToolContent, ToolKind};
+use crate::local;
+
+/// Default and largest timeouts.
+const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Arguments of `run_command`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunCommandArgs {
+    /// The shell command line (run with `sh -c`).
+    pub command: String,
+    /// Working directory, absolute or relative to the session's (default: the session's).
+    pub cwd: Option<String>,
+    /// Kill the command after this many milliseconds (default 120000, at most 600000).
+    pub timeout_ms: Option<u64>,
+}
+
+pub struct RunCommand;
+
+/// The program a command line starts (skipping `VAR=value` prefixes): the scope of
+/// "allow always".
+pub fn program(command: &str) -> String {
+    command
+        .split_whitespace()
+        .find(|word| !word.contains('=') || word.starts_with('='))
+        .unwrap_or("")
+        .to_string()
+}
+
+impl Tool for RunCommand {
+    fn name(&self) -> &'static str {
+        "run_command"
+    }
+    fn description(&self) -> &'static str {
+        "Run a shell command and return its exit code and output (stdout and stderr, bounded)."
+    }
+    fn parameters(&self) -> Value {
+        schema::<RunCommandArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+        let args: RunCommandArgs = parse(self.name(), args)?;
+        if args.command.trim().is_empty() {
+            return Err("run_command needs a non-empty command".into());
+        }
+        let dir = match &args.cwd {
+            Some(dir) => paths::resolve(cwd, dir),
+            None => cwd.to_path_buf(),
+        };
+        let timeout = Duration::from_millis(
+            args.timeout_ms
+                .unwrap_or(DEFAULT_TIMEOUT_MS)
+                .clamp(1, MAX_TIMEOUT_MS),
+        );
+        let one_line = args.command.lines().next().unwrap_or("");
+        let title = if args.command.lines().count() > 1 {
+            format!("Run `{one_line} …`")
+        } else {
+            format!("Run `{one_line}`")
+        };
+        Ok(Prepared {
+            title,
+            locations: Vec::new(),
+            access: Access::Execute {
+                program: program(&args.command),
+            },
+            call: Box::new(CommandCall {
+                command: args.command,
+                dir,
+                timeout,
+            }),
+        })
+    }
+}
+
+struct CommandCall {
+    command: String,
+    dir: PathBuf,
+    timeout: Duration,
+}
+
+/// How the command ended, in words for the model.
+fn ending(
+    exit: Option<&ExitStatus>,
+    timed_out: bool,
+    cancelled: bool,
+    timeout: Duration,
+) -> String {
+    if cancelled {
+        return "Cancelled by the user; the command was killed.".into();
+    }
+    if timed_out {
+        return format!(
+            "Timed out after {} s; the command was killed.",
+            timeout.as_secs_f64()
+        );
+    }
+    match exit {
+        Some(ExitStatus {
+            code: Some(code), ..
+        }) => format!("Exit code: {code}"),
+        Some(ExitStatus {
+            signal: Some(signal),
+            ..
+        }) => format!("Ended by {signal}"),
+        _ => "Ended (no exit status reported)".into(),
+    }
+}
+
+fn result(
+    command: &str,
+    ending: String,
+    output: &str,
+    failed: bool,
+    content: Vec<ToolContent>,
+) -> ToolOutput {
+    let output = text::cap(output, text::MAX_COMMAND_BYTES);
+    let shown = if output.trim().is_empty() {
+        "(no output)".to_string()
+    } else {
+        output
+    };
+    ToolOutput {
+        model: format!("Command: {command}\n{ending}\nOutput:\n{shown}"),
+        content,
+        failed,
+    }
+}
+
+impl CommandCall {
+    async fn in_terminal(self, env: ToolEnv) -> ToolOutput {
+        let spec = TerminalSpec {
+            command: "sh".into(),
+            args: vec!["-c".into(), self.command.clone()],
+            cwd: self.dir.clone(),
+            output_byte_limit: text::MAX_COMMAND_BYTES as u64,
+        };
+        let session = env.session_id.as_str();
+        let terminal = match env.client.create_terminal(session, &spec).await {
+            Ok(id) => id,
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "the editor could not start a terminal: {}",
+                    e.message
+                ));
+            }
+        };
+        let content = vec![ToolContent::Terminal(terminal.clone())];
+        env.sink.emit(
+            session,
+            TurnEvent::ToolCallUpdate {
+                id: env.call_id.clone(),
+                status: None,
+                content: Some(content.clone()),
+            },
+        );
+        let (mut timed_out, mut cancelled) = (false, false);
+        let exit = tokio::select! {
+            exit = env.client.wait_for_terminal_exit(session, &terminal) => exit.ok(),
+            () = tokio::time::sleep(self.timeout) => { timed_out = true; None }
+            () = env.cancel.cancelled() => { cancelled = true; None }
+        };
+        if exit.is_none()
+            && let Err(e) = env.client.kill_terminal(session, &terminal).await
+        {
+            tracing::warn!(%terminal, "terminal/kill failed: {e}");
+        }
+        let output = if cancelled {
+            // The user is waiting for the turn to stop; do not wait on more output.
+            None
+        } else {
+            env.client.terminal_output(session, &terminal).await.ok()
+        };
+        if let Err(e) = env.client.release_terminal(session, &terminal).await {
+            tracing::warn!(%terminal, "terminal/release failed: {e}");
+        }
+        let exit = exit.or_else(|| output.as_ref().and_then(|o| o.exit.clone()));
+        let mut text = output
+            .as_ref()
+            .map(|o| o.output.clone())
+            .unwrap_or_default();
+        if output.as_ref().is_some_and(|o| o.truncated) {
+            text.insert_str(0, "[… earlier output dropped by the editor …]\n");
+        }
+        let failed = cancelled || timed_out || exit.as_ref().is_none_or(|e| e.code != Some(0));
+        result(
+            &self.command,
+            ending(exit.as_ref(), timed_out, cancelled, self.timeout),
+            &text,
+            failed,
+            content,
+        )
+    }
+
+    async fn locally(self, env: ToolEnv) -> ToolOutput {
+        let run = match local::run_command(
+            &self.command,
+            &self.dir,
+            self.timeout,
+            text::MAX_COMMAND_BYTES,
+            &env.cancel,
+        )
+        .await
+        {
+            Ok(run) => run,
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "cannot run the command in {}: {e}",
+                    self.dir.display()
+                ));
+            }
+        };
+        let ending = ending(
+            run.exit.as_ref(),
+            run.timed_out,
+            run.cancelled,
+            self.timeout,
+        );
+        let failed = run.exit.as_ref().is_none_or(|e| e.code != Some(0));
+        let shown = format!("```\n{}\n```\n{ending}", run.output.trim_end());
+        result(
+            &self.command,
+            ending,
+            &run.output,
+            failed,
+            vec![ToolContent::Text(shown)],
+        )
+    }
+}
+
+impl Call for CommandCall {
+    fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            if env.caps.terminal {
+                self.in_terminal(env).await
+            } else {
+                self.locally(env).await
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_skips_env_assignments() {
+        assert_eq!(program("cargo test --all"), "cargo");
+        assert_eq!(program("RUST_LOG=debug cargo run"), "cargo");
+        assert_eq!(program("  ls"), "ls");
+    }
+}

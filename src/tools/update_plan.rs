@@ -1,0 +1,111 @@
+//! `update_plan`: the agent's task list, shown in the editor as an ACP `plan`.
+
+use std::path::Path;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, schema};
+use crate::events::{PlanItem, ToolKind, TurnEvent};
+
+/// A plan entry's status.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// A plan entry's priority.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    High,
+    Medium,
+    Low,
+}
+
+/// One entry.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// What to do, in a few words.
+    pub content: String,
+    /// Where it stands.
+    pub status: Status,
+    /// How much it matters (default medium).
+    pub priority: Option<Priority>,
+}
+
+/// Arguments of `update_plan`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatePlanArgs {
+    /// The whole plan, in order; it replaces the previous one.
+    pub entries: Vec<Entry>,
+}
+
+pub struct UpdatePlan;
+
+impl Tool for UpdatePlan {
+    fn name(&self) -> &'static str {
+        "update_plan"
+    }
+    fn description(&self) -> &'static str {
+        "Show the user your plan for multi-step work; send the whole list each time, updating statuses as you go."
+    }
+    fn parameters(&self) -> Value {
+        schema::<UpdatePlanArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Think
+    }
+    fn announced(&self) -> bool {
+        false
+    }
+    fn prepare(&self, args: Value, _cwd: &Path) -> Result<Prepared, String> {
+        let args: UpdatePlanArgs = parse(self.name(), args)?;
+        let items = args
+            .entries
+            .into_iter()
+            .map(|e| PlanItem {
+                content: e.content,
+                status: match e.status {
+                    Status::Pending => "pending",
+                    Status::InProgress => "in_progress",
+                    Status::Completed => "completed",
+                }
+                .into(),
+                priority: match e.priority.unwrap_or(Priority::Medium) {
+                    Priority::High => "high",
+                    Priority::Medium => "medium",
+                    Priority::Low => "low",
+                }
+                .into(),
+            })
+            .collect();
+        Ok(Prepared {
+            title: "Update plan".into(),
+            locations: Vec::new(),
+            access: Access::Free,
+            call: Box::new(PlanCall { items }),
+        })
+    }
+}
+
+struct PlanCall {
+    items: Vec<PlanItem>,
+}
+
+impl Call for PlanCall {
+    fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let n = self.items.len();
+            env.sink.emit(&env.session_id, TurnEvent::Plan(self.items));
+            ToolOutput::text(format!("Plan updated ({n} entries)."))
+        })
+    }
+}

@@ -1,0 +1,123 @@
+//! `write_file`: create or replace a file; the editor shows the change as a diff.
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::files::{self, ReadError};
+use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use crate::events::{Location, ToolContent, ToolKind};
+
+/// Arguments of `write_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// File path, absolute or relative to the working directory.
+    pub path: String,
+    /// The complete new content of the file.
+    pub content: String,
+}
+
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+    fn description(&self) -> &'static str {
+        "Create a file or replace its whole content. Prefer edit_file for changes to existing files."
+    }
+    fn parameters(&self) -> Value {
+        schema::<WriteFileArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+        let args: WriteFileArgs = parse(self.name(), args)?;
+        let path = paths::resolve(cwd, &args.path);
+        let shown = paths::display(&path, cwd);
+        Ok(Prepared {
+            title: format!("Write {shown}"),
+            locations: vec![Location {
+                path: path.clone(),
+                line: None,
+            }],
+            access: Access::Edit(path.clone()),
+            call: Box::new(WriteCall {
+                path,
+                shown,
+                content: args.content,
+                old: None,
+            }),
+        })
+    }
+}
+
+struct WriteCall {
+    path: PathBuf,
+    shown: String,
+    content: String,
+    /// `Some(None)` once previewed and the file did not exist.
+    old: Option<Option<String>>,
+}
+
+impl WriteCall {
+    fn diff(&self) -> Vec<ToolContent> {
+        vec![ToolContent::Diff {
+            path: self.path.clone(),
+            old: self.old.clone().flatten(),
+            new: self.content.clone(),
+        }]
+    }
+}
+
+impl Call for WriteCall {
+    fn preview<'a>(
+        &'a mut self,
+        env: &'a ToolEnv,
+    ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolOutput>> {
+        Box::pin(async move {
+            let old = match files::read(env, &self.path).await {
+                Ok(text) => Some(text),
+                Err(ReadError::Missing) => None,
+                Err(ReadError::Binary(_)) => {
+                    return Err(ToolOutput::error(format!(
+                        "{} is a binary file; write_file only writes text",
+                        self.shown
+                    )));
+                }
+                Err(e) => return Err(ToolOutput::error(e.describe(&self.shown))),
+            };
+            self.old = Some(old);
+            Ok(self.diff())
+        })
+    }
+
+    fn run(mut self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            if self.old.is_none()
+                && let Err(failure) = self.preview(&env).await
+            {
+                return failure;
+            }
+            if let Err(e) = files::write(&env, &self.path, &self.content).await {
+                return ToolOutput::error(format!("cannot write {}: {e}", self.shown));
+            }
+            let lines = self.content.lines().count();
+            let verb = if matches!(self.old, Some(Some(_))) {
+                "Replaced"
+            } else {
+                "Created"
+            };
+            ToolOutput {
+                model: format!("{verb} {} ({lines} lines).", self.shown),
+                content: self.diff(),
+                failed: false,
+            }
+        })
+    }
+}

@@ -1,0 +1,238 @@
+//! A fake editor that answers the agent's requests like a real one: `fs/*` against the disk
+//! with unsaved-buffer overrides, `terminal/*` with real processes, and permission requests
+//! from a scripted queue of answers. Every request is recorded.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::sync::Notify;
+
+/// A terminal the fake editor runs.
+struct Term {
+    output: Arc<Mutex<String>>,
+    exit: Arc<Mutex<Option<Option<i32>>>>,
+    exited: Arc<Notify>,
+    pid: Option<u32>,
+}
+
+/// How the editor answers `session/request_permission`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// Select this option id.
+    Select(&'static str),
+    /// The `cancelled` outcome.
+    Cancelled,
+    /// Never answer.
+    Hang,
+    /// A JSON-RPC error.
+    Error,
+}
+
+/// The fake editor.
+#[derive(Default)]
+pub struct FakeEditor {
+    /// Every request received: (method, params).
+    pub requests: Mutex<Vec<(String, Value)>>,
+    /// Unsaved buffers: path -> text, read instead of the disk.
+    pub buffers: Mutex<HashMap<String, String>>,
+    /// Answers to permission requests, in order; `allow_once` when empty.
+    pub answers: Mutex<VecDeque<Answer>>,
+    /// Methods answered with an error instead (e.g. `fs/write_text_file`).
+    pub failing: Mutex<Vec<String>>,
+    terminals: Mutex<HashMap<String, Term>>,
+    next_terminal: Mutex<u32>,
+}
+
+impl FakeEditor {
+    /// A fake editor behind an `Arc`, ready for `Agent::spawn_with`.
+    pub fn new() -> Arc<FakeEditor> {
+        Arc::new(FakeEditor::default())
+    }
+
+    /// Queues permission answers.
+    pub fn answer_with(&self, answers: &[Answer]) {
+        self.answers.lock().unwrap().extend(answers.iter().cloned());
+    }
+
+    /// The methods received, in order.
+    pub fn methods(&self) -> Vec<String> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(m, _)| m.clone())
+            .collect()
+    }
+
+    /// The params of every request of `method`.
+    pub fn params_of(&self, method: &str) -> Vec<Value> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
+    /// The full JSON-RPC response to `request`, or `None` to leave it unanswered.
+    pub async fn answer(&self, request: &Value) -> Option<Value> {
+        let id = request["id"].clone();
+        let method = request["method"].as_str().unwrap_or("").to_string();
+        let params = request["params"].clone();
+        self.requests
+            .lock()
+            .unwrap()
+            .push((method.clone(), params.clone()));
+        if self.failing.lock().unwrap().contains(&method) {
+            return Some(
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("{method} failed in the editor")}}),
+            );
+        }
+        let result = match method.as_str() {
+            "fs/read_text_file" => {
+                let path = params["path"].as_str().unwrap_or("").to_string();
+                let buffered = self.buffers.lock().unwrap().get(&path).cloned();
+                match buffered
+                    .map(Ok)
+                    .unwrap_or_else(|| std::fs::read_to_string(&path))
+                {
+                    Ok(text) => Ok(json!({"content": text})),
+                    Err(_) => Err((-32002, format!("Resource not found: {path}"))),
+                }
+            }
+            "fs/write_text_file" => {
+                let path = params["path"].as_str().unwrap_or("");
+                std::fs::write(path, params["content"].as_str().unwrap_or("")).unwrap();
+                Ok(json!({}))
+            }
+            "session/request_permission" => {
+                let answer = self
+                    .answers
+                    .lock()
+                    .unwrap()
+                    .pop_front()
+                    .unwrap_or(Answer::Select("allow_once"));
+                match answer {
+                    Answer::Select(option) => {
+                        Ok(json!({"outcome": {"outcome": "selected", "optionId": option}}))
+                    }
+                    Answer::Cancelled => Ok(json!({"outcome": {"outcome": "cancelled"}})),
+                    Answer::Hang => return None,
+                    Answer::Error => Err((-32603, "permission dialog failed".into())),
+                }
+            }
+            "terminal/create" => Ok(self.create_terminal(&params)),
+            "terminal/wait_for_exit" => {
+                let (exit, exited) = {
+                    let terms = self.terminals.lock().unwrap();
+                    let t = &terms[params["terminalId"].as_str().unwrap()];
+                    (t.exit.clone(), t.exited.clone())
+                };
+                loop {
+                    let notified = exited.notified();
+                    if let Some(code) = *exit.lock().unwrap() {
+                        break Ok(
+                            json!({"exitCode": code, "signal": if code.is_none() { json!("SIGKILL") } else { Value::Null }}),
+                        );
+                    }
+                    notified.await;
+                }
+            }
+            "terminal/output" => {
+                let terms = self.terminals.lock().unwrap();
+                let t = &terms[params["terminalId"].as_str().unwrap()];
+                let output = t.output.lock().unwrap().clone();
+                let exit = *t.exit.lock().unwrap();
+                let mut result = json!({"output": output, "truncated": false});
+                if let Some(code) = exit {
+                    result["exitStatus"] = json!({"exitCode": code});
+                }
+                Ok(result)
+            }
+            "terminal/kill" => {
+                let terms = self.terminals.lock().unwrap();
+                if let Some(pid) = terms[params["terminalId"].as_str().unwrap()].pid {
+                    let _ = std::process::Command::new("kill")
+                        .args(["-KILL", &pid.to_string()])
+                        .status();
+                }
+                Ok(json!({}))
+            }
+            "terminal/release" => {
+                self.terminals
+                    .lock()
+                    .unwrap()
+                    .remove(params["terminalId"].as_str().unwrap());
+                Ok(json!({}))
+            }
+            other => Err((-32601, format!("method not found: {other}"))),
+        };
+        Some(match result {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, message)) => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            }
+        })
+    }
+
+    fn create_terminal(&self, params: &Value) -> Value {
+        let args: Vec<String> = params["args"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut child = tokio::process::Command::new(params["command"].as_str().unwrap())
+            .args(&args)
+            .current_dir(params["cwd"].as_str().unwrap_or("/"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let output = Arc::new(Mutex::new(String::new()));
+        let exit = Arc::new(Mutex::new(None));
+        let exited = Arc::new(Notify::new());
+        let pid = child.id();
+        let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let (o, e, x) = (output.clone(), exit.clone(), exited.clone());
+        tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = out.read_to_string(&mut text).await;
+            let _ = err.read_to_string(&mut text).await;
+            o.lock().unwrap().push_str(&text);
+            let status = child.wait().await.ok();
+            *e.lock().unwrap() = Some(status.and_then(|s| s.code()));
+            x.notify_waiters();
+        });
+        let mut next = self.next_terminal.lock().unwrap();
+        *next += 1;
+        let id = format!("term-{next}");
+        self.terminals.lock().unwrap().insert(
+            id.clone(),
+            Term {
+                output,
+                exit,
+                exited,
+                pid,
+            },
+        );
+        json!({"terminalId": id})
+    }
+}
+
+/// Client capabilities of an editor that does everything.
+pub fn full_caps() -> Value {
+    json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true})
+}
+
+/// Waits a moment for asynchronous editor work to land.
+pub async fn settle() {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+}
