@@ -5,3 +5,4 @@ mod exec;
 mod handshake;
 mod malformed;
 mod streaming;
+mod tools;
