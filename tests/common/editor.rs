@@ -42,6 +42,13 @@ pub struct FakeEditor {
     pub answers: Mutex<VecDeque<Answer>>,
     /// Methods answered with an error instead (e.g. `fs/write_text_file`).
     pub failing: Mutex<Vec<String>>,
+    /// Methods never answered.
+    pub hanging: Mutex<Vec<String>>,
+    /// Methods answered only after this delay.
+    pub delays: Mutex<HashMap<String, Duration>>,
+    /// The most requests of each method that were in flight at once.
+    pub max_in_flight: Mutex<HashMap<String, usize>>,
+    in_flight: Mutex<HashMap<String, usize>>,
     terminals: Mutex<HashMap<String, Term>>,
     next_terminal: Mutex<u32>,
 }
@@ -55,6 +62,32 @@ impl FakeEditor {
     /// Queues permission answers.
     pub fn answer_with(&self, answers: &[Answer]) {
         self.answers.lock().unwrap().extend(answers.iter().cloned());
+    }
+
+    /// Makes `method` wait `delay` before answering.
+    pub fn delay(&self, method: &str, delay: Duration) {
+        self.delays.lock().unwrap().insert(method.into(), delay);
+    }
+
+    /// The most `method` requests in flight at once.
+    pub fn peak(&self, method: &str) -> usize {
+        self.max_in_flight
+            .lock()
+            .unwrap()
+            .get(method)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Waits until a request of `method` has arrived.
+    pub async fn wait_for(&self, method: &str) {
+        for _ in 0..400 {
+            if self.methods().iter().any(|m| m == method) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no {method} request arrived; got {:?}", self.methods());
     }
 
     /// The methods received, in order.
@@ -87,6 +120,22 @@ impl FakeEditor {
             .lock()
             .unwrap()
             .push((method.clone(), params.clone()));
+        if self.hanging.lock().unwrap().contains(&method) {
+            return None;
+        }
+        let delay = self.delays.lock().unwrap().get(&method).copied();
+        if let Some(delay) = delay {
+            {
+                let mut now = self.in_flight.lock().unwrap();
+                let n = now.entry(method.clone()).or_default();
+                *n += 1;
+                let mut max = self.max_in_flight.lock().unwrap();
+                let m = max.entry(method.clone()).or_default();
+                *m = (*m).max(*n);
+            }
+            tokio::time::sleep(delay).await;
+            *self.in_flight.lock().unwrap().get_mut(&method).unwrap() -= 1;
+        }
         if self.failing.lock().unwrap().contains(&method) {
             return Some(
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("{method} failed in the editor")}}),

@@ -98,3 +98,152 @@ async fn cancel_request_for_the_prompt_cancels_the_turn() {
         response["result"]["stopReason"] == "cancelled" || response["error"]["code"] == -32800;
     assert!(cancelled, "{response}");
 }
+
+mod tools {
+    //! Cancel while a permission request is pending, a command runs (locally and in the
+    //! editor's terminal), or a file operation waits on the editor.
+
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use crate::common::editor::{Answer, full_caps};
+    use crate::common::{Reply, response, tool_session};
+
+    async fn cancel_after(
+        caps: serde_json::Value,
+        mode: &str,
+        call: (&str, &str, serde_json::Value),
+        setup: impl FnOnce(&crate::common::editor::FakeEditor),
+        wait_for: Option<&str>,
+    ) -> (
+        crate::common::MockModel,
+        std::sync::Arc<crate::common::editor::FakeEditor>,
+        Duration,
+    ) {
+        let script = vec![Reply::tools(&[call]), Reply::text(&["after"])];
+        let (mock, _ws, mut agent, session, editor) = tool_session(script, caps, mode).await;
+        setup(&editor);
+        let pending = agent.start_prompt(&session, "go").await;
+        match wait_for {
+            // An editor request that is now pending.
+            Some(method) => editor.wait_for(method).await,
+            // The call is running (a local command started).
+            None => loop {
+                let m = agent.next_message().await;
+                if m["params"]["update"]["status"] == "in_progress" {
+                    break;
+                }
+            },
+        }
+        // Let the command get going before it is cancelled.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let start = Instant::now();
+        agent
+            .notify("session/cancel", json!({"sessionId": session}))
+            .await;
+        let answer = response(pending).await;
+        let latency = start.elapsed();
+        assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+        // The next prompt works, and the cancelled call has its one result.
+        let (next, _) = agent.prompt(&session, "next").await;
+        assert_eq!(next["result"]["stopReason"], "end_turn", "{next}");
+        let messages = &mock.requests()[1].body["messages"];
+        let results: Vec<_> = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .collect();
+        assert_eq!(results.len(), 1, "{messages}");
+        (mock, editor, latency)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn during_a_pending_permission_request() {
+        let (_, editor, latency) = cancel_after(
+            json!({}),
+            "ask",
+            ("w", "write_file", json!({"path": "a.txt", "content": "x"})),
+            |e| e.answer_with(&[Answer::Hang]),
+            Some("session/request_permission"),
+        )
+        .await;
+        assert!(latency < Duration::from_secs(3), "{latency:?}");
+        assert_eq!(editor.methods(), ["session/request_permission"]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn during_a_local_command_kills_it() {
+        let marker = format!("tandem-cancel-{}", std::process::id());
+        let (mock, _, latency) = cancel_after(
+            json!({}),
+            "full-access",
+            (
+                "c",
+                "run_command",
+                json!({"command": format!("sleep 30 && echo {marker}")}),
+            ),
+            |_| {},
+            None,
+        )
+        .await;
+        assert!(latency < Duration::from_secs(3), "{latency:?}");
+        let result = mock.requests()[1].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            result.contains("Cancelled by the user; the command was killed."),
+            "{result}"
+        );
+        let ps = std::process::Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .unwrap();
+        assert!(
+            !String::from_utf8_lossy(&ps.stdout).contains(&marker),
+            "the command was killed"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn during_a_terminal_command_kills_and_releases() {
+        let (_, editor, latency) = cancel_after(
+            full_caps(),
+            "full-access",
+            ("c", "run_command", json!({"command": "sleep 30"})),
+            |_| {},
+            Some("terminal/wait_for_exit"),
+        )
+        .await;
+        assert!(latency < Duration::from_secs(3), "{latency:?}");
+        let methods = editor.methods();
+        assert!(
+            methods.contains(&"terminal/kill".to_string()),
+            "{methods:?}"
+        );
+        assert!(
+            methods.contains(&"terminal/release".to_string()),
+            "{methods:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn during_a_file_operation() {
+        let (_, _, latency) = cancel_after(
+            full_caps(),
+            "ask",
+            ("r", "read_file", json!({"path": "README.md"})),
+            |e| e.hanging.lock().unwrap().push("fs/read_text_file".into()),
+            Some("fs/read_text_file"),
+        )
+        .await;
+        assert!(latency < Duration::from_secs(3), "{latency:?}");
+    }
+}

@@ -4,5 +4,6 @@ mod errors;
 mod exec;
 mod handshake;
 mod malformed;
+mod permissions;
 mod streaming;
 mod tools;

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::editor::{FakeEditor, full_caps};
+use crate::common::editor::full_caps;
 use crate::common::mock_model::Recorded;
 use crate::common::{Reply, of_kind, tool_session};
 
@@ -600,5 +600,84 @@ async fn editor_errors_become_tool_results() {
             .contains("the editor refused the write: fs/write_text_file failed in the editor")
     );
     assert_eq!(final_status(&updates, "w"), "failed");
-    let _ = FakeEditor::new;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_calls_run_together_and_edits_one_at_a_time() {
+    let script = vec![
+        Reply::tools(&[
+            ("r1", "read_file", json!({"path": "README.md"})),
+            ("r2", "read_file", json!({"path": "src/main.rs"})),
+            ("r3", "read_file", json!({"path": "src/lib.rs"})),
+            ("w1", "write_file", json!({"path": "a.txt", "content": "a"})),
+            ("w2", "write_file", json!({"path": "b.txt", "content": "b"})),
+        ]),
+        Reply::text(&["ok"]),
+    ];
+    let (mock, _ws, mut agent, session, editor) =
+        tool_session(script, full_caps(), "full-access").await;
+    editor.delay("fs/read_text_file", std::time::Duration::from_millis(300));
+    editor.delay("fs/write_text_file", std::time::Duration::from_millis(200));
+    agent.prompt(&session, "go").await;
+    assert_eq!(
+        editor.peak("fs/read_text_file"),
+        3,
+        "the three reads overlapped"
+    );
+    assert_eq!(
+        editor.peak("fs/write_text_file"),
+        1,
+        "writes ran one at a time"
+    );
+    let writes: Vec<_> = editor
+        .params_of("fs/write_text_file")
+        .iter()
+        .map(|p| p["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(writes, ["a", "b"], "in the model's order");
+    // Results come back in the model's order too.
+    let ids: Vec<_> = mock.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, ["r1", "r2", "r3", "w1", "w2"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_never_stops_calling_tools_hits_the_request_cap() {
+    let mock = crate::common::MockModel::start(vec![]).await;
+    for i in 0..5 {
+        mock.push(Reply::tools(&[(
+            &format!("c{i}"),
+            "list_dir",
+            json!({"path": "."}),
+        )]));
+    }
+    let ws = crate::common::Workspace::new();
+    let config = ws.write("config.toml", "max_turn_requests = 3\n");
+    let mut agent = crate::common::Agent::spawn(
+        &ws.env(&mock),
+        &["--config", &crate::common::path_str(&config)],
+    );
+    let session = agent.open_session(&ws.project()).await;
+    let (response, _) = agent.prompt(&session, "loop").await;
+    assert_eq!(
+        response["result"]["stopReason"], "max_turn_requests",
+        "{response}"
+    );
+    assert_eq!(mock.requests().len(), 3);
+    // The history is whole: the next prompt's request answers every call.
+    mock.push(Reply::text(&["ok"]));
+    agent.prompt(&session, "stop").await;
+    let last = &mock.requests()[3].body["messages"];
+    let tool_results = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    assert_eq!(tool_results, 3);
 }
