@@ -136,3 +136,65 @@ fn an_empty_prompt_is_refused() {
     assert_eq!(code, 1);
     assert!(stderr.contains("the prompt is empty"), "{stderr}");
 }
+
+fn tour() -> String {
+    format!("{}/fixtures/demo/tour.json", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_offline_tool_tour_reads_plans_edits_and_runs() {
+    let ws = Workspace::new();
+    crate::common::copy_fixture("small", &ws.project());
+    let cwd = ws.project().to_string_lossy().into_owned();
+    let args = [
+        "--replay",
+        &tour(),
+        "--mode",
+        "full-access",
+        "--cwd",
+        &cwd,
+        "Add the missing test",
+    ];
+    let (code, stdout, stderr) = exec(&ws, &ws.base_env(), &args, None);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.starts_with("I'll look around the project first.\n"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("say if you want that too.\n"), "{stdout}");
+    for shown in [
+        "[~] Find the TODOs",
+        "✓ Search `TODO` in .",
+        "✓ Read src/lib.rs",
+        "+    fn greets() {",
+        "-// TODO: add a test",
+        "14:    fn greets() {",
+        "✓ Run `grep",
+        "[x] Check the result",
+    ] {
+        assert!(stderr.contains(shown), "`{shown}` missing from:\n{stderr}");
+    }
+    let lib = std::fs::read_to_string(ws.project().join("src/lib.rs")).unwrap();
+    assert!(lib.contains("mod tests {") && !lib.contains("TODO: add a test"));
+}
+
+#[test]
+fn headless_runs_reject_what_needs_permission() {
+    let ws = Workspace::new();
+    crate::common::copy_fixture("small", &ws.project());
+    let cwd = ws.project().to_string_lossy().into_owned();
+    let (code, _, stderr) = exec(
+        &ws,
+        &ws.base_env(),
+        &["--replay", &tour(), "--cwd", &cwd, "go"],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("rejected Edit src/lib.rs: it needs permission and exec cannot ask"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("✗ Edit src/lib.rs"), "{stderr}");
+    let lib = std::fs::read_to_string(ws.project().join("src/lib.rs")).unwrap();
+    assert!(lib.contains("TODO: add a test"), "nothing was changed");
+}

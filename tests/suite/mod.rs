@@ -6,4 +6,5 @@ mod handshake;
 mod malformed;
 mod permissions;
 mod streaming;
+mod tool_loop;
 mod tools;

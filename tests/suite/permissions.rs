@@ -5,21 +5,10 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
+use crate::common::calls::tool_result;
 use crate::common::editor::Answer;
 use crate::common::mock_model::Recorded;
 use crate::common::{Reply, Workspace, of_kind, path_str, tool_session};
-
-fn result(request: &Recorded, id: &str) -> String {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-        .unwrap_or_else(|| panic!("no result for {id}"))["content"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
 
 fn asked(editor: &crate::common::editor::FakeEditor) -> BTreeSet<String> {
     editor
@@ -74,7 +63,7 @@ async fn table_row(mode: &str) -> (BTreeSet<String>, BTreeSet<String>, Recorded)
     let second = mock.requests()[1].clone();
     let refused: BTreeSet<String> = ["read_in", "read_out", "edit_in", "edit_out", "run"]
         .into_iter()
-        .filter(|id| result(&second, id).starts_with("Refused"))
+        .filter(|id| tool_result(&second, id).starts_with("Refused"))
         .map(String::from)
         .collect();
     // Whatever was allowed (with or without asking) really happened.
@@ -97,7 +86,7 @@ async fn ask_mode_asks_for_everything_but_reads_inside() {
     let (asked, refused, second) = table_row("ask").await;
     assert_eq!(asked, set(&["read_out", "edit_in", "edit_out", "run"]));
     assert!(refused.is_empty());
-    assert_eq!(result(&second, "read_out"), "outside text\n");
+    assert_eq!(tool_result(&second, "read_out"), "outside text\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,7 +101,7 @@ async fn read_only_mode_refuses_changes_without_asking() {
     let (asked, refused, second) = table_row("read-only").await;
     assert_eq!(asked, set(&["read_out"]));
     assert_eq!(refused, set(&["edit_in", "edit_out", "run"]));
-    assert!(result(&second, "run").contains("read-only mode"));
+    assert!(tool_result(&second, "run").contains("read-only mode"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,7 +109,7 @@ async fn full_access_mode_never_asks() {
     let (asked, refused, second) = table_row("full-access").await;
     assert!(asked.is_empty());
     assert!(refused.is_empty());
-    assert!(result(&second, "run").contains("ran"));
+    assert!(tool_result(&second, "run").contains("ran"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -139,11 +128,11 @@ async fn rejections_fail_the_call_and_tell_the_model() {
     ]);
     let (_, updates) = agent.prompt(&session, "write").await;
     let requests = mock.requests();
-    assert!(result(&requests[1], "w1").starts_with("Rejected: the user declined"));
-    assert!(result(&requests[2], "w2").starts_with("Rejected: the user declined"));
+    assert!(tool_result(&requests[1], "w1").starts_with("Rejected: the user declined"));
+    assert!(tool_result(&requests[2], "w2").starts_with("Rejected: the user declined"));
     // reject_always: the same write is refused without asking, twice.
-    assert!(result(&requests[3], "w3").contains("always reject"));
-    assert!(result(&requests[4], "w4").contains("always reject"));
+    assert!(tool_result(&requests[3], "w3").contains("always reject"));
+    assert!(tool_result(&requests[4], "w4").contains("always reject"));
     assert_eq!(asked(&editor), set(&["w1", "w2"]));
     assert!(!ws.project().join("a.txt").exists());
     let failed = updates
@@ -186,7 +175,7 @@ async fn allow_always_is_remembered_for_the_tool_and_scope() {
     agent.prompt(&session, "go").await;
     // echo remembered; ls is another program; the path grant covers that path only.
     assert_eq!(asked(&editor), set(&["r1", "r3", "w1", "w3"]));
-    assert!(result(&mock.requests()[2], "r2").contains("two"));
+    assert!(tool_result(&mock.requests()[2], "r2").contains("two"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,8 +196,14 @@ async fn a_cancelled_permission_cancels_the_turn() {
     let (next, _) = agent.prompt(&session, "next").await;
     assert_eq!(next["result"]["stopReason"], "end_turn");
     let second = &mock.requests()[1];
-    assert_eq!(result(second, "w"), "Not run: the user cancelled the turn.");
-    assert!(result(second, "r").starts_with("Not run") || result(second, "r").contains("small"));
+    assert_eq!(
+        tool_result(second, "w"),
+        "Not run: the user cancelled the turn."
+    );
+    assert!(
+        tool_result(second, "r").starts_with("Not run")
+            || tool_result(second, "r").contains("small")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -273,5 +268,5 @@ async fn a_mode_switch_applies_at_the_next_tool_call() {
     );
     agent.prompt(&session, "two").await;
     assert!(!ws.project().join("b.txt").exists());
-    assert!(result(&mock.requests()[3], "w2").starts_with("Refused"));
+    assert!(tool_result(&mock.requests()[3], "w2").starts_with("Refused"));
 }

@@ -2,14 +2,18 @@
 //! the same ACP code path (an in-process duplex channel), and prints the streamed answer to
 //! stdout, progress and reasoning to stderr.
 
-use std::io::{IsTerminal, Read, Write};
+mod display;
+
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
+use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, Implementation, InitializeRequest, NewSessionRequest,
-    PromptRequest, SessionNotification, SessionUpdate, StopReason, TextContent,
+    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
+    TextContent,
 };
 use agent_client_protocol::{Client, schema::ProtocolVersion};
 
@@ -28,7 +32,7 @@ pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
             _ => ExitCode::FAILURE,
         },
         Err(e) => {
-            eprint_line(&format!("tandem: error: {e:#}"));
+            display::progress(&format!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }
@@ -42,6 +46,7 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<StopReason>
     };
     let model_client = crate::model_client(&config)?;
     let model = config.default_model.clone();
+    let mode = config.default_mode.id();
     let manager = Arc::new(SessionManager::new(Arc::new(config), model_client));
     let agent = crate::acp::agent(manager);
 
@@ -50,10 +55,16 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<StopReason>
         .name("tandem-exec")
         .on_receive_notification(
             async move |note: SessionNotification, _cx| {
-                show(note.update);
+                display::show(note.update);
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| { responder.respond(refuse_headless(&req)) },
+            agent_client_protocol::on_receive_request!(),
         )
         .connect_with(agent, async move |cx| {
             cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_info(
@@ -65,7 +76,10 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<StopReason>
                 .send_request(NewSessionRequest::new(cwd.clone()))
                 .block_task()
                 .await?;
-            eprint_line(&format!("tandem: model {model}, cwd {}", cwd.display()));
+            display::progress(&format!(
+                "model {model}, mode {mode}, cwd {}",
+                cwd.display()
+            ));
             let prompt = cx.send_request(PromptRequest::new(
                 session.session_id.clone(),
                 vec![ContentBlock::Text(TextContent::new(prompt))],
@@ -73,7 +87,7 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<StopReason>
             let response = tokio::select! {
                 response = prompt.block_task() => response?,
                 _ = tokio::signal::ctrl_c() => {
-                    eprint_line("tandem: interrupted, cancelling");
+                    display::progress("interrupted, cancelling");
                     cx.send_notification(CancelNotification::new(session.session_id.clone()))?;
                     return Ok(StopReason::Cancelled);
                 }
@@ -81,9 +95,9 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<StopReason>
             Ok(response.stop_reason)
         })
         .await;
-    end_answer_line();
+    display::end_answer_line();
     let stop = result.map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    eprint_line(&format!("tandem: stopped: {}", stop_name(stop)));
+    display::progress(&format!("stopped: {}", stop_name(stop)));
     Ok(stop)
 }
 
@@ -106,60 +120,29 @@ fn prompt_text(args: &[String]) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Whether the last answer (stdout) or reasoning (stderr) text ended mid-line.
-static ANSWER_OPEN: AtomicBool = AtomicBool::new(false);
-static THOUGHT_OPEN: AtomicBool = AtomicBool::new(false);
-
-fn show(update: SessionUpdate) {
-    match update {
-        SessionUpdate::AgentMessageChunk(chunk) => {
-            if let ContentBlock::Text(t) = chunk.content {
-                ANSWER_OPEN.store(
-                    !t.text.ends_with('\n'),
-                    std::sync::atomic::Ordering::Relaxed,
-                );
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(t.text.as_bytes());
-                let _ = out.flush();
-            }
-        }
-        SessionUpdate::AgentThoughtChunk(chunk) => {
-            if let ContentBlock::Text(t) = chunk.content {
-                THOUGHT_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
-                let mut err = std::io::stderr().lock();
-                let _ = err.write_all(t.text.as_bytes());
-                let _ = err.flush();
-            }
-        }
-        SessionUpdate::UsageUpdate(u) => {
-            end_answer_line();
-            eprint_line(&format!("tandem: context {} / {} tokens", u.used, u.size));
-        }
-        _ => {}
-    }
-}
-
-/// Ends the answer with a newline so the shell prompt does not run into it.
-fn end_answer_line() {
-    if ANSWER_OPEN.swap(false, Ordering::Relaxed) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(b"\n");
-        let _ = out.flush();
-    }
-}
-
-/// Ends the reasoning with a newline before anything else is written.
-fn end_thought_line() {
-    if THOUGHT_OPEN.swap(false, Ordering::Relaxed) {
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(b"\n");
-    }
-}
-
-fn eprint_line(line: &str) {
-    end_thought_line();
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
+/// Nobody can answer a permission prompt in a headless run: the call is rejected, and the
+/// user is told which mode would allow it.
+fn refuse_headless(req: &RequestPermissionRequest) -> RequestPermissionResponse {
+    let title = req
+        .tool_call
+        .fields
+        .title
+        .clone()
+        .unwrap_or_else(|| "a tool call".into());
+    display::progress(&format!(
+        "rejected {title}: it needs permission and exec cannot ask (use --mode accept-edits or --mode full-access)"
+    ));
+    let reject = req
+        .options
+        .iter()
+        .find(|o| o.kind == PermissionOptionKind::RejectOnce);
+    let outcome = match reject {
+        Some(option) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+            option.option_id.clone(),
+        )),
+        None => RequestPermissionOutcome::Cancelled,
+    };
+    RequestPermissionResponse::new(outcome)
 }
 
 fn stop_name(stop: StopReason) -> &'static str {

@@ -1,0 +1,175 @@
+//! How `tandem exec` shows a session on the terminal: the answer on stdout; reasoning, tool
+//! calls, diffs, plans and progress on stderr.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, Plan, PlanEntryStatus, SessionUpdate, ToolCallContent, ToolCallStatus, ToolKind,
+};
+
+/// Whether the last answer (stdout) or reasoning (stderr) text ended mid-line.
+static ANSWER_OPEN: AtomicBool = AtomicBool::new(false);
+static THOUGHT_OPEN: AtomicBool = AtomicBool::new(false);
+
+/// Titles and kinds of the calls seen so far, for their status lines.
+static CALLS: Mutex<Option<HashMap<String, (String, ToolKind)>>> = Mutex::new(None);
+
+/// Shows one update.
+pub fn show(update: SessionUpdate) {
+    match update {
+        SessionUpdate::AgentMessageChunk(chunk) => {
+            if let ContentBlock::Text(t) = chunk.content {
+                end_thought_line();
+                ANSWER_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(t.text.as_bytes());
+                let _ = out.flush();
+            }
+        }
+        SessionUpdate::AgentThoughtChunk(chunk) => {
+            if let ContentBlock::Text(t) = chunk.content {
+                THOUGHT_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(t.text.as_bytes());
+                let _ = err.flush();
+            }
+        }
+        SessionUpdate::ToolCall(call) => {
+            remember(call.tool_call_id.0.as_ref(), &call.title, call.kind);
+            progress(&format!("→ {}", call.title));
+        }
+        SessionUpdate::ToolCallUpdate(update) => {
+            let id = update.tool_call_id.0.to_string();
+            let (title, kind) = recall(&id);
+            let fields = update.fields;
+            if let Some(content) = &fields.content {
+                show_content(content, fields.status, kind);
+            }
+            match fields.status {
+                Some(ToolCallStatus::Completed) => progress(&format!("✓ {title}")),
+                Some(ToolCallStatus::Failed) => {
+                    let why = fields
+                        .content
+                        .as_deref()
+                        .and_then(first_text)
+                        .unwrap_or_default();
+                    progress(&format!(
+                        "✗ {title}{}",
+                        if why.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {why}")
+                        }
+                    ));
+                }
+                _ => {}
+            }
+        }
+        SessionUpdate::Plan(plan) => show_plan(&plan),
+        SessionUpdate::UsageUpdate(u) => {
+            progress(&format!("context {} / {} tokens", u.used, u.size))
+        }
+        _ => {}
+    }
+}
+
+fn remember(id: &str, title: &str, kind: ToolKind) {
+    let mut calls = CALLS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    calls
+        .get_or_insert_with(HashMap::new)
+        .insert(id.to_string(), (title.to_string(), kind));
+}
+
+fn recall(id: &str) -> (String, ToolKind) {
+    let calls = CALLS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    calls
+        .as_ref()
+        .and_then(|c| c.get(id).cloned())
+        .unwrap_or_else(|| (id.to_string(), ToolKind::Other))
+}
+
+fn first_text(content: &[ToolCallContent]) -> Option<String> {
+    content.iter().find_map(|c| match c {
+        ToolCallContent::Content(c) => match &c.content {
+            ContentBlock::Text(t) => t.text.lines().next().map(String::from),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// Final diffs of edits and the output of commands; what reads return stays off the screen.
+fn show_content(content: &[ToolCallContent], status: Option<ToolCallStatus>, kind: ToolKind) {
+    if status != Some(ToolCallStatus::Completed) && status != Some(ToolCallStatus::Failed) {
+        return;
+    }
+    for item in content {
+        match item {
+            ToolCallContent::Diff(diff) => {
+                let old = diff.old_text.clone().unwrap_or_default();
+                let path = diff.path.display().to_string();
+                let text = similar::TextDiff::from_lines(&old, &diff.new_text)
+                    .unified_diff()
+                    .context_radius(2)
+                    .header(&path, &path)
+                    .to_string();
+                write_err(&text);
+            }
+            ToolCallContent::Content(c) if kind == ToolKind::Execute => {
+                if let ContentBlock::Text(t) = &c.content {
+                    write_err(&format!("{}\n", t.text.trim_end()));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn show_plan(plan: &Plan) {
+    let mut text = String::from("Plan:\n");
+    for entry in &plan.entries {
+        let mark = match entry.status {
+            PlanEntryStatus::Completed => "[x]",
+            PlanEntryStatus::InProgress => "[~]",
+            _ => "[ ]",
+        };
+        text.push_str(&format!("  {mark} {}\n", entry.content));
+    }
+    write_err(&text);
+}
+
+fn write_err(text: &str) {
+    end_answer_line();
+    end_thought_line();
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+}
+
+/// A progress line on stderr, prefixed with `tandem:`.
+pub fn progress(line: &str) {
+    write_err(&format!("tandem: {line}\n"));
+}
+
+/// Ends the answer with a newline so nothing else runs into it.
+pub fn end_answer_line() {
+    if ANSWER_OPEN.swap(false, Ordering::Relaxed) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+}
+
+/// Ends the reasoning with a newline before anything else is written.
+fn end_thought_line() {
+    if THOUGHT_OPEN.swap(false, Ordering::Relaxed) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(b"\n");
+    }
+}

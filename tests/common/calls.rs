@@ -1,0 +1,45 @@
+//! Reading tool calls back: what the model was answered and what the editor was shown.
+
+use serde_json::Value;
+
+use super::mock_model::Recorded;
+
+/// The content of the `tool` message answering `call_id` in a recorded request.
+pub fn tool_result(request: &Recorded, call_id: &str) -> String {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no result for {call_id} in {}", request.body))["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The `tool_call` and its updates for `id`, in order.
+pub fn call_events<'a>(updates: &'a [Value], id: &str) -> Vec<&'a Value> {
+    updates
+        .iter()
+        .map(|u| &u["params"]["update"])
+        .filter(|u| u["toolCallId"] == id)
+        .collect()
+}
+
+/// The last status a call reached.
+pub fn final_status(updates: &[Value], id: &str) -> String {
+    call_events(updates, id)
+        .iter()
+        .rev()
+        .find_map(|u| u["status"].as_str())
+        .unwrap_or("none")
+        .to_string()
+}
+
+/// A script where the model makes one call, then answers "done".
+pub fn one_call(id: &str, name: &str, args: Value) -> Vec<super::Reply> {
+    vec![
+        super::Reply::tools(&[(id, name, args)]),
+        super::Reply::text(&["done"]),
+    ]
+}
