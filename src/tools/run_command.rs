@@ -132,7 +132,9 @@ fn result(
     failed: bool,
     content: Vec<ToolContent>,
 ) -> ToolOutput {
-    let output = text::cap(output, text::MAX_COMMAND_BYTES);
+    // Both runners already bound the output (head and tail locally, the editor by
+    // outputByteLimit); this is only a safety net against an editor that ignores the limit.
+    let output = text::cap(output, text::MAX_RESULT_BYTES);
     let shown = if output.trim().is_empty() {
         "(no output)".to_string()
     } else {

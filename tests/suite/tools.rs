@@ -432,3 +432,22 @@ async fn editor_errors_become_tool_results() {
     );
     assert_eq!(final_status(&updates, "w"), "failed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_command_output_is_bounded_with_a_note() {
+    let (mock, _ws, mut agent, session, _editor) = tool_session(
+        one_call("big", "run_command", json!({"command": "seq 1 200000"})),
+        json!({}),
+        "full-access",
+    )
+    .await;
+    agent.prompt(&session, "run").await;
+    let result = tool_result(&mock.requests()[1], "big");
+    assert!(result.len() < 40 * 1024, "{} bytes", result.len());
+    assert!(result.contains("\n1\n2\n3\n"), "the head is kept");
+    assert!(result.trim_end().ends_with("200000"), "the tail is kept");
+    assert!(
+        result.contains("bytes of output omitted"),
+        "and the cut is said"
+    );
+}
