@@ -61,7 +61,7 @@ pub async fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
 /// What a finished local command produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandRun {
-    /// stdout and stderr, interleaved as read, bounded to `max_bytes` (head and tail kept).
+    /// stdout and stderr in the order written, bounded to `max_bytes` (head and tail kept).
     pub output: String,
     /// Bytes dropped from the middle.
     pub dropped: usize,
@@ -118,7 +118,8 @@ impl Bounded {
 }
 
 /// Runs `command` with `sh -c` in its own process group; the group is killed on timeout or
-/// cancel so no grandchild outlives the call.
+/// cancel so no grandchild outlives the call. stderr is merged into stdout by the shell, so
+/// the output reads in the order it was written, as in a terminal.
 pub async fn run_command(
     command: &str,
     cwd: &Path,
@@ -128,31 +129,27 @@ pub async fn run_command(
 ) -> std::io::Result<CommandRun> {
     let mut child = tokio::process::Command::new("sh")
         .arg("-c")
-        .arg(command)
+        .arg(format!("exec 2>&1\n{command}"))
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .process_group(0)
         .kill_on_drop(true)
         .spawn()?;
     let pid = child.id();
     let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
     let mut out = Bounded::new(max_bytes);
-    let (mut buf_out, mut buf_err) = ([0u8; 8192], [0u8; 8192]);
+    let mut buf = [0u8; 8192];
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let (mut timed_out, mut cancelled) = (false, false);
     let status = loop {
         tokio::select! {
-            n = async { match stdout.as_mut() { Some(s) => s.read(&mut buf_out).await, None => std::future::pending().await } } => {
-                match n { Ok(0) | Err(_) => stdout = None, Ok(n) => out.push(&buf_out[..n]) }
+            n = async { match stdout.as_mut() { Some(s) => s.read(&mut buf).await, None => std::future::pending().await } } => {
+                match n { Ok(0) | Err(_) => stdout = None, Ok(n) => out.push(&buf[..n]) }
             }
-            n = async { match stderr.as_mut() { Some(s) => s.read(&mut buf_err).await, None => std::future::pending().await } } => {
-                match n { Ok(0) | Err(_) => stderr = None, Ok(n) => out.push(&buf_err[..n]) }
-            }
-            status = child.wait(), if stdout.is_none() && stderr.is_none() => break Some(status?),
+            status = child.wait(), if stdout.is_none() => break Some(status?),
             () = &mut deadline => { timed_out = true; break None; }
             () = cancel.cancelled() => { cancelled = true; break None; }
         }
@@ -196,7 +193,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         let run = run_command(
-            "seq 1 20000; echo done >&2; exit 3",
+            "echo first >&2; seq 1 20000; echo done >&2; exit 3",
             dir.path(),
             Duration::from_secs(20),
             1000,
@@ -205,7 +202,10 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(run.exit.unwrap().code, Some(3));
-        assert!(run.output.starts_with("1\n2\n"));
+        assert!(
+            run.output.starts_with("first\n1\n2\n"),
+            "stderr and stdout in order"
+        );
         assert!(run.output.contains("bytes of output omitted"));
         assert!(run.output.trim_end().ends_with("done"));
         assert!(run.dropped > 0);

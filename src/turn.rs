@@ -148,7 +148,7 @@ pub async fn run_turn(
             model: spec.id.clone(),
             messages,
             reasoning_effort: settings.effort_for_request(&ctx.config),
-            tools: ctx.tools.specs(),
+            tools: ctx.tools.specs().to_vec(),
         };
         let response = stream_response(&ctx, &spec, request, &cancel).await;
         let calls = response.calls.clone();

@@ -148,35 +148,40 @@ pub fn mutates(kind: ToolKind) -> bool {
 /// The tools offered to the model.
 pub struct Registry {
     tools: Vec<Box<dyn Tool>>,
+    /// Built once: every model request carries them.
+    specs: Vec<ToolSpec>,
 }
 
 impl Registry {
     /// The standard tool set (DESIGN.md §3).
     pub fn standard() -> Self {
-        Self {
-            tools: vec![
-                Box::new(read_file::ReadFile),
-                Box::new(write_file::WriteFile),
-                Box::new(edit_file::EditFile),
-                Box::new(run_command::RunCommand),
-                Box::new(list_dir::ListDir),
-                Box::new(glob::Glob),
-                Box::new(grep::Grep),
-                Box::new(update_plan::UpdatePlan),
-            ],
-        }
+        Self::new(vec![
+            Box::new(read_file::ReadFile),
+            Box::new(write_file::WriteFile),
+            Box::new(edit_file::EditFile),
+            Box::new(run_command::RunCommand),
+            Box::new(list_dir::ListDir),
+            Box::new(glob::Glob),
+            Box::new(grep::Grep),
+            Box::new(update_plan::UpdatePlan),
+        ])
     }
 
-    /// The specs sent with every model request.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
+    fn new(tools: Vec<Box<dyn Tool>>) -> Self {
+        let specs = tools
             .iter()
             .map(|t| ToolSpec {
                 name: t.name().to_string(),
                 description: t.description().to_string(),
                 parameters: t.parameters(),
             })
-            .collect()
+            .collect();
+        Self { tools, specs }
+    }
+
+    /// The specs sent with every model request.
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
     }
 
     /// The tool called `name`.
