@@ -3,13 +3,15 @@
 
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::permission::Mode;
 use crate::session::options::OptionView;
 
 /// What kind of work a tool call does (ACP `ToolKind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ToolKind {
     /// Reads files or directories.
     Read,
@@ -24,7 +26,8 @@ pub enum ToolKind {
 }
 
 /// Where a tool call is in its life (ACP `ToolCallStatus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     /// Known, not started (e.g. waiting for permission).
     Pending,
@@ -37,10 +40,14 @@ pub enum ToolStatus {
 }
 
 /// Something a tool call shows in the editor.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
 pub enum ToolContent {
     /// Text (Markdown).
-    Text(String),
+    Text {
+        /// The text.
+        text: String,
+    },
     /// A file change; `old` is `None` for a new file.
     Diff {
         /// The file.
@@ -51,11 +58,14 @@ pub enum ToolContent {
         new: String,
     },
     /// A live terminal in the editor.
-    Terminal(String),
+    Terminal {
+        /// The editor's terminal id.
+        id: String,
+    },
 }
 
 /// A file (and line) a tool call touches, so the editor can follow along.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
     /// Absolute path.
     pub path: PathBuf,
@@ -64,7 +74,7 @@ pub struct Location {
 }
 
 /// A tool call as the editor shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallView {
     /// The model's call id.
     pub id: String,
@@ -83,7 +93,7 @@ pub struct ToolCallView {
 }
 
 /// One entry of the agent's plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanItem {
     /// What to do.
     pub content: String,
@@ -124,6 +134,10 @@ pub enum TurnEvent {
     },
     /// The agent's plan, whole (sent as `plan`).
     Plan(Vec<PlanItem>),
+    /// A user message, when a stored session is replayed (sent as `user_message_chunk`s).
+    UserMessage(Vec<crate::model::UserPart>),
+    /// The session's title (sent as `session_info_update`).
+    Title(String),
 }
 
 /// Where events go; one per connection, shared by its sessions.

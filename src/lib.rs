@@ -15,6 +15,7 @@ pub mod logging;
 pub mod model;
 pub mod permission;
 pub mod session;
+pub mod store;
 pub mod tools;
 pub mod turn;
 

@@ -18,6 +18,7 @@ use crate::model::{
 };
 use crate::permission::{Grants, Mode};
 use crate::session::options::Settings;
+use crate::store::{Record, Transcript};
 use crate::tools::Registry;
 
 /// Why a turn ended without an error.
@@ -59,6 +60,8 @@ pub struct TurnContext {
     pub grants: Arc<Mutex<Grants>>,
     /// Where the editor-facing events go.
     pub sink: Arc<dyn EventSink>,
+    /// The session's transcript, written as the turn happens.
+    pub transcript: Arc<Transcript>,
 }
 
 impl TurnContext {
@@ -116,6 +119,7 @@ enum End {
 /// One streamed model response.
 struct Response {
     text: String,
+    reasoning: String,
     calls: Vec<ToolCall>,
     end: End,
 }
@@ -152,6 +156,13 @@ pub async fn run_turn(
         };
         let response = stream_response(&ctx, &spec, request, &cancel).await;
         let calls = response.calls.clone();
+        if !response.text.is_empty() || !response.reasoning.is_empty() || !calls.is_empty() {
+            ctx.transcript.append(Record::Assistant {
+                text: response.text.clone(),
+                reasoning: response.reasoning,
+                tool_calls: calls.clone(),
+            });
+        }
         if !response.text.is_empty() || !calls.is_empty() {
             added.push(Message::Assistant {
                 text: response.text,
@@ -159,10 +170,17 @@ pub async fn run_turn(
             });
         }
         let unanswered = |added: &mut Vec<Message>, why: &str| {
-            added.extend(calls.iter().map(|c| Message::Tool {
-                call_id: c.id.clone(),
-                content: why.to_string(),
-            }));
+            for c in &calls {
+                ctx.transcript.append(Record::ToolResult {
+                    call_id: c.id.clone(),
+                    content: why.to_string(),
+                    view: None,
+                });
+                added.push(Message::Tool {
+                    call_id: c.id.clone(),
+                    content: why.to_string(),
+                });
+            }
         };
         let finish = match response.end {
             End::Cancelled => {
@@ -218,6 +236,7 @@ async fn stream_response(
     let estimate_in = estimate_tokens(&request.messages);
     let mut response = Response {
         text: String::new(),
+        reasoning: String::new(),
         calls: Vec::new(),
         end: End::Cancelled,
     };
@@ -251,7 +270,10 @@ async fn stream_response(
                 response.text.push_str(&t);
                 ctx.emit(TurnEvent::Text(t));
             }
-            Some(Ok(ModelEvent::Reasoning(t))) => ctx.emit(TurnEvent::Thought(t)),
+            Some(Ok(ModelEvent::Reasoning(t))) => {
+                response.reasoning.push_str(&t);
+                ctx.emit(TurnEvent::Thought(t));
+            }
             Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
             Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),

@@ -80,9 +80,16 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
     Ok(parts)
 }
 
-/// The `session/update` payload for an event.
-pub fn session_update(event: TurnEvent) -> SessionUpdate {
-    match event {
+/// The `session/update` payloads for an event (a replayed user message may take several).
+pub fn session_updates(event: TurnEvent) -> Vec<SessionUpdate> {
+    let update = match event {
+        TurnEvent::UserMessage(parts) => {
+            return parts
+                .into_iter()
+                .map(|p| SessionUpdate::UserMessageChunk(ContentChunk::new(user_block(p))))
+                .collect();
+        }
+
         TurnEvent::Text(t) => SessionUpdate::AgentMessageChunk(text_chunk(t)),
         TurnEvent::Thought(t) => SessionUpdate::AgentThoughtChunk(text_chunk(t)),
         TurnEvent::Usage { used, size } => SessionUpdate::UsageUpdate(UsageUpdate::new(used, size)),
@@ -108,6 +115,26 @@ pub fn session_update(event: TurnEvent) -> SessionUpdate {
             SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields))
         }
         TurnEvent::Plan(items) => SessionUpdate::Plan(plan(items)),
+        TurnEvent::Title(title) => SessionUpdate::SessionInfoUpdate(
+            acp::SessionInfoUpdate::new()
+                .title(title)
+                .updated_at(crate::store::transcript::now()),
+        ),
+    };
+    vec![update]
+}
+
+/// A user message part as a content block (images keep their data).
+fn user_block(part: UserPart) -> ContentBlock {
+    match part {
+        UserPart::Text(t) => ContentBlock::Text(TextContent::new(t)),
+        UserPart::Image { url } => match url
+            .strip_prefix("data:")
+            .and_then(|rest| rest.split_once(";base64,"))
+        {
+            Some((mime, data)) => ContentBlock::Image(acp::ImageContent::new(data, mime)),
+            None => ContentBlock::ResourceLink(acp::ResourceLink::new(url.clone(), url)),
+        },
     }
 }
 
@@ -162,13 +189,13 @@ fn tool_content(content: Vec<ToolContent>) -> Vec<acp::ToolCallContent> {
     content
         .into_iter()
         .map(|c| match c {
-            ToolContent::Text(t) => acp::ToolCallContent::Content(acp::Content::new(
+            ToolContent::Text { text: t } => acp::ToolCallContent::Content(acp::Content::new(
                 ContentBlock::Text(TextContent::new(t)),
             )),
             ToolContent::Diff { path, old, new } => {
                 acp::ToolCallContent::Diff(acp::Diff::new(path, new).old_text(old))
             }
-            ToolContent::Terminal(id) => acp::ToolCallContent::Terminal(acp::Terminal::new(id)),
+            ToolContent::Terminal { id } => acp::ToolCallContent::Terminal(acp::Terminal::new(id)),
         })
         .collect()
 }

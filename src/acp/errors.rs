@@ -19,6 +19,7 @@ pub fn session_error(error: SessionError) -> Error {
         SessionError::Option(e) => invalid_params(e.to_string()),
         SessionError::Model(e) => model_error(&e),
         SessionError::Internal(message) => Error::new(Error::internal_error().code, message),
+        SessionError::Store(e) => Error::new(Error::internal_error().code, e.to_string()),
     }
 }
 

@@ -11,10 +11,14 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    CancelNotification, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionNotification,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
+    DeleteSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionDeleteCapabilities, SessionInfo, SessionListCapabilities, SessionNotification,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, schema::ProtocolVersion};
@@ -33,12 +37,13 @@ struct ConnectionSink {
 
 impl EventSink for ConnectionSink {
     fn emit(&self, session_id: &str, event: TurnEvent) {
-        let update = convert::session_update(event);
-        if let Err(e) = self
-            .cx
-            .send_notification(SessionNotification::new(session_id.to_string(), update))
-        {
-            tracing::debug!(session = %session_id, "could not send session/update: {e}");
+        for update in convert::session_updates(event) {
+            if let Err(e) = self
+                .cx
+                .send_notification(SessionNotification::new(session_id.to_string(), update))
+            {
+                tracing::debug!(session = %session_id, "could not send session/update: {e}");
+            }
         }
     }
 }
@@ -54,7 +59,14 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
     let m_prompt = manager.clone();
     let m_mode = manager.clone();
     let m_option = manager.clone();
-    let m_cancel = manager;
+    let m_cancel = manager.clone();
+    let m_load = manager.clone();
+    let m_resume = manager.clone();
+    let m_list = manager.clone();
+    let m_close = manager.clone();
+    let m_delete = manager;
+    let caps_load = caps.clone();
+    let caps_resume = caps.clone();
     Agent
         .v1()
         .name("tandem")
@@ -180,6 +192,68 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |req: LoadSessionRequest, responder: Responder<LoadSessionResponse>, cx| {
+                let sink = Arc::new(ConnectionSink { cx: cx.clone() });
+                let editor = Arc::new(client::AcpClient { cx: cx.clone() });
+                let caps = *crate::turn::lock(&caps_load);
+                // The replay is sent before the response, as session/load requires.
+                match m_load.load(&req.session_id.0, req.cwd, sink, editor, caps, true) {
+                    Ok(s) => responder.respond(
+                        LoadSessionResponse::new()
+                            .modes(convert::mode_state(s.settings.mode))
+                            .config_options(convert::config_options(&s.options)),
+                    ),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ResumeSessionRequest, responder: Responder<ResumeSessionResponse>, cx| {
+                let sink = Arc::new(ConnectionSink { cx: cx.clone() });
+                let editor = Arc::new(client::AcpClient { cx: cx.clone() });
+                let caps = *crate::turn::lock(&caps_resume);
+                match m_resume.load(&req.session_id.0, req.cwd, sink, editor, caps, false) {
+                    Ok(s) => responder.respond(
+                        ResumeSessionResponse::new()
+                            .modes(convert::mode_state(s.settings.mode))
+                            .config_options(convert::config_options(&s.options)),
+                    ),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ListSessionsRequest, responder: Responder<ListSessionsResponse>, _cx| {
+                let (page, next) = m_list.list(req.cwd.as_deref(), req.cursor.as_deref());
+                let sessions = page
+                    .into_iter()
+                    .map(|s| SessionInfo::new(s.id, s.cwd).title(s.title).updated_at(s.updated_at))
+                    .collect();
+                responder.respond(ListSessionsResponse::new(sessions).next_cursor(next))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: CloseSessionRequest, responder: Responder<CloseSessionResponse>, _cx| {
+                match m_close.close(&req.session_id.0) {
+                    Ok(()) => responder.respond(CloseSessionResponse::new()),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: DeleteSessionRequest, responder: Responder<DeleteSessionResponse>, _cx| {
+                match m_delete.delete(&req.session_id.0) {
+                    Ok(()) => responder.respond(DeleteSessionResponse::new()),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             async move |note: CancelNotification, _cx| {
                 if let Err(e) = m_cancel.cancel(&note.session_id.0) {
@@ -210,8 +284,15 @@ fn initialize_response(manager: &SessionManager) -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
-                .load_session(false)
-                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true)),
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new())
+                        .delete(SessionDeleteCapabilities::new()),
+                ),
         )
         .auth_methods(auth_methods)
         .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("tandem"))

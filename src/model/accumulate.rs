@@ -6,7 +6,7 @@
 use super::chunk::ToolCallDelta;
 
 /// A complete tool call the model asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolCall {
     /// The call id the result must answer (generated when the server sent none).
     pub id: String,

@@ -12,6 +12,7 @@ pub mod replay;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
 
 pub use accumulate::ToolCall;
 pub use error::{ErrorClass, ModelError};
@@ -61,7 +62,8 @@ pub struct ToolSpec {
 }
 
 /// A piece of a user message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum UserPart {
     /// Plain text.
     Text(String),

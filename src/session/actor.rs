@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::events::{EventSink, TurnEvent};
 use crate::model::{Message, UserPart};
 use crate::permission::Mode;
+use crate::store::{Record, Transcript};
 use crate::turn::{self, StopReason, TurnContext, TurnOutcome, lock};
 
 /// A request to the actor.
@@ -42,6 +43,10 @@ pub(super) struct Actor {
     pub history: Vec<Message>,
     /// Shared with every turn of this session.
     pub turn: TurnContext,
+    /// Where the session is recorded.
+    pub transcript: Arc<Transcript>,
+    /// Set after the first exchange.
+    pub title: Option<String>,
 }
 
 struct Running {
@@ -85,6 +90,9 @@ impl Actor {
                     let _ = reply.send(Err(SessionError::Busy(self.id.clone())));
                     return;
                 }
+                self.transcript.append(Record::User {
+                    parts: parts.clone(),
+                });
                 *running = Some(self.start_turn(parts, reply));
             }
             Command::Cancel => {
@@ -97,6 +105,7 @@ impl Actor {
                 let result = match Mode::parse(&mode) {
                     Some(mode) => {
                         lock(&self.settings).mode = mode;
+                        self.record_settings();
                         self.emit(TurnEvent::ModeChanged(mode));
                         self.emit(TurnEvent::OptionsChanged(self.views()));
                         Ok(())
@@ -121,6 +130,9 @@ impl Actor {
                         options::apply(&mut settings, &self.config, &option, &value),
                     )
                 };
+                if result.is_ok() {
+                    self.record_settings();
+                }
                 let result = result.map(|()| self.views()).map_err(SessionError::from);
                 let now = lock(&self.settings).mode;
                 if now != before {
@@ -155,6 +167,19 @@ impl Actor {
         outcome: Result<TurnOutcome, tokio::task::JoinError>,
         reply: oneshot::Sender<Result<StopReason, SessionError>>,
     ) {
+        if self.title.is_none() {
+            let first = self.history.iter().find_map(|m| match m {
+                Message::User(parts) => super::replay::title_from(parts),
+                _ => None,
+            });
+            if let Some(title) = first {
+                self.transcript.append(Record::Title {
+                    title: title.clone(),
+                });
+                self.emit(TurnEvent::Title(title.clone()));
+                self.title = Some(title);
+            }
+        }
         let result = match outcome {
             Ok(outcome) => {
                 self.history.extend(outcome.new_messages);
@@ -168,6 +193,15 @@ impl Actor {
             }
         };
         let _ = reply.send(result);
+    }
+
+    fn record_settings(&self) {
+        let s = lock(&self.settings).clone();
+        self.transcript.append(Record::Settings {
+            mode: s.mode.id().to_string(),
+            model: s.model,
+            reasoning_effort: s.reasoning_effort,
+        });
     }
 
     fn views(&self) -> Vec<OptionView> {

@@ -2,9 +2,10 @@
 
 mod actor;
 pub mod options;
+pub mod replay;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
@@ -12,9 +13,12 @@ use tokio::sync::{mpsc, oneshot};
 use crate::client::{ClientCaps, ClientOps};
 use crate::config::Config;
 use crate::events::EventSink;
+use crate::events::TurnEvent;
+use crate::model::Message;
 use crate::model::openai::missing_key_error;
 use crate::model::{ModelClient, ModelError, UserPart};
-use crate::permission::Grants;
+use crate::permission::{Grants, Mode};
+use crate::store::{self, Line, Record, Store, Transcript};
 use crate::tools::Registry;
 use crate::turn::{StopReason, TurnContext};
 use actor::{Actor, Command};
@@ -38,12 +42,15 @@ pub enum SessionError {
     /// The model failed.
     #[error(transparent)]
     Model(ModelError),
+    /// The transcript store failed.
+    #[error("session storage failed: {0}")]
+    Store(store::StoreError),
     /// Something inside tandem broke.
     #[error("{0}")]
     Internal(String),
 }
 
-/// A new session's id and what the editor should show for it.
+/// An opened session's id and what the editor should show for it.
 pub struct NewSession {
     /// The id.
     pub id: String,
@@ -58,6 +65,7 @@ pub struct SessionManager {
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
     tools: Arc<Registry>,
+    store: Store,
     sessions: Mutex<HashMap<String, mpsc::UnboundedSender<Command>>>,
 }
 
@@ -65,9 +73,10 @@ impl SessionManager {
     /// A manager whose sessions ask `client`.
     pub fn new(config: Arc<Config>, client: Arc<dyn ModelClient>) -> Self {
         Self {
-            config,
+            config: config.clone(),
             client,
             tools: Arc::new(Registry::standard()),
+            store: Store::new(&config.home),
             sessions: Mutex::new(HashMap::new()),
         }
     }
@@ -95,53 +104,166 @@ impl SessionManager {
         editor: Arc<dyn ClientOps>,
         caps: ClientCaps,
     ) -> Result<NewSession, SessionError> {
-        if !cwd.is_absolute() {
-            return Err(SessionError::InvalidParams(format!(
-                "cwd must be an absolute path, got `{}`",
-                cwd.display()
-            )));
-        }
-        if !cwd.is_dir() {
-            return Err(SessionError::InvalidParams(format!(
-                "cwd `{}` does not exist or is not a directory",
-                cwd.display()
-            )));
-        }
+        check_cwd(&cwd)?;
         self.check_credentials().map_err(SessionError::Model)?;
-        // The workspace root is judged by where the directory really is (symlinks resolved).
-        let root = cwd.canonicalize().unwrap_or(cwd);
         let id = uuid::Uuid::new_v4().to_string();
+        let transcript = self.store.create(&id, &cwd).map_err(SessionError::Store)?;
         let settings = Settings::initial(&self.config);
-        let options = options::views(&settings, &self.config);
-        let shared = Arc::new(Mutex::new(settings.clone()));
+        tracing::info!(session = %id, "session created");
+        Ok(self.start(Start {
+            id,
+            cwd,
+            sink,
+            editor,
+            caps,
+            settings,
+            history: Vec::new(),
+            transcript,
+            title: None,
+        }))
+    }
+
+    /// Opens a stored session in `cwd` with its history, mode and model. With `replay`, the
+    /// whole conversation is sent to the editor first (`session/load`); without, it is not
+    /// (`session/resume`). A session already open here is reopened from its transcript.
+    pub fn load(
+        &self,
+        id: &str,
+        cwd: PathBuf,
+        sink: Arc<dyn EventSink>,
+        editor: Arc<dyn ClientOps>,
+        caps: ClientCaps,
+        replay: bool,
+    ) -> Result<NewSession, SessionError> {
+        check_cwd(&cwd)?;
+        self.check_credentials().map_err(SessionError::Model)?;
+        let (lines, transcript) = self.store.open(id).map_err(|e| match e {
+            store::StoreError::NotFound(id) => SessionError::NotFound(id),
+            other => SessionError::Store(other),
+        })?;
+        self.lock().remove(id);
+        let settings = self.restored_settings(&lines);
+        let title = lines.iter().rev().find_map(|l| match &l.record {
+            Record::Title { title } => Some(title.clone()),
+            _ => None,
+        });
+        if replay {
+            for event in replay::events(&lines) {
+                sink.emit(id, event);
+            }
+        }
+        let history = store::record::history(&lines);
+        tracing::info!(session = %id, records = lines.len(), messages = history.len(), replay, "session opened from its transcript");
+        let opened = self.start(Start {
+            id: id.to_string(),
+            cwd,
+            sink: sink.clone(),
+            editor,
+            caps,
+            settings,
+            history,
+            transcript,
+            title,
+        });
+        if replay {
+            sink.emit(id, TurnEvent::ModeChanged(opened.settings.mode));
+            sink.emit(id, TurnEvent::OptionsChanged(opened.options.clone()));
+        }
+        Ok(opened)
+    }
+
+    /// The last recorded settings that still make sense with this configuration.
+    fn restored_settings(&self, lines: &[Line]) -> Settings {
+        let mut settings = Settings::initial(&self.config);
+        if let Some((mode, model, effort)) = lines.iter().rev().find_map(|l| match &l.record {
+            Record::Settings {
+                mode,
+                model,
+                reasoning_effort,
+            } => Some((mode, model, reasoning_effort)),
+            _ => None,
+        }) {
+            if let Some(mode) = Mode::parse(mode) {
+                settings.mode = mode;
+            }
+            if self.config.model(model).is_some() {
+                settings.model = model.clone();
+            } else {
+                tracing::warn!(%model, "the stored session's model is no longer configured; using the default");
+            }
+            settings.reasoning_effort = effort.clone();
+        }
+        settings
+    }
+
+    fn start(&self, s: Start) -> NewSession {
+        // The workspace root is judged by where the directory really is (symlinks resolved).
+        let root = s.cwd.canonicalize().unwrap_or(s.cwd);
+        let options = options::views(&s.settings, &self.config);
+        let shared = Arc::new(Mutex::new(s.settings.clone()));
+        let transcript = Arc::new(s.transcript);
+        let sink: Arc<dyn EventSink> = Arc::new(Recording {
+            inner: s.sink,
+            transcript: transcript.clone(),
+        });
         let (tx, rx) = mpsc::unbounded_channel();
         let actor = Actor {
-            id: id.clone(),
+            id: s.id.clone(),
             config: self.config.clone(),
             sink: sink.clone(),
             settings: shared.clone(),
-            history: Vec::new(),
+            history: s.history,
             turn: TurnContext {
-                session_id: id.clone(),
+                session_id: s.id.clone(),
                 cwd: root,
                 config: self.config.clone(),
                 model: self.client.clone(),
                 settings: shared,
                 tools: self.tools.clone(),
-                client: editor,
-                caps,
+                client: s.editor,
+                caps: s.caps,
                 grants: Arc::new(Mutex::new(Grants::default())),
                 sink,
+                transcript: transcript.clone(),
             },
+            transcript,
+            title: s.title,
         };
         tokio::spawn(actor.run(rx));
-        self.lock().insert(id.clone(), tx);
-        tracing::info!(session = %id, "session created");
-        Ok(NewSession {
-            id,
-            settings,
+        self.lock().insert(s.id.clone(), tx);
+        NewSession {
+            id: s.id,
+            settings: s.settings,
             options,
-        })
+        }
+    }
+
+    /// Stored sessions, newest first (see [`Store::list`]).
+    pub fn list(
+        &self,
+        cwd: Option<&Path>,
+        cursor: Option<&str>,
+    ) -> (Vec<store::Summary>, Option<String>) {
+        self.store.list(cwd, cursor)
+    }
+
+    /// Frees an open session (its running turn is cancelled); the transcript stays.
+    pub fn close(&self, id: &str) -> Result<(), SessionError> {
+        match self.lock().remove(id) {
+            Some(_) => Ok(()),
+            None => Err(SessionError::NotFound(id.to_string())),
+        }
+    }
+
+    /// Closes a session if open and removes its transcript.
+    pub fn delete(&self, id: &str) -> Result<(), SessionError> {
+        let was_open = self.lock().remove(id).is_some();
+        match self.store.delete(id) {
+            Ok(()) => Ok(()),
+            Err(store::StoreError::NotFound(_)) if was_open => Ok(()),
+            Err(store::StoreError::NotFound(id)) => Err(SessionError::NotFound(id)),
+            Err(e) => Err(SessionError::Store(e)),
+        }
     }
 
     /// Runs a prompt to its end; resolves when the turn stops.
@@ -202,6 +324,53 @@ impl SessionManager {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// Everything a session starts from.
+struct Start {
+    id: String,
+    cwd: PathBuf,
+    sink: Arc<dyn EventSink>,
+    editor: Arc<dyn ClientOps>,
+    caps: ClientCaps,
+    settings: Settings,
+    history: Vec<Message>,
+    transcript: Transcript,
+    title: Option<String>,
+}
+
+/// Forwards events and records the plan, which tools emit directly, in the transcript.
+struct Recording {
+    inner: Arc<dyn EventSink>,
+    transcript: Arc<Transcript>,
+}
+
+impl EventSink for Recording {
+    fn emit(&self, session_id: &str, event: TurnEvent) {
+        if let TurnEvent::Plan(entries) = &event {
+            self.transcript.append(Record::Plan {
+                entries: entries.clone(),
+            });
+        }
+        self.inner.emit(session_id, event);
+    }
+}
+
+/// A session's working directory must be an absolute path to an existing directory.
+fn check_cwd(cwd: &Path) -> Result<(), SessionError> {
+    if !cwd.is_absolute() {
+        return Err(SessionError::InvalidParams(format!(
+            "cwd must be an absolute path, got `{}`",
+            cwd.display()
+        )));
+    }
+    if !cwd.is_dir() {
+        return Err(SessionError::InvalidParams(format!(
+            "cwd `{}` does not exist or is not a directory",
+            cwd.display()
+        )));
+    }
+    Ok(())
 }
 
 fn gone(id: &str) -> SessionError {

@@ -61,7 +61,7 @@ impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         let text = text.into();
         Self {
-            content: vec![ToolContent::Text(text.clone())],
+            content: vec![ToolContent::Text { text: text.clone() }],
             model: text,
             failed: false,
         }
@@ -70,7 +70,9 @@ impl ToolOutput {
     pub fn error(message: impl Into<String>) -> Self {
         let message = message.into();
         Self {
-            content: vec![ToolContent::Text(message.clone())],
+            content: vec![ToolContent::Text {
+                text: message.clone(),
+            }],
             model: format!("Error: {message}"),
             failed: true,
         }

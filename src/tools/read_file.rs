@@ -78,7 +78,9 @@ impl Call for ReadCall {
                 Ok(content) => {
                     let window = text::window(&content, self.offset, self.limit);
                     ToolOutput {
-                        content: vec![ToolContent::Text(format!("```\n{}```", fenced(&window)))],
+                        content: vec![ToolContent::Text {
+                            text: format!("```\n{}```", fenced(&window)),
+                        }],
                         model: window,
                         failed: false,
                     }

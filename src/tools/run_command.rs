@@ -165,7 +165,9 @@ impl CommandCall {
                 ));
             }
         };
-        let content = vec![ToolContent::Terminal(terminal.clone())];
+        let content = vec![ToolContent::Terminal {
+            id: terminal.clone(),
+        }];
         env.sink.emit(
             session,
             TurnEvent::ToolCallUpdate {
@@ -243,7 +245,7 @@ impl CommandCall {
             ending,
             &run.output,
             failed,
-            vec![ToolContent::Text(shown)],
+            vec![ToolContent::Text { text: shown }],
         )
     }
 }

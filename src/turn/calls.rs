@@ -10,6 +10,7 @@ use crate::client::PermissionAnswer;
 use crate::events::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 use crate::model::{Message, ToolCall};
 use crate::permission::{self, Decision, Scope};
+use crate::store::Record;
 use crate::tools::{self, ToolEnv, ToolOutput};
 
 /// Runs `calls`; returns one `Tool` message per call, in order, and whether the turn was
@@ -31,7 +32,7 @@ pub(super) async fn run_all(
     let mut i = 0;
     while i < calls.len() && !cancel.is_cancelled() {
         if mutating[i] {
-            results[i] = Some(run_one(ctx, &calls[i], cancel).await);
+            results[i] = Some(run_recorded(ctx, &calls[i], cancel).await);
             i += 1;
             continue;
         }
@@ -39,7 +40,8 @@ pub(super) async fn run_all(
             .find(|&j| mutating[j])
             .unwrap_or(calls.len());
         let batch =
-            futures::future::join_all(calls[i..end].iter().map(|c| run_one(ctx, c, cancel))).await;
+            futures::future::join_all(calls[i..end].iter().map(|c| run_recorded(ctx, c, cancel)))
+                .await;
         for (k, result) in batch.into_iter().enumerate() {
             results[i + k] = Some(result);
         }
@@ -48,12 +50,35 @@ pub(super) async fn run_all(
     let messages = calls
         .iter()
         .zip(results)
-        .map(|(call, result)| Message::Tool {
-            call_id: call.id.clone(),
-            content: result.unwrap_or_else(|| "Not run: the user cancelled the turn.".to_string()),
+        .map(|(call, result)| {
+            let content = result.unwrap_or_else(|| {
+                let content = "Not run: the user cancelled the turn.".to_string();
+                ctx.transcript.append(Record::ToolResult {
+                    call_id: call.id.clone(),
+                    content: content.clone(),
+                    view: None,
+                });
+                content
+            });
+            Message::Tool {
+                call_id: call.id.clone(),
+                content,
+            }
         })
         .collect();
     (messages, cancel.is_cancelled())
+}
+
+/// Runs one call and writes its result (and how it was last shown) to the transcript as soon
+/// as it is known, so a crash later in the turn keeps it.
+async fn run_recorded(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken) -> String {
+    let (content, view) = run_one(ctx, call, cancel).await;
+    ctx.transcript.append(Record::ToolResult {
+        call_id: call.id.clone(),
+        content: content.clone(),
+        view,
+    });
+    content
 }
 
 fn update(
@@ -76,21 +101,54 @@ fn failed_early(
     title: String,
     kind: ToolKind,
     message: String,
-) -> String {
-    ctx.emit(TurnEvent::ToolCall(ToolCallView {
+) -> (String, Option<ToolCallView>) {
+    let view = ToolCallView {
         id: call.id.clone(),
         title,
         kind,
         status: ToolStatus::Failed,
         locations: Vec::new(),
         raw_input: serde_json::from_str(&call.arguments).ok(),
-        content: vec![ToolContent::Text(message.clone())],
-    }));
-    format!("Error: {message}")
+        content: vec![ToolContent::Text {
+            text: message.clone(),
+        }],
+    };
+    ctx.emit(TurnEvent::ToolCall(view.clone()));
+    (format!("Error: {message}"), Some(view))
 }
 
-/// Runs one call through the policy; returns what the model reads.
-async fn run_one(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken) -> String {
+/// A call as the editor last saw it; every change goes through here so the final state can
+/// be written to the transcript.
+struct Shown<'a> {
+    ctx: &'a TurnContext,
+    view: ToolCallView,
+    announced: bool,
+}
+
+impl Shown<'_> {
+    fn update(&mut self, status: Option<ToolStatus>, content: Option<Vec<ToolContent>>) {
+        if let Some(status) = status {
+            self.view.status = status;
+        }
+        if let Some(content) = &content {
+            self.view.content = content.clone();
+        }
+        if self.announced {
+            update(self.ctx, &self.view.id, status, content);
+        }
+    }
+
+    fn done(self, model: String) -> (String, Option<ToolCallView>) {
+        (model, self.announced.then_some(self.view))
+    }
+}
+
+/// Runs one call through the policy; returns what the model reads and the final view.
+async fn run_one(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+) -> (String, Option<ToolCallView>) {
     let Some(tool) = ctx.tools.get(&call.name) else {
         let message = format!(
             "unknown tool `{}`; the tools are: {}",
@@ -124,7 +182,7 @@ async fn run_one(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken)
         Ok(p) => p,
         Err(message) => return failed_early(ctx, call, call.name.clone(), tool.kind(), message),
     };
-    let mut view = ToolCallView {
+    let view = ToolCallView {
         id: call.id.clone(),
         title: prepared.title,
         kind: tool.kind(),
@@ -137,10 +195,10 @@ async fn run_one(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken)
     if announced {
         ctx.emit(TurnEvent::ToolCall(view.clone()));
     }
-    let show = |status: Option<ToolStatus>, content: Option<Vec<ToolContent>>| {
-        if announced {
-            update(ctx, &call.id, status, content);
-        }
+    let mut shown = Shown {
+        ctx,
+        view,
+        announced,
     };
 
     // The mode is read now: a switch mid-turn applies from the next tool call.
@@ -164,26 +222,28 @@ async fn run_one(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken)
     match decision {
         Decision::Allow => {}
         Decision::Refuse(reason) => {
-            show(
+            shown.update(
                 Some(ToolStatus::Failed),
-                Some(vec![ToolContent::Text(reason.clone())]),
+                Some(vec![ToolContent::Text {
+                    text: reason.clone(),
+                }]),
             );
-            return reason;
+            return shown.done(reason);
         }
         Decision::Ask => {
             let preview = match work.preview(&env).await {
                 Ok(content) => content,
                 Err(out) => {
-                    show(Some(ToolStatus::Failed), Some(out.content));
-                    return out.model;
+                    shown.update(Some(ToolStatus::Failed), Some(out.content));
+                    return shown.done(out.model);
                 }
             };
             if !preview.is_empty() {
-                show(None, Some(preview.clone()));
+                shown.update(None, Some(preview.clone()));
             }
-            view.content = preview;
+            shown.view.content = preview;
             let answer = tokio::select! {
-                answer = ctx.client.request_permission(&ctx.session_id, &view) => answer,
+                answer = ctx.client.request_permission(&ctx.session_id, &shown.view) => answer,
                 () = cancel.cancelled() => Ok(PermissionAnswer::Cancelled),
             };
             match answer {
@@ -197,33 +257,37 @@ async fn run_one(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken)
                     if let (PermissionAnswer::RejectAlways, Some(scope)) = (answer, scope) {
                         lock(&ctx.grants).remember(scope, false);
                     }
-                    show(
+                    shown.update(
                         Some(ToolStatus::Failed),
-                        Some(vec![ToolContent::Text("Rejected by the user.".into())]),
+                        Some(vec![ToolContent::Text {
+                            text: "Rejected by the user.".into(),
+                        }]),
                     );
-                    return "Rejected: the user declined this tool call. Do not retry it unchanged; ask the user how to proceed or try another approach.".into();
+                    return shown.done("Rejected: the user declined this tool call. Do not retry it unchanged; ask the user how to proceed or try another approach.".into());
                 }
                 Ok(PermissionAnswer::Cancelled) => {
                     cancel.cancel();
-                    show(Some(ToolStatus::Failed), None);
-                    return "Not run: the user cancelled the turn.".into();
+                    shown.update(Some(ToolStatus::Failed), None);
+                    return shown.done("Not run: the user cancelled the turn.".into());
                 }
                 Err(e) => {
                     let message = format!(
                         "the editor could not ask the user for permission: {}",
                         e.message
                     );
-                    show(
+                    shown.update(
                         Some(ToolStatus::Failed),
-                        Some(vec![ToolContent::Text(message.clone())]),
+                        Some(vec![ToolContent::Text {
+                            text: message.clone(),
+                        }]),
                     );
-                    return format!("Error: {message}");
+                    return shown.done(format!("Error: {message}"));
                 }
             }
         }
     }
 
-    show(Some(ToolStatus::InProgress), None);
+    shown.update(Some(ToolStatus::InProgress), None);
     let output = if tools::mutates(tool.kind()) {
         // Edits and commands stop themselves on cancel (a command is killed and released).
         work.run(env).await
@@ -238,9 +302,9 @@ async fn run_one(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken)
     } else {
         ToolStatus::Completed
     };
-    show(Some(status), Some(output.content));
+    shown.update(Some(status), Some(output.content));
     if cancel.is_cancelled() && output.failed {
-        return format!("{}\n(The user cancelled the turn.)", output.model);
+        return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
-    output.model
+    shown.done(output.model)
 }

@@ -15,7 +15,13 @@ async fn initialize_reports_tandem_and_honest_capabilities() {
     assert_eq!(init["agentInfo"]["title"], "tandem");
     assert_eq!(init["agentInfo"]["version"], env!("CARGO_PKG_VERSION"));
     let caps = &init["agentCapabilities"];
-    assert_eq!(caps["loadSession"], false, "sessions cannot be loaded yet");
+    assert_eq!(caps["loadSession"], true);
+    for method in ["list", "resume", "close", "delete"] {
+        assert!(
+            caps["sessionCapabilities"][method].is_object(),
+            "{method}: {caps}"
+        );
+    }
     assert_eq!(caps["promptCapabilities"]["image"], true);
     assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
     assert_eq!(caps["promptCapabilities"]["audio"], false);

@@ -1,0 +1,217 @@
+//! The embedded transcript store: one append-only JSONL file per session under
+//! `TANDEM_HOME/sessions/` (DESIGN.md §3). No server, no index to keep in sync: listing reads
+//! each file's first lines, and a corrupt file never stops the others from being listed.
+
+pub mod record;
+pub mod transcript;
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+pub use record::{Line, Record};
+pub use transcript::Transcript;
+
+/// Sessions per `session/list` page.
+pub const PAGE: usize = 50;
+
+/// A store operation that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No transcript has this id.
+    #[error("no stored session `{0}`")]
+    NotFound(String),
+    /// The file system said no.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    fn io(path: &Path, source: std::io::Error) -> Self {
+        StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// A stored session as `session/list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Session id.
+    pub id: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Title, once the first exchange happened.
+    pub title: Option<String>,
+    /// Last write (RFC 3339).
+    pub updated_at: String,
+    modified: std::time::SystemTime,
+}
+
+/// The sessions directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+/// Whether `id` can name a transcript file (no path tricks).
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+impl Store {
+    /// The store under `home` (`TANDEM_HOME`).
+    pub fn new(home: &Path) -> Self {
+        Self {
+            dir: home.join("sessions"),
+        }
+    }
+
+    fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.jsonl"))
+    }
+
+    /// Starts the transcript of a new session.
+    pub fn create(&self, id: &str, cwd: &Path) -> Result<Transcript, StoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
+        let transcript = Transcript::open(&self.path(id))?;
+        transcript.append(Record::Meta {
+            id: id.to_string(),
+            cwd: cwd.to_path_buf(),
+        });
+        Ok(transcript)
+    }
+
+    /// Opens a stored session: its records and its transcript for appending.
+    pub fn open(&self, id: &str) -> Result<(Vec<Line>, Transcript), StoreError> {
+        let path = self.path(id);
+        if !valid_id(id) || !path.is_file() {
+            return Err(StoreError::NotFound(id.to_string()));
+        }
+        let lines = transcript::read(&path)?;
+        Ok((lines, Transcript::open(&path)?))
+    }
+
+    /// Whether a transcript exists for `id`.
+    pub fn exists(&self, id: &str) -> bool {
+        valid_id(id) && self.path(id).is_file()
+    }
+
+    /// Removes a session's transcript.
+    pub fn delete(&self, id: &str) -> Result<(), StoreError> {
+        if !self.exists(id) {
+            return Err(StoreError::NotFound(id.to_string()));
+        }
+        let path = self.path(id);
+        std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))
+    }
+
+    /// Stored sessions, newest first, optionally only those in `cwd`; one page from `cursor`.
+    /// Returns the page and the cursor of the next one.
+    pub fn list(&self, cwd: Option<&Path>, cursor: Option<&str>) -> (Vec<Summary>, Option<String>) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return (Vec::new(), None);
+        };
+        let mut all: Vec<Summary> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+            .filter_map(|e| summarize(&e.path()))
+            .filter(|s| cwd.is_none_or(|c| s.cwd == c))
+            .collect();
+        all.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| a.id.cmp(&b.id)));
+        let start = cursor.and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
+        let page: Vec<Summary> = all.iter().skip(start).take(PAGE).cloned().collect();
+        let next = (start + PAGE < all.len()).then(|| (start + PAGE).to_string());
+        (page, next)
+    }
+}
+
+/// A transcript's id, cwd and title (reading only as far as the title), or `None` when the
+/// file does not start with a session record.
+fn summarize(path: &Path) -> Option<Summary> {
+    let file = std::fs::File::open(path).ok()?;
+    let modified = file.metadata().and_then(|m| m.modified()).ok()?;
+    let mut lines = std::io::BufReader::new(file).split(b'\n');
+    let first: Line = serde_json::from_slice(&lines.next()?.ok()?).ok().or_else(|| {
+        tracing::warn!(path = %path.display(), "not listed: the transcript has no readable first line");
+        None
+    })?;
+    let Record::Meta { id, cwd } = first.record else {
+        return None;
+    };
+    let title = lines.map_while(Result::ok).find_map(|bytes| {
+        match serde_json::from_slice::<Line>(&bytes) {
+            Ok(Line {
+                record: Record::Title { title },
+                ..
+            }) => Some(title),
+            _ => None,
+        }
+    });
+    let updated_at = chrono::DateTime::<chrono::Utc>::from(modified)
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    Some(Summary {
+        id,
+        cwd,
+        title,
+        updated_at,
+        modified,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_list_open_delete() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::new(home.path());
+        let t = store.create("s1", Path::new("/p")).unwrap();
+        t.append(Record::Title {
+            title: "First".into(),
+        });
+        store.create("s2", Path::new("/q")).unwrap();
+        std::fs::write(home.path().join("sessions/broken.jsonl"), "garbage\n").unwrap();
+        let (all, next) = store.list(None, None);
+        assert_eq!(all.len(), 2, "the broken file is skipped, not fatal");
+        assert!(next.is_none());
+        let (only, _) = store.list(Some(Path::new("/p")), None);
+        assert_eq!(
+            (only[0].id.as_str(), only[0].title.as_deref()),
+            ("s1", Some("First"))
+        );
+        let (lines, _) = store.open("s1").unwrap();
+        assert_eq!(lines.len(), 2);
+        assert!(matches!(
+            store.open("../etc/passwd"),
+            Err(StoreError::NotFound(_))
+        ));
+        store.delete("s1").unwrap();
+        assert!(!store.exists("s1"));
+        assert!(store.delete("s1").is_err());
+    }
+
+    #[test]
+    fn pages_with_a_cursor() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::new(home.path());
+        for i in 0..(PAGE + 5) {
+            store.create(&format!("s{i:03}"), Path::new("/p")).unwrap();
+        }
+        let (first, next) = store.list(None, None);
+        assert_eq!(first.len(), PAGE);
+        let (second, last) = store.list(None, next.as_deref());
+        assert_eq!(second.len(), 5);
+        assert!(last.is_none());
+    }
+}
