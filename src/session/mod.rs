@@ -109,6 +109,12 @@ impl SessionManager {
         let id = uuid::Uuid::new_v4().to_string();
         let transcript = self.store.create(&id, &cwd).map_err(SessionError::Store)?;
         let settings = Settings::initial(&self.config);
+        // The starting settings, so a later load restores them even if never changed.
+        transcript.append(Record::Settings {
+            mode: settings.mode.id().to_string(),
+            model: settings.model.clone(),
+            reasoning_effort: settings.reasoning_effort.clone(),
+        });
         tracing::info!(session = %id, "session created");
         Ok(self.start(Start {
             id,

@@ -1,7 +1,7 @@
 //! Turning a stored transcript back into what the editor saw, for `session/load`.
 
-use crate::events::TurnEvent;
-use crate::model::UserPart;
+use crate::events::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+use crate::model::{ToolCall, UserPart};
 use crate::store::{Line, Record};
 
 /// The note shown where older history was compacted.
@@ -12,31 +12,58 @@ pub const COMPACTED_NOTE: &str =
 /// answers, tool calls in their final state, plans, and compaction points.
 pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
     let mut events = Vec::new();
+    // Calls of the last model response that have no result yet.
+    let mut open: Vec<ToolCall> = Vec::new();
     for line in lines {
         match &line.record {
-            Record::User { parts } => events.push(TurnEvent::UserMessage(parts.clone())),
+            Record::User { parts } => {
+                interrupted(&mut events, &mut open);
+                events.push(TurnEvent::UserMessage(parts.clone()));
+            }
             Record::Assistant {
-                text, reasoning, ..
+                text,
+                reasoning,
+                tool_calls,
             } => {
+                interrupted(&mut events, &mut open);
                 if !reasoning.is_empty() {
                     events.push(TurnEvent::Thought(reasoning.clone()));
                 }
                 if !text.is_empty() {
                     events.push(TurnEvent::Text(text.clone()));
                 }
+                open = tool_calls.clone();
             }
-            Record::ToolResult {
-                view: Some(view), ..
-            } => events.push(TurnEvent::ToolCall(view.clone())),
+            Record::ToolResult { call_id, view, .. } => {
+                open.retain(|c| &c.id != call_id);
+                if let Some(view) = view {
+                    events.push(TurnEvent::ToolCall(view.clone()));
+                }
+            }
             Record::Plan { entries } => events.push(TurnEvent::Plan(entries.clone())),
             Record::Compaction { .. } => events.push(TurnEvent::Text(COMPACTED_NOTE.into())),
-            Record::ToolResult { view: None, .. }
-            | Record::Meta { .. }
-            | Record::Settings { .. }
-            | Record::Title { .. } => {}
+            Record::Meta { .. } | Record::Settings { .. } | Record::Title { .. } => {}
         }
     }
+    interrupted(&mut events, &mut open);
     events
+}
+
+/// Shows calls that never got a result (tandem stopped mid-turn) as failed.
+fn interrupted(events: &mut Vec<TurnEvent>, open: &mut Vec<ToolCall>) {
+    for call in open.drain(..) {
+        events.push(TurnEvent::ToolCall(ToolCallView {
+            title: call.name.clone(),
+            kind: ToolKind::Think,
+            status: ToolStatus::Failed,
+            locations: Vec::new(),
+            raw_input: serde_json::from_str(&call.arguments).ok(),
+            content: vec![ToolContent::Text {
+                text: "Interrupted: tandem stopped before this call finished.".into(),
+            }],
+            id: call.id,
+        }));
+    }
 }
 
 /// A title from the first prompt: its first line, trimmed to 80 characters.

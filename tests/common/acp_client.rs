@@ -384,6 +384,12 @@ impl Agent {
         self.child.try_wait().unwrap().is_none()
     }
 
+    /// Kills the process with SIGKILL, as a crash would, and waits for it.
+    pub async fn kill(mut self) {
+        self.child.start_kill().unwrap();
+        let _ = self.child.wait().await;
+    }
+
     /// Closes stdin and waits for the process to exit.
     pub async fn shutdown(mut self) -> (ExitStatus, String) {
         self.stdin.lock().await.take();

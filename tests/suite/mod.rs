@@ -5,6 +5,7 @@ mod exec;
 mod handshake;
 mod malformed;
 mod permissions;
+mod sessions;
 mod streaming;
 mod tool_loop;
 mod tools;
