@@ -15,6 +15,8 @@ pub struct ClientCaps {
     pub write_text_file: bool,
     /// `terminal`: commands run in the editor's terminal.
     pub terminal: bool,
+    /// `session.compaction`: compactions are shown with `compaction_update`.
+    pub compaction: bool,
 }
 
 /// The editor answered a request with an error, or could not be reached.

@@ -138,6 +138,27 @@ pub enum TurnEvent {
     UserMessage(Vec<crate::model::UserPart>),
     /// The session's title (sent as `session_info_update`).
     Title(String),
+    /// A compaction started, finished or failed (sent as `compaction_update`; only for editors
+    /// that advertised `session.compaction`).
+    Compaction {
+        /// Identifies this compaction across its updates.
+        id: String,
+        /// Where it is.
+        status: CompactionStatus,
+        /// The summary, once completed.
+        summary: Option<String>,
+    },
+}
+
+/// Where a compaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionStatus {
+    /// The summary is being written.
+    InProgress,
+    /// The older history was replaced by the summary.
+    Completed,
+    /// Summarizing failed; the history is unchanged.
+    Failed,
 }
 
 /// Where events go; one per connection, shared by its sessions.

@@ -3,6 +3,7 @@
 //! that can take long.
 
 mod calls;
+mod compact;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -14,7 +15,7 @@ use crate::client::{ClientCaps, ClientOps};
 use crate::config::{Config, ModelSpec};
 use crate::events::{EventSink, TurnEvent};
 use crate::model::{
-    Message, ModelClient, ModelError, ModelEvent, ModelRequest, ToolCall, UserPart,
+    ErrorClass, Message, ModelClient, ModelError, ModelEvent, ModelRequest, ToolCall, UserPart,
 };
 use crate::permission::{Grants, Mode};
 use crate::session::options::Settings;
@@ -62,6 +63,11 @@ pub struct TurnContext {
     pub sink: Arc<dyn EventSink>,
     /// The session's transcript, written as the turn happens.
     pub transcript: Arc<Transcript>,
+    /// `AGENTS.md` instructions that apply to the session (read when it opened).
+    pub project_instructions: String,
+    /// The last usage report: (tokens in use, our estimate of the same messages), so the next
+    /// request's size can be projected from real counts.
+    pub usage: Arc<Mutex<Option<(u64, u64)>>>,
 }
 
 impl TurnContext {
@@ -79,9 +85,10 @@ impl TurnContext {
             "You are tandem, a coding agent working inside the user's editor. Use the tools to \
              read, search and change the project; the user reviews edits and commands in the \
              editor. Answer clearly and concisely; use Markdown for code.\n\n\
-             Working directory: {}\nPlatform: {}\nMode: {} ({})",
+             Working directory: {}\nPlatform: {}\nToday's date: {}\nMode: {} ({})",
             self.cwd.display(),
             std::env::consts::OS,
+            chrono::Local::now().format("%Y-%m-%d"),
             mode.id(),
             mode.description(),
         );
@@ -89,6 +96,7 @@ impl TurnContext {
             prompt.push_str("\n\n");
             prompt.push_str(extra);
         }
+        prompt.push_str(&self.project_instructions);
         prompt
     }
 }
@@ -98,13 +106,13 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// What a turn adds to the history and how it ended. New messages are returned also when
-/// the turn failed or was cancelled, so the transcript keeps what the user saw, and every
-/// tool call in them has exactly one result.
+/// The conversation after a turn and how the turn ended. The conversation is returned also
+/// when the turn failed or was cancelled, so it keeps what the user saw, and every tool call
+/// in it has exactly one result. It may have been compacted on the way.
 #[derive(Debug)]
 pub struct TurnOutcome {
-    /// Messages to append to the session's history.
-    pub new_messages: Vec<Message>,
+    /// The session's whole conversation now.
+    pub history: Vec<Message>,
     /// How the turn ended.
     pub result: Result<StopReason, ModelError>,
 }
@@ -124,30 +132,44 @@ struct Response {
     end: End,
 }
 
-/// Runs model requests and tool calls until the model stops, the user cancels, or the
-/// request cap is reached.
+/// Runs model requests and tool calls over `conversation` (which ends with the new prompt)
+/// until the model stops, the user cancels, or the request cap is reached.
 pub async fn run_turn(
     ctx: TurnContext,
-    history: Vec<Message>,
+    mut conversation: Vec<Message>,
     cancel: CancellationToken,
 ) -> TurnOutcome {
-    let mut added: Vec<Message> = Vec::new();
-    for _ in 0..ctx.config.max_turn_requests {
+    let mut retried_context = false;
+    let mut requests = 0;
+    while requests < ctx.config.max_turn_requests {
         let settings = ctx.settings();
         let spec = ctx
             .config
             .model(&settings.model)
             .cloned()
             .unwrap_or_else(|| ctx.config.models[0].clone());
-        let mut messages = Vec::with_capacity(history.len() + added.len() + 1);
+        let mut messages = Vec::with_capacity(conversation.len() + 1);
         messages.push(Message::System(ctx.system_prompt(settings.mode)));
-        messages.extend(
-            history
-                .iter()
-                .chain(added.iter())
-                .cloned()
-                .map(|m| fit_to_model(m, &spec)),
-        );
+        messages.extend(conversation.iter().cloned().map(|m| fit_to_model(m, &spec)));
+        if projected(&ctx, &messages) as f64
+            > ctx.config.compact_threshold * spec.context_window as f64
+        {
+            match compact::compact(&ctx, &conversation, &spec, &cancel).await {
+                compact::Compacted::Done(shorter) => {
+                    conversation = shorter;
+                    continue;
+                }
+                compact::Compacted::Cancelled => {
+                    return TurnOutcome {
+                        history: conversation,
+                        result: Ok(StopReason::Cancelled),
+                    };
+                }
+                // Go on with the full conversation; the server will say if it does not fit.
+                compact::Compacted::Nothing | compact::Compacted::Failed(_) => {}
+            }
+        }
+        requests += 1;
         let request = ModelRequest {
             model: spec.id.clone(),
             messages,
@@ -164,19 +186,19 @@ pub async fn run_turn(
             });
         }
         if !response.text.is_empty() || !calls.is_empty() {
-            added.push(Message::Assistant {
+            conversation.push(Message::Assistant {
                 text: response.text,
                 tool_calls: calls.clone(),
             });
         }
-        let unanswered = |added: &mut Vec<Message>, why: &str| {
+        let unanswered = |conversation: &mut Vec<Message>, why: &str| {
             for c in &calls {
                 ctx.transcript.append(Record::ToolResult {
                     call_id: c.id.clone(),
                     content: why.to_string(),
                     view: None,
                 });
-                added.push(Message::Tool {
+                conversation.push(Message::Tool {
                     call_id: c.id.clone(),
                     content: why.to_string(),
                 });
@@ -184,16 +206,40 @@ pub async fn run_turn(
         };
         let finish = match response.end {
             End::Cancelled => {
-                unanswered(&mut added, "Not run: the user cancelled the turn.");
+                unanswered(&mut conversation, "Not run: the user cancelled the turn.");
                 return TurnOutcome {
-                    new_messages: added,
+                    history: conversation,
                     result: Ok(StopReason::Cancelled),
                 };
             }
+            End::Failed(e)
+                if e.class == ErrorClass::ContextLength && !retried_context && calls.is_empty() =>
+            {
+                // The server says it does not fit: compact once and try again.
+                retried_context = true;
+                match compact::compact(&ctx, &conversation, &spec, &cancel).await {
+                    compact::Compacted::Done(shorter) => {
+                        conversation = shorter;
+                        continue;
+                    }
+                    compact::Compacted::Cancelled => {
+                        return TurnOutcome {
+                            history: conversation,
+                            result: Ok(StopReason::Cancelled),
+                        };
+                    }
+                    compact::Compacted::Nothing | compact::Compacted::Failed(_) => {
+                        return TurnOutcome {
+                            history: conversation,
+                            result: Err(e),
+                        };
+                    }
+                }
+            }
             End::Failed(e) => {
-                unanswered(&mut added, "Not run: the model request failed.");
+                unanswered(&mut conversation, "Not run: the model request failed.");
                 return TurnOutcome {
-                    new_messages: added,
+                    history: conversation,
                     result: Err(e),
                 };
             }
@@ -206,23 +252,72 @@ pub async fn run_turn(
                 _ => StopReason::EndTurn,
             };
             return TurnOutcome {
-                new_messages: added,
+                history: conversation,
                 result: Ok(stop),
             };
         }
         let (results, cancelled) = calls::run_all(&ctx, calls, &cancel).await;
-        added.extend(results);
+        conversation.extend(results);
         if cancelled {
             return TurnOutcome {
-                new_messages: added,
+                history: conversation,
                 result: Ok(StopReason::Cancelled),
             };
         }
     }
     tracing::info!(session = %ctx.session_id, max = ctx.config.max_turn_requests, "turn hit its model request cap");
     TurnOutcome {
-        new_messages: added,
+        history: conversation,
         result: Ok(StopReason::MaxTurnRequests),
+    }
+}
+
+/// Compacts `conversation` now (the `/compact` command); `Ok(false)` when there is nothing
+/// older than the last exchange to summarize.
+pub async fn compact_now(
+    ctx: TurnContext,
+    conversation: Vec<Message>,
+    cancel: CancellationToken,
+) -> TurnOutcome {
+    let settings = ctx.settings();
+    let spec = ctx
+        .config
+        .model(&settings.model)
+        .cloned()
+        .unwrap_or_else(|| ctx.config.models[0].clone());
+    // The `/compact` prompt itself is the last user message; summarize everything before it.
+    match compact::compact(&ctx, &conversation, &spec, &cancel).await {
+        compact::Compacted::Done(shorter) => TurnOutcome {
+            history: shorter,
+            result: Ok(StopReason::EndTurn),
+        },
+        compact::Compacted::Nothing => {
+            ctx.emit(TurnEvent::Text(
+                "Nothing to compact yet: the conversation has a single exchange.".into(),
+            ));
+            TurnOutcome {
+                history: conversation,
+                result: Ok(StopReason::EndTurn),
+            }
+        }
+        compact::Compacted::Cancelled => TurnOutcome {
+            history: conversation,
+            result: Ok(StopReason::Cancelled),
+        },
+        compact::Compacted::Failed(e) => TurnOutcome {
+            history: conversation,
+            result: Err(e),
+        },
+    }
+}
+
+/// The tokens `messages` will take: the last reported count plus an estimate of what was
+/// added since, or a whole estimate before the first report.
+fn projected(ctx: &TurnContext, messages: &[Message]) -> u64 {
+    let estimate = estimate_tokens(messages);
+    match *lock(&ctx.usage) {
+        Some((used, estimated_then)) => used + estimate.saturating_sub(estimated_then),
+        None => estimate,
     }
 }
 
@@ -281,9 +376,19 @@ async fn stream_response(
     }
     // Context in use: the last request's prompt + completion, or an estimate when the server
     // does not report usage.
+    let estimate_out = estimate_text(&response.text)
+        + response
+            .calls
+            .iter()
+            .map(|c| estimate_text(&c.arguments) + 8)
+            .sum::<u64>();
     let used = match usage {
-        Some(u) => u.prompt_tokens + u.completion_tokens,
-        None => estimate_in + estimate_text(&response.text),
+        Some(u) => {
+            let used = u.prompt_tokens + u.completion_tokens;
+            *lock(&ctx.usage) = Some((used, estimate_in + estimate_out));
+            used
+        }
+        None => estimate_in + estimate_out,
     };
     ctx.emit(TurnEvent::Usage {
         used,

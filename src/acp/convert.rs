@@ -9,7 +9,8 @@ use agent_client_protocol::v1::schema::{
 };
 
 use crate::events::{
-    Location, PlanItem, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent,
+    CompactionStatus, Location, PlanItem, ToolCallView, ToolContent, ToolKind, ToolStatus,
+    TurnEvent,
 };
 use crate::model::UserPart;
 use crate::permission::Mode;
@@ -115,6 +116,22 @@ pub fn session_updates(event: TurnEvent) -> Vec<SessionUpdate> {
             SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields))
         }
         TurnEvent::Plan(items) => SessionUpdate::Plan(plan(items)),
+        TurnEvent::Compaction {
+            id,
+            status,
+            summary,
+        } => {
+            let status = match status {
+                CompactionStatus::InProgress => acp::CompactionStatus::InProgress,
+                CompactionStatus::Completed => acp::CompactionStatus::Completed,
+                CompactionStatus::Failed => acp::CompactionStatus::Failed,
+            };
+            let mut update = acp::CompactionUpdate::new(id, status);
+            if let Some(summary) = summary {
+                update = update.summary(vec![ContentBlock::Text(TextContent::new(summary))]);
+            }
+            SessionUpdate::CompactionUpdate(update)
+        }
         TurnEvent::Title(title) => SessionUpdate::SessionInfoUpdate(
             acp::SessionInfoUpdate::new()
                 .title(title)
@@ -263,6 +280,26 @@ pub fn config_options(views: &[OptionView]) -> Vec<SessionConfigOption> {
             })
         })
         .collect()
+}
+
+/// The session's slash commands as ACP lists them.
+pub fn commands(
+    commands: &[crate::session::commands::SlashCommand],
+) -> acp::AvailableCommandsUpdate {
+    acp::AvailableCommandsUpdate::new(
+        commands
+            .iter()
+            .map(|c| {
+                let mut command = acp::AvailableCommand::new(c.name.clone(), c.description.clone());
+                if let Some(hint) = &c.hint {
+                    command = command.input(acp::AvailableCommandInput::Unstructured(
+                        acp::UnstructuredCommandInput::new(hint.clone()),
+                    ));
+                }
+                command
+            })
+            .collect(),
+    )
 }
 
 /// The ACP stop reason.

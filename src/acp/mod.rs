@@ -77,6 +77,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                     read_text_file: c.fs.read_text_file,
                     write_text_file: c.fs.write_text_file,
                     terminal: c.terminal,
+                    compaction: c.session.as_ref().is_some_and(|s| s.compaction.is_some()),
                 };
                 responder.respond(initialize_response(&m_init))
             },
@@ -109,11 +110,15 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                 let editor = Arc::new(client::AcpClient { cx: cx.clone() });
                 let caps = *crate::turn::lock(&caps);
                 match m_new.create(req.cwd, sink, editor, caps) {
-                    Ok(s) => responder.respond(
-                        NewSessionResponse::new(s.id)
-                            .modes(convert::mode_state(s.settings.mode))
-                            .config_options(convert::config_options(&s.options)),
-                    ),
+                    Ok(s) => {
+                        responder.respond(
+                            NewSessionResponse::new(s.id.clone())
+                                .modes(convert::mode_state(s.settings.mode))
+                                .config_options(convert::config_options(&s.options)),
+                        )?;
+                        announce_commands(&cx, &s);
+                        Ok(())
+                    }
                     Err(e) => responder.respond_with_error(errors::session_error(e)),
                 }
             },
@@ -199,11 +204,15 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                 let caps = *crate::turn::lock(&caps_load);
                 // The replay is sent before the response, as session/load requires.
                 match m_load.load(&req.session_id.0, req.cwd, sink, editor, caps, true) {
-                    Ok(s) => responder.respond(
-                        LoadSessionResponse::new()
-                            .modes(convert::mode_state(s.settings.mode))
-                            .config_options(convert::config_options(&s.options)),
-                    ),
+                    Ok(s) => {
+                        responder.respond(
+                            LoadSessionResponse::new()
+                                .modes(convert::mode_state(s.settings.mode))
+                                .config_options(convert::config_options(&s.options)),
+                        )?;
+                        announce_commands(&cx, &s);
+                        Ok(())
+                    }
                     Err(e) => responder.respond_with_error(errors::session_error(e)),
                 }
             },
@@ -215,11 +224,15 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                 let editor = Arc::new(client::AcpClient { cx: cx.clone() });
                 let caps = *crate::turn::lock(&caps_resume);
                 match m_resume.load(&req.session_id.0, req.cwd, sink, editor, caps, false) {
-                    Ok(s) => responder.respond(
-                        ResumeSessionResponse::new()
-                            .modes(convert::mode_state(s.settings.mode))
-                            .config_options(convert::config_options(&s.options)),
-                    ),
+                    Ok(s) => {
+                        responder.respond(
+                            ResumeSessionResponse::new()
+                                .modes(convert::mode_state(s.settings.mode))
+                                .config_options(convert::config_options(&s.options)),
+                        )?;
+                        announce_commands(&cx, &s);
+                        Ok(())
+                    }
                     Err(e) => responder.respond_with_error(errors::session_error(e)),
                 }
             },
@@ -296,6 +309,16 @@ fn initialize_response(manager: &SessionManager) -> InitializeResponse {
         )
         .auth_methods(auth_methods)
         .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("tandem"))
+}
+
+/// Sends a session's slash commands; called after the response that names the session.
+fn announce_commands(cx: &ConnectionTo<Client>, session: &crate::session::NewSession) {
+    let update = agent_client_protocol::v1::schema::SessionUpdate::AvailableCommandsUpdate(
+        convert::commands(&session.commands),
+    );
+    if let Err(e) = cx.send_notification(SessionNotification::new(session.id.clone(), update)) {
+        tracing::debug!("could not send available_commands_update: {e}");
+    }
 }
 
 fn log_unsent(sent: Result<(), Error>) {

@@ -18,6 +18,7 @@ pub(super) struct FileConfig {
     pub mode: Option<String>,
     pub instructions: Option<String>,
     pub max_turn_requests: Option<u32>,
+    pub compact_threshold: Option<f64>,
     #[serde(default)]
     pub models: Vec<FileModel>,
     #[serde(default)]

@@ -118,12 +118,16 @@ pub struct Config {
     pub retry: RetryPolicy,
     /// Data directory (`TANDEM_HOME`).
     pub home: PathBuf,
+    /// The user's config directory (`$XDG_CONFIG_HOME/tandem`): `AGENTS.md`, `commands/`.
+    pub config_dir: PathBuf,
     /// Replay fixture used instead of a model server.
     pub replay: Option<PathBuf>,
     /// Extra instructions appended to the system prompt.
     pub instructions: Option<String>,
     /// Most model requests one prompt may make (tool loops included).
     pub max_turn_requests: u32,
+    /// Share of the context window at which the conversation is compacted (0 < x <= 1).
+    pub compact_threshold: f64,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -273,7 +277,11 @@ impl Config {
             .map(PathBuf::from)
             .unwrap_or_else(|| default_home(env));
 
+        let config_dir = default_config_path(env)
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| home_dir(env).join(".config").join("tandem"));
         Ok(Config {
+            config_dir,
             endpoint,
             default_model,
             models,
@@ -290,6 +298,15 @@ impl Config {
                 }
                 Some(n) => n,
                 None => 100,
+            },
+            compact_threshold: match file.compact_threshold {
+                Some(t) if t > 0.0 && t <= 1.0 => t,
+                Some(_) => {
+                    return Err(ConfigError::Invalid(
+                        "compact_threshold must be a share of the context window, above 0 and at most 1".into(),
+                    ));
+                }
+                None => 0.85,
             },
             config_file,
         })

@@ -8,6 +8,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::SessionError;
+use super::commands::{self, Action, SlashCommand};
 use super::options::{self, OptionView, Settings};
 use crate::config::Config;
 use crate::events::{EventSink, TurnEvent};
@@ -47,6 +48,8 @@ pub(super) struct Actor {
     pub transcript: Arc<Transcript>,
     /// Set after the first exchange.
     pub title: Option<String>,
+    /// Slash commands a prompt may start with.
+    pub commands: Vec<SlashCommand>,
 }
 
 struct Running {
@@ -90,10 +93,7 @@ impl Actor {
                     let _ = reply.send(Err(SessionError::Busy(self.id.clone())));
                     return;
                 }
-                self.transcript.append(Record::User {
-                    parts: parts.clone(),
-                });
-                *running = Some(self.start_turn(parts, reply));
+                *running = Some(self.start_prompt(parts, reply));
             }
             Command::Cancel => {
                 if let Some(r) = running.as_ref() {
@@ -143,18 +143,44 @@ impl Actor {
         }
     }
 
-    fn start_turn(
+    /// Starts a prompt: a slash command's action, or a normal turn.
+    fn start_prompt(
         &mut self,
-        parts: Vec<UserPart>,
+        mut parts: Vec<UserPart>,
         reply: oneshot::Sender<Result<StopReason, SessionError>>,
     ) -> Running {
-        self.history.push(Message::User(parts));
+        let invoked = match parts.first() {
+            Some(UserPart::Text(text)) => commands::parse(text).and_then(|(name, args)| {
+                self.commands
+                    .iter()
+                    .find(|c| c.name == name)
+                    .map(|c| (c.action.clone(), args.to_string()))
+            }),
+            _ => None,
+        };
         let cancel = CancellationToken::new();
-        let task = tokio::spawn(turn::run_turn(
-            self.turn.clone(),
-            self.history.clone(),
-            cancel.clone(),
-        ));
+        let task = match invoked {
+            Some((Action::Compact, _)) => tokio::spawn(turn::compact_now(
+                self.turn.clone(),
+                self.history.clone(),
+                cancel.clone(),
+            )),
+            other => {
+                if let Some((Action::Prompt(template), args)) = other {
+                    // The model sees the command's prompt; the transcript keeps it as sent.
+                    parts[0] = UserPart::Text(commands::expand(&template, &args));
+                }
+                self.transcript.append(Record::User {
+                    parts: parts.clone(),
+                });
+                self.history.push(Message::User(parts));
+                tokio::spawn(turn::run_turn(
+                    self.turn.clone(),
+                    self.history.clone(),
+                    cancel.clone(),
+                ))
+            }
+        };
         Running {
             task,
             cancel,
@@ -182,7 +208,7 @@ impl Actor {
         }
         let result = match outcome {
             Ok(outcome) => {
-                self.history.extend(outcome.new_messages);
+                self.history = outcome.history;
                 outcome.result.map_err(SessionError::Model)
             }
             Err(join) => {

@@ -1,6 +1,8 @@
 //! Sessions: the manager maps ids to handles; each session is an actor task (actor.rs).
 
 mod actor;
+pub mod commands;
+pub mod instructions;
 pub mod options;
 pub mod replay;
 
@@ -52,6 +54,8 @@ pub enum SessionError {
 
 /// An opened session's id and what the editor should show for it.
 pub struct NewSession {
+    /// Its slash commands, announced after the response.
+    pub commands: Vec<commands::SlashCommand>,
     /// The id.
     pub id: String,
     /// The settings it starts with.
@@ -204,8 +208,9 @@ impl SessionManager {
 
     fn start(&self, s: Start) -> NewSession {
         // The workspace root is judged by where the directory really is (symlinks resolved).
-        let root = s.cwd.canonicalize().unwrap_or(s.cwd);
+        let root = s.cwd.canonicalize().unwrap_or_else(|_| s.cwd.clone());
         let options = options::views(&s.settings, &self.config);
+        let commands = commands::discover(&s.cwd, &self.config.config_dir);
         let shared = Arc::new(Mutex::new(s.settings.clone()));
         let transcript = Arc::new(s.transcript);
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
@@ -231,9 +236,12 @@ impl SessionManager {
                 grants: Arc::new(Mutex::new(Grants::default())),
                 sink,
                 transcript: transcript.clone(),
+                project_instructions: instructions::load(&s.cwd, &self.config.config_dir),
+                usage: Arc::new(Mutex::new(None)),
             },
             transcript,
             title: s.title,
+            commands: commands.clone(),
         };
         tokio::spawn(actor.run(rx));
         self.lock().insert(s.id.clone(), tx);
@@ -241,6 +249,7 @@ impl SessionManager {
             id: s.id,
             settings: s.settings,
             options,
+            commands,
         }
     }
 

@@ -306,10 +306,45 @@ impl Agent {
         .await
     }
 
-    /// `session/new` in `cwd`; returns the whole result.
+    /// `session/new` in `cwd`; returns the whole result, with the session's
+    /// `available_commands_update` (which follows the response) under `"commands"`.
     pub async fn new_session(&mut self, cwd: &Path) -> Value {
-        self.request_ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
-            .await
+        let mut result = self
+            .request_ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .await;
+        let commands = self.next_message().await;
+        assert_eq!(
+            commands["params"]["update"]["sessionUpdate"], "available_commands_update",
+            "{commands}"
+        );
+        assert_eq!(commands["params"]["sessionId"], result["sessionId"]);
+        result["commands"] = commands["params"]["update"]["availableCommands"].clone();
+        result
+    }
+
+    /// `session/load` (or `session/resume`) of `session` in `cwd`; returns the result and the
+    /// updates that came with it, up to and including the `available_commands_update` that
+    /// follows the response.
+    pub async fn open_stored(
+        &mut self,
+        method: &str,
+        session: &str,
+        cwd: &Path,
+    ) -> (Value, Vec<Value>) {
+        let result = self
+            .request_ok(
+                method,
+                json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+            )
+            .await;
+        let mut updates = self.drain();
+        while !updates
+            .last()
+            .is_some_and(|u| u["params"]["update"]["sessionUpdate"] == "available_commands_update")
+        {
+            updates.push(self.next_message().await);
+        }
+        (result, updates)
     }
 
     /// `initialize` then `session/new` in `cwd`; returns the session id.

@@ -85,17 +85,10 @@ async fn a_session_is_listed_loaded_with_replay_and_continued_by_a_new_process()
             .ends_with('Z')
     );
 
-    let loaded = agent
-        .request(
-            "session/load",
-            json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
-        )
+    let (loaded, updates) = agent
+        .open_stored("session/load", &session, &ws.project())
         .await;
-    assert_eq!(
-        loaded["result"]["modes"]["currentModeId"], "accept-edits",
-        "{loaded}"
-    );
-    let updates = agent.drain();
+    assert_eq!(loaded["modes"]["currentModeId"], "accept-edits", "{loaded}");
     let k = kinds(&updates);
     assert_eq!(
         k[..3],
@@ -115,7 +108,8 @@ async fn a_session_is_listed_loaded_with_replay_and_continued_by_a_new_process()
         [
             "agent_message_chunk",
             "current_mode_update",
-            "config_option_update"
+            "config_option_update",
+            "available_commands_update"
         ],
         "{k:?}"
     );
@@ -178,14 +172,15 @@ async fn resume_restores_without_replay() {
     let session = first_process(&mock, &ws).await;
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
     agent.initialize().await;
-    let resumed = agent
-        .request_ok(
-            "session/resume",
-            json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
-        )
+    let (resumed, updates) = agent
+        .open_stored("session/resume", &session, &ws.project())
         .await;
     assert_eq!(resumed["modes"]["currentModeId"], "accept-edits");
-    assert!(agent.drain().is_empty(), "no replay on resume");
+    assert_eq!(
+        kinds(&updates),
+        ["available_commands_update"],
+        "no replay on resume"
+    );
     mock.push(Reply::text(&["ok"]));
     agent.prompt(&session, "more").await;
     assert_eq!(
@@ -331,13 +326,9 @@ async fn a_process_killed_mid_turn_leaves_a_loadable_session() {
 
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
     agent.initialize().await;
-    agent
-        .request_ok(
-            "session/load",
-            json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
-        )
+    let (_, updates) = agent
+        .open_stored("session/load", &session, &ws.project())
         .await;
-    let updates = agent.drain();
     assert_eq!(joined(&updates, "user_message_chunk"), "do the slow thing");
     assert_eq!(
         joined(&updates, "agent_message_chunk"),
@@ -377,13 +368,9 @@ async fn a_corrupt_line_is_skipped_with_a_warning() {
     agent.initialize().await;
     let list = agent.request_ok("session/list", json!({})).await;
     assert_eq!(list["sessions"].as_array().unwrap().len(), 1);
-    agent
-        .request_ok(
-            "session/load",
-            json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
-        )
+    let (_, updates) = agent
+        .open_stored("session/load", &session, &ws.project())
         .await;
-    let updates = agent.drain();
     assert_eq!(joined(&updates, "agent_message_chunk"), "onetwo");
     let (_, stderr) = agent.shutdown().await;
     assert!(

@@ -1,0 +1,195 @@
+//! Slash commands: `/compact`, `/init`, and custom commands written as Markdown files in
+//! `.tandem/commands/` (project) or the user's config directory (`commands/`). A custom
+//! command's body is a prompt template; `$ARGUMENTS` is replaced by what follows the name.
+
+use std::path::Path;
+
+/// What a command does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Compact the conversation now.
+    Compact,
+    /// Run a normal turn with this prompt template.
+    Prompt(String),
+}
+
+/// A command the editor can offer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlashCommand {
+    /// The name, typed after `/`.
+    pub name: String,
+    /// One line for the command menu.
+    pub description: String,
+    /// A hint for the arguments, when the command takes some.
+    pub hint: Option<String>,
+    /// What it does.
+    pub action: Action,
+}
+
+/// The prompt `/init` runs.
+pub const INIT_PROMPT: &str = "Look at this project (its layout, build and package files, README, \
+tests and conventions) and write an AGENTS.md file at the project root with concise instructions \
+for coding agents: how to build, test and lint, how the code is laid out, and the conventions to \
+follow. If AGENTS.md already exists, improve it and keep what is still true. $ARGUMENTS";
+
+/// The built-in commands, then custom ones (a project command replaces a user command of the
+/// same name; built-ins cannot be replaced).
+pub fn discover(cwd: &Path, config_dir: &Path) -> Vec<SlashCommand> {
+    let mut commands = vec![
+        SlashCommand {
+            name: "compact".into(),
+            description: "Summarize the earlier conversation now to free context".into(),
+            hint: None,
+            action: Action::Compact,
+        },
+        SlashCommand {
+            name: "init".into(),
+            description: "Write or improve AGENTS.md for this project".into(),
+            hint: Some("what to focus on (optional)".into()),
+            action: Action::Prompt(INIT_PROMPT.into()),
+        },
+    ];
+    let builtin = commands.len();
+    for dir in [
+        config_dir.join("commands"),
+        cwd.join(".tandem").join("commands"),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<_> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        files.sort();
+        for path in files {
+            let Some(command) = read(&path) else { continue };
+            if commands[..builtin].iter().any(|c| c.name == command.name) {
+                tracing::warn!(path = %path.display(), "a custom command cannot replace the built-in /{}", command.name);
+                continue;
+            }
+            commands.retain(|c| c.name != command.name);
+            commands.push(command);
+        }
+    }
+    commands
+}
+
+fn read(path: &Path) -> Option<SlashCommand> {
+    let name = path.file_stem()?.to_string_lossy().to_string();
+    if name.is_empty() || name.chars().any(char::is_whitespace) {
+        return None;
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| tracing::warn!(path = %path.display(), "cannot read a command: {e}"))
+        .ok()?;
+    let (front, body) = split_front_matter(&text);
+    let description = front
+        .lines()
+        .find_map(|l| l.strip_prefix("description:"))
+        .map(|d| d.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+        .filter(|d| !d.is_empty())
+        .or_else(|| {
+            body.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(|l| l.chars().take(80).collect())
+        })
+        .unwrap_or_else(|| "Custom command".into());
+    Some(SlashCommand {
+        name,
+        description,
+        hint: body.contains("$ARGUMENTS").then(|| "arguments".to_string()),
+        action: Action::Prompt(body.trim().to_string()),
+    })
+}
+
+/// (front matter, body) of a Markdown file with an optional `---` block at the top.
+fn split_front_matter(text: &str) -> (&str, &str) {
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return ("", text);
+    };
+    match rest.find("\n---") {
+        Some(end) => {
+            let after = &rest[end + 4..];
+            (
+                &rest[..end],
+                after
+                    .strip_prefix('\n')
+                    .or_else(|| after.strip_prefix("\r\n"))
+                    .unwrap_or(after),
+            )
+        }
+        None => ("", text),
+    }
+}
+
+/// `/name rest` → (name, rest), for a prompt that starts with a slash command.
+pub fn parse(text: &str) -> Option<(&str, &str)> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    (!name.is_empty()).then(|| (name, args.trim()))
+}
+
+/// The template with `$ARGUMENTS` filled in (arguments appended when the template has no slot).
+pub fn expand(template: &str, args: &str) -> String {
+    if template.contains("$ARGUMENTS") {
+        template.replace("$ARGUMENTS", args).trim_end().to_string()
+    } else if args.is_empty() {
+        template.to_string()
+    } else {
+        format!("{template}\n\n{args}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovers_builtins_then_user_then_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        let cwd = dir.path().join("p");
+        std::fs::create_dir_all(config.join("commands")).unwrap();
+        std::fs::create_dir_all(cwd.join(".tandem/commands")).unwrap();
+        std::fs::write(config.join("commands/review.md"), "Review it (user)").unwrap();
+        std::fs::write(
+            config.join("commands/compact.md"),
+            "cannot replace a built-in",
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(".tandem/commands/review.md"),
+            "---\ndescription: \"Review a file\"\n---\nReview $ARGUMENTS carefully.\n",
+        )
+        .unwrap();
+        let commands = discover(&cwd, &config);
+        let names: Vec<_> = commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["compact", "init", "review"]);
+        let review = &commands[2];
+        assert_eq!(review.description, "Review a file");
+        assert_eq!(review.hint.as_deref(), Some("arguments"));
+        assert_eq!(
+            review.action,
+            Action::Prompt("Review $ARGUMENTS carefully.".into())
+        );
+    }
+
+    #[test]
+    fn parse_and_expand() {
+        assert_eq!(
+            parse("/review src/a.rs now"),
+            Some(("review", "src/a.rs now"))
+        );
+        assert_eq!(parse("  /compact"), Some(("compact", "")));
+        assert_eq!(parse("not a command"), None);
+        assert_eq!(parse("/"), None);
+        assert_eq!(expand("Review $ARGUMENTS.", "a.rs"), "Review a.rs.");
+        assert_eq!(expand("Explain.", "more"), "Explain.\n\nmore");
+    }
+}

@@ -1,0 +1,92 @@
+//! Project instructions: `AGENTS.md` files from the session's directory up to the repository
+//! root, plus the user's own in the config directory, added to the system prompt.
+
+use std::path::{Path, PathBuf};
+
+/// The file name read in each directory.
+pub const FILE: &str = "AGENTS.md";
+/// Most bytes taken from one file.
+const MAX_BYTES: usize = 32 * 1024;
+
+/// The `AGENTS.md` files that apply to `cwd`, most general first: the user's, then the
+/// repository root's, down to `cwd`'s own (nearest last). Without a repository (no `.git`
+/// above), only `cwd`'s own applies.
+pub fn files(cwd: &Path, config_dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<&Path> = Vec::new();
+    let mut found_root = false;
+    for dir in cwd.ancestors() {
+        dirs.push(dir);
+        if dir.join(".git").exists() {
+            found_root = true;
+            break;
+        }
+    }
+    if !found_root {
+        dirs.truncate(1);
+    }
+    let mut out = vec![config_dir.join(FILE)];
+    out.extend(dirs.into_iter().rev().map(|d| d.join(FILE)));
+    out.into_iter().filter(|p| p.is_file()).collect()
+}
+
+/// The instructions text for the system prompt, or an empty string when there are none.
+pub fn load(cwd: &Path, config_dir: &Path) -> String {
+    let mut text = String::new();
+    for path in files(cwd, config_dir) {
+        let Ok(content) = std::fs::read_to_string(&path) else {
+            tracing::warn!(path = %path.display(), "cannot read project instructions");
+            continue;
+        };
+        let content = if content.len() > MAX_BYTES {
+            let mut end = MAX_BYTES;
+            while !content.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}\n[… cut at {MAX_BYTES} bytes]", &content[..end])
+        } else {
+            content
+        };
+        text.push_str(&format!(
+            "\n\n## Instructions from {}\n\n{}",
+            path.display(),
+            content.trim_end()
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_to_cwd_nearest_last_with_the_users_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let sub = repo.join("crates/app");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join(FILE), "user").unwrap();
+        std::fs::write(repo.join(FILE), "root").unwrap();
+        std::fs::write(sub.join(FILE), "app").unwrap();
+        std::fs::write(dir.path().join(FILE), "above the repo: ignored").unwrap();
+        let found = files(&sub, &config);
+        assert_eq!(found, [config.join(FILE), repo.join(FILE), sub.join(FILE)]);
+        let text = load(&sub, &config);
+        assert!(text.find("user").unwrap() < text.find("root").unwrap());
+        assert!(text.find("root").unwrap() < text.find("app").unwrap());
+        assert!(!text.contains("ignored"));
+    }
+
+    #[test]
+    fn without_a_repository_only_the_cwd_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(dir.path().join("a").join(FILE), "parent").unwrap();
+        std::fs::write(sub.join(FILE), "here").unwrap();
+        assert_eq!(files(&sub, &dir.path().join("none")), [sub.join(FILE)]);
+    }
+}

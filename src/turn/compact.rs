@@ -1,0 +1,136 @@
+//! Compaction: when the conversation no longer fits comfortably in the model's context
+//! window, the older part is summarized with one model call and replaced by the summary; the
+//! current exchange stays verbatim. The full history stays in the transcript.
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::{TurnContext, fit_to_model, lock};
+use crate::config::ModelSpec;
+use crate::events::{CompactionStatus, TurnEvent};
+use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest, UserPart};
+use crate::session::replay::COMPACTED_NOTE;
+use crate::store::Record;
+use crate::store::record;
+
+const SUMMARY_SYSTEM: &str = "You summarize a coding session so that the agent can continue it without \
+seeing the earlier messages. Write plain, specific notes; never call tools.";
+
+const SUMMARY_REQUEST: &str = "Summarize the conversation above for the agent that continues it: the \
+user's goals and requests, decisions made, files read and changed (with paths), commands run and \
+their outcomes, the current state of the work, and what remains to do.";
+
+/// How a compaction attempt ended.
+pub(super) enum Compacted {
+    /// The conversation, with the older part replaced by a summary.
+    Done(Vec<Message>),
+    /// Nothing older than the current exchange to summarize.
+    Nothing,
+    /// Summarizing failed; the conversation is unchanged.
+    Failed(ModelError),
+    /// The user cancelled while summarizing.
+    Cancelled,
+}
+
+/// Summarizes everything before the last user message of `conversation`.
+pub(super) async fn compact(
+    ctx: &TurnContext,
+    conversation: &[Message],
+    spec: &ModelSpec,
+    cancel: &CancellationToken,
+) -> Compacted {
+    let Some(split) = conversation
+        .iter()
+        .rposition(|m| matches!(m, Message::User(_)))
+    else {
+        return Compacted::Nothing;
+    };
+    if split == 0 {
+        return Compacted::Nothing;
+    }
+    let kept = conversation.len() - split;
+    let id = uuid::Uuid::new_v4().to_string();
+    announce(ctx, &id, CompactionStatus::InProgress, None);
+    tracing::info!(session = %ctx.session_id, older = split, kept, "compacting the conversation");
+
+    let mut messages = vec![Message::System(SUMMARY_SYSTEM.into())];
+    messages.extend(
+        conversation[..split]
+            .iter()
+            .cloned()
+            .map(|m| fit_to_model(m, spec)),
+    );
+    messages.push(Message::User(vec![UserPart::Text(SUMMARY_REQUEST.into())]));
+    let request = ModelRequest {
+        model: spec.id.clone(),
+        messages,
+        reasoning_effort: None,
+        tools: Vec::new(),
+    };
+    let summary = match summarize(ctx, request, cancel).await {
+        Ok(Some(summary)) => summary,
+        Ok(None) => {
+            announce(ctx, &id, CompactionStatus::Failed, None);
+            return Compacted::Cancelled;
+        }
+        Err(e) => {
+            tracing::warn!(session = %ctx.session_id, "compaction failed: {e}");
+            announce(ctx, &id, CompactionStatus::Failed, None);
+            return Compacted::Failed(e);
+        }
+    };
+    ctx.transcript.append(Record::Compaction {
+        summary: summary.clone(),
+        kept,
+    });
+    // The next usage report measures the compacted conversation; until then it is estimated.
+    *lock(&ctx.usage) = None;
+    announce(ctx, &id, CompactionStatus::Completed, Some(summary.clone()));
+    Compacted::Done(record::compact(conversation.to_vec(), &summary, kept))
+}
+
+/// Streams the summary; `None` when cancelled.
+async fn summarize(
+    ctx: &TurnContext,
+    request: ModelRequest,
+    cancel: &CancellationToken,
+) -> Result<Option<String>, ModelError> {
+    let mut stream = tokio::select! {
+        () = cancel.cancelled() => return Ok(None),
+        opened = ctx.model.open(request) => opened?,
+    };
+    let mut summary = String::new();
+    loop {
+        let next = tokio::select! {
+            () = cancel.cancelled() => return Ok(None),
+            next = stream.next() => next,
+        };
+        match next {
+            None => break,
+            Some(Err(e)) => return Err(e),
+            Some(Ok(ModelEvent::Text(t))) => summary.push_str(&t),
+            Some(Ok(_)) => {}
+        }
+    }
+    if summary.trim().is_empty() {
+        return Err(ModelError::new(
+            ErrorClass::MalformedResponse,
+            "the model returned an empty summary",
+        ));
+    }
+    Ok(Some(summary.trim().to_string()))
+}
+
+/// Tells the editor: `compaction_update` when it advertised `session.compaction`, otherwise a
+/// note in the answer once the compaction is done.
+fn announce(ctx: &TurnContext, id: &str, status: CompactionStatus, summary: Option<String>) {
+    if ctx.caps.compaction {
+        ctx.emit(TurnEvent::Compaction {
+            id: id.to_string(),
+            status,
+            summary,
+        });
+    } else if status == CompactionStatus::Completed {
+        ctx.emit(TurnEvent::Text(COMPACTED_NOTE.into()));
+    }
+}
