@@ -1,5 +1,6 @@
 mod cancel;
 mod config_options;
+mod context;
 mod errors;
 mod exec;
 mod handshake;

@@ -1,0 +1,249 @@
+//! What the model is told and how much of the conversation it sees: AGENTS.md instructions,
+//! slash commands, and compaction (on request, by usage, and after a context-length error).
+
+use serde_json::{Value, json};
+
+use crate::common::mock_model::{self, Recorded};
+use crate::common::{Agent, MockModel, Reply, Workspace, joined, of_kind, path_str};
+
+fn texts(request: &Recorded) -> Vec<String> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| crate::common::mock_model::content_text(&m["content"]))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_md_files_reach_the_system_prompt_nearest_last() {
+    let mock = MockModel::start(vec![Reply::text(&["ok"])]).await;
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.project().join(".git")).unwrap();
+    ws.write("project/AGENTS.md", "Root rule: run cargo fmt.");
+    ws.write(
+        "project/crates/app/AGENTS.md",
+        "App rule: keep files small.",
+    );
+    ws.write("home/.config/tandem/AGENTS.md", "User rule: be brief.");
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let session = agent.open_session(&ws.project().join("crates/app")).await;
+    agent.prompt(&session, "hi").await;
+    let system = mock.requests()[0].system_prompt();
+    let at = |needle: &str| {
+        system
+            .find(needle)
+            .unwrap_or_else(|| panic!("`{needle}` missing:\n{system}"))
+    };
+    assert!(
+        at("User rule") < at("Root rule") && at("Root rule") < at("App rule"),
+        "{system}"
+    );
+    assert!(system.contains("Today's date: 20"), "{system}");
+    assert!(system.contains("Platform: linux"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_are_announced_and_expanded() {
+    let mock = MockModel::start(vec![
+        Reply::text(&["a"]),
+        Reply::text(&["b"]),
+        Reply::text(&["c"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    ws.write(
+        "project/.tandem/commands/review.md",
+        "---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully.\n",
+    );
+    ws.write(
+        "home/.config/tandem/commands/explain.md",
+        "Explain the code like I am new here.\n",
+    );
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let session = agent.new_session(&ws.project()).await;
+    let id = session["sessionId"].as_str().unwrap().to_string();
+    let names: Vec<_> = session["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["compact", "init", "explain", "review"]);
+    let review = &session["commands"][3];
+    assert_eq!(review["description"], "Review a file");
+    assert_eq!(review["input"]["hint"], "arguments");
+
+    agent.prompt(&id, "/review src/lib.rs").await;
+    agent.prompt(&id, "/init focus on the tests").await;
+    agent.prompt(&id, "/nope keep me as typed").await;
+    let requests = mock.requests();
+    assert_eq!(requests[0].last_user_text(), "Review src/lib.rs carefully.");
+    let init = requests[1].last_user_text();
+    assert!(
+        init.contains("write an AGENTS.md") && init.ends_with("focus on the tests"),
+        "{init}"
+    );
+    assert_eq!(requests[2].last_user_text(), "/nope keep me as typed");
+}
+
+/// Two exchanges, then `/compact`.
+async fn compacted(caps: Value) -> (MockModel, Workspace, Agent, String, Vec<Value>) {
+    let mock = MockModel::start(vec![
+        Reply::text(&["Paris."]),
+        Reply::text(&["About 2 million."]),
+        Reply::text(&["The user asked about Paris and its size."]),
+        Reply::text(&["Yes."]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize_with(caps).await;
+    let id = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    agent.prompt(&id, "Capital of France?").await;
+    agent.prompt(&id, "How many people live there?").await;
+    let (response, updates) = agent.prompt(&id, "/compact").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    (mock, ws, agent, id, updates)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_command_summarizes_older_turns_and_keeps_the_last() {
+    let (mock, _ws, mut agent, id, updates) = compacted(json!({})).await;
+    assert!(joined(&updates, "agent_message_chunk").contains("Earlier conversation compacted"));
+    let summary_request = &mock.requests()[2];
+    assert!(
+        summary_request.body.get("tools").is_none(),
+        "no tools for the summary"
+    );
+    let t = texts(summary_request);
+    assert!(t[0].contains("summarize a coding session"));
+    assert_eq!(t[1], "Capital of France?");
+    assert_eq!(t[2], "Paris.");
+    assert!(
+        t[3].starts_with("Summarize the conversation above"),
+        "{t:?}"
+    );
+    assert_eq!(t.len(), 4, "the last exchange is not summarized");
+
+    agent.prompt(&id, "Is it big?").await;
+    let next = texts(&mock.requests()[3]);
+    assert_eq!(
+        next.len(),
+        4,
+        "system, summary + kept user, kept answer, new prompt: {next:?}"
+    );
+    assert!(
+        next[1].contains("The user asked about Paris and its size.")
+            && next[1].contains("How many people live there?")
+    );
+    assert_eq!(next[2], "About 2 million.");
+    assert_eq!(next[3], "Is it big?");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editors_with_the_capability_get_compaction_updates() {
+    let (_mock, _ws, _agent, _id, updates) =
+        compacted(json!({"session": {"compaction": {}}})).await;
+    let compaction = of_kind(&updates, "compaction_update");
+    assert_eq!(compaction.len(), 2, "{updates:#?}");
+    assert_eq!(compaction[0]["status"], "in_progress");
+    assert_eq!(compaction[1]["status"], "completed");
+    assert_eq!(compaction[0]["compactionId"], compaction[1]["compactionId"]);
+    assert_eq!(
+        compaction[1]["summary"][0]["text"],
+        "The user asked about Paris and its size."
+    );
+    assert_eq!(
+        joined(&updates, "agent_message_chunk"),
+        "",
+        "no note when updates are supported"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_usage_report_triggers_compaction_before_the_next_request() {
+    let mock = MockModel::start(vec![
+        Reply::chunks(vec![
+            mock_model::text("First answer."),
+            mock_model::finish("stop"),
+            mock_model::usage(900, 10),
+        ]),
+        Reply::text(&["Summary of the first exchange."]),
+        Reply::text(&["Second answer."]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let config = ws.write(
+        "config.toml",
+        "[[models]]\nid = \"mock-model\"\ncontext_window = 1000\n",
+    );
+    let mut agent = Agent::spawn(&ws.env(&mock), &["--config", &path_str(&config)]);
+    let id = agent.open_session(&ws.project()).await;
+    agent.prompt(&id, "First question").await;
+    let (response, _) = agent.prompt(&id, "Second question").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "answer, summary, answer");
+    assert!(
+        texts(&requests[1])
+            .last()
+            .unwrap()
+            .starts_with("Summarize the conversation above")
+    );
+    let third = texts(&requests[2]);
+    assert_eq!(third.len(), 2, "{third:?}");
+    assert!(
+        third[1].contains("Summary of the first exchange.")
+            && third[1].ends_with("Second question")
+    );
+
+    // The full history stays on disk and comes back on load, with a note where it was compacted.
+    let (_, updates) = agent.open_stored("session/load", &id, &ws.project()).await;
+    assert_eq!(
+        joined(&updates, "user_message_chunk"),
+        "First questionSecond question"
+    );
+    let said = joined(&updates, "agent_message_chunk");
+    assert!(
+        said.starts_with("First answer.")
+            && said.contains("compacted")
+            && said.ends_with("Second answer."),
+        "{said}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_length_error_compacts_once_and_retries() {
+    let too_long = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#;
+    let mock = MockModel::start(vec![
+        Reply::text(&["First answer."]),
+        Reply::status(400, too_long),
+        Reply::text(&["Short summary."]),
+        Reply::text(&["Second answer."]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let id = agent.open_session(&ws.project()).await;
+    agent.prompt(&id, "First question").await;
+    let (response, updates) = agent.prompt(&id, "Second question").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(joined(&updates, "agent_message_chunk").ends_with("Second answer."));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(texts(&requests[3])[1].contains("Short summary."));
+    // A second context-length error is reported, not retried forever.
+    mock.push(Reply::status(400, too_long));
+    mock.push(Reply::text(&["Another summary."]));
+    mock.push(Reply::status(400, too_long));
+    let (response, _) = agent.prompt(&id, "Third question").await;
+    assert_eq!(
+        response["error"]["data"]["class"], "context_length",
+        "{response}"
+    );
+}
