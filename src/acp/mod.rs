@@ -106,9 +106,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                         "MCP servers were offered but tandem does not connect to MCP servers yet; ignoring them"
                     );
                 }
-                let sink = Arc::new(ConnectionSink { cx: cx.clone() });
-                let editor = Arc::new(client::AcpClient { cx: cx.clone() });
-                let caps = *crate::turn::lock(&caps);
+                let (sink, editor, caps) = editor_for(&cx, &caps);
                 match m_new.create(req.cwd, sink, editor, caps) {
                     Ok(s) => {
                         responder.respond(
@@ -199,10 +197,8 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         )
         .on_receive_request(
             async move |req: LoadSessionRequest, responder: Responder<LoadSessionResponse>, cx| {
-                let sink = Arc::new(ConnectionSink { cx: cx.clone() });
-                let editor = Arc::new(client::AcpClient { cx: cx.clone() });
-                let caps = *crate::turn::lock(&caps_load);
                 // The replay is sent before the response, as session/load requires.
+                let (sink, editor, caps) = editor_for(&cx, &caps_load);
                 match m_load.load(&req.session_id.0, req.cwd, sink, editor, caps, true) {
                     Ok(s) => {
                         responder.respond(
@@ -220,9 +216,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         )
         .on_receive_request(
             async move |req: ResumeSessionRequest, responder: Responder<ResumeSessionResponse>, cx| {
-                let sink = Arc::new(ConnectionSink { cx: cx.clone() });
-                let editor = Arc::new(client::AcpClient { cx: cx.clone() });
-                let caps = *crate::turn::lock(&caps_resume);
+                let (sink, editor, caps) = editor_for(&cx, &caps_resume);
                 match m_resume.load(&req.session_id.0, req.cwd, sink, editor, caps, false) {
                     Ok(s) => {
                         responder.respond(
@@ -309,6 +303,23 @@ fn initialize_response(manager: &SessionManager) -> InitializeResponse {
         )
         .auth_methods(auth_methods)
         .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("tandem"))
+}
+
+/// What a session opened on this connection talks to: the event sink, the editor's
+/// operations, and the capabilities the editor announced.
+fn editor_for(
+    cx: &ConnectionTo<Client>,
+    caps: &Mutex<ClientCaps>,
+) -> (
+    Arc<dyn EventSink>,
+    Arc<dyn crate::client::ClientOps>,
+    ClientCaps,
+) {
+    (
+        Arc::new(ConnectionSink { cx: cx.clone() }),
+        Arc::new(client::AcpClient { cx: cx.clone() }),
+        *crate::turn::lock(caps),
+    )
 }
 
 /// Sends a session's slash commands; called after the response that names the session.
