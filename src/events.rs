@@ -23,6 +23,8 @@ pub enum ToolKind {
     Search,
     /// Plans or thinks.
     Think,
+    /// Anything else (e.g. an MCP tool without a read-only hint).
+    Other,
 }
 
 /// Where a tool call is in its life (ACP `ToolCallStatus`).

@@ -12,6 +12,7 @@ pub mod events;
 pub mod exec;
 pub mod local;
 pub mod logging;
+pub mod mcp;
 pub mod model;
 pub mod permission;
 pub mod session;
@@ -61,10 +62,13 @@ pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
         model = %config.default_model,
         "tandem ready on stdio"
     );
-    serve(
+    let served = serve(
         Arc::new(config),
         client,
         agent_client_protocol::Stdio::new(),
     )
-    .await
+    .await;
+    // stdin ended (or the connection failed): no MCP server may outlive tandem.
+    mcp::kill_all();
+    served
 }

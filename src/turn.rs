@@ -68,9 +68,27 @@ pub struct TurnContext {
     /// The last usage report: (tokens in use, our estimate of the same messages), so the next
     /// request's size can be projected from real counts.
     pub usage: Arc<Mutex<Option<(u64, u64)>>>,
+    /// The session's MCP servers and their tools.
+    pub mcp: Arc<crate::mcp::Hub>,
 }
 
 impl TurnContext {
+    /// The tool the model called `name`: one of tandem's, or an MCP server's.
+    pub fn find_tool(&self, name: &str) -> Option<Arc<dyn crate::tools::Tool>> {
+        self.tools.get(name).or_else(|| self.mcp.get(name))
+    }
+
+    /// Every tool offered to the model now.
+    fn tool_specs(&self) -> Vec<crate::model::ToolSpec> {
+        let mut specs = self.tools.specs().to_vec();
+        specs.extend(self.mcp.tools().iter().map(|t| crate::model::ToolSpec {
+            name: t.name().to_string(),
+            description: t.description().to_string(),
+            parameters: t.parameters(),
+        }));
+        specs
+    }
+
     fn settings(&self) -> Settings {
         lock(&self.settings).clone()
     }
@@ -97,6 +115,7 @@ impl TurnContext {
             prompt.push_str(extra);
         }
         prompt.push_str(&self.project_instructions);
+        prompt.push_str(&self.mcp.instructions());
         prompt
     }
 }
@@ -139,6 +158,14 @@ pub async fn run_turn(
     mut conversation: Vec<Message>,
     cancel: CancellationToken,
 ) -> TurnOutcome {
+    // MCP servers started with the session; their tools belong in the first request. Each is
+    // bounded by its connect timeout.
+    tokio::select! {
+        () = ctx.mcp.settled() => {}
+        () = cancel.cancelled() => {
+            return TurnOutcome { history: conversation, result: Ok(StopReason::Cancelled) };
+        }
+    }
     let mut retried_context = false;
     let mut requests = 0;
     while requests < ctx.config.max_turn_requests {
@@ -174,7 +201,7 @@ pub async fn run_turn(
             model: spec.id.clone(),
             messages,
             reasoning_effort: settings.effort_for_request(&ctx.config),
-            tools: ctx.tools.specs().to_vec(),
+            tools: ctx.tool_specs(),
         };
         let response = stream_response(&ctx, &spec, request, &cancel).await;
         let calls = response.calls.clone();

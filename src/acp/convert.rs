@@ -183,6 +183,7 @@ fn tool_kind(kind: ToolKind) -> acp::ToolKind {
         ToolKind::Execute => acp::ToolKind::Execute,
         ToolKind::Search => acp::ToolKind::Search,
         ToolKind::Think => acp::ToolKind::Think,
+        ToolKind::Other => acp::ToolKind::Other,
     }
 }
 
@@ -300,6 +301,40 @@ pub fn commands(
             })
             .collect(),
     )
+}
+
+/// The editor's MCP servers as tandem connects to them.
+pub fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> {
+    servers
+        .into_iter()
+        .filter_map(|server| match server {
+            acp::McpServer::Stdio(s) => Some(crate::mcp::ServerSpec {
+                name: s.name,
+                command: Some(s.command),
+                args: s.args,
+                env: s.env.into_iter().map(|v| (v.name, v.value)).collect(),
+                url: None,
+            }),
+            acp::McpServer::Http(s) => Some(crate::mcp::ServerSpec {
+                name: s.name,
+                command: None,
+                args: Vec::new(),
+                env: Default::default(),
+                url: Some(s.url),
+            }),
+            acp::McpServer::Sse(s) => Some(crate::mcp::ServerSpec {
+                name: s.name,
+                command: None,
+                args: Vec::new(),
+                env: Default::default(),
+                url: Some(s.url),
+            }),
+            other => {
+                tracing::warn!("ignoring an MCP server of a kind tandem does not know: {other:?}");
+                None
+            }
+        })
+        .collect()
 }
 
 /// The ACP stop reason.

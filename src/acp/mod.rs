@@ -25,7 +25,7 @@ use agent_client_protocol::{Agent, Client, ConnectTo, Error, schema::ProtocolVer
 
 use crate::client::ClientCaps;
 use crate::events::{EventSink, TurnEvent};
-use crate::session::SessionManager;
+use crate::session::{EditorLink, SessionManager};
 
 /// The id of the one authentication method tandem offers.
 pub const AUTH_METHOD_ID: &str = "api-key";
@@ -84,7 +84,9 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: AuthenticateRequest, responder: Responder<AuthenticateResponse>, _cx| {
+            async move |req: AuthenticateRequest,
+                        responder: Responder<AuthenticateResponse>,
+                        _cx| {
                 if req.method_id.0.as_ref() != AUTH_METHOD_ID {
                     return responder.respond_with_error(errors::invalid_params(format!(
                         "unknown authentication method `{}`; tandem offers `{AUTH_METHOD_ID}`",
@@ -100,14 +102,8 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         )
         .on_receive_request(
             async move |req: NewSessionRequest, responder: Responder<NewSessionResponse>, cx| {
-                if !req.mcp_servers.is_empty() {
-                    tracing::warn!(
-                        count = req.mcp_servers.len(),
-                        "MCP servers were offered but tandem does not connect to MCP servers yet; ignoring them"
-                    );
-                }
-                let (sink, editor, caps) = editor_for(&cx, &caps);
-                match m_new.create(req.cwd, sink, editor, caps) {
+                let editor = editor_for(&cx, &caps);
+                match m_new.create(req.cwd, editor, convert::mcp_servers(req.mcp_servers)) {
                     Ok(s) => {
                         responder.respond(
                             NewSessionResponse::new(s.id.clone())
@@ -145,7 +141,9 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                         }
                     };
                     let sent = match result {
-                        Ok(stop) => responder.respond(PromptResponse::new(convert::stop_reason(stop))),
+                        Ok(stop) => {
+                            responder.respond(PromptResponse::new(convert::stop_reason(stop)))
+                        }
                         Err(e) => responder.respond_with_error(errors::session_error(e)),
                     };
                     log_unsent(sent);
@@ -155,7 +153,9 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: SetSessionModeRequest, responder: Responder<SetSessionModeResponse>, cx| {
+            async move |req: SetSessionModeRequest,
+                        responder: Responder<SetSessionModeResponse>,
+                        cx| {
                 let manager = m_mode.clone();
                 cx.spawn(async move {
                     let id = req.session_id.0.to_string();
@@ -198,8 +198,9 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         .on_receive_request(
             async move |req: LoadSessionRequest, responder: Responder<LoadSessionResponse>, cx| {
                 // The replay is sent before the response, as session/load requires.
-                let (sink, editor, caps) = editor_for(&cx, &caps_load);
-                match m_load.load(&req.session_id.0, req.cwd, sink, editor, caps, true) {
+                let editor = editor_for(&cx, &caps_load);
+                let servers = convert::mcp_servers(req.mcp_servers);
+                match m_load.load(&req.session_id.0, req.cwd, editor, true, servers) {
                     Ok(s) => {
                         responder.respond(
                             LoadSessionResponse::new()
@@ -215,9 +216,12 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: ResumeSessionRequest, responder: Responder<ResumeSessionResponse>, cx| {
-                let (sink, editor, caps) = editor_for(&cx, &caps_resume);
-                match m_resume.load(&req.session_id.0, req.cwd, sink, editor, caps, false) {
+            async move |req: ResumeSessionRequest,
+                        responder: Responder<ResumeSessionResponse>,
+                        cx| {
+                let editor = editor_for(&cx, &caps_resume);
+                let servers = convert::mcp_servers(req.mcp_servers);
+                match m_resume.load(&req.session_id.0, req.cwd, editor, false, servers) {
                     Ok(s) => {
                         responder.respond(
                             ResumeSessionResponse::new()
@@ -233,18 +237,26 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: ListSessionsRequest, responder: Responder<ListSessionsResponse>, _cx| {
+            async move |req: ListSessionsRequest,
+                        responder: Responder<ListSessionsResponse>,
+                        _cx| {
                 let (page, next) = m_list.list(req.cwd.as_deref(), req.cursor.as_deref());
                 let sessions = page
                     .into_iter()
-                    .map(|s| SessionInfo::new(s.id, s.cwd).title(s.title).updated_at(s.updated_at))
+                    .map(|s| {
+                        SessionInfo::new(s.id, s.cwd)
+                            .title(s.title)
+                            .updated_at(s.updated_at)
+                    })
                     .collect();
                 responder.respond(ListSessionsResponse::new(sessions).next_cursor(next))
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: CloseSessionRequest, responder: Responder<CloseSessionResponse>, _cx| {
+            async move |req: CloseSessionRequest,
+                        responder: Responder<CloseSessionResponse>,
+                        _cx| {
                 match m_close.close(&req.session_id.0) {
                     Ok(()) => responder.respond(CloseSessionResponse::new()),
                     Err(e) => responder.respond_with_error(errors::session_error(e)),
@@ -253,7 +265,9 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: DeleteSessionRequest, responder: Responder<DeleteSessionResponse>, _cx| {
+            async move |req: DeleteSessionRequest,
+                        responder: Responder<DeleteSessionResponse>,
+                        _cx| {
                 match m_delete.delete(&req.session_id.0) {
                     Ok(()) => responder.respond(DeleteSessionResponse::new()),
                     Err(e) => responder.respond_with_error(errors::session_error(e)),
@@ -307,19 +321,12 @@ fn initialize_response(manager: &SessionManager) -> InitializeResponse {
 
 /// What a session opened on this connection talks to: the event sink, the editor's
 /// operations, and the capabilities the editor announced.
-fn editor_for(
-    cx: &ConnectionTo<Client>,
-    caps: &Mutex<ClientCaps>,
-) -> (
-    Arc<dyn EventSink>,
-    Arc<dyn crate::client::ClientOps>,
-    ClientCaps,
-) {
-    (
-        Arc::new(ConnectionSink { cx: cx.clone() }),
-        Arc::new(client::AcpClient { cx: cx.clone() }),
-        *crate::turn::lock(caps),
-    )
+fn editor_for(cx: &ConnectionTo<Client>, caps: &Mutex<ClientCaps>) -> EditorLink {
+    EditorLink {
+        sink: Arc::new(ConnectionSink { cx: cx.clone() }),
+        ops: Arc::new(client::AcpClient { cx: cx.clone() }),
+        caps: *crate::turn::lock(caps),
+    }
 }
 
 /// Sends a session's slash commands; called after the response that names the session.

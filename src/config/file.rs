@@ -23,6 +23,8 @@ pub(super) struct FileConfig {
     pub models: Vec<FileModel>,
     #[serde(default)]
     pub retry: FileRetry,
+    #[serde(default)]
+    pub mcp_servers: Vec<crate::mcp::ServerSpec>,
 }
 
 /// One `[[models]]` entry.

@@ -128,6 +128,8 @@ pub struct Config {
     pub max_turn_requests: u32,
     /// Share of the context window at which the conversation is compacted (0 < x <= 1).
     pub compact_threshold: f64,
+    /// MCP servers from the user's config file (`[[mcp_servers]]`).
+    pub mcp_servers: Vec<crate::mcp::ServerSpec>,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -299,6 +301,7 @@ impl Config {
                 Some(n) => n,
                 None => 100,
             },
+            mcp_servers: file.mcp_servers.clone(),
             compact_threshold: match file.compact_threshold {
                 Some(t) if t > 0.0 && t <= 1.0 => t,
                 Some(_) => {

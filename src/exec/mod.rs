@@ -96,6 +96,7 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<StopReason>
         })
         .await;
     display::end_answer_line();
+    crate::mcp::kill_all();
     let stop = result.map_err(|e| anyhow::anyhow!("{}", e.message))?;
     display::progress(&format!("stopped: {}", stop_name(stop)));
     Ok(stop)

@@ -83,6 +83,8 @@ impl Actor {
         if let Some(r) = running {
             r.cancel.cancel();
         }
+        // Closing or deleting the session stops its MCP servers.
+        self.turn.mcp.shutdown();
         tracing::debug!(session = %self.id, "session closed");
     }
 

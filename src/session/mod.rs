@@ -16,6 +16,7 @@ use crate::client::{ClientCaps, ClientOps};
 use crate::config::Config;
 use crate::events::EventSink;
 use crate::events::TurnEvent;
+use crate::mcp::ServerSpec;
 use crate::model::Message;
 use crate::model::openai::missing_key_error;
 use crate::model::{ModelClient, ModelError, UserPart};
@@ -50,6 +51,17 @@ pub enum SessionError {
     /// Something inside tandem broke.
     #[error("{0}")]
     Internal(String),
+}
+
+/// The editor a session talks to: where its events go, what it can be asked to do, and
+/// which of those it advertised.
+pub struct EditorLink {
+    /// Where events go.
+    pub sink: Arc<dyn EventSink>,
+    /// Requests to the editor.
+    pub ops: Arc<dyn ClientOps>,
+    /// What the editor can do.
+    pub caps: ClientCaps,
 }
 
 /// An opened session's id and what the editor should show for it.
@@ -104,10 +116,14 @@ impl SessionManager {
     pub fn create(
         &self,
         cwd: PathBuf,
-        sink: Arc<dyn EventSink>,
-        editor: Arc<dyn ClientOps>,
-        caps: ClientCaps,
+        editor: EditorLink,
+        servers: Vec<ServerSpec>,
     ) -> Result<NewSession, SessionError> {
+        let EditorLink {
+            sink,
+            ops: editor,
+            caps,
+        } = editor;
         check_cwd(&cwd)?;
         self.check_credentials().map_err(SessionError::Model)?;
         let id = uuid::Uuid::new_v4().to_string();
@@ -121,6 +137,7 @@ impl SessionManager {
         });
         tracing::info!(session = %id, "session created");
         Ok(self.start(Start {
+            mcp: self.mcp_hub(&cwd, servers),
             id,
             cwd,
             sink,
@@ -140,11 +157,15 @@ impl SessionManager {
         &self,
         id: &str,
         cwd: PathBuf,
-        sink: Arc<dyn EventSink>,
-        editor: Arc<dyn ClientOps>,
-        caps: ClientCaps,
+        editor: EditorLink,
         replay: bool,
+        servers: Vec<ServerSpec>,
     ) -> Result<NewSession, SessionError> {
+        let EditorLink {
+            sink,
+            ops: editor,
+            caps,
+        } = editor;
         check_cwd(&cwd)?;
         self.check_credentials().map_err(SessionError::Model)?;
         let (lines, transcript) = self.store.open(id).map_err(|e| match e {
@@ -164,7 +185,9 @@ impl SessionManager {
         }
         let history = store::record::history(&lines);
         tracing::info!(session = %id, records = lines.len(), messages = history.len(), replay, "session opened from its transcript");
+        let mcp = self.mcp_hub(&cwd, servers);
         let opened = self.start(Start {
+            mcp,
             id: id.to_string(),
             cwd,
             sink: sink.clone(),
@@ -180,6 +203,21 @@ impl SessionManager {
             sink.emit(id, TurnEvent::OptionsChanged(opened.options.clone()));
         }
         Ok(opened)
+    }
+
+    /// Starts the session's MCP servers: the user's, then the project's, then the editor's
+    /// (later ones win by name). They never see tandem's own API key.
+    fn mcp_hub(&self, cwd: &Path, servers: Vec<ServerSpec>) -> Arc<crate::mcp::Hub> {
+        let specs = crate::mcp::merge([
+            self.config.mcp_servers.clone(),
+            crate::mcp::project_servers(cwd),
+            servers,
+        ]);
+        let scrubbed = vec![
+            self.config.endpoint.api_key_env.clone(),
+            "OPENAI_API_KEY".to_string(),
+        ];
+        crate::mcp::Hub::start(specs, scrubbed)
     }
 
     /// The last recorded settings that still make sense with this configuration.
@@ -238,6 +276,7 @@ impl SessionManager {
                 transcript: transcript.clone(),
                 project_instructions: instructions::load(&s.cwd, &self.config.config_dir),
                 usage: Arc::new(Mutex::new(None)),
+                mcp: s.mcp,
             },
             transcript,
             title: s.title,
@@ -352,6 +391,7 @@ struct Start {
     history: Vec<Message>,
     transcript: Transcript,
     title: Option<String>,
+    mcp: Arc<crate::mcp::Hub>,
 }
 
 /// Forwards events and records the plan, which tools emit directly, in the transcript.

@@ -30,10 +30,10 @@ pub struct EditFileArgs {
 pub struct EditFile;
 
 impl Tool for EditFile {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "edit_file"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Replace `old_string` with `new_string` in a file. `old_string` must match exactly once unless `replace_all` is true."
     }
     fn parameters(&self) -> Value {

@@ -26,10 +26,10 @@ pub struct GlobArgs {
 pub struct Glob;
 
 impl Tool for Glob {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "glob"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Find files by glob pattern (e.g. `**/*.rs`). Skips files ignored by .gitignore and hidden files."
     }
     fn parameters(&self) -> Value {

@@ -39,10 +39,10 @@ pub struct GrepArgs {
 pub struct Grep;
 
 impl Tool for Grep {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "grep"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Search file contents with a regular expression. Returns `path:line: text` for each match; skips ignored and binary files."
     }
     fn parameters(&self) -> Value {

@@ -24,10 +24,10 @@ pub struct ListDirArgs {
 pub struct ListDir;
 
 impl Tool for ListDir {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "list_dir"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "List a directory's entries (directories end with `/`)."
     }
     fn parameters(&self) -> Value {

@@ -127,9 +127,9 @@ pub struct Prepared {
 /// One model-facing tool.
 pub trait Tool: Send + Sync {
     /// The stable name the model calls.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// What it does, for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// JSON Schema of the arguments.
     fn parameters(&self) -> Value;
     /// ACP kind.
@@ -144,12 +144,12 @@ pub trait Tool: Send + Sync {
 
 /// Whether calls of this kind change something (and so run one at a time, in order).
 pub fn mutates(kind: ToolKind) -> bool {
-    matches!(kind, ToolKind::Edit | ToolKind::Execute)
+    matches!(kind, ToolKind::Edit | ToolKind::Execute | ToolKind::Other)
 }
 
 /// The tools offered to the model.
 pub struct Registry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Arc<dyn Tool>>,
     /// Built once: every model request carries them.
     specs: Vec<ToolSpec>,
 }
@@ -158,18 +158,19 @@ impl Registry {
     /// The standard tool set (DESIGN.md §3).
     pub fn standard() -> Self {
         Self::new(vec![
-            Box::new(read_file::ReadFile),
-            Box::new(write_file::WriteFile),
-            Box::new(edit_file::EditFile),
-            Box::new(run_command::RunCommand),
-            Box::new(list_dir::ListDir),
-            Box::new(glob::Glob),
-            Box::new(grep::Grep),
-            Box::new(update_plan::UpdatePlan),
+            Arc::new(read_file::ReadFile),
+            Arc::new(write_file::WriteFile),
+            Arc::new(edit_file::EditFile),
+            Arc::new(run_command::RunCommand),
+            Arc::new(list_dir::ListDir),
+            Arc::new(glob::Glob),
+            Arc::new(grep::Grep),
+            Arc::new(update_plan::UpdatePlan),
         ])
     }
 
-    fn new(tools: Vec<Box<dyn Tool>>) -> Self {
+    /// A registry of exactly these tools.
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
         let specs = tools
             .iter()
             .map(|t| ToolSpec {
@@ -187,11 +188,8 @@ impl Registry {
     }
 
     /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        self.tools
-            .iter()
-            .find(|t| t.name() == name)
-            .map(|t| t.as_ref())
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
     }
 
     /// The names, for "unknown tool" messages.

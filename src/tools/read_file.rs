@@ -26,10 +26,10 @@ pub struct ReadFileArgs {
 pub struct ReadFile;
 
 impl Tool for ReadFile {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "read_file"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Read a text file. Returns up to `limit` lines from `offset` (1-based); long files say how to read on."
     }
     fn parameters(&self) -> Value {

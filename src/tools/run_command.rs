@@ -44,10 +44,10 @@ pub fn program(command: &str) -> String {
 }
 
 impl Tool for RunCommand {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "run_command"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Run a shell command and return its exit code and output (stdout and stderr, bounded)."
     }
     fn parameters(&self) -> Value {

@@ -51,10 +51,10 @@ pub struct UpdatePlanArgs {
 pub struct UpdatePlan;
 
 impl Tool for UpdatePlan {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "update_plan"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Show the user your plan for multi-step work; send the whole list each time, updating statuses as you go."
     }
     fn parameters(&self) -> Value {

@@ -24,10 +24,10 @@ pub struct WriteFileArgs {
 pub struct WriteFile;
 
 impl Tool for WriteFile {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "write_file"
     }
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Create a file or replace its whole content. Prefer edit_file for changes to existing files."
     }
     fn parameters(&self) -> Value {

@@ -23,8 +23,7 @@ pub(super) async fn run_all(
     let mutating: Vec<bool> = calls
         .iter()
         .map(|c| {
-            ctx.tools
-                .get(&c.name)
+            ctx.find_tool(&c.name)
                 .is_some_and(|t| tools::mutates(t.kind()))
         })
         .collect();
@@ -117,6 +116,15 @@ fn failed_early(
     (format!("Error: {message}"), Some(view))
 }
 
+/// When `name` belongs to an MCP server that could not be started, what to tell the user.
+fn unavailable_server(ctx: &TurnContext, name: &str) -> Option<String> {
+    ctx.mcp.failures().into_iter().find_map(|(server, reason)| {
+        let prefix = crate::mcp::exposed_name(&server, "", &[]);
+        name.starts_with(&prefix)
+            .then(|| format!("MCP server `{server}` is unavailable: {reason}"))
+    })
+}
+
 /// A call as the editor last saw it; every change goes through here so the final state can
 /// be written to the transcript.
 struct Shown<'a> {
@@ -149,7 +157,11 @@ async fn run_one(
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> (String, Option<ToolCallView>) {
-    let Some(tool) = ctx.tools.get(&call.name) else {
+    let Some(tool) = ctx.find_tool(&call.name) else {
+        if let Some(message) = unavailable_server(ctx, &call.name) {
+            ctx.emit(TurnEvent::Text(format!("\n_{message}_\n")));
+            return failed_early(ctx, call, call.name.clone(), ToolKind::Other, message);
+        }
         let message = format!(
             "unknown tool `{}`; the tools are: {}",
             call.name,

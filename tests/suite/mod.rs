@@ -5,6 +5,8 @@ mod errors;
 mod exec;
 mod handshake;
 mod malformed;
+#[cfg(feature = "test-mcp-server")]
+mod mcp;
 mod permissions;
 mod sessions;
 mod streaming;

@@ -1,0 +1,255 @@
+//! MCP servers: the editor's (from `session/new`, `load`, `resume`) and the user's (config
+//! files) become the model's tools, `mcp__<server>__<tool>`, run under the same permission
+//! and cancellation rules as tandem's own.
+//!
+//! Servers connect in the background when a session opens; a turn waits for them (bounded)
+//! before its first model request. A server that fails or dies never fails the session.
+
+mod children;
+mod connect;
+mod tool;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use crate::tools::Tool;
+pub use children::kill_all;
+pub use tool::exposed_name;
+
+/// How long a server may take to start and list its tools.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How to reach one MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    /// The server's name (the middle part of its tools' names).
+    pub name: String,
+    /// Program to run (stdio transport).
+    #[serde(default)]
+    pub command: Option<PathBuf>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables for it.
+    #[serde(default)]
+    pub env: HashMap<String, String>,
+    /// URL of an HTTP server (not supported yet; reported, not connected).
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// Merges server lists by name; later lists win (user < project < session).
+pub fn merge(lists: impl IntoIterator<Item = Vec<ServerSpec>>) -> Vec<ServerSpec> {
+    let mut merged: Vec<ServerSpec> = Vec::new();
+    for list in lists {
+        for spec in list {
+            merged.retain(|s| s.name != spec.name);
+            merged.push(spec);
+        }
+    }
+    merged
+}
+
+/// `mcp_servers` from a project's `.tandem/config.toml` (other keys are left to their readers).
+pub fn project_servers(cwd: &std::path::Path) -> Vec<ServerSpec> {
+    #[derive(Deserialize, Default)]
+    struct Project {
+        #[serde(default)]
+        mcp_servers: Vec<ServerSpec>,
+    }
+    let path = cwd.join(".tandem").join("config.toml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    match toml::from_str::<Project>(&text) {
+        Ok(p) => p.mcp_servers,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), "ignoring the project's MCP servers: {e}");
+            Vec::new()
+        }
+    }
+}
+
+/// One server's state.
+#[derive(Debug, Clone)]
+enum State {
+    Connecting,
+    Ready,
+    Failed(String),
+}
+
+/// A session's MCP servers and the tools they offer.
+pub struct Hub {
+    tools: Mutex<Vec<Arc<dyn Tool>>>,
+    instructions: Mutex<Vec<(String, String)>>,
+    states: Mutex<Vec<(String, State)>>,
+    clients: Mutex<Vec<connect::Connection>>,
+    /// Counts servers still connecting; 0 means settled.
+    pending: watch::Sender<usize>,
+}
+
+impl Hub {
+    /// A hub with no servers.
+    pub fn empty() -> Arc<Hub> {
+        Arc::new(Hub {
+            tools: Mutex::new(Vec::new()),
+            instructions: Mutex::new(Vec::new()),
+            states: Mutex::new(Vec::new()),
+            clients: Mutex::new(Vec::new()),
+            pending: watch::Sender::new(0),
+        })
+    }
+
+    /// Starts connecting to `specs` in the background and returns at once. `scrubbed` names
+    /// environment variables the servers must not inherit (tandem's API keys).
+    pub fn start(specs: Vec<ServerSpec>, scrubbed: Vec<String>) -> Arc<Hub> {
+        let hub = Hub::empty();
+        hub.pending.send_replace(specs.len());
+        for spec in specs {
+            lock(&hub.states).push((spec.name.clone(), State::Connecting));
+            let hub = hub.clone();
+            let scrubbed = scrubbed.clone();
+            tokio::spawn(async move {
+                let name = spec.name.clone();
+                let result =
+                    tokio::time::timeout(CONNECT_TIMEOUT, connect::connect(spec, scrubbed))
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(format!(
+                                "did not start within {} s",
+                                CONNECT_TIMEOUT.as_secs()
+                            ))
+                        });
+                hub.settle(&name, result);
+            });
+        }
+        hub
+    }
+
+    fn settle(self: &Arc<Self>, name: &str, result: Result<connect::Connection, String>) {
+        let state = match result {
+            Ok(connection) => {
+                tracing::info!(server = %name, tools = connection.tools.len(), "MCP server ready");
+                let taken: Vec<String> = lock(&self.tools)
+                    .iter()
+                    .map(|t| t.name().to_string())
+                    .collect();
+                let adapters = tool::adapters(&connection, &taken);
+                lock(&self.tools).extend(adapters);
+                if let Some(text) = connection
+                    .instructions
+                    .clone()
+                    .filter(|t| !t.trim().is_empty())
+                {
+                    lock(&self.instructions).push((name.to_string(), text));
+                }
+                lock(&self.clients).push(connection);
+                State::Ready
+            }
+            Err(reason) => {
+                tracing::warn!(server = %name, "MCP server unavailable: {reason}");
+                State::Failed(reason)
+            }
+        };
+        if let Some(entry) = lock(&self.states).iter_mut().find(|(n, _)| n == name) {
+            entry.1 = state;
+        }
+        self.pending.send_modify(|n| *n = n.saturating_sub(1));
+    }
+
+    /// Waits until every server is ready or has failed (each is bounded by its connect timeout).
+    pub async fn settled(&self) {
+        let mut rx = self.pending.subscribe();
+        let _ = rx.wait_for(|n| *n == 0).await;
+    }
+
+    /// The MCP tools offered now.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        lock(&self.tools).clone()
+    }
+
+    /// The MCP tool called `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        lock(&self.tools).iter().find(|t| t.name() == name).cloned()
+    }
+
+    /// Servers that could not be used, with the reason, for a note to the user.
+    pub fn failures(&self) -> Vec<(String, String)> {
+        lock(&self.states)
+            .iter()
+            .filter_map(|(n, s)| match s {
+                State::Failed(reason) => Some((n.clone(), reason.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Server instructions for the system prompt.
+    pub fn instructions(&self) -> String {
+        lock(&self.instructions)
+            .iter()
+            .map(|(name, text)| {
+                format!(
+                    "\n\n## Instructions from MCP server `{name}`\n\n{}",
+                    text.trim()
+                )
+            })
+            .collect()
+    }
+
+    /// Stops every server (and everything it started).
+    pub fn shutdown(&self) {
+        for connection in lock(&self.clients).drain(..) {
+            connection.stop();
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, command: &str) -> ServerSpec {
+        ServerSpec {
+            name: name.into(),
+            command: Some(command.into()),
+            args: vec![],
+            env: HashMap::new(),
+            url: None,
+        }
+    }
+
+    #[test]
+    fn later_lists_win_by_name() {
+        let merged = merge([
+            vec![spec("a", "user"), spec("b", "user")],
+            vec![spec("a", "session")],
+        ]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(
+            merged
+                .iter()
+                .find(|s| s.name == "a")
+                .unwrap()
+                .command
+                .as_deref(),
+            Some(std::path::Path::new("session"))
+        );
+    }
+}

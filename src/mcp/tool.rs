@@ -1,0 +1,233 @@
+//! An MCP tool as one of the model's tools: `mcp__<server>__<tool>`, its description and
+//! input schema passed through, permissions from its `readOnlyHint`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ResourceContents,
+};
+use serde_json::Value;
+
+use super::connect::{Client, Connection};
+use crate::events::{ToolContent, ToolKind, TurnEvent};
+use crate::tools::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, text};
+
+/// Longest tool name model APIs accept.
+const MAX_NAME: usize = 64;
+
+/// `mcp__<server>__<tool>` with only the characters model APIs accept, unique among `taken`.
+pub fn exposed_name(server: &str, tool: &str, taken: &[String]) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut base: String = format!("mcp__{}__{}", clean(server), clean(tool));
+    base.truncate(MAX_NAME);
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken.contains(&name) {
+        let suffix = format!("_{n}");
+        let mut stem = base.clone();
+        stem.truncate(MAX_NAME - suffix.len());
+        name = format!("{stem}{suffix}");
+        n += 1;
+    }
+    name
+}
+
+/// The tools of a freshly connected server, named so they do not clash with `taken`.
+pub fn adapters(connection: &Connection, taken: &[String]) -> Vec<Arc<dyn Tool>> {
+    let mut names: Vec<String> = taken.to_vec();
+    connection
+        .tools
+        .iter()
+        .map(|tool| {
+            let exposed = exposed_name(&connection.name, &tool.name, &names);
+            names.push(exposed.clone());
+            let annotations = tool.annotations.as_ref();
+            let title = annotations
+                .and_then(|a| a.title.clone())
+                .or_else(|| tool.title.clone())
+                .unwrap_or_else(|| tool.name.to_string());
+            Arc::new(McpTool {
+                exposed,
+                server: connection.name.clone(),
+                tool: tool.name.to_string(),
+                title,
+                description: tool
+                    .description
+                    .as_deref()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| {
+                        format!("Tool `{}` of MCP server `{}`.", tool.name, connection.name)
+                    }),
+                schema: Value::Object((*tool.input_schema).clone()),
+                read_only: annotations.and_then(|a| a.read_only_hint).unwrap_or(false),
+                client: connection.client.clone(),
+            }) as Arc<dyn Tool>
+        })
+        .collect()
+}
+
+struct McpTool {
+    exposed: String,
+    server: String,
+    tool: String,
+    title: String,
+    description: String,
+    schema: Value,
+    read_only: bool,
+    client: Arc<Client>,
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.exposed
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn parameters(&self) -> Value {
+        self.schema.clone()
+    }
+    fn kind(&self) -> ToolKind {
+        if self.read_only {
+            ToolKind::Read
+        } else {
+            ToolKind::Other
+        }
+    }
+    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => Default::default(),
+            other => {
+                return Err(format!(
+                    "arguments of {} must be an object, got {other}",
+                    self.exposed
+                ));
+            }
+        };
+        Ok(Prepared {
+            title: format!("{} ({})", self.title, self.server),
+            locations: Vec::new(),
+            // Read-only tools follow the "read inside" row; every other tool the "run a
+            // command" row, remembered per server and tool.
+            access: if self.read_only {
+                Access::Read(cwd.to_path_buf())
+            } else {
+                Access::Execute {
+                    program: format!("mcp:{}/{}", self.server, self.tool),
+                }
+            },
+            call: Box::new(McpCall {
+                server: self.server.clone(),
+                params: CallToolRequestParams::new(self.tool.clone()).with_arguments(arguments),
+                client: self.client.clone(),
+            }),
+        })
+    }
+}
+
+struct McpCall {
+    server: String,
+    params: CallToolRequestParams,
+    client: Arc<Client>,
+}
+
+impl Call for McpCall {
+    fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            // Dropping the call on cancel sends MCP `notifications/cancelled` to the server.
+            let response = tokio::select! {
+                r = self.client.call_tool_once(self.params) => r,
+                () = env.cancel.cancelled() => return ToolOutput::error("cancelled by the user"),
+            };
+            match response {
+                Ok(CallToolResponse::Complete(result)) => output(result),
+                Ok(_) => ToolOutput::error(format!(
+                    "MCP server `{}` asked for input or started a background task, which tandem does not support",
+                    self.server
+                )),
+                Err(e) => {
+                    let message = format!("MCP server `{}` is unavailable: {e}", self.server);
+                    env.sink
+                        .emit(&env.session_id, TurnEvent::Text(format!("\n_{message}_\n")));
+                    ToolOutput::error(message)
+                }
+            }
+        })
+    }
+}
+
+/// What a tool result says, as text bounded like other tool output.
+fn output(result: CallToolResult) -> ToolOutput {
+    let mut parts: Vec<String> = result
+        .content
+        .iter()
+        .map(|c| match c {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Image(i) => {
+                format!("[image: {}, {} bytes of base64]", i.mime_type, i.data.len())
+            }
+            ContentBlock::Audio(a) => {
+                format!("[audio: {}, {} bytes of base64]", a.mime_type, a.data.len())
+            }
+            ContentBlock::Resource(r) => match &r.resource {
+                ResourceContents::TextResourceContents { uri, text, .. } => {
+                    format!("<resource uri=\"{uri}\">\n{text}\n</resource>")
+                }
+                ResourceContents::BlobResourceContents { uri, blob, .. } => {
+                    format!("[binary resource {uri}, {} bytes of base64]", blob.len())
+                }
+                _ => "[a resource of a kind tandem does not know]".to_string(),
+            },
+            ContentBlock::ResourceLink(link) => format!("[resource link: {}]", link.uri),
+            _ => "[content of a kind tandem does not know]".to_string(),
+        })
+        .collect();
+    if let (true, Some(structured)) = (parts.is_empty(), &result.structured_content) {
+        parts.push(structured.to_string());
+    }
+    let text = text::cap(&parts.join("\n"), text::MAX_RESULT_BYTES);
+    if result.is_error == Some(true) {
+        return ToolOutput {
+            content: vec![ToolContent::Text { text: text.clone() }],
+            model: format!("Error: {text}"),
+            failed: true,
+        };
+    }
+    ToolOutput::text(if text.is_empty() {
+        "(no output)".to_string()
+    } else {
+        text
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_clean_short_and_unique() {
+        assert_eq!(
+            exposed_name("my server", "do.it", &[]),
+            "mcp__my_server__do_it"
+        );
+        let taken = vec!["mcp__s__t".to_string()];
+        assert_eq!(exposed_name("s", "t", &taken), "mcp__s__t_2");
+        let long = exposed_name("s", &"x".repeat(100), &[]);
+        assert_eq!(long.len(), MAX_NAME);
+        let again = exposed_name("s", &"x".repeat(100), std::slice::from_ref(&long));
+        assert!(again.ends_with("_2") && again.len() == MAX_NAME);
+    }
+}
