@@ -314,6 +314,8 @@ pub fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> 
                 args: s.args,
                 env: s.env.into_iter().map(|v| (v.name, v.value)).collect(),
                 url: None,
+                headers: Default::default(),
+                sse: false,
             }),
             acp::McpServer::Http(s) => Some(crate::mcp::ServerSpec {
                 name: s.name,
@@ -321,6 +323,8 @@ pub fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> 
                 args: Vec::new(),
                 env: Default::default(),
                 url: Some(s.url),
+                headers: s.headers.into_iter().map(|h| (h.name, h.value)).collect(),
+                sse: false,
             }),
             acp::McpServer::Sse(s) => Some(crate::mcp::ServerSpec {
                 name: s.name,
@@ -328,6 +332,8 @@ pub fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> 
                 args: Vec::new(),
                 env: Default::default(),
                 url: Some(s.url),
+                headers: s.headers.into_iter().map(|h| (h.name, h.value)).collect(),
+                sse: true,
             }),
             other => {
                 tracing::warn!("ignoring an MCP server of a kind tandem does not know: {other:?}");

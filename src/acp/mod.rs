@@ -14,11 +14,11 @@ use agent_client_protocol::v1::schema::{
     CancelNotification, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
     DeleteSessionResponse, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionDeleteCapabilities, SessionInfo, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionInfo, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, schema::ProtocolVersion};
@@ -307,6 +307,8 @@ fn initialize_response(manager: &SessionManager) -> InitializeResponse {
             AgentCapabilities::new()
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                // Streamable HTTP works; the old HTTP+SSE transport does not.
+                .mcp_capabilities(McpCapabilities::new().http(true))
                 .session_capabilities(
                     SessionCapabilities::new()
                         .list(SessionListCapabilities::new())

@@ -39,10 +39,13 @@ impl Connection {
 /// own API keys), and lists its tools.
 pub async fn connect(spec: ServerSpec, scrubbed: Vec<String>) -> Result<Connection, String> {
     let Some(command) = spec.command.clone() else {
-        return Err(match &spec.url {
-            Some(url) => format!("HTTP MCP servers are not supported yet ({url})"),
-            None => "no command to run".to_string(),
-        });
+        return match spec.url.clone() {
+            Some(_) if spec.sse => Err(
+                "it uses the old HTTP+SSE transport, which tandem does not support; use its streamable HTTP endpoint".into(),
+            ),
+            Some(url) => connect_http(spec, &url).await,
+            None => Err("it has neither a command nor a url".to_string()),
+        };
     };
     let mut cmd = tokio::process::Command::new(&command);
     for name in &scrubbed {
@@ -83,5 +86,42 @@ pub async fn connect(spec: ServerSpec, scrubbed: Vec<String>) -> Result<Connecti
         tools,
         instructions,
         pgid,
+    })
+}
+
+/// Connects to a streamable HTTP server.
+async fn connect_http(spec: ServerSpec, url: &str) -> Result<Connection, String> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    // reqwest is built without a default TLS provider; ring is ours.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut headers = std::collections::HashMap::new();
+    for (name, value) in &spec.headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("invalid header name `{name}`: {e}"))?;
+        let value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|e| format!("invalid value for header `{name}`: {e}"))?;
+        headers.insert(name, value);
+    }
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let client = ()
+        .serve(transport)
+        .await
+        .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
+    let tools = client
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("listing its tools failed: {e}"))?;
+    let instructions = client
+        .peer_info()
+        .and_then(|info| info.instructions.clone());
+    Ok(Connection {
+        name: spec.name,
+        client: Arc::new(client),
+        tools,
+        instructions,
+        pgid: None,
     })
 }

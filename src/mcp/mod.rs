@@ -39,9 +39,15 @@ pub struct ServerSpec {
     /// Extra environment variables for it.
     #[serde(default)]
     pub env: HashMap<String, String>,
-    /// URL of an HTTP server (not supported yet; reported, not connected).
+    /// URL of a streamable HTTP server.
     #[serde(default)]
     pub url: Option<String>,
+    /// HTTP headers for it (e.g. `Authorization`).
+    #[serde(default)]
+    pub headers: HashMap<String, String>,
+    /// The server speaks the old HTTP+SSE transport (which tandem cannot use).
+    #[serde(skip)]
+    pub sse: bool,
 }
 
 /// Merges server lists by name; later lists win (user < project < session).
@@ -232,6 +238,8 @@ mod tests {
             args: vec![],
             env: HashMap::new(),
             url: None,
+            headers: HashMap::new(),
+            sse: false,
         }
     }
 

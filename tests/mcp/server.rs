@@ -1,8 +1,9 @@
 //! A small MCP server for tandem's integration tests (stdio), built with the official SDK.
 //! Tools: `echo` (read-only), `add`, `fail` (an `isError` result), `slow` (waits; notices
 //! cancellation), `crash` (exits mid-call), `env` (reads an environment variable).
-//! With `TANDEM_TEST_MCP_LOG` set, it appends what happened to that file.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+//! With `TANDEM_TEST_MCP_LOG` set, it appends what happened to that file. With `--http` it
+//! serves streamable HTTP on 127.0.0.1 instead of stdio and prints its URL on stdout.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::sync::Arc;
@@ -126,10 +127,35 @@ impl ServerHandler for TestServer {
 #[tokio::main]
 async fn main() {
     log(&format!("started {}", std::process::id()));
+    if std::env::args().any(|a| a == "--http") {
+        serve_http().await;
+        return;
+    }
     let service = TestServer
         .serve(rmcp::transport::stdio())
         .await
         .expect("handshake");
     let _ = service.waiting().await;
     log("stopped");
+}
+
+async fn serve_http() {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    };
+    let service: StreamableHttpService<TestServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            || Ok(TestServer),
+            Default::default(),
+            StreamableHttpServerConfig::default().with_sse_keep_alive(None),
+        );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "http://127.0.0.1:{port}/mcp").unwrap();
+        out.flush().unwrap();
+    }
+    axum::serve(listener, router).await.unwrap();
 }

@@ -25,7 +25,14 @@ async fn initialize_reports_tandem_and_honest_capabilities() {
     assert_eq!(caps["promptCapabilities"]["image"], true);
     assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
     assert_eq!(caps["promptCapabilities"]["audio"], false);
-    assert_ne!(caps["mcpCapabilities"]["http"], true);
+    assert_eq!(
+        caps["mcpCapabilities"]["http"], true,
+        "streamable HTTP MCP servers work"
+    );
+    assert_ne!(
+        caps["mcpCapabilities"]["sse"], true,
+        "the old SSE transport does not"
+    );
     // A custom endpoint needs no key, so no auth method is advertised.
     assert_eq!(init["authMethods"], json!([]));
     let (status, stderr) = agent.shutdown().await;

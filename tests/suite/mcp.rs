@@ -364,3 +364,121 @@ async fn servers_from_config_files_merge_by_name_with_the_sessions_winning() {
         "{names:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_works_like_a_stdio_one() {
+    use tokio::io::AsyncBufReadExt;
+    let mut http = tokio::process::Command::new(SERVER)
+        .arg("--http")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(http.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let script = vec![
+        Reply::tools(&[
+            ("e", "mcp__web__echo", json!({"text": "over http"})),
+            ("f", "mcp__web__fail", json!({})),
+        ]),
+        Reply::text(&["done"]),
+    ];
+    let servers = json!([
+        {"type": "http", "name": "web", "url": url, "headers": [{"name": "X-Test", "value": "1"}]},
+        {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}
+    ]);
+    let (mock, _ws, mut agent, session, _editor) =
+        mcp_session(script, "full-access", servers).await;
+    let (response, _) = agent.prompt(&session, "go").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let second = &mock.requests()[1];
+    assert_eq!(tool_result(second, "e"), "over http");
+    assert_eq!(
+        tool_result(second, "f"),
+        "Error: the fail tool always fails"
+    );
+    let (_, stderr) = agent.shutdown().await;
+    assert!(
+        stderr.contains("old HTTP+SSE transport"),
+        "the SSE server is reported: {stderr}"
+    );
+    let _ = http.kill().await;
+}
+
+/// The entry point of `@modelcontextprotocol/server-everything`: from `TANDEM_TEST_EVERYTHING`
+/// (CI installs it), or installed here with npm into `target/test-npm` on first use.
+fn everything_server() -> String {
+    if let Ok(path) = std::env::var("TANDEM_TEST_EVERYTHING") {
+        return path;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-npm");
+    let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !entry.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        let status = std::process::Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .arg("@modelcontextprotocol/server-everything@2026.8.31")
+            .status()
+            .expect("this test needs npm, or TANDEM_TEST_EVERYTHING pointing at server-everything's dist/index.js");
+        assert!(status.success(), "npm install of server-everything failed");
+    }
+    path_str(&entry)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_third_party_server_from_npm() {
+    let entry = tokio::task::spawn_blocking(everything_server)
+        .await
+        .unwrap();
+    let script = vec![
+        Reply::tools(&[
+            (
+                "e",
+                "mcp__everything__echo",
+                json!({"message": "hello everything"}),
+            ),
+            ("s", "mcp__everything__get-sum", json!({"a": 2, "b": 40})),
+            ("i", "mcp__everything__get-tiny-image", json!({})),
+        ]),
+        Reply::text(&["done"]),
+    ];
+    let servers =
+        json!([{"name": "everything", "command": "node", "args": [entry, "stdio"], "env": []}]);
+    let (mock, _ws, mut agent, session, _editor) =
+        mcp_session(script, "full-access", servers).await;
+    let (response, _) = agent.prompt(&session, "use everything").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let offered: Vec<String> = mock.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .filter(|n| n.starts_with("mcp__everything__"))
+        .collect();
+    assert!(offered.len() >= 5, "{offered:?}");
+    let second = &mock.requests()[1];
+    assert_eq!(tool_result(second, "e"), "Echo: hello everything");
+    assert!(tool_result(second, "s").contains("is 42"));
+    let image = tool_result(second, "i");
+    assert!(image.contains("[image: image/png"), "{image}");
+    let (status, _) = agent.shutdown().await;
+    assert!(status.success());
+    // No node process of this server is left.
+    for _ in 0..100 {
+        let ps = std::process::Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .unwrap();
+        if !String::from_utf8_lossy(&ps.stdout).contains(&entry) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server-everything outlived tandem");
+}
