@@ -317,24 +317,18 @@ pub fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> 
                 headers: Default::default(),
                 sse: false,
             }),
-            acp::McpServer::Http(s) => Some(crate::mcp::ServerSpec {
-                name: s.name,
-                command: None,
-                args: Vec::new(),
-                env: Default::default(),
-                url: Some(s.url),
-                headers: s.headers.into_iter().map(|h| (h.name, h.value)).collect(),
-                sse: false,
-            }),
-            acp::McpServer::Sse(s) => Some(crate::mcp::ServerSpec {
-                name: s.name,
-                command: None,
-                args: Vec::new(),
-                env: Default::default(),
-                url: Some(s.url),
-                headers: s.headers.into_iter().map(|h| (h.name, h.value)).collect(),
-                sse: true,
-            }),
+            acp::McpServer::Http(s) => Some(crate::mcp::ServerSpec::remote(
+                s.name,
+                s.url,
+                s.headers.into_iter().map(|h| (h.name, h.value)).collect(),
+                false,
+            )),
+            acp::McpServer::Sse(s) => Some(crate::mcp::ServerSpec::remote(
+                s.name,
+                s.url,
+                s.headers.into_iter().map(|h| (h.name, h.value)).collect(),
+                true,
+            )),
             other => {
                 tracing::warn!("ignoring an MCP server of a kind tandem does not know: {other:?}");
                 None

@@ -73,15 +73,20 @@ pub async fn connect(spec: ServerSpec, scrubbed: Vec<String>) -> Result<Connecti
         .serve(transport)
         .await
         .map_err(|e| fail(format!("the MCP handshake failed: {e}")))?;
+    describe(spec.name, client, pgid).await.map_err(fail)
+}
+
+/// Lists a connected server's tools and reads its instructions.
+async fn describe(name: String, client: Client, pgid: Option<u32>) -> Result<Connection, String> {
     let tools = client
         .list_all_tools()
         .await
-        .map_err(|e| fail(format!("listing its tools failed: {e}")))?;
+        .map_err(|e| format!("listing its tools failed: {e}"))?;
     let instructions = client
         .peer_info()
         .and_then(|info| info.instructions.clone());
     Ok(Connection {
-        name: spec.name,
+        name,
         client: Arc::new(client),
         tools,
         instructions,
@@ -110,18 +115,5 @@ async fn connect_http(spec: ServerSpec, url: &str) -> Result<Connection, String>
         .serve(transport)
         .await
         .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
-    let tools = client
-        .list_all_tools()
-        .await
-        .map_err(|e| format!("listing its tools failed: {e}"))?;
-    let instructions = client
-        .peer_info()
-        .and_then(|info| info.instructions.clone());
-    Ok(Connection {
-        name: spec.name,
-        client: Arc::new(client),
-        tools,
-        instructions,
-        pgid: None,
-    })
+    describe(spec.name, client, None).await
 }

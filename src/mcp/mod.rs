@@ -50,6 +50,21 @@ pub struct ServerSpec {
     pub sse: bool,
 }
 
+impl ServerSpec {
+    /// A server reached over HTTP (`sse` for the old HTTP+SSE transport).
+    pub fn remote(name: String, url: String, headers: HashMap<String, String>, sse: bool) -> Self {
+        Self {
+            name,
+            command: None,
+            args: Vec::new(),
+            env: HashMap::new(),
+            url: Some(url),
+            headers,
+            sse,
+        }
+    }
+}
+
 /// Merges server lists by name; later lists win (user < project < session).
 pub fn merge(lists: impl IntoIterator<Item = Vec<ServerSpec>>) -> Vec<ServerSpec> {
     let mut merged: Vec<ServerSpec> = Vec::new();
