@@ -18,6 +18,7 @@ pub mod permission;
 pub mod session;
 pub mod store;
 pub mod tools;
+pub mod transport;
 pub mod turn;
 
 use std::sync::Arc;
@@ -62,12 +63,8 @@ pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
         model = %config.default_model,
         "tandem ready on stdio"
     );
-    let served = serve(
-        Arc::new(config),
-        client,
-        agent_client_protocol::Stdio::new(),
-    )
-    .await;
+    let grace = config.eof_grace;
+    let served = serve(Arc::new(config), client, transport::stdio(grace)).await;
     // stdin ended (or the connection failed): no MCP server may outlive tandem.
     mcp::kill_all();
     served

@@ -103,7 +103,20 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         .on_receive_request(
             async move |req: NewSessionRequest, responder: Responder<NewSessionResponse>, cx| {
                 let editor = editor_for(&cx, &caps);
-                match m_new.create(req.cwd, editor, convert::mcp_servers(req.mcp_servers)) {
+                // `_meta.tandem.sessionId` lets a script choose the id it will refer to.
+                let requested = req
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.get("tandem"))
+                    .and_then(|t| t.get("sessionId"))
+                    .and_then(|v| v.as_str())
+                    .map(String::from);
+                match m_new.create(
+                    req.cwd,
+                    editor,
+                    convert::mcp_servers(req.mcp_servers),
+                    requested,
+                ) {
                     Ok(s) => {
                         responder.respond(
                             NewSessionResponse::new(s.id.clone())

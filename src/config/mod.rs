@@ -128,6 +128,9 @@ pub struct Config {
     pub max_turn_requests: u32,
     /// Share of the context window at which the conversation is compacted (0 < x <= 1).
     pub compact_threshold: f64,
+    /// How long requests may run after stdin ends before prompts are cancelled
+    /// (`TANDEM_EOF_GRACE_SECS`).
+    pub eof_grace: Duration,
     /// MCP servers from the user's config file (`[[mcp_servers]]`).
     pub mcp_servers: Vec<crate::mcp::ServerSpec>,
     /// The config file that was read, if any.
@@ -302,6 +305,20 @@ impl Config {
                 None => 100,
             },
             mcp_servers: file.mcp_servers.clone(),
+            eof_grace: match env_nonempty("TANDEM_EOF_GRACE_SECS") {
+                Some(v) => Duration::from_secs_f64(
+                    v.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|s| s.is_finite() && *s >= 0.0)
+                        .ok_or_else(|| {
+                            ConfigError::Invalid(format!(
+                                "TANDEM_EOF_GRACE_SECS must be a number of seconds, got `{v}`"
+                            ))
+                        })?,
+                ),
+                None => crate::transport::DEFAULT_EOF_GRACE,
+            },
             compact_threshold: match file.compact_threshold {
                 Some(t) if t > 0.0 && t <= 1.0 => t,
                 Some(_) => {

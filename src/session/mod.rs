@@ -118,6 +118,7 @@ impl SessionManager {
         cwd: PathBuf,
         editor: EditorLink,
         servers: Vec<ServerSpec>,
+        requested_id: Option<String>,
     ) -> Result<NewSession, SessionError> {
         let EditorLink {
             sink,
@@ -126,7 +127,23 @@ impl SessionManager {
         } = editor;
         check_cwd(&cwd)?;
         self.check_credentials().map_err(SessionError::Model)?;
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = match requested_id {
+            // Scripts (a hand-written ndjson file) name their session to refer to it later.
+            Some(id) => {
+                if !store::valid_id(&id) {
+                    return Err(SessionError::InvalidParams(format!(
+                        "requested session id `{id}` may only use letters, digits, `-` and `_` (at most 64)"
+                    )));
+                }
+                if self.store.exists(&id) || self.lock().contains_key(&id) {
+                    return Err(SessionError::InvalidParams(format!(
+                        "a session `{id}` already exists; load it with session/load, or choose another id"
+                    )));
+                }
+                id
+            }
+            None => uuid::Uuid::new_v4().to_string(),
+        };
         let transcript = self.store.create(&id, &cwd).map_err(SessionError::Store)?;
         let settings = Settings::initial(&self.config);
         // The starting settings, so a later load restores them even if never changed.

@@ -60,7 +60,7 @@ pub struct Store {
 }
 
 /// Whether `id` can name a transcript file (no path tricks).
-fn valid_id(id: &str) -> bool {
+pub fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 64
         && id

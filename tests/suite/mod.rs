@@ -8,6 +8,7 @@ mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
 mod permissions;
+mod pipes;
 mod sessions;
 mod streaming;
 mod tool_loop;
