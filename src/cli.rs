@@ -67,15 +67,46 @@ pub enum Command {
     Exec(ExecArgs),
 }
 
+/// What `tandem exec` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// The answer as it streams; progress, reasoning and tool calls on stderr.
+    Text,
+    /// One JSON object at the end: stop reason, answer, session id, usage.
+    Json,
+    /// Every `session/update` as it happens, one JSON object per line.
+    Ndjson,
+}
+
 /// `tandem exec` arguments.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// Working directory of the session (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// Most model requests the prompt may make (tool loops included).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Cancel the prompt after this many seconds (exit status 5).
+    #[arg(long, value_name = "SECS", value_parser = positive_seconds)]
+    pub timeout: Option<f64>,
+    /// Continue a stored session (the id from an earlier run or session/list), or start one
+    /// with this id.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
     /// The prompt; read from stdin when absent or `-`.
     #[arg(value_name = "PROMPT")]
     pub prompt: Vec<String>,
+}
+
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 => Ok(secs),
+        _ => Err(format!("`{text}` is not a positive number of seconds")),
+    }
 }
 
 impl CommonArgs {
@@ -88,6 +119,8 @@ impl CommonArgs {
             model: self.model.clone(),
             mode: self.mode.clone(),
             replay: self.replay.clone(),
+            fallback_mode: None,
+            max_turn_requests: None,
         }
     }
 }

@@ -12,7 +12,13 @@ async fn main() -> ExitCode {
     let exec = matches!(cli.command, Some(Command::Exec(_)));
     // The agent logs its progress; `exec` keeps stderr for its own progress lines.
     tandem::logging::init(if exec { "warn" } else { "tandem=info,warn" });
-    let config = match Config::load(&cli.common.overrides()) {
+    let mut overrides = cli.common.overrides();
+    if let Some(Command::Exec(args)) = &cli.command {
+        // Nobody can answer a permission prompt in a headless run.
+        overrides.fallback_mode = Some(tandem::permission::Mode::ReadOnly);
+        overrides.max_turn_requests = args.max_turns;
+    }
+    let config = match Config::load(&overrides) {
         Ok(config) => config,
         Err(e) => {
             tracing::error!("{e}");

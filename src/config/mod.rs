@@ -29,6 +29,10 @@ pub struct Overrides {
     pub mode: Option<String>,
     /// `--replay`: serve scripted model turns from this fixture instead of a server.
     pub replay: Option<PathBuf>,
+    /// The mode when neither flag, environment nor file sets one (`exec` uses `read-only`).
+    pub fallback_mode: Option<Mode>,
+    /// `--max-turns`: most model requests one prompt may make.
+    pub max_turn_requests: Option<u32>,
 }
 
 /// A secret that never prints itself.
@@ -274,7 +278,7 @@ impl Config {
                     Mode::ALL.map(Mode::id).join(", ")
                 ))
             })?,
-            None => Mode::Ask,
+            None => overrides.fallback_mode.unwrap_or(Mode::Ask),
         };
 
         let retry = file.retry.resolve()?;
@@ -295,7 +299,7 @@ impl Config {
             home,
             replay,
             instructions: file.instructions.clone(),
-            max_turn_requests: match file.max_turn_requests {
+            max_turn_requests: match overrides.max_turn_requests.or(file.max_turn_requests) {
                 Some(0) => {
                     return Err(ConfigError::Invalid(
                         "max_turn_requests must be at least 1".into(),

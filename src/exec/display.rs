@@ -1,14 +1,18 @@
-//! How `tandem exec` shows a session on the terminal: the answer on stdout; reasoning, tool
-//! calls, diffs, plans and progress on stderr.
+//! How `tandem exec` shows a session: in `text` output the answer on stdout and reasoning,
+//! tool calls, diffs, plans and progress on stderr; in `json` one summary object on stdout at
+//! the end; in `ndjson` every `session/update` on stdout as it happens.
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, Plan, PlanEntryStatus, SessionUpdate, ToolCallContent, ToolCallStatus, ToolKind,
+    ContentBlock, Plan, PlanEntryStatus, SessionNotification, SessionUpdate, ToolCallContent,
+    ToolCallStatus, ToolKind,
 };
+
+use crate::cli::Output;
 
 /// Whether the last answer (stdout) or reasoning (stderr) text ended mid-line.
 static ANSWER_OPEN: AtomicBool = AtomicBool::new(false);
@@ -17,8 +21,120 @@ static THOUGHT_OPEN: AtomicBool = AtomicBool::new(false);
 /// Titles and kinds of the calls seen so far, for their status lines.
 static CALLS: Mutex<Option<HashMap<String, (String, ToolKind)>>> = Mutex::new(None);
 
-/// Shows one update.
-pub fn show(update: SessionUpdate) {
+/// The chosen output.
+static OUTPUT: OnceLock<Output> = OnceLock::new();
+
+/// What `json` output reports at the end.
+#[derive(Default)]
+struct Summary {
+    session: String,
+    answer: String,
+    usage: Option<(u64, u64)>,
+    calls: Vec<(String, String, String)>,
+}
+
+static SUMMARY: Mutex<Option<Summary>> = Mutex::new(None);
+
+fn summary<T>(f: impl FnOnce(&mut Summary) -> T) -> T {
+    let mut guard = SUMMARY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    f(guard.get_or_insert_with(Summary::default))
+}
+
+fn output() -> Output {
+    OUTPUT.get().copied().unwrap_or(Output::Text)
+}
+
+/// Chooses the output format (once, before anything is shown).
+pub fn set_output(output: Output) {
+    let _ = OUTPUT.set(output);
+}
+
+/// Notes the session id, reported by `json` output.
+pub fn started(session: &str) {
+    summary(|s| s.session = session.to_string());
+}
+
+/// Ends the run: the stop reason on stderr, and the summary object in `json` output.
+pub fn finished(stop: &str) {
+    progress(&format!("stopped: {stop}"));
+    if output() != Output::Json {
+        return;
+    }
+    let value = summary(|s| {
+        serde_json::json!({
+            "sessionId": s.session,
+            "stopReason": stop,
+            "answer": s.answer,
+            "usage": s.usage.map(|(used, size)| serde_json::json!({"used": used, "size": size})),
+            "toolCalls": s.calls.iter().map(|(id, title, status)| serde_json::json!({"id": id, "title": title, "status": status})).collect::<Vec<_>>(),
+        })
+    });
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}");
+    let _ = out.flush();
+}
+
+/// Shows one notification in the chosen output.
+pub fn show(note: SessionNotification) {
+    match output() {
+        Output::Ndjson => {
+            if let Ok(line) = serde_json::to_string(&note) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        }
+        Output::Json => collect(note.update),
+        Output::Text => show_text(note.update),
+    }
+}
+
+/// Keeps what the `json` summary reports.
+fn collect(update: SessionUpdate) {
+    match update {
+        SessionUpdate::AgentMessageChunk(chunk) => {
+            if let ContentBlock::Text(t) = chunk.content {
+                summary(|s| s.answer.push_str(&t.text));
+            }
+        }
+        SessionUpdate::ToolCall(call) => summary(|s| {
+            s.calls.push((
+                call.tool_call_id.0.to_string(),
+                call.title.clone(),
+                status_name(call.status).into(),
+            ));
+        }),
+        SessionUpdate::ToolCallUpdate(update) => {
+            if let Some(status) = update.fields.status {
+                summary(|s| {
+                    if let Some(c) = s
+                        .calls
+                        .iter_mut()
+                        .find(|c| c.0 == update.tool_call_id.0.as_ref())
+                    {
+                        c.2 = status_name(status).into();
+                    }
+                });
+            }
+        }
+        SessionUpdate::UsageUpdate(u) => summary(|s| s.usage = Some((u.used, u.size))),
+        _ => {}
+    }
+}
+
+fn status_name(status: ToolCallStatus) -> &'static str {
+    match status {
+        ToolCallStatus::InProgress => "in_progress",
+        ToolCallStatus::Completed => "completed",
+        ToolCallStatus::Failed => "failed",
+        _ => "pending",
+    }
+}
+
+/// Shows one update as text.
+fn show_text(update: SessionUpdate) {
     match update {
         SessionUpdate::AgentMessageChunk(chunk) => {
             if let ContentBlock::Text(t) = chunk.content {

@@ -12,8 +12,8 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, Implementation, InitializeRequest, NewSessionRequest,
     PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
-    TextContent,
+    RequestPermissionResponse, ResumeSessionRequest, SelectedPermissionOutcome, SessionId,
+    SessionNotification, StopReason, TextContent,
 };
 use agent_client_protocol::{Client, schema::ProtocolVersion};
 
@@ -21,16 +21,23 @@ use crate::cli::ExecArgs;
 use crate::config::Config;
 use crate::session::SessionManager;
 
+/// How a headless run ended.
+enum Ended {
+    Stopped(StopReason),
+    TimedOut,
+}
+
 /// Runs one prompt and returns the process exit status (see `tandem exec --help`).
 pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
     match run_inner(config, args).await {
-        Ok(stop) => match stop {
+        Ok(Ended::Stopped(stop)) => match stop {
             StopReason::EndTurn => ExitCode::SUCCESS,
             StopReason::Refusal => ExitCode::from(3),
             StopReason::MaxTokens | StopReason::MaxTurnRequests => ExitCode::from(4),
             StopReason::Cancelled => ExitCode::from(130),
             _ => ExitCode::FAILURE,
         },
+        Ok(Ended::TimedOut) => ExitCode::from(5),
         Err(e) => {
             display::progress(&format!("error: {e:#}"));
             ExitCode::FAILURE
@@ -38,24 +45,32 @@ pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
     }
 }
 
-async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<StopReason> {
+async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<Ended> {
     let prompt = prompt_text(&args.prompt)?;
     let cwd = match args.cwd {
         Some(dir) => std::path::absolute(dir)?,
         None => std::env::current_dir()?,
     };
+    // clap has checked that it is a positive number.
+    let timeout = args.timeout.map(std::time::Duration::from_secs_f64);
+    display::set_output(args.output);
     let model_client = crate::model_client(&config)?;
     let model = config.default_model.clone();
     let mode = config.default_mode.id();
+    let stored = args
+        .session
+        .as_deref()
+        .is_some_and(|id| crate::store::Store::new(&config.home).exists(id));
     let manager = Arc::new(SessionManager::new(Arc::new(config), model_client));
     let agent = crate::acp::agent(manager);
+    let requested = args.session.clone();
 
     let result = Client
         .v1()
         .name("tandem-exec")
         .on_receive_notification(
             async move |note: SessionNotification, _cx| {
-                display::show(note.update);
+                display::show(note);
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -72,34 +87,71 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<StopReason>
             ))
             .block_task()
             .await?;
-            let session = cx
-                .send_request(NewSessionRequest::new(cwd.clone()))
-                .block_task()
-                .await?;
+            // --session: continue a stored session (without replaying it), or start one with
+            // that id.
+            let session_id = match (&requested, stored) {
+                (Some(id), true) => {
+                    cx.send_request(ResumeSessionRequest::new(id.clone(), cwd.clone()))
+                        .block_task()
+                        .await?;
+                    SessionId::new(id.clone())
+                }
+                (requested, _) => {
+                    let mut request = NewSessionRequest::new(cwd.clone());
+                    if let Some(id) = requested {
+                        let meta = serde_json::json!({"tandem": {"sessionId": id}});
+                        request = request.meta(meta.as_object().cloned());
+                    }
+                    cx.send_request(request).block_task().await?.session_id
+                }
+            };
+            display::started(&session_id.0);
             display::progress(&format!(
-                "model {model}, mode {mode}, cwd {}",
+                "session {}, model {model}, mode {mode}, cwd {}",
+                session_id.0,
                 cwd.display()
             ));
             let prompt = cx.send_request(PromptRequest::new(
-                session.session_id.clone(),
+                session_id.clone(),
                 vec![ContentBlock::Text(TextContent::new(prompt))],
             ));
-            let response = tokio::select! {
-                response = prompt.block_task() => response?,
-                _ = tokio::signal::ctrl_c() => {
-                    display::progress("interrupted, cancelling");
-                    cx.send_notification(CancelNotification::new(session.session_id.clone()))?;
-                    return Ok(StopReason::Cancelled);
+            let deadline = async {
+                match timeout {
+                    Some(t) => tokio::time::sleep(t).await,
+                    None => std::future::pending().await,
                 }
             };
-            Ok(response.stop_reason)
+            let prompt = prompt.block_task();
+            tokio::pin!(prompt);
+            let cancel = |why: &str| {
+                display::progress(why);
+                cx.send_notification(CancelNotification::new(session_id.clone()))
+            };
+            let ended = tokio::select! {
+                response = &mut prompt => Ended::Stopped(response?.stop_reason),
+                () = deadline => {
+                    cancel("timed out, cancelling")?;
+                    let _ = prompt.await;
+                    Ended::TimedOut
+                }
+                _ = tokio::signal::ctrl_c() => {
+                    cancel("interrupted, cancelling")?;
+                    let _ = prompt.await;
+                    Ended::Stopped(StopReason::Cancelled)
+                }
+            };
+            Ok(ended)
         })
         .await;
     display::end_answer_line();
     crate::mcp::kill_all();
-    let stop = result.map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    display::progress(&format!("stopped: {}", stop_name(stop)));
-    Ok(stop)
+    let ended = result.map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let name = match &ended {
+        Ended::Stopped(stop) => stop_name(*stop),
+        Ended::TimedOut => "timeout",
+    };
+    display::finished(name);
+    Ok(ended)
 }
 
 /// The prompt from the arguments, or from stdin when there are none (or just `-`).

@@ -179,7 +179,7 @@ fn the_offline_tool_tour_reads_plans_edits_and_runs() {
 }
 
 #[test]
-fn headless_runs_reject_what_needs_permission() {
+fn exec_defaults_to_read_only_and_rejects_what_needs_asking() {
     let ws = Workspace::new();
     crate::common::copy_fixture("small", &ws.project());
     let cwd = ws.project().to_string_lossy().into_owned();
@@ -190,11 +190,171 @@ fn headless_runs_reject_what_needs_permission() {
         None,
     );
     assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("mode read-only"), "{stderr}");
+    assert!(
+        stderr.contains("✗ Edit src/lib.rs: Refused: the session is in read-only mode"),
+        "{stderr}"
+    );
+    // In ask mode the prompt cannot be answered headless: the call is rejected.
+    let (code, _, stderr) = exec(
+        &ws,
+        &ws.base_env(),
+        &["--replay", &tour(), "--cwd", &cwd, "--mode", "ask", "go"],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("rejected Edit src/lib.rs: it needs permission and exec cannot ask"),
         "{stderr}"
     );
-    assert!(stderr.contains("✗ Edit src/lib.rs"), "{stderr}");
     let lib = std::fs::read_to_string(ws.project().join("src/lib.rs")).unwrap();
     assert!(lib.contains("TODO: add a test"), "nothing was changed");
+}
+
+#[test]
+fn json_output_is_one_summary_object() {
+    let ws = Workspace::new();
+    crate::common::copy_fixture("small", &ws.project());
+    let cwd = ws.project().to_string_lossy().into_owned();
+    let args = [
+        "--replay",
+        &tour(),
+        "--cwd",
+        &cwd,
+        "--mode",
+        "full-access",
+        "--output",
+        "json",
+        "go",
+    ];
+    let (code, stdout, stderr) = exec(&ws, &ws.base_env(), &args, None);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["stopReason"], "end_turn");
+    assert!(
+        summary["answer"]
+            .as_str()
+            .unwrap()
+            .ends_with("say if you want that too.\n")
+    );
+    assert_eq!(summary["usage"]["used"], 2672);
+    let calls = summary["toolCalls"].as_array().unwrap();
+    assert!(
+        calls
+            .iter()
+            .any(|c| c["title"] == "Edit src/lib.rs" && c["status"] == "completed"),
+        "{calls:?}"
+    );
+    assert!(!summary["sessionId"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn ndjson_output_is_the_raw_update_stream() {
+    let ws = Workspace::new();
+    let (code, stdout, stderr) = exec(
+        &ws,
+        &ws.base_env(),
+        &["--replay", &fixture(), "--output", "ndjson", "hi"],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let kinds: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert!(v["sessionId"].is_string());
+            v["update"]["sessionUpdate"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        kinds.first().map(String::as_str),
+        Some("available_commands_update")
+    );
+    assert!(kinds.iter().filter(|k| *k == "agent_message_chunk").count() > 3);
+    assert!(kinds.contains(&"usage_update".to_string()));
+}
+
+#[test]
+fn limits_and_timeouts_have_their_own_exit_status() {
+    let ws = Workspace::new();
+    crate::common::copy_fixture("small", &ws.project());
+    let cwd = ws.project().to_string_lossy().into_owned();
+    let (code, _, stderr) = exec(
+        &ws,
+        &ws.base_env(),
+        &["--replay", &tour(), "--cwd", &cwd, "--max-turns", "2", "go"],
+        None,
+    );
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stderr.contains("stopped: max_turn_requests"), "{stderr}");
+    let slow = ws.write("slow.json", &{
+        let events: Vec<serde_json::Value> = (0..400)
+            .map(|i| serde_json::json!({"text": format!("t{i} ")}))
+            .collect();
+        serde_json::json!({"turns": [{"delay_ms": 50, "events": events}]}).to_string()
+    });
+    let start = std::time::Instant::now();
+    let (code, _, stderr) = exec(
+        &ws,
+        &ws.base_env(),
+        &[
+            "--replay",
+            &slow.to_string_lossy(),
+            "--timeout",
+            "0.5",
+            "go",
+        ],
+        None,
+    );
+    assert_eq!(code, 5, "{stderr}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert!(
+        stderr.contains("timed out, cancelling") && stderr.contains("stopped: timeout"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = exec(
+        &ws,
+        &ws.base_env(),
+        &["--replay", &fixture(), "--timeout=0", "go"],
+        None,
+    );
+    assert_eq!(code, 2, "a usage error");
+    assert!(
+        stderr.contains("`0` is not a positive number of seconds"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_id_continues_a_stored_session() {
+    let mock = MockModel::start(vec![
+        Reply::text(&["First answer."]),
+        Reply::text(&["Second answer."]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let env = ws.env(&mock);
+    let (first, second, ws) = tokio::task::spawn_blocking(move || {
+        let first = exec(&ws, &env, &["--session", "ci-run", "first question"], None);
+        let second = exec(&ws, &env, &["--session", "ci-run", "second question"], None);
+        (first, second, ws)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.0, 0, "{}", first.2);
+    assert_eq!(second.0, 0, "{}", second.2);
+    assert!(first.2.contains("session ci-run"), "{}", first.2);
+    let messages = mock.requests()[1].body["messages"].clone();
+    let texts: Vec<String> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| crate::common::mock_model::content_text(&m["content"]))
+        .collect();
+    assert_eq!(
+        texts[1..],
+        ["first question", "First answer.", "second question"]
+    );
+    assert!(ws.home().join("data/sessions/ci-run.jsonl").exists());
 }
