@@ -10,6 +10,7 @@ pub mod client;
 pub mod config;
 pub mod events;
 pub mod exec;
+pub mod ext;
 pub mod local;
 pub mod logging;
 pub mod mcp;

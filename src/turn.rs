@@ -70,6 +70,23 @@ pub struct TurnContext {
     pub usage: Arc<Mutex<Option<(u64, u64)>>>,
     /// The session's MCP servers and their tools.
     pub mcp: Arc<crate::mcp::Hub>,
+    /// Tokens the session has used so far, over all its model requests.
+    pub totals: Arc<Mutex<Totals>>,
+}
+
+/// A session's token totals (as reported by the server).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Model requests that reported usage.
+    pub requests: u64,
+    /// Prompt tokens.
+    pub input: u64,
+    /// Prompt tokens served from the server's cache.
+    pub cached: u64,
+    /// Completion tokens.
+    pub output: u64,
+    /// Completion tokens spent reasoning.
+    pub reasoning: u64,
 }
 
 impl TurnContext {
@@ -411,6 +428,14 @@ async fn stream_response(
             .sum::<u64>();
     let used = match usage {
         Some(u) => {
+            {
+                let mut t = lock(&ctx.totals);
+                t.requests += 1;
+                t.input += u.prompt_tokens;
+                t.cached += u.cached_tokens;
+                t.output += u.completion_tokens;
+                t.reasoning += u.reasoning_tokens;
+            }
             let used = u.prompt_tokens + u.completion_tokens;
             *lock(&ctx.usage) = Some((used, estimate_in + estimate_out));
             used

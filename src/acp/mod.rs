@@ -25,6 +25,7 @@ use agent_client_protocol::{Agent, Client, ConnectTo, Error, schema::ProtocolVer
 
 use crate::client::ClientCaps;
 use crate::events::{EventSink, TurnEvent};
+use crate::ext;
 use crate::session::{EditorLink, SessionManager};
 
 /// The id of the one authentication method tandem offers.
@@ -64,7 +65,10 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
     let m_resume = manager.clone();
     let m_list = manager.clone();
     let m_close = manager.clone();
-    let m_delete = manager;
+    let m_delete = manager.clone();
+    let m_status = manager.clone();
+    let m_usage = manager.clone();
+    let m_export = manager;
     let caps_load = caps.clone();
     let caps_resume = caps.clone();
     Agent
@@ -288,6 +292,42 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |_req: ext::StatusRequest,
+                        responder: Responder<ext::StatusResponse>,
+                        _cx| { responder.respond(ext::status(&m_status)) },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ext::UsageRequest, responder: Responder<ext::UsageResponse>, _cx| {
+                match ext::usage(&m_usage, &req.session_id) {
+                    Some(usage) => responder.respond(usage),
+                    None => responder.respond_with_error(errors::session_error(
+                        crate::session::SessionError::NotFound(req.session_id),
+                    )),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ext::ExportRequest, responder: Responder<ext::ExportResponse>, _cx| {
+                let lines = match m_export.records(&req.session_id) {
+                    Ok(lines) => lines,
+                    Err(e) => return responder.respond_with_error(errors::session_error(e)),
+                };
+                let content = match req.format {
+                    ext::ExportFormat::Markdown => ext::render(&lines),
+                    ext::ExportFormat::Json => {
+                        serde_json::to_string_pretty(&lines).unwrap_or_default()
+                    }
+                };
+                responder.respond(ext::ExportResponse {
+                    format: req.format,
+                    content,
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             async move |note: CancelNotification, _cx| {
                 if let Err(e) = m_cancel.cancel(&note.session_id.0) {
@@ -322,6 +362,12 @@ fn initialize_response(manager: &SessionManager) -> InitializeResponse {
                 .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
                 // Streamable HTTP works; the old HTTP+SSE transport does not.
                 .mcp_capabilities(McpCapabilities::new().http(true))
+                // tandem's extension methods.
+                .meta(
+                    serde_json::json!({"tandem": ext::advertised()})
+                        .as_object()
+                        .cloned(),
+                )
                 .session_capabilities(
                     SessionCapabilities::new()
                         .list(SessionListCapabilities::new())

@@ -211,6 +211,18 @@ impl Hub {
             .collect()
     }
 
+    /// Every server: name, `connecting` / `ready` / `failed`, and the failure's reason.
+    pub fn states(&self) -> Vec<(String, &'static str, Option<String>)> {
+        lock(&self.states)
+            .iter()
+            .map(|(name, state)| match state {
+                State::Connecting => (name.clone(), "connecting", None),
+                State::Ready => (name.clone(), "ready", None),
+                State::Failed(reason) => (name.clone(), "failed", Some(reason.clone())),
+            })
+            .collect()
+    }
+
     /// Server instructions for the system prompt.
     pub fn instructions(&self) -> String {
         lock(&self.instructions)

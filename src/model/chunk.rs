@@ -90,6 +90,23 @@ pub struct ChunkUsage {
     /// Tokens generated.
     #[serde(default)]
     pub completion_tokens: Option<u64>,
+    /// `prompt_tokens_details.cached_tokens` (OpenAI, DeepSeek-compatible servers).
+    #[serde(default)]
+    pub prompt_tokens_details: Option<TokenDetails>,
+    /// `completion_tokens_details.reasoning_tokens`.
+    #[serde(default)]
+    pub completion_tokens_details: Option<TokenDetails>,
+}
+
+/// Breakdowns some servers add to usage.
+#[derive(Debug, Default, Deserialize)]
+pub struct TokenDetails {
+    /// Cached prompt tokens.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    /// Reasoning tokens.
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
 }
 
 fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
@@ -132,6 +149,14 @@ impl Chunk {
             events.push(ModelEvent::Usage(Usage {
                 prompt_tokens: u.prompt_tokens.unwrap_or(0),
                 completion_tokens: u.completion_tokens.unwrap_or(0),
+                cached_tokens: u
+                    .prompt_tokens_details
+                    .and_then(|d| d.cached_tokens)
+                    .unwrap_or(0),
+                reasoning_tokens: u
+                    .completion_tokens_details
+                    .and_then(|d| d.reasoning_tokens)
+                    .unwrap_or(0),
             }));
         }
         events
@@ -241,7 +266,8 @@ mod tests {
             events(r#"{"choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}"#),
             [ModelEvent::Usage(Usage {
                 prompt_tokens: 3,
-                completion_tokens: 4
+                completion_tokens: 4,
+                ..Usage::default()
             })]
         );
     }

@@ -94,6 +94,10 @@ pub struct Usage {
     pub prompt_tokens: u64,
     /// Tokens generated.
     pub completion_tokens: u64,
+    /// Of the prompt tokens, how many the server served from its cache.
+    pub cached_tokens: u64,
+    /// Of the completion tokens, how many were reasoning.
+    pub reasoning_tokens: u64,
 }
 
 /// Something the model produced, in stream order.

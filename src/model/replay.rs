@@ -150,6 +150,7 @@ impl ModelClient for ReplayClient {
                         usage = Some(Usage {
                             prompt_tokens,
                             completion_tokens,
+                            ..Usage::default()
                         });
                     }
                 }

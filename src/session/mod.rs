@@ -82,7 +82,7 @@ pub struct SessionManager {
     client: Arc<dyn ModelClient>,
     tools: Arc<Registry>,
     store: Store,
-    sessions: Mutex<HashMap<String, mpsc::UnboundedSender<Command>>>,
+    sessions: Mutex<HashMap<String, Live>>,
 }
 
 impl SessionManager {
@@ -294,13 +294,15 @@ impl SessionManager {
                 project_instructions: instructions::load(&s.cwd, &self.config.config_dir),
                 usage: Arc::new(Mutex::new(None)),
                 mcp: s.mcp,
+                totals: Arc::default(),
             },
             transcript,
             title: s.title,
             commands: commands.clone(),
         };
+        let view = actor.turn.clone();
         tokio::spawn(actor.run(rx));
-        self.lock().insert(s.id.clone(), tx);
+        self.lock().insert(s.id.clone(), Live { tx, view });
         NewSession {
             id: s.id,
             settings: s.settings,
@@ -316,6 +318,42 @@ impl SessionManager {
         cursor: Option<&str>,
     ) -> (Vec<store::Summary>, Option<String>) {
         self.store.list(cwd, cursor)
+    }
+
+    /// The sessions open in this process, sorted by id.
+    pub fn live(&self) -> Vec<LiveSession> {
+        let mut out: Vec<LiveSession> = self
+            .lock()
+            .iter()
+            .map(|(id, live)| {
+                let v = &live.view;
+                let settings = crate::turn::lock(&v.settings).clone();
+                let context_window = self
+                    .config
+                    .model(&settings.model)
+                    .map_or(self.config.models[0].context_window, |m| m.context_window);
+                LiveSession {
+                    id: id.clone(),
+                    cwd: v.cwd.clone(),
+                    context_window,
+                    context_used: crate::turn::lock(&v.usage).map(|(used, _)| used),
+                    totals: *crate::turn::lock(&v.totals),
+                    mcp: v.mcp.states(),
+                    settings,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        out
+    }
+
+    /// A stored session's records, for `_tandem/session/export`.
+    pub fn records(&self, id: &str) -> Result<Vec<Line>, SessionError> {
+        match self.store.open(id) {
+            Ok((lines, _)) => Ok(lines),
+            Err(store::StoreError::NotFound(id)) => Err(SessionError::NotFound(id)),
+            Err(e) => Err(SessionError::Store(e)),
+        }
     }
 
     /// Frees an open session (its running turn is cancelled); the transcript stays.
@@ -383,18 +421,43 @@ impl SessionManager {
 
     fn send(&self, id: &str, command: Command) -> Result<(), SessionError> {
         let sessions = self.lock();
-        let tx = sessions
+        let live = sessions
             .get(id)
             .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
-        tx.send(command).map_err(|_| gone(id))
+        live.tx.send(command).map_err(|_| gone(id))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Command>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
         // A poisoned map is still a valid map: sessions are only inserted and looked up.
         self.sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// A session open in this process: its actor's inbox, and the shared state the extension
+/// methods read (settings, usage, MCP servers).
+struct Live {
+    tx: mpsc::UnboundedSender<Command>,
+    view: TurnContext,
+}
+
+/// What `_tandem/status` and `_tandem/usage` report about an open session.
+pub struct LiveSession {
+    /// Session id.
+    pub id: String,
+    /// Working directory (canonical).
+    pub cwd: PathBuf,
+    /// Current settings.
+    pub settings: Settings,
+    /// The current model's context window.
+    pub context_window: u64,
+    /// Tokens in use after the last model response, when the server reported them.
+    pub context_used: Option<u64>,
+    /// Token totals.
+    pub totals: crate::turn::Totals,
+    /// MCP servers: name, state, and why it failed.
+    pub mcp: Vec<(String, &'static str, Option<String>)>,
 }
 
 /// Everything a session starts from.

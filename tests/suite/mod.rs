@@ -3,6 +3,7 @@ mod config_options;
 mod context;
 mod errors;
 mod exec;
+mod extensions;
 mod handshake;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]

@@ -1,0 +1,86 @@
+//! A stored session as readable Markdown.
+
+use crate::events::{ToolContent, ToolStatus};
+use crate::model::UserPart;
+use crate::store::{Line, Record};
+
+/// The conversation in `lines` as Markdown: the title, then each user message, the
+/// assistant's reasoning (quoted) and answers, tool calls with their final status, plans.
+pub fn render(lines: &[Line]) -> String {
+    let title = lines.iter().find_map(|l| match &l.record {
+        Record::Title { title } => Some(title.clone()),
+        _ => None,
+    });
+    let mut out = String::new();
+    for line in lines {
+        match &line.record {
+            Record::Meta { id, cwd } => {
+                out.push_str(&format!(
+                    "# {}\n\n",
+                    title.clone().unwrap_or_else(|| format!("Session {id}"))
+                ));
+                out.push_str(&format!(
+                    "_Session `{id}` in `{}`, started {}._\n\n",
+                    cwd.display(),
+                    line.at
+                ));
+            }
+            Record::User { parts } => {
+                out.push_str("## User\n\n");
+                for part in parts {
+                    match part {
+                        UserPart::Text(t) => out.push_str(&format!("{}\n\n", t.trim_end())),
+                        UserPart::Image { .. } => out.push_str("_[image]_\n\n"),
+                    }
+                }
+            }
+            Record::Assistant {
+                text, reasoning, ..
+            } => {
+                if !reasoning.is_empty() || !text.is_empty() {
+                    out.push_str("## Assistant\n\n");
+                }
+                if !reasoning.is_empty() {
+                    for l in reasoning.trim_end().lines() {
+                        out.push_str(&format!("> {l}\n"));
+                    }
+                    out.push('\n');
+                }
+                if !text.is_empty() {
+                    out.push_str(&format!("{}\n\n", text.trim_end()));
+                }
+            }
+            Record::ToolResult {
+                view: Some(view), ..
+            } => {
+                let status = match view.status {
+                    ToolStatus::Completed => "completed",
+                    ToolStatus::Failed => "failed",
+                    ToolStatus::InProgress => "in progress",
+                    ToolStatus::Pending => "pending",
+                };
+                out.push_str(&format!("**Tool:** {} ({status})\n\n", view.title));
+                for content in &view.content {
+                    if let ToolContent::Diff { path, .. } = content {
+                        out.push_str(&format!("_Changed `{}`._\n\n", path.display()));
+                    }
+                }
+            }
+            Record::Plan { entries } => {
+                out.push_str("**Plan:**\n\n");
+                for e in entries {
+                    let mark = if e.status == "completed" { "x" } else { " " };
+                    out.push_str(&format!("- [{mark}] {}\n", e.content));
+                }
+                out.push('\n');
+            }
+            Record::Compaction { .. } => {
+                out.push_str("_[The conversation above was compacted here.]_\n\n")
+            }
+            Record::ToolResult { view: None, .. }
+            | Record::Settings { .. }
+            | Record::Title { .. } => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,214 @@
+//! `_tandem/*` extension methods (DESIGN.md §3): status, usage and session export. Request
+//! and response types derive `JsonSchema`; `protocol/extensions/*.json` are generated from
+//! them (a test fails when the checked-in files are stale), and `protocol/README.md`
+//! documents each method with an example exchange.
+
+mod export;
+
+use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::session::SessionManager;
+
+pub use export::render;
+
+/// The methods tandem answers, as advertised under `agentCapabilities._meta.tandem`.
+pub const METHODS: [&str; 3] = ["_tandem/status", "_tandem/usage", "_tandem/session/export"];
+
+/// `_tandem/status`: no parameters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
+#[request(method = "_tandem/status", response = StatusResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusRequest {}
+
+/// What tandem is running with.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusResponse {
+    /// tandem's version.
+    pub version: String,
+    /// The provider preset, or `custom`.
+    pub provider: String,
+    /// The model server's base URL.
+    pub base_url: String,
+    /// The model new sessions start with.
+    pub default_model: String,
+    /// Every configured model id.
+    pub models: Vec<String>,
+    /// The data directory (`TANDEM_HOME`).
+    pub data_dir: String,
+    /// The sessions open in this process.
+    pub sessions: Vec<SessionStatus>,
+}
+
+/// One open session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatus {
+    /// Session id.
+    pub session_id: String,
+    /// Working directory.
+    pub cwd: String,
+    /// Current model.
+    pub model: String,
+    /// Current mode.
+    pub mode: String,
+    /// Its MCP servers.
+    pub mcp_servers: Vec<McpServerStatus>,
+}
+
+/// One MCP server of a session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatus {
+    /// Server name.
+    pub name: String,
+    /// `connecting`, `ready` or `failed`.
+    pub state: String,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `_tandem/usage`: one session's token counts.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
+#[request(method = "_tandem/usage", response = UsageResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRequest {
+    /// An open session.
+    pub session_id: String,
+}
+
+/// Token totals as the model server reported them, and the context in use.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageResponse {
+    /// Session id.
+    pub session_id: String,
+    /// Model requests that reported usage.
+    pub requests: u64,
+    /// Prompt tokens, summed over requests.
+    pub input_tokens: u64,
+    /// Of those, tokens served from the server's cache.
+    pub cached_tokens: u64,
+    /// Completion tokens, summed over requests.
+    pub output_tokens: u64,
+    /// Of those, reasoning tokens.
+    pub reasoning_tokens: u64,
+    /// Tokens in the context after the last response (absent before any report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_used: Option<u64>,
+    /// The current model's context window.
+    pub context_window: u64,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// A readable conversation.
+    Markdown,
+    /// The transcript's records as a JSON array.
+    Json,
+}
+
+/// `_tandem/session/export`: a stored session as Markdown or JSON.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
+#[request(method = "_tandem/session/export", response = ExportResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportRequest {
+    /// A stored session.
+    pub session_id: String,
+    /// `markdown` (default) or `json`.
+    #[serde(default = "markdown")]
+    pub format: ExportFormat,
+}
+
+fn markdown() -> ExportFormat {
+    ExportFormat::Markdown
+}
+
+/// The exported session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportResponse {
+    /// The format of `content`.
+    pub format: ExportFormat,
+    /// The session, as Markdown text or JSON text.
+    pub content: String,
+}
+
+/// `_tandem/status`.
+pub fn status(manager: &SessionManager) -> StatusResponse {
+    let config = manager.config();
+    StatusResponse {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        provider: config.endpoint.provider.clone(),
+        base_url: config.endpoint.base_url.clone(),
+        default_model: config.default_model.clone(),
+        models: config.models.iter().map(|m| m.id.clone()).collect(),
+        data_dir: config.home.display().to_string(),
+        sessions: manager
+            .live()
+            .into_iter()
+            .map(|s| SessionStatus {
+                session_id: s.id,
+                cwd: s.cwd.display().to_string(),
+                model: s.settings.model,
+                mode: s.settings.mode.id().to_string(),
+                mcp_servers: s
+                    .mcp
+                    .into_iter()
+                    .map(|(name, state, error)| McpServerStatus {
+                        name,
+                        state: state.to_string(),
+                        error,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// `_tandem/usage`; `None` for a session not open here.
+pub fn usage(manager: &SessionManager, session_id: &str) -> Option<UsageResponse> {
+    let s = manager.live().into_iter().find(|s| s.id == session_id)?;
+    Some(UsageResponse {
+        session_id: s.id,
+        requests: s.totals.requests,
+        input_tokens: s.totals.input,
+        cached_tokens: s.totals.cached,
+        output_tokens: s.totals.output,
+        reasoning_tokens: s.totals.reasoning,
+        context_used: s.context_used,
+        context_window: s.context_window,
+    })
+}
+
+/// What tandem advertises under `agentCapabilities._meta.tandem`.
+pub fn advertised() -> Value {
+    json!({"version": env!("CARGO_PKG_VERSION"), "methods": METHODS})
+}
+
+/// The checked-in schema files: (file name, content), one per method.
+pub fn schema_files() -> Vec<(&'static str, Value)> {
+    fn of<T: JsonSchema>() -> Value {
+        serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+    }
+    vec![
+        (
+            "status.json",
+            json!({"method": "_tandem/status", "request": of::<StatusRequest>(), "response": of::<StatusResponse>()}),
+        ),
+        (
+            "usage.json",
+            json!({"method": "_tandem/usage", "request": of::<UsageRequest>(), "response": of::<UsageResponse>()}),
+        ),
+        (
+            "session-export.json",
+            json!({"method": "_tandem/session/export", "request": of::<ExportRequest>(), "response": of::<ExportResponse>()}),
+        ),
+    ]
+}
