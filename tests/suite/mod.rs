@@ -1,6 +1,7 @@
 mod cancel;
 mod config_options;
 mod context;
+mod editors;
 mod errors;
 mod exec;
 mod extensions;
