@@ -65,6 +65,14 @@ pub enum Command {
                             echo \"Explain src/main.rs\" | tandem exec --model gpt-4o-mini"
     )]
     Exec(ExecArgs),
+    /// Check the configuration, data directory, API key and model server, and say what to fix.
+    #[command(
+        after_help = "Exit status: 0 when every check passes, 1 otherwise. The API key is never printed.\n\n\
+                            Examples:\n  \
+                            tandem doctor\n  \
+                            tandem doctor --provider ollama --model qwen2.5-coder:7b"
+    )]
+    Doctor,
 }
 
 /// What `tandem exec` prints on stdout.

@@ -8,6 +8,7 @@ pub mod acp;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod doctor;
 pub mod events;
 pub mod exec;
 pub mod ext;

@@ -9,7 +9,7 @@ use tandem::config::Config;
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let exec = matches!(cli.command, Some(Command::Exec(_)));
+    let exec = matches!(cli.command, Some(Command::Exec(_) | Command::Doctor));
     // The agent logs its progress; `exec` keeps stderr for its own progress lines.
     tandem::logging::init(if exec { "warn" } else { "tandem=info,warn" });
     let mut overrides = cli.common.overrides();
@@ -34,5 +34,12 @@ async fn main() -> ExitCode {
             }
         },
         Some(Command::Exec(args)) => tandem::exec::run(config, args).await,
+        Some(Command::Doctor) => {
+            if tandem::doctor::run(&config).await {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
     }
 }

@@ -219,6 +219,7 @@ pub async fn run_turn(
             messages,
             reasoning_effort: settings.effort_for_request(&ctx.config),
             tools: ctx.tool_specs(),
+            max_tokens: None,
         };
         let response = stream_response(&ctx, &spec, request, &cancel).await;
         let calls = response.calls.clone();

@@ -85,6 +85,8 @@ pub struct ModelRequest {
     pub reasoning_effort: Option<String>,
     /// Tools offered; empty means none.
     pub tools: Vec<ToolSpec>,
+    /// Most tokens to generate (`tandem doctor` asks for one); `None` leaves it to the server.
+    pub max_tokens: Option<u32>,
 }
 
 /// Token counts reported by the server.

@@ -164,6 +164,9 @@ pub fn request_body(request: &ModelRequest) -> Value {
     if let Some(effort) = &request.reasoning_effort {
         body["reasoning_effort"] = json!(effort);
     }
+    if let Some(max) = request.max_tokens {
+        body["max_tokens"] = json!(max);
+    }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools
@@ -341,6 +344,7 @@ mod tests {
             ],
             reasoning_effort: Some("low".into()),
             tools: Vec::new(),
+            max_tokens: None,
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][1]["content"], "a\n\nb");
@@ -372,9 +376,11 @@ mod tests {
                 description: "d".into(),
                 parameters: json!({"type": "object"}),
             }],
+            max_tokens: Some(1),
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][0]["content"], Value::Null);
+        assert_eq!(body["max_tokens"], 1);
         assert_eq!(
             body["messages"][0]["tool_calls"][0]["function"]["name"],
             "read_file"
@@ -395,6 +401,7 @@ mod tests {
             ])],
             reasoning_effort: None,
             tools: Vec::new(),
+            max_tokens: None,
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");

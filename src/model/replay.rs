@@ -194,6 +194,7 @@ mod tests {
             messages: vec![],
             reasoning_effort: None,
             tools: vec![],
+            max_tokens: None,
         };
         let first: Vec<_> = client.open(req.clone()).await.unwrap().collect().await;
         assert_eq!(first.len(), 2);
@@ -222,6 +223,7 @@ mod tests {
             messages: vec![],
             reasoning_effort: None,
             tools: vec![],
+            max_tokens: None,
         };
         let events: Vec<_> = client
             .open(req)

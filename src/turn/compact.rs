@@ -66,6 +66,7 @@ pub(super) async fn compact(
         messages,
         reasoning_effort: None,
         tools: Vec::new(),
+        max_tokens: None,
     };
     let summary = match summarize(ctx, request, cancel).await {
         Ok(Some(summary)) => summary,

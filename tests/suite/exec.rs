@@ -358,3 +358,74 @@ async fn a_session_id_continues_a_stored_session() {
     );
     assert!(ws.home().join("data/sessions/ci-run.jsonl").exists());
 }
+
+fn doctor(ws: &Workspace, env: &[(String, String)]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("doctor")
+        .env_clear()
+        .envs(env.iter().cloned())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .current_dir(ws.project())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_the_server_and_never_prints_the_key() {
+    let mock = MockModel::start(vec![
+        Reply::status(
+            200,
+            r#"{"object":"list","data":[{"id":"mock-model"},{"id":"other"}]}"#,
+        ),
+        Reply::text(&["O"]),
+        Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
+        Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let env = ws.env(&mock);
+    let (good, bad, ws) = tokio::task::spawn_blocking(move || {
+        let good = doctor(&ws, &env);
+        let bad = doctor(&ws, &env);
+        (good, bad, ws)
+    })
+    .await
+    .unwrap();
+    assert_eq!(good.0, 0, "{}", good.1);
+    assert!(
+        good.1.contains("✓ GET") && good.1.contains("2 models, including mock-model"),
+        "{}",
+        good.1
+    );
+    assert!(
+        good.1
+            .contains("✓ a one-token chat completion with mock-model works"),
+        "{}",
+        good.1
+    );
+    assert!(good.1.contains("✓ an API key is set"), "{}", good.1);
+    let requests = mock.requests();
+    assert_eq!(requests[0].path, "/v1/models");
+    assert_eq!(requests[1].body["max_tokens"], 1);
+    assert_eq!(bad.0, 1, "{}", bad.1);
+    assert!(
+        bad.1.contains("answered HTTP 401")
+            && bad
+                .1
+                .contains("the server rejected the key: check OPENAI_API_KEY"),
+        "{}",
+        bad.1
+    );
+    assert!(bad.1.contains("rejected the API key (401)"), "{}", bad.1);
+    for output in [&good.1, &bad.1] {
+        assert!(
+            !output.contains(crate::common::TEST_KEY),
+            "the key was printed"
+        );
+    }
+    drop(ws);
+}
