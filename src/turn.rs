@@ -151,6 +151,8 @@ pub struct TurnOutcome {
     pub history: Vec<Message>,
     /// How the turn ended.
     pub result: Result<StopReason, ModelError>,
+    /// What a command action printed (only for those).
+    pub output: Option<String>,
 }
 
 /// How one model response ended.
@@ -180,7 +182,7 @@ pub async fn run_turn(
     tokio::select! {
         () = ctx.mcp.settled() => {}
         () = cancel.cancelled() => {
-            return TurnOutcome { history: conversation, result: Ok(StopReason::Cancelled) };
+            return TurnOutcome { history: conversation, result: Ok(StopReason::Cancelled), output: None };
         }
     }
     let mut retried_context = false;
@@ -207,6 +209,7 @@ pub async fn run_turn(
                     return TurnOutcome {
                         history: conversation,
                         result: Ok(StopReason::Cancelled),
+                        output: None,
                     };
                 }
                 // Go on with the full conversation; the server will say if it does not fit.
@@ -255,6 +258,7 @@ pub async fn run_turn(
                 return TurnOutcome {
                     history: conversation,
                     result: Ok(StopReason::Cancelled),
+                    output: None,
                 };
             }
             End::Failed(e)
@@ -271,12 +275,14 @@ pub async fn run_turn(
                         return TurnOutcome {
                             history: conversation,
                             result: Ok(StopReason::Cancelled),
+                            output: None,
                         };
                     }
                     compact::Compacted::Nothing | compact::Compacted::Failed(_) => {
                         return TurnOutcome {
                             history: conversation,
                             result: Err(e),
+                            output: None,
                         };
                     }
                 }
@@ -286,6 +292,7 @@ pub async fn run_turn(
                 return TurnOutcome {
                     history: conversation,
                     result: Err(e),
+                    output: None,
                 };
             }
             End::Finished(finish) => finish,
@@ -299,6 +306,7 @@ pub async fn run_turn(
             return TurnOutcome {
                 history: conversation,
                 result: Ok(stop),
+                output: None,
             };
         }
         let (results, cancelled) = calls::run_all(&ctx, calls, &cancel).await;
@@ -307,6 +315,7 @@ pub async fn run_turn(
             return TurnOutcome {
                 history: conversation,
                 result: Ok(StopReason::Cancelled),
+                output: None,
             };
         }
     }
@@ -314,6 +323,7 @@ pub async fn run_turn(
     TurnOutcome {
         history: conversation,
         result: Ok(StopReason::MaxTurnRequests),
+        output: None,
     }
 }
 
@@ -335,6 +345,7 @@ pub async fn compact_now(
         compact::Compacted::Done(shorter) => TurnOutcome {
             history: shorter,
             result: Ok(StopReason::EndTurn),
+            output: None,
         },
         compact::Compacted::Nothing => {
             ctx.emit(TurnEvent::Text(
@@ -343,16 +354,52 @@ pub async fn compact_now(
             TurnOutcome {
                 history: conversation,
                 result: Ok(StopReason::EndTurn),
+                output: None,
             }
         }
         compact::Compacted::Cancelled => TurnOutcome {
             history: conversation,
             result: Ok(StopReason::Cancelled),
+            output: None,
         },
         compact::Compacted::Failed(e) => TurnOutcome {
             history: conversation,
             result: Err(e),
+            output: None,
         },
+    }
+}
+
+/// Runs the command of the custom action `name` (its slash command or `_tandem/actions/run`)
+/// as a `run_command` call: the mode's permission rules apply, the editor shows it, and the
+/// conversation records what ran and what it printed so the model knows.
+pub async fn run_action(
+    ctx: TurnContext,
+    mut conversation: Vec<Message>,
+    name: String,
+    command: String,
+    cancel: CancellationToken,
+) -> TurnOutcome {
+    let call = ToolCall {
+        id: format!("action-{}", uuid::Uuid::new_v4()),
+        name: "run_command".into(),
+        arguments: serde_json::json!({ "command": command }).to_string(),
+    };
+    let (output, _) = calls::run_one(&ctx, &call, &cancel).await;
+    let note = format!("[The user ran the `{name}` action: `{command}`]\n{output}");
+    ctx.transcript.append(Record::User {
+        parts: vec![UserPart::Text(note.clone())],
+    });
+    conversation.push(Message::User(vec![UserPart::Text(note)]));
+    let stop = if cancel.is_cancelled() {
+        StopReason::Cancelled
+    } else {
+        StopReason::EndTurn
+    };
+    TurnOutcome {
+        history: conversation,
+        result: Ok(stop),
+        output: Some(output),
     }
 }
 

@@ -68,7 +68,9 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
     let m_delete = manager.clone();
     let m_status = manager.clone();
     let m_usage = manager.clone();
-    let m_export = manager;
+    let m_export = manager.clone();
+    let m_actions = manager.clone();
+    let m_run = manager;
     let caps_load = caps.clone();
     let caps_resume = caps.clone();
     Agent
@@ -306,6 +308,53 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                         crate::session::SessionError::NotFound(req.session_id),
                     )),
                 }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ext::ActionsListRequest,
+                        responder: Responder<ext::ActionsListResponse>,
+                        _cx| {
+                match ext::actions(&m_actions, &req.session_id) {
+                    Ok(list) => responder.respond(list),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ext::ActionsRunRequest,
+                        responder: Responder<ext::ActionsRunResponse>,
+                        cx| {
+                let known = match ext::actions(&m_run, &req.session_id) {
+                    Ok(list) => list.actions.iter().any(|a| a.name == req.name),
+                    Err(e) => return responder.respond_with_error(errors::session_error(e)),
+                };
+                if !known {
+                    return responder.respond_with_error(errors::invalid_params(format!(
+                        "no custom action `{}` in this session; _tandem/actions/list shows them",
+                        req.name
+                    )));
+                }
+                let manager = m_run.clone();
+                cx.spawn(async move {
+                    let slash = format!("/{} {}", req.name, req.arguments);
+                    let sent = match manager
+                        .run(&req.session_id, vec![crate::model::UserPart::Text(slash)])
+                        .await
+                    {
+                        Ok((stop, output)) => responder.respond(ext::ActionsRunResponse {
+                            stop_reason: serde_json::to_value(convert::stop_reason(stop))
+                                .ok()
+                                .and_then(|v| v.as_str().map(String::from))
+                                .unwrap_or_default(),
+                            output,
+                        }),
+                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                    };
+                    log_unsent(sent);
+                    Ok(())
+                })
             },
             agent_client_protocol::on_receive_request!(),
         )

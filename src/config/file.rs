@@ -25,6 +25,8 @@ pub(super) struct FileConfig {
     pub retry: FileRetry,
     #[serde(default)]
     pub mcp_servers: Vec<crate::mcp::ServerSpec>,
+    #[serde(default)]
+    pub actions: Vec<super::ActionSpec>,
 }
 
 /// One `[[models]]` entry.

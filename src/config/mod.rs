@@ -86,6 +86,23 @@ pub struct ModelSpec {
     pub images: bool,
 }
 
+/// A custom action (`[[actions]]`): a named prompt template or a named command.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionSpec {
+    /// The name (also its slash command).
+    pub name: String,
+    /// One line for menus.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// A prompt template run as a turn (`$ARGUMENTS` is replaced).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// A shell command run under the permission rules.
+    #[serde(default)]
+    pub command: Option<String>,
+}
+
 /// Bounded retries for 429, 5xx and connection failures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -135,6 +152,8 @@ pub struct Config {
     /// How long requests may run after stdin ends before prompts are cancelled
     /// (`TANDEM_EOF_GRACE_SECS`).
     pub eof_grace: Duration,
+    /// Custom actions from the user's config file (`[[actions]]`).
+    pub actions: Vec<ActionSpec>,
     /// MCP servers from the user's config file (`[[mcp_servers]]`).
     pub mcp_servers: Vec<crate::mcp::ServerSpec>,
     /// The config file that was read, if any.
@@ -309,6 +328,7 @@ impl Config {
                 None => 100,
             },
             mcp_servers: file.mcp_servers.clone(),
+            actions: file.actions.clone(),
             eof_grace: match env_nonempty("TANDEM_EOF_GRACE_SECS") {
                 Some(v) => Duration::from_secs_f64(
                     v.trim()
@@ -340,6 +360,30 @@ impl Config {
     pub fn model(&self, id: &str) -> Option<&ModelSpec> {
         self.models.iter().find(|m| m.id == id)
     }
+}
+
+/// What a project's `.tandem/config.toml` may declare.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct ProjectConfig {
+    /// MCP servers for sessions in this project.
+    #[serde(default)]
+    pub mcp_servers: Vec<crate::mcp::ServerSpec>,
+    /// Custom actions for sessions in this project.
+    #[serde(default)]
+    pub actions: Vec<ActionSpec>,
+}
+
+/// Reads `<cwd>/.tandem/config.toml`; a missing file is empty, a broken one is reported on
+/// stderr and ignored (the session still opens).
+pub fn project(cwd: &Path) -> ProjectConfig {
+    let path = cwd.join(".tandem").join("config.toml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return ProjectConfig::default();
+    };
+    toml::from_str(&text).unwrap_or_else(|e| {
+        tracing::warn!(path = %path.display(), "ignoring the project's config: {e}");
+        ProjectConfig::default()
+    })
 }
 
 /// Builds the list of offered models: `TANDEM_MODELS` > file `[[models]]` > the default model,

@@ -15,7 +15,13 @@ use crate::session::SessionManager;
 pub use export::render;
 
 /// The methods tandem answers, as advertised under `agentCapabilities._meta.tandem`.
-pub const METHODS: [&str; 3] = ["_tandem/status", "_tandem/usage", "_tandem/session/export"];
+pub const METHODS: [&str; 5] = [
+    "_tandem/status",
+    "_tandem/usage",
+    "_tandem/session/export",
+    "_tandem/actions/list",
+    "_tandem/actions/run",
+];
 
 /// `_tandem/status`: no parameters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
@@ -140,6 +146,87 @@ pub struct ExportResponse {
     pub content: String,
 }
 
+/// `_tandem/actions/list`: the custom actions of a session (the user's and its project's).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
+#[request(method = "_tandem/actions/list", response = ActionsListResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionsListRequest {
+    /// An open session.
+    pub session_id: String,
+}
+
+/// The actions.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionsListResponse {
+    /// Every custom action, in the order they are offered as slash commands.
+    pub actions: Vec<ActionInfo>,
+}
+
+/// One custom action.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionInfo {
+    /// Its name (and slash command).
+    pub name: String,
+    /// One line about it.
+    pub description: String,
+    /// `prompt` (runs as a turn) or `command` (runs a shell command under the permission rules).
+    pub kind: String,
+    /// Whether it takes arguments (`$ARGUMENTS` in its prompt).
+    pub takes_arguments: bool,
+}
+
+/// `_tandem/actions/run`: runs a custom action in a session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
+#[request(method = "_tandem/actions/run", response = ActionsRunResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionsRunRequest {
+    /// An open session.
+    pub session_id: String,
+    /// The action's name.
+    pub name: String,
+    /// Text for `$ARGUMENTS`.
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// How the action ended.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionsRunResponse {
+    /// The stop reason, as for `session/prompt`.
+    pub stop_reason: String,
+    /// A command action's output (exit status and bounded output); absent for prompts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// `_tandem/actions/list`.
+pub fn actions(
+    manager: &SessionManager,
+    session_id: &str,
+) -> Result<ActionsListResponse, crate::session::SessionError> {
+    use crate::session::commands::Action;
+    let actions = manager
+        .commands(session_id)?
+        .into_iter()
+        .filter(|c| c.configured)
+        .map(|c| ActionInfo {
+            takes_arguments: c.hint.is_some(),
+            kind: if matches!(c.action, Action::Command(_)) {
+                "command"
+            } else {
+                "prompt"
+            }
+            .into(),
+            name: c.name,
+            description: c.description,
+        })
+        .collect();
+    Ok(ActionsListResponse { actions })
+}
+
 /// `_tandem/status`.
 pub fn status(manager: &SessionManager) -> StatusResponse {
     let config = manager.config();
@@ -209,6 +296,14 @@ pub fn schema_files() -> Vec<(&'static str, Value)> {
         (
             "session-export.json",
             json!({"method": "_tandem/session/export", "request": of::<ExportRequest>(), "response": of::<ExportResponse>()}),
+        ),
+        (
+            "actions-list.json",
+            json!({"method": "_tandem/actions/list", "request": of::<ActionsListRequest>(), "response": of::<ActionsListResponse>()}),
+        ),
+        (
+            "actions-run.json",
+            json!({"method": "_tandem/actions/run", "request": of::<ActionsRunRequest>(), "response": of::<ActionsRunResponse>()}),
         ),
     ]
 }

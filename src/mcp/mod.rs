@@ -77,24 +77,9 @@ pub fn merge(lists: impl IntoIterator<Item = Vec<ServerSpec>>) -> Vec<ServerSpec
     merged
 }
 
-/// `mcp_servers` from a project's `.tandem/config.toml` (other keys are left to their readers).
+/// `mcp_servers` from a project's `.tandem/config.toml`.
 pub fn project_servers(cwd: &std::path::Path) -> Vec<ServerSpec> {
-    #[derive(Deserialize, Default)]
-    struct Project {
-        #[serde(default)]
-        mcp_servers: Vec<ServerSpec>,
-    }
-    let path = cwd.join(".tandem").join("config.toml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Vec::new();
-    };
-    match toml::from_str::<Project>(&text) {
-        Ok(p) => p.mcp_servers,
-        Err(e) => {
-            tracing::warn!(path = %path.display(), "ignoring the project's MCP servers: {e}");
-            Vec::new()
-        }
-    }
+    crate::config::project(cwd).mcp_servers
 }
 
 /// One server's state.

@@ -17,11 +17,14 @@ use crate::permission::Mode;
 use crate::store::{Record, Transcript};
 use crate::turn::{self, StopReason, TurnContext, TurnOutcome, lock};
 
+/// How a prompt ended, with a command action's output.
+pub(super) type Ran = (StopReason, Option<String>);
+
 /// A request to the actor.
 pub(super) enum Command {
     Prompt {
         parts: Vec<UserPart>,
-        reply: oneshot::Sender<Result<StopReason, SessionError>>,
+        reply: oneshot::Sender<Result<Ran, SessionError>>,
     },
     Cancel,
     SetMode {
@@ -55,7 +58,7 @@ pub(super) struct Actor {
 struct Running {
     task: JoinHandle<TurnOutcome>,
     cancel: CancellationToken,
-    reply: oneshot::Sender<Result<StopReason, SessionError>>,
+    reply: oneshot::Sender<Result<Ran, SessionError>>,
 }
 
 impl Actor {
@@ -149,7 +152,7 @@ impl Actor {
     fn start_prompt(
         &mut self,
         mut parts: Vec<UserPart>,
-        reply: oneshot::Sender<Result<StopReason, SessionError>>,
+        reply: oneshot::Sender<Result<Ran, SessionError>>,
     ) -> Running {
         let invoked = match parts.first() {
             Some(UserPart::Text(text)) => commands::parse(text).and_then(|(name, args)| {
@@ -167,6 +170,21 @@ impl Actor {
                 self.history.clone(),
                 cancel.clone(),
             )),
+            Some((Action::Command(command), _)) => {
+                let name = match parts.first() {
+                    Some(UserPart::Text(text)) => commands::parse(text)
+                        .map(|(n, _)| n.to_string())
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                tokio::spawn(turn::run_action(
+                    self.turn.clone(),
+                    self.history.clone(),
+                    name,
+                    command,
+                    cancel.clone(),
+                ))
+            }
             other => {
                 if let Some((Action::Prompt(template), args)) = other {
                     // The model sees the command's prompt; the transcript keeps it as sent.
@@ -193,7 +211,7 @@ impl Actor {
     fn finish(
         &mut self,
         outcome: Result<TurnOutcome, tokio::task::JoinError>,
-        reply: oneshot::Sender<Result<StopReason, SessionError>>,
+        reply: oneshot::Sender<Result<Ran, SessionError>>,
     ) {
         if self.title.is_none() {
             let first = self.history.iter().find_map(|m| match m {
@@ -211,7 +229,11 @@ impl Actor {
         let result = match outcome {
             Ok(outcome) => {
                 self.history = outcome.history;
-                outcome.result.map_err(SessionError::Model)
+                let output = outcome.output;
+                outcome
+                    .result
+                    .map(|stop| (stop, output))
+                    .map_err(SessionError::Model)
             }
             Err(join) => {
                 tracing::error!(session = %self.id, "turn task failed: {join}");

@@ -11,6 +11,8 @@ pub enum Action {
     Compact,
     /// Run a normal turn with this prompt template.
     Prompt(String),
+    /// Run this shell command under the permission rules.
+    Command(String),
 }
 
 /// A command the editor can offer.
@@ -24,6 +26,8 @@ pub struct SlashCommand {
     pub hint: Option<String>,
     /// What it does.
     pub action: Action,
+    /// Declared as a custom action in a config file (`[[actions]]`).
+    pub configured: bool,
 }
 
 /// The prompt `/init` runs.
@@ -34,19 +38,25 @@ follow. If AGENTS.md already exists, improve it and keep what is still true. $AR
 
 /// The built-in commands, then custom ones (a project command replaces a user command of the
 /// same name; built-ins cannot be replaced).
-pub fn discover(cwd: &Path, config_dir: &Path) -> Vec<SlashCommand> {
+pub fn discover(
+    cwd: &Path,
+    config_dir: &Path,
+    actions: &[crate::config::ActionSpec],
+) -> Vec<SlashCommand> {
     let mut commands = vec![
         SlashCommand {
             name: "compact".into(),
             description: "Summarize the earlier conversation now to free context".into(),
             hint: None,
             action: Action::Compact,
+            configured: false,
         },
         SlashCommand {
             name: "init".into(),
             description: "Write or improve AGENTS.md for this project".into(),
             hint: Some("what to focus on (optional)".into()),
             action: Action::Prompt(INIT_PROMPT.into()),
+            configured: false,
         },
     ];
     let builtin = commands.len();
@@ -72,6 +82,35 @@ pub fn discover(cwd: &Path, config_dir: &Path) -> Vec<SlashCommand> {
             commands.retain(|c| c.name != command.name);
             commands.push(command);
         }
+    }
+    // Custom actions: the user's, then the project's (a later one of the same name wins).
+    for spec in actions {
+        let action = match (&spec.prompt, &spec.command) {
+            (Some(prompt), None) => Action::Prompt(prompt.clone()),
+            (None, Some(command)) => Action::Command(command.clone()),
+            _ => {
+                tracing::warn!(action = %spec.name, "an action needs exactly one of `prompt` or `command`; ignored");
+                continue;
+            }
+        };
+        if commands[..builtin].iter().any(|c| c.name == spec.name)
+            || spec.name.chars().any(char::is_whitespace)
+        {
+            tracing::warn!(action = %spec.name, "an action cannot be named like a built-in command or contain spaces; ignored");
+            continue;
+        }
+        commands.retain(|c| c.name != spec.name);
+        commands.push(SlashCommand {
+            name: spec.name.clone(),
+            description: spec.description.clone().unwrap_or_else(|| match &action {
+                Action::Command(c) => format!("Run `{c}`"),
+                _ => "Custom action".into(),
+            }),
+            hint: matches!(&action, Action::Prompt(p) if p.contains("$ARGUMENTS"))
+                .then(|| "arguments".to_string()),
+            action,
+            configured: true,
+        });
     }
     commands
 }
@@ -102,6 +141,7 @@ fn read(path: &Path) -> Option<SlashCommand> {
         description,
         hint: body.contains("$ARGUMENTS").then(|| "arguments".to_string()),
         action: Action::Prompt(body.trim().to_string()),
+        configured: false,
     })
 }
 
@@ -168,7 +208,7 @@ mod tests {
             "---\ndescription: \"Review a file\"\n---\nReview $ARGUMENTS carefully.\n",
         )
         .unwrap();
-        let commands = discover(&cwd, &config);
+        let commands = discover(&cwd, &config, &[]);
         let names: Vec<_> = commands.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["compact", "init", "review"]);
         let review = &commands[2];

@@ -265,7 +265,14 @@ impl SessionManager {
         // The workspace root is judged by where the directory really is (symlinks resolved).
         let root = s.cwd.canonicalize().unwrap_or_else(|_| s.cwd.clone());
         let options = options::views(&s.settings, &self.config);
-        let commands = commands::discover(&s.cwd, &self.config.config_dir);
+        let actions: Vec<_> = self
+            .config
+            .actions
+            .iter()
+            .cloned()
+            .chain(crate::config::project(&s.cwd).actions)
+            .collect();
+        let commands = commands::discover(&s.cwd, &self.config.config_dir, &actions);
         let shared = Arc::new(Mutex::new(s.settings.clone()));
         let transcript = Arc::new(s.transcript);
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
@@ -302,7 +309,14 @@ impl SessionManager {
         };
         let view = actor.turn.clone();
         tokio::spawn(actor.run(rx));
-        self.lock().insert(s.id.clone(), Live { tx, view });
+        self.lock().insert(
+            s.id.clone(),
+            Live {
+                tx,
+                view,
+                commands: commands.clone(),
+            },
+        );
         NewSession {
             id: s.id,
             settings: s.settings,
@@ -377,9 +391,26 @@ impl SessionManager {
 
     /// Runs a prompt to its end; resolves when the turn stops.
     pub async fn prompt(&self, id: &str, parts: Vec<UserPart>) -> Result<StopReason, SessionError> {
+        self.run(id, parts).await.map(|(stop, _)| stop)
+    }
+
+    /// Runs a prompt (or a slash command) and returns a command action's output too.
+    pub async fn run(
+        &self,
+        id: &str,
+        parts: Vec<UserPart>,
+    ) -> Result<(StopReason, Option<String>), SessionError> {
         let (reply, rx) = oneshot::channel();
         self.send(id, Command::Prompt { parts, reply })?;
         rx.await.map_err(|_| gone(id))?
+    }
+
+    /// The slash commands (built-in, custom, actions) of an open session.
+    pub fn commands(&self, id: &str) -> Result<Vec<commands::SlashCommand>, SessionError> {
+        self.lock()
+            .get(id)
+            .map(|live| live.commands.clone())
+            .ok_or_else(|| SessionError::NotFound(id.to_string()))
     }
 
     /// Cancels the running turn, if any.
@@ -440,6 +471,7 @@ impl SessionManager {
 struct Live {
     tx: mpsc::UnboundedSender<Command>,
     view: TurnContext,
+    commands: Vec<commands::SlashCommand>,
 }
 
 /// What `_tandem/status` and `_tandem/usage` report about an open session.

@@ -152,7 +152,7 @@ impl Shown<'_> {
 }
 
 /// Runs one call through the policy; returns what the model reads and the final view.
-async fn run_one(
+pub(super) async fn run_one(
     ctx: &TurnContext,
     call: &ToolCall,
     cancel: &CancellationToken,

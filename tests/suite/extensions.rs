@@ -61,7 +61,13 @@ async fn status_usage_and_export() {
     let init = agent.initialize().await;
     assert_eq!(
         init["agentCapabilities"]["_meta"]["tandem"]["methods"],
-        json!(["_tandem/status", "_tandem/usage", "_tandem/session/export"])
+        json!([
+            "_tandem/status",
+            "_tandem/usage",
+            "_tandem/session/export",
+            "_tandem/actions/list",
+            "_tandem/actions/run"
+        ])
     );
     let session = agent.new_session(&ws.project()).await["sessionId"]
         .as_str()
@@ -136,4 +142,113 @@ async fn status_usage_and_export() {
         "request",
         &json!({"sessionId": session, "format": "json"}),
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_actions_are_listed_run_and_offered_as_slash_commands() {
+    let mock = MockModel::start(vec![
+        Reply::text(&["Hello, Ada!"]),
+        Reply::text(&["Noted."]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    ws.write("home/.config/tandem/config.toml", "[[actions]]\nname = \"greet\"\ndescription = \"Greet someone\"\nprompt = \"Say hello to $ARGUMENTS\"\n");
+    ws.write(
+        "project/.tandem/config.toml",
+        "[[actions]]\nname = \"count\"\ncommand = \"echo counted-$((2 + 3))\"\n",
+    );
+    let editor = crate::common::editor::FakeEditor::new();
+    let mut agent = Agent::spawn_with(&ws.env(&mock), &[], Some(editor.clone()));
+    agent.initialize().await;
+    let session = agent.new_session(&ws.project()).await;
+    let id = session["sessionId"].as_str().unwrap().to_string();
+    let names: Vec<_> = session["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"greet") && names.contains(&"count"),
+        "{names:?}"
+    );
+
+    let list = agent
+        .request_ok("_tandem/actions/list", json!({"sessionId": id}))
+        .await;
+    assert_matches("actions-list.json", "response", &list);
+    assert_eq!(
+        list["actions"],
+        json!([
+            {"name": "greet", "description": "Greet someone", "kind": "prompt", "takesArguments": true},
+            {"name": "count", "description": "Run `echo counted-$((2 + 3))`", "kind": "command", "takesArguments": false}
+        ])
+    );
+
+    let greeted = agent
+        .request_ok(
+            "_tandem/actions/run",
+            json!({"sessionId": id, "name": "greet", "arguments": "Ada"}),
+        )
+        .await;
+    assert_matches("actions-run.json", "response", &greeted);
+    assert_eq!(greeted["stopReason"], "end_turn");
+    assert!(greeted.get("output").is_none());
+    assert_eq!(mock.requests()[0].last_user_text(), "Say hello to Ada");
+
+    // A command action runs under the permission rules: ask mode asks the editor.
+    let counted = agent
+        .request_ok(
+            "_tandem/actions/run",
+            json!({"sessionId": id, "name": "count"}),
+        )
+        .await;
+    assert_matches("actions-run.json", "response", &counted);
+    let output = counted["output"].as_str().unwrap();
+    assert!(
+        output.contains("Exit code: 0") && output.contains("counted-5"),
+        "{output}"
+    );
+    assert_eq!(editor.params_of("session/request_permission").len(), 1);
+    // The model learns what ran.
+    agent.prompt(&id, "ok?").await;
+    let texts: Vec<String> = mock.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| crate::common::mock_model::content_text(&m["content"]))
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("[The user ran the `count` action") && t.contains("counted-5")),
+        "{texts:?}"
+    );
+
+    // Read-only mode refuses it; the slash command takes the same path.
+    agent
+        .request_ok(
+            "session/set_mode",
+            json!({"sessionId": id, "modeId": "read-only"}),
+        )
+        .await;
+    let refused = agent
+        .request_ok(
+            "_tandem/actions/run",
+            json!({"sessionId": id, "name": "count"}),
+        )
+        .await;
+    assert!(
+        refused["output"].as_str().unwrap().starts_with("Refused"),
+        "{refused}"
+    );
+    let (slash, _) = agent.prompt(&id, "/count").await;
+    assert_eq!(slash["result"]["stopReason"], "end_turn");
+    let unknown = agent
+        .request(
+            "_tandem/actions/run",
+            json!({"sessionId": id, "name": "nope"}),
+        )
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602);
 }
