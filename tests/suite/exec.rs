@@ -429,3 +429,66 @@ async fn doctor_checks_the_server_and_never_prints_the_key() {
     }
     drop(ws);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_exits_3() {
+    let mock = MockModel::start(vec![Reply::chunks(vec![
+        crate::common::mock_model::text("I can't help with that."),
+        crate::common::mock_model::finish("content_filter"),
+    ])])
+    .await;
+    let ws = Workspace::new();
+    let env = ws.env(&mock);
+    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
+        let r = exec(&ws, &env, &["do something bad"], None);
+        drop(ws);
+        r
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(stdout, "I can't help with that.\n");
+    assert!(stderr.contains("stopped: refusal"), "{stderr}");
+}
+
+#[test]
+fn an_interrupt_cancels_the_prompt_and_exits_130() {
+    let ws = Workspace::new();
+    let slow = ws.write("slow.json", &{
+        let events: Vec<serde_json::Value> = (0..400)
+            .map(|i| serde_json::json!({"text": format!("t{i} ")}))
+            .collect();
+        serde_json::json!({"turns": [{"delay_ms": 50, "events": events}]}).to_string()
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["exec", "--replay", &slow.to_string_lossy(), "go"])
+        .env_clear()
+        .envs(ws.base_env())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .current_dir(ws.project())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted, cancelling") && stderr.contains("stopped: cancelled"),
+        "{stderr}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("t0 t1"),
+        "the answer so far was printed"
+    );
+}
