@@ -58,11 +58,15 @@ pub struct CommonArgs {
 pub enum Command {
     /// Run one prompt headless and print the streamed answer to stdout.
     #[command(
-        after_help = "Exit status: 0 when the model finished its answer, 1 on an error, 2 on a usage or configuration error, \
-                            3 when the model refused, 4 when it hit its output limit, \
-                            130 when interrupted.\n\nExamples:\n  \
+        after_help = "Sessions started by exec are read-only unless --mode says otherwise: \
+                            the model may read and search, but edits and commands are refused.\n\n\
+                            Exit status: 0 when the model finished its answer, 1 on a model or tool error, 2 on a usage or configuration error, \
+                            3 when the model refused, 4 when it hit its output limit or --max-turns, \
+                            5 when --timeout expired, 130 when interrupted.\n\nExamples:\n  \
                             tandem exec --replay fixtures/demo/hello.json \"Say hello\"\n  \
-                            echo \"Explain src/main.rs\" | tandem exec --model gpt-4o-mini"
+                            echo \"Explain src/main.rs\" | tandem exec --model gpt-4o-mini\n  \
+                            tandem exec --mode full-access --max-turns 20 --timeout 600 \"Fix the failing test\"\n  \
+                            tandem exec --output json --session 7f3c... \"Now add a changelog entry\""
     )]
     Exec(ExecArgs),
     /// Check the configuration, data directory, API key and model server, and say what to fix.

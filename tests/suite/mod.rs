@@ -6,6 +6,7 @@ mod errors;
 mod exec;
 mod extensions;
 mod handshake;
+mod help;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
