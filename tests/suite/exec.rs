@@ -67,12 +67,17 @@ fn replay_demo_prints_the_answer_offline() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn prompt_from_stdin_against_a_server() {
+async fn prompt_from_stdin_with_a_chosen_model() {
     let mock = MockModel::start(vec![Reply::text(&["Four", "."])]).await;
     let ws = Workspace::new();
     let env = ws.env(&mock);
     let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
-        let r = exec(&ws, &env, &[], Some("What is 2+2?\n"));
+        let r = exec(
+            &ws,
+            &env,
+            &["--model", "picked-model", "-"],
+            Some("What is 2+2?\n"),
+        );
         drop(ws);
         r
     })
@@ -81,6 +86,7 @@ async fn prompt_from_stdin_against_a_server() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout, "Four.\n");
     assert_eq!(mock.requests()[0].last_user_text(), "What is 2+2?\n");
+    assert_eq!(mock.requests()[0].body["model"], "picked-model");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
