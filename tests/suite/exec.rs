@@ -35,6 +35,22 @@ fn exec(
     )
 }
 
+/// `exec` from an async test: the blocking wait runs off the runtime that serves the mock model.
+async fn exec_blocking(
+    ws: Workspace,
+    env: Vec<(String, String)>,
+    args: &[&str],
+    stdin: Option<&'static str>,
+) -> (i32, String, String) {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        exec(&ws, &env, &args, stdin)
+    })
+    .await
+    .unwrap()
+}
+
 fn fixture() -> String {
     format!("{}/fixtures/demo/hello.json", env!("CARGO_MANIFEST_DIR"))
 }
@@ -71,18 +87,13 @@ async fn prompt_from_stdin_with_a_chosen_model() {
     let mock = MockModel::start(vec![Reply::text(&["Four", "."])]).await;
     let ws = Workspace::new();
     let env = ws.env(&mock);
-    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
-        let r = exec(
-            &ws,
-            &env,
-            &["--model", "picked-model", "-"],
-            Some("What is 2+2?\n"),
-        );
-        drop(ws);
-        r
-    })
-    .await
-    .unwrap();
+    let (code, stdout, stderr) = exec_blocking(
+        ws,
+        env,
+        &["--model", "picked-model", "-"],
+        Some("What is 2+2?\n"),
+    )
+    .await;
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout, "Four.\n");
     assert_eq!(mock.requests()[0].last_user_text(), "What is 2+2?\n");
@@ -98,13 +109,7 @@ async fn a_model_error_exits_non_zero_with_the_message() {
     .await;
     let ws = Workspace::new();
     let env = ws.env(&mock);
-    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
-        let r = exec(&ws, &env, &["hi"], None);
-        drop(ws);
-        r
-    })
-    .await
-    .unwrap();
+    let (code, stdout, stderr) = exec_blocking(ws, env, &["hi"], None).await;
     assert_eq!(code, 1);
     assert_eq!(stdout, "");
     assert!(
@@ -445,13 +450,7 @@ async fn a_refusal_exits_3() {
     .await;
     let ws = Workspace::new();
     let env = ws.env(&mock);
-    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
-        let r = exec(&ws, &env, &["do something bad"], None);
-        drop(ws);
-        r
-    })
-    .await
-    .unwrap();
+    let (code, stdout, stderr) = exec_blocking(ws, env, &["do something bad"], None).await;
     assert_eq!(code, 3, "{stderr}");
     assert_eq!(stdout, "I can't help with that.\n");
     assert!(stderr.contains("stopped: refusal"), "{stderr}");
