@@ -117,6 +117,22 @@ mod tests {
         assert_eq!(retry.max_total, Duration::from_millis(1500));
     }
 
+    /// Every `toml` block in README.md is a config file a user may paste: it must parse.
+    #[test]
+    fn readme_examples_parse() {
+        let readme = include_str!("../../README.md");
+        let blocks: Vec<&str> = readme
+            .split("```toml\n")
+            .skip(1)
+            .map(|rest| rest.split("```").next().unwrap())
+            .collect();
+        assert!(!blocks.is_empty());
+        for block in blocks {
+            let parsed = toml::from_str::<FileConfig>(block);
+            assert!(parsed.is_ok(), "{block}\n{parsed:?}");
+        }
+    }
+
     #[test]
     fn unknown_keys_are_rejected() {
         assert!(toml::from_str::<FileConfig>("modle = \"x\"").is_err());
