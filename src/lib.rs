@@ -65,8 +65,8 @@ pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
         model = %config.default_model,
         "tandem ready on stdio"
     );
-    let grace = config.eof_grace;
-    let served = serve(Arc::new(config), client, transport::stdio(grace)).await;
+    let stdio = transport::stdio(config.eof_grace, config.max_message_bytes);
+    let served = serve(Arc::new(config), client, stdio).await;
     // stdin ended (or the connection failed): no MCP server may outlive tandem.
     mcp::kill_all();
     served

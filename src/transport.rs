@@ -5,6 +5,10 @@
 //!   protocol requires initialization to complete first);
 //! - when stdin ends, tandem keeps serving until every request it read has been answered;
 //!   after a grace period, running prompts are cancelled, and then the connection closes.
+//!
+//! Lines are read with a size limit: a longer one is answered with an error and its bytes are
+//! dropped as they arrive, never held; a line that is not UTF-8 gets a parse error. Either way
+//! the connection goes on.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -13,11 +17,13 @@ use std::time::Duration;
 use agent_client_protocol::Lines;
 use futures::{Sink, Stream};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader, Stdout};
 use tokio::sync::{Notify, mpsc};
 
 /// How long in-flight requests may run after stdin ends before prompts are cancelled.
 pub const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(300);
+/// Longest line read from stdin unless configured otherwise.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 /// How long cancelled prompts get to answer before the connection closes anyway.
 const AFTER_CANCEL: Duration = Duration::from_secs(10);
 
@@ -81,42 +87,152 @@ fn note_outgoing(ledger: &Ledger, line: &str) {
     ledger.answered.notify_waiters();
 }
 
-/// The stdio transport with a grace period after stdin ends.
+/// stdout, shared by the SDK's outgoing lines and the transport's own error replies, so whole
+/// lines never interleave.
+type Out = Arc<tokio::sync::Mutex<Stdout>>;
+
+async fn write_line(out: &Out, line: &str) -> std::io::Result<()> {
+    let mut out = out.lock().await;
+    out.write_all(line.as_bytes()).await?;
+    if !line.ends_with('\n') {
+        out.write_all(b"\n").await?;
+    }
+    out.flush().await
+}
+
+/// The stdio transport with a grace period after stdin ends and a line size limit.
 pub fn stdio(
     grace: Duration,
+    max_line: usize,
 ) -> Lines<
     impl Sink<String, Error = std::io::Error> + Send + 'static,
     impl Stream<Item = std::io::Result<String>> + Send + 'static,
 > {
     let ledger = Arc::new(Ledger::default());
     let (tx, rx) = mpsc::channel::<std::io::Result<String>>(64);
-    tokio::spawn(read_stdin(tx, ledger.clone(), grace));
-    let outgoing = futures::sink::unfold(
-        (tokio::io::stdout(), ledger),
-        |(mut out, ledger), line: String| async move {
-            out.write_all(line.as_bytes()).await?;
-            if !line.ends_with('\n') {
-                out.write_all(b"\n").await?;
-            }
-            out.flush().await?;
-            note_outgoing(&ledger, &line);
-            Ok::<_, std::io::Error>((out, ledger))
-        },
-    );
+    let out: Out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
+    tokio::spawn(read_stdin(tx, ledger.clone(), grace, max_line, out.clone()));
+    let outgoing = futures::sink::unfold((out, ledger), |(out, ledger), line: String| async move {
+        write_line(&out, &line).await?;
+        note_outgoing(&ledger, &line);
+        Ok::<_, std::io::Error>((out, ledger))
+    });
     let incoming = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|item| (item, rx))
     });
     Lines::new(Box::pin(outgoing), incoming)
 }
 
+/// One line of input.
+#[derive(Debug, PartialEq)]
+enum Frame {
+    /// A line within the limit, without its `\n` (or `\r\n`).
+    Line(Vec<u8>),
+    /// A line over the limit, of this many bytes; they were discarded as they arrived.
+    TooLong(u64),
+    End,
+}
+
+/// Reads the next line, holding at most `max` bytes of it.
+async fn next_frame<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Frame> {
+    let mut line = Vec::new();
+    let mut seen: u64 = 0;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            // End of input: a last line without a newline still counts.
+            return Ok(match seen {
+                0 => Frame::End,
+                n if n > max as u64 => Frame::TooLong(n),
+                _ => Frame::Line(line),
+            });
+        }
+        let newline = available.iter().position(|b| *b == b'\n');
+        let chunk = &available[..newline.unwrap_or(available.len())];
+        seen += chunk.len() as u64;
+        if seen <= max as u64 {
+            line.extend_from_slice(chunk);
+        } else if !line.is_empty() {
+            line = Vec::new();
+        }
+        let used = chunk.len() + usize::from(newline.is_some());
+        reader.consume(used);
+        if newline.is_some() {
+            if seen > max as u64 {
+                return Ok(Frame::TooLong(seen));
+            }
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(Frame::Line(line));
+        }
+    }
+}
+
+/// A JSON-RPC error for a line that never reached the protocol layer (its id is unknown).
+fn framing_error(code: i32, message: &str, data: String) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message, "data": data},
+    })
+    .to_string()
+}
+
+/// The next line that is text, answering the ones that are too long or not UTF-8.
+async fn next_text<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    max: usize,
+    out: &Out,
+) -> std::io::Result<Option<String>> {
+    loop {
+        let reply = match next_frame(reader, max).await? {
+            Frame::End => return Ok(None),
+            Frame::Line(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => return Ok(Some(text)),
+                Err(e) => {
+                    let at = e.utf8_error().valid_up_to();
+                    tracing::warn!(
+                        byte = at,
+                        "a line on stdin is not valid UTF-8; answered with a parse error"
+                    );
+                    framing_error(
+                        -32700,
+                        "Parse error",
+                        format!("the message is not valid UTF-8 (at byte {at})"),
+                    )
+                }
+            },
+            Frame::TooLong(size) => {
+                tracing::warn!(
+                    size,
+                    max,
+                    "a line on stdin is over the size limit; discarded"
+                );
+                framing_error(
+                    -32600,
+                    "Invalid request",
+                    format!(
+                        "the message is {size} bytes, over the limit of {max} \
+                         (max_message_bytes, TANDEM_MAX_MESSAGE_BYTES); it was discarded"
+                    ),
+                )
+            }
+        };
+        write_line(out, &reply).await?;
+    }
+}
+
 async fn read_stdin(
     tx: mpsc::Sender<std::io::Result<String>>,
     ledger: Arc<Ledger>,
     grace: Duration,
+    max_line: usize,
+    out: Out,
 ) {
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut stdin = BufReader::new(tokio::io::stdin());
     loop {
-        let line = match lines.next_line().await {
+        let line = match next_text(&mut stdin, max_line, &out).await {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(e) => {
@@ -171,6 +287,42 @@ async fn read_stdin(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    async fn frames(input: &[u8], max: usize) -> Vec<Frame> {
+        // A small buffer so lines span many reads.
+        let mut reader = BufReader::with_capacity(4, input);
+        let mut frames = Vec::new();
+        loop {
+            let frame = next_frame(&mut reader, max).await.unwrap();
+            let end = frame == Frame::End;
+            frames.push(frame);
+            if end {
+                return frames;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_over_the_limit_are_measured_and_skipped() {
+        let long = "x".repeat(1000);
+        let input = format!("{{\"a\":1}}\r\n{long}\n\nok\n0123456789\ntail");
+        assert_eq!(
+            frames(input.as_bytes(), 10).await,
+            vec![
+                Frame::Line(b"{\"a\":1}".to_vec()),
+                Frame::TooLong(1000),
+                Frame::Line(Vec::new()),
+                Frame::Line(b"ok".to_vec()),
+                Frame::Line(b"0123456789".to_vec()),
+                Frame::Line(b"tail".to_vec()),
+                Frame::End,
+            ]
+        );
+        assert_eq!(
+            frames(b"0123456789a", 10).await,
+            vec![Frame::TooLong(11), Frame::End]
+        );
+    }
 
     #[tokio::test]
     async fn answers_clear_pending_requests_and_sessions_are_noted() {

@@ -152,6 +152,9 @@ pub struct Config {
     /// How long requests may run after stdin ends before prompts are cancelled
     /// (`TANDEM_EOF_GRACE_SECS`).
     pub eof_grace: Duration,
+    /// Longest JSON-RPC line read from stdin; longer ones are refused and discarded
+    /// (`TANDEM_MAX_MESSAGE_BYTES`, `max_message_bytes`).
+    pub max_message_bytes: usize,
     /// Custom actions from the user's config file (`[[actions]]`).
     pub actions: Vec<ActionSpec>,
     /// MCP servers from the user's config file (`[[mcp_servers]]`).
@@ -343,6 +346,29 @@ impl Config {
                 ),
                 None => crate::transport::DEFAULT_EOF_GRACE,
             },
+            max_message_bytes: match env_nonempty("TANDEM_MAX_MESSAGE_BYTES") {
+                Some(v) => v
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| {
+                        ConfigError::Invalid(format!(
+                            "TANDEM_MAX_MESSAGE_BYTES must be a positive number of bytes, got `{v}`"
+                        ))
+                    })?,
+                None => match file.max_message_bytes {
+                    Some(0) => {
+                        return Err(ConfigError::Invalid(
+                            "max_message_bytes must be positive".into(),
+                        ));
+                    }
+                    Some(n) => n,
+                    None => crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+                },
+            }
+            .try_into()
+            .unwrap_or(usize::MAX),
             compact_threshold: match file.compact_threshold {
                 Some(t) if t > 0.0 && t <= 1.0 => t,
                 Some(_) => {

@@ -110,9 +110,13 @@ type Pending = Arc<Mutex<HashMap<u64, (String, oneshot::Sender<Value>)>>>;
 type Stdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
 
 async fn write_line(stdin: &Stdin, line: &str) {
+    write_bytes(stdin, line.as_bytes()).await;
+}
+
+async fn write_bytes(stdin: &Stdin, line: &[u8]) {
     let mut guard = stdin.lock().await;
     let stdin = guard.as_mut().expect("stdin open");
-    stdin.write_all(line.as_bytes()).await.unwrap();
+    stdin.write_all(line).await.unwrap();
     stdin.write_all(b"\n").await.unwrap();
     stdin.flush().await.unwrap();
 }
@@ -239,6 +243,11 @@ impl Agent {
             stdout_lines,
             next_id: 1,
         }
+    }
+
+    /// Writes one line of arbitrary bytes (not necessarily UTF-8) to the agent's stdin.
+    pub async fn send_bytes(&mut self, line: &[u8]) {
+        write_bytes(&self.stdin, line).await;
     }
 
     /// Writes one raw line to the agent's stdin.

@@ -24,6 +24,46 @@ async fn malformed_json_is_a_parse_error_and_nothing_is_lost() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_lines_and_invalid_utf8_get_errors_and_the_session_goes_on() {
+    let mock = MockModel::start(vec![Reply::text(&["still here"])]).await;
+    let ws = Workspace::new();
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MAX_MESSAGE_BYTES".into(), "4096".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+
+    // A prompt of 5 MB, far over the limit: refused without an id, nothing reaches the model.
+    let huge = json!({"jsonrpc": "2.0", "id": 900, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "x".repeat(5_000_000)}]}});
+    agent.send_line(&huge.to_string()).await;
+    let error = agent.next_message().await;
+    assert_eq!(error["error"]["code"], -32600);
+    assert_eq!(error["id"], serde_json::Value::Null);
+    let data = error["error"]["data"].as_str().unwrap();
+    assert!(data.contains("over the limit of 4096"), "{data}");
+
+    // Invalid UTF-8 inside an otherwise fine request.
+    let mut bad =
+        br#"{"jsonrpc":"2.0","id":901,"method":"session/list","params":{"cwd":"/"#.to_vec();
+    bad.extend_from_slice(&[0xff, 0xfe]);
+    bad.extend_from_slice(br#""}}"#);
+    agent.send_bytes(&bad).await;
+    let error = agent.next_message().await;
+    assert_eq!(error["error"]["code"], -32700);
+    assert!(error["error"]["data"].as_str().unwrap().contains("UTF-8"));
+
+    let (response, updates) = agent.prompt(&session, "ok?").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    assert_eq!(joined(&updates, "agent_message_chunk"), "still here");
+    assert_eq!(mock.requests().len(), 1);
+    assert!(
+        !agent.stderr().contains(&"x".repeat(5000)),
+        "the big line was not logged"
+    );
+    agent.assert_valid();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_methods_are_method_not_found() {
     let (_mock, _ws, mut agent, session) = session_with(vec![]).await;
     let r = agent
