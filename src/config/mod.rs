@@ -333,40 +333,32 @@ impl Config {
             mcp_servers: file.mcp_servers.clone(),
             actions: file.actions.clone(),
             eof_grace: match env_nonempty("TANDEM_EOF_GRACE_SECS") {
-                Some(v) => Duration::from_secs_f64(
-                    v.trim()
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|s| s.is_finite() && *s >= 0.0)
-                        .ok_or_else(|| {
-                            ConfigError::Invalid(format!(
-                                "TANDEM_EOF_GRACE_SECS must be a number of seconds, got `{v}`"
-                            ))
-                        })?,
-                ),
+                Some(v) => Duration::from_secs_f64(parse_env(
+                    "TANDEM_EOF_GRACE_SECS",
+                    &v,
+                    |s: &f64| s.is_finite() && *s >= 0.0,
+                    "a number of seconds",
+                )?),
                 None => crate::transport::DEFAULT_EOF_GRACE,
             },
             max_message_bytes: match env_nonempty("TANDEM_MAX_MESSAGE_BYTES") {
-                Some(v) => v
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| {
-                        ConfigError::Invalid(format!(
-                            "TANDEM_MAX_MESSAGE_BYTES must be a positive number of bytes, got `{v}`"
-                        ))
-                    })?,
-                None => match file.max_message_bytes {
-                    Some(0) => {
-                        return Err(ConfigError::Invalid(
-                            "max_message_bytes must be positive".into(),
-                        ));
-                    }
-                    Some(n) => n,
-                    None => crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
-                },
+                Some(v) => Some(parse_env(
+                    "TANDEM_MAX_MESSAGE_BYTES",
+                    &v,
+                    |n: &u64| *n > 0,
+                    "a positive number of bytes",
+                )?),
+                None => file.max_message_bytes,
             }
+            .map_or(
+                Ok(crate::transport::DEFAULT_MAX_MESSAGE_BYTES),
+                |n| match n {
+                    0 => Err(ConfigError::Invalid(
+                        "max_message_bytes must be positive".into(),
+                    )),
+                    n => Ok(n),
+                },
+            )?
             .try_into()
             .unwrap_or(usize::MAX),
             compact_threshold: match file.compact_threshold {
@@ -460,6 +452,21 @@ fn resolve_models(
 /// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
 /// `$(cat keyfile)`) is dropped, and what a header cannot carry (control or non-ASCII
 /// characters) is refused with a clear message.
+/// An environment variable's value parsed as `T`, or a configuration error saying what it must be.
+fn parse_env<T: std::str::FromStr>(
+    name: &str,
+    value: &str,
+    valid: impl Fn(&T) -> bool,
+    what: &str,
+) -> Result<T, ConfigError> {
+    value
+        .trim()
+        .parse::<T>()
+        .ok()
+        .filter(|v| valid(v))
+        .ok_or_else(|| ConfigError::Invalid(format!("{name} must be {what}, got `{value}`")))
+}
+
 fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
     let key = key.trim();
     if key.chars().any(|c| c.is_control() || !c.is_ascii()) {
@@ -495,113 +502,4 @@ fn default_home(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn resolve(overrides: Overrides, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let mut vars_with_home = map.clone();
-        vars_with_home
-            .entry("HOME".into())
-            .or_insert_with(|| "/nonexistent-home".into());
-        Config::resolve(&overrides, &move |k| vars_with_home.get(k).cloned())
-    }
-
-    #[test]
-    fn defaults_are_openai() {
-        let c = resolve(Overrides::default(), &[]).unwrap();
-        assert_eq!(c.endpoint.base_url, "https://api.openai.com/v1");
-        assert!(c.endpoint.requires_key);
-        assert_eq!(c.default_model, "gpt-4o-mini");
-        assert_eq!(c.default_mode, Mode::Ask);
-        assert_eq!(
-            c.home,
-            PathBuf::from("/nonexistent-home/.local/share/tandem")
-        );
-        assert_eq!(c.retry, RetryPolicy::default());
-    }
-
-    #[test]
-    fn flags_beat_env() {
-        let overrides = Overrides {
-            base_url: Some("http://flag/v1/".into()),
-            model: Some("flag-model".into()),
-            ..Overrides::default()
-        };
-        let c = resolve(
-            overrides,
-            &[
-                ("OPENAI_BASE_URL", "http://env/v1"),
-                ("TANDEM_MODEL", "env-model"),
-            ],
-        )
-        .unwrap();
-        assert_eq!(c.endpoint.base_url, "http://flag/v1");
-        assert_eq!(c.default_model, "flag-model");
-        assert!(
-            !c.endpoint.requires_key,
-            "a custom endpoint does not demand a key"
-        );
-    }
-
-    #[test]
-    fn preset_sets_url_and_key_variable() {
-        let c = resolve(
-            Overrides::default(),
-            &[("TANDEM_PROVIDER", "groq"), ("GROQ_API_KEY", "gsk-1")],
-        )
-        .unwrap();
-        assert_eq!(c.endpoint.base_url, "https://api.groq.com/openai/v1");
-        assert_eq!(c.endpoint.api_key_env, "GROQ_API_KEY");
-        assert_eq!(
-            c.endpoint.api_key.as_ref().map(ApiKey::expose),
-            Some("gsk-1")
-        );
-    }
-
-    #[test]
-    fn unknown_provider_and_mode_are_errors() {
-        let err = resolve(Overrides::default(), &[("TANDEM_PROVIDER", "acme")]).unwrap_err();
-        assert!(err.to_string().contains("known providers: openai"));
-        let err = resolve(Overrides::default(), &[("TANDEM_MODE", "yolo")]).unwrap_err();
-        assert!(err.to_string().contains("accept-edits"));
-    }
-
-    #[test]
-    fn models_list_always_holds_the_default() {
-        let c = resolve(
-            Overrides::default(),
-            &[
-                ("TANDEM_MODEL", "o3"),
-                ("TANDEM_MODELS", "gpt-4o, gpt-4o ,llama"),
-            ],
-        )
-        .unwrap();
-        let ids: Vec<_> = c.models.iter().map(|m| m.id.as_str()).collect();
-        assert_eq!(ids, ["o3", "gpt-4o", "llama"]);
-        assert!(c.models[0].reasoning_effort);
-        assert_eq!(c.models[2].context_window, 128_000);
-    }
-
-    #[test]
-    fn keys_are_trimmed_and_checked() {
-        let c = resolve(Overrides::default(), &[("OPENAI_API_KEY", "sk-abc\n")]).unwrap();
-        assert_eq!(c.endpoint.api_key.unwrap().expose(), "sk-abc");
-        let err = resolve(Overrides::default(), &[("OPENAI_API_KEY", "sk-a\u{7}bc")]).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("OPENAI_API_KEY contains control or non-ASCII")
-        );
-        assert!(resolve(Overrides::default(), &[("OPENAI_API_KEY", "sk-ключ")]).is_err());
-    }
-
-    #[test]
-    fn api_key_debug_is_redacted() {
-        let key = ApiKey::new("sk-secret");
-        assert!(!format!("{key:?}").contains("secret"));
-    }
-}
+mod tests;
