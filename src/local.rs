@@ -11,15 +11,28 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::ExitStatus;
 
-/// Reads a file as UTF-8 text (lossily), refusing device files and FIFOs.
+/// Why an existing path must not be read as a file: a directory, or a FIFO, socket or device
+/// (reading those can block forever or never end). `None` for a regular file or no file at all.
+pub async fn unreadable(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = tokio::fs::metadata(path).await.ok()?.file_type();
+    if kind.is_file() {
+        None
+    } else if kind.is_dir() {
+        Some("is a directory")
+    } else if kind.is_fifo() {
+        Some("is a FIFO (named pipe), not a regular file")
+    } else if kind.is_char_device() || kind.is_block_device() {
+        Some("is a device file, not a regular file")
+    } else {
+        Some("is not a regular file")
+    }
+}
+
+/// Reads a file as UTF-8 text (lossily), refusing directories, device files and FIFOs.
 pub async fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
-    let meta = tokio::fs::metadata(path).await?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other(if meta.is_dir() {
-            "is a directory"
-        } else {
-            "is not a regular file"
-        }));
+    if let Some(why) = unreadable(path).await {
+        return Err(std::io::Error::other(why));
     }
     tokio::fs::read(path).await
 }

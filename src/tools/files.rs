@@ -33,6 +33,10 @@ impl ReadError {
 
 /// Reads a whole text file.
 pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
+    // Checked before the editor is asked too: it might block on a FIFO just as we would.
+    if let Some(why) = local::unreadable(path).await {
+        return Err(ReadError::Other(why.to_string()));
+    }
     if env.caps.read_text_file {
         return env
             .client

@@ -117,6 +117,37 @@ async fn read_failures_are_results_the_model_can_act_on() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifos_and_devices_are_never_read_locally_or_by_the_editor() {
+    for caps in [json!({}), full_caps()] {
+        let script = vec![
+            Reply::tools(&[
+                ("fifo", "read_file", json!({"path": "pipe"})),
+                ("device", "read_file", json!({"path": "/dev/zero"})),
+            ]),
+            Reply::text(&["ok"]),
+        ];
+        let (mock, ws, mut agent, session, editor) =
+            tool_session(script, caps.clone(), "full-access").await;
+        let fifo = ws.project().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (response, _) = agent.prompt(&session, "read them").await;
+        assert_eq!(response["result"]["stopReason"], "end_turn", "{caps}");
+        let second = &mock.requests()[1];
+        assert!(
+            tool_result(second, "fifo").contains("is a FIFO (named pipe)"),
+            "{caps}: {}",
+            tool_result(second, "fifo")
+        );
+        assert!(tool_result(second, "device").contains("is a device file"));
+        assert!(editor.params_of("fs/read_text_file").is_empty(), "{caps}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editors_not_found_error_becomes_a_result() {
     let (mock, _ws, mut agent, session, _editor) = tool_session(
         one_call("c1", "read_file", json!({"path": "ghost.rs"})),
