@@ -373,14 +373,21 @@ impl SessionManager {
     /// Frees an open session (its running turn is cancelled); the transcript stays.
     pub fn close(&self, id: &str) -> Result<(), SessionError> {
         match self.lock().remove(id) {
-            Some(_) => Ok(()),
+            Some(live) => {
+                live.stop();
+                Ok(())
+            }
             None => Err(SessionError::NotFound(id.to_string())),
         }
     }
 
     /// Closes a session if open and removes its transcript.
     pub fn delete(&self, id: &str) -> Result<(), SessionError> {
-        let was_open = self.lock().remove(id).is_some();
+        let removed = self.lock().remove(id);
+        let was_open = removed.is_some();
+        if let Some(live) = removed {
+            live.stop();
+        }
         match self.store.delete(id) {
             Ok(()) => Ok(()),
             Err(store::StoreError::NotFound(_)) if was_open => Ok(()),
@@ -472,6 +479,14 @@ struct Live {
     tx: mpsc::UnboundedSender<Command>,
     view: TurnContext,
     commands: Vec<commands::SlashCommand>,
+}
+
+impl Live {
+    /// Ends the session here and now: its MCP servers are stopped before the caller answers,
+    /// rather than whenever the actor next runs (it cancels any running turn as it ends).
+    fn stop(self) {
+        self.view.mcp.shutdown();
+    }
 }
 
 /// What `_tandem/status` and `_tandem/usage` report about an open session.
