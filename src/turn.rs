@@ -155,6 +155,17 @@ pub struct TurnOutcome {
     pub output: Option<String>,
 }
 
+impl TurnOutcome {
+    /// A turn that ended without a command action's output.
+    fn ended(history: Vec<Message>, result: Result<StopReason, ModelError>) -> Self {
+        TurnOutcome {
+            history,
+            result,
+            output: None,
+        }
+    }
+}
+
 /// How one model response ended.
 enum End {
     Finished(Option<String>),
@@ -182,7 +193,7 @@ pub async fn run_turn(
     tokio::select! {
         () = ctx.mcp.settled() => {}
         () = cancel.cancelled() => {
-            return TurnOutcome { history: conversation, result: Ok(StopReason::Cancelled), output: None };
+            return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
         }
     }
     let mut retried_context = false;
@@ -206,11 +217,7 @@ pub async fn run_turn(
                     continue;
                 }
                 compact::Compacted::Cancelled => {
-                    return TurnOutcome {
-                        history: conversation,
-                        result: Ok(StopReason::Cancelled),
-                        output: None,
-                    };
+                    return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
                 }
                 // Go on with the full conversation; the server will say if it does not fit.
                 compact::Compacted::Nothing | compact::Compacted::Failed(_) => {}
@@ -255,11 +262,7 @@ pub async fn run_turn(
         let finish = match response.end {
             End::Cancelled => {
                 unanswered(&mut conversation, "Not run: the user cancelled the turn.");
-                return TurnOutcome {
-                    history: conversation,
-                    result: Ok(StopReason::Cancelled),
-                    output: None,
-                };
+                return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
             }
             End::Failed(e)
                 if e.class == ErrorClass::ContextLength && !retried_context && calls.is_empty() =>
@@ -272,28 +275,16 @@ pub async fn run_turn(
                         continue;
                     }
                     compact::Compacted::Cancelled => {
-                        return TurnOutcome {
-                            history: conversation,
-                            result: Ok(StopReason::Cancelled),
-                            output: None,
-                        };
+                        return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
                     }
                     compact::Compacted::Nothing | compact::Compacted::Failed(_) => {
-                        return TurnOutcome {
-                            history: conversation,
-                            result: Err(e),
-                            output: None,
-                        };
+                        return TurnOutcome::ended(conversation, Err(e));
                     }
                 }
             }
             End::Failed(e) => {
                 unanswered(&mut conversation, "Not run: the model request failed.");
-                return TurnOutcome {
-                    history: conversation,
-                    result: Err(e),
-                    output: None,
-                };
+                return TurnOutcome::ended(conversation, Err(e));
             }
             End::Finished(finish) => finish,
         };
@@ -303,28 +294,16 @@ pub async fn run_turn(
                 Some("content_filter") => StopReason::Refusal,
                 _ => StopReason::EndTurn,
             };
-            return TurnOutcome {
-                history: conversation,
-                result: Ok(stop),
-                output: None,
-            };
+            return TurnOutcome::ended(conversation, Ok(stop));
         }
         let (results, cancelled) = calls::run_all(&ctx, calls, &cancel).await;
         conversation.extend(results);
         if cancelled {
-            return TurnOutcome {
-                history: conversation,
-                result: Ok(StopReason::Cancelled),
-                output: None,
-            };
+            return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
         }
     }
     tracing::info!(session = %ctx.session_id, max = ctx.config.max_turn_requests, "turn hit its model request cap");
-    TurnOutcome {
-        history: conversation,
-        result: Ok(StopReason::MaxTurnRequests),
-        output: None,
-    }
+    TurnOutcome::ended(conversation, Ok(StopReason::MaxTurnRequests))
 }
 
 /// Compacts `conversation` now (the `/compact` command); `Ok(false)` when there is nothing
@@ -342,31 +321,17 @@ pub async fn compact_now(
         .unwrap_or_else(|| ctx.config.models[0].clone());
     // The `/compact` prompt itself is the last user message; summarize everything before it.
     match compact::compact(&ctx, &conversation, &spec, &cancel).await {
-        compact::Compacted::Done(shorter) => TurnOutcome {
-            history: shorter,
-            result: Ok(StopReason::EndTurn),
-            output: None,
-        },
+        compact::Compacted::Done(shorter) => TurnOutcome::ended(shorter, Ok(StopReason::EndTurn)),
         compact::Compacted::Nothing => {
             ctx.emit(TurnEvent::Text(
                 "Nothing to compact yet: the conversation has a single exchange.".into(),
             ));
-            TurnOutcome {
-                history: conversation,
-                result: Ok(StopReason::EndTurn),
-                output: None,
-            }
+            TurnOutcome::ended(conversation, Ok(StopReason::EndTurn))
         }
-        compact::Compacted::Cancelled => TurnOutcome {
-            history: conversation,
-            result: Ok(StopReason::Cancelled),
-            output: None,
-        },
-        compact::Compacted::Failed(e) => TurnOutcome {
-            history: conversation,
-            result: Err(e),
-            output: None,
-        },
+        compact::Compacted::Cancelled => {
+            TurnOutcome::ended(conversation, Ok(StopReason::Cancelled))
+        }
+        compact::Compacted::Failed(e) => TurnOutcome::ended(conversation, Err(e)),
     }
 }
 
