@@ -35,10 +35,7 @@ use session::SessionManager;
 pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
     Ok(match &config.replay {
         Some(path) => Arc::new(model::replay::ReplayClient::load(path)?),
-        None => Arc::new(model::openai::OpenAiClient::new(
-            &config.endpoint,
-            config.retry,
-        )),
+        None => Arc::new(model::openai::OpenAiClient::new(config)),
     })
 }
 

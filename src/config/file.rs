@@ -24,6 +24,13 @@ pub(super) struct FileConfig {
     pub models: Vec<FileModel>,
     #[serde(default)]
     pub retry: FileRetry,
+    pub max_response_bytes: Option<u64>,
+    #[serde(default)]
+    pub timeouts: super::limits::FileTimeouts,
+    #[serde(default)]
+    pub loops: super::limits::FileLoops,
+    #[serde(default)]
+    pub tool_budgets: std::collections::BTreeMap<String, u32>,
     #[serde(default)]
     pub mcp_servers: Vec<crate::mcp::ServerSpec>,
     #[serde(default)]

@@ -4,6 +4,7 @@
 //! one immutable [`Config`] that the rest of tandem receives as an argument.
 
 mod file;
+pub mod limits;
 pub mod presets;
 
 use std::fmt;
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use crate::permission::Mode;
 use file::FileConfig;
+pub use limits::{LoopGuard, Timeouts};
 pub use presets::Preset;
 
 /// Settings given on the command line; `None` means "not given".
@@ -137,6 +139,12 @@ pub struct Config {
     pub default_mode: Mode,
     /// Retry behaviour for model requests.
     pub retry: RetryPolicy,
+    /// Timeouts for the model server and the editor.
+    pub timeouts: Timeouts,
+    /// Most bytes one model response may take on the wire (`max_response_bytes`).
+    pub max_response_bytes: u64,
+    /// Guards against a model that repeats itself or overuses a tool.
+    pub loops: LoopGuard,
     /// Data directory (`TANDEM_HOME`).
     pub home: PathBuf,
     /// The user's config directory (`$XDG_CONFIG_HOME/tandem`): `AGENTS.md`, `commands/`.
@@ -304,6 +312,17 @@ impl Config {
         };
 
         let retry = file.retry.resolve()?;
+        let timeouts = file.timeouts.resolve()?;
+        let loops = file.loops.resolve(&file.tool_budgets)?;
+        let max_response_bytes = match file.max_response_bytes {
+            Some(0) => {
+                return Err(ConfigError::Invalid(
+                    "max_response_bytes must be positive".into(),
+                ));
+            }
+            Some(n) => n,
+            None => limits::DEFAULT_MAX_RESPONSE_BYTES,
+        };
         let home = env_nonempty("TANDEM_HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| default_home(env));
@@ -318,6 +337,9 @@ impl Config {
             models,
             default_mode,
             retry,
+            timeouts,
+            max_response_bytes,
+            loops,
             home,
             replay,
             instructions: file.instructions.clone(),

@@ -31,6 +31,10 @@ pub enum ErrorClass {
     StreamError,
     /// The replay fixture could not be used.
     Replay,
+    /// The server did not start answering, or went quiet mid-answer, for longer than allowed.
+    Timeout,
+    /// The response passed `max_response_bytes`.
+    ResponseTooLarge,
 }
 
 impl ErrorClass {
@@ -49,6 +53,8 @@ impl ErrorClass {
             ErrorClass::MalformedResponse => "malformed_response",
             ErrorClass::StreamError => "stream_error",
             ErrorClass::Replay => "replay",
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::ResponseTooLarge => "response_too_large",
         }
     }
 
@@ -153,8 +159,34 @@ impl ModelError {
         }
     }
 
+    /// Classifies a 200 answer whose body is JSON rather than an event stream: an error
+    /// object (some servers report errors this way) or a non-streamed completion.
+    pub fn from_json_body(base_url: &str, model: &str, body: &[u8]) -> Self {
+        let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+        if let Some(error) = value.get("error") {
+            return Self::reported(
+                base_url,
+                model,
+                error,
+                "answered with an error instead of a stream",
+            );
+        }
+        let shown: String = String::from_utf8_lossy(body).chars().take(200).collect();
+        Self::new(
+            ErrorClass::MalformedResponse,
+            format!(
+                "the model server at {base_url} answered with JSON instead of an event stream (does it support `stream: true`?): {shown}"
+            ),
+        )
+    }
+
     /// Classifies an error object that arrived inside a 200 stream.
     pub fn from_stream_error(base_url: &str, model: &str, value: &serde_json::Value) -> Self {
+        Self::reported(base_url, model, value, "reported an error mid-answer")
+    }
+
+    /// An error object from the server; `how` says where it came ("reported an error …").
+    fn reported(base_url: &str, model: &str, value: &serde_json::Value, how: &str) -> Self {
         let detail = ErrorDetail::from_value(value).unwrap_or_else(|| ErrorDetail {
             message: value.to_string(),
             ..ErrorDetail::default()
@@ -170,10 +202,7 @@ impl ModelError {
         }
         Self::new(
             ErrorClass::StreamError,
-            format!(
-                "the model server at {base_url} reported an error mid-answer: {}",
-                detail.message
-            ),
+            format!("the model server at {base_url} {how}: {}", detail.message),
         )
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
+use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use tokio::time::Instant;
@@ -29,10 +30,44 @@ pub(super) struct ConnectFailure {
     pub attempts: u32,
 }
 
+/// The server did not start answering in time.
+#[derive(Debug, thiserror::Error)]
+#[error("no response within {waited:?}")]
+pub(super) struct FirstByteTimeout {
+    pub waited: Duration,
+}
+
+/// A 200 answer that is JSON instead of an event stream (an error object, usually).
+#[derive(Debug, thiserror::Error)]
+#[error("a JSON body instead of an event stream")]
+pub(super) struct NotAStream {
+    pub body: Vec<u8>,
+}
+
+/// Set when a response body is cut off at `max_response_bytes`. The layers between (reqwest,
+/// the event-stream parser, async-openai) pass body errors on only as "error decoding
+/// response body", so the request's caller hands this flag down through a task-local.
+pub(super) type CutOff = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
+tokio::task_local! {
+    /// The flag of the request being sent from this task (see [`CutOff`]).
+    pub(super) static CUT_OFF: CutOff;
+}
+
+/// Per-response bounds applied below async-openai.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ResponseLimits {
+    /// How long the response headers may take.
+    pub first_byte: Duration,
+    /// Most bytes of one response body.
+    pub max_bytes: u64,
+}
+
 /// A tower service for async-openai that sends requests with `client` and retries per `policy`.
 pub(super) fn service(
     client: reqwest::Client,
     policy: RetryPolicy,
+    limits: ResponseLimits,
 ) -> impl tower::Service<
     HttpRequestFactory,
     Response = reqwest::Response,
@@ -44,7 +79,10 @@ pub(super) fn service(
 + 'static {
     tower::service_fn(move |factory: HttpRequestFactory| {
         let client = client.clone();
-        async move { send_with_retries(&client, &factory, policy).await }
+        async move {
+            let response = send_with_retries(&client, &factory, policy, limits).await?;
+            checked_stream(response, limits.max_bytes).await
+        }
     })
 }
 
@@ -83,10 +121,56 @@ fn next_delay(
     (waited + delay <= policy.max_total).then_some(delay)
 }
 
+/// A success that is really an event stream, with its body capped at `max_bytes`; a JSON
+/// body (what some servers send for errors, with status 200) becomes [`NotAStream`].
+async fn checked_stream(
+    response: reqwest::Response,
+    max_bytes: u64,
+) -> Result<reqwest::Response, OpenAIError> {
+    let is_json = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
+    let mut builder = http::Response::builder()
+        .status(response.status())
+        .version(response.version());
+    if let Some(headers) = builder.headers_mut() {
+        headers.clone_from(response.headers());
+    }
+    let mut seen = 0u64;
+    let cut_off = CUT_OFF.try_with(CutOff::clone).unwrap_or_default();
+    let body = response.bytes_stream().map(move |piece| {
+        let piece = piece?;
+        seen = seen.saturating_add(piece.len() as u64);
+        if seen > max_bytes {
+            cut_off.store(true, std::sync::atomic::Ordering::Relaxed);
+            return Err(format!("the response passed {max_bytes} bytes").into());
+        }
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(piece)
+    });
+    if is_json {
+        let mut body = std::pin::pin!(body);
+        let mut bytes = Vec::new();
+        while let Some(piece) = body.next().await {
+            match piece {
+                Ok(piece) => bytes.extend_from_slice(&piece),
+                Err(_) => break,
+            }
+        }
+        return Err(OpenAIError::Boxed(Box::new(NotAStream { body: bytes })));
+    }
+    let response = builder
+        .body(reqwest::Body::wrap_stream(body))
+        .map_err(|e| OpenAIError::Boxed(Box::new(e)))?;
+    Ok(reqwest::Response::from(response))
+}
+
 async fn send_with_retries(
     client: &reqwest::Client,
     factory: &HttpRequestFactory,
     policy: RetryPolicy,
+    limits: ResponseLimits,
 ) -> Result<reqwest::Response, OpenAIError> {
     let mut waited = Duration::ZERO;
     let mut attempt = 0u32;
@@ -94,7 +178,14 @@ async fn send_with_retries(
         attempt += 1;
         let request = factory.build().await?;
         let url = request.url().clone();
-        let (reason, server_says, failure) = match client.execute(request).await {
+        let sent = tokio::time::timeout(limits.first_byte, client.execute(request)).await;
+        let Ok(sent) = sent else {
+            // Not retried: a server this slow is busy or stuck, and a second try doubles its load.
+            return Err(OpenAIError::Boxed(Box::new(FirstByteTimeout {
+                waited: limits.first_byte,
+            })));
+        };
+        let (reason, server_says, failure) = match sent {
             Ok(response) if response.status().is_success() => return Ok(response),
             Ok(response) => {
                 let status = response.status();

@@ -13,16 +13,18 @@ use serde_json::{Value, json};
 
 use super::accumulate::ToolCallAccumulator;
 use super::chunk::Chunk;
-use super::http::{self, ConnectFailure, HttpFailure};
+use super::http::{self, ConnectFailure, FirstByteTimeout, HttpFailure, NotAStream};
 use super::{
     ErrorClass, EventStream, Message, ModelClient, ModelError, ModelEvent, ModelRequest, UserPart,
 };
-use crate::config::{Endpoint, RetryPolicy};
+use crate::config::{Config, Endpoint, RetryPolicy, Timeouts};
 
 /// A [`ModelClient`] for one OpenAI-compatible endpoint.
 pub struct OpenAiClient {
     endpoint: Endpoint,
     retry: RetryPolicy,
+    timeouts: Timeouts,
+    max_response_bytes: u64,
     /// Built on the first request: loading TLS roots costs milliseconds that editors would
     /// otherwise wait for before `initialize` is answered.
     client: OnceLock<async_openai::Client<OpenAIConfig>>,
@@ -30,10 +32,12 @@ pub struct OpenAiClient {
 
 impl OpenAiClient {
     /// A client for `endpoint`; nothing is set up or sent until the first prompt.
-    pub fn new(endpoint: &Endpoint, retry: RetryPolicy) -> Self {
+    pub fn new(config: &Config) -> Self {
         Self {
-            endpoint: endpoint.clone(),
-            retry,
+            endpoint: config.endpoint.clone(),
+            retry: config.retry,
+            timeouts: config.timeouts,
+            max_response_bytes: config.max_response_bytes,
             client: OnceLock::new(),
         }
     }
@@ -45,7 +49,7 @@ impl OpenAiClient {
         // reqwest is built without a default TLS provider; ring is ours. Installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http_client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15))
+            .connect_timeout(self.timeouts.connect)
             .build()
             .map_err(|e| ModelError::new(ErrorClass::Connection, http::describe_reqwest(&e)))?;
         let key = self
@@ -59,7 +63,14 @@ impl OpenAiClient {
             .with_api_key(key);
         let client = async_openai::Client::with_config(config)
             .with_http_client(http_client.clone())
-            .with_http_service(http::service(http_client, self.retry));
+            .with_http_service(http::service(
+                http_client,
+                self.retry,
+                http::ResponseLimits {
+                    first_byte: self.timeouts.first_byte,
+                    max_bytes: self.max_response_bytes,
+                },
+            ));
         // Two first requests racing may both build one; either is fine to keep.
         Ok(self.client.get_or_init(|| client))
     }
@@ -71,13 +82,29 @@ impl OpenAiClient {
         }
         let body = request_body(&request);
         tracing::debug!(model = %request.model, messages = request.messages.len(), "model request");
-        let stream = self
-            .client()?
-            .chat()
-            .create_stream_byot::<Value, Chunk>(body)
+        let cut_off = http::CutOff::default();
+        let chat = self.client()?.chat();
+        let stream = http::CUT_OFF
+            .scope(
+                cut_off.clone(),
+                chat.create_stream_byot::<Value, Chunk>(body),
+            )
             .await
             .map_err(|e| self.open_error(&request.model, e))?;
-        Ok(events(stream, endpoint.base_url.clone(), request.model).boxed())
+        let st = StreamState {
+            inner: stream,
+            pending: VecDeque::new(),
+            calls: ToolCallAccumulator::default(),
+            finished: false,
+            done: false,
+            started: false,
+            timeouts: self.timeouts,
+            cut_off,
+            max_response_bytes: self.max_response_bytes,
+            base_url: endpoint.base_url.clone(),
+            model: request.model,
+        };
+        Ok(events(st).boxed())
     }
 
     fn open_error(&self, model: &str, error: OpenAIError) -> ModelError {
@@ -96,6 +123,12 @@ impl OpenAiClient {
                 }
                 if let Some(f) = boxed.downcast_ref::<ConnectFailure>() {
                     return connection_error(&self.endpoint.base_url, &f.message, f.attempts);
+                }
+                if let Some(f) = boxed.downcast_ref::<FirstByteTimeout>() {
+                    return timeout_error(&self.endpoint.base_url, false, f.waited);
+                }
+                if let Some(f) = boxed.downcast_ref::<NotAStream>() {
+                    return ModelError::from_json_body(&self.endpoint.base_url, model, &f.body);
                 }
                 ModelError::new(ErrorClass::Connection, boxed.to_string())
             }
@@ -136,6 +169,20 @@ pub fn missing_key_error(base_url: &str, key_env: &str) -> ModelError {
             "no API key for the model server at {base_url}: set {key_env} in the environment tandem runs in"
         ),
     )
+}
+
+/// The server did not start answering (`mid_answer` false) or went quiet mid-answer.
+fn timeout_error(base_url: &str, mid_answer: bool, waited: Duration) -> ModelError {
+    let message = if mid_answer {
+        format!(
+            "the model server at {base_url} sent nothing for {waited:?} in the middle of an answer (timeouts.idle_secs); tandem stopped waiting"
+        )
+    } else {
+        format!(
+            "the model server at {base_url} did not start answering within {waited:?} (timeouts.first_byte_secs); tandem stopped waiting"
+        )
+    };
+    ModelError::new(ErrorClass::Timeout, message)
 }
 
 fn connection_error(base_url: &str, detail: &str, attempts: u32) -> ModelError {
@@ -239,29 +286,20 @@ struct StreamState<S> {
     calls: ToolCallAccumulator,
     finished: bool,
     done: bool,
+    started: bool,
+    timeouts: Timeouts,
+    cut_off: http::CutOff,
+    max_response_bytes: u64,
     base_url: String,
     model: String,
 }
 
 /// Turns async-openai's chunk stream into model events, ending with an error when the server
 /// sends an error object, a chunk that does not parse, or stops before `finish_reason`.
-fn events<S>(
-    inner: S,
-    base_url: String,
-    model: String,
-) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send
+fn events<S>(state: StreamState<S>) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send
 where
     S: Stream<Item = Result<Chunk, OpenAIError>> + Send + Unpin,
 {
-    let state = StreamState {
-        inner,
-        pending: VecDeque::new(),
-        calls: ToolCallAccumulator::default(),
-        finished: false,
-        done: false,
-        base_url,
-        model,
-    };
     futures::stream::unfold(state, |mut st| async move {
         loop {
             if let Some(event) = st.pending.pop_front() {
@@ -270,7 +308,18 @@ where
             if st.done {
                 return None;
             }
-            match st.inner.next().await {
+            let limit = if st.started {
+                st.timeouts.idle
+            } else {
+                st.timeouts.first_byte
+            };
+            let Ok(next) = tokio::time::timeout(limit, st.inner.next()).await else {
+                st.done = true;
+                let e = timeout_error(&st.base_url, st.started, limit);
+                return Some((Err(e), st));
+            };
+            st.started = true;
+            match next {
                 Some(Ok(chunk)) => {
                     if let Some(error) = &chunk.error {
                         st.done = true;
@@ -283,6 +332,17 @@ where
                         }
                         st.pending.push_back(event);
                     }
+                }
+                Some(Err(_)) if st.cut_off.load(std::sync::atomic::Ordering::Relaxed) => {
+                    st.done = true;
+                    let e = ModelError::new(
+                        ErrorClass::ResponseTooLarge,
+                        format!(
+                            "the model server at {} sent more than {} bytes in one response (max_response_bytes); tandem stopped reading it",
+                            st.base_url, st.max_response_bytes
+                        ),
+                    );
+                    return Some((Err(e), st));
                 }
                 Some(Err(error)) => {
                     st.done = true;

@@ -10,6 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 /// One piece of an SSE body.
@@ -24,12 +25,16 @@ pub enum Piece {
 }
 
 /// How an SSE body ends.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum End {
     /// `data: [DONE]` and a clean close.
     Done,
     /// The connection breaks (the body errors) without `[DONE]`.
     Drop,
+    /// The stream stays open and sends nothing more, ever.
+    Hang,
+    /// This text chunk again and again, as fast as the client reads, forever.
+    Flood(&'static str),
 }
 
 /// One scripted answer.
@@ -37,6 +42,8 @@ pub enum End {
 pub enum Reply {
     /// A 200 SSE stream.
     Stream { pieces: Vec<Piece>, end: End },
+    /// No response at all (not even headers) for this long, then this reply.
+    Stall(Duration, Box<Reply>),
     /// A non-streaming response.
     Status {
         status: u16,
@@ -215,12 +222,14 @@ impl MockModel {
             requests: Mutex::new(Vec::new()),
         });
         let app_state = state.clone();
-        let app = axum::Router::new().fallback(
-            move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
-                let state = app_state.clone();
-                async move { answer(state, uri.path().to_string(), headers, body) }
-            },
-        );
+        let app = axum::Router::new()
+            .fallback(
+                move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
+                    let state = app_state.clone();
+                    answer(state, uri.path().to_string(), headers, body)
+                },
+            )
+            .layer(axum::extract::DefaultBodyLimit::disable());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(async move {
@@ -243,7 +252,12 @@ impl MockModel {
     }
 }
 
-fn answer(state: Arc<State>, path: String, headers: HeaderMap, body: Bytes) -> Response {
+fn answer(
+    state: Arc<State>,
+    path: String,
+    headers: HeaderMap,
+    body: Bytes,
+) -> BoxFuture<'static, Response> {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     state.requests.lock().unwrap().push(Recorded {
         path,
@@ -251,7 +265,18 @@ fn answer(state: Arc<State>, path: String, headers: HeaderMap, body: Bytes) -> R
         body,
     });
     let reply = state.script.lock().unwrap().pop_front();
-    match reply {
+    respond(reply)
+}
+
+fn respond(reply: Option<Reply>) -> BoxFuture<'static, Response> {
+    if let Some(Reply::Stall(pause, then)) = reply {
+        return Box::pin(async move {
+            tokio::time::sleep(pause).await;
+            respond(Some(*then)).await
+        });
+    }
+    let response = match reply {
+        Some(Reply::Stall(..)) => unreachable!(),
         None => status_response(500, &[], r#"{"error":{"message":"mock script exhausted"}}"#),
         Some(Reply::Status {
             status,
@@ -267,25 +292,36 @@ fn answer(state: Arc<State>, path: String, headers: HeaderMap, body: Bytes) -> R
                     items.push(Ok(Piece::Delay(Duration::from_millis(50))));
                     items.push(Err(()));
                 }
+                End::Hang => items.push(Ok(Piece::Delay(Duration::from_secs(3600)))),
+                End::Flood(_) => {}
             }
-            let stream = futures::stream::iter(items).then(|item| async move {
-                match item {
-                    Ok(Piece::Delay(d)) => {
-                        tokio::time::sleep(d).await;
-                        Ok(Bytes::new())
+            let flood = match end {
+                End::Flood(t) => Some(format!("data: {}\n\n", text(t))),
+                _ => None,
+            };
+            let forever = futures::stream::iter(flood)
+                .flat_map(|line| futures::stream::repeat(Ok(Piece::Raw(line))));
+            let stream = futures::stream::iter(items)
+                .chain(forever)
+                .then(|item| async move {
+                    match item {
+                        Ok(Piece::Delay(d)) => {
+                            tokio::time::sleep(d).await;
+                            Ok(Bytes::new())
+                        }
+                        Ok(Piece::Data(json)) => Ok(Bytes::from(format!("data: {json}\n\n"))),
+                        Ok(Piece::Raw(raw)) => Ok(Bytes::from(raw)),
+                        Err(()) => Err(std::io::Error::other("mock drops the connection")),
                     }
-                    Ok(Piece::Data(json)) => Ok(Bytes::from(format!("data: {json}\n\n"))),
-                    Ok(Piece::Raw(raw)) => Ok(Bytes::from(raw)),
-                    Err(()) => Err(std::io::Error::other("mock drops the connection")),
-                }
-            });
+                });
             Response::builder()
                 .status(200)
                 .header("content-type", "text/event-stream")
                 .body(Body::from_stream(stream))
                 .unwrap()
         }
-    }
+    };
+    Box::pin(async move { response })
 }
 
 fn status_response(status: u16, headers: &[(String, String)], body: &str) -> Response {

@@ -8,6 +8,7 @@ mod extensions;
 mod handshake;
 mod help;
 mod malformed;
+mod model_faults;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
 mod permissions;
