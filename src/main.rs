@@ -6,12 +6,29 @@ use clap::Parser;
 use tandem::cli::{Cli, Command};
 use tandem::config::Config;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let exec = matches!(cli.command, Some(Command::Exec(_) | Command::Doctor));
     // The agent logs its progress; `exec` keeps stderr for its own progress lines.
     tandem::logging::init(if exec { "warn" } else { "tandem=info,warn" });
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tracing::error!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(run(cli));
+    // After a stop signal, a read of stdin may still be blocked in the runtime's thread pool
+    // (the editor keeps its end open); waiting for it would keep tandem alive.
+    runtime.shutdown_background();
+    code
+}
+
+async fn run(cli: Cli) -> ExitCode {
     let mut overrides = cli.common.overrides();
     if let Some(Command::Exec(args)) = &cli.command {
         // Nobody can answer a permission prompt in a headless run.

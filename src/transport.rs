@@ -19,6 +19,7 @@ use futures::{Sink, Stream};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader, Stdout};
 use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
 
 /// How long in-flight requests may run after stdin ends before prompts are cancelled.
 pub const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(300);
@@ -111,14 +112,29 @@ pub fn stdio(
     let ledger = Arc::new(Ledger::default());
     let (tx, rx) = mpsc::channel::<std::io::Result<String>>(64);
     let out: Out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
-    tokio::spawn(read_stdin(tx, ledger.clone(), grace, max_line, out.clone()));
+    // Cancelled when the connection should close: after stdin ends, or after a stop signal.
+    let close = CancellationToken::new();
+    tokio::spawn(read_stdin(
+        tx.clone(),
+        ledger.clone(),
+        grace,
+        max_line,
+        out.clone(),
+        close.clone(),
+    ));
+    tokio::spawn(stop_on_signal(tx, ledger.clone(), close.clone()));
     let outgoing = futures::sink::unfold((out, ledger), |(out, ledger), line: String| async move {
         write_line(&out, &line).await?;
         note_outgoing(&ledger, &line);
         Ok::<_, std::io::Error>((out, ledger))
     });
-    let incoming = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
+    let incoming = futures::stream::unfold((rx, close), |(mut rx, close)| async move {
+        let item = tokio::select! {
+            biased;
+            item = rx.recv() => item,
+            () = close.cancelled() => None,
+        };
+        item.map(|item| (item, (rx, close)))
     });
     Lines::new(Box::pin(outgoing), incoming)
 }
@@ -223,12 +239,36 @@ async fn next_text<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// Resolves on SIGTERM or SIGINT: the way a terminal, a process manager or an editor asks
+/// tandem to stop. Logged; what follows is the same orderly close as the end of stdin,
+/// without the grace period.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (term, int) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    );
+    let (Ok(mut term), Ok(mut int)) = (term, int) else {
+        tracing::warn!("cannot listen for SIGTERM/SIGINT; only the end of stdin stops tandem");
+        return std::future::pending().await;
+    };
+    let name = tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    };
+    tracing::info!(
+        signal = name,
+        "stopping: cancelling running prompts and closing"
+    );
+}
+
 async fn read_stdin(
     tx: mpsc::Sender<std::io::Result<String>>,
     ledger: Arc<Ledger>,
     grace: Duration,
     max_line: usize,
     out: Out,
+    close: CancellationToken,
 ) {
     let mut stdin = BufReader::new(tokio::io::stdin());
     loop {
@@ -269,19 +309,44 @@ async fn read_stdin(
         .await
         .is_err()
     {
-        let sessions: Vec<String> = ledger.lock().1.iter().cloned().collect();
         tracing::warn!(
             grace_secs = grace.as_secs(),
-            sessions = sessions.len(),
             "stdin ended and requests are still running; cancelling them"
         );
-        for session in sessions {
-            let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
-            let _ = tx.send(Ok(cancel.to_string())).await;
-        }
-        let _ = tokio::time::timeout(AFTER_CANCEL, ledger.until(Ledger::idle)).await;
+        cancel_running(&tx, &ledger).await;
     }
-    // Dropping the sender ends the incoming stream: the connection closes.
+    close.cancel();
+}
+
+/// On SIGTERM or SIGINT: running prompts are cancelled (their commands killed, terminals
+/// released: stdin is still read, so the editor's answers arrive), and once every request
+/// is answered the connection closes, without the grace period stdin's end gets.
+async fn stop_on_signal(
+    tx: mpsc::Sender<std::io::Result<String>>,
+    ledger: Arc<Ledger>,
+    close: CancellationToken,
+) {
+    tokio::select! {
+        () = stop_signal() => {}
+        () = close.cancelled() => return,
+    }
+    if !ledger.idle() {
+        tracing::warn!("requests are still running at the stop signal; cancelling them");
+        cancel_running(&tx, &ledger).await;
+    }
+    close.cancel();
+}
+
+/// Sends `session/cancel` for every session seen and waits (bounded) for what is running to
+/// answer.
+async fn cancel_running(tx: &mpsc::Sender<std::io::Result<String>>, ledger: &Ledger) {
+    let sessions: Vec<String> = ledger.lock().1.iter().cloned().collect();
+    tracing::info!(sessions = sessions.len(), "cancelling running prompts");
+    for session in sessions {
+        let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
+        let _ = tx.send(Ok(cancel.to_string())).await;
+    }
+    let _ = tokio::time::timeout(AFTER_CANCEL, ledger.until(Ledger::idle)).await;
 }
 
 #[cfg(test)]

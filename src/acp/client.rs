@@ -3,6 +3,7 @@
 //! the dispatch loop).
 
 use std::path::Path;
+use std::time::Duration;
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -24,15 +25,38 @@ use crate::events::ToolCallView;
 pub struct AcpClient {
     /// The connection to the editor.
     pub cx: ConnectionTo<Client>,
+    /// How long `fs/*` and `terminal/*` requests may go unanswered (`timeouts.editor_secs`).
+    pub timeout: Duration,
 }
 
 impl AcpClient {
+    /// A request the editor answers when a person does (permission) or when a command ends
+    /// (`terminal/wait_for_exit`, bounded by the command's own timeout): no time limit.
     async fn call<R: JsonRpcRequest>(&self, request: R) -> Result<R::Response, ClientError> {
         self.cx
             .send_request(request)
             .block_task()
             .await
             .map_err(client_error)
+    }
+
+    /// A request the editor answers by itself: an editor that never does is an error after
+    /// [`Self::timeout`] rather than a turn that hangs.
+    async fn call_bounded<R: JsonRpcRequest>(
+        &self,
+        request: R,
+    ) -> Result<R::Response, ClientError> {
+        let method = request.method().to_string();
+        match tokio::time::timeout(self.timeout, self.call(request)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(ClientError {
+                code: None,
+                message: format!(
+                    "the editor did not answer {method} within {:?} (timeouts.editor_secs)",
+                    self.timeout
+                ),
+            }),
+        }
     }
 }
 
@@ -94,7 +118,7 @@ impl ClientOps for AcpClient {
             let request = ReadTextFileRequest::new(session.to_string(), path)
                 .line(line)
                 .limit(limit);
-            Ok(self.call(request).await?.content)
+            Ok(self.call_bounded(request).await?.content)
         })
     }
 
@@ -105,7 +129,7 @@ impl ClientOps for AcpClient {
         content: &'a str,
     ) -> BoxFuture<'a, Result<(), ClientError>> {
         Box::pin(async move {
-            self.call(WriteTextFileRequest::new(
+            self.call_bounded(WriteTextFileRequest::new(
                 session.to_string(),
                 path,
                 content,
@@ -162,7 +186,7 @@ impl ClientOps for AcpClient {
                 .args(spec.args.clone())
                 .cwd(spec.cwd.clone())
                 .output_byte_limit(spec.output_byte_limit);
-            Ok(self.call(request).await?.terminal_id.0.to_string())
+            Ok(self.call_bounded(request).await?.terminal_id.0.to_string())
         })
     }
 
@@ -189,7 +213,7 @@ impl ClientOps for AcpClient {
     ) -> BoxFuture<'a, Result<TerminalOutput, ClientError>> {
         Box::pin(async move {
             let response = self
-                .call(TerminalOutputRequest::new(
+                .call_bounded(TerminalOutputRequest::new(
                     session.to_string(),
                     terminal.to_string(),
                 ))
@@ -208,7 +232,7 @@ impl ClientOps for AcpClient {
         terminal: &'a str,
     ) -> BoxFuture<'a, Result<(), ClientError>> {
         Box::pin(async move {
-            self.call(KillTerminalRequest::new(
+            self.call_bounded(KillTerminalRequest::new(
                 session.to_string(),
                 terminal.to_string(),
             ))
@@ -223,7 +247,7 @@ impl ClientOps for AcpClient {
         terminal: &'a str,
     ) -> BoxFuture<'a, Result<(), ClientError>> {
         Box::pin(async move {
-            self.call(ReleaseTerminalRequest::new(
+            self.call_bounded(ReleaseTerminalRequest::new(
                 session.to_string(),
                 terminal.to_string(),
             ))

@@ -108,7 +108,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         )
         .on_receive_request(
             async move |req: NewSessionRequest, responder: Responder<NewSessionResponse>, cx| {
-                let editor = editor_for(&cx, &caps);
+                let editor = editor_for(&cx, &caps, m_new.config().timeouts.editor);
                 // `_meta.tandem.sessionId` lets a script choose the id it will refer to.
                 let requested = req
                     .meta
@@ -217,7 +217,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         .on_receive_request(
             async move |req: LoadSessionRequest, responder: Responder<LoadSessionResponse>, cx| {
                 // The replay is sent before the response, as session/load requires.
-                let editor = editor_for(&cx, &caps_load);
+                let editor = editor_for(&cx, &caps_load, m_load.config().timeouts.editor);
                 let servers = convert::mcp_servers(req.mcp_servers);
                 match m_load.load(&req.session_id.0, req.cwd, editor, true, servers) {
                     Ok(s) => {
@@ -238,7 +238,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
             async move |req: ResumeSessionRequest,
                         responder: Responder<ResumeSessionResponse>,
                         cx| {
-                let editor = editor_for(&cx, &caps_resume);
+                let editor = editor_for(&cx, &caps_resume, m_resume.config().timeouts.editor);
                 let servers = convert::mcp_servers(req.mcp_servers);
                 match m_resume.load(&req.session_id.0, req.cwd, editor, false, servers) {
                     Ok(s) => {
@@ -431,10 +431,17 @@ fn initialize_response(manager: &SessionManager) -> InitializeResponse {
 
 /// What a session opened on this connection talks to: the event sink, the editor's
 /// operations, and the capabilities the editor announced.
-fn editor_for(cx: &ConnectionTo<Client>, caps: &Mutex<ClientCaps>) -> EditorLink {
+fn editor_for(
+    cx: &ConnectionTo<Client>,
+    caps: &Mutex<ClientCaps>,
+    timeout: std::time::Duration,
+) -> EditorLink {
     EditorLink {
         sink: Arc::new(ConnectionSink { cx: cx.clone() }),
-        ops: Arc::new(client::AcpClient { cx: cx.clone() }),
+        ops: Arc::new(client::AcpClient {
+            cx: cx.clone(),
+            timeout,
+        }),
         caps: *crate::turn::lock(caps),
     }
 }

@@ -44,7 +44,9 @@ pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
             .await
             .map_err(|e| match e.code {
                 Some(NOT_FOUND) => ReadError::Missing,
-                _ => ReadError::Other(format!("the editor said: {}", e.message)),
+                Some(_) => ReadError::Other(format!("the editor said: {}", e.message)),
+                // No answer in time (the message says so) or an answer tandem cannot use.
+                None => ReadError::Other(e.message),
             });
     }
     match local::read_text(path).await {

@@ -434,6 +434,19 @@ impl Agent {
         let _ = self.child.wait().await;
     }
 
+    /// Sends `signal` (stdin stays open) and waits for the process to exit.
+    pub async fn stop_with(mut self, signal: nix::sys::signal::Signal) -> (ExitStatus, String) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("agent exits after the signal")
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.assert_valid();
+        (status, self.stderr())
+    }
+
     /// Closes stdin and waits for the process to exit.
     pub async fn shutdown(mut self) -> (ExitStatus, String) {
         self.stdin.lock().await.take();

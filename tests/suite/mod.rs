@@ -1,6 +1,7 @@
 mod cancel;
 mod config_options;
 mod context;
+mod editor_faults;
 mod editors;
 mod errors;
 mod exec;
@@ -8,9 +9,9 @@ mod extensions;
 mod handshake;
 mod help;
 mod malformed;
-mod model_faults;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
+mod model_faults;
 mod permissions;
 mod pipes;
 mod sessions;

@@ -1,0 +1,120 @@
+//! An editor that stops answering, and a tandem told to stop: bounded waits where the editor
+//! answers by itself, and an orderly shutdown (prompts cancelled, terminals released,
+//! transcripts written, exit code 0) on SIGTERM and SIGINT.
+
+use std::sync::Arc;
+
+use nix::sys::signal::Signal;
+use serde_json::json;
+
+use crate::common::calls::{final_status, one_call, tool_result};
+use crate::common::editor::{FakeEditor, full_caps};
+use crate::common::{Agent, MockModel, Reply, Workspace, copy_fixture, path_str, response};
+
+/// An agent in full-access mode over the `small` fixture whose editor never answers the
+/// methods in `hanging`, with a half-second bound on editor requests.
+async fn with_silent_editor(
+    script: Vec<Reply>,
+    hanging: &[&str],
+) -> (MockModel, Workspace, Agent, String, Arc<FakeEditor>) {
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    copy_fixture("small", &ws.project());
+    let config = ws.write("config.toml", "[timeouts]\neditor_secs = 0.5\n");
+    let editor = FakeEditor::new();
+    editor
+        .hanging
+        .lock()
+        .unwrap()
+        .extend(hanging.iter().map(|m| m.to_string()));
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODE".into(), "full-access".into()));
+    env.push(("TANDEM_CONFIG".into(), path_str(&config)));
+    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
+    agent.initialize_with(full_caps()).await;
+    let id = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (mock, ws, agent, id, editor)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_never_answers_a_read_is_given_up_on() {
+    let (mock, _ws, mut agent, session, _editor) = with_silent_editor(
+        one_call("r", "read_file", json!({"path": "README.md"})),
+        &["fs/read_text_file"],
+    )
+    .await;
+    let (response, updates) = agent.prompt(&session, "read").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let result = tool_result(&mock.requests()[1], "r");
+    assert!(
+        result.contains("did not answer fs/read_text_file") && result.contains("editor_secs"),
+        "{result}"
+    );
+    assert_eq!(final_status(&updates, "r"), "failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_never_creates_the_terminal_is_given_up_on() {
+    let (mock, _ws, mut agent, session, _editor) = with_silent_editor(
+        one_call("t", "run_command", json!({"command": "echo hi"})),
+        &["terminal/create"],
+    )
+    .await;
+    let (response, updates) = agent.prompt(&session, "run").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let result = tool_result(&mock.requests()[1], "t");
+    assert!(
+        result.contains("did not answer terminal/create"),
+        "{result}"
+    );
+    assert_eq!(final_status(&updates, "t"), "failed");
+    // The session goes on.
+    mock.push(Reply::text(&["still here"]));
+    let (again, _) = agent.prompt(&session, "again").await;
+    assert_eq!(again["result"]["stopReason"], "end_turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_command_cancels_releases_the_terminal_and_exits_cleanly() {
+    let (_mock, ws, mut agent, session, editor) = with_silent_editor(
+        one_call("t", "run_command", json!({"command": "sleep 30"})),
+        &[],
+    )
+    .await;
+    let prompt = agent.start_prompt(&session, "wait").await;
+    editor.wait_for("terminal/wait_for_exit").await;
+    let (status, stderr) = agent.stop_with(Signal::SIGTERM).await;
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("SIGTERM"), "{stderr}");
+    let answer = response(prompt).await;
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    let methods = editor.methods();
+    for method in ["terminal/kill", "terminal/release"] {
+        assert!(methods.iter().any(|m| m == method), "{method}: {methods:?}");
+    }
+    // The transcript holds the prompt and the cancelled command's result.
+    let transcript = std::fs::read_to_string(
+        ws.home()
+            .join("data/sessions")
+            .join(format!("{session}.jsonl")),
+    )
+    .unwrap();
+    assert!(transcript.contains("wait"), "{transcript}");
+    assert!(transcript.contains("Cancelled by the user"), "{transcript}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_while_idle_exits_at_once_with_code_0() {
+    let (_mock, _ws, agent, _session, _editor) = with_silent_editor(Vec::new(), &[]).await;
+    let started = std::time::Instant::now();
+    let (status, stderr) = agent.stop_with(Signal::SIGINT).await;
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("SIGINT"), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "no grace period when nothing runs"
+    );
+}
