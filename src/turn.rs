@@ -4,6 +4,7 @@
 
 mod calls;
 mod compact;
+mod guard;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -87,6 +88,12 @@ pub struct Totals {
     pub output: u64,
     /// Completion tokens spent reasoning.
     pub reasoning: u64,
+    /// Tool-call batches not run because the model repeated them (loop detection).
+    pub repeats_blocked: u64,
+    /// Prompts whose tools were withdrawn because the model kept repeating itself.
+    pub tools_withdrawn: u64,
+    /// Tool calls refused because their tool's budget for the prompt was spent.
+    pub budget_refusals: u64,
 }
 
 impl TurnContext {
@@ -198,6 +205,7 @@ pub async fn run_turn(
     }
     let mut retried_context = false;
     let mut requests = 0;
+    let mut guard = guard::Guard::new(&ctx.config.loops);
     while requests < ctx.config.max_turn_requests {
         let settings = ctx.settings();
         let spec = ctx
@@ -228,7 +236,11 @@ pub async fn run_turn(
             model: spec.id.clone(),
             messages,
             reasoning_effort: settings.effort_for_request(&ctx.config),
-            tools: ctx.tool_specs(),
+            tools: if guard.tools_off() {
+                Vec::new()
+            } else {
+                ctx.tool_specs()
+            },
             max_tokens: None,
         };
         let response = stream_response(&ctx, &spec, request, &cancel).await;
@@ -296,7 +308,8 @@ pub async fn run_turn(
             };
             return TurnOutcome::ended(conversation, Ok(stop));
         }
-        let (results, cancelled) = calls::run_all(&ctx, calls, &cancel).await;
+        let refusals = guard.apply(&ctx, &calls);
+        let (results, cancelled) = calls::run_all(&ctx, calls, refusals, &cancel).await;
         conversation.extend(results);
         if cancelled {
             return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));

@@ -108,6 +108,12 @@ pub struct UsageResponse {
     pub context_used: Option<u64>,
     /// The current model's context window.
     pub context_window: u64,
+    /// Tool-call batches not run because the model repeated them (loop detection).
+    pub repeats_blocked: u64,
+    /// Prompts whose tools were withdrawn because the model kept repeating itself.
+    pub tools_withdrawn: u64,
+    /// Tool calls refused because their tool's budget for the prompt was spent.
+    pub budget_refusals: u64,
 }
 
 /// Export formats.
@@ -271,6 +277,9 @@ pub fn usage(manager: &SessionManager, session_id: &str) -> Option<UsageResponse
         reasoning_tokens: s.totals.reasoning,
         context_used: s.context_used,
         context_window: s.context_window,
+        repeats_blocked: s.totals.repeats_blocked,
+        tools_withdrawn: s.totals.tools_withdrawn,
+        budget_refusals: s.totals.budget_refusals,
     })
 }
 

@@ -15,9 +15,12 @@ use crate::tools::{self, ToolEnv, ToolOutput};
 
 /// Runs `calls`; returns one `Tool` message per call, in order, and whether the turn was
 /// cancelled on the way.
+/// `refusals` holds, per call, what the model reads instead when the call must not run (see
+/// [`super::guard`]).
 pub(super) async fn run_all(
     ctx: &TurnContext,
     calls: Vec<ToolCall>,
+    refusals: Vec<Option<String>>,
     cancel: &CancellationToken,
 ) -> (Vec<Message>, bool) {
     let mutating: Vec<bool> = calls
@@ -28,15 +31,30 @@ pub(super) async fn run_all(
         })
         .collect();
     let mut results: Vec<Option<String>> = vec![None; calls.len()];
+    for (i, refusal) in refusals.into_iter().enumerate() {
+        if let (Some(reason), Some(call)) = (refusal, calls.get(i)) {
+            let (content, view) = refused(ctx, call, reason);
+            ctx.transcript.append(Record::ToolResult {
+                call_id: call.id.clone(),
+                content: content.clone(),
+                view,
+            });
+            results[i] = Some(content);
+        }
+    }
     let mut i = 0;
     while i < calls.len() && !cancel.is_cancelled() {
+        if results[i].is_some() {
+            i += 1;
+            continue;
+        }
         if mutating[i] {
             results[i] = Some(run_recorded(ctx, &calls[i], cancel).await);
             i += 1;
             continue;
         }
         let end = (i..calls.len())
-            .find(|&j| mutating[j])
+            .find(|&j| mutating[j] || results[j].is_some())
             .unwrap_or(calls.len());
         let batch =
             futures::future::join_all(calls[i..end].iter().map(|c| run_recorded(ctx, c, cancel)))
@@ -93,6 +111,22 @@ fn update(
     });
 }
 
+/// Shows a call that tandem will not run (see [`super::guard`]) as failed with `reason`,
+/// which is also what the model reads.
+fn refused(ctx: &TurnContext, call: &ToolCall, reason: String) -> (String, Option<ToolCallView>) {
+    let tool = ctx.find_tool(&call.name);
+    let title = tool
+        .as_ref()
+        .and_then(|t| {
+            let args = serde_json::from_str(&call.arguments).ok()?;
+            t.prepare(args, &ctx.cwd).ok()
+        })
+        .map_or_else(|| call.name.clone(), |p| p.title);
+    let kind = tool.map_or(ToolKind::Other, |t| t.kind());
+    let view = show_failed(ctx, call, title, kind, reason.clone());
+    (reason, Some(view))
+}
+
 /// Shows a call that could not even start, and returns what the model reads.
 fn failed_early(
     ctx: &TurnContext,
@@ -101,6 +135,18 @@ fn failed_early(
     kind: ToolKind,
     message: String,
 ) -> (String, Option<ToolCallView>) {
+    let view = show_failed(ctx, call, title, kind, message.clone());
+    (format!("Error: {message}"), Some(view))
+}
+
+/// Announces `call` as failed with `message` and returns how it was shown.
+fn show_failed(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    title: String,
+    kind: ToolKind,
+    message: String,
+) -> ToolCallView {
     let view = ToolCallView {
         id: call.id.clone(),
         title,
@@ -108,12 +154,10 @@ fn failed_early(
         status: ToolStatus::Failed,
         locations: Vec::new(),
         raw_input: serde_json::from_str(&call.arguments).ok(),
-        content: vec![ToolContent::Text {
-            text: message.clone(),
-        }],
+        content: vec![ToolContent::Text { text: message }],
     };
     ctx.emit(TurnEvent::ToolCall(view.clone()));
-    (format!("Error: {message}"), Some(view))
+    view
 }
 
 /// When `name` belongs to an MCP server that could not be started, what to tell the user.

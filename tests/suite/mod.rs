@@ -14,6 +14,7 @@ mod mcp;
 mod model_faults;
 mod permissions;
 mod pipes;
+mod runaway;
 mod sessions;
 mod streaming;
 mod tool_loop;
