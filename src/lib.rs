@@ -17,6 +17,7 @@ pub mod logging;
 pub mod mcp;
 pub mod model;
 pub mod permission;
+pub mod secrets;
 pub mod session;
 pub mod store;
 pub mod tools;

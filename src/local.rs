@@ -140,7 +140,9 @@ pub async fn run_command(
     max_bytes: usize,
     cancel: &CancellationToken,
 ) -> std::io::Result<CommandRun> {
-    let mut child = tokio::process::Command::new("sh")
+    let mut sh = tokio::process::Command::new("sh");
+    crate::secrets::scrub(&mut sh);
+    let mut child = sh
         .arg("-c")
         .arg(format!("exec 2>&1\n{command}"))
         .current_dir(cwd)

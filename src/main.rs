@@ -42,6 +42,8 @@ async fn run(cli: Cli) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // From here on, the key is redacted from everything tandem writes and kept from children.
+    tandem::secrets::protect(&config);
     match cli.command {
         None => match tandem::run_stdio(config).await {
             Ok(()) => ExitCode::SUCCESS,

@@ -124,7 +124,8 @@ pub fn stdio(
     ));
     tokio::spawn(stop_on_signal(tx, ledger.clone(), close.clone()));
     let outgoing = futures::sink::unfold((out, ledger), |(out, ledger), line: String| async move {
-        write_line(&out, &line).await?;
+        // Whatever a model or a server echoed, tandem's key never reaches the editor.
+        write_line(&out, &crate::secrets::redact(&line)).await?;
         note_outgoing(&ledger, &line);
         Ok::<_, std::io::Error>((out, ledger))
     });

@@ -25,6 +25,7 @@ pub(super) struct FileConfig {
     #[serde(default)]
     pub retry: FileRetry,
     pub max_response_bytes: Option<u64>,
+    pub share_api_key: Option<bool>,
     #[serde(default)]
     pub timeouts: super::limits::FileTimeouts,
     #[serde(default)]

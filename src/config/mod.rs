@@ -145,6 +145,9 @@ pub struct Config {
     pub max_response_bytes: u64,
     /// Guards against a model that repeats itself or overuses a tool.
     pub loops: LoopGuard,
+    /// Whether commands and MCP servers tandem starts may inherit its API key variable
+    /// (`share_api_key`; off by default).
+    pub share_api_key: bool,
     /// Data directory (`TANDEM_HOME`).
     pub home: PathBuf,
     /// The user's config directory (`$XDG_CONFIG_HOME/tandem`): `AGENTS.md`, `commands/`.
@@ -340,6 +343,7 @@ impl Config {
             timeouts,
             max_response_bytes,
             loops,
+            share_api_key: file.share_api_key.unwrap_or(false),
             home,
             replay,
             instructions: file.instructions.clone(),

@@ -2,6 +2,7 @@
 //! tool calls, diffs, plans and progress on stderr; in `json` one summary object on stdout at
 //! the end; in `ndjson` every `session/update` on stdout as it happens.
 
+use crate::secrets::redact;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,7 +73,7 @@ pub fn finished(stop: &str) {
         })
     });
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
+    let _ = writeln!(out, "{}", redact(&value.to_string()));
     let _ = out.flush();
 }
 
@@ -82,7 +83,7 @@ pub fn show(note: SessionNotification) {
         Output::Ndjson => {
             if let Ok(line) = serde_json::to_string(&note) {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{line}");
+                let _ = writeln!(out, "{}", redact(&line));
                 let _ = out.flush();
             }
         }
@@ -141,7 +142,7 @@ fn show_text(update: SessionUpdate) {
                 end_thought_line();
                 ANSWER_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
                 let mut out = std::io::stdout().lock();
-                let _ = out.write_all(t.text.as_bytes());
+                let _ = out.write_all(redact(&t.text).as_bytes());
                 let _ = out.flush();
             }
         }
@@ -149,7 +150,7 @@ fn show_text(update: SessionUpdate) {
             if let ContentBlock::Text(t) = chunk.content {
                 THOUGHT_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
                 let mut err = std::io::stderr().lock();
-                let _ = err.write_all(t.text.as_bytes());
+                let _ = err.write_all(redact(&t.text).as_bytes());
                 let _ = err.flush();
             }
         }
@@ -265,7 +266,7 @@ fn write_err(text: &str) {
     end_answer_line();
     end_thought_line();
     let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes());
+    let _ = err.write_all(redact(text).as_bytes());
 }
 
 /// A progress line on stderr, prefixed with `tandem:`.

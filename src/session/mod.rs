@@ -223,18 +223,14 @@ impl SessionManager {
     }
 
     /// Starts the session's MCP servers: the user's, then the project's, then the editor's
-    /// (later ones win by name). They never see tandem's own API key.
+    /// (later ones win by name). They never see tandem's own API key (unless `share_api_key`).
     fn mcp_hub(&self, cwd: &Path, servers: Vec<ServerSpec>) -> Arc<crate::mcp::Hub> {
         let specs = crate::mcp::merge([
             self.config.mcp_servers.clone(),
             crate::mcp::project_servers(cwd),
             servers,
         ]);
-        let scrubbed = vec![
-            self.config.endpoint.api_key_env.clone(),
-            "OPENAI_API_KEY".to_string(),
-        ];
-        crate::mcp::Hub::start(specs, scrubbed)
+        crate::mcp::Hub::start(specs, crate::secrets::hidden_vars())
     }
 
     /// The last recorded settings that still make sense with this configuration.

@@ -50,12 +50,16 @@ impl Transcript {
             at: now(),
             record,
         };
-        let mut text = match serde_json::to_string(&line) {
+        let text = match serde_json::to_string(&line) {
             Ok(text) => text,
             Err(e) => {
                 tracing::error!(path = %self.path.display(), "cannot encode a transcript record: {e}");
                 return;
             }
+        };
+        let mut text = match crate::secrets::redact(&text) {
+            std::borrow::Cow::Owned(clean) => clean,
+            std::borrow::Cow::Borrowed(_) => text,
         };
         text.push('\n');
         let file = self

@@ -497,3 +497,27 @@ fn an_interrupt_cancels_the_prompt_and_exits_130() {
         "the answer so far was printed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_echoed_key_is_redacted_in_every_output_format() {
+    let key = crate::common::TEST_KEY;
+    let echo = format!("the key is {key}");
+    let mock = MockModel::start(vec![
+        Reply::text(&[&echo]),
+        Reply::text(&[&echo]),
+        Reply::text(&[&echo]),
+    ])
+    .await;
+    for format in ["text", "json", "ndjson"] {
+        let ws = Workspace::new();
+        let env = ws.env(&mock);
+        let (code, stdout, stderr) =
+            exec_blocking(ws, env, &["--output", format, "hi"], None).await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stdout.contains("the key is [redacted]"),
+            "{format}: {stdout}"
+        );
+        assert!(!stdout.contains(key) && !stderr.contains(key), "{format}");
+    }
+}

@@ -15,6 +15,7 @@ mod model_faults;
 mod permissions;
 mod pipes;
 mod runaway;
+mod secrets;
 mod sessions;
 mod streaming;
 mod tool_loop;

@@ -1,0 +1,174 @@
+//! The API key tandem holds: kept out of everything tandem writes (logs, stdout, transcripts,
+//! `tandem exec` output) and out of the environment of the processes it starts.
+//!
+//! The key is registered once at start-up ([`protect`]); [`redact`] replaces it, and any
+//! `Bearer` token, with `[redacted]`. Matching is by exact value: a key split across two
+//! streamed chunks of a model's answer is not caught.
+
+use std::borrow::Cow;
+use std::sync::RwLock;
+
+use crate::config::Config;
+
+/// What replaces a secret.
+pub const REDACTED: &str = "[redacted]";
+
+/// Values shorter than this are not treated as secrets (they would match ordinary text).
+const MIN_SECRET_LEN: usize = 8;
+
+#[derive(Default)]
+struct Held {
+    /// Secret values to redact.
+    values: Vec<String>,
+    /// Environment variables removed from child processes.
+    vars: Vec<String>,
+}
+
+static HELD: RwLock<Held> = RwLock::new(Held {
+    values: Vec::new(),
+    vars: Vec::new(),
+});
+
+fn held() -> std::sync::RwLockReadGuard<'static, Held> {
+    HELD.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Registers the configured key for redaction and, unless `share_api_key` is set, marks the
+/// variables that carry it (the preset's, `OPENAI_API_KEY`, and any other variable set to
+/// the same value) for removal from child processes' environment.
+pub fn protect(config: &Config) {
+    let Some(key) = &config.endpoint.api_key else {
+        return;
+    };
+    let key = key.expose().to_string();
+    let mut vars = Vec::new();
+    if !config.share_api_key {
+        vars.push(config.endpoint.api_key_env.clone());
+        vars.push("OPENAI_API_KEY".to_string());
+        vars.extend(
+            std::env::vars_os()
+                .filter(|(_, v)| v.to_str().is_some_and(|v| v.trim() == key))
+                .filter_map(|(k, _)| k.into_string().ok()),
+        );
+        vars.sort();
+        vars.dedup();
+    }
+    let mut h = HELD
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if key.len() >= MIN_SECRET_LEN && !h.values.contains(&key) {
+        h.values.push(key);
+    }
+    h.vars = vars;
+}
+
+/// The variables a child process must not inherit.
+pub fn hidden_vars() -> Vec<String> {
+    held().vars.clone()
+}
+
+/// Removes the hidden variables from `command`'s environment.
+pub fn scrub(command: &mut tokio::process::Command) {
+    for var in hidden_vars() {
+        command.env_remove(var);
+    }
+}
+
+/// `text` with every registered secret and every `Bearer` token replaced by `[redacted]`.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let h = held();
+    let mut out = Cow::Borrowed(text);
+    for secret in &h.values {
+        if out.contains(secret.as_str()) {
+            out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+        }
+    }
+    drop(h);
+    match redact_bearer(&out) {
+        Some(clean) => Cow::Owned(clean),
+        None => out,
+    }
+}
+
+/// Replaces the token after each `Bearer ` (any case); `None` when there is none.
+fn redact_bearer(text: &str) -> Option<String> {
+    const WORD: &str = "bearer ";
+    // The common spellings first, without allocating: this runs on every line tandem writes.
+    if !(text.contains("earer ") || text.contains("EARER ")) {
+        return None;
+    }
+    let lower = text.to_ascii_lowercase();
+    lower.find(WORD)?;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    let mut from = 0;
+    while let Some(found) = lower[from..].find(WORD) {
+        let start = from + found + WORD.len();
+        let end = text[start..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '\\'))
+            .map_or(text.len(), |n| start + n);
+        if end > start && text[start..end] != *REDACTED {
+            out.push_str(&text[rest..start]);
+            out.push_str(REDACTED);
+            rest = end;
+        }
+        from = end.max(start);
+    }
+    if rest == 0 {
+        return None;
+    }
+    out.push_str(&text[rest..]);
+    Some(out)
+}
+
+/// A `std::io::Write` for logs that redacts each write (tracing's formatter writes whole
+/// events at once).
+pub struct RedactingWriter<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for RedactingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::str::from_utf8(buf) {
+            Ok(text) => self.0.write_all(redact(text).as_bytes())?,
+            Err(_) => self.0.write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_tokens_are_replaced_wherever_they_appear() {
+        assert_eq!(
+            redact_bearer("authorization: Bearer sk-abc123 next").as_deref(),
+            Some("authorization: Bearer [redacted] next")
+        );
+        assert_eq!(
+            redact_bearer(r#"{"h":"bearer xyz","i":"BEARER q"}"#).as_deref(),
+            Some(r#"{"h":"bearer [redacted]","i":"BEARER [redacted]"}"#)
+        );
+        assert_eq!(redact_bearer("no tokens here"), None);
+        assert_eq!(redact_bearer("Bearer [redacted]"), None);
+        assert_eq!(redact_bearer("a bearer "), None);
+    }
+
+    #[test]
+    fn registered_values_are_replaced() {
+        HELD.write()
+            .unwrap()
+            .values
+            .push("sk-test-secret-42".into());
+        assert_eq!(
+            redact("key sk-test-secret-42, again sk-test-secret-42"),
+            "key [redacted], again [redacted]"
+        );
+        assert!(matches!(redact("nothing"), Cow::Borrowed(_)));
+    }
+}

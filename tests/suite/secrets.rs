@@ -1,0 +1,99 @@
+//! tandem's API key never leaves through what tandem writes (stdout, logs, transcripts,
+//! `tandem exec` output), even when a server or a model echoes it, and the commands tandem
+//! runs do not inherit it unless the config says so.
+
+use serde_json::json;
+
+use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, copy_fixture, path_str};
+
+/// Everything under `dir`, as text.
+fn all_files(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            text.push_str(&all_files(&path));
+        } else {
+            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    text
+}
+
+async fn echoing_session(config: &str) -> (MockModel, Workspace, Agent, String) {
+    let leak = format!("Your key {TEST_KEY} is fine; header Bearer {TEST_KEY}x");
+    let mock = MockModel::start(vec![
+        Reply::status(
+            401,
+            &json!({"error": {"message": format!("Incorrect API key provided: {TEST_KEY}")}})
+                .to_string(),
+        ),
+        Reply::tools(&[(
+            "c",
+            "run_command",
+            json!({"command": "echo \"inherited=[$OPENAI_API_KEY]\""}),
+        )]),
+        Reply::text(&[&leak]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    copy_fixture("small", &ws.project());
+    let config = ws.write("config.toml", config);
+    let mut env = ws.env(&mock);
+    env.retain(|(k, _)| k != "RUST_LOG");
+    env.push(("RUST_LOG".into(), "trace".into()));
+    env.push(("TANDEM_MODE".into(), "full-access".into()));
+    env.push(("TANDEM_CONFIG".into(), path_str(&config)));
+    let mut agent = Agent::spawn(&env, &[]);
+    let id = agent.open_session(&ws.project()).await;
+    (mock, ws, agent, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planted_key_is_in_no_output_and_no_child_environment() {
+    let (mock, ws, mut agent, session) = echoing_session("").await;
+    let (failed, _) = agent.prompt(&session, "one").await;
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Incorrect API key provided: [redacted]"),
+        "{message}"
+    );
+    let (response, _) = agent.prompt(&session, "two").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let result = crate::common::calls::tool_result(&mock.requests()[2], "c");
+    assert!(
+        result.contains("inherited=[]"),
+        "the command saw the key: {result}"
+    );
+
+    let stdout = agent.stdout_lines().join("\n");
+    let (_, stderr) = agent.shutdown().await;
+    assert!(stderr.contains("model request"), "trace logging was on");
+    assert!(stdout.contains("Your key [redacted] is fine; header Bearer [redacted]"));
+    let stored = all_files(&ws.home().join("data"));
+    assert!(
+        stored.contains("Your key [redacted]"),
+        "the transcript was written"
+    );
+    for (name, text) in [
+        ("stdout", &stdout),
+        ("stderr", &stderr),
+        ("data dir", &stored),
+    ] {
+        assert!(!text.contains(TEST_KEY), "the key reached {name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_api_key_lets_commands_inherit_it() {
+    let (mock, _ws, mut agent, session) = echoing_session("share_api_key = true\n").await;
+    agent.prompt(&session, "one").await;
+    agent.prompt(&session, "two").await;
+    let result = crate::common::calls::tool_result(&mock.requests()[2], "c");
+    assert!(
+        result.contains(&format!("inherited=[{TEST_KEY}]")),
+        "{result}"
+    );
+    // The editor still never sees it.
+    assert!(!agent.stdout_lines().join("\n").contains(TEST_KEY));
+}
