@@ -63,6 +63,10 @@ fn canonical_prefix(path: &Path) -> PathBuf {
 }
 
 /// Whether `path` (already resolved) lies inside one of `roots` (already canonical).
+///
+/// Compared by whole components and case-sensitively. Where the file system ignores case,
+/// canonicalisation already gives every existing component its real spelling; a spelling
+/// that differs can only make a path look outside (so tandem asks), never inside.
 pub fn inside(path: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|root| path.starts_with(root))
 }

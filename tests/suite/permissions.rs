@@ -228,11 +228,30 @@ async fn escapes_through_dot_dot_and_symlinks_ask_even_in_accept_edits() {
             "write_file",
             json!({"path": "src/../c.txt", "content": "c"}),
         ),
+        // Not there yet: judged by the nearest existing parent (the symlink, so outside).
+        (
+            "deep",
+            "write_file",
+            json!({"path": "link/new/dir/d.txt", "content": "d"}),
+        ),
+        (
+            "new_inside",
+            "write_file",
+            json!({"path": "new/dir/e.txt", "content": "e"}),
+        ),
+        // The project's name in other case: a different directory on this file system (a
+        // case-insensitive one canonicalises to the real name); never taken as inside.
+        (
+            "case",
+            "write_file",
+            json!({"path": format!("{}/f.txt", crate::common::path_str(&ws.project()).to_uppercase()), "content": "f"}),
+        ),
     ]));
     mock.push(Reply::text(&["ok"]));
-    editor.answer_with(&[Answer::Select("reject_once"), Answer::Select("reject_once")]);
+    editor.answer_with(&vec![Answer::Select("reject_once"); 4]);
     agent.prompt(&session, "write").await;
-    assert_eq!(asked(&editor), set(&["dots", "link"]));
+    assert_eq!(asked(&editor), set(&["dots", "link", "deep", "case"]));
+    assert!(ws.project().join("new/dir/e.txt").exists());
     let link_call = editor.params_of("session/request_permission")[1].clone();
     assert_eq!(
         link_call["toolCall"]["locations"][0]["path"],
