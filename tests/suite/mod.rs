@@ -14,6 +14,7 @@ mod mcp;
 mod model_faults;
 mod permissions;
 mod pipes;
+mod protocol_edges;
 mod runaway;
 mod secrets;
 mod sessions;

@@ -1,0 +1,113 @@
+//! Edge cases of JSON-RPC itself: absurd nesting, answers to requests tandem never sent,
+//! ids used twice, and requests for a session that was closed. None crash or hang tandem,
+//! and the session goes on.
+
+use serde_json::{Value, json};
+
+use crate::common::{Reply, joined, session_with};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_json_is_an_error_not_a_crash() {
+    let (_mock, _ws, mut agent, session) = session_with(vec![Reply::text(&["still here"])]).await;
+    let depth = 100_000;
+    let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    agent
+        .send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{nested}}}"#
+        ))
+        .await;
+    let reply = agent.next_message().await;
+    assert!(reply["error"]["code"].is_i64(), "{reply}");
+    // Deep but legal nesting inside a real prompt's _meta is accepted as data.
+    let mut meta = json!("leaf");
+    for _ in 0..100 {
+        meta = json!([meta]);
+    }
+    let r = agent
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}], "_meta": {"deep": meta}}),
+        )
+        .await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert!(agent.is_running());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_to_requests_never_sent_are_ignored() {
+    let (_mock, _ws, mut agent, session) = session_with(vec![Reply::text(&["fine"])]).await;
+    agent
+        .send_line(r#"{"jsonrpc":"2.0","id":424242,"result":{"outcome":"whatever"}}"#)
+        .await;
+    agent
+        .send_line(r#"{"jsonrpc":"2.0","id":"nope","error":{"code":-32000,"message":"stray"}}"#)
+        .await;
+    let (response, updates) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(joined(&updates, "agent_message_chunk"), "fine");
+    let stray: Vec<&Value> = updates
+        .iter()
+        .filter(|u| u.get("method").is_none())
+        .collect();
+    assert!(stray.is_empty(), "nothing answers a response: {stray:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_id_gets_an_answer_each_time() {
+    let (_mock, _ws, mut agent, session) = session_with(vec![]).await;
+    for mode in ["read-only", "ask"] {
+        agent
+            .send_line(
+                &json!({"jsonrpc": "2.0", "id": 77, "method": "session/set_mode",
+                        "params": {"sessionId": session, "modeId": mode}})
+                .to_string(),
+            )
+            .await;
+    }
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let m = agent.next_message().await;
+        if m.get("method").is_none() {
+            answers.push(m);
+        }
+    }
+    for a in &answers {
+        assert_eq!(a["id"], 77, "{a}");
+        assert!(a.get("result").is_some(), "{a}");
+    }
+    assert!(agent.is_running());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_after_session_close_are_not_found() {
+    let (mock, ws, mut agent, session) = session_with(vec![Reply::text(&["new one"])]).await;
+    agent
+        .request_ok("session/close", json!({"sessionId": session}))
+        .await;
+    let cases = [
+        (
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+        ),
+        (
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "ask"}),
+        ),
+        ("_tandem/usage", json!({"sessionId": session})),
+        ("session/close", json!({"sessionId": session})),
+    ];
+    for (method, params) in cases {
+        let r = agent.request(method, params).await;
+        assert_eq!(r["error"]["code"], -32002, "{method} -> {r}");
+    }
+    agent
+        .notify("session/cancel", json!({"sessionId": session}))
+        .await;
+    assert!(
+        mock.requests().is_empty(),
+        "no model request for a closed session"
+    );
+    let fresh = agent.open_session(&ws.project()).await;
+    let (response, _) = agent.prompt(&fresh, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+}
