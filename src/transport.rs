@@ -10,14 +10,14 @@
 //! dropped as they arrive, never held; a line that is not UTF-8 gets a parse error. Either way
 //! the connection goes on.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_client_protocol::Lines;
+use agent_client_protocol::{Lines, RawJsonRpcMessage, TransportFrame};
 use futures::{Sink, Stream};
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader, Stdout};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -28,21 +28,22 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 /// How long cancelled prompts get to answer before the connection closes anyway.
 const AFTER_CANCEL: Duration = Duration::from_secs(10);
 
-/// Requests read but not yet answered, and the sessions seen.
+/// Requests read but not yet answered (by id, with how many are open under it), and the
+/// sessions seen.
 #[derive(Default)]
 struct Ledger {
-    state: Mutex<(HashSet<String>, HashSet<String>)>,
+    state: Mutex<(HashMap<String, u32>, HashSet<String>)>,
     answered: Notify,
 }
 
 impl Ledger {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (HashSet<String>, HashSet<String>)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<String, u32>, HashSet<String>)> {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
     fn is_pending(&self, id: &str) -> bool {
-        self.lock().0.contains(id)
+        self.lock().0.contains_key(id)
     }
     fn idle(&self) -> bool {
         self.lock().0.is_empty()
@@ -78,8 +79,14 @@ fn note_outgoing(ledger: &Ledger, line: &str) {
         return;
     }
     let mut state = ledger.lock();
-    if let Some(id) = id_of(&message) {
-        state.0.remove(&id);
+    if let Some(id) = id_of(&message)
+        && let Some(count) = state.0.get_mut(&id)
+    {
+        // An id used twice is pending until both are answered.
+        *count -= 1;
+        if *count == 0 {
+            state.0.remove(&id);
+        }
     }
     if let Some(session) = message["result"]["sessionId"].as_str() {
         state.1.insert(session.to_string());
@@ -90,7 +97,7 @@ fn note_outgoing(ledger: &Ledger, line: &str) {
 
 /// stdout, shared by the SDK's outgoing lines and the transport's own error replies, so whole
 /// lines never interleave.
-type Out = Arc<tokio::sync::Mutex<Stdout>>;
+type Out = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
 
 async fn write_line(out: &Out, line: &str) -> std::io::Result<()> {
     let mut out = out.lock().await;
@@ -101,20 +108,42 @@ async fn write_line(out: &Out, line: &str) -> std::io::Result<()> {
     out.flush().await
 }
 
-/// The stdio transport with a grace period after stdin ends and a line size limit.
-pub fn stdio(
+/// The stdio transport with a grace period after stdin ends and a line size limit; SIGTERM
+/// and SIGINT close it in order.
+pub fn stdio(grace: Duration, max_line: usize) -> Lines<impl LineSink, impl LineStream> {
+    let (lines, stop) = over(tokio::io::stdin(), tokio::io::stdout(), grace, max_line);
+    tokio::spawn(stop_on_signal(stop));
+    lines
+}
+
+/// What the transport's outgoing side is.
+pub trait LineSink: Sink<String, Error = std::io::Error> + Send + 'static {}
+impl<T: Sink<String, Error = std::io::Error> + Send + 'static> LineSink for T {}
+/// What the transport's incoming side is.
+pub trait LineStream: Stream<Item = std::io::Result<String>> + Send + 'static {}
+impl<T: Stream<Item = std::io::Result<String>> + Send + 'static> LineStream for T {}
+
+/// What closing the connection early needs (see [`stop_on_signal`]).
+pub struct Stopper {
+    tx: mpsc::Sender<std::io::Result<String>>,
+    ledger: Arc<Ledger>,
+    close: CancellationToken,
+}
+
+/// The same transport over any byte streams (the fuzz harness feeds it from memory).
+pub fn over(
+    input: impl AsyncRead + Send + Unpin + 'static,
+    output: impl AsyncWrite + Send + Unpin + 'static,
     grace: Duration,
     max_line: usize,
-) -> Lines<
-    impl Sink<String, Error = std::io::Error> + Send + 'static,
-    impl Stream<Item = std::io::Result<String>> + Send + 'static,
-> {
+) -> (Lines<impl LineSink, impl LineStream>, Stopper) {
     let ledger = Arc::new(Ledger::default());
     let (tx, rx) = mpsc::channel::<std::io::Result<String>>(64);
-    let out: Out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
+    let out: Out = Arc::new(tokio::sync::Mutex::new(Box::new(output)));
     // Cancelled when the connection should close: after stdin ends, or after a stop signal.
     let close = CancellationToken::new();
-    tokio::spawn(read_stdin(
+    tokio::spawn(read_input(
+        BufReader::new(input),
         tx.clone(),
         ledger.clone(),
         grace,
@@ -122,7 +151,11 @@ pub fn stdio(
         out.clone(),
         close.clone(),
     ));
-    tokio::spawn(stop_on_signal(tx, ledger.clone(), close.clone()));
+    let stop = Stopper {
+        tx,
+        ledger: ledger.clone(),
+        close: close.clone(),
+    };
     let outgoing = futures::sink::unfold((out, ledger), |(out, ledger), line: String| async move {
         // Whatever a model or a server echoed, tandem's key never reaches the editor.
         write_line(&out, &crate::secrets::redact(&line)).await?;
@@ -137,7 +170,7 @@ pub fn stdio(
         };
         item.map(|item| (item, (rx, close)))
     });
-    Lines::new(Box::pin(outgoing), incoming)
+    (Lines::new(Box::pin(outgoing), incoming), stop)
 }
 
 /// One line of input.
@@ -263,7 +296,8 @@ async fn stop_signal() {
     );
 }
 
-async fn read_stdin(
+async fn read_input<R: AsyncBufRead + Unpin>(
+    mut input: R,
     tx: mpsc::Sender<std::io::Result<String>>,
     ledger: Arc<Ledger>,
     grace: Duration,
@@ -271,9 +305,8 @@ async fn read_stdin(
     out: Out,
     close: CancellationToken,
 ) {
-    let mut stdin = BufReader::new(tokio::io::stdin());
     loop {
-        let line = match next_text(&mut stdin, max_line, &out).await {
+        let line = match next_text(&mut input, max_line, &out).await {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(e) => {
@@ -281,11 +314,23 @@ async fn read_stdin(
                 break;
             }
         };
+        if line.trim().is_empty() {
+            // Blank lines between messages are not messages; ndjson writers leave them.
+            continue;
+        }
         let message: Option<Value> = serde_json::from_str(&line).ok();
+        // Pending only if the SDK will answer it by its id: anything it finds invalid it
+        // answers with id null, and waiting for that answer would wait forever.
         let request = message
             .as_ref()
             .filter(|m| m.get("method").is_some())
-            .and_then(id_of);
+            .and_then(id_of)
+            .filter(|_| {
+                matches!(
+                    TransportFrame::parse_json(&line),
+                    TransportFrame::Single(RawJsonRpcMessage::Request(_))
+                )
+            });
         let initialize = message
             .as_ref()
             .is_some_and(|m| m["method"] == "initialize");
@@ -296,7 +341,7 @@ async fn read_stdin(
             ledger.lock().1.insert(session.to_string());
         }
         if let Some(id) = &request {
-            ledger.lock().0.insert(id.clone());
+            *ledger.lock().0.entry(id.clone()).or_default() += 1;
         }
         if tx.send(Ok(line)).await.is_err() {
             return;
@@ -322,11 +367,8 @@ async fn read_stdin(
 /// On SIGTERM or SIGINT: running prompts are cancelled (their commands killed, terminals
 /// released: stdin is still read, so the editor's answers arrive), and once every request
 /// is answered the connection closes, without the grace period stdin's end gets.
-async fn stop_on_signal(
-    tx: mpsc::Sender<std::io::Result<String>>,
-    ledger: Arc<Ledger>,
-    close: CancellationToken,
-) {
+async fn stop_on_signal(stop: Stopper) {
+    let Stopper { tx, ledger, close } = stop;
     tokio::select! {
         () = stop_signal() => {}
         () = close.cancelled() => return,
@@ -393,8 +435,9 @@ mod tests {
     #[tokio::test]
     async fn answers_clear_pending_requests_and_sessions_are_noted() {
         let ledger = Ledger::default();
-        ledger.lock().0.insert("1".into());
-        ledger.lock().0.insert("\"a\"".into());
+        ledger.lock().0.insert("1".into(), 1);
+        // The same id twice: pending until both are answered.
+        ledger.lock().0.insert("\"a\"".into(), 2);
         note_outgoing(
             &ledger,
             r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#,
@@ -410,6 +453,8 @@ mod tests {
             &ledger,
             r#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}"#,
         );
+        assert!(ledger.is_pending("\"a\""));
+        note_outgoing(&ledger, r#"{"jsonrpc":"2.0","id":"a","result":{}}"#);
         tokio::time::timeout(Duration::from_secs(1), ledger.until(Ledger::idle))
             .await
             .unwrap();

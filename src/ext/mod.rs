@@ -24,10 +24,19 @@ pub const METHODS: [&str; 5] = [
 ];
 
 /// `_tandem/status`: no parameters.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema, JsonRpcRequest)]
 #[request(method = "_tandem/status", response = StatusResponse)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusRequest {}
+
+/// JSON-RPC lets a request without parameters leave `params` out (it then arrives as
+/// `null`); `{}` and any object are accepted too.
+impl<'de> Deserialize<'de> for StatusRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Option::<serde_json::Map<String, Value>>::deserialize(deserializer)?;
+        Ok(StatusRequest {})
+    }
+}
 
 /// What tandem is running with.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]

@@ -111,3 +111,36 @@ async fn requests_after_session_close_are_not_found() {
     let (response, _) = agent.prompt(&fresh, "hi").await;
     assert_eq!(response["result"]["stopReason"], "end_turn");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blank_lines_are_skipped_and_params_may_be_left_out() {
+    let (_mock, _ws, mut agent, _session) = session_with(vec![]).await;
+    agent.send_line("").await;
+    agent.send_line("   \t").await;
+    agent
+        .send_line(r#"{"jsonrpc":"2.0","id":"s","method":"_tandem/status"}"#)
+        .await;
+    let reply = agent.next_message().await;
+    assert_eq!(reply["id"], "s", "no error for the blank lines: {reply}");
+    assert!(reply["result"]["version"].is_string(), "{reply}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_request_with_an_id_does_not_hold_up_shutdown() {
+    // Found by the fuzzer: the SDK answers an invalid request with id null, so tandem must
+    // not count it as pending (it waited for it forever when it was an `initialize`).
+    let (_mock, _ws, mut agent, _session) = session_with(vec![]).await;
+    agent
+        .send_line(r#"{"jsonrpc":"1.0","id":1,"method":"initialize"}"#)
+        .await;
+    let reply = agent.next_message().await;
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(reply["id"], Value::Null);
+    let started = std::time::Instant::now();
+    let (status, stderr) = agent.shutdown().await;
+    assert!(status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "no grace period for a request that was answered"
+    );
+}
