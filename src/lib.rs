@@ -12,6 +12,8 @@ pub mod doctor;
 pub mod events;
 pub mod exec;
 pub mod ext;
+#[cfg(feature = "fuzzing")]
+pub mod harness;
 pub mod local;
 pub mod logging;
 pub mod mcp;

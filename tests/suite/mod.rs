@@ -6,6 +6,8 @@ mod editors;
 mod errors;
 mod exec;
 mod extensions;
+#[cfg(feature = "fuzzing")]
+mod fuzz_corpus;
 mod handshake;
 mod help;
 mod malformed;
