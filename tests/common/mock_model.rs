@@ -44,6 +44,9 @@ pub enum Reply {
     Stream { pieces: Vec<Piece>, end: End },
     /// No response at all (not even headers) for this long, then this reply.
     Stall(Duration, Box<Reply>),
+    /// The request's last user message streamed back in this many pieces, `pause` apart:
+    /// the same script item serves concurrent sessions, each getting its own words back.
+    Echo { pieces: usize, pause: Duration },
     /// A non-streaming response.
     Status {
         status: u16,
@@ -259,13 +262,29 @@ fn answer(
     body: Bytes,
 ) -> BoxFuture<'static, Response> {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    state.requests.lock().unwrap().push(Recorded {
+    let recorded = Recorded {
         path,
         headers,
         body,
-    });
+    };
     let reply = state.script.lock().unwrap().pop_front();
+    let reply = match reply {
+        Some(Reply::Echo { pieces, pause }) => {
+            Some(echo(&recorded.last_user_text(), pieces, pause))
+        }
+        other => other,
+    };
+    state.requests.lock().unwrap().push(recorded);
     respond(reply)
+}
+
+/// `text` back as an answer in `pieces` parts.
+fn echo(text: &str, pieces: usize, pause: Duration) -> Reply {
+    let chars: Vec<char> = text.chars().collect();
+    let size = chars.len().div_ceil(pieces.max(1)).max(1);
+    let parts: Vec<String> = chars.chunks(size).map(|c| c.iter().collect()).collect();
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    Reply::text(&refs).slow(pause)
 }
 
 fn respond(reply: Option<Reply>) -> BoxFuture<'static, Response> {
@@ -276,7 +295,7 @@ fn respond(reply: Option<Reply>) -> BoxFuture<'static, Response> {
         });
     }
     let response = match reply {
-        Some(Reply::Stall(..)) => unreachable!(),
+        Some(Reply::Stall(..) | Reply::Echo { .. }) => unreachable!(),
         None => status_response(500, &[], r#"{"error":{"message":"mock script exhausted"}}"#),
         Some(Reply::Status {
             status,

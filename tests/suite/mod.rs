@@ -10,6 +10,7 @@ mod extensions;
 mod fuzz_corpus;
 mod handshake;
 mod help;
+mod load;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
