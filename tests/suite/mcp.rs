@@ -482,3 +482,33 @@ async fn a_real_third_party_server_from_npm() {
     }
     panic!("server-everything outlived tandem");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_the_mcp_servers_too() {
+    let mock = MockModel::start(vec![Reply::text(&["a"])]).await;
+    let ws = Workspace::new();
+    let log = log_of(&ws);
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let created = agent
+        .request_ok(
+            "session/new",
+            json!({"cwd": ws.project(), "mcpServers": [server("one", &log)]}),
+        )
+        .await;
+    agent.next_message().await;
+    agent
+        .prompt(created["sessionId"].as_str().unwrap(), "connect")
+        .await;
+    let pids = server_pids(&ws);
+    assert_eq!(pids.len(), 1, "{}", read_log(&ws));
+    let (status, stderr) = agent.stop_with(nix::sys::signal::Signal::SIGTERM).await;
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    for _ in 0..100 {
+        if !alive(pids[0]) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the server outlived tandem's SIGTERM");
+}
