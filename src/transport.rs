@@ -21,6 +21,8 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
+mod writer;
+
 /// How long in-flight requests may run after stdin ends before prompts are cancelled.
 pub const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(300);
 /// Longest line read from stdin unless configured otherwise.
@@ -72,6 +74,11 @@ fn id_of(message: &Value) -> Option<String> {
 
 /// Notes what an outgoing line answers and which sessions it names.
 fn note_outgoing(ledger: &Ledger, line: &str) {
+    // Notifications and requests (most lines: every streamed chunk) answer nothing; the SDK
+    // writes their `method` right after `jsonrpc`, so they are told apart without parsing.
+    if line.starts_with(r#"{"jsonrpc":"2.0","method":"#) {
+        return;
+    }
     let Ok(message) = serde_json::from_str::<Value>(line) else {
         return;
     };
@@ -156,11 +163,13 @@ pub fn over(
         ledger: ledger.clone(),
         close: close.clone(),
     };
-    let outgoing = futures::sink::unfold((out, ledger), |(out, ledger), line: String| async move {
-        // Whatever a model or a server echoed, tandem's key never reaches the editor.
-        write_line(&out, &crate::secrets::redact(&line)).await?;
-        note_outgoing(&ledger, &line);
-        Ok::<_, std::io::Error>((out, ledger))
+    let lines = writer::start(out, ledger);
+    let outgoing = futures::sink::unfold(lines, |lines, line: String| async move {
+        lines
+            .send(line)
+            .await
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"))?;
+        Ok::<_, std::io::Error>(lines)
     });
     let incoming = futures::stream::unfold((rx, close), |(mut rx, close)| async move {
         let item = tokio::select! {
