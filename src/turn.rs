@@ -3,6 +3,7 @@
 //! that can take long.
 
 mod calls;
+mod coalesce;
 mod compact;
 mod guard;
 
@@ -419,11 +420,16 @@ async fn stream_response(
     };
     let mut usage = None;
     let mut finish = None;
+    // An event read while merging pieces, handled before reading on.
+    let mut held: coalesce::Next = None;
     loop {
-        let next = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return response,
-            next = stream.next() => next,
+        let next = match held.take() {
+            Some(next) => next,
+            None => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return response,
+                next = stream.next() => next,
+            },
         };
         match next {
             None => break,
@@ -431,11 +437,13 @@ async fn stream_response(
                 response.end = End::Failed(e);
                 return response;
             }
-            Some(Ok(ModelEvent::Text(t))) => {
+            Some(Ok(ModelEvent::Text(mut t))) => {
+                held = coalesce::gather(&mut stream, &mut t, false);
                 response.text.push_str(&t);
                 ctx.emit(TurnEvent::Text(t));
             }
-            Some(Ok(ModelEvent::Reasoning(t))) => {
+            Some(Ok(ModelEvent::Reasoning(mut t))) => {
+                held = coalesce::gather(&mut stream, &mut t, true);
                 response.reasoning.push_str(&t);
                 ctx.emit(TurnEvent::Thought(t));
             }
