@@ -52,7 +52,36 @@ impl Tool for Grep {
         ToolKind::Search
     }
     fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
-        let args: GrepArgs = parse(self.name(), args)?;
+        let call = GrepCall::new(parse(self.name(), args)?, cwd)?;
+        let shown = paths::display(&call.root, cwd);
+        Ok(Prepared {
+            title: format!("Search `{}` in {shown}", call.pattern),
+            locations: vec![Location {
+                path: call.root.clone(),
+                line: None,
+            }],
+            access: Access::Read(call.root.clone()),
+            call: Box::new(call),
+        })
+    }
+}
+
+/// Runs a search outside a session, as the tool would (the in-process benchmarks use it):
+/// the matching lines and whether it stopped at the match limit.
+pub fn search_now(args: GrepArgs, cwd: &Path) -> Result<(Vec<String>, bool), String> {
+    Ok(search(&GrepCall::new(args, cwd)?))
+}
+
+struct GrepCall {
+    root: PathBuf,
+    cwd: PathBuf,
+    pattern: String,
+    matcher: RegexMatcher,
+    filter: Option<globset::GlobMatcher>,
+}
+
+impl GrepCall {
+    fn new(args: GrepArgs, cwd: &Path) -> Result<Self, String> {
         let root = paths::resolve(cwd, args.path.as_deref().unwrap_or("."));
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(args.case_insensitive)
@@ -68,29 +97,14 @@ impl Tool for Grep {
             ),
             None => None,
         };
-        let shown = paths::display(&root, cwd);
-        Ok(Prepared {
-            title: format!("Search `{}` in {shown}", args.pattern),
-            locations: vec![Location {
-                path: root.clone(),
-                line: None,
-            }],
-            access: Access::Read(root.clone()),
-            call: Box::new(GrepCall {
-                root,
-                cwd: cwd.to_path_buf(),
-                matcher,
-                filter,
-            }),
+        Ok(GrepCall {
+            root,
+            cwd: cwd.to_path_buf(),
+            pattern: args.pattern,
+            matcher,
+            filter,
         })
     }
-}
-
-struct GrepCall {
-    root: PathBuf,
-    cwd: PathBuf,
-    matcher: RegexMatcher,
-    filter: Option<globset::GlobMatcher>,
 }
 
 fn search(call: &GrepCall) -> (Vec<String>, bool) {

@@ -7,7 +7,7 @@
 mod edit_file;
 pub mod files;
 mod glob;
-mod grep;
+pub mod grep;
 mod list_dir;
 pub mod paths;
 mod read_file;

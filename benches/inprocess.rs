@@ -1,0 +1,83 @@
+//! In-process benchmarks (criterion): the parts of tandem whose cost grows with the user's
+//! data rather than with the protocol. Run with `cargo bench --bench inprocess`.
+//!
+//! - `grep/50k_files`: the `grep` tool over a 50,000-file tree for a pattern found once,
+//!   so every file is opened (the walk honours .gitignore like the tool does).
+//! - `transcript/read_{2000,20000}`: parsing a stored session of that many messages, the
+//!   first step of `session/load`.
+//!
+//! Whole-process figures (start-up, streaming, session/load over stdio, tool round trips)
+//! are in `benches/process.py`.
+
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+
+fn tree(root: &Path, files: usize) {
+    for i in 0..files {
+        let dir = root.join(format!("crate{}/src/mod{}", i % 50, i % 20));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let mut text = String::new();
+        for line in 0..30 {
+            text.push_str(&format!("fn item_{i}_{line}() -> u32 {{ {line} }}\n"));
+        }
+        if i == files / 2 {
+            text.push_str("// the needle: unmistakable_marker_42\n");
+        }
+        std::fs::write(dir.join(format!("file{i}.rs")), text).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+fn grep(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    tree(dir.path(), 50_000);
+    let mut group = c.benchmark_group("grep");
+    group.sample_size(10);
+    group.bench_function("50k_files", |b| {
+        b.iter(|| {
+            let args = serde_json::from_value(json!({"pattern": "unmistakable_marker_\\d+"}))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let (hits, _) = tandem::tools::grep::search_now(args, dir.path())
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(hits.len(), 1);
+        })
+    });
+    group.finish();
+}
+
+fn transcript(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut group = c.benchmark_group("transcript");
+    for messages in [2_000usize, 20_000] {
+        let path = dir.path().join(format!("s{messages}.jsonl"));
+        let mut text = String::new();
+        let at = "2026-11-21T06:00:00.000Z";
+        text.push_str(&json!({"v": 1, "at": at, "type": "meta", "id": "s", "cwd": "/tmp"}).to_string());
+        text.push('\n');
+        let words = "the quick brown fox jumps over the lazy dog ".repeat(5);
+        for i in 0..messages {
+            let record = match i % 3 {
+                0 => json!({"v": 1, "at": at, "type": "user", "parts": [{"text": words}]}),
+                1 => json!({"v": 1, "at": at, "type": "assistant", "text": words, "reasoning": words,
+                            "tool_calls": [{"id": format!("c{i}"), "name": "read_file",
+                                            "arguments": "{\"path\": \"src/lib.rs\"}"}]}),
+                _ => json!({"v": 1, "at": at, "type": "tool_result", "call_id": format!("c{}", i - 1),
+                            "content": words}),
+            };
+            text.push_str(&record.to_string());
+            text.push('\n');
+        }
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        group.bench_function(format!("read_{messages}"), |b| {
+            b.iter(|| {
+                let lines = tandem::store::transcript::read(&path).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(lines.len(), messages + 1);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, grep, transcript);
+criterion_main!(benches);
