@@ -38,8 +38,8 @@ fn grep(c: &mut Criterion) {
         b.iter(|| {
             let args = serde_json::from_value(json!({"pattern": "unmistakable_marker_\\d+"}))
                 .unwrap_or_else(|e| panic!("{e}"));
-            let (hits, _) = tandem::tools::grep::search_now(args, dir.path())
-                .unwrap_or_else(|e| panic!("{e}"));
+            let (hits, _) =
+                tandem::tools::grep::search_now(args, dir.path()).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(hits.len(), 1);
         })
     });
@@ -53,17 +53,23 @@ fn transcript(c: &mut Criterion) {
         let path = dir.path().join(format!("s{messages}.jsonl"));
         let mut text = String::new();
         let at = "2026-11-21T06:00:00.000Z";
-        text.push_str(&json!({"v": 1, "at": at, "type": "meta", "id": "s", "cwd": "/tmp"}).to_string());
+        text.push_str(
+            &json!({"v": 1, "at": at, "type": "meta", "id": "s", "cwd": "/tmp"}).to_string(),
+        );
         text.push('\n');
         let words = "the quick brown fox jumps over the lazy dog ".repeat(5);
         for i in 0..messages {
             let record = match i % 3 {
                 0 => json!({"v": 1, "at": at, "type": "user", "parts": [{"text": words}]}),
-                1 => json!({"v": 1, "at": at, "type": "assistant", "text": words, "reasoning": words,
+                1 => {
+                    json!({"v": 1, "at": at, "type": "assistant", "text": words, "reasoning": words,
                             "tool_calls": [{"id": format!("c{i}"), "name": "read_file",
-                                            "arguments": "{\"path\": \"src/lib.rs\"}"}]}),
-                _ => json!({"v": 1, "at": at, "type": "tool_result", "call_id": format!("c{}", i - 1),
-                            "content": words}),
+                                            "arguments": "{\"path\": \"src/lib.rs\"}"}]})
+                }
+                _ => {
+                    json!({"v": 1, "at": at, "type": "tool_result", "call_id": format!("c{}", i - 1),
+                            "content": words})
+                }
             };
             text.push_str(&record.to_string());
             text.push('\n');
@@ -71,7 +77,8 @@ fn transcript(c: &mut Criterion) {
         std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
         group.bench_function(format!("read_{messages}"), |b| {
             b.iter(|| {
-                let lines = tandem::store::transcript::read(&path).unwrap_or_else(|e| panic!("{e}"));
+                let lines =
+                    tandem::store::transcript::read(&path).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(lines.len(), messages + 1);
             })
         });
