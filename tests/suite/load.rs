@@ -58,11 +58,14 @@ async fn fifty_sessions_prompting_at_once_keep_their_streams_apart() {
             Some(words(i).as_str()),
             "session {i}"
         );
+        // Pieces that queue up while the machine is busy may be merged; never more updates
+        // than pieces (streaming::paced_pieces_go_out_one_by_one checks the unmerged case).
         let len = words(i).chars().count();
         let pieces = len.div_ceil(len.div_ceil(20));
-        assert_eq!(
-            chunks[id], pieces,
-            "session {i} got its answer piece by piece"
+        assert!(
+            (1..=pieces).contains(&chunks[id]),
+            "session {i}: {} updates",
+            chunks[id]
         );
     }
     assert_eq!(mock.requests().len(), SESSIONS);

@@ -262,3 +262,18 @@ async fn tool_call_fragments_without_index_are_joined_and_run() {
     assert_eq!(second[3]["tool_call_id"], "c1");
     assert_eq!(second[3]["content"], "remember the milk\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paced_pieces_go_out_one_by_one() {
+    // Merging only takes what is already waiting: pieces 200 ms apart are never held back
+    // for the next one.
+    let reply = Reply::text(&["one ", "two ", "three ", "four"]).slow(Duration::from_millis(200));
+    let (_mock, _ws, mut agent, session) = session_with(vec![reply]).await;
+    let (response, updates) = agent.prompt(&session, "count").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let texts: Vec<&str> = of_kind(&updates, "agent_message_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["one ", "two ", "three ", "four"]);
+}
