@@ -133,6 +133,61 @@ pub fn usage(prompt: u64, completion: u64) -> Value {
                                     "total_tokens": prompt + completion}})
 }
 
+/// The chunks llama.cpp's llama-server sends (seen against the real server in
+/// `real_model.rs`): a role chunk whose content is `null`, the model's file path as `model`,
+/// tool-call arguments one token per delta after a first delta with id and name, and a last
+/// chunk with usage, `prompt_tokens_details` and llama.cpp's own `timings`.
+pub mod llamacpp {
+    use serde_json::{Value, json};
+
+    fn chunk(choices: Value) -> Value {
+        json!({"choices": choices, "created": 1_795_256_391, "id": "chatcmpl-llama",
+               "model": "/models/SmolLM2-135M-Instruct.Q4_1.gguf",
+               "system_fingerprint": "b0-unknown", "object": "chat.completion.chunk"})
+    }
+    /// `{"role": "assistant", "content": null}`
+    pub fn role() -> Value {
+        chunk(json!([{"finish_reason": null, "index": 0,
+                      "delta": {"role": "assistant", "content": null}}]))
+    }
+    /// A text token.
+    pub fn text(t: &str) -> Value {
+        chunk(json!([{"finish_reason": null, "index": 0, "delta": {"content": t}}]))
+    }
+    /// A tool call: id and name with the first argument token, then a token per delta.
+    pub fn tool_call(id: &str, name: &str, arguments: &str) -> Vec<Value> {
+        let mut tokens = arguments.chars().map(String::from);
+        let first = tokens.next().unwrap_or_default();
+        let mut out = vec![chunk(
+            json!([{"finish_reason": null, "index": 0, "delta": {"tool_calls": [
+            {"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": first}}]}}]),
+        )];
+        out.extend(tokens.map(|t| {
+            chunk(
+                json!([{"finish_reason": null, "index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": t}}]}}]),
+            )
+        }));
+        out
+    }
+    /// The finish chunk.
+    pub fn finish(reason: &str) -> Value {
+        chunk(json!([{"finish_reason": reason, "index": 0, "delta": {}}]))
+    }
+    /// The last chunk: usage with cached tokens, and `timings`.
+    pub fn usage(prompt: u64, completion: u64, cached: u64) -> Value {
+        let mut c = chunk(json!([]));
+        c["usage"] = json!({"completion_tokens": completion, "prompt_tokens": prompt,
+                            "total_tokens": prompt + completion,
+                            "prompt_tokens_details": {"cached_tokens": cached}});
+        c["timings"] = json!({"cache_n": cached, "prompt_n": prompt - cached, "prompt_ms": 677.4,
+                              "prompt_per_token_ms": 2.81, "prompt_per_second": 355.7,
+                              "predicted_n": completion, "predicted_ms": 311.6,
+                              "predicted_per_token_ms": 9.16, "predicted_per_second": 109.1});
+        c
+    }
+}
+
 /// A whole tool call in one delta.
 pub fn tool_call(index: u32, id: &str, name: &str, arguments: &str) -> Value {
     delta(

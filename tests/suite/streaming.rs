@@ -277,3 +277,40 @@ async fn paced_pieces_go_out_one_by_one() {
         .collect();
     assert_eq!(texts, ["one ", "two ", "three ", "four"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_cpp_chunk_shapes_stream_and_call_tools() {
+    use crate::common::mock_model::llamacpp;
+    let mut calling = vec![llamacpp::role()];
+    calling.extend(llamacpp::tool_call(
+        "lc1",
+        "read_file",
+        r#"{"path": "README.md"}"#,
+    ));
+    calling.push(llamacpp::finish("tool_calls"));
+    calling.push(llamacpp::usage(241, 35, 0));
+    let answer = vec![
+        llamacpp::role(),
+        llamacpp::text("It"),
+        llamacpp::text(" says hi."),
+        llamacpp::finish("stop"),
+        llamacpp::usage(300, 4, 241),
+    ];
+    let (mock, ws, mut agent, session) =
+        session_with(vec![Reply::chunks(calling), Reply::chunks(answer)]).await;
+    ws.write("project/README.md", "hi\n");
+    let (response, updates) = agent.prompt(&session, "read it").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(joined(&updates, "agent_message_chunk"), "It says hi.");
+    let second = &mock.requests()[1];
+    let result = crate::common::calls::tool_result(second, "lc1");
+    assert!(result.contains("hi"), "{result}");
+    let usage = agent
+        .request_ok("_tandem/usage", json!({"sessionId": session}))
+        .await;
+    assert_eq!(usage["cachedTokens"], 241, "{usage}");
+    assert_eq!(
+        of_kind(&updates, "usage_update").last().unwrap()["used"],
+        304
+    );
+}
