@@ -131,6 +131,8 @@ pub struct Agent {
     stderr: Arc<Mutex<String>>,
     stdout_lines: Arc<Mutex<Vec<String>>>,
     next_id: u64,
+    /// How long a response or message may take (`WAIT` unless [`Agent::patient`]).
+    wait: Duration,
 }
 
 impl Agent {
@@ -242,7 +244,14 @@ impl Agent {
             stderr,
             stdout_lines,
             next_id: 1,
+            wait: WAIT,
         }
+    }
+
+    /// Waits up to `wait` for each response and message (a real model on a busy machine).
+    pub fn patient(mut self, wait: Duration) -> Agent {
+        self.wait = wait;
+        self
     }
 
     /// Writes one line of arbitrary bytes (not necessarily UTF-8) to the agent's stdin.
@@ -276,7 +285,7 @@ impl Agent {
     /// Sends a request and waits for the whole response (result or error).
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         let (_, rx) = self.start_request(method, params).await;
-        let response = tokio::time::timeout(WAIT, rx)
+        let response = tokio::time::timeout(self.wait, rx)
             .await
             .unwrap_or_else(|_| panic!("no response to {method}; stderr:\n{}", self.stderr()))
             .expect("reader alive");
@@ -397,7 +406,7 @@ impl Agent {
 
     /// Waits for the next notification (or unsolicited message).
     pub async fn next_message(&mut self) -> Value {
-        tokio::time::timeout(WAIT, self.updates.recv())
+        tokio::time::timeout(self.wait, self.updates.recv())
             .await
             .expect("a message in time")
             .expect("agent alive")
@@ -435,24 +444,23 @@ impl Agent {
     }
 
     /// Sends `signal` (stdin stays open) and waits for the process to exit.
-    pub async fn stop_with(mut self, signal: nix::sys::signal::Signal) -> (ExitStatus, String) {
+    pub async fn stop_with(self, signal: nix::sys::signal::Signal) -> (ExitStatus, String) {
         let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
         nix::sys::signal::kill(pid, signal).unwrap();
-        let status = tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("agent exits after the signal")
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        self.assert_valid();
-        (status, self.stderr())
+        self.exited("the signal").await
     }
 
     /// Closes stdin and waits for the process to exit.
-    pub async fn shutdown(mut self) -> (ExitStatus, String) {
+    pub async fn shutdown(self) -> (ExitStatus, String) {
         self.stdin.lock().await.take();
+        self.exited("stdin closes").await
+    }
+
+    /// Waits for the exit that `after` caused; checks every message it sent.
+    async fn exited(mut self, after: &str) -> (ExitStatus, String) {
         let status = tokio::time::timeout(WAIT, self.child.wait())
             .await
-            .expect("agent exits after stdin closes")
+            .unwrap_or_else(|_| panic!("agent exits after {after}"))
             .unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         self.assert_valid();

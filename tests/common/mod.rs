@@ -121,3 +121,12 @@ pub async fn session_with(script: Vec<Reply>) -> (MockModel, Workspace, Agent, S
     let id = agent.open_session(&ws.project()).await;
     (mock, ws, agent, id)
 }
+
+/// Checks that `session` answers a normal prompt (after a failure, say).
+pub async fn still_usable(mock: &MockModel, agent: &mut Agent, session: &str) {
+    mock.push(Reply::text(&["recovered"]));
+    let (response, updates) = agent.prompt(session, "again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(joined(&updates, "agent_message_chunk"), "recovered");
+    assert!(agent.is_running());
+}

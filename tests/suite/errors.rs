@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::mock_model::{self, Piece, Reply};
-use crate::common::{Agent, MockModel, TEST_KEY, Workspace, joined, path_str};
+use crate::common::{Agent, MockModel, TEST_KEY, Workspace, joined, path_str, still_usable};
 
 /// A workspace whose config file makes retries fast (10 ms first delay).
 fn fast_retry_agent(ws: &Workspace, mock: &MockModel, attempts: u32) -> Agent {
@@ -23,15 +23,6 @@ async fn started(script: Vec<Reply>, attempts: u32) -> (MockModel, Workspace, Ag
     let mut agent = fast_retry_agent(&ws, &mock, attempts);
     let id = agent.open_session(&ws.project()).await;
     (mock, ws, agent, id)
-}
-
-/// The session answers a normal prompt after a failure.
-async fn still_usable(mock: &MockModel, agent: &mut Agent, session: &str) {
-    mock.push(Reply::text(&["recovered"]));
-    let (response, updates) = agent.prompt(session, "again").await;
-    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
-    assert_eq!(joined(&updates, "agent_message_chunk"), "recovered");
-    assert!(agent.is_running());
 }
 
 fn error_of(response: &Value) -> &Value {

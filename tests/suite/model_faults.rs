@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::mock_model::{self, End, Piece, Reply};
-use crate::common::{Agent, MockModel, Workspace, joined, path_str};
+use crate::common::{Agent, MockModel, Workspace, joined, path_str, still_usable};
 
 /// A session whose config gives the server half a second to start and to pause, one try.
 async fn started(script: Vec<Reply>, extra: &str) -> (MockModel, Workspace, Agent, String) {
@@ -29,13 +29,6 @@ async fn started_with(
     let mut agent = Agent::spawn(&ws.env(&mock), &["--config", &path_str(&config)]);
     let id = agent.open_session(&ws.project()).await;
     (mock, ws, agent, id)
-}
-
-async fn still_usable(mock: &MockModel, agent: &mut Agent, session: &str) {
-    mock.push(Reply::text(&["recovered"]));
-    let (response, updates) = agent.prompt(session, "again").await;
-    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
-    assert_eq!(joined(&updates, "agent_message_chunk"), "recovered");
 }
 
 fn error_class(response: &Value) -> (&str, &str) {

@@ -15,9 +15,13 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex, MutexGuard};
 
 use crate::common::editor::FakeEditor;
-use crate::common::{Agent, Workspace, joined, of_kind, path_str, response};
+use crate::common::{Agent, Workspace, joined, of_kind, path_str};
 
 static TURN: Mutex<()> = Mutex::const_new(());
+
+/// How long one answer may take: tandem's ~2,000-token system prompt takes the 135M model
+/// about 6 s to read on an idle 2-core machine, and the other tests keep the machine busy.
+const PATIENCE: Duration = Duration::from_secs(180);
 
 fn cache() -> PathBuf {
     std::env::var_os("TANDEM_REAL_MODEL_CACHE")
@@ -72,7 +76,17 @@ impl Server {
             .arg("-m")
             .arg(cache.join("SmolLM2-135M-Instruct.Q4_1.gguf"))
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-c", "4096", "-t", "2", "--jinja", "--log-disable"])
+            // -n: at most 256 tokens an answer, so a rambling tiny model ends in seconds.
+            .args([
+                "-c",
+                "4096",
+                "-n",
+                "256",
+                "-t",
+                "2",
+                "--jinja",
+                "--log-disable",
+            ])
             .arg("--chat-template-file")
             .arg(template)
             .stdout(Stdio::null())
@@ -167,7 +181,8 @@ async fn a_read_goes_through_the_editor_and_its_result_back_to_the_model() {
     let ws = Workspace::new();
     ws.write("project/notes.txt", "buy eggs\n");
     let editor = FakeEditor::new();
-    let mut agent = Agent::spawn_with(&env(&ws, &server), &[], Some(editor.clone()));
+    let mut agent =
+        Agent::spawn_with(&env(&ws, &server), &[], Some(editor.clone())).patient(PATIENCE);
     agent
         .initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}))
         .await;
@@ -222,7 +237,7 @@ async fn usage_comes_from_the_servers_own_counts() {
     };
     let server = Server::start(&cache).await;
     let ws = Workspace::new();
-    let mut agent = Agent::spawn(&env(&ws, &server), &[]);
+    let mut agent = Agent::spawn(&env(&ws, &server), &[]).patient(PATIENCE);
     let session = agent.open_session(&ws.project()).await;
     let (answer, updates) = agent.prompt(&session, "Name one color.").await;
     server.stop().await;
@@ -252,7 +267,7 @@ async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
     let config = ws.write("config.toml", "[retry]\nmax_attempts = 1\n");
     let mut env = env(&ws, &server);
     env.push(("TANDEM_CONFIG".into(), path_str(&config)));
-    let mut agent = Agent::spawn(&env, &[]);
+    let mut agent = Agent::spawn(&env, &[]).patient(PATIENCE);
     let session = agent.open_session(&ws.project()).await;
     let long = "Write a very long story about a dragon who learns to cook, with many chapters.";
 
@@ -262,7 +277,10 @@ async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
     agent
         .notify("session/cancel", json!({"sessionId": session}))
         .await;
-    let cancelled = response(pending).await;
+    let cancelled = tokio::time::timeout(PATIENCE, pending)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         cancelled["result"]["stopReason"], "cancelled",
         "{cancelled}"
@@ -272,7 +290,10 @@ async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
     let pending = agent.start_prompt(&session, long).await;
     wait_for_text(&mut agent).await;
     server.stop().await;
-    let failed = response(pending).await;
+    let failed = tokio::time::timeout(PATIENCE, pending)
+        .await
+        .unwrap()
+        .unwrap();
     let class = failed["error"]["data"]["class"].as_str().unwrap_or("");
     assert!(
         ["stream_interrupted", "connection"].contains(&class),
