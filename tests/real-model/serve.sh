@@ -9,7 +9,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cache="${TANDEM_REAL_MODEL_CACHE:-$HOME/.cache/tandem-real-model}"
 port="${PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 "$cache/bin/llama-server" -m "$cache/SmolLM2-135M-Instruct.Q4_1.gguf" --host 127.0.0.1 \
-  --port "$port" -c 4096 -n 512 -t 2 --jinja --chat-template-file "$here/smollm2-tools.jinja" \
+  --port "$port" -c 4096 -n 512 -t 2 --temp 0 --jinja --chat-template-file "$here/smollm2-tools.jinja" \
   --log-disable &
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT INT TERM
