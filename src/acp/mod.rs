@@ -69,9 +69,11 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
     let m_status = manager.clone();
     let m_usage = manager.clone();
     let m_export = manager.clone();
+    let m_fork = manager.clone();
     let m_actions = manager.clone();
     let m_run = manager;
     let caps_load = caps.clone();
+    let caps_fork = caps.clone();
     let caps_resume = caps.clone();
     Agent
         .v1()
@@ -355,6 +357,26 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                     log_unsent(sent);
                     Ok(())
                 })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ext::ForkRequest, responder: Responder<ext::ForkResponse>, cx| {
+                let editor = editor_for(&cx, &caps_fork, m_fork.config().timeouts.editor);
+                match m_fork.fork(&req.session_id, req.cwd, editor) {
+                    Ok(s) => {
+                        responder.respond(ext::ForkResponse {
+                            session_id: s.id.clone(),
+                        })?;
+                        // What session/new's response carries, for the new session.
+                        let sink = ConnectionSink { cx: cx.clone() };
+                        sink.emit(&s.id, TurnEvent::ModeChanged(s.settings.mode));
+                        sink.emit(&s.id, TurnEvent::OptionsChanged(s.options.clone()));
+                        announce_commands(&cx, &s);
+                        Ok(())
+                    }
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -15,10 +15,11 @@ use crate::session::SessionManager;
 pub use export::render;
 
 /// The methods tandem answers, as advertised under `agentCapabilities._meta.tandem`.
-pub const METHODS: [&str; 5] = [
+pub const METHODS: [&str; 6] = [
     "_tandem/status",
     "_tandem/usage",
     "_tandem/session/export",
+    "_tandem/session/fork",
     "_tandem/actions/list",
     "_tandem/actions/run",
 ];
@@ -159,6 +160,27 @@ pub struct ExportResponse {
     pub format: ExportFormat,
     /// The session, as Markdown text or JSON text.
     pub content: String,
+}
+
+/// `_tandem/session/fork`: a new session holding a copy of a session's history so far.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
+#[request(method = "_tandem/session/fork", response = ForkResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkRequest {
+    /// A stored session (open or not).
+    pub session_id: String,
+    /// Where the new session works (absolute); the source session's directory if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+/// The new session, open and ready for prompts; its mode, options and commands follow as
+/// `session/update` notifications.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkResponse {
+    /// The new session's id.
+    pub session_id: String,
 }
 
 /// `_tandem/actions/list`: the custom actions of a session (the user's and its project's).
@@ -314,6 +336,10 @@ pub fn schema_files() -> Vec<(&'static str, Value)> {
         (
             "session-export.json",
             json!({"method": "_tandem/session/export", "request": of::<ExportRequest>(), "response": of::<ExportResponse>()}),
+        ),
+        (
+            "session-fork.json",
+            json!({"method": "_tandem/session/fork", "request": of::<ForkRequest>(), "response": of::<ForkResponse>()}),
         ),
         (
             "actions-list.json",

@@ -222,6 +222,29 @@ impl SessionManager {
         Ok(opened)
     }
 
+    /// A new session with a copy of `id`'s history so far (open or only stored), working in
+    /// `cwd` or where `id` did; the two go their own ways from here.
+    pub fn fork(
+        &self,
+        id: &str,
+        cwd: Option<PathBuf>,
+        editor: EditorLink,
+    ) -> Result<NewSession, SessionError> {
+        if let Some(cwd) = &cwd {
+            check_cwd(cwd)?;
+        }
+        let new_id = uuid::Uuid::new_v4().to_string();
+        let cwd = self
+            .store
+            .fork(id, &new_id, cwd.as_deref())
+            .map_err(|e| match e {
+                store::StoreError::NotFound(id) => SessionError::NotFound(id),
+                other => SessionError::Store(other),
+            })?;
+        tracing::info!(from = %id, session = %new_id, "session forked");
+        self.load(&new_id, cwd, editor, false, Vec::new())
+    }
+
     /// Starts the session's MCP servers: the user's, then the project's, then the editor's
     /// (later ones win by name). They never see tandem's own API key (unless `share_api_key`).
     fn mcp_hub(&self, cwd: &Path, servers: Vec<ServerSpec>) -> Arc<crate::mcp::Hub> {

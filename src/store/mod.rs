@@ -101,6 +101,27 @@ impl Store {
         Ok((lines, Transcript::open(&path)?))
     }
 
+    /// Starts `to`'s transcript in `cwd` with every record of `from` but its header: a fork.
+    /// Returns `from`'s working directory.
+    pub fn fork(&self, from: &str, to: &str, cwd: Option<&Path>) -> Result<PathBuf, StoreError> {
+        let (lines, _) = self.open(from)?;
+        let source_cwd = lines
+            .iter()
+            .find_map(|l| match &l.record {
+                Record::Meta { cwd, .. } => Some(cwd.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let cwd = cwd.map_or(source_cwd, Path::to_path_buf);
+        let transcript = self.create(to, &cwd)?;
+        for line in lines {
+            if !matches!(line.record, Record::Meta { .. }) {
+                transcript.append(line.record);
+            }
+        }
+        Ok(cwd)
+    }
+
     /// Whether a transcript exists for `id`.
     pub fn exists(&self, id: &str) -> bool {
         valid_id(id) && self.path(id).is_file()

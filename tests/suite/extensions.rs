@@ -65,6 +65,7 @@ async fn status_usage_and_export() {
             "_tandem/status",
             "_tandem/usage",
             "_tandem/session/export",
+            "_tandem/session/fork",
             "_tandem/actions/list",
             "_tandem/actions/run"
         ])

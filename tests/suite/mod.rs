@@ -6,6 +6,7 @@ mod editors;
 mod errors;
 mod exec;
 mod extensions;
+mod fork;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
 mod handshake;
