@@ -71,11 +71,13 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
     let m_export = manager.clone();
     let m_fork = manager.clone();
     let m_actions = manager.clone();
+    #[cfg(feature = "acp-session-fork")]
+    let (m_acp_fork, caps_acp_fork) = (manager.clone(), caps.clone());
     let m_run = manager;
     let caps_load = caps.clone();
     let caps_fork = caps.clone();
     let caps_resume = caps.clone();
-    Agent
+    let agent = Agent
         .v1()
         .name("tandem")
         .on_receive_request(
@@ -363,7 +365,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         .on_receive_request(
             async move |req: ext::ForkRequest, responder: Responder<ext::ForkResponse>, cx| {
                 let editor = editor_for(&cx, &caps_fork, m_fork.config().timeouts.editor);
-                match m_fork.fork(&req.session_id, req.cwd, editor) {
+                match m_fork.fork(&req.session_id, req.cwd, editor, Vec::new()) {
                     Ok(s) => {
                         responder.respond(ext::ForkResponse {
                             session_id: s.id.clone(),
@@ -407,7 +409,33 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
-        )
+        );
+    // ACP's own `session/fork` is still unstable in the protocol: only built on request.
+    #[cfg(feature = "acp-session-fork")]
+    let agent = agent.on_receive_request(
+        async move |req: agent_client_protocol::v1::schema::ForkSessionRequest,
+                    responder: Responder<
+            agent_client_protocol::v1::schema::ForkSessionResponse,
+        >,
+                    cx| {
+            let editor = editor_for(&cx, &caps_acp_fork, m_acp_fork.config().timeouts.editor);
+            let servers = convert::mcp_servers(req.mcp_servers);
+            match m_acp_fork.fork(&req.session_id.0, Some(req.cwd), editor, servers) {
+                Ok(s) => {
+                    responder.respond(
+                        agent_client_protocol::v1::schema::ForkSessionResponse::new(s.id.clone())
+                            .modes(convert::mode_state(s.settings.mode))
+                            .config_options(convert::config_options(&s.options)),
+                    )?;
+                    announce_commands(&cx, &s);
+                    Ok(())
+                }
+                Err(e) => responder.respond_with_error(errors::session_error(e)),
+            }
+        },
+        agent_client_protocol::on_receive_request!(),
+    );
+    agent
 }
 
 /// tandem's answer to `initialize`: protocol v1 whatever the client asked (the SDK has
@@ -439,13 +467,7 @@ fn initialize_response(manager: &SessionManager) -> InitializeResponse {
                         .as_object()
                         .cloned(),
                 )
-                .session_capabilities(
-                    SessionCapabilities::new()
-                        .list(SessionListCapabilities::new())
-                        .resume(SessionResumeCapabilities::new())
-                        .close(SessionCloseCapabilities::new())
-                        .delete(SessionDeleteCapabilities::new()),
-                ),
+                .session_capabilities(session_capabilities()),
         )
         .auth_methods(auth_methods)
         .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("tandem"))
@@ -482,4 +504,17 @@ fn log_unsent(sent: Result<(), Error>) {
     if let Err(e) = sent {
         tracing::debug!("response not sent (connection closing?): {e}");
     }
+}
+
+/// The session methods tandem serves beyond the baseline (`session/fork` only when built with
+/// the `acp-session-fork` feature).
+fn session_capabilities() -> SessionCapabilities {
+    let caps = SessionCapabilities::new()
+        .list(SessionListCapabilities::new())
+        .resume(SessionResumeCapabilities::new())
+        .close(SessionCloseCapabilities::new())
+        .delete(SessionDeleteCapabilities::new());
+    #[cfg(feature = "acp-session-fork")]
+    let caps = caps.fork(agent_client_protocol::v1::schema::SessionForkCapabilities::new());
+    caps
 }

@@ -223,12 +223,14 @@ impl SessionManager {
     }
 
     /// A new session with a copy of `id`'s history so far (open or only stored), working in
-    /// `cwd` or where `id` did; the two go their own ways from here.
+    /// `cwd` or where `id` did, with the editor's MCP `servers`; the two go their own ways
+    /// from here.
     pub fn fork(
         &self,
         id: &str,
         cwd: Option<PathBuf>,
         editor: EditorLink,
+        servers: Vec<ServerSpec>,
     ) -> Result<NewSession, SessionError> {
         if let Some(cwd) = &cwd {
             check_cwd(cwd)?;
@@ -242,7 +244,7 @@ impl SessionManager {
                 other => SessionError::Store(other),
             })?;
         tracing::info!(from = %id, session = %new_id, "session forked");
-        self.load(&new_id, cwd, editor, false, Vec::new())
+        self.load(&new_id, cwd, editor, false, servers)
     }
 
     /// Starts the session's MCP servers: the user's, then the project's, then the editor's

@@ -16,15 +16,25 @@ use tokio::sync::{mpsc, oneshot};
 /// How long any single wait may take before the test fails (a hang, not a slow machine).
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// The vendored schema.
-static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/acp/v1/schema.json");
+/// Methods of ACP v1's unstable schema that tandem serves when built with their feature
+/// (`acp-session-fork`); their messages are checked against `schema.unstable.json`, every
+/// other message against the stable `schema.json`.
+const UNSTABLE_METHODS: &[&str] = &["session/fork"];
+
+fn read_schema(file: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("protocol/acp/v1")
+        .join(file);
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-});
+}
+
+/// The vendored schemas: stable, and unstable.
+static SCHEMA: LazyLock<Value> = LazyLock::new(|| read_schema("schema.json"));
+static UNSTABLE_SCHEMA: LazyLock<Value> = LazyLock::new(|| read_schema("schema.unstable.json"));
 
 /// The validator for the envelope of messages the agent sends: the schema's `Agent` branch.
-static AGENT_SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
-    let mut schema = SCHEMA.clone();
+fn agent_branch(schema: &Value) -> jsonschema::Validator {
+    let mut schema = schema.clone();
     let agent = schema["anyOf"]
         .as_array()
         .unwrap()
@@ -34,34 +44,47 @@ static AGENT_SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
         .expect("schema has an Agent branch");
     schema["anyOf"] = json!([agent]);
     jsonschema::validator_for(&schema).expect("ACP schema compiles")
-});
+}
+
+static AGENT_SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| agent_branch(&SCHEMA));
+static UNSTABLE_AGENT_SCHEMA: LazyLock<jsonschema::Validator> =
+    LazyLock::new(|| agent_branch(&UNSTABLE_SCHEMA));
+
+type MethodSchemas = HashMap<(String, String), jsonschema::Validator>;
 
 /// One validator per `$defs` entry that names a method (`x-method`), keyed by
 /// (method, kind) where kind is `Request`, `Response` or `Notification`, plus `Error`.
-static METHOD_SCHEMAS: LazyLock<HashMap<(String, String), jsonschema::Validator>> =
-    LazyLock::new(|| {
-        let defs = SCHEMA["$defs"].as_object().unwrap();
-        let compile = |name: &str| {
-            let schema =
-                json!({"$ref": format!("#/$defs/{name}"), "$defs": SCHEMA["$defs"].clone()});
-            jsonschema::validator_for(&schema).expect("definition compiles")
-        };
-        let mut map = HashMap::new();
-        for (name, def) in defs {
-            if let Some(method) = def["x-method"].as_str() {
-                let kind = ["Request", "Response", "Notification"]
-                    .into_iter()
-                    .find(|k| name.ends_with(k))
-                    .unwrap_or("Other");
-                map.insert((method.to_string(), kind.to_string()), compile(name));
-            }
+fn method_schemas(schema: &Value) -> MethodSchemas {
+    let defs = schema["$defs"].as_object().unwrap();
+    let compile = |name: &str| {
+        let schema = json!({"$ref": format!("#/$defs/{name}"), "$defs": schema["$defs"].clone()});
+        jsonschema::validator_for(&schema).expect("definition compiles")
+    };
+    let mut map = HashMap::new();
+    for (name, def) in defs {
+        if let Some(method) = def["x-method"].as_str() {
+            let kind = ["Request", "Response", "Notification"]
+                .into_iter()
+                .find(|k| name.ends_with(k))
+                .unwrap_or("Other");
+            map.insert((method.to_string(), kind.to_string()), compile(name));
         }
-        map.insert(("".to_string(), "Error".to_string()), compile("Error"));
-        map
-    });
+    }
+    map.insert(("".to_string(), "Error".to_string()), compile("Error"));
+    map
+}
+
+static METHOD_SCHEMAS: LazyLock<MethodSchemas> = LazyLock::new(|| method_schemas(&SCHEMA));
+static UNSTABLE_METHOD_SCHEMAS: LazyLock<MethodSchemas> =
+    LazyLock::new(|| method_schemas(&UNSTABLE_SCHEMA));
 
 fn check(kind: &str, method: &str, value: &Value, out: &mut Vec<String>) {
-    match METHOD_SCHEMAS.get(&(method.to_string(), kind.to_string())) {
+    let schemas = if UNSTABLE_METHODS.contains(&method) {
+        &*UNSTABLE_METHOD_SCHEMAS
+    } else {
+        &*METHOD_SCHEMAS
+    };
+    match schemas.get(&(method.to_string(), kind.to_string())) {
         Some(validator) => out.extend(
             validator
                 .iter_errors(value)
@@ -77,7 +100,16 @@ fn check(kind: &str, method: &str, value: &Value, out: &mut Vec<String>) {
 /// Checks one message the agent sent; `answered` is the method of the request a response
 /// answers, when known. Returns what is wrong with it.
 pub fn schema_violations_for(message: &Value, answered: Option<&str>) -> Vec<String> {
-    let mut out: Vec<String> = AGENT_SCHEMA
+    let unstable = message["method"]
+        .as_str()
+        .or(answered)
+        .is_some_and(|m| UNSTABLE_METHODS.contains(&m));
+    let envelope = if unstable {
+        &*UNSTABLE_AGENT_SCHEMA
+    } else {
+        &*AGENT_SCHEMA
+    };
+    let mut out: Vec<String> = envelope
         .iter_errors(message)
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();

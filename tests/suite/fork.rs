@@ -113,3 +113,65 @@ async fn forking_an_unknown_session_or_into_a_missing_directory_is_refused() {
         .await;
     assert_error(&r, -32602, "does not exist");
 }
+
+/// ACP's `session/fork` (unstable schema): advertised and served only when tandem is built
+/// with `acp-session-fork`; the answer carries the new session's modes and options, and its
+/// messages are checked against `schema.unstable.json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_session_fork_is_served_exactly_when_built_with_it() {
+    let script = vec![
+        Reply::text(&["first answer"]),
+        Reply::text(&["fork answer"]),
+    ];
+    let mock = crate::common::MockModel::start(script).await;
+    let ws = crate::common::Workspace::new();
+    let mut agent = crate::common::Agent::spawn(&ws.env(&mock), &[]);
+    let init = agent.initialize().await;
+    let fork_cap = &init["agentCapabilities"]["sessionCapabilities"]["fork"];
+    let original = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    agent.prompt(&original, "first question").await;
+    agent.drain();
+    let r = agent
+        .request(
+            "session/fork",
+            json!({"sessionId": original, "cwd": ws.project(), "mcpServers": []}),
+        )
+        .await;
+    if !cfg!(feature = "acp-session-fork") {
+        assert!(fork_cap.is_null(), "{init}");
+        assert_eq!(r["error"]["code"], -32601, "{r}");
+        agent.assert_valid();
+        return;
+    }
+    assert_eq!(fork_cap, &json!({}), "{init}");
+    let forked = r["result"]["sessionId"].as_str().unwrap().to_string();
+    assert_ne!(forked, original);
+    assert_eq!(r["result"]["modes"]["currentModeId"], "ask", "{r}");
+    assert!(r["result"]["configOptions"].as_array().unwrap().len() >= 2);
+    let commands = agent.next_message().await;
+    assert_eq!(
+        commands["params"]["update"]["sessionUpdate"],
+        "available_commands_update"
+    );
+    let (r, updates) = agent.prompt(&forked, "fork question").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        crate::common::joined(&updates, "agent_message_chunk"),
+        "fork answer"
+    );
+    assert_eq!(
+        texts(&mock.requests()[1].body),
+        ["first question", "first answer", "fork question"]
+    );
+    let r = agent
+        .request(
+            "session/fork",
+            json!({"sessionId": "missing", "cwd": ws.project()}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32002, "{r}");
+    agent.assert_valid();
+}
