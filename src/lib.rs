@@ -12,8 +12,10 @@ pub mod doctor;
 pub mod events;
 pub mod exec;
 pub mod ext;
+pub mod extend;
 #[cfg(feature = "fuzzing")]
 pub mod harness;
+pub mod hooks;
 pub mod local;
 pub mod logging;
 pub mod mcp;

@@ -183,7 +183,8 @@ pub async fn run_command(
     })
 }
 
-fn kill_group(pid: Option<u32>) {
+/// Kills the process group led by `pid` (a child spawned with `process_group(0)`).
+pub(crate) fn kill_group(pid: Option<u32>) {
     use nix::sys::signal::{Signal, killpg};
     use nix::unistd::Pid;
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {

@@ -5,24 +5,23 @@
 mod calls;
 mod coalesce;
 mod compact;
+mod context;
 mod guard;
+mod hooked;
+pub mod subagent;
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+pub use context::{Totals, TurnContext};
+pub use hooked::run_prompt;
+
+use std::sync::Mutex;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ClientCaps, ClientOps};
-use crate::config::{Config, ModelSpec};
-use crate::events::{EventSink, TurnEvent};
-use crate::model::{
-    ErrorClass, Message, ModelClient, ModelError, ModelEvent, ModelRequest, ToolCall, UserPart,
-};
-use crate::permission::{Grants, Mode};
-use crate::session::options::Settings;
-use crate::store::{Record, Transcript};
-use crate::tools::Registry;
+use crate::config::ModelSpec;
+use crate::events::TurnEvent;
+use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest, ToolCall, UserPart};
+use crate::store::Record;
 
 /// Why a turn ended without an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,112 +36,6 @@ pub enum StopReason {
     Refusal,
     /// The user cancelled.
     Cancelled,
-}
-
-/// Everything a turn needs besides the history; shared state is read at the moment it
-/// matters (settings at each request and each tool call).
-#[derive(Clone)]
-pub struct TurnContext {
-    /// The session the events belong to.
-    pub session_id: String,
-    /// The session's working directory (canonical): the workspace root.
-    pub cwd: PathBuf,
-    /// Configuration (models, limits, instructions).
-    pub config: Arc<Config>,
-    /// The model server.
-    pub model: Arc<dyn ModelClient>,
-    /// The session's live settings.
-    pub settings: Arc<Mutex<Settings>>,
-    /// The tools offered.
-    pub tools: Arc<Registry>,
-    /// The editor.
-    pub client: Arc<dyn ClientOps>,
-    /// What the editor can do.
-    pub caps: ClientCaps,
-    /// The session's remembered permission answers.
-    pub grants: Arc<Mutex<Grants>>,
-    /// Where the editor-facing events go.
-    pub sink: Arc<dyn EventSink>,
-    /// The session's transcript, written as the turn happens.
-    pub transcript: Arc<Transcript>,
-    /// `AGENTS.md` instructions that apply to the session (read when it opened).
-    pub project_instructions: String,
-    /// The last usage report: (tokens in use, our estimate of the same messages), so the next
-    /// request's size can be projected from real counts.
-    pub usage: Arc<Mutex<Option<(u64, u64)>>>,
-    /// The session's MCP servers and their tools.
-    pub mcp: Arc<crate::mcp::Hub>,
-    /// Tokens the session has used so far, over all its model requests.
-    pub totals: Arc<Mutex<Totals>>,
-}
-
-/// A session's token totals (as reported by the server).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Totals {
-    /// Model requests that reported usage.
-    pub requests: u64,
-    /// Prompt tokens.
-    pub input: u64,
-    /// Prompt tokens served from the server's cache.
-    pub cached: u64,
-    /// Completion tokens.
-    pub output: u64,
-    /// Completion tokens spent reasoning.
-    pub reasoning: u64,
-    /// Tool-call batches not run because the model repeated them (loop detection).
-    pub repeats_blocked: u64,
-    /// Prompts whose tools were withdrawn because the model kept repeating itself.
-    pub tools_withdrawn: u64,
-    /// Tool calls refused because their tool's budget for the prompt was spent.
-    pub budget_refusals: u64,
-}
-
-impl TurnContext {
-    /// The tool the model called `name`: one of tandem's, or an MCP server's.
-    pub fn find_tool(&self, name: &str) -> Option<Arc<dyn crate::tools::Tool>> {
-        self.tools.get(name).or_else(|| self.mcp.get(name))
-    }
-
-    /// Every tool offered to the model now.
-    fn tool_specs(&self) -> Vec<crate::model::ToolSpec> {
-        let mut specs = self.tools.specs().to_vec();
-        specs.extend(self.mcp.tools().iter().map(|t| crate::model::ToolSpec {
-            name: t.name().to_string(),
-            description: t.description().to_string(),
-            parameters: t.parameters(),
-        }));
-        specs
-    }
-
-    fn settings(&self) -> Settings {
-        lock(&self.settings).clone()
-    }
-
-    fn emit(&self, event: TurnEvent) {
-        self.sink.emit(&self.session_id, event);
-    }
-
-    /// The system prompt for the current mode.
-    pub fn system_prompt(&self, mode: Mode) -> String {
-        let mut prompt = format!(
-            "You are tandem, a coding agent working inside the user's editor. Use the tools to \
-             read, search and change the project; the user reviews edits and commands in the \
-             editor. Answer clearly and concisely; use Markdown for code.\n\n\
-             Working directory: {}\nPlatform: {}\nToday's date: {}\nMode: {} ({})",
-            self.cwd.display(),
-            std::env::consts::OS,
-            chrono::Local::now().format("%Y-%m-%d"),
-            mode.id(),
-            mode.description(),
-        );
-        if let Some(extra) = &self.config.instructions {
-            prompt.push_str("\n\n");
-            prompt.push_str(extra);
-        }
-        prompt.push_str(&self.project_instructions);
-        prompt.push_str(&self.mcp.instructions());
-        prompt
-    }
 }
 
 /// Locks a mutex whose data stays valid even if a holder panicked.
@@ -198,8 +91,9 @@ pub async fn run_turn(
 ) -> TurnOutcome {
     // MCP servers started with the session; their tools belong in the first request. Each is
     // bounded by its connect timeout.
+    // So do the session_start hooks, whose context goes in the system prompt.
     tokio::select! {
-        () = ctx.mcp.settled() => {}
+        _ = futures::future::join(ctx.mcp.settled(), ctx.extras.started()) => {}
         () = cancel.cancelled() => {
             return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
         }
@@ -209,11 +103,7 @@ pub async fn run_turn(
     let mut guard = guard::Guard::new(&ctx.config.loops);
     while requests < ctx.config.max_turn_requests {
         let settings = ctx.settings();
-        let spec = ctx
-            .config
-            .model(&settings.model)
-            .cloned()
-            .unwrap_or_else(|| ctx.config.models[0].clone());
+        let spec = ctx.model_spec(&settings);
         let mut messages = Vec::with_capacity(conversation.len() + 1);
         messages.push(Message::System(ctx.system_prompt(settings.mode)));
         messages.extend(conversation.iter().cloned().map(|m| fit_to_model(m, &spec)));
@@ -328,11 +218,7 @@ pub async fn compact_now(
     cancel: CancellationToken,
 ) -> TurnOutcome {
     let settings = ctx.settings();
-    let spec = ctx
-        .config
-        .model(&settings.model)
-        .cloned()
-        .unwrap_or_else(|| ctx.config.models[0].clone());
+    let spec = ctx.model_spec(&settings);
     // The `/compact` prompt itself is the last user message; summarize everything before it.
     match compact::compact(&ctx, &conversation, &spec, &cancel).await {
         compact::Compacted::Done(shorter) => TurnOutcome::ended(shorter, Ok(StopReason::EndTurn)),

@@ -36,6 +36,10 @@ pub(super) struct FileConfig {
     pub mcp_servers: Vec<crate::mcp::ServerSpec>,
     #[serde(default)]
     pub actions: Vec<super::ActionSpec>,
+    #[serde(default)]
+    pub skill_dirs: Vec<std::path::PathBuf>,
+    #[serde(default)]
+    pub hooks: crate::hooks::HooksSpec,
 }
 
 /// One `[[models]]` entry.

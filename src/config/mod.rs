@@ -172,6 +172,11 @@ pub struct Config {
     pub mcp_servers: Vec<crate::mcp::ServerSpec>,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
+    /// Extra folders of skills (`skill_dirs`; `~/` and paths relative to the config file
+    /// resolved).
+    pub skill_dirs: Vec<PathBuf>,
+    /// Hooks from the user's config file (`[hooks]`).
+    pub hooks: std::sync::Arc<crate::hooks::Hooks>,
 }
 
 /// A configuration that cannot be used, with what to fix.
@@ -396,6 +401,16 @@ impl Config {
                 }
                 None => 0.85,
             },
+            skill_dirs: file
+                .skill_dirs
+                .iter()
+                .map(|d| resolve_dir(d, config_file.as_deref(), env))
+                .collect(),
+            hooks: std::sync::Arc::new(
+                file.hooks
+                    .resolve()
+                    .map_err(|e| ConfigError::Invalid(e.to_string()))?,
+            ),
             config_file,
         })
     }
@@ -501,6 +516,22 @@ fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
         )));
     }
     Ok(ApiKey::new(key))
+}
+
+/// A folder named in the config file: `~/…` under the home directory, a relative path beside
+/// the config file.
+fn resolve_dir(
+    dir: &Path,
+    config_file: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> PathBuf {
+    if let Ok(rest) = dir.strip_prefix("~") {
+        return home_dir(env).join(rest);
+    }
+    match config_file.and_then(Path::parent) {
+        Some(base) if dir.is_relative() => base.join(dir),
+        _ => dir.to_path_buf(),
+    }
 }
 
 fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {

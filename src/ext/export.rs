@@ -79,7 +79,8 @@ pub fn render(lines: &[Line]) -> String {
             }
             Record::ToolResult { view: None, .. }
             | Record::Settings { .. }
-            | Record::Title { .. } => {}
+            | Record::Title { .. }
+            | Record::Subagent { .. } => {}
         }
     }
     out

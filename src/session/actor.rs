@@ -190,13 +190,11 @@ impl Actor {
                     // The model sees the command's prompt; the transcript keeps it as sent.
                     parts[0] = UserPart::Text(commands::expand(&template, &args));
                 }
-                self.transcript.append(Record::User {
-                    parts: parts.clone(),
-                });
-                self.history.push(Message::User(parts));
-                tokio::spawn(turn::run_turn(
+                // Hooks may add to the prompt (or block it) before it is recorded.
+                tokio::spawn(turn::run_prompt(
                     self.turn.clone(),
                     self.history.clone(),
+                    parts,
                     cancel.clone(),
                 ))
             }
@@ -213,19 +211,6 @@ impl Actor {
         outcome: Result<TurnOutcome, tokio::task::JoinError>,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
     ) {
-        if self.title.is_none() {
-            let first = self.history.iter().find_map(|m| match m {
-                Message::User(parts) => super::replay::title_from(parts),
-                _ => None,
-            });
-            if let Some(title) = first {
-                self.transcript.append(Record::Title {
-                    title: title.clone(),
-                });
-                self.emit(TurnEvent::Title(title.clone()));
-                self.title = Some(title);
-            }
-        }
         let result = match outcome {
             Ok(outcome) => {
                 self.history = outcome.history;
@@ -242,6 +227,19 @@ impl Actor {
                 )))
             }
         };
+        if self.title.is_none() {
+            let first = self.history.iter().find_map(|m| match m {
+                Message::User(parts) => super::replay::title_from(parts),
+                _ => None,
+            });
+            if let Some(title) = first {
+                self.transcript.append(Record::Title {
+                    title: title.clone(),
+                });
+                self.emit(TurnEvent::Title(title.clone()));
+                self.title = Some(title);
+            }
+        }
         let _ = reply.send(result);
     }
 

@@ -123,7 +123,7 @@ fn read(path: &Path) -> Option<SlashCommand> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| tracing::warn!(path = %path.display(), "cannot read a command: {e}"))
         .ok()?;
-    let (front, body) = split_front_matter(&text);
+    let (front, body) = crate::extend::frontmatter::split(&text);
     let description = front
         .lines()
         .find_map(|l| l.strip_prefix("description:"))
@@ -143,29 +143,6 @@ fn read(path: &Path) -> Option<SlashCommand> {
         action: Action::Prompt(body.trim().to_string()),
         configured: false,
     })
-}
-
-/// (front matter, body) of a Markdown file with an optional `---` block at the top.
-fn split_front_matter(text: &str) -> (&str, &str) {
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return ("", text);
-    };
-    match rest.find("\n---") {
-        Some(end) => {
-            let after = &rest[end + 4..];
-            (
-                &rest[..end],
-                after
-                    .strip_prefix('\n')
-                    .or_else(|| after.strip_prefix("\r\n"))
-                    .unwrap_or(after),
-            )
-        }
-        None => ("", text),
-    }
 }
 
 /// `/name rest` → (name, rest), for a prompt that starts with a slash command.

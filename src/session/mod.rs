@@ -164,6 +164,7 @@ impl SessionManager {
             history: Vec::new(),
             transcript,
             title: None,
+            source: "new",
         }))
     }
 
@@ -177,6 +178,20 @@ impl SessionManager {
         editor: EditorLink,
         replay: bool,
         servers: Vec<ServerSpec>,
+    ) -> Result<NewSession, SessionError> {
+        let source = if replay { "load" } else { "resume" };
+        self.open_stored(id, cwd, editor, replay, servers, source)
+    }
+
+    /// [`Self::load`], telling `session_start` hooks how the session was opened.
+    fn open_stored(
+        &self,
+        id: &str,
+        cwd: PathBuf,
+        editor: EditorLink,
+        replay: bool,
+        servers: Vec<ServerSpec>,
+        source: &'static str,
     ) -> Result<NewSession, SessionError> {
         let EditorLink {
             sink,
@@ -214,6 +229,7 @@ impl SessionManager {
             history,
             transcript,
             title,
+            source,
         });
         if replay {
             sink.emit(id, TurnEvent::ModeChanged(opened.settings.mode));
@@ -244,7 +260,7 @@ impl SessionManager {
                 other => SessionError::Store(other),
             })?;
         tracing::info!(from = %id, session = %new_id, "session forked");
-        self.load(&new_id, cwd, editor, false, servers)
+        self.open_stored(&new_id, cwd, editor, false, servers, "fork")
     }
 
     /// Starts the session's MCP servers: the user's, then the project's, then the editor's
@@ -294,6 +310,13 @@ impl SessionManager {
             .chain(crate::config::project(&s.cwd).actions)
             .collect();
         let commands = commands::discover(&s.cwd, &self.config.config_dir, &actions);
+        let extras = Arc::new(crate::extend::Extras::open(
+            &self.config,
+            &s.id,
+            &root,
+            s.transcript.path(),
+            s.source,
+        ));
         let shared = Arc::new(Mutex::new(s.settings.clone()));
         let transcript = Arc::new(s.transcript);
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
@@ -323,6 +346,8 @@ impl SessionManager {
                 usage: Arc::new(Mutex::new(None)),
                 mcp: s.mcp,
                 totals: Arc::default(),
+                extras,
+                subagent: None,
             },
             transcript,
             title: s.title,
@@ -540,6 +565,8 @@ struct Start {
     transcript: Transcript,
     title: Option<String>,
     mcp: Arc<crate::mcp::Hub>,
+    /// How it was opened, for `session_start` hooks: `new`, `load`, `resume` or `fork`.
+    source: &'static str,
 }
 
 /// Forwards events and records the plan, which tools emit directly, in the transcript.

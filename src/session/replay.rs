@@ -42,7 +42,11 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             }
             Record::Plan { entries } => events.push(TurnEvent::Plan(entries.clone())),
             Record::Compaction { .. } => events.push(TurnEvent::Text(COMPACTED_NOTE.into())),
-            Record::Meta { .. } | Record::Settings { .. } | Record::Title { .. } => {}
+            // A subagent's work was shown inside its `task` call, which is replayed whole.
+            Record::Meta { .. }
+            | Record::Settings { .. }
+            | Record::Title { .. }
+            | Record::Subagent { .. } => {}
         }
     }
     interrupted(&mut events, &mut open);

@@ -87,6 +87,16 @@ pub enum Record {
         /// How many messages were kept.
         kept: usize,
     },
+    /// A record of a subagent's conversation, run by the `task` call `call_id`; not part of
+    /// the session's own history.
+    Subagent {
+        /// The `task` call that runs it.
+        call_id: String,
+        /// The subagent's name.
+        agent: String,
+        /// What it recorded.
+        record: Box<Record>,
+    },
 }
 
 /// The text that introduces a compaction summary to the model.
@@ -163,7 +173,8 @@ pub fn history(lines: &[Line]) -> Vec<Message> {
             Record::Meta { .. }
             | Record::Plan { .. }
             | Record::Settings { .. }
-            | Record::Title { .. } => {}
+            | Record::Title { .. }
+            | Record::Subagent { .. } => {}
         }
     }
     close(&mut out, &mut open);

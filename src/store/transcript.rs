@@ -5,7 +5,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::StoreError;
 use super::record::{Line, Record, VERSION};
@@ -13,7 +13,10 @@ use super::record::{Line, Record, VERSION};
 /// An open transcript.
 pub struct Transcript {
     path: PathBuf,
-    file: Mutex<File>,
+    file: Arc<Mutex<File>>,
+    /// For a subagent's view of its parent's transcript: the `task` call and the agent, whose
+    /// records are wrapped in [`Record::Subagent`].
+    scope: Option<(String, String)>,
 }
 
 impl std::fmt::Debug for Transcript {
@@ -34,8 +37,19 @@ impl Transcript {
             .map_err(|e| StoreError::io(path, e))?;
         Ok(Self {
             path: path.to_path_buf(),
-            file: Mutex::new(file),
+            file: Arc::new(Mutex::new(file)),
+            scope: None,
         })
+    }
+
+    /// The same file, for the subagent `agent` run by the call `call_id`: what it appends is
+    /// stored with the parent's records, wrapped so the parent's history leaves it out.
+    pub fn nested(&self, call_id: &str, agent: &str) -> Self {
+        Self {
+            path: self.path.clone(),
+            file: self.file.clone(),
+            scope: Some((call_id.to_string(), agent.to_string())),
+        }
     }
 
     /// Where it lives.
@@ -45,6 +59,14 @@ impl Transcript {
 
     /// Appends one record. Failures are logged, not fatal: the session goes on in memory.
     pub fn append(&self, record: Record) {
+        let record = match &self.scope {
+            Some((call_id, agent)) => Record::Subagent {
+                call_id: call_id.clone(),
+                agent: agent.clone(),
+                record: Box::new(record),
+            },
+            None => record,
+        };
         let line = Line {
             v: VERSION,
             at: now(),

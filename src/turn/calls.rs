@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::{TurnContext, lock};
 use crate::client::PermissionAnswer;
 use crate::events::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+use crate::hooks::ToolVerdict;
 use crate::model::{Message, ToolCall};
 use crate::permission::{self, Decision, Scope};
 use crate::store::Record;
@@ -26,8 +27,11 @@ pub(super) async fn run_all(
     let mutating: Vec<bool> = calls
         .iter()
         .map(|c| {
-            ctx.find_tool(&c.name)
-                .is_some_and(|t| tools::mutates(t.kind()))
+            // A subagent may change things: it runs alone, in the model's order.
+            ctx.runs_task(&c.name)
+                || ctx
+                    .find_tool(&c.name)
+                    .is_some_and(|t| tools::mutates(t.kind()))
         })
         .collect();
     let mut results: Vec<Option<String>> = vec![None; calls.len()];
@@ -128,7 +132,7 @@ fn refused(ctx: &TurnContext, call: &ToolCall, reason: String) -> (String, Optio
 }
 
 /// Shows a call that could not even start, and returns what the model reads.
-fn failed_early(
+pub(super) fn failed_early(
     ctx: &TurnContext,
     call: &ToolCall,
     title: String,
@@ -201,6 +205,9 @@ pub(super) async fn run_one(
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> (String, Option<ToolCallView>) {
+    if ctx.runs_task(&call.name) {
+        return super::subagent::run(ctx, call, cancel).await;
+    }
     let Some(tool) = ctx.find_tool(&call.name) else {
         if let Some(message) = unavailable_server(ctx, &call.name) {
             ctx.emit(TurnEvent::Text(format!("\n_{message}_\n")));
@@ -244,7 +251,7 @@ pub(super) async fn run_one(
         kind: tool.kind(),
         status: ToolStatus::Pending,
         locations: prepared.locations,
-        raw_input: Some(args),
+        raw_input: Some(args.clone()),
         content: Vec::new(),
     };
     let announced = tool.announced();
@@ -257,14 +264,19 @@ pub(super) async fn run_one(
         announced,
     };
 
+    let verdict = super::hooked::before_tool(ctx, call, &args, cancel).await;
     // The mode is read now: a switch mid-turn applies from the next tool call.
     let mode = lock(&ctx.settings).mode;
     let scope = Scope::of(tool.name(), &prepared.access);
-    let roots = [ctx.cwd.clone()];
-    let decision = lock(&ctx.grants).apply(
-        permission::decide(mode, &prepared.access, &roots),
-        scope.as_ref(),
-    );
+    let by_mode = permission::decide(mode, &prepared.access, &ctx.read_roots());
+    // A hook decides before remembered answers; it cannot lift a read-only mode's refusal.
+    let decision = match (verdict, by_mode) {
+        (_, refused @ Decision::Refuse(_)) => refused,
+        (ToolVerdict::Deny(reason), _) => Decision::Refuse(format!("Denied by a hook: {reason}")),
+        (ToolVerdict::Ask, _) => Decision::Ask,
+        (ToolVerdict::Allow, _) => Decision::Allow,
+        (ToolVerdict::Pass, by_mode) => lock(&ctx.grants).apply(by_mode, scope.as_ref()),
+    };
     let env = ToolEnv {
         session_id: ctx.session_id.clone(),
         cwd: ctx.cwd.clone(),
@@ -358,9 +370,14 @@ pub(super) async fn run_one(
     } else {
         ToolStatus::Completed
     };
+    let extra = if cancel.is_cancelled() {
+        None
+    } else {
+        super::hooked::after_tool(ctx, call, &args, &output).await
+    };
     shown.update(Some(status), Some(output.content));
     if cancel.is_cancelled() && output.failed {
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
-    shown.done(output.model)
+    shown.done(format!("{}{}", output.model, extra.unwrap_or_default()))
 }

@@ -86,6 +86,44 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Copies `fixtures/extend/config` (hooks, skills) into the workspace's user config directory
+/// (`$HOME/.config/tandem`).
+pub fn install_user_config(ws: &Workspace) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/extend/config");
+    copy_dir(&from, &ws.home().join(".config/tandem"));
+}
+
+/// A session over the fixture workspace `fixture`, set up by `prepare` (user config, …)
+/// before the agent starts; the editor has `caps` and the session starts in `mode`.
+pub async fn session_in(
+    fixture: &str,
+    script: Vec<Reply>,
+    caps: serde_json::Value,
+    mode: &str,
+    prepare: impl FnOnce(&Workspace),
+) -> (
+    MockModel,
+    Workspace,
+    Agent,
+    String,
+    std::sync::Arc<editor::FakeEditor>,
+) {
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    copy_fixture(fixture, &ws.project());
+    prepare(&ws);
+    let editor = editor::FakeEditor::new();
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODE".into(), mode.into()));
+    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
+    agent.initialize_with(caps).await;
+    let id = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (mock, ws, agent, id, editor)
+}
+
 /// A session whose editor is `editor` with `caps`, in mode `mode`, over the `small` fixture.
 pub async fn tool_session(
     script: Vec<Reply>,
@@ -98,19 +136,7 @@ pub async fn tool_session(
     String,
     std::sync::Arc<editor::FakeEditor>,
 ) {
-    let mock = MockModel::start(script).await;
-    let ws = Workspace::new();
-    copy_fixture("small", &ws.project());
-    let editor = editor::FakeEditor::new();
-    let mut env = ws.env(&mock);
-    env.push(("TANDEM_MODE".into(), mode.into()));
-    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
-    agent.initialize_with(caps).await;
-    let id = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    (mock, ws, agent, id, editor)
+    session_in("small", script, caps, mode, |_| {}).await
 }
 
 /// Starts a mock with `script` and an initialized agent with a session in a fresh workspace.

@@ -11,6 +11,7 @@ mod fork;
 mod fuzz_corpus;
 mod handshake;
 mod help;
+mod hooks;
 mod load;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
@@ -23,6 +24,8 @@ mod real_model;
 mod runaway;
 mod secrets;
 mod sessions;
+mod skills;
 mod streaming;
+mod subagents;
 mod tool_loop;
 mod tools;

@@ -63,7 +63,8 @@ async fn read_file_locally_shows_the_call_and_returns_the_text() {
             "list_dir",
             "glob",
             "grep",
-            "update_plan"
+            "update_plan",
+            "task"
         ]
     );
 }

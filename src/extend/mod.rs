@@ -1,0 +1,97 @@
+//! What users add to tandem without changing it: skills, subagents and hooks, gathered for
+//! each session when it opens.
+
+pub mod agents;
+pub mod frontmatter;
+pub mod skills;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use serde_json::json;
+
+use crate::config::Config;
+use crate::hooks::{Event, SessionHooks};
+use crate::tools::Registry;
+
+/// A session's skills, subagents, hooks, and the context its `session_start` hooks added.
+pub struct Extras {
+    /// Its skills.
+    pub skills: Arc<skills::Catalog>,
+    /// The subagents the `task` tool can run.
+    pub agents: Vec<agents::AgentDef>,
+    /// Tools that depend on the session (`load_skill` when there are skills).
+    pub tools: Registry,
+    /// Its hooks.
+    pub hooks: SessionHooks,
+    /// What the `session_start` hooks added; the first turn waits for them.
+    started: Shared<BoxFuture<'static, Option<String>>>,
+}
+
+impl Extras {
+    /// Gathers the extras of a session `id` in `cwd` (opened as `source`: `new`, `load`,
+    /// `resume` or `fork`) and starts its `session_start` hooks.
+    pub fn open(config: &Config, id: &str, cwd: &Path, transcript: &Path, source: &str) -> Self {
+        let skills = Arc::new(skills::Catalog::discover(&skill_dirs(config, cwd)));
+        let tools = if skills.is_empty() {
+            Registry::new(Vec::new())
+        } else {
+            Registry::new(vec![Arc::new(skills::LoadSkill::new(skills.clone()))])
+        };
+        let hooks = SessionHooks::new(config.hooks.clone(), id, cwd, transcript);
+        let started = {
+            let hooks = hooks.clone();
+            let source = source.to_string();
+            async move {
+                let said = hooks
+                    .run(Event::SessionStart, None, json!({ "source": source }))
+                    .await;
+                said.context_text()
+            }
+            .boxed()
+            .shared()
+        };
+        if hooks.hooks.any(Event::SessionStart) {
+            // Run now, not at the first prompt: a hook may prepare the workspace.
+            tokio::spawn(started.clone());
+        }
+        Self {
+            skills,
+            agents: agents::discover(cwd, &config.config_dir),
+            tools,
+            hooks,
+            started,
+        }
+    }
+
+    /// Waits for the `session_start` hooks (each bounded by its timeout).
+    pub async fn started(&self) {
+        self.started.clone().await;
+    }
+
+    /// What the `session_start` hooks added, once they finished.
+    pub fn start_context(&self) -> Option<&str> {
+        self.started.peek().and_then(|c| c.as_deref())
+    }
+
+    /// Folders whose files the model may read without asking: the skills'.
+    pub fn read_roots(&self) -> impl Iterator<Item = &Path> {
+        self.skills.skills().iter().map(|s| s.dir.as_path())
+    }
+
+    /// The subagent called `name`.
+    pub fn agent(&self, name: &str) -> Option<&agents::AgentDef> {
+        self.agents.iter().find(|a| a.name == name)
+    }
+}
+
+/// Where a session's skills are looked for, first found first: the project's
+/// `.tandem/skills/`, the folders in the config's `skill_dirs`, the user's `skills/`.
+pub fn skill_dirs(config: &Config, cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![cwd.join(".tandem").join("skills")];
+    dirs.extend(config.skill_dirs.iter().cloned());
+    dirs.push(config.config_dir.join("skills"));
+    dirs
+}

@@ -1,0 +1,491 @@
+//! Hooks: commands from the user's config that run at points of a session (`session_start`,
+//! `user_prompt_submit`, `pre_tool_use`, `post_tool_use`, `stop`). Each gets the event as JSON
+//! on stdin; what it prints can add context, and a `pre_tool_use` hook can allow, deny or ask.
+//! A hook that fails, prints nonsense or runs past its time is reported and otherwise ignored.
+
+mod process;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// How long a hook may run unless its `timeout_secs` says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One hook as written in the config file.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HookSpec {
+    /// The shell command (`sh -c`).
+    pub command: String,
+    /// For tool events: a regular expression the whole tool name must match (`*` or absent:
+    /// every tool).
+    pub matcher: Option<String>,
+    /// Seconds before the hook is killed (default 30).
+    pub timeout_secs: Option<f64>,
+}
+
+/// The `[hooks]` table: a list of hooks per event.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HooksSpec {
+    /// When a session starts (new, loaded, resumed or forked).
+    #[serde(default)]
+    pub session_start: Vec<HookSpec>,
+    /// When the user sends a prompt, before the model sees it.
+    #[serde(default)]
+    pub user_prompt_submit: Vec<HookSpec>,
+    /// Before a tool call runs (after its arguments are checked).
+    #[serde(default)]
+    pub pre_tool_use: Vec<HookSpec>,
+    /// After a tool call ran.
+    #[serde(default)]
+    pub post_tool_use: Vec<HookSpec>,
+    /// When a prompt's turn ends.
+    #[serde(default)]
+    pub stop: Vec<HookSpec>,
+}
+
+/// Why the hooks configuration is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("hooks.{event}: {message}")]
+pub struct HookConfigError {
+    event: &'static str,
+    message: String,
+}
+
+/// A checked hook, ready to run.
+#[derive(Debug, Clone)]
+struct Hook {
+    command: String,
+    matcher: Option<regex::Regex>,
+    timeout: Duration,
+}
+
+/// The configured hooks, checked.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    by_event: [Vec<Hook>; 5],
+}
+
+/// The points a hook can run at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A session opened.
+    SessionStart,
+    /// A prompt arrived.
+    UserPromptSubmit,
+    /// A tool call is about to run.
+    PreToolUse,
+    /// A tool call ran.
+    PostToolUse,
+    /// A turn ended.
+    Stop,
+}
+
+impl Event {
+    /// The name used in the config, on stdin and in `TANDEM_HOOK_EVENT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::SessionStart => "session_start",
+            Event::UserPromptSubmit => "user_prompt_submit",
+            Event::PreToolUse => "pre_tool_use",
+            Event::PostToolUse => "post_tool_use",
+            Event::Stop => "stop",
+        }
+    }
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl HooksSpec {
+    /// Checks the matchers and timeouts.
+    pub fn resolve(&self) -> Result<Hooks, HookConfigError> {
+        let lists = [
+            (Event::SessionStart, &self.session_start),
+            (Event::UserPromptSubmit, &self.user_prompt_submit),
+            (Event::PreToolUse, &self.pre_tool_use),
+            (Event::PostToolUse, &self.post_tool_use),
+            (Event::Stop, &self.stop),
+        ];
+        let mut hooks = Hooks::default();
+        for (event, specs) in lists {
+            for spec in specs {
+                let error = |message: String| HookConfigError {
+                    event: event.name(),
+                    message,
+                };
+                if spec.command.trim().is_empty() {
+                    return Err(error("`command` is empty".into()));
+                }
+                let tool_event = matches!(event, Event::PreToolUse | Event::PostToolUse);
+                let matcher = match spec.matcher.as_deref().map(str::trim) {
+                    None | Some("" | "*") => None,
+                    Some(_) if !tool_event => {
+                        return Err(error("`matcher` only applies to tool events".into()));
+                    }
+                    Some(pattern) => Some(
+                        regex::Regex::new(&format!("^(?:{pattern})$"))
+                            .map_err(|e| error(format!("invalid matcher `{pattern}`: {e}")))?,
+                    ),
+                };
+                let timeout = match spec.timeout_secs {
+                    None => DEFAULT_TIMEOUT,
+                    Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
+                    Some(_) => {
+                        return Err(error("`timeout_secs` must be a positive number".into()));
+                    }
+                };
+                hooks.by_event[event.index()].push(Hook {
+                    command: spec.command.clone(),
+                    matcher,
+                    timeout,
+                });
+            }
+        }
+        Ok(hooks)
+    }
+}
+
+/// What a `pre_tool_use` hook decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolVerdict {
+    /// No hook had an opinion: the mode's rules apply.
+    Pass,
+    /// Run it without asking (a read-only mode still refuses).
+    Allow,
+    /// Ask the user, whatever the mode would do.
+    Ask,
+    /// Do not run it; the model reads the reason.
+    Deny(String),
+}
+
+/// What the hooks of one event said.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Said {
+    /// Text to add for the model (session start, prompt, tool result).
+    pub context: Vec<String>,
+    /// A hook blocked the prompt or denied the call, with its reason.
+    pub blocked: Option<String>,
+    /// `allow` or `ask` from a `pre_tool_use` hook.
+    pub decision: Option<String>,
+    /// Hooks that failed, as one line each for the user.
+    pub failures: Vec<String>,
+}
+
+impl Said {
+    /// The combined decision of the `pre_tool_use` hooks: a deny wins, then an ask, then an
+    /// allow.
+    pub fn verdict(&self) -> ToolVerdict {
+        if let Some(reason) = &self.blocked {
+            return ToolVerdict::Deny(reason.clone());
+        }
+        match self.decision.as_deref() {
+            Some("ask") => ToolVerdict::Ask,
+            Some("allow") => ToolVerdict::Allow,
+            _ => ToolVerdict::Pass,
+        }
+    }
+
+    /// The added context as one text, or `None`.
+    pub fn context_text(&self) -> Option<String> {
+        (!self.context.is_empty()).then(|| self.context.join("\n\n"))
+    }
+}
+
+/// Where a session's hooks run and what they are told about it.
+#[derive(Debug, Clone)]
+pub struct HookEnv {
+    /// The session.
+    pub session_id: String,
+    /// Its working directory, where hooks run.
+    pub cwd: PathBuf,
+    /// Its transcript file.
+    pub transcript: PathBuf,
+}
+
+impl Hooks {
+    /// Whether any hook is configured for `event`.
+    pub fn any(&self, event: Event) -> bool {
+        !self.by_event[event.index()].is_empty()
+    }
+
+    /// Runs the hooks of `event` (for tool events, those matching `tool`) one after another,
+    /// each with `fields` plus the common ones on stdin; stops at the first that blocks.
+    pub async fn run(
+        &self,
+        event: Event,
+        env: &HookEnv,
+        tool: Option<&str>,
+        fields: Value,
+    ) -> Said {
+        let mut said = Said::default();
+        let hooks: Vec<&Hook> = self.by_event[event.index()]
+            .iter()
+            .filter(|h| match (&h.matcher, tool) {
+                (Some(m), Some(tool)) => m.is_match(tool),
+                _ => true,
+            })
+            .collect();
+        if hooks.is_empty() {
+            return said;
+        }
+        let mut input = json!({
+            "event": event.name(),
+            "session_id": env.session_id,
+            "cwd": env.cwd,
+            "transcript_path": env.transcript,
+        });
+        if let (Some(obj), Value::Object(extra)) = (input.as_object_mut(), fields) {
+            obj.extend(extra);
+        }
+        let input = input.to_string();
+        let mut vars = vec![
+            ("TANDEM_HOOK_EVENT", event.name().to_string()),
+            ("TANDEM_SESSION_ID", env.session_id.clone()),
+            ("TANDEM_PROJECT_DIR", env.cwd.display().to_string()),
+            ("TANDEM_TRANSCRIPT", env.transcript.display().to_string()),
+        ];
+        if let Some(tool) = tool {
+            vars.push(("TANDEM_TOOL_NAME", tool.to_string()));
+        }
+        for hook in hooks {
+            let exit = process::run(&hook.command, &env.cwd, &vars, &input, hook.timeout).await;
+            interpret(event, hook, exit, &mut said);
+            if said.blocked.is_some() {
+                break;
+            }
+        }
+        for failure in &said.failures {
+            tracing::warn!(event = event.name(), session = %env.session_id, "{failure}");
+        }
+        said
+    }
+}
+
+/// What a hook's output may say when it prints JSON.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Output {
+    decision: Option<String>,
+    reason: Option<String>,
+    context: Option<String>,
+}
+
+/// Folds one hook's exit into `said`: exit 0 with plain text adds context, with JSON may
+/// decide; exit 2 blocks (stderr is the reason); anything else is a failure.
+fn interpret(event: Event, hook: &Hook, exit: process::Exit, said: &mut Said) {
+    let name = short(&hook.command);
+    let (code, stdout, stderr) = match exit {
+        process::Exit::Code(code, out, err) => (code, out, err),
+        process::Exit::TimedOut => {
+            said.failures.push(format!(
+                "hook `{name}` ({}) ran longer than {} s and was stopped",
+                event.name(),
+                hook.timeout.as_secs_f64()
+            ));
+            return;
+        }
+        process::Exit::NotStarted(e) => {
+            said.failures.push(format!(
+                "hook `{name}` ({}) could not start: {e}",
+                event.name()
+            ));
+            return;
+        }
+    };
+    match code {
+        Some(0) => {}
+        Some(2) => {
+            let reason = stderr.trim();
+            said.blocked = Some(if reason.is_empty() {
+                format!("blocked by the hook `{name}`")
+            } else {
+                reason.to_string()
+            });
+            return;
+        }
+        other => {
+            let why =
+                other.map_or_else(|| "was killed".to_string(), |c| format!("exited with {c}"));
+            let detail = stderr.trim();
+            said.failures.push(format!(
+                "hook `{name}` ({}) {why}{}",
+                event.name(),
+                if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", detail.chars().take(300).collect::<String>())
+                }
+            ));
+            return;
+        }
+    }
+    let text = stdout.trim();
+    if text.is_empty() {
+        return;
+    }
+    if !text.starts_with('{') {
+        said.context.push(text.to_string());
+        return;
+    }
+    let output: Output = match serde_json::from_str(text) {
+        Ok(output) => output,
+        Err(e) => {
+            said.failures.push(format!(
+                "hook `{name}` ({}) printed JSON tandem cannot read: {e}",
+                event.name()
+            ));
+            return;
+        }
+    };
+    if let Some(context) = output.context.filter(|c| !c.trim().is_empty()) {
+        said.context.push(context);
+    }
+    let reason = output.reason.unwrap_or_default();
+    match (event, output.decision.as_deref()) {
+        (_, None) => {}
+        (Event::PreToolUse, Some("deny")) | (Event::UserPromptSubmit, Some("block")) => {
+            said.blocked = Some(if reason.trim().is_empty() {
+                format!("blocked by the hook `{name}`")
+            } else {
+                reason
+            });
+        }
+        (Event::PreToolUse, Some(d @ ("allow" | "ask"))) => {
+            // An ask from any hook outweighs an allow from another.
+            if said.decision.as_deref() != Some("ask") {
+                said.decision = Some(d.to_string());
+            }
+        }
+        (_, Some(other)) => said.failures.push(format!(
+            "hook `{name}` ({}) gave the decision `{other}`, which this event does not take",
+            event.name()
+        )),
+    }
+}
+
+/// A command shortened for messages.
+fn short(command: &str) -> String {
+    let line = command.lines().next().unwrap_or_default().trim();
+    if line.chars().count() > 60 {
+        format!("{}…", line.chars().take(60).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+/// The hooks and the place of one session, shared by its turns.
+#[derive(Debug, Clone)]
+pub struct SessionHooks {
+    /// The configured hooks.
+    pub hooks: Arc<Hooks>,
+    /// Where they run.
+    pub env: HookEnv,
+}
+
+impl SessionHooks {
+    /// Hooks for the session `id` in `cwd`, recorded in `transcript`.
+    pub fn new(hooks: Arc<Hooks>, id: &str, cwd: &Path, transcript: &Path) -> Self {
+        Self {
+            hooks,
+            env: HookEnv {
+                session_id: id.to_string(),
+                cwd: cwd.to_path_buf(),
+                transcript: transcript.to_path_buf(),
+            },
+        }
+    }
+
+    /// Runs `event`'s hooks for this session.
+    pub async fn run(&self, event: Event, tool: Option<&str>, fields: Value) -> Said {
+        if !self.hooks.any(event) {
+            return Said::default();
+        }
+        self.hooks.run(event, &self.env, tool, fields).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hooks(toml_text: &str) -> Hooks {
+        toml::from_str::<HooksSpec>(toml_text)
+            .unwrap()
+            .resolve()
+            .unwrap()
+    }
+
+    fn env(dir: &Path) -> HookEnv {
+        HookEnv {
+            session_id: "s1".into(),
+            cwd: dir.to_path_buf(),
+            transcript: dir.join("t.jsonl"),
+        }
+    }
+
+    #[tokio::test]
+    async fn decisions_context_and_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = hooks(
+            r#"
+            [[pre_tool_use]]
+            matcher = "run_command|write_file"
+            command = "echo '{\"decision\":\"ask\"}'"
+            [[pre_tool_use]]
+            command = "cat > input.json; echo 'no secrets' >&2; exit 2"
+            [[pre_tool_use]]
+            command = "echo never"
+            [[user_prompt_submit]]
+            command = "echo \"ctx for $TANDEM_SESSION_ID\""
+            [[user_prompt_submit]]
+            command = "exit 7"
+            [[user_prompt_submit]]
+            command = "sleep 5"
+            timeout_secs = 0.2
+            "#,
+        );
+        let said = h
+            .run(
+                Event::PreToolUse,
+                &env(dir.path()),
+                Some("read_file"),
+                json!({"tool_name": "read_file"}),
+            )
+            .await;
+        assert_eq!(said.verdict(), ToolVerdict::Deny("no secrets".into()));
+        let input: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("input.json")).unwrap())
+                .unwrap();
+        assert_eq!(input["event"], "pre_tool_use");
+        assert_eq!(input["tool_name"], "read_file");
+        assert_eq!(input["session_id"], "s1");
+
+        let said = h
+            .run(Event::UserPromptSubmit, &env(dir.path()), None, json!({}))
+            .await;
+        assert_eq!(said.context_text().as_deref(), Some("ctx for s1"));
+        assert_eq!(said.failures.len(), 2, "{said:?}");
+        assert!(said.failures[0].contains("exited with 7"));
+        assert!(said.failures[1].contains("longer than 0.2 s"));
+    }
+
+    #[test]
+    fn bad_configs_are_refused() {
+        for bad in [
+            "[[stop]]\ncommand = \"\"",
+            "[[stop]]\ncommand = \"x\"\nmatcher = \"a\"",
+            "[[pre_tool_use]]\ncommand = \"x\"\nmatcher = \"(\"",
+            "[[pre_tool_use]]\ncommand = \"x\"\ntimeout_secs = 0",
+        ] {
+            let spec: HooksSpec = toml::from_str(bad).unwrap();
+            assert!(spec.resolve().is_err(), "{bad}");
+        }
+        assert!(toml::from_str::<HooksSpec>("[[on_start]]\ncommand = \"x\"").is_err());
+    }
+}

@@ -1,0 +1,193 @@
+//! What a turn runs with: the session's shared state, tools, editor and extras, and the
+//! choices that depend on them (tools offered, model asked, system prompt).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::{lock, subagent};
+use crate::client::{ClientCaps, ClientOps};
+use crate::config::{Config, ModelSpec};
+use crate::events::{EventSink, TurnEvent};
+use crate::model::ModelClient;
+use crate::permission::{Grants, Mode};
+use crate::session::options::Settings;
+use crate::store::Transcript;
+use crate::tools::Registry;
+
+/// Everything a turn needs besides the history; shared state is read at the moment it
+/// matters (settings at each request and each tool call).
+#[derive(Clone)]
+pub struct TurnContext {
+    /// The session the events belong to.
+    pub session_id: String,
+    /// The session's working directory (canonical): the workspace root.
+    pub cwd: PathBuf,
+    /// Configuration (models, limits, instructions).
+    pub config: Arc<Config>,
+    /// The model server.
+    pub model: Arc<dyn ModelClient>,
+    /// The session's live settings.
+    pub settings: Arc<Mutex<Settings>>,
+    /// The tools offered.
+    pub tools: Arc<Registry>,
+    /// The editor.
+    pub client: Arc<dyn ClientOps>,
+    /// What the editor can do.
+    pub caps: ClientCaps,
+    /// The session's remembered permission answers.
+    pub grants: Arc<Mutex<Grants>>,
+    /// Where the editor-facing events go.
+    pub sink: Arc<dyn EventSink>,
+    /// The session's transcript, written as the turn happens.
+    pub transcript: Arc<Transcript>,
+    /// `AGENTS.md` instructions that apply to the session (read when it opened).
+    pub project_instructions: String,
+    /// The last usage report: (tokens in use, our estimate of the same messages), so the next
+    /// request's size can be projected from real counts.
+    pub usage: Arc<Mutex<Option<(u64, u64)>>>,
+    /// The session's MCP servers and their tools.
+    pub mcp: Arc<crate::mcp::Hub>,
+    /// Tokens the session has used so far, over all its model requests.
+    pub totals: Arc<Mutex<Totals>>,
+    /// The session's skills, subagents and hooks.
+    pub extras: Arc<crate::extend::Extras>,
+    /// Set when this context runs a subagent: which, and the tools it may use.
+    pub subagent: Option<Arc<subagent::Scope>>,
+}
+
+/// A session's token totals (as reported by the server).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Model requests that reported usage.
+    pub requests: u64,
+    /// Prompt tokens.
+    pub input: u64,
+    /// Prompt tokens served from the server's cache.
+    pub cached: u64,
+    /// Completion tokens.
+    pub output: u64,
+    /// Completion tokens spent reasoning.
+    pub reasoning: u64,
+    /// Tool-call batches not run because the model repeated them (loop detection).
+    pub repeats_blocked: u64,
+    /// Prompts whose tools were withdrawn because the model kept repeating itself.
+    pub tools_withdrawn: u64,
+    /// Tool calls refused because their tool's budget for the prompt was spent.
+    pub budget_refusals: u64,
+}
+
+impl TurnContext {
+    /// The tool the model called `name`: one of tandem's, the session's (`load_skill`), or an
+    /// MCP server's; a subagent finds only the tools it may use. (`task` is run apart, see
+    /// [`subagent`].)
+    pub fn find_tool(&self, name: &str) -> Option<Arc<dyn crate::tools::Tool>> {
+        if !self.offers(name) {
+            return None;
+        }
+        self.tools
+            .get(name)
+            .or_else(|| self.extras.tools.get(name))
+            .or_else(|| self.mcp.get(name))
+    }
+
+    /// Whether the model here may call `name`.
+    pub(crate) fn offers(&self, name: &str) -> bool {
+        self.subagent.as_ref().is_none_or(|s| s.allows(name))
+    }
+
+    /// Whether `name` is the `task` tool and this context may run subagents.
+    pub(crate) fn runs_task(&self, name: &str) -> bool {
+        name == subagent::TOOL && self.subagent.is_none()
+    }
+
+    /// Every tool offered to the model now.
+    pub(crate) fn tool_specs(&self) -> Vec<crate::model::ToolSpec> {
+        let mut specs: Vec<crate::model::ToolSpec> = self
+            .tools
+            .specs()
+            .iter()
+            .chain(self.extras.tools.specs())
+            .filter(|s| self.offers(&s.name))
+            .cloned()
+            .collect();
+        specs.extend(
+            self.mcp
+                .tools()
+                .iter()
+                .filter(|t| self.offers(t.name()))
+                .map(|t| crate::model::ToolSpec {
+                    name: t.name().to_string(),
+                    description: t.description().to_string(),
+                    parameters: t.parameters(),
+                }),
+        );
+        if self.subagent.is_none() {
+            specs.push(subagent::spec(&self.extras.agents));
+        }
+        specs
+    }
+
+    /// The model to ask now: a subagent's own, else the session's current one.
+    pub(crate) fn model_spec(&self, settings: &Settings) -> ModelSpec {
+        let id = self
+            .subagent
+            .as_ref()
+            .and_then(|s| s.agent.model.as_deref())
+            .unwrap_or(&settings.model);
+        self.config.model(id).cloned().unwrap_or_else(|| ModelSpec {
+            id: id.to_string(),
+            name: id.to_string(),
+            ..self.config.models[0].clone()
+        })
+    }
+
+    /// Where reads need no permission: the workspace, and the skills' folders.
+    pub(crate) fn read_roots(&self) -> Vec<PathBuf> {
+        std::iter::once(self.cwd.clone())
+            .chain(self.extras.read_roots().map(PathBuf::from))
+            .collect()
+    }
+
+    pub(crate) fn settings(&self) -> Settings {
+        lock(&self.settings).clone()
+    }
+
+    pub(crate) fn emit(&self, event: TurnEvent) {
+        self.sink.emit(&self.session_id, event);
+    }
+
+    /// The system prompt for the current mode (a subagent's starts with its own).
+    pub fn system_prompt(&self, mode: Mode) -> String {
+        let intro = match &self.subagent {
+            Some(scope) => scope.agent.prompt.as_str(),
+            None => {
+                "You are tandem, a coding agent working inside the user's editor. Use the tools \
+                 to read, search and change the project; the user reviews edits and commands in \
+                 the editor. Answer clearly and concisely; use Markdown for code."
+            }
+        };
+        let mut prompt = format!(
+            "{intro}\n\n\
+             Working directory: {}\nPlatform: {}\nToday's date: {}\nMode: {} ({})",
+            self.cwd.display(),
+            std::env::consts::OS,
+            chrono::Local::now().format("%Y-%m-%d"),
+            mode.id(),
+            mode.description(),
+        );
+        if let Some(extra) = &self.config.instructions {
+            prompt.push_str("\n\n");
+            prompt.push_str(extra);
+        }
+        prompt.push_str(&self.project_instructions);
+        prompt.push_str(&self.mcp.instructions());
+        if self.offers("load_skill") {
+            prompt.push_str(&self.extras.skills.prompt_section());
+        }
+        if let Some(context) = self.extras.start_context() {
+            prompt.push_str("\n\n## Session context (from the user's session_start hooks)\n\n");
+            prompt.push_str(context);
+        }
+        prompt
+    }
+}

@@ -1,0 +1,152 @@
+//! Where the user's hooks meet a turn: `user_prompt_submit` before the model sees a prompt,
+//! `stop` when its turn ends, and `pre_tool_use` / `post_tool_use` around each tool call.
+//! Hook failures are shown to the user (as a thought, so they never mix into the answer) and
+//! logged, and the turn goes on.
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{StopReason, TurnContext, TurnOutcome, lock, run_turn};
+use crate::events::TurnEvent;
+use crate::hooks::{Event, Said, ToolVerdict};
+use crate::model::{Message, ToolCall, UserPart};
+use crate::store::Record;
+use crate::tools::ToolOutput;
+
+/// Runs a prompt from the user: its `user_prompt_submit` hooks (which may add context or
+/// block it), the turn, then the `stop` hooks. `history` is the conversation before `parts`.
+pub async fn run_prompt(
+    ctx: TurnContext,
+    mut history: Vec<Message>,
+    mut parts: Vec<UserPart>,
+    cancel: CancellationToken,
+) -> TurnOutcome {
+    let hooks = ctx.extras.hooks.clone();
+    if hooks.hooks.any(Event::UserPromptSubmit) {
+        let prompt: Vec<&str> = parts
+            .iter()
+            .filter_map(|p| match p {
+                UserPart::Text(t) => Some(t.as_str()),
+                UserPart::Image { .. } => None,
+            })
+            .collect();
+        let said = tokio::select! {
+            said = hooks.run(Event::UserPromptSubmit, None, json!({ "prompt": prompt.join("\n") })) => said,
+            () = cancel.cancelled() => return TurnOutcome::ended(history, Ok(StopReason::Cancelled)),
+        };
+        report(&ctx, &said);
+        if let Some(reason) = said.blocked {
+            ctx.emit(TurnEvent::Text(format!(
+                "The prompt was blocked by a hook: {reason}"
+            )));
+            return TurnOutcome::ended(history, Ok(StopReason::Refusal));
+        }
+        if let Some(context) = said.context_text() {
+            parts.push(UserPart::Text(format!(
+                "[Context added by the user's user_prompt_submit hook]\n{context}"
+            )));
+        }
+    }
+    ctx.transcript.append(Record::User {
+        parts: parts.clone(),
+    });
+    history.push(Message::User(parts));
+    let outcome = run_turn(ctx.clone(), history, cancel).await;
+    if hooks.hooks.any(Event::Stop) {
+        let stop_reason = match &outcome.result {
+            Ok(StopReason::EndTurn) => "end_turn",
+            Ok(StopReason::MaxTokens) => "max_tokens",
+            Ok(StopReason::MaxTurnRequests) => "max_turn_requests",
+            Ok(StopReason::Refusal) => "refusal",
+            Ok(StopReason::Cancelled) => "cancelled",
+            Err(_) => "error",
+        };
+        let said = hooks
+            .run(
+                Event::Stop,
+                None,
+                json!({
+                    "stop_reason": stop_reason,
+                    "last_message": last_answer(&outcome.history),
+                }),
+            )
+            .await;
+        report(&ctx, &said);
+    }
+    outcome
+}
+
+/// The text of the conversation's last assistant message, or "".
+pub(super) fn last_answer(history: &[Message]) -> &str {
+    history
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .unwrap_or("")
+}
+
+/// What every tool event tells a hook about the call.
+fn tool_fields(ctx: &TurnContext, call: &ToolCall, args: &Value) -> Value {
+    json!({
+        "tool_name": call.name,
+        "tool_input": args,
+        "call_id": call.id,
+        "mode": lock(&ctx.settings).mode.id(),
+        "agent": ctx.subagent.as_ref().map(|s| s.agent.name.clone()),
+    })
+}
+
+/// The `pre_tool_use` hooks' verdict on `call` (`Pass` when none matched or the turn was
+/// cancelled meanwhile).
+pub(super) async fn before_tool(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    args: &Value,
+    cancel: &CancellationToken,
+) -> ToolVerdict {
+    let hooks = &ctx.extras.hooks;
+    if !hooks.hooks.any(Event::PreToolUse) {
+        return ToolVerdict::Pass;
+    }
+    let said = tokio::select! {
+        said = hooks.run(Event::PreToolUse, Some(&call.name), tool_fields(ctx, call, args)) => said,
+        () = cancel.cancelled() => return ToolVerdict::Pass,
+    };
+    report(ctx, &said);
+    said.verdict()
+}
+
+/// Runs the `post_tool_use` hooks after `call` produced `output`; returns what they add for
+/// the model.
+pub(super) async fn after_tool(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    args: &Value,
+    output: &ToolOutput,
+) -> Option<String> {
+    let hooks = &ctx.extras.hooks;
+    if !hooks.hooks.any(Event::PostToolUse) {
+        return None;
+    }
+    let mut fields = tool_fields(ctx, call, args);
+    if let Some(obj) = fields.as_object_mut() {
+        obj.insert("tool_output".into(), json!(output.model));
+        obj.insert("failed".into(), json!(output.failed));
+    }
+    let said = hooks
+        .run(Event::PostToolUse, Some(&call.name), fields)
+        .await;
+    report(ctx, &said);
+    said.context_text()
+        .map(|c| format!("\n\n[Context added by the user's post_tool_use hook]\n{c}"))
+}
+
+/// Shows each failed hook to the user without touching the answer.
+fn report(ctx: &TurnContext, said: &Said) {
+    for failure in &said.failures {
+        ctx.emit(TurnEvent::Thought(format!("\n[{failure}]\n")));
+    }
+}
