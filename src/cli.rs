@@ -62,7 +62,8 @@ pub enum Command {
                             the model may read and search, but edits and commands are refused.\n\n\
                             Exit status: 0 when the model finished its answer, 1 on a model or tool error, 2 on a usage or configuration error, \
                             3 when the model refused, 4 when it hit its output limit or --max-turns, \
-                            5 when --timeout expired, 130 when interrupted.\n\nExamples:\n  \
+                            5 when --timeout expired, 6 when the answer does not validate against --output-schema, \
+                            130 when interrupted.\n\nExamples:\n  \
                             tandem exec --replay fixtures/demo/hello.json \"Say hello\"\n  \
                             echo \"Explain src/main.rs\" | tandem exec --model gpt-4o-mini\n  \
                             tandem exec --mode full-access --max-turns 20 --timeout 600 \"Fix the failing test\"\n  \
@@ -109,6 +110,11 @@ pub struct ExecArgs {
     /// with this id.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// The final answer must be one JSON value valid against the JSON Schema in FILE: it is
+    /// printed alone on stdout (the streamed answer goes to stderr); exit status 6 if it still
+    /// does not validate after one repair.
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
     /// The prompt; read from stdin when absent or `-`.
     #[arg(value_name = "PROMPT")]
     pub prompt: Vec<String>,

@@ -196,6 +196,7 @@ async fn completion(config: &Config) -> Check {
         reasoning_effort: None,
         tools: Vec::new(),
         max_tokens: Some(1),
+        response_format: None,
     };
     let result = async {
         let mut stream = client.open(request).await?;

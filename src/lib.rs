@@ -24,6 +24,7 @@ pub mod permission;
 pub mod secrets;
 pub mod session;
 pub mod store;
+pub mod structured;
 pub mod tools;
 pub mod transport;
 pub mod turn;

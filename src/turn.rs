@@ -22,6 +22,7 @@ use crate::config::ModelSpec;
 use crate::events::TurnEvent;
 use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest, ToolCall, UserPart};
 use crate::store::Record;
+use crate::structured;
 
 /// Why a turn ended without an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,9 @@ pub struct TurnOutcome {
     pub result: Result<StopReason, ModelError>,
     /// What a command action printed (only for those).
     pub output: Option<String>,
+    /// With an output schema, once the model finished: the validated value, or why the last
+    /// answer still did not validate.
+    pub structured: Option<Result<serde_json::Value, String>>,
 }
 
 impl TurnOutcome {
@@ -63,6 +67,7 @@ impl TurnOutcome {
             history,
             result,
             output: None,
+            structured: None,
         }
     }
 }
@@ -99,6 +104,7 @@ pub async fn run_turn(
         }
     }
     let mut retried_context = false;
+    let mut repaired = false;
     let mut requests = 0;
     let mut guard = guard::Guard::new(&ctx.config.loops);
     while requests < ctx.config.max_turn_requests {
@@ -133,6 +139,11 @@ pub async fn run_turn(
                 ctx.tool_specs()
             },
             max_tokens: None,
+            response_format: ctx
+                .output
+                .as_ref()
+                .filter(|_| ctx.config.structured_output)
+                .map(|o| o.schema().clone()),
         };
         let response = stream_response(&ctx, &spec, request, &cancel).await;
         let calls = response.calls.clone();
@@ -197,7 +208,29 @@ pub async fn run_turn(
                 Some("content_filter") => StopReason::Refusal,
                 _ => StopReason::EndTurn,
             };
-            return TurnOutcome::ended(conversation, Ok(stop));
+            let Some(output) = ctx.output.clone().filter(|_| stop == StopReason::EndTurn) else {
+                return TurnOutcome::ended(conversation, Ok(stop));
+            };
+            let checked = output.check(hooked::last_answer(&conversation));
+            if let Err(error) = &checked
+                && !repaired
+                && requests < ctx.config.max_turn_requests
+            {
+                // One more request, told what was wrong.
+                repaired = true;
+                tracing::info!(session = %ctx.session_id, "the answer did not match the output schema; asking once more: {error}");
+                let note = vec![UserPart::Text(structured::OutputSchema::repair_prompt(
+                    error,
+                ))];
+                ctx.transcript.append(Record::User {
+                    parts: note.clone(),
+                });
+                conversation.push(Message::User(note));
+                continue;
+            }
+            let mut outcome = TurnOutcome::ended(conversation, Ok(stop));
+            outcome.structured = Some(checked);
+            return outcome;
         }
         let refusals = guard.apply(&ctx, &calls);
         let (results, cancelled) = calls::run_all(&ctx, calls, refusals, &cancel).await;
@@ -265,6 +298,7 @@ pub async fn run_action(
         history: conversation,
         result: Ok(stop),
         output: Some(output),
+        structured: None,
     }
 }
 

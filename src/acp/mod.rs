@@ -149,11 +149,17 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                         return responder.respond_with_error(errors::invalid_params(message));
                     }
                 };
+                let output = match ext::output_schema(req.meta.as_ref()) {
+                    Ok(output) => output,
+                    Err(message) => {
+                        return responder.respond_with_error(errors::invalid_params(message));
+                    }
+                };
                 let manager = m_prompt.clone();
                 let id = req.session_id.0.to_string();
                 cx.spawn(async move {
                     let withdrawn = responder.cancellation();
-                    let prompt = manager.prompt(&id, parts);
+                    let prompt = manager.run(&id, parts, output);
                     tokio::pin!(prompt);
                     let result = tokio::select! {
                         result = &mut prompt => result,
@@ -164,9 +170,10 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                         }
                     };
                     let sent = match result {
-                        Ok(stop) => {
-                            responder.respond(PromptResponse::new(convert::stop_reason(stop)))
-                        }
+                        Ok(ran) => responder.respond(
+                            PromptResponse::new(convert::stop_reason(ran.stop))
+                                .meta(ext::structured_meta(ran.structured)),
+                        ),
                         Err(e) => responder.respond_with_error(errors::session_error(e)),
                     };
                     log_unsent(sent);
@@ -344,15 +351,19 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                 cx.spawn(async move {
                     let slash = format!("/{} {}", req.name, req.arguments);
                     let sent = match manager
-                        .run(&req.session_id, vec![crate::model::UserPart::Text(slash)])
+                        .run(
+                            &req.session_id,
+                            vec![crate::model::UserPart::Text(slash)],
+                            None,
+                        )
                         .await
                     {
-                        Ok((stop, output)) => responder.respond(ext::ActionsRunResponse {
-                            stop_reason: serde_json::to_value(convert::stop_reason(stop))
+                        Ok(ran) => responder.respond(ext::ActionsRunResponse {
+                            stop_reason: serde_json::to_value(convert::stop_reason(ran.stop))
                                 .ok()
                                 .and_then(|v| v.as_str().map(String::from))
                                 .unwrap_or_default(),
-                            output,
+                            output: ran.output,
                         }),
                         Err(e) => responder.respond_with_error(errors::session_error(e)),
                     };

@@ -26,6 +26,7 @@ pub(super) struct FileConfig {
     pub retry: FileRetry,
     pub max_response_bytes: Option<u64>,
     pub share_api_key: Option<bool>,
+    pub structured_output: Option<bool>,
     #[serde(default)]
     pub timeouts: super::limits::FileTimeouts,
     #[serde(default)]

@@ -177,6 +177,9 @@ pub struct Config {
     pub skill_dirs: Vec<PathBuf>,
     /// Hooks from the user's config file (`[hooks]`).
     pub hooks: std::sync::Arc<crate::hooks::Hooks>,
+    /// Whether model requests may carry `response_format: json_schema` (`structured_output`;
+    /// by default the provider preset's answer, off for a custom endpoint).
+    pub structured_output: bool,
 }
 
 /// A configuration that cannot be used, with what to fix.
@@ -349,6 +352,9 @@ impl Config {
             max_response_bytes,
             loops,
             share_api_key: file.share_api_key.unwrap_or(false),
+            structured_output: file
+                .structured_output
+                .unwrap_or_else(|| preset.is_some_and(|p| p.structured_output)),
             home,
             replay,
             instructions: file.instructions.clone(),

@@ -14,6 +14,9 @@ pub struct Preset {
     pub requires_key: bool,
     /// Context window assumed for models this table does not know.
     pub default_context_window: u64,
+    /// Whether the server takes `response_format: {"type": "json_schema", …}` alongside tools
+    /// (used by `--output-schema`; otherwise the schema is only asked for and checked).
+    pub structured_output: bool,
 }
 
 /// Every preset tandem knows, in the order the README lists them.
@@ -24,6 +27,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "OPENAI_API_KEY",
         requires_key: true,
         default_context_window: 128_000,
+        structured_output: true,
     },
     Preset {
         name: "ollama",
@@ -31,6 +35,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "OLLAMA_API_KEY",
         requires_key: false,
         default_context_window: 8_192,
+        structured_output: true,
     },
     Preset {
         name: "openrouter",
@@ -38,6 +43,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "OPENROUTER_API_KEY",
         requires_key: true,
         default_context_window: 128_000,
+        structured_output: true,
     },
     Preset {
         name: "vllm",
@@ -45,6 +51,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "VLLM_API_KEY",
         requires_key: false,
         default_context_window: 32_768,
+        structured_output: true,
     },
     Preset {
         name: "llamacpp",
@@ -52,6 +59,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "LLAMACPP_API_KEY",
         requires_key: false,
         default_context_window: 8_192,
+        structured_output: true,
     },
     Preset {
         name: "lmstudio",
@@ -59,6 +67,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "LMSTUDIO_API_KEY",
         requires_key: false,
         default_context_window: 32_768,
+        structured_output: true,
     },
     Preset {
         name: "deepseek",
@@ -66,6 +75,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "DEEPSEEK_API_KEY",
         requires_key: true,
         default_context_window: 128_000,
+        structured_output: false,
     },
     Preset {
         name: "groq",
@@ -73,6 +83,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "GROQ_API_KEY",
         requires_key: true,
         default_context_window: 131_072,
+        structured_output: false,
     },
 ];
 

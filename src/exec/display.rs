@@ -25,6 +25,10 @@ static CALLS: Mutex<Option<HashMap<String, (String, ToolKind)>>> = Mutex::new(No
 /// The chosen output.
 static OUTPUT: OnceLock<Output> = OnceLock::new();
 
+/// With `--output-schema`: the streamed answer goes to stderr, and only the validated value
+/// to stdout.
+static STRUCTURED: AtomicBool = AtomicBool::new(false);
+
 /// What `json` output reports at the end.
 #[derive(Default)]
 struct Summary {
@@ -32,6 +36,8 @@ struct Summary {
     answer: String,
     usage: Option<(u64, u64)>,
     calls: Vec<(String, String, String)>,
+    /// `--output-schema`: the validated value, or why the answer did not validate.
+    structured: Option<Result<serde_json::Value, String>>,
 }
 
 static SUMMARY: Mutex<Option<Summary>> = Mutex::new(None);
@@ -52,6 +58,45 @@ pub fn set_output(output: Output) {
     let _ = OUTPUT.set(output);
 }
 
+/// Switches to `--output-schema` output (before anything is shown).
+pub fn set_structured() {
+    STRUCTURED.store(true, Ordering::Relaxed);
+}
+
+/// `--output-schema`: the validated answer, on stdout in the chosen format.
+pub fn structured_output(value: &serde_json::Value) {
+    match output() {
+        Output::Json => summary(|s| s.structured = Some(Ok(value.clone()))),
+        Output::Ndjson => write_out(&serde_json::json!({ "structuredOutput": value }).to_string()),
+        Output::Text => write_out(&value.to_string()),
+    }
+}
+
+/// `--output-schema`: the answer did not validate; says why on stderr, with the answer (in
+/// `text` output it is already there, streamed).
+pub fn structured_failure(error: &str) {
+    progress(&format!(
+        "the answer does not match the output schema: {error}"
+    ));
+    if output() == Output::Json {
+        summary(|s| s.structured = Some(Err(error.to_string())));
+    }
+    if output() != Output::Text {
+        let answer = summary(|s| s.answer.clone());
+        write_err(&format!(
+            "{}
+",
+            answer.trim_end()
+        ));
+    }
+}
+
+fn write_out(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", redact(line));
+    let _ = out.flush();
+}
+
 /// Notes the session id, reported by `json` output.
 pub fn started(session: &str) {
     summary(|s| s.session = session.to_string());
@@ -64,27 +109,34 @@ pub fn finished(stop: &str) {
         return;
     }
     let value = summary(|s| {
-        serde_json::json!({
+        let mut value = serde_json::json!({
             "sessionId": s.session,
             "stopReason": stop,
             "answer": s.answer,
             "usage": s.usage.map(|(used, size)| serde_json::json!({"used": used, "size": size})),
             "toolCalls": s.calls.iter().map(|(id, title, status)| serde_json::json!({"id": id, "title": title, "status": status})).collect::<Vec<_>>(),
-        })
+        });
+        match &s.structured {
+            Some(Ok(v)) => value["structuredOutput"] = v.clone(),
+            Some(Err(e)) => value["structuredOutputError"] = serde_json::json!(e),
+            None => {}
+        }
+        value
     });
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", redact(&value.to_string()));
-    let _ = out.flush();
+    write_out(&value.to_string());
 }
 
 /// Shows one notification in the chosen output.
 pub fn show(note: SessionNotification) {
     match output() {
         Output::Ndjson => {
+            if let SessionUpdate::AgentMessageChunk(chunk) = &note.update
+                && let ContentBlock::Text(t) = &chunk.content
+            {
+                summary(|s| s.answer.push_str(&t.text));
+            }
             if let Ok(line) = serde_json::to_string(&note) {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", redact(&line));
-                let _ = out.flush();
+                write_out(&line);
             }
         }
         Output::Json => collect(note.update),
@@ -139,6 +191,13 @@ fn show_text(update: SessionUpdate) {
     match update {
         SessionUpdate::AgentMessageChunk(chunk) => {
             if let ContentBlock::Text(t) = chunk.content {
+                if STRUCTURED.load(Ordering::Relaxed) {
+                    // stdout is kept for the validated value; the answer streams to stderr.
+                    summary(|s| s.answer.push_str(&t.text));
+                    write_err(&t.text);
+                    THOUGHT_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
+                    return;
+                }
                 end_thought_line();
                 ANSWER_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
                 let mut out = std::io::stdout().lock();

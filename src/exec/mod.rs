@@ -25,11 +25,21 @@ use crate::session::SessionManager;
 enum Ended {
     Stopped(StopReason),
     TimedOut,
+    /// `--output-schema`: the final answer did not validate.
+    Unstructured,
 }
 
 /// Runs one prompt and returns the process exit status (see `tandem exec --help`).
 pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
-    match run_inner(config, args).await {
+    // A schema that cannot be used is a usage error, found before anything runs.
+    let schema = match args.output_schema.as_deref().map(read_schema).transpose() {
+        Ok(schema) => schema,
+        Err(e) => {
+            display::progress(&format!("error: {e:#}"));
+            return ExitCode::from(2);
+        }
+    };
+    match run_inner(config, args, schema).await {
         Ok(Ended::Stopped(stop)) => match stop {
             StopReason::EndTurn => ExitCode::SUCCESS,
             StopReason::Refusal => ExitCode::from(3),
@@ -38,6 +48,7 @@ pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
             _ => ExitCode::FAILURE,
         },
         Ok(Ended::TimedOut) => ExitCode::from(5),
+        Ok(Ended::Unstructured) => ExitCode::from(6),
         Err(e) => {
             display::progress(&format!("error: {e:#}"));
             ExitCode::FAILURE
@@ -45,7 +56,11 @@ pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
     }
 }
 
-async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<Ended> {
+async fn run_inner(
+    config: Config,
+    args: ExecArgs,
+    schema: Option<serde_json::Value>,
+) -> anyhow::Result<Ended> {
     let prompt = prompt_text(&args.prompt)?;
     let cwd = match args.cwd {
         Some(dir) => std::path::absolute(dir)?,
@@ -54,6 +69,9 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<Ended> {
     // clap has checked that it is a positive number.
     let timeout = args.timeout.map(std::time::Duration::from_secs_f64);
     display::set_output(args.output);
+    if schema.is_some() {
+        display::set_structured();
+    }
     let model_client = crate::model_client(&config)?;
     let model = config.default_model.clone();
     let mode = config.default_mode.id();
@@ -111,10 +129,15 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<Ended> {
                 session_id.0,
                 cwd.display()
             ));
-            let prompt = cx.send_request(PromptRequest::new(
+            let mut request = PromptRequest::new(
                 session_id.clone(),
                 vec![ContentBlock::Text(TextContent::new(prompt))],
-            ));
+            );
+            if let Some(schema) = &schema {
+                let meta = serde_json::json!({"tandem": {"outputSchema": schema}});
+                request = request.meta(meta.as_object().cloned());
+            }
+            let prompt = cx.send_request(request);
             let deadline = async {
                 match timeout {
                     Some(t) => tokio::time::sleep(t).await,
@@ -128,7 +151,13 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<Ended> {
                 cx.send_notification(CancelNotification::new(session_id.clone()))
             };
             let ended = tokio::select! {
-                response = &mut prompt => Ended::Stopped(response?.stop_reason),
+                response = &mut prompt => {
+                    let response = response?;
+                    match (&schema, response.stop_reason) {
+                        (Some(_), StopReason::EndTurn) => structured(response.meta.as_ref()),
+                        (_, stop) => Ended::Stopped(stop),
+                    }
+                }
                 () = deadline => {
                     cancel("timed out, cancelling")?;
                     let _ = prompt.await;
@@ -149,9 +178,40 @@ async fn run_inner(config: Config, args: ExecArgs) -> anyhow::Result<Ended> {
     let name = match &ended {
         Ended::Stopped(stop) => stop_name(*stop),
         Ended::TimedOut => "timeout",
+        Ended::Unstructured => "end_turn, answer not valid against the output schema",
     };
     display::finished(name);
     Ok(ended)
+}
+
+/// The `--output-schema` file, checked to be a JSON Schema before anything runs.
+fn read_schema(path: &std::path::Path) -> anyhow::Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the output schema {}: {e}", path.display()))?;
+    let schema: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("the output schema {} is not JSON: {e}", path.display()))?;
+    crate::structured::OutputSchema::new(schema.clone())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(schema)
+}
+
+/// Shows the structured answer a prompt ended with (its `_meta.tandem`), or why there is none.
+fn structured(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Ended {
+    let tandem = meta.and_then(|m| m.get("tandem"));
+    match tandem.and_then(|t| t.get("structuredOutput")) {
+        Some(value) => {
+            display::structured_output(value);
+            Ended::Stopped(StopReason::EndTurn)
+        }
+        None => {
+            let error = tandem
+                .and_then(|t| t.get("structuredOutputError"))
+                .and_then(|e| e.as_str())
+                .unwrap_or("the model gave no final answer");
+            display::structured_failure(error);
+            Ended::Unstructured
+        }
+    }
 }
 
 /// The prompt from the arguments, or from stdin when there are none (or just `-`).

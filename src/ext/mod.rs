@@ -4,6 +4,7 @@
 //! documents each method with an example exchange.
 
 mod export;
+mod structured;
 
 use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
 use schemars::JsonSchema;
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 use crate::session::SessionManager;
 
 pub use export::render;
+pub use structured::{output_schema, structured_meta};
 
 /// The methods tandem answers, as advertised under `agentCapabilities._meta.tandem`.
 pub const METHODS: [&str; 6] = [

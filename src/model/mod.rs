@@ -87,6 +87,8 @@ pub struct ModelRequest {
     pub tools: Vec<ToolSpec>,
     /// Most tokens to generate (`tandem doctor` asks for one); `None` leaves it to the server.
     pub max_tokens: Option<u32>,
+    /// A JSON Schema the answer must follow, sent as `response_format` (servers that take it).
+    pub response_format: Option<serde_json::Value>,
 }
 
 /// Token counts reported by the server.

@@ -214,6 +214,12 @@ pub fn request_body(request: &ModelRequest) -> Value {
     if let Some(max) = request.max_tokens {
         body["max_tokens"] = json!(max);
     }
+    if let Some(schema) = &request.response_format {
+        // Not `strict`: OpenAI's strict mode refuses most hand-written schemas; the answer is
+        // validated (and repaired once) by tandem either way.
+        body["response_format"] = json!({"type": "json_schema", "json_schema": {
+            "name": "answer", "schema": schema, "strict": false}});
+    }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
             .tools
@@ -405,6 +411,7 @@ mod tests {
             reasoning_effort: Some("low".into()),
             tools: Vec::new(),
             max_tokens: None,
+            response_format: None,
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][1]["content"], "a\n\nb");
@@ -437,6 +444,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
             max_tokens: Some(1),
+            response_format: None,
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][0]["content"], Value::Null);
@@ -462,6 +470,7 @@ mod tests {
             reasoning_effort: None,
             tools: Vec::new(),
             max_tokens: None,
+            response_format: None,
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");

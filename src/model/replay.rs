@@ -195,6 +195,7 @@ mod tests {
             reasoning_effort: None,
             tools: vec![],
             max_tokens: None,
+            response_format: None,
         };
         let first: Vec<_> = client.open(req.clone()).await.unwrap().collect().await;
         assert_eq!(first.len(), 2);
@@ -224,6 +225,7 @@ mod tests {
             reasoning_effort: None,
             tools: vec![],
             max_tokens: None,
+            response_format: None,
         };
         let events: Vec<_> = client
             .open(req)

@@ -15,15 +15,25 @@ use crate::events::{EventSink, TurnEvent};
 use crate::model::{Message, UserPart};
 use crate::permission::Mode;
 use crate::store::{Record, Transcript};
+use crate::structured::OutputSchema;
 use crate::turn::{self, StopReason, TurnContext, TurnOutcome, lock};
 
-/// How a prompt ended, with a command action's output.
-pub(super) type Ran = (StopReason, Option<String>);
+/// How a prompt ended.
+#[derive(Debug)]
+pub struct Ran {
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// What a command action printed (only for those).
+    pub output: Option<String>,
+    /// With an output schema: the validated answer, or why it did not validate.
+    pub structured: Option<Result<serde_json::Value, String>>,
+}
 
 /// A request to the actor.
 pub(super) enum Command {
     Prompt {
         parts: Vec<UserPart>,
+        output: Option<Arc<OutputSchema>>,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
     },
     Cancel,
@@ -93,12 +103,16 @@ impl Actor {
 
     fn handle(&mut self, command: Command, running: &mut Option<Running>) {
         match command {
-            Command::Prompt { parts, reply } => {
+            Command::Prompt {
+                parts,
+                output,
+                reply,
+            } => {
                 if running.is_some() {
                     let _ = reply.send(Err(SessionError::Busy(self.id.clone())));
                     return;
                 }
-                *running = Some(self.start_prompt(parts, reply));
+                *running = Some(self.start_prompt(parts, output, reply));
             }
             Command::Cancel => {
                 if let Some(r) = running.as_ref() {
@@ -152,6 +166,7 @@ impl Actor {
     fn start_prompt(
         &mut self,
         mut parts: Vec<UserPart>,
+        output: Option<Arc<OutputSchema>>,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
     ) -> Running {
         let invoked = match parts.first() {
@@ -191,8 +206,10 @@ impl Actor {
                     parts[0] = UserPart::Text(commands::expand(&template, &args));
                 }
                 // Hooks may add to the prompt (or block it) before it is recorded.
+                let mut ctx = self.turn.clone();
+                ctx.output = output;
                 tokio::spawn(turn::run_prompt(
-                    self.turn.clone(),
+                    ctx,
                     self.history.clone(),
                     parts,
                     cancel.clone(),
@@ -214,10 +231,14 @@ impl Actor {
         let result = match outcome {
             Ok(outcome) => {
                 self.history = outcome.history;
-                let output = outcome.output;
+                let (output, structured) = (outcome.output, outcome.structured);
                 outcome
                     .result
-                    .map(|stop| (stop, output))
+                    .map(|stop| Ran {
+                        stop,
+                        output,
+                        structured,
+                    })
                     .map_err(SessionError::Model)
             }
             Err(join) => {

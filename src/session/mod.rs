@@ -24,6 +24,7 @@ use crate::permission::{Grants, Mode};
 use crate::store::{self, Line, Record, Store, Transcript};
 use crate::tools::Registry;
 use crate::turn::{StopReason, TurnContext};
+pub use actor::Ran;
 use actor::{Actor, Command};
 use options::{OptionError, OptionView, Settings};
 
@@ -348,6 +349,7 @@ impl SessionManager {
                 totals: Arc::default(),
                 extras,
                 subagent: None,
+                output: None,
             },
             transcript,
             title: s.title,
@@ -444,17 +446,26 @@ impl SessionManager {
 
     /// Runs a prompt to its end; resolves when the turn stops.
     pub async fn prompt(&self, id: &str, parts: Vec<UserPart>) -> Result<StopReason, SessionError> {
-        self.run(id, parts).await.map(|(stop, _)| stop)
+        self.run(id, parts, None).await.map(|ran| ran.stop)
     }
 
-    /// Runs a prompt (or a slash command) and returns a command action's output too.
+    /// Runs a prompt (or a slash command), whose final answer must follow `output` when
+    /// given; returns how it ended with a command action's output or the structured answer.
     pub async fn run(
         &self,
         id: &str,
         parts: Vec<UserPart>,
-    ) -> Result<(StopReason, Option<String>), SessionError> {
+        output: Option<Arc<crate::structured::OutputSchema>>,
+    ) -> Result<Ran, SessionError> {
         let (reply, rx) = oneshot::channel();
-        self.send(id, Command::Prompt { parts, reply })?;
+        self.send(
+            id,
+            Command::Prompt {
+                parts,
+                output,
+                reply,
+            },
+        )?;
         rx.await.map_err(|_| gone(id))?
     }
 

@@ -67,6 +67,7 @@ pub(super) async fn compact(
         reasoning_effort: None,
         tools: Vec::new(),
         max_tokens: None,
+        response_format: None,
     };
     let summary = match summarize(ctx, request, cancel).await {
         Ok(Some(summary)) => summary,

@@ -53,6 +53,8 @@ pub struct TurnContext {
     pub extras: Arc<crate::extend::Extras>,
     /// Set when this context runs a subagent: which, and the tools it may use.
     pub subagent: Option<Arc<subagent::Scope>>,
+    /// For this prompt only: the schema its final answer must validate against.
+    pub output: Option<Arc<crate::structured::OutputSchema>>,
 }
 
 /// A session's token totals (as reported by the server).
@@ -183,6 +185,9 @@ impl TurnContext {
         prompt.push_str(&self.mcp.instructions());
         if self.offers("load_skill") {
             prompt.push_str(&self.extras.skills.prompt_section());
+        }
+        if let Some(output) = &self.output {
+            prompt.push_str(&output.instructions());
         }
         if let Some(context) = self.extras.start_context() {
             prompt.push_str("\n\n## Session context (from the user's session_start hooks)\n\n");

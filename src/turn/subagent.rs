@@ -150,6 +150,8 @@ async fn run_task(
     sub.sink = progress.clone();
     sub.transcript = transcript.clone();
     sub.usage = Arc::new(Mutex::new(None));
+    // The answer format is the parent's business.
+    sub.output = None;
     sub.subagent = Some(Arc::new(Scope {
         allowed: agent.tools.as_ref().map(|t| t.iter().cloned().collect()),
         agent: agent.clone(),

@@ -36,7 +36,7 @@ fn exec(
 }
 
 /// `exec` from an async test: the blocking wait runs off the runtime that serves the mock model.
-async fn exec_blocking(
+pub(super) async fn exec_blocking(
     ws: Workspace,
     env: Vec<(String, String)>,
     args: &[&str],

@@ -17,6 +17,7 @@ mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
 mod model_faults;
+mod output_schema;
 mod permissions;
 mod pipes;
 mod protocol_edges;

@@ -156,7 +156,14 @@ async fn exec_streams_a_plain_answer() {
         .unwrap();
     server.stop().await;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // 0: it finished; 4: it rambled into the server's 256-token cap (the 135M model does
+    // that for some prompts: the project path in the system prompt differs every run).
+    // Either way the answer streamed, which is what this test is about.
+    assert!(
+        matches!(out.status.code(), Some(0 | 4)),
+        "{:?} {stderr}",
+        out.status
+    );
     let updates: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
