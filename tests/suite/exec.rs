@@ -82,6 +82,41 @@ fn replay_demo_prints_the_answer_offline() {
     assert!(stderr.contains("stopped: end_turn"), "{stderr}");
 }
 
+/// README's skills-and-subagents tour (fixtures/demo/extend.json) over the extend workspace.
+#[test]
+fn the_extend_tour_loads_a_skill_runs_the_scout_and_edits() {
+    let ws = Workspace::new();
+    crate::common::copy_fixture("extend", &ws.project());
+    let tour = format!("{}/fixtures/demo/extend.json", env!("CARGO_MANIFEST_DIR"));
+    let (code, stdout, stderr) = exec(
+        &ws,
+        &ws.base_env(),
+        &[
+            "--replay",
+            &tour,
+            "--mode",
+            "full-access",
+            "Write the release notes for 0.1.1",
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "stderr:\n{stderr}");
+    for line in [
+        "✓ Load skill `release-notes`",
+        "✓ Read CHANGELOG.md",
+        "✓ scout: Map src/",
+        "✓ Edit CHANGELOG.md",
+    ] {
+        assert!(stderr.contains(line), "{line} not in:\n{stderr}");
+    }
+    assert!(stdout.ends_with("which is not released yet.\n"), "{stdout}");
+    let changelog = std::fs::read_to_string(ws.project().join("CHANGELOG.md")).unwrap();
+    assert!(
+        changelog.starts_with("# Changelog\n\n## 0.1.1\n"),
+        "{changelog}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompt_from_stdin_with_a_chosen_model() {
     let mock = MockModel::start(vec![Reply::text(&["Four", "."])]).await;
