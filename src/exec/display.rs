@@ -18,6 +18,8 @@ use crate::cli::Output;
 /// Whether the last answer (stdout) or reasoning (stderr) text ended mid-line.
 static ANSWER_OPEN: AtomicBool = AtomicBool::new(false);
 static THOUGHT_OPEN: AtomicBool = AtomicBool::new(false);
+/// With `--output-schema`: whether the answer streaming to stderr ended mid-line.
+static ERR_ANSWER_OPEN: AtomicBool = AtomicBool::new(false);
 
 /// Titles and kinds of the calls seen so far, for their status lines.
 static CALLS: Mutex<Option<HashMap<String, (String, ToolKind)>>> = Mutex::new(None);
@@ -194,8 +196,10 @@ fn show_text(update: SessionUpdate) {
                 if STRUCTURED.load(Ordering::Relaxed) {
                     // stdout is kept for the validated value; the answer streams to stderr.
                     summary(|s| s.answer.push_str(&t.text));
-                    write_err(&t.text);
-                    THOUGHT_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
+                    end_thought_line();
+                    let mut err = std::io::stderr().lock();
+                    let _ = err.write_all(redact(&t.text).as_bytes());
+                    ERR_ANSWER_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
                     return;
                 }
                 end_thought_line();
@@ -207,6 +211,7 @@ fn show_text(update: SessionUpdate) {
         }
         SessionUpdate::AgentThoughtChunk(chunk) => {
             if let ContentBlock::Text(t) = chunk.content {
+                end_err_answer_line();
                 THOUGHT_OPEN.store(!t.text.ends_with('\n'), Ordering::Relaxed);
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(redact(&t.text).as_bytes());
@@ -324,6 +329,7 @@ fn show_plan(plan: &Plan) {
 fn write_err(text: &str) {
     end_answer_line();
     end_thought_line();
+    end_err_answer_line();
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(redact(text).as_bytes());
 }
@@ -339,6 +345,14 @@ pub fn end_answer_line() {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(b"\n");
         let _ = out.flush();
+    }
+}
+
+/// Ends the answer streamed to stderr (`--output-schema`) before anything else is written.
+fn end_err_answer_line() {
+    if ERR_ANSWER_OPEN.swap(false, Ordering::Relaxed) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(b"\n");
     }
 }
 
