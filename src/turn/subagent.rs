@@ -233,6 +233,8 @@ struct ProgressState {
     text: String,
     /// `text`'s length when last shown.
     shown: usize,
+    /// The content last sent, so an unchanged one is not sent again.
+    sent: String,
 }
 
 /// The subagent's event sink: folds its events into updates of the one `task` call.
@@ -244,31 +246,35 @@ struct Progress {
 
 impl Progress {
     fn render(&self) -> String {
-        let st = lock(&self.state);
-        let mut out = String::new();
-        for (_, title, status) in &st.calls {
-            let mark = match status {
-                ToolStatus::Completed => "✓",
-                ToolStatus::Failed => "✗",
-                ToolStatus::Pending | ToolStatus::InProgress => "…",
-            };
-            out.push_str(&format!("{mark} {title}\n"));
-        }
-        let text = st.text.trim();
-        if !text.is_empty() {
-            let chars = text.chars().count();
-            if chars > TEXT_TAIL {
-                let tail: String = text.chars().skip(chars - TEXT_TAIL).collect();
-                out.push_str(&format!("\n…{tail}\n"));
-            } else {
-                out.push_str(&format!("\n{text}\n"));
-            }
-        }
-        if out.is_empty() {
-            out.push_str("Working…");
-        }
-        out.trim_end().to_string()
+        render(&lock(&self.state))
     }
+}
+
+/// The `task` call's content for the work so far.
+fn render(st: &ProgressState) -> String {
+    let mut out = String::new();
+    for (_, title, status) in &st.calls {
+        let mark = match status {
+            ToolStatus::Completed => "✓",
+            ToolStatus::Failed => "✗",
+            ToolStatus::Pending | ToolStatus::InProgress => "…",
+        };
+        out.push_str(&format!("{mark} {title}\n"));
+    }
+    let text = st.text.trim();
+    if !text.is_empty() {
+        let chars = text.chars().count();
+        if chars > TEXT_TAIL {
+            let tail: String = text.chars().skip(chars - TEXT_TAIL).collect();
+            out.push_str(&format!("\n…{tail}\n"));
+        } else {
+            out.push_str(&format!("\n{text}\n"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("Working…");
+    }
+    out.trim_end().to_string()
 }
 
 impl EventSink for Progress {
@@ -309,17 +315,22 @@ impl EventSink for Progress {
                 _ => false,
             }
         };
-        if changed {
-            self.parent.emit(
-                session_id,
-                TurnEvent::ToolCallUpdate {
-                    id: self.call_id.clone(),
-                    status: None,
-                    content: Some(vec![ToolContent::Text {
-                        text: self.render(),
-                    }]),
-                },
-            );
-        }
+        let text = {
+            let mut st = lock(&self.state);
+            let text = render(&st);
+            if !changed || text == st.sent {
+                return;
+            }
+            st.sent = text.clone();
+            text
+        };
+        self.parent.emit(
+            session_id,
+            TurnEvent::ToolCallUpdate {
+                id: self.call_id.clone(),
+                status: None,
+                content: Some(vec![ToolContent::Text { text }]),
+            },
+        );
     }
 }
