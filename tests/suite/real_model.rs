@@ -175,6 +175,42 @@ async fn exec_streams_a_plain_answer() {
     assert!(pieces >= 2, "streamed, not one block: {updates:?}");
 }
 
+/// `--output-schema` with the llamacpp preset: llama-server takes `response_format` with a
+/// JSON Schema (it turns it into a grammar), so even the 135M model answers with a value that
+/// validates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_output_schema_through_llama_servers_json_schema() {
+    let Some((_turn, cache)) = turn().await else {
+        return;
+    };
+    let server = Server::start(&cache).await;
+    let ws = Workspace::new();
+    let schema = ws.write(
+        "color.schema.json",
+        r##"{"type": "object", "required": ["color", "hex"], "additionalProperties": false,
+            "properties": {"color": {"type": "string", "maxLength": 20},
+                           "hex": {"type": "string", "pattern": "^#[0-9a-fA-F]{6}$"}}}"##,
+    );
+    let env = env(&ws, &server);
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["exec", "--output-schema", &path_str(&schema)])
+        .arg("Name one color and its hex code.")
+        .current_dir(ws.project())
+        .env_clear()
+        .envs(env)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .await
+        .unwrap();
+    server.stop().await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hex = value["hex"].as_str().unwrap();
+    assert!(hex.len() == 7 && hex.starts_with('#'), "{value}");
+    assert!(value["color"].is_string(), "{value}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_goes_through_the_editor_and_its_result_back_to_the_model() {
     let Some((_turn, cache)) = turn().await else {
