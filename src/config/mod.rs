@@ -436,6 +436,10 @@ pub struct ProjectConfig {
     /// Custom actions for sessions in this project.
     #[serde(default)]
     pub actions: Vec<ActionSpec>,
+    /// Hooks are not taken from a project (opening a repository must not run its code); kept
+    /// only to say so.
+    #[serde(default)]
+    hooks: Option<toml::Value>,
 }
 
 /// Reads `<cwd>/.tandem/config.toml`; a missing file is empty, a broken one is reported on
@@ -449,6 +453,13 @@ pub fn project(cwd: &Path) -> ProjectConfig {
         tracing::warn!(path = %path.display(), "ignoring the project's config: {e}");
         ProjectConfig::default()
     })
+}
+
+impl ProjectConfig {
+    /// Whether the file declares hooks (which are ignored).
+    pub fn declares_hooks(&self) -> bool {
+        self.hooks.is_some()
+    }
 }
 
 /// Builds the list of offered models: `TANDEM_MODELS` > file `[[models]]` > the default model,

@@ -5,6 +5,7 @@ pub mod commands;
 pub mod instructions;
 pub mod options;
 pub mod replay;
+mod start;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,16 +18,16 @@ use crate::config::Config;
 use crate::events::EventSink;
 use crate::events::TurnEvent;
 use crate::mcp::ServerSpec;
-use crate::model::Message;
 use crate::model::openai::missing_key_error;
 use crate::model::{ModelClient, ModelError, UserPart};
-use crate::permission::{Grants, Mode};
-use crate::store::{self, Line, Record, Store, Transcript};
+use crate::permission::Mode;
+use crate::store::{self, Line, Record, Store};
 use crate::tools::Registry;
 use crate::turn::{StopReason, TurnContext};
+use actor::Command;
 pub use actor::Ran;
-use actor::{Actor, Command};
 use options::{OptionError, OptionView, Settings};
+use start::Start;
 
 /// Why a session request failed; converted to a JSON-RPC error in acp/errors.rs.
 #[derive(Debug, thiserror::Error)]
@@ -299,80 +300,6 @@ impl SessionManager {
         settings
     }
 
-    fn start(&self, s: Start) -> NewSession {
-        // The workspace root is judged by where the directory really is (symlinks resolved).
-        let root = s.cwd.canonicalize().unwrap_or_else(|_| s.cwd.clone());
-        let options = options::views(&s.settings, &self.config);
-        let actions: Vec<_> = self
-            .config
-            .actions
-            .iter()
-            .cloned()
-            .chain(crate::config::project(&s.cwd).actions)
-            .collect();
-        let commands = commands::discover(&s.cwd, &self.config.config_dir, &actions);
-        let extras = Arc::new(crate::extend::Extras::open(
-            &self.config,
-            &s.id,
-            &root,
-            s.transcript.path(),
-            s.source,
-        ));
-        let shared = Arc::new(Mutex::new(s.settings.clone()));
-        let transcript = Arc::new(s.transcript);
-        let sink: Arc<dyn EventSink> = Arc::new(Recording {
-            inner: s.sink,
-            transcript: transcript.clone(),
-        });
-        let (tx, rx) = mpsc::unbounded_channel();
-        let actor = Actor {
-            id: s.id.clone(),
-            config: self.config.clone(),
-            sink: sink.clone(),
-            settings: shared.clone(),
-            history: s.history,
-            turn: TurnContext {
-                session_id: s.id.clone(),
-                cwd: root,
-                config: self.config.clone(),
-                model: self.client.clone(),
-                settings: shared,
-                tools: self.tools.clone(),
-                client: s.editor,
-                caps: s.caps,
-                grants: Arc::new(Mutex::new(Grants::default())),
-                sink,
-                transcript: transcript.clone(),
-                project_instructions: instructions::load(&s.cwd, &self.config.config_dir),
-                usage: Arc::new(Mutex::new(None)),
-                mcp: s.mcp,
-                totals: Arc::default(),
-                extras,
-                subagent: None,
-                output: None,
-            },
-            transcript,
-            title: s.title,
-            commands: commands.clone(),
-        };
-        let view = actor.turn.clone();
-        tokio::spawn(actor.run(rx));
-        self.lock().insert(
-            s.id.clone(),
-            Live {
-                tx,
-                view,
-                commands: commands.clone(),
-            },
-        );
-        NewSession {
-            id: s.id,
-            settings: s.settings,
-            options,
-            commands,
-        }
-    }
-
     /// Stored sessions, newest first (see [`Store::list`]).
     pub fn list(
         &self,
@@ -562,39 +489,6 @@ pub struct LiveSession {
     pub totals: crate::turn::Totals,
     /// MCP servers: name, state, and why it failed.
     pub mcp: Vec<(String, &'static str, Option<String>)>,
-}
-
-/// Everything a session starts from.
-struct Start {
-    id: String,
-    cwd: PathBuf,
-    sink: Arc<dyn EventSink>,
-    editor: Arc<dyn ClientOps>,
-    caps: ClientCaps,
-    settings: Settings,
-    history: Vec<Message>,
-    transcript: Transcript,
-    title: Option<String>,
-    mcp: Arc<crate::mcp::Hub>,
-    /// How it was opened, for `session_start` hooks: `new`, `load`, `resume` or `fork`.
-    source: &'static str,
-}
-
-/// Forwards events and records the plan, which tools emit directly, in the transcript.
-struct Recording {
-    inner: Arc<dyn EventSink>,
-    transcript: Arc<Transcript>,
-}
-
-impl EventSink for Recording {
-    fn emit(&self, session_id: &str, event: TurnEvent) {
-        if let TurnEvent::Plan(entries) = &event {
-            self.transcript.append(Record::Plan {
-                entries: entries.clone(),
-            });
-        }
-        self.inner.emit(session_id, event);
-    }
 }
 
 /// A session's working directory must be an absolute path to an existing directory.

@@ -256,3 +256,31 @@ command = "no-such-program-for-tandem"
     );
     agent.assert_valid();
 }
+
+/// A project's `.tandem/config.toml` cannot declare hooks: opening a repository must not run
+/// its code. They are ignored, with a warning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_in_a_project_config_never_run() {
+    let (_mock, ws, mut agent, session, _editor) = session_in(
+        "extend",
+        vec![Reply::text(&["hi"])],
+        json!({}),
+        "ask",
+        |ws| {
+            ws.write(
+                "project/.tandem/config.toml",
+                "[[hooks.session_start]]\ncommand = \"touch \\\"$HOME/ran\\\"\"\n\
+                 [[hooks.stop]]\ncommand = \"touch \\\"$HOME/ran\\\"\"\n",
+            );
+        },
+    )
+    .await;
+    let (response, _) = agent.prompt(&session, "hello").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(!ws.home().join("ran").exists(), "a project hook ran");
+    let stderr = agent.stderr();
+    assert!(
+        stderr.contains("hooks in the project's .tandem/config.toml are ignored"),
+        "{stderr}"
+    );
+}
