@@ -38,7 +38,9 @@ impl Extras {
         let tools = if skills.is_empty() {
             Registry::new(Vec::new())
         } else {
-            Registry::new(vec![Arc::new(skills::LoadSkill::new(skills.clone()))])
+            Registry::new(vec![Arc::new(crate::tools::load_skill::LoadSkill::new(
+                skills.clone(),
+            ))])
         };
         let hooks = SessionHooks::new(config.hooks.clone(), id, cwd, transcript);
         let started = {

@@ -1,18 +1,13 @@
 //! Skills (the Agent Skills convention): folders holding a `SKILL.md` whose front matter names
 //! the skill and says when to use it. The system prompt lists each skill's name and
-//! description; the `load_skill` tool returns a skill's instructions and its other files.
+//! description; the `load_skill` tool (tools/load_skill.rs) returns a skill's instructions and
+//! its other files.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::frontmatter;
-use crate::events::ToolKind;
-use crate::tools::{self, Access, Call, Prepared, Tool, ToolEnv, ToolOutput};
 
 /// The file that makes a folder a skill.
 pub const FILE: &str = "SKILL.md";
@@ -189,7 +184,7 @@ fn valid_name(name: &str) -> bool {
 
 /// The files of a skill besides `SKILL.md`, sorted; files whose real path leads outside the
 /// skill's folder are left out (and reported).
-fn files(skill: &Skill) -> Vec<PathBuf> {
+pub fn files(skill: &Skill) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(skill.dir.clone(), 0)];
     while let Some((dir, depth)) = stack.pop() {
@@ -217,109 +212,6 @@ fn files(skill: &Skill) -> Vec<PathBuf> {
     out.sort();
     out.truncate(MAX_FILES);
     out
-}
-
-/// Arguments of `load_skill`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct LoadSkillArgs {
-    /// The skill's name, as listed in the system prompt.
-    name: String,
-}
-
-/// `load_skill`: a skill's instructions and the list of its other files.
-pub struct LoadSkill {
-    catalog: Arc<Catalog>,
-}
-
-impl LoadSkill {
-    /// The tool over a session's skills.
-    pub fn new(catalog: Arc<Catalog>) -> Self {
-        Self { catalog }
-    }
-}
-
-impl Tool for LoadSkill {
-    fn name(&self) -> &str {
-        "load_skill"
-    }
-    fn description(&self) -> &str {
-        "Load a skill by name (skills are listed in the system prompt). Returns the skill's \
-         instructions and the paths of its other files (scripts, references, templates), which \
-         you can read with read_file."
-    }
-    fn parameters(&self) -> Value {
-        tools::schema::<LoadSkillArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn prepare(&self, args: Value, _cwd: &Path) -> Result<Prepared, String> {
-        let args: LoadSkillArgs = tools::parse(self.name(), args)?;
-        let skill = self.catalog.get(&args.name).cloned().ok_or_else(|| {
-            let names: Vec<&str> = self
-                .catalog
-                .skills()
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect();
-            format!(
-                "unknown skill `{}`; the skills are: {}",
-                args.name,
-                names.join(", ")
-            )
-        })?;
-        Ok(Prepared {
-            title: format!("Load skill `{}`", skill.name),
-            locations: vec![crate::events::Location {
-                path: skill.dir.join(FILE),
-                line: None,
-            }],
-            // The user installed the skill: reading it needs no permission.
-            access: Access::Free,
-            call: Box::new(LoadCall { skill }),
-        })
-    }
-}
-
-struct LoadCall {
-    skill: Skill,
-}
-
-impl Call for LoadCall {
-    fn run(self: Box<Self>, _env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
-        Box::pin(async move {
-            let skill = self.skill;
-            let file = skill.dir.join(FILE);
-            let text = match tokio::fs::read_to_string(&file).await {
-                Ok(text) => text,
-                Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", file.display())),
-            };
-            let body = frontmatter::split(&text).1.trim();
-            let listed = tokio::task::spawn_blocking({
-                let skill = skill.clone();
-                move || files(&skill)
-            })
-            .await
-            .unwrap_or_default();
-            let mut out = format!(
-                "# Skill `{}`\n\nFolder: {}\n\n{body}\n",
-                skill.name,
-                skill.dir.display()
-            );
-            if listed.is_empty() {
-                out.push_str("\nThe skill has no other files.\n");
-            } else {
-                out.push_str(
-                    "\nOther files of this skill (read them with read_file when the instructions call for them):\n",
-                );
-                for path in listed {
-                    out.push_str(&format!("- {}\n", path.display()));
-                }
-            }
-            ToolOutput::text(out)
-        })
-    }
 }
 
 #[cfg(test)]

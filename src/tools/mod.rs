@@ -9,6 +9,7 @@ pub mod files;
 mod glob;
 pub mod grep;
 mod list_dir;
+pub mod load_skill;
 pub mod paths;
 mod read_file;
 mod run_command;

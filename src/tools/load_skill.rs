@@ -1,0 +1,117 @@
+//! `load_skill`: a skill's instructions (its `SKILL.md` without the front matter) and the
+//! paths of its other files, which the model then reads with `read_file`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, schema};
+use crate::events::ToolKind;
+use crate::extend::skills::{self, Catalog, FILE, Skill};
+
+/// Arguments of `load_skill`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LoadSkillArgs {
+    /// The skill's name, as listed in the system prompt.
+    name: String,
+}
+
+/// `load_skill`: a skill's instructions and the list of its other files.
+pub struct LoadSkill {
+    catalog: Arc<Catalog>,
+}
+
+impl LoadSkill {
+    /// The tool over a session's skills.
+    pub fn new(catalog: Arc<Catalog>) -> Self {
+        Self { catalog }
+    }
+}
+
+impl Tool for LoadSkill {
+    fn name(&self) -> &str {
+        "load_skill"
+    }
+    fn description(&self) -> &str {
+        "Load a skill by name (skills are listed in the system prompt). Returns the skill's \
+         instructions and the paths of its other files (scripts, references, templates), which \
+         you can read with read_file."
+    }
+    fn parameters(&self) -> Value {
+        schema::<LoadSkillArgs>()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+    fn prepare(&self, args: Value, _cwd: &Path) -> Result<Prepared, String> {
+        let args: LoadSkillArgs = parse(self.name(), args)?;
+        let skill = self.catalog.get(&args.name).cloned().ok_or_else(|| {
+            let names: Vec<&str> = self
+                .catalog
+                .skills()
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect();
+            format!(
+                "unknown skill `{}`; the skills are: {}",
+                args.name,
+                names.join(", ")
+            )
+        })?;
+        Ok(Prepared {
+            title: format!("Load skill `{}`", skill.name),
+            locations: vec![crate::events::Location {
+                path: skill.dir.join(FILE),
+                line: None,
+            }],
+            // The user installed the skill: reading it needs no permission.
+            access: Access::Free,
+            call: Box::new(LoadCall { skill }),
+        })
+    }
+}
+
+struct LoadCall {
+    skill: Skill,
+}
+
+impl Call for LoadCall {
+    fn run(self: Box<Self>, _env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let skill = self.skill;
+            let file = skill.dir.join(FILE);
+            let text = match tokio::fs::read_to_string(&file).await {
+                Ok(text) => text,
+                Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", file.display())),
+            };
+            let body = crate::extend::frontmatter::split(&text).1.trim();
+            let listed = tokio::task::spawn_blocking({
+                let skill = skill.clone();
+                move || skills::files(&skill)
+            })
+            .await
+            .unwrap_or_default();
+            let mut out = format!(
+                "# Skill `{}`\n\nFolder: {}\n\n{body}\n",
+                skill.name,
+                skill.dir.display()
+            );
+            if listed.is_empty() {
+                out.push_str("\nThe skill has no other files.\n");
+            } else {
+                out.push_str(
+                    "\nOther files of this skill (read them with read_file when the instructions call for them):\n",
+                );
+                for path in listed {
+                    out.push_str(&format!("- {}\n", path.display()));
+                }
+            }
+            ToolOutput::text(out)
+        })
+    }
+}
