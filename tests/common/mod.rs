@@ -86,6 +86,15 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A mock model, a workspace, an agent with an open session (its id) and its fake editor.
+pub type EditorSession = (
+    MockModel,
+    Workspace,
+    Agent,
+    String,
+    std::sync::Arc<editor::FakeEditor>,
+);
+
 /// Copies `fixtures/extend/config` (hooks, skills) into the workspace's user config directory
 /// (`$HOME/.config/tandem`).
 pub fn install_user_config(ws: &Workspace) {
@@ -101,13 +110,7 @@ pub async fn session_in(
     caps: serde_json::Value,
     mode: &str,
     prepare: impl FnOnce(&Workspace),
-) -> (
-    MockModel,
-    Workspace,
-    Agent,
-    String,
-    std::sync::Arc<editor::FakeEditor>,
-) {
+) -> EditorSession {
     let mock = MockModel::start(script).await;
     let ws = Workspace::new();
     copy_fixture(fixture, &ws.project());
@@ -129,13 +132,7 @@ pub async fn tool_session(
     script: Vec<Reply>,
     caps: serde_json::Value,
     mode: &str,
-) -> (
-    MockModel,
-    Workspace,
-    Agent,
-    String,
-    std::sync::Arc<editor::FakeEditor>,
-) {
+) -> EditorSession {
     session_in("small", script, caps, mode, |_| {}).await
 }
 

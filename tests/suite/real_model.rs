@@ -132,6 +132,20 @@ fn env(ws: &Workspace, server: &Server) -> Vec<(String, String)> {
     env
 }
 
+/// `tandem exec ARGS` in the workspace's project against `server`.
+async fn exec(ws: &Workspace, server: &Server, args: &[&str]) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("exec")
+        .args(args)
+        .current_dir(ws.project())
+        .env_clear()
+        .envs(env(ws, server))
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_streams_a_plain_answer() {
     let Some((_turn, cache)) = turn().await else {
@@ -139,21 +153,12 @@ async fn exec_streams_a_plain_answer() {
     };
     let server = Server::start(&cache).await;
     let ws = Workspace::new();
-    let env = env(&ws, &server);
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args([
-            "exec",
-            "--output",
-            "ndjson",
-            "Say hello in one short sentence.",
-        ])
-        .current_dir(ws.project())
-        .env_clear()
-        .envs(env)
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .output()
-        .await
-        .unwrap();
+    let out = exec(
+        &ws,
+        &server,
+        &["--output", "ndjson", "Say hello in one short sentence."],
+    )
+    .await;
     server.stop().await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     // 0: it finished; 4: it rambled into the server's 256-token cap (the 135M model does
@@ -191,17 +196,16 @@ async fn exec_output_schema_through_llama_servers_json_schema() {
             "properties": {"color": {"type": "string", "maxLength": 20},
                            "hex": {"type": "string", "pattern": "^#[0-9a-fA-F]{6}$"}}}"##,
     );
-    let env = env(&ws, &server);
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args(["exec", "--output-schema", &path_str(&schema)])
-        .arg("Name one color and its hex code.")
-        .current_dir(ws.project())
-        .env_clear()
-        .envs(env)
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .output()
-        .await
-        .unwrap();
+    let out = exec(
+        &ws,
+        &server,
+        &[
+            "--output-schema",
+            &path_str(&schema),
+            "Name one color and its hex code.",
+        ],
+    )
+    .await;
     server.stop().await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
