@@ -117,7 +117,7 @@ async fn run_task(
         );
         return super::calls::failed_early(ctx, call, "Task".into(), ToolKind::Other, message);
     };
-    let mut view = ToolCallView {
+    let view = ToolCallView {
         id: call.id.clone(),
         title: format!("{}: {}", agent.name, args.description.trim()),
         kind: ToolKind::Other,
@@ -143,7 +143,6 @@ async fn run_task(
         status: Some(ToolStatus::InProgress),
         content: None,
     });
-    view.status = ToolStatus::InProgress;
 
     let transcript = Arc::new(ctx.transcript.nested(&call.id, &agent.name));
     let mut sub = ctx.clone();
