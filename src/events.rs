@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::permission::Mode;
 use crate::session::options::OptionView;
+use crate::types::Mode;
 
 /// What kind of work a tool call does (ACP `ToolKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -28,6 +28,7 @@ pub mod structured;
 pub mod tools;
 pub mod transport;
 pub mod turn;
+pub mod types;
 
 use std::sync::Arc;
 

@@ -32,7 +32,7 @@ async fn run(cli: Cli) -> ExitCode {
     let mut overrides = cli.common.overrides();
     if let Some(Command::Exec(args)) = &cli.command {
         // Nobody can answer a permission prompt in a headless run.
-        overrides.fallback_mode = Some(tandem::permission::Mode::ReadOnly);
+        overrides.fallback_mode = Some(tandem::types::Mode::ReadOnly);
         overrides.max_turn_requests = args.max_turns;
     }
     let config = match Config::load(&overrides) {

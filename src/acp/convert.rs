@@ -13,9 +13,9 @@ use crate::events::{
     TurnEvent,
 };
 use crate::model::UserPart;
-use crate::permission::Mode;
 use crate::session::options::{OptionCategory, OptionView};
 use crate::turn::StopReason;
+use crate::types::Mode;
 
 /// Turns a prompt's content blocks into what the model reads. Text stays text; a resource
 /// link becomes a reference the model can follow; an embedded resource becomes context;

@@ -11,7 +11,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::permission::Mode;
+use crate::types::Mode;
 use file::FileConfig;
 pub use limits::{LoopGuard, Timeouts};
 pub use presets::Preset;

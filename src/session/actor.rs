@@ -13,10 +13,10 @@ use super::options::{self, OptionView, Settings};
 use crate::config::Config;
 use crate::events::{EventSink, TurnEvent};
 use crate::model::{Message, UserPart};
-use crate::permission::Mode;
 use crate::store::{Record, Transcript};
 use crate::structured::OutputSchema;
 use crate::turn::{self, StopReason, TurnContext, TurnOutcome, lock};
+use crate::types::Mode;
 
 /// How a prompt ended.
 #[derive(Debug)]

@@ -2,7 +2,7 @@
 //! change them. Both `session/set_mode` and `session/set_config_option` land here.
 
 use crate::config::Config;
-use crate::permission::Mode;
+use crate::types::Mode;
 
 /// The reasoning levels offered for models that take `reasoning_effort`.
 pub const REASONING_EFFORTS: [(&str, &str); 3] =

@@ -9,10 +9,11 @@ use crate::client::{ClientCaps, ClientOps};
 use crate::config::{Config, ModelSpec};
 use crate::events::{EventSink, TurnEvent};
 use crate::model::ModelClient;
-use crate::permission::{Grants, Mode};
+use crate::permission::Grants;
 use crate::session::options::Settings;
 use crate::store::Transcript;
 use crate::tools::Registry;
+use crate::types::Mode;
 
 /// Everything a turn needs besides the history; shared state is read at the moment it
 /// matters (settings at each request and each tool call).
