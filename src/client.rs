@@ -77,6 +77,16 @@ pub enum PermissionAnswer {
     Cancelled,
 }
 
+/// One answer a permission request offers, with the words shown for it (what an "always"
+/// answer remembers is part of its label).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionChoice {
+    /// The answer it stands for.
+    pub answer: PermissionAnswer,
+    /// What the user reads.
+    pub label: String,
+}
+
 /// Requests to the editor. Every call is made from a turn task, never from the dispatch loop.
 pub trait ClientOps: Send + Sync {
     /// Reads a text file (1-based `line`, `limit` lines).
@@ -96,11 +106,13 @@ pub trait ClientOps: Send + Sync {
         content: &'a str,
     ) -> BoxFuture<'a, Result<(), ClientError>>;
 
-    /// Asks the user about the tool call `call` (its id, title, kind and content as shown).
+    /// Asks the user about the tool call `call` (its id, title, kind and content as shown),
+    /// offering `choices`; the answer is one of them (or `Cancelled`).
     fn request_permission<'a>(
         &'a self,
         session: &'a str,
         call: &'a crate::events::ToolCallView,
+        choices: &'a [PermissionChoice],
     ) -> BoxFuture<'a, Result<PermissionAnswer, ClientError>>;
 
     /// Starts a command in a terminal; returns the terminal id.

@@ -8,6 +8,7 @@ mod compact;
 mod context;
 mod guard;
 mod hooked;
+mod permit;
 pub mod subagent;
 
 pub use context::{Totals, TurnContext};
@@ -266,6 +267,33 @@ pub async fn compact_now(
         }
         compact::Compacted::Failed(e) => TurnOutcome::ended(conversation, Err(e)),
     }
+}
+
+/// `/permissions`: shows the session's rules and remembered answers; `clear` first forgets
+/// the answers. Nothing reaches the model.
+pub async fn show_permissions(
+    ctx: TurnContext,
+    conversation: Vec<Message>,
+    args: String,
+) -> TurnOutcome {
+    let mut text = String::new();
+    match args.trim() {
+        "" => {}
+        "clear" => {
+            let forgotten = lock(&ctx.grants).clear();
+            text = format!("Forgot {forgotten} remembered answer(s).\n\n");
+        }
+        other => {
+            text = format!(
+                "`/permissions {other}`: unknown argument; `/permissions` shows, `/permissions clear` forgets the remembered answers.\n\n"
+            );
+        }
+    }
+    let mode = lock(&ctx.settings).mode;
+    let snapshot = ctx.policy.snapshot(&lock(&ctx.grants));
+    text.push_str(&snapshot.markdown(mode));
+    ctx.emit(TurnEvent::Text(text));
+    TurnOutcome::ended(conversation, Ok(StopReason::EndTurn))
 }
 
 /// Runs the command of the custom action `name` (its slash command or `_tandem/actions/run`)

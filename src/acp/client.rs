@@ -17,7 +17,8 @@ use futures::future::BoxFuture;
 
 use super::convert;
 use crate::client::{
-    ClientError, ClientOps, ExitStatus, PermissionAnswer, TerminalOutput, TerminalSpec,
+    ClientError, ClientOps, ExitStatus, PermissionAnswer, PermissionChoice, TerminalOutput,
+    TerminalSpec,
 };
 use crate::events::ToolCallView;
 
@@ -78,33 +79,16 @@ fn exit(status: TerminalExitStatus) -> ExitStatus {
     }
 }
 
-/// The four answers tandem offers; their ids are what the editor sends back.
-const OPTIONS: [(&str, &str, PermissionOptionKind, PermissionAnswer); 4] = [
-    (
-        "allow_once",
-        "Allow",
-        PermissionOptionKind::AllowOnce,
-        PermissionAnswer::AllowOnce,
-    ),
-    (
-        "allow_always",
-        "Always allow",
-        PermissionOptionKind::AllowAlways,
-        PermissionAnswer::AllowAlways,
-    ),
-    (
-        "reject_once",
-        "Reject",
-        PermissionOptionKind::RejectOnce,
-        PermissionAnswer::RejectOnce,
-    ),
-    (
-        "reject_always",
-        "Always reject",
-        PermissionOptionKind::RejectAlways,
-        PermissionAnswer::RejectAlways,
-    ),
-];
+/// The option id and kind of each answer; the ids are what the editor sends back.
+fn option(answer: PermissionAnswer) -> Option<(&'static str, PermissionOptionKind)> {
+    Some(match answer {
+        PermissionAnswer::AllowOnce => ("allow_once", PermissionOptionKind::AllowOnce),
+        PermissionAnswer::AllowAlways => ("allow_always", PermissionOptionKind::AllowAlways),
+        PermissionAnswer::RejectOnce => ("reject_once", PermissionOptionKind::RejectOnce),
+        PermissionAnswer::RejectAlways => ("reject_always", PermissionOptionKind::RejectAlways),
+        PermissionAnswer::Cancelled => return None,
+    })
+}
 
 impl ClientOps for AcpClient {
     fn read_text_file<'a>(
@@ -143,11 +127,16 @@ impl ClientOps for AcpClient {
         &'a self,
         session: &'a str,
         call: &'a ToolCallView,
+        choices: &'a [PermissionChoice],
     ) -> BoxFuture<'a, Result<PermissionAnswer, ClientError>> {
         Box::pin(async move {
-            let options = OPTIONS
+            let offered: Vec<(&str, PermissionOptionKind, &PermissionChoice)> = choices
                 .iter()
-                .map(|(id, name, kind, _)| PermissionOption::new(*id, *name, *kind))
+                .filter_map(|c| option(c.answer).map(|(id, kind)| (id, kind, c)))
+                .collect();
+            let options = offered
+                .iter()
+                .map(|(id, kind, c)| PermissionOption::new(*id, c.label.clone(), *kind))
                 .collect();
             let request = RequestPermissionRequest::new(
                 session.to_string(),
@@ -157,10 +146,10 @@ impl ClientOps for AcpClient {
             let response = self.call(request).await?;
             match response.outcome {
                 RequestPermissionOutcome::Cancelled => Ok(PermissionAnswer::Cancelled),
-                RequestPermissionOutcome::Selected(selected) => OPTIONS
+                RequestPermissionOutcome::Selected(selected) => offered
                     .iter()
                     .find(|(id, ..)| *id == selected.option_id.0.as_ref())
-                    .map(|(.., answer)| *answer)
+                    .map(|(.., c)| c.answer)
                     .ok_or_else(|| ClientError {
                         code: None,
                         message: format!(

@@ -41,6 +41,8 @@ pub(super) struct FileConfig {
     pub skill_dirs: Vec<std::path::PathBuf>,
     #[serde(default)]
     pub hooks: crate::hooks::HooksSpec,
+    #[serde(default)]
+    pub permissions: super::permissions::PermissionsSpec,
 }
 
 /// One `[[models]]` entry.

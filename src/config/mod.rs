@@ -3,18 +3,23 @@
 //! Precedence is flags > environment > config file > defaults (DESIGN.md §3). The result is
 //! one immutable [`Config`] that the rest of tandem receives as an argument.
 
+mod dirs;
 mod file;
 pub mod limits;
+pub mod permissions;
 pub mod presets;
+mod project;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::types::Mode;
+use dirs::{default_config_path, default_home, home_dir, resolve_dir, user_home};
 use file::FileConfig;
 pub use limits::{LoopGuard, Timeouts};
 pub use presets::Preset;
+pub use project::{ProjectConfig, project};
 
 /// Settings given on the command line; `None` means "not given".
 #[derive(Debug, Clone, Default)]
@@ -177,6 +182,11 @@ pub struct Config {
     pub skill_dirs: Vec<PathBuf>,
     /// Hooks from the user's config file (`[hooks]`).
     pub hooks: std::sync::Arc<crate::hooks::Hooks>,
+    /// Permission rules from the user's config file (`[permissions]`).
+    pub permissions: Vec<permissions::Rule>,
+    /// The user's home directory, when known: `~/` in rules, and a session opened there is
+    /// not a project.
+    pub user_home: Option<PathBuf>,
     /// Whether model requests may carry `response_format: json_schema` (`structured_output`;
     /// by default the provider preset's answer, off for a custom endpoint).
     pub structured_output: bool,
@@ -341,7 +351,14 @@ impl Config {
         let config_dir = default_config_path(env)
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| home_dir(env).join(".config").join("tandem"));
+        let permissions = match &config_file {
+            Some(path) => permissions::parse_all(&file.permissions, path)
+                .map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))?,
+            None => Vec::new(),
+        };
         Ok(Config {
+            permissions,
+            user_home: user_home(env),
             config_dir,
             endpoint,
             default_model,
@@ -427,41 +444,6 @@ impl Config {
     }
 }
 
-/// What a project's `.tandem/config.toml` may declare.
-#[derive(Debug, Default, serde::Deserialize)]
-pub struct ProjectConfig {
-    /// MCP servers for sessions in this project.
-    #[serde(default)]
-    pub mcp_servers: Vec<crate::mcp::ServerSpec>,
-    /// Custom actions for sessions in this project.
-    #[serde(default)]
-    pub actions: Vec<ActionSpec>,
-    /// Hooks are not taken from a project (opening a repository must not run its code); kept
-    /// only to say so.
-    #[serde(default)]
-    hooks: Option<toml::Value>,
-}
-
-/// Reads `<cwd>/.tandem/config.toml`; a missing file is empty, a broken one is reported on
-/// stderr and ignored (the session still opens).
-pub fn project(cwd: &Path) -> ProjectConfig {
-    let path = cwd.join(".tandem").join("config.toml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return ProjectConfig::default();
-    };
-    toml::from_str(&text).unwrap_or_else(|e| {
-        tracing::warn!(path = %path.display(), "ignoring the project's config: {e}");
-        ProjectConfig::default()
-    })
-}
-
-impl ProjectConfig {
-    /// Whether the file declares hooks (which are ignored).
-    pub fn declares_hooks(&self) -> bool {
-        self.hooks.is_some()
-    }
-}
-
 /// Builds the list of offered models: `TANDEM_MODELS` > file `[[models]]` > the default model,
 /// with per-model details from the file wherever ids match.
 fn resolve_models(
@@ -533,46 +515,6 @@ fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
         )));
     }
     Ok(ApiKey::new(key))
-}
-
-/// A folder named in the config file: `~/…` under the home directory, a relative path beside
-/// the config file.
-fn resolve_dir(
-    dir: &Path,
-    config_file: Option<&Path>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> PathBuf {
-    if let Ok(rest) = dir.strip_prefix("~") {
-        return home_dir(env).join(rest);
-    }
-    match config_file.and_then(Path::parent) {
-        Some(base) if dir.is_relative() => base.join(dir),
-        _ => dir.to_path_buf(),
-    }
-}
-
-fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    env("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// `$XDG_CONFIG_HOME/tandem/config.toml`, or `~/.config/tandem/config.toml`.
-fn default_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let base = env("XDG_CONFIG_HOME")
-        .filter(|v| Path::new(v).is_absolute())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home_dir(env).join(".config"));
-    Some(base.join("tandem").join("config.toml"))
-}
-
-/// `$XDG_DATA_HOME/tandem`, or `~/.local/share/tandem`.
-fn default_home(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    env("XDG_DATA_HOME")
-        .filter(|v| Path::new(v).is_absolute())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home_dir(env).join(".local").join("share"))
-        .join("tandem")
 }
 
 #[cfg(test)]

@@ -75,6 +75,47 @@ pub struct SessionStatus {
     pub mode: String,
     /// Its MCP servers.
     pub mcp_servers: Vec<McpServerStatus>,
+    /// Its permission rules and remembered answers.
+    pub permissions: PermissionsStatus,
+}
+
+/// A session's permissions, as `/permissions` shows them.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionsStatus {
+    /// The rules in force (the user's config file, then the project's), deny first.
+    pub rules: Vec<RuleStatus>,
+    /// The answers remembered in this session ("Always allow" / "Always reject").
+    pub grants: Vec<GrantStatus>,
+    /// Why the session's folder does not count as a project (every read and edit there
+    /// asks); absent when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_project: Option<String>,
+}
+
+/// One permission rule.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleStatus {
+    /// `allow`, `ask` or `deny`.
+    pub effect: String,
+    /// The rule as written, e.g. `run_command(git push:*)`.
+    pub rule: String,
+    /// The config file it came from.
+    pub source: String,
+}
+
+/// One remembered answer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantStatus {
+    /// `allow` or `reject`.
+    pub answer: String,
+    /// The tool it is about: `run_command`, `read_file` (reads), `edit_file` (edits) or an
+    /// MCP tool's name.
+    pub tool: String,
+    /// What it covers, as the permission option named it, e.g. `"cargo test …"`.
+    pub scope: String,
 }
 
 /// One MCP server of a session.
@@ -293,6 +334,29 @@ pub fn status(manager: &SessionManager) -> StatusResponse {
                         error,
                     })
                     .collect(),
+                permissions: PermissionsStatus {
+                    rules: s
+                        .permissions
+                        .rules
+                        .into_iter()
+                        .map(|r| RuleStatus {
+                            effect: r.effect.into(),
+                            rule: r.rule,
+                            source: r.source,
+                        })
+                        .collect(),
+                    grants: s
+                        .permissions
+                        .grants
+                        .into_iter()
+                        .map(|g| GrantStatus {
+                            answer: g.answer.into(),
+                            tool: g.tool,
+                            scope: g.scope,
+                        })
+                        .collect(),
+                    no_project: s.permissions.no_project,
+                },
             })
             .collect(),
     }

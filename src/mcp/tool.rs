@@ -106,7 +106,7 @@ impl Tool for McpTool {
             ToolKind::Other
         }
     }
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
+    fn prepare(&self, args: Value, _cwd: &Path) -> Result<Prepared, String> {
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),
@@ -120,14 +120,10 @@ impl Tool for McpTool {
         Ok(Prepared {
             title: format!("{} ({})", self.title, self.server),
             locations: Vec::new(),
-            // Read-only tools follow the "read inside" row; every other tool the "run a
-            // command" row, remembered per server and tool.
-            access: if self.read_only {
-                Access::Read(cwd.to_path_buf())
-            } else {
-                Access::Execute {
-                    program: format!("mcp:{}/{}", self.server, self.tool),
-                }
+            // Read-only tools are free like reads inside the project; every other tool
+            // follows the "run a command" row, remembered per tool.
+            access: Access::Tool {
+                read_only: self.read_only,
             },
             call: Box::new(McpCall {
                 server: self.server.clone(),

@@ -1,12 +1,33 @@
-//! Session modes and the allow / ask / refuse decision for each tool call (DESIGN.md §3),
-//! with the session's remembered "always" answers.
+//! Whether a tool call runs, asks or is refused (DESIGN.md §3), and what "always" means.
+//!
+//! Precedence, strongest first: a deny rule (in every mode, `full-access` too); the mode's
+//! refusal (`read-only`); a remembered "always reject"; an ask rule; the mode allowing it;
+//! for a command line with a [`shell::Hazard`], always ask; an allow rule or a remembered
+//! "always allow" (for a line: one per simple command); otherwise ask. A `pre_tool_use`
+//! hook decides after the first two (turn/calls.rs).
 
-use std::collections::HashSet;
-use std::path::PathBuf;
+mod grants;
+mod modes;
+mod offer;
+mod report;
+mod rules;
+mod scope;
+pub mod shell;
+mod workspace;
 
+use std::path::Path;
+
+pub use grants::{Grant, Grants};
+pub use offer::Offer;
+pub use report::{GrantView, RuleView, Snapshot};
+pub use rules::Rules;
+pub use scope::CommandScope;
+pub use workspace::Workspace;
+
+use crate::config::permissions::{Effect, PathAccess, Rule};
 use crate::tools::Access;
-use crate::tools::paths;
 use crate::types::Mode;
+use shell::CommandLine;
 
 /// What to do with a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,148 +40,141 @@ pub enum Decision {
     Refuse(String),
 }
 
-/// The mode table: whether `access` may happen in `mode`, given the workspace `roots`.
-pub fn decide(mode: Mode, access: &Access, roots: &[PathBuf]) -> Decision {
-    use Decision::{Allow, Ask, Refuse};
-    match access {
-        Access::Free => Allow,
-        Access::Read(path) => {
-            if mode == Mode::FullAccess || paths::inside(path, roots) {
-                Allow
-            } else {
-                Ask
-            }
+/// A call as the policy sees it.
+#[derive(Debug)]
+pub enum Subject<'a> {
+    /// Touches nothing outside tandem.
+    Free,
+    /// Reads or edits a path.
+    Path {
+        /// Reading or editing.
+        access: PathAccess,
+        /// The resolved path.
+        path: &'a Path,
+    },
+    /// Runs a command line.
+    Command {
+        /// As the model wrote it.
+        line: &'a str,
+        /// Taken apart.
+        parsed: CommandLine,
+    },
+    /// Calls an outside tool (an MCP server's).
+    Tool {
+        /// The name the model calls.
+        name: &'a str,
+        /// Whether the tool says it only reads.
+        read_only: bool,
+    },
+}
+
+impl<'a> Subject<'a> {
+    /// The subject of a call of `tool` with `access`.
+    pub fn of(tool: &'a str, access: &'a Access) -> Subject<'a> {
+        match access {
+            Access::Free => Subject::Free,
+            Access::Read(path) => Subject::Path {
+                access: PathAccess::Read,
+                path,
+            },
+            Access::Edit(path) => Subject::Path {
+                access: PathAccess::Edit,
+                path,
+            },
+            Access::Execute { command } => Subject::Command {
+                line: command,
+                parsed: shell::parse(command),
+            },
+            Access::Tool { read_only } => Subject::Tool {
+                name: tool,
+                read_only: *read_only,
+            },
         }
-        Access::Edit(path) => match mode {
-            Mode::ReadOnly => Refuse(
-                "Refused: the session is in read-only mode, so files cannot be changed. Tell the user what you would change instead.".into(),
-            ),
-            Mode::FullAccess => Allow,
-            Mode::AcceptEdits if paths::inside(path, roots) => Allow,
-            Mode::AcceptEdits | Mode::Ask => Ask,
-        },
-        Access::Execute { .. } => match mode {
-            Mode::ReadOnly => Refuse(
-                "Refused: the session is in read-only mode, so commands cannot run. Tell the user which command you would run instead.".into(),
-            ),
-            Mode::FullAccess => Allow,
-            Mode::Ask | Mode::AcceptEdits => Ask,
-        },
     }
 }
 
-/// What an "always" answer covers: the tool and the path, or the command's program.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Scope {
-    tool: String,
-    target: String,
+/// The rules and the inside of one session; fixed when it opens.
+#[derive(Debug)]
+pub struct Policy {
+    /// Allow, ask and deny rules.
+    pub rules: Rules,
+    /// Where reads are free.
+    pub workspace: Workspace,
 }
 
-impl Scope {
-    /// The scope of a call of `tool` with `access`.
-    pub fn of(tool: &str, access: &Access) -> Option<Scope> {
-        let target = match access {
-            Access::Free => return None,
-            Access::Read(p) | Access::Edit(p) => p.display().to_string(),
-            Access::Execute { program } => program.clone(),
+/// The verdict on one call, and what the user is offered if asked.
+#[derive(Debug)]
+pub struct Judgement {
+    /// Allow, ask or refuse.
+    pub decision: Decision,
+    /// A refusal nothing may lift (a deny rule or the mode), not even a hook.
+    pub firm: bool,
+    /// The answers offered when asking.
+    pub offer: Offer,
+}
+
+impl Policy {
+    /// Judges a call of `tool` with `access` in `mode`, given the session's `grants`.
+    pub fn judge(&self, tool: &str, access: &Access, mode: Mode, grants: &Grants) -> Judgement {
+        let subject = Subject::of(tool, access);
+        let root = self.workspace.root();
+        let mut offer = Offer::for_subject(&subject, &self.rules, grants, root);
+        let verdict = |decision, firm, offer| Judgement {
+            decision,
+            firm,
+            offer,
         };
-        Some(Scope {
-            tool: tool.to_string(),
-            target,
-        })
+        if let Some(rule) = self.rules.find(Effect::Deny, &subject) {
+            return verdict(Decision::Refuse(refused_by(rule)), true, offer);
+        }
+        let by_mode = modes::decide(mode, &subject, &self.workspace);
+        if let Decision::Refuse(_) = by_mode {
+            return verdict(by_mode, true, offer);
+        }
+        if grants.rejects(&subject) {
+            let reason = "Rejected: the user chose to always reject this in this session. Do not retry it; ask the user how to proceed.";
+            return verdict(Decision::Refuse(reason.into()), false, offer);
+        }
+        if let Some(rule) = self.rules.find(Effect::Ask, &subject) {
+            offer.withhold_always(format!(
+                "the rule `{}` in {} asks every time",
+                rule.text,
+                rule.source.display()
+            ));
+            return verdict(Decision::Ask, false, offer);
+        }
+        if by_mode == Decision::Allow {
+            return verdict(Decision::Allow, false, offer);
+        }
+        let approved = match &subject {
+            Subject::Command { parsed, .. } => {
+                parsed.hazards.is_empty()
+                    && parsed
+                        .commands
+                        .iter()
+                        .all(|c| self.rules.allowing(c).is_some() || grants.allows_command(c))
+            }
+            Subject::Free => true,
+            other => self.rules.find(Effect::Allow, other).is_some() || grants.allows(other),
+        };
+        if approved {
+            return verdict(Decision::Allow, false, offer);
+        }
+        if let (Subject::Path { .. }, Some(why)) = (&subject, self.workspace.unbounded()) {
+            offer.note = Some(why.to_string());
+        }
+        verdict(Decision::Ask, false, offer)
     }
 }
 
-/// The session's remembered `allow_always` / `reject_always` answers.
-#[derive(Debug, Default)]
-pub struct Grants {
-    allowed: HashSet<Scope>,
-    rejected: HashSet<Scope>,
-}
-
-impl Grants {
-    /// Remembers an answer.
-    pub fn remember(&mut self, scope: Scope, allow: bool) {
-        if allow {
-            self.rejected.remove(&scope);
-            self.allowed.insert(scope);
-        } else {
-            self.allowed.remove(&scope);
-            self.rejected.insert(scope);
-        }
-    }
-
-    /// Applies remembered answers to a decision that would ask; a mode's refusal stands.
-    pub fn apply(&self, decision: Decision, scope: Option<&Scope>) -> Decision {
-        match (decision, scope) {
-            (Decision::Ask, Some(scope)) if self.allowed.contains(scope) => Decision::Allow,
-            (Decision::Ask, Some(scope)) if self.rejected.contains(scope) => Decision::Refuse(
-                "Rejected: the user chose to always reject this in this session. Do not retry it; ask the user how to proceed.".into(),
-            ),
-            (decision, _) => decision,
-        }
-    }
+/// What the model reads when a deny rule refused its call.
+fn refused_by(rule: &Rule) -> String {
+    format!(
+        "Refused by the rule `{}` (deny) in {}: the user does not allow this. Do not retry it or work around it; tell the user what you wanted to do.",
+        rule.text,
+        rule.source.display()
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_design_table() {
-        let roots = [PathBuf::from("/ws")];
-        let read_in = Access::Read("/ws/a".into());
-        let read_out = Access::Read("/etc/passwd".into());
-        let edit_in = Access::Edit("/ws/a".into());
-        let edit_out = Access::Edit("/tmp/a".into());
-        let run = Access::Execute {
-            program: "ls".into(),
-        };
-        use Decision::{Allow, Ask};
-        let refuse = |d: Decision| matches!(d, Decision::Refuse(_));
-        for mode in Mode::ALL {
-            assert_eq!(decide(mode, &read_in, &roots), Allow);
-        }
-        assert_eq!(decide(Mode::Ask, &read_out, &roots), Ask);
-        assert_eq!(decide(Mode::AcceptEdits, &read_out, &roots), Ask);
-        assert_eq!(decide(Mode::ReadOnly, &read_out, &roots), Ask);
-        assert_eq!(decide(Mode::FullAccess, &read_out, &roots), Allow);
-        assert_eq!(decide(Mode::Ask, &edit_in, &roots), Ask);
-        assert_eq!(decide(Mode::AcceptEdits, &edit_in, &roots), Allow);
-        assert!(refuse(decide(Mode::ReadOnly, &edit_in, &roots)));
-        assert_eq!(decide(Mode::FullAccess, &edit_in, &roots), Allow);
-        assert_eq!(decide(Mode::Ask, &edit_out, &roots), Ask);
-        assert_eq!(decide(Mode::AcceptEdits, &edit_out, &roots), Ask);
-        assert!(refuse(decide(Mode::ReadOnly, &edit_out, &roots)));
-        assert_eq!(decide(Mode::FullAccess, &edit_out, &roots), Allow);
-        assert_eq!(decide(Mode::Ask, &run, &roots), Ask);
-        assert_eq!(decide(Mode::AcceptEdits, &run, &roots), Ask);
-        assert!(refuse(decide(Mode::ReadOnly, &run, &roots)));
-        assert_eq!(decide(Mode::FullAccess, &run, &roots), Allow);
-    }
-
-    #[test]
-    fn grants_turn_asks_into_answers_but_not_refusals() {
-        let mut grants = Grants::default();
-        let run = Access::Execute {
-            program: "cargo".into(),
-        };
-        let scope = Scope::of("run_command", &run);
-        grants.remember(scope.clone().unwrap(), true);
-        assert_eq!(grants.apply(Decision::Ask, scope.as_ref()), Decision::Allow);
-        let other = Scope::of(
-            "run_command",
-            &Access::Execute {
-                program: "rm".into(),
-            },
-        );
-        assert_eq!(grants.apply(Decision::Ask, other.as_ref()), Decision::Ask);
-        let refused = Decision::Refuse("read-only".into());
-        assert_eq!(grants.apply(refused.clone(), scope.as_ref()), refused);
-        grants.remember(scope.clone().unwrap(), false);
-        assert!(matches!(
-            grants.apply(Decision::Ask, scope.as_ref()),
-            Decision::Refuse(_)
-        ));
-    }
-}
+mod tests;

@@ -185,6 +185,11 @@ impl Actor {
                 self.history.clone(),
                 cancel.clone(),
             )),
+            Some((Action::Permissions, args)) => tokio::spawn(turn::show_permissions(
+                self.turn.clone(),
+                self.history.clone(),
+                args,
+            )),
             Some((Action::Command(command), _)) => {
                 let name = match parts.first() {
                     Some(UserPart::Text(text)) => commands::parse(text)

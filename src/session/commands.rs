@@ -1,4 +1,4 @@
-//! Slash commands: `/compact`, `/init`, and custom commands written as Markdown files in
+//! Slash commands: `/compact`, `/permissions`, `/init`, and custom commands written as Markdown files in
 //! `.tandem/commands/` (project) or the user's config directory (`commands/`). A custom
 //! command's body is a prompt template; `$ARGUMENTS` is replaced by what follows the name.
 
@@ -9,6 +9,8 @@ use std::path::Path;
 pub enum Action {
     /// Compact the conversation now.
     Compact,
+    /// Show the permission rules and remembered answers (`clear`: forget the answers).
+    Permissions,
     /// Run a normal turn with this prompt template.
     Prompt(String),
     /// Run this shell command under the permission rules.
@@ -49,6 +51,13 @@ pub fn discover(
             description: "Summarize the earlier conversation now to free context".into(),
             hint: None,
             action: Action::Compact,
+            configured: false,
+        },
+        SlashCommand {
+            name: "permissions".into(),
+            description: "Show the permission rules and what this session remembered".into(),
+            hint: Some("clear, to forget the remembered answers (optional)".into()),
+            action: Action::Permissions,
             configured: false,
         },
         SlashCommand {
@@ -187,8 +196,8 @@ mod tests {
         .unwrap();
         let commands = discover(&cwd, &config, &[]);
         let names: Vec<_> = commands.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["compact", "init", "review"]);
-        let review = &commands[2];
+        assert_eq!(names, ["compact", "permissions", "init", "review"]);
+        let review = &commands[3];
         assert_eq!(review.description, "Review a file");
         assert_eq!(review.hint.as_deref(), Some("arguments"));
         assert_eq!(

@@ -328,6 +328,7 @@ impl SessionManager {
                     context_used: crate::turn::lock(&v.usage).map(|(used, _)| used),
                     totals: *crate::turn::lock(&v.totals),
                     mcp: v.mcp.states(),
+                    permissions: v.policy.snapshot(&crate::turn::lock(&v.grants)),
                     settings,
                 }
             })
@@ -489,6 +490,8 @@ pub struct LiveSession {
     pub totals: crate::turn::Totals,
     /// MCP servers: name, state, and why it failed.
     pub mcp: Vec<(String, &'static str, Option<String>)>,
+    /// Rules in force and remembered answers.
+    pub permissions: crate::permission::Snapshot,
 }
 
 /// A session's working directory must be an absolute path to an existing directory.

@@ -11,7 +11,7 @@ use super::{Live, NewSession, SessionManager, commands, instructions, options};
 use crate::client::{ClientCaps, ClientOps};
 use crate::events::{EventSink, TurnEvent};
 use crate::model::Message;
-use crate::permission::Grants;
+use crate::permission::{Grants, Policy, Rules, Workspace};
 use crate::session::options::Settings;
 use crate::store::{Record, Transcript};
 use crate::turn::TurnContext;
@@ -30,7 +30,7 @@ impl SessionManager {
             .actions
             .iter()
             .cloned()
-            .chain(project.actions)
+            .chain(project.actions.iter().cloned())
             .collect();
         let commands = commands::discover(&s.cwd, &self.config.config_dir, &actions);
         let extras = Arc::new(crate::extend::Extras::open(
@@ -40,6 +40,23 @@ impl SessionManager {
             s.transcript.path(),
             s.source,
         ));
+        let home = self.config.user_home.as_deref();
+        let policy = Arc::new(Policy {
+            rules: Rules::new(
+                self.config
+                    .permissions
+                    .iter()
+                    .cloned()
+                    .chain(project.rules(&s.cwd)),
+                &root,
+                home,
+            ),
+            workspace: Workspace::new(
+                root.clone(),
+                extras.read_roots().map(PathBuf::from).collect(),
+                home,
+            ),
+        });
         let shared = Arc::new(Mutex::new(s.settings.clone()));
         let transcript = Arc::new(s.transcript);
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
@@ -63,6 +80,7 @@ impl SessionManager {
                 client: s.editor,
                 caps: s.caps,
                 grants: Arc::new(Mutex::new(Grants::default())),
+                policy,
                 sink,
                 transcript: transcript.clone(),
                 project_instructions: instructions::load(&s.cwd, &self.config.config_dir),

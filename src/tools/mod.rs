@@ -39,10 +39,16 @@ pub enum Access {
     Read(PathBuf),
     /// Changes this path.
     Edit(PathBuf),
-    /// Runs a command; `program` is its first word (the scope of "allow always").
+    /// Runs a shell command line (judged by its parsed simple commands).
     Execute {
-        /// The program name.
-        program: String,
+        /// The line as the model wrote it.
+        command: String,
+    },
+    /// Calls an outside tool (an MCP server's): free like a read when it says it only reads,
+    /// asked like a command otherwise.
+    Tool {
+        /// The tool's `readOnlyHint`.
+        read_only: bool,
     },
 }
 

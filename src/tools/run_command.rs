@@ -33,16 +33,6 @@ pub struct RunCommandArgs {
 
 pub struct RunCommand;
 
-/// The program a command line starts (skipping `VAR=value` prefixes): the scope of
-/// "allow always".
-pub fn program(command: &str) -> String {
-    command
-        .split_whitespace()
-        .find(|word| !word.contains('=') || word.starts_with('='))
-        .unwrap_or("")
-        .to_string()
-}
-
 impl Tool for RunCommand {
     fn name(&self) -> &str {
         "run_command"
@@ -80,7 +70,7 @@ impl Tool for RunCommand {
             title,
             locations: Vec::new(),
             access: Access::Execute {
-                program: program(&args.command),
+                command: args.command.clone(),
             },
             call: Box::new(CommandCall {
                 command: args.command,
@@ -259,17 +249,5 @@ impl Call for CommandCall {
                 self.locally(env).await
             }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn program_skips_env_assignments() {
-        assert_eq!(program("cargo test --all"), "cargo");
-        assert_eq!(program("RUST_LOG=debug cargo run"), "cargo");
-        assert_eq!(program("  ls"), "ls");
     }
 }

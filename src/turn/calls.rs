@@ -5,12 +5,9 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{TurnContext, lock};
-use crate::client::PermissionAnswer;
+use super::TurnContext;
 use crate::events::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
-use crate::hooks::ToolVerdict;
 use crate::model::{Message, ToolCall};
-use crate::permission::{self, Decision, Scope};
 use crate::store::Record;
 use crate::tools::{self, ToolEnv, ToolOutput};
 
@@ -175,14 +172,15 @@ fn unavailable_server(ctx: &TurnContext, name: &str) -> Option<String> {
 
 /// A call as the editor last saw it; every change goes through here so the final state can
 /// be written to the transcript.
-struct Shown<'a> {
+pub(super) struct Shown<'a> {
     ctx: &'a TurnContext,
-    view: ToolCallView,
+    /// The call as shown last.
+    pub(super) view: ToolCallView,
     announced: bool,
 }
 
 impl Shown<'_> {
-    fn update(&mut self, status: Option<ToolStatus>, content: Option<Vec<ToolContent>>) {
+    pub(super) fn update(&mut self, status: Option<ToolStatus>, content: Option<Vec<ToolContent>>) {
         if let Some(status) = status {
             self.view.status = status;
         }
@@ -264,19 +262,6 @@ pub(super) async fn run_one(
         announced,
     };
 
-    let verdict = super::hooked::before_tool(ctx, call, &args, cancel).await;
-    // The mode is read now: a switch mid-turn applies from the next tool call.
-    let mode = lock(&ctx.settings).mode;
-    let scope = Scope::of(tool.name(), &prepared.access);
-    let by_mode = permission::decide(mode, &prepared.access, &ctx.read_roots());
-    // A hook decides before remembered answers; it cannot lift a read-only mode's refusal.
-    let decision = match (verdict, by_mode) {
-        (_, refused @ Decision::Refuse(_)) => refused,
-        (ToolVerdict::Deny(reason), _) => Decision::Refuse(format!("Denied by a hook: {reason}")),
-        (ToolVerdict::Ask, _) => Decision::Ask,
-        (ToolVerdict::Allow, _) => Decision::Allow,
-        (ToolVerdict::Pass, by_mode) => lock(&ctx.grants).apply(by_mode, scope.as_ref()),
-    };
     let env = ToolEnv {
         session_id: ctx.session_id.clone(),
         cwd: ctx.cwd.clone(),
@@ -287,72 +272,11 @@ pub(super) async fn run_one(
         cancel: cancel.clone(),
     };
     let mut work = prepared.call;
-    match decision {
-        Decision::Allow => {}
-        Decision::Refuse(reason) => {
-            shown.update(
-                Some(ToolStatus::Failed),
-                Some(vec![ToolContent::Text {
-                    text: reason.clone(),
-                }]),
-            );
-            return shown.done(reason);
-        }
-        Decision::Ask => {
-            let preview = match work.preview(&env).await {
-                Ok(content) => content,
-                Err(out) => {
-                    shown.update(Some(ToolStatus::Failed), Some(out.content));
-                    return shown.done(out.model);
-                }
-            };
-            if !preview.is_empty() {
-                shown.update(None, Some(preview.clone()));
-            }
-            shown.view.content = preview;
-            let answer = tokio::select! {
-                answer = ctx.client.request_permission(&ctx.session_id, &shown.view) => answer,
-                () = cancel.cancelled() => Ok(PermissionAnswer::Cancelled),
-            };
-            match answer {
-                Ok(PermissionAnswer::AllowOnce) => {}
-                Ok(PermissionAnswer::AllowAlways) => {
-                    if let Some(scope) = scope {
-                        lock(&ctx.grants).remember(scope, true);
-                    }
-                }
-                Ok(answer @ (PermissionAnswer::RejectOnce | PermissionAnswer::RejectAlways)) => {
-                    if let (PermissionAnswer::RejectAlways, Some(scope)) = (answer, scope) {
-                        lock(&ctx.grants).remember(scope, false);
-                    }
-                    shown.update(
-                        Some(ToolStatus::Failed),
-                        Some(vec![ToolContent::Text {
-                            text: "Rejected by the user.".into(),
-                        }]),
-                    );
-                    return shown.done("Rejected: the user declined this tool call. Do not retry it unchanged; ask the user how to proceed or try another approach.".into());
-                }
-                Ok(PermissionAnswer::Cancelled) => {
-                    cancel.cancel();
-                    shown.update(Some(ToolStatus::Failed), None);
-                    return shown.done("Not run: the user cancelled the turn.".into());
-                }
-                Err(e) => {
-                    let message = format!(
-                        "the editor could not ask the user for permission: {}",
-                        e.message
-                    );
-                    shown.update(
-                        Some(ToolStatus::Failed),
-                        Some(vec![ToolContent::Text {
-                            text: message.clone(),
-                        }]),
-                    );
-                    return shown.done(format!("Error: {message}"));
-                }
-            }
-        }
+    let access = prepared.access;
+    if let Err(model) =
+        super::permit::permit(ctx, call, &args, &access, &mut work, &env, &mut shown).await
+    {
+        return shown.done(model);
     }
 
     shown.update(Some(ToolStatus::InProgress), None);

@@ -9,7 +9,7 @@ use crate::client::{ClientCaps, ClientOps};
 use crate::config::{Config, ModelSpec};
 use crate::events::{EventSink, TurnEvent};
 use crate::model::ModelClient;
-use crate::permission::Grants;
+use crate::permission::{Grants, Policy};
 use crate::session::options::Settings;
 use crate::store::Transcript;
 use crate::tools::Registry;
@@ -37,6 +37,8 @@ pub struct TurnContext {
     pub caps: ClientCaps,
     /// The session's remembered permission answers.
     pub grants: Arc<Mutex<Grants>>,
+    /// The session's permission rules and workspace.
+    pub policy: Arc<Policy>,
     /// Where the editor-facing events go.
     pub sink: Arc<dyn EventSink>,
     /// The session's transcript, written as the turn happens.
@@ -142,13 +144,6 @@ impl TurnContext {
             name: id.to_string(),
             ..self.config.models[0].clone()
         })
-    }
-
-    /// Where reads need no permission: the workspace, and the skills' folders.
-    pub(crate) fn read_roots(&self) -> Vec<PathBuf> {
-        std::iter::once(self.cwd.clone())
-            .chain(self.extras.read_roots().map(PathBuf::from))
-            .collect()
     }
 
     pub(crate) fn settings(&self) -> Settings {

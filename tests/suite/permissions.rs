@@ -146,7 +146,7 @@ async fn rejections_fail_the_call_and_tell_the_model() {
 async fn allow_always_is_remembered_for_the_tool_and_scope() {
     let script = vec![
         Reply::tools(&[("r1", "run_command", json!({"command": "echo one"}))]),
-        Reply::tools(&[("r2", "run_command", json!({"command": "echo two"}))]),
+        Reply::tools(&[("r2", "run_command", json!({"command": "echo one two"}))]),
         Reply::tools(&[("r3", "run_command", json!({"command": "ls"}))]),
         Reply::tools(&[(
             "w1",
@@ -173,7 +173,7 @@ async fn allow_always_is_remembered_for_the_tool_and_scope() {
         Answer::Select("allow_once"),
     ]);
     agent.prompt(&session, "go").await;
-    // echo remembered; ls is another program; the path grant covers that path only.
+    // "echo one …" remembered; ls is another command; the path grant covers that path only.
     assert_eq!(asked(&editor), set(&["r1", "r3", "w1", "w3"]));
     assert!(tool_result(&mock.requests()[2], "r2").contains("two"));
 }

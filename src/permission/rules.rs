@@ -1,0 +1,289 @@
+//! The rules in force for one session: the user's (allow, ask, deny) and the project's (ask
+//! and deny only), compiled against the session's folder and the user's home.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::Subject;
+use super::scope::CommandScope;
+use super::shell::{self, SimpleCommand, Word};
+use crate::config::permissions::{Effect, PathAccess, Rule, Target};
+
+/// A rule ready to match calls.
+#[derive(Debug)]
+struct Compiled {
+    rule: Rule,
+    matcher: Matcher,
+}
+
+#[derive(Debug)]
+enum Matcher {
+    AnyCommand,
+    Command(CommandScope),
+    AnyPath(PathAccess),
+    Path(PathAccess, GlobSet),
+    Tool { name: String, prefix: bool },
+}
+
+/// Every rule of a session.
+#[derive(Debug, Default)]
+pub struct Rules {
+    rules: Vec<Compiled>,
+}
+
+impl Rules {
+    /// Compiles `rules` for a session in `root`; `home` is what `~/` means.
+    pub fn new(rules: impl IntoIterator<Item = Rule>, root: &Path, home: Option<&Path>) -> Rules {
+        let rules = rules
+            .into_iter()
+            .filter_map(|rule| {
+                let matcher = match &rule.target {
+                    Target::AnyCommand => Matcher::AnyCommand,
+                    Target::Command { words, prefix } => {
+                        let words = words.iter().map(Word::literal).collect();
+                        Matcher::Command(if *prefix {
+                            CommandScope::Prefix(words)
+                        } else {
+                            CommandScope::Exact(words)
+                        })
+                    }
+                    Target::AnyPath(access) => Matcher::AnyPath(*access),
+                    Target::Path { access, glob } => match globs(glob, root, home) {
+                        Ok(set) => Matcher::Path(*access, set),
+                        Err(e) => {
+                            tracing::warn!(rule = %rule.text, "ignoring a rule: {e}");
+                            return None;
+                        }
+                    },
+                    Target::Tool { name, prefix } => Matcher::Tool {
+                        name: name.clone(),
+                        prefix: *prefix,
+                    },
+                };
+                Some(Compiled { rule, matcher })
+            })
+            .collect();
+        Rules { rules }
+    }
+
+    /// Every rule, deny first, as written.
+    pub fn list(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().map(|c| &c.rule)
+    }
+
+    /// The first rule with `effect` that matches `subject`. For a command line, a rule
+    /// matches when it matches any command the line may run: every simple command, those
+    /// inside substitutions, and those a wrapper (`sudo`, `sh -c '…'`) would run.
+    pub fn find(&self, effect: Effect, subject: &Subject) -> Option<&Rule> {
+        let reachable = match subject {
+            Subject::Command { parsed, .. } => shell::reachable(parsed),
+            _ => Vec::new(),
+        };
+        self.rules
+            .iter()
+            .filter(|c| c.rule.effect == effect)
+            .find(|c| match subject {
+                Subject::Command { .. } => reachable.iter().any(|cmd| c.matcher.command(cmd)),
+                _ => c.matcher.matches(subject),
+            })
+            .map(|c| &c.rule)
+    }
+
+    /// The allow rule that covers `command`, if one does.
+    pub fn allowing(&self, command: &SimpleCommand) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .find(|c| c.rule.effect == Effect::Allow && c.matcher.command(command))
+            .map(|c| &c.rule)
+    }
+}
+
+impl Matcher {
+    fn command(&self, command: &SimpleCommand) -> bool {
+        match self {
+            Matcher::AnyCommand => true,
+            Matcher::Command(scope) => scope.covers(command),
+            _ => false,
+        }
+    }
+
+    fn matches(&self, subject: &Subject) -> bool {
+        match (self, subject) {
+            (Matcher::AnyPath(want), Subject::Path { access, .. }) => want == access,
+            (Matcher::Path(want, set), Subject::Path { access, path }) => {
+                want == access && set.is_match(path)
+            }
+            (Matcher::Tool { name, prefix }, Subject::Tool { name: called, .. }) => {
+                if *prefix {
+                    called.starts_with(name.as_str())
+                } else {
+                    called == name
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The glob as an absolute pattern, matching the paths it names and everything beneath
+/// them. Its leading literal folders are resolved like the paths tools judge (symlinks
+/// followed), so `/tmp/**` still matches on a system where `/tmp` is a link.
+fn globs(glob: &str, root: &Path, home: Option<&Path>) -> Result<GlobSet, globset::Error> {
+    let expanded = match (glob.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(glob),
+    };
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        root.join(expanded)
+    };
+    let pattern = resolve_literal_prefix(&absolute);
+    let pattern = pattern.to_string_lossy().replace('\\', "/");
+    let mut set = GlobSetBuilder::new();
+    for p in [
+        pattern.clone(),
+        format!("{}/**", pattern.trim_end_matches('/')),
+    ] {
+        set.add(
+            GlobBuilder::new(&p)
+                .literal_separator(true)
+                .case_insensitive(cfg!(any(windows, target_os = "macos")))
+                .build()?,
+        );
+    }
+    set.build()
+}
+
+/// Canonicalises the folders of `pattern` before its first wildcard, when they exist.
+fn resolve_literal_prefix(pattern: &Path) -> PathBuf {
+    let wild = |c: &Component| {
+        c.as_os_str()
+            .to_string_lossy()
+            .contains(['*', '?', '[', '{'])
+    };
+    let components: Vec<Component> = pattern.components().collect();
+    let literal = components.iter().take_while(|c| !wild(c)).count();
+    let head: PathBuf = components[..literal].iter().collect();
+    let Ok(real) = head.canonicalize() else {
+        return pattern.to_path_buf();
+    };
+    components[literal..].iter().fold(real, |mut out, c| {
+        out.push(c);
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::permissions::parse_rule;
+
+    fn rules(list: &[(Effect, &str)]) -> Rules {
+        let rules = list.iter().map(|(effect, text)| Rule {
+            effect: *effect,
+            text: text.to_string(),
+            target: parse_rule(text).unwrap(),
+            source: PathBuf::from("/config.toml"),
+        });
+        Rules::new(rules, Path::new("/ws"), Some(Path::new("/home/u")))
+    }
+
+    fn command(line: &str) -> Subject<'_> {
+        Subject::Command {
+            line,
+            parsed: shell::parse(line),
+        }
+    }
+
+    #[test]
+    fn command_rules_see_every_command_a_line_may_run() {
+        let deny = rules(&[(Effect::Deny, "run_command(git push:*)")]);
+        for line in [
+            "git push",
+            "git push --force origin main",
+            "cargo test && git push",
+            "echo $(git push)",
+            "sudo git push",
+            "bash -c 'git status; git push'",
+            "timeout 60 git push",
+        ] {
+            assert!(deny.find(Effect::Deny, &command(line)).is_some(), "{line}");
+        }
+        for line in ["git status", "git pushx", "echo git push"] {
+            assert!(deny.find(Effect::Deny, &command(line)).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn allow_rules_cover_single_commands() {
+        let allow = rules(&[(Effect::Allow, "run_command(npm run test:*)")]);
+        let covered = |line: &str| {
+            shell::parse(line)
+                .commands
+                .iter()
+                .all(|c| allow.allowing(c).is_some())
+        };
+        assert!(covered("npm run test -- --watch"));
+        assert!(!covered("npm run build"));
+    }
+
+    #[test]
+    fn path_rules_match_by_access_and_glob() {
+        let set = rules(&[
+            (Effect::Deny, "read_file(~/.ssh/**)"),
+            (Effect::Ask, "edit_file(src/**)"),
+            (Effect::Deny, "write_file(secrets)"),
+        ]);
+        let read = |p: &'static str| Subject::Path {
+            access: PathAccess::Read,
+            path: Path::new(p),
+        };
+        let edit = |p: &'static str| Subject::Path {
+            access: PathAccess::Edit,
+            path: Path::new(p),
+        };
+        assert!(
+            set.find(Effect::Deny, &read("/home/u/.ssh/id_rsa"))
+                .is_some()
+        );
+        assert!(set.find(Effect::Deny, &read("/home/u/.sshx")).is_none());
+        assert!(
+            set.find(Effect::Deny, &edit("/home/u/.ssh/id_rsa"))
+                .is_none()
+        );
+        assert!(set.find(Effect::Ask, &edit("/ws/src/a/b.rs")).is_some());
+        assert!(set.find(Effect::Ask, &edit("/ws/tests/a.rs")).is_none());
+        // A pattern without wildcards covers what lies beneath it.
+        assert!(
+            set.find(Effect::Deny, &edit("/ws/secrets/key.pem"))
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn tool_rules_match_names() {
+        let set = rules(&[
+            (Effect::Deny, "mcp__github__delete_repo"),
+            (Effect::Ask, "mcp__tracker"),
+        ]);
+        let tool = |name: &'static str| Subject::Tool {
+            name,
+            read_only: false,
+        };
+        assert!(
+            set.find(Effect::Deny, &tool("mcp__github__delete_repo"))
+                .is_some()
+        );
+        assert!(
+            set.find(Effect::Deny, &tool("mcp__github__delete_repos"))
+                .is_none()
+        );
+        assert!(set.find(Effect::Ask, &tool("mcp__tracker__open")).is_some());
+        assert!(
+            set.find(Effect::Ask, &tool("mcp__trackers__open"))
+                .is_none()
+        );
+    }
+}

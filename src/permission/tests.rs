@@ -1,0 +1,293 @@
+//! The precedence of rules, modes and remembered answers, and what asking offers.
+
+use std::path::PathBuf;
+
+use super::*;
+use crate::client::PermissionAnswer;
+use crate::config::permissions::parse_rule;
+
+fn policy(rules: &[(Effect, &str)]) -> Policy {
+    let rules = rules.iter().map(|(effect, text)| Rule {
+        effect: *effect,
+        text: text.to_string(),
+        target: parse_rule(text).unwrap(),
+        source: PathBuf::from("/u/config.toml"),
+    });
+    Policy {
+        rules: Rules::new(rules, Path::new("/ws"), Some(Path::new("/home/u"))),
+        workspace: Workspace::new("/ws".into(), Vec::new(), Some(Path::new("/home/u"))),
+    }
+}
+
+fn run(line: &str) -> Access {
+    Access::Execute {
+        command: line.into(),
+    }
+}
+
+fn judge(policy: &Policy, grants: &Grants, mode: Mode, line: &str) -> Judgement {
+    policy.judge("run_command", &run(line), mode, grants)
+}
+
+/// Answers "always allow" to `line` and returns the grants it left.
+fn allow_always(policy: &Policy, line: &str) -> Grants {
+    let mut grants = Grants::default();
+    let judged = judge(policy, &grants, Mode::Ask, line);
+    assert_eq!(judged.decision, Decision::Ask, "{line}");
+    grants.remember(judged.offer.allow_always.as_deref().unwrap(), true);
+    grants
+}
+
+#[test]
+fn one_always_on_echo_approves_no_compound_trick() {
+    let policy = policy(&[]);
+    let grants = allow_always(&policy, "echo hi");
+    assert_eq!(
+        judge(&policy, &grants, Mode::Ask, "echo hi").decision,
+        Decision::Allow
+    );
+    assert_eq!(
+        judge(&policy, &grants, Mode::Ask, "echo hi there").decision,
+        Decision::Allow
+    );
+    for line in [
+        "echo hi; touch X",
+        "echo hi && rm -rf build",
+        "echo hi | sh",
+        "echo $(touch X)",
+        "echo `touch X`",
+        "echo hi > file",
+        "(touch X)",
+        "bash -c 'touch X'",
+        "eval touch X",
+        "echo hi & touch X",
+        "echo hi\ntouch X",
+        "echo",
+    ] {
+        for mode in [Mode::Ask, Mode::AcceptEdits] {
+            assert_eq!(
+                judge(&policy, &grants, mode, line).decision,
+                Decision::Ask,
+                "{line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn grants_are_prefixes_of_subcommands() {
+    let policy = policy(&[]);
+    let grants = allow_always(&policy, "cargo test");
+    assert_eq!(
+        judge(&policy, &grants, Mode::Ask, "cargo test --all").decision,
+        Decision::Allow
+    );
+    assert_eq!(
+        judge(&policy, &grants, Mode::Ask, "cargo publish").decision,
+        Decision::Ask
+    );
+    let grants = allow_always(&policy, "git status");
+    assert_eq!(
+        judge(&policy, &grants, Mode::Ask, "git push").decision,
+        Decision::Ask
+    );
+}
+
+#[test]
+fn a_compound_always_remembers_each_command() {
+    let policy = policy(&[]);
+    let judged = judge(
+        &policy,
+        &Grants::default(),
+        Mode::Ask,
+        "cd sub && cargo test --all",
+    );
+    let labels: Vec<String> = judged
+        .offer
+        .choices()
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Allow",
+            "Always allow \"cd sub …\" and \"cargo test …\"",
+            "Reject",
+            "Always reject the command \"cd sub && cargo test --all\"",
+        ]
+    );
+    let grants = allow_always(&policy, "cd sub && cargo test --all");
+    assert_eq!(
+        judge(&policy, &grants, Mode::Ask, "cd sub && cargo test -q").decision,
+        Decision::Allow
+    );
+    assert_eq!(
+        judge(&policy, &grants, Mode::Ask, "cd other && cargo test").decision,
+        Decision::Ask
+    );
+}
+
+#[test]
+fn hazards_offer_no_always_and_say_why() {
+    let policy = policy(&[]);
+    let judged = judge(&policy, &Grants::default(), Mode::Ask, "echo $(date)");
+    let answers: Vec<_> = judged
+        .offer
+        .choices()
+        .into_iter()
+        .map(|c| c.answer)
+        .collect();
+    assert!(!answers.contains(&PermissionAnswer::AllowAlways));
+    assert!(
+        judged
+            .offer
+            .withheld
+            .unwrap()
+            .contains("`$(date)` is a substitution")
+    );
+    // full-access is full access.
+    assert_eq!(
+        judge(
+            &policy,
+            &Grants::default(),
+            Mode::FullAccess,
+            "echo $(date)"
+        )
+        .decision,
+        Decision::Allow
+    );
+}
+
+#[test]
+fn rules_take_precedence_in_order() {
+    let policy = policy(&[
+        (Effect::Deny, "run_command(git push:*)"),
+        (Effect::Ask, "run_command(cargo publish:*)"),
+        (Effect::Allow, "run_command(cargo:*)"),
+        (Effect::Allow, "run_command(npm run test:*)"),
+    ]);
+    let none = Grants::default();
+    let deny = judge(&policy, &none, Mode::FullAccess, "git push --force");
+    assert!(deny.firm);
+    assert!(
+        matches!(&deny.decision, Decision::Refuse(r) if r.contains("`run_command(git push:*)`"))
+    );
+    let ask = judge(&policy, &none, Mode::FullAccess, "cargo publish");
+    assert_eq!(ask.decision, Decision::Ask);
+    assert!(ask.offer.allow_always.is_none());
+    assert_eq!(
+        judge(&policy, &none, Mode::Ask, "cargo build").decision,
+        Decision::Allow
+    );
+    assert_eq!(
+        judge(&policy, &none, Mode::Ask, "npm run test -- --watch").decision,
+        Decision::Allow
+    );
+    assert_eq!(
+        judge(&policy, &none, Mode::Ask, "npm run build").decision,
+        Decision::Ask
+    );
+    // An allow rule does not lift read-only, nor approve a hazard.
+    assert!(matches!(
+        judge(&policy, &none, Mode::ReadOnly, "cargo build").decision,
+        Decision::Refuse(_)
+    ));
+    assert_eq!(
+        judge(&policy, &none, Mode::Ask, "cargo build > log").decision,
+        Decision::Ask
+    );
+}
+
+#[test]
+fn remembered_rejections_refuse_but_not_firmly() {
+    let policy = policy(&[]);
+    let mut grants = Grants::default();
+    let judged = judge(&policy, &grants, Mode::Ask, "git push origin");
+    grants.remember(&judged.offer.reject_always, false);
+    let again = judge(&policy, &grants, Mode::Ask, "git push origin main");
+    assert!(matches!(again.decision, Decision::Refuse(_)));
+    assert!(!again.firm);
+    assert_eq!(
+        judge(&policy, &grants, Mode::Ask, "git status").decision,
+        Decision::Ask
+    );
+}
+
+#[test]
+fn file_rules_and_path_grants() {
+    let policy = policy(&[
+        (Effect::Deny, "read_file(~/.ssh/**)"),
+        (Effect::Ask, "edit_file(Cargo.toml)"),
+        (Effect::Allow, "edit_file(/tmp/scratch/**)"),
+    ]);
+    let none = Grants::default();
+    let read = Access::Read("/home/u/.ssh/id_rsa".into());
+    assert!(policy.judge("grep", &read, Mode::FullAccess, &none).firm);
+    let cargo = Access::Edit("/ws/Cargo.toml".into());
+    assert_eq!(
+        policy
+            .judge("write_file", &cargo, Mode::AcceptEdits, &none)
+            .decision,
+        Decision::Ask
+    );
+    let scratch = Access::Edit("/tmp/scratch/a.txt".into());
+    assert_eq!(
+        policy
+            .judge("edit_file", &scratch, Mode::Ask, &none)
+            .decision,
+        Decision::Allow
+    );
+    let outside = Access::Edit("/etc/hosts".into());
+    let judged = policy.judge("write_file", &outside, Mode::Ask, &none);
+    let labels: Vec<String> = judged
+        .offer
+        .choices()
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert_eq!(labels[1], "Always allow editing /etc/hosts");
+    let mut grants = Grants::default();
+    grants.remember(judged.offer.allow_always.as_deref().unwrap(), true);
+    // The grant is for editing that path, whichever tool edits it.
+    assert_eq!(
+        policy
+            .judge("edit_file", &outside, Mode::Ask, &grants)
+            .decision,
+        Decision::Allow
+    );
+}
+
+#[test]
+fn mcp_tools_follow_tool_rules() {
+    let policy = policy(&[(Effect::Deny, "mcp__github__*")]);
+    let tool = Access::Tool { read_only: true };
+    assert!(
+        policy
+            .judge("mcp__github__search", &tool, Mode::Ask, &Grants::default())
+            .firm
+    );
+    let other = policy.judge(
+        "mcp__files__write",
+        &Access::Tool { read_only: false },
+        Mode::Ask,
+        &Grants::default(),
+    );
+    assert_eq!(other.decision, Decision::Ask);
+    assert_eq!(
+        other.offer.choices()[1].label,
+        "Always allow the tool mcp__files__write"
+    );
+}
+
+#[test]
+fn a_home_folder_session_asks_and_says_why() {
+    let policy = Policy {
+        rules: Rules::default(),
+        workspace: Workspace::new("/home/u".into(), Vec::new(), Some(Path::new("/home/u"))),
+    };
+    let read = Access::Read("/home/u/notes.txt".into());
+    let judged = policy.judge("read_file", &read, Mode::Ask, &Grants::default());
+    assert_eq!(judged.decision, Decision::Ask);
+    assert!(judged.offer.note.unwrap().contains("home folder"));
+}

@@ -1,0 +1,119 @@
+//! Whether one prepared call may run: the session's policy and the `pre_tool_use` hooks
+//! decide, and the user is asked when they say so, with options that name what an "always"
+//! answer remembers.
+
+use serde_json::Value;
+
+use super::calls::Shown;
+use super::{TurnContext, lock};
+use crate::client::PermissionAnswer;
+use crate::events::{ToolContent, ToolStatus};
+use crate::hooks::ToolVerdict;
+use crate::model::ToolCall;
+use crate::permission::{Decision, Offer};
+use crate::tools::{Access, Call, ToolEnv};
+
+/// `Ok` when the call may run; otherwise the call is shown as failed and the error is what
+/// the model reads.
+pub(super) async fn permit(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    args: &Value,
+    access: &Access,
+    work: &mut Box<dyn Call>,
+    env: &ToolEnv,
+    shown: &mut Shown<'_>,
+) -> Result<(), String> {
+    let cancel = &env.cancel;
+    let verdict = super::hooked::before_tool(ctx, call, args, cancel).await;
+    // The mode is read now: a switch mid-turn applies from the next tool call.
+    let mode = lock(&ctx.settings).mode;
+    let judged = ctx
+        .policy
+        .judge(&call.name, access, mode, &lock(&ctx.grants));
+    // A hook decides before ask and allow rules and remembered answers; it cannot lift a deny
+    // rule or a read-only mode's refusal.
+    let decision = match (verdict, judged.decision) {
+        (_, refused @ Decision::Refuse(_)) if judged.firm => refused,
+        (ToolVerdict::Deny(reason), _) => Decision::Refuse(format!("Denied by a hook: {reason}")),
+        (ToolVerdict::Ask, _) => Decision::Ask,
+        (ToolVerdict::Allow, _) => Decision::Allow,
+        (ToolVerdict::Pass, decision) => decision,
+    };
+    match decision {
+        Decision::Allow => Ok(()),
+        Decision::Refuse(reason) => Err(fail(shown, reason.clone(), reason)),
+        Decision::Ask => ask(ctx, &judged.offer, work, env, shown).await,
+    }
+}
+
+/// Shows the call as failed with `shown_text`; returns `model` for the model.
+fn fail(shown: &mut Shown<'_>, shown_text: String, model: String) -> String {
+    shown.update(
+        Some(ToolStatus::Failed),
+        Some(vec![ToolContent::Text { text: shown_text }]),
+    );
+    model
+}
+
+/// Asks the user, with the call's preview (an edit's diff) and `offer`'s choices, and
+/// remembers an "always" answer.
+async fn ask(
+    ctx: &TurnContext,
+    offer: &Offer,
+    work: &mut Box<dyn Call>,
+    env: &ToolEnv,
+    shown: &mut Shown<'_>,
+) -> Result<(), String> {
+    let cancel = &env.cancel;
+    let mut content = match work.preview(env).await {
+        Ok(content) => content,
+        Err(out) => {
+            shown.update(Some(ToolStatus::Failed), Some(out.content));
+            return Err(out.model);
+        }
+    };
+    if let Some(why) = &offer.withheld {
+        content.push(ToolContent::Text { text: why.clone() });
+    }
+    if !content.is_empty() {
+        shown.update(None, Some(content.clone()));
+    }
+    shown.view.content = content;
+    let mut asked = shown.view.clone();
+    if let Some(note) = &offer.note {
+        asked.title = format!("{} ({note})", asked.title);
+    }
+    let choices = offer.choices();
+    let answer = tokio::select! {
+        answer = ctx.client.request_permission(&ctx.session_id, &asked, &choices) => answer,
+        () = cancel.cancelled() => Ok(PermissionAnswer::Cancelled),
+    };
+    match answer {
+        Ok(PermissionAnswer::AllowOnce) => Ok(()),
+        Ok(PermissionAnswer::AllowAlways) => {
+            if let Some(grants) = &offer.allow_always {
+                lock(&ctx.grants).remember(grants, true);
+            }
+            Ok(())
+        }
+        Ok(answer @ (PermissionAnswer::RejectOnce | PermissionAnswer::RejectAlways)) => {
+            if answer == PermissionAnswer::RejectAlways {
+                lock(&ctx.grants).remember(&offer.reject_always, false);
+            }
+            Err(fail(shown, "Rejected by the user.".into(), "Rejected: the user declined this tool call. Do not retry it unchanged; ask the user how to proceed or try another approach.".into()))
+        }
+        Ok(PermissionAnswer::Cancelled) => {
+            cancel.cancel();
+            shown.update(Some(ToolStatus::Failed), None);
+            Err("Not run: the user cancelled the turn.".into())
+        }
+        Err(e) => {
+            let message = format!(
+                "the editor could not ask the user for permission: {}",
+                e.message
+            );
+            Err(fail(shown, message.clone(), format!("Error: {message}")))
+        }
+    }
+}
