@@ -167,6 +167,17 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// Whether a deny rule forbids reading `path` (searches leave it out).
+    pub fn denies_read(&self, path: &Path) -> bool {
+        let subject = Subject::Path {
+            access: PathAccess::Read,
+            path,
+        };
+        self.rules.find(Effect::Deny, &subject).is_some()
+    }
+}
+
 /// What the model reads when a deny rule refused its call.
 fn refused_by(rule: &Rule) -> String {
     format!(

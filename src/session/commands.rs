@@ -1,4 +1,4 @@
-//! Slash commands: `/compact`, `/permissions`, `/init`, and custom commands written as Markdown files in
+//! Slash commands: `/compact`, `/init`, `/permissions`, and custom commands written as Markdown files in
 //! `.tandem/commands/` (project) or the user's config directory (`commands/`). A custom
 //! command's body is a prompt template; `$ARGUMENTS` is replaced by what follows the name.
 
@@ -54,17 +54,17 @@ pub fn discover(
             configured: false,
         },
         SlashCommand {
-            name: "permissions".into(),
-            description: "Show the permission rules and what this session remembered".into(),
-            hint: Some("clear, to forget the remembered answers (optional)".into()),
-            action: Action::Permissions,
-            configured: false,
-        },
-        SlashCommand {
             name: "init".into(),
             description: "Write or improve AGENTS.md for this project".into(),
             hint: Some("what to focus on (optional)".into()),
             action: Action::Prompt(INIT_PROMPT.into()),
+            configured: false,
+        },
+        SlashCommand {
+            name: "permissions".into(),
+            description: "Show the permission rules and what this session remembered".into(),
+            hint: Some("clear, to forget the remembered answers (optional)".into()),
+            action: Action::Permissions,
             configured: false,
         },
     ];
@@ -196,7 +196,7 @@ mod tests {
         .unwrap();
         let commands = discover(&cwd, &config, &[]);
         let names: Vec<_> = commands.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["compact", "permissions", "init", "review"]);
+        assert_eq!(names, ["compact", "init", "permissions", "review"]);
         let review = &commands[3];
         assert_eq!(review.description, "Review a file");
         assert_eq!(review.hint.as_deref(), Some("arguments"));

@@ -69,10 +69,14 @@ pub fn walker(root: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root).require_git(false).build()
 }
 
-fn find(root: &Path, matcher: &globset::GlobMatcher) -> (Vec<String>, usize) {
+fn find(
+    root: &Path,
+    matcher: &globset::GlobMatcher,
+    unreadable: &dyn Fn(&Path) -> bool,
+) -> (Vec<String>, usize) {
     let mut found: Vec<String> = walker(root)
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && !unreadable(e.path()))
         .filter_map(|e| {
             let rel = e.path().strip_prefix(root).ok()?.to_path_buf();
             matcher.is_match(&rel).then(|| rel.display().to_string())
@@ -87,7 +91,10 @@ fn find(root: &Path, matcher: &globset::GlobMatcher) -> (Vec<String>, usize) {
 impl Call for GlobCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let search = tokio::task::spawn_blocking(move || find(&self.root, &self.matcher));
+            let unreadable = env.unreadable.clone();
+            let search = tokio::task::spawn_blocking(move || {
+                find(&self.root, &self.matcher, unreadable.as_ref())
+            });
             let (found, total) = tokio::select! {
                 r = search => match r {
                     Ok(r) => r,

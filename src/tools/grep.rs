@@ -69,7 +69,7 @@ impl Tool for Grep {
 /// Runs a search outside a session, as the tool would (the in-process benchmarks use it):
 /// the matching lines and whether it stopped at the match limit.
 pub fn search_now(args: GrepArgs, cwd: &Path) -> Result<(Vec<String>, bool), String> {
-    Ok(search(&GrepCall::new(args, cwd)?))
+    Ok(search(&GrepCall::new(args, cwd)?, &|_| false))
 }
 
 struct GrepCall {
@@ -107,7 +107,7 @@ impl GrepCall {
     }
 }
 
-fn search(call: &GrepCall) -> (Vec<String>, bool) {
+fn search(call: &GrepCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, bool) {
     let mut searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
@@ -115,7 +115,7 @@ fn search(call: &GrepCall) -> (Vec<String>, bool) {
     let mut hits = Vec::new();
     let mut more = false;
     for entry in walker(&call.root).filter_map(Result::ok) {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        if !entry.file_type().is_some_and(|t| t.is_file()) || unreadable(entry.path()) {
             continue;
         }
         let rel = entry
@@ -157,7 +157,8 @@ fn search(call: &GrepCall) -> (Vec<String>, bool) {
 impl Call for GrepCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let task = tokio::task::spawn_blocking(move || search(&self));
+            let unreadable = env.unreadable.clone();
+            let task = tokio::task::spawn_blocking(move || search(&self, unreadable.as_ref()));
             let (hits, more) = tokio::select! {
                 r = task => match r {
                     Ok(r) => r,

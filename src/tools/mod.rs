@@ -103,7 +103,12 @@ pub struct ToolEnv {
     pub call_id: String,
     /// Cancelled when the turn is.
     pub cancel: CancellationToken,
+    /// Whether a deny rule forbids reading a path: searches leave such files out.
+    pub unreadable: Unreadable,
 }
+
+/// Tells the paths a deny rule forbids reading.
+pub type Unreadable = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
 /// A call ready to run.
 pub trait Call: Send {

@@ -270,6 +270,10 @@ pub(super) async fn run_one(
         sink: ctx.sink.clone(),
         call_id: call.id.clone(),
         cancel: cancel.clone(),
+        unreadable: {
+            let policy = ctx.policy.clone();
+            std::sync::Arc::new(move |path: &std::path::Path| policy.denies_read(path))
+        },
     };
     let mut work = prepared.call;
     let access = prepared.access;

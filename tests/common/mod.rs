@@ -111,13 +111,29 @@ pub async fn session_in(
     mode: &str,
     prepare: impl FnOnce(&Workspace),
 ) -> EditorSession {
+    session_with_env(fixture, script, caps, mode, |ws| {
+        prepare(ws);
+        Vec::new()
+    })
+    .await
+}
+
+/// [`session_in`], where `prepare` also returns extra environment variables for the agent.
+pub async fn session_with_env(
+    fixture: &str,
+    script: Vec<Reply>,
+    caps: serde_json::Value,
+    mode: &str,
+    prepare: impl FnOnce(&Workspace) -> Vec<(String, String)>,
+) -> EditorSession {
     let mock = MockModel::start(script).await;
     let ws = Workspace::new();
     copy_fixture(fixture, &ws.project());
-    prepare(&ws);
+    let extra = prepare(&ws);
     let editor = editor::FakeEditor::new();
     let mut env = ws.env(&mock);
     env.push(("TANDEM_MODE".into(), mode.into()));
+    env.extend(extra);
     let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
     agent.initialize_with(caps).await;
     let id = agent.new_session(&ws.project()).await["sessionId"]

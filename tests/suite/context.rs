@@ -70,8 +70,11 @@ async fn slash_commands_are_announced_and_expanded() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["compact", "init", "explain", "review"]);
-    let review = &session["commands"][3];
+    assert_eq!(
+        names,
+        ["compact", "init", "permissions", "explain", "review"]
+    );
+    let review = &session["commands"][4];
     assert_eq!(review["description"], "Review a file");
     assert_eq!(review["input"]["hint"], "arguments");
 

@@ -1,4 +1,5 @@
 mod cancel;
+mod command_permissions;
 mod config_options;
 mod context;
 mod editor_faults;
