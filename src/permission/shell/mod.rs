@@ -108,17 +108,27 @@ fn short(s: &str) -> String {
     }
 }
 
+thread_local! {
+    /// One parser per thread, made once: a command line is judged on every `run_command`.
+    static PARSER: std::cell::RefCell<Option<Parser>> = std::cell::RefCell::new({
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .ok()
+            .map(|()| parser)
+    });
+}
+
 /// Takes `line` apart.
 pub fn parse(line: &str) -> CommandLine {
     let mut walk = Walk {
         src: line,
         out: CommandLine::default(),
     };
-    let mut parser = Parser::new();
-    let tree = parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .ok()
-        .and_then(|()| parser.parse(line, None));
+    let tree = PARSER.with_borrow_mut(|parser| {
+        let parser = parser.as_mut()?;
+        parser.parse(ascii_shadow(line).as_bytes(), None)
+    });
     match tree {
         Some(tree) => {
             let root = tree.root_node();
@@ -136,6 +146,26 @@ pub fn parse(line: &str) -> CommandLine {
         out.hazards.push(Hazard::Empty);
     }
     out
+}
+
+/// What the grammar is given instead of `line`: every non-ASCII character replaced by as many
+/// `x` bytes as it takes in UTF-8, so byte offsets (and so the words read from `line`) stay
+/// the same. The shell gives non-ASCII characters no meaning (a non-breaking space separates
+/// nothing), and tree-sitter-bash 0.25's scanner passes the next character to C's `isdigit`,
+/// which reads out of bounds, and can crash, for a large code point (`{` then U+E01CB).
+fn ascii_shadow(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.is_ascii() {
+        return line.into();
+    }
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('x', c.len_utf8()));
+        }
+    }
+    out.into()
 }
 
 /// Every command `line` may run, as far as can be seen, for deny and ask rules: its simple

@@ -186,3 +186,25 @@ fn deep_nesting_is_a_hazard_not_a_crash() {
     let line = format!("{}ls{}", "(".repeat(5000), ")".repeat(5000));
     assert!(!safe(&line));
 }
+
+/// tree-sitter-bash's scanner crashed (C `isdigit` on a code point) on this line.
+#[test]
+fn non_ascii_text_cannot_crash_the_parser() {
+    for line in [
+        "{\u{e01cb}",
+        "echo {\u{10ffff}",
+        "x {1\u{e01cb}..",
+        "{\u{e9}",
+    ] {
+        let _ = parse(line);
+    }
+    let parsed = parse("echo h\u{e9}llo w\u{f6}rld");
+    let words: Vec<_> = parsed.commands[0]
+        .words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect();
+    assert_eq!(words, ["echo", "h\u{e9}llo", "w\u{f6}rld"]);
+    // A non-breaking space is no separator for the shell, so none for tandem either.
+    assert_eq!(parse("echo\u{a0}hi").commands[0].words.len(), 1);
+}

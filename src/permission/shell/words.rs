@@ -60,9 +60,10 @@ pub fn text<'a>(node: Node, src: &'a str) -> &'a str {
     src.get(node.byte_range()).unwrap_or("")
 }
 
-/// The value of a word whose value does not depend on the environment, else `None`.
+/// The value of a word whose value does not depend on the environment, else `None` (also
+/// when the node does not fall on character boundaries of `src`).
 fn value(node: Node, src: &str) -> Option<String> {
-    let raw = text(node, src);
+    let raw = src.get(node.byte_range())?;
     match node.kind() {
         "word" => unquoted(raw),
         "number" => Some(raw.to_string()),
