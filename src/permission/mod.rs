@@ -188,4 +188,6 @@ fn refused_by(rule: &Rule) -> String {
 }
 
 #[cfg(test)]
+mod property;
+#[cfg(test)]
 mod tests;

@@ -76,6 +76,9 @@ impl Rules {
     /// matches when it matches any command the line may run: every simple command, those
     /// inside substitutions, and those a wrapper (`sudo`, `sh -c '…'`) would run.
     pub fn find(&self, effect: Effect, subject: &Subject) -> Option<&Rule> {
+        if !self.rules.iter().any(|c| c.rule.effect == effect) {
+            return None;
+        }
         let reachable = match subject {
             Subject::Command { parsed, .. } => shell::reachable(parsed),
             _ => Vec::new(),
