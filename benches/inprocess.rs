@@ -5,6 +5,9 @@
 //!   so every file is opened (the walk honours .gitignore like the tool does).
 //! - `transcript/read_{2000,20000}`: parsing a stored session of that many messages, the
 //!   first step of `session/load`.
+//! - `permission/parse_2kb` and `permission/judge_2kb`: taking a 2 KB compound command line
+//!   apart with the shell parser, and the whole permission decision on it (rules, a grant
+//!   per command), which every `run_command` call pays before it runs or asks.
 //!
 //! Whole-process figures (start-up, streaming, session/load over stdio, tool round trips)
 //! are in `benches/process.py`.
@@ -86,5 +89,47 @@ fn transcript(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, grep, transcript);
+/// A compound line of about 2 KB: pipes, `&&`, `;`, a subshell, quotes and redirections, as
+/// an agent writes when it chains a build, tests and a search.
+fn compound_line() -> String {
+    let piece = "(cd crates/core && cargo test --all -- --nocapture 2>&1) | grep -v 'warning: unused' | tail -n 40; git status --short && echo \"done: $HOME\"; ";
+    let mut line = String::new();
+    while line.len() < 2048 {
+        line.push_str(piece);
+    }
+    line
+}
+
+fn permission(c: &mut Criterion) {
+    use tandem::permission::{Grants, Policy, Rules, Workspace, shell};
+    let line = compound_line();
+    let mut group = c.benchmark_group("permission");
+    group.bench_function("parse_2kb", |b| {
+        b.iter(|| {
+            let parsed = shell::parse(std::hint::black_box(&line));
+            assert!(parsed.hazards.is_empty());
+        })
+    });
+    let root = std::env::temp_dir();
+    let policy = Policy {
+        rules: Rules::default(),
+        workspace: Workspace::new(root.clone(), Vec::new(), None),
+    };
+    let access = tandem::tools::Access::Execute {
+        command: line.clone(),
+    };
+    let mode = tandem::types::Mode::Ask;
+    let mut grants = Grants::default();
+    let asked = policy.judge("run_command", &access, mode, &grants);
+    grants.remember(&asked.offer.allow_always.unwrap_or_default(), true);
+    group.bench_function("judge_2kb", |b| {
+        b.iter(|| {
+            let judged = policy.judge("run_command", std::hint::black_box(&access), mode, &grants);
+            assert_eq!(judged.decision, tandem::permission::Decision::Allow);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, grep, transcript, permission);
 criterion_main!(benches);

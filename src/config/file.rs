@@ -133,19 +133,30 @@ mod tests {
         assert_eq!(retry.max_total, Duration::from_millis(1500));
     }
 
-    /// Every `toml` block in README.md is a config file a user may paste: it must parse.
+    /// Every `toml` block in README.md and the permissions reference is a config file a user
+    /// may paste: it must parse, rules included.
     #[test]
-    fn readme_examples_parse() {
-        let readme = include_str!("../../README.md");
-        let blocks: Vec<&str> = readme
-            .split("```toml\n")
-            .skip(1)
-            .map(|rest| rest.split("```").next().unwrap())
-            .collect();
-        assert!(!blocks.is_empty());
-        for block in blocks {
-            let parsed = toml::from_str::<FileConfig>(block);
-            assert!(parsed.is_ok(), "{block}\n{parsed:?}");
+    fn documented_examples_parse() {
+        let docs = [
+            include_str!("../../README.md"),
+            include_str!("../../protocol/permissions.md"),
+        ];
+        for doc in docs {
+            let blocks: Vec<&str> = doc
+                .split("```toml\n")
+                .skip(1)
+                .map(|rest| rest.split("```").next().unwrap())
+                .collect();
+            assert!(!blocks.is_empty());
+            for block in blocks {
+                let parsed = toml::from_str::<FileConfig>(block);
+                assert!(parsed.is_ok(), "{block}\n{parsed:?}");
+                let rules = super::super::permissions::parse_all(
+                    &parsed.unwrap().permissions,
+                    Path::new("/doc.toml"),
+                );
+                assert!(rules.is_ok(), "{block}\n{rules:?}");
+            }
         }
     }
 
