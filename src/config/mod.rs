@@ -6,6 +6,7 @@
 mod dirs;
 mod file;
 pub mod limits;
+mod models;
 pub mod permissions;
 pub mod presets;
 mod project;
@@ -18,6 +19,7 @@ use crate::types::Mode;
 use dirs::{default_config_path, default_home, home_dir, resolve_dir, user_home};
 use file::FileConfig;
 pub use limits::{LoopGuard, Timeouts};
+use models::resolve_models;
 pub use presets::Preset;
 pub use project::{ProjectConfig, project};
 
@@ -442,51 +444,6 @@ impl Config {
     pub fn model(&self, id: &str) -> Option<&ModelSpec> {
         self.models.iter().find(|m| m.id == id)
     }
-}
-
-/// Builds the list of offered models: `TANDEM_MODELS` > file `[[models]]` > the default model,
-/// with per-model details from the file wherever ids match.
-fn resolve_models(
-    default_model: &str,
-    env_list: Option<&str>,
-    file: &FileConfig,
-    preset_window: u64,
-) -> Vec<ModelSpec> {
-    let mut ids: Vec<String> = match env_list {
-        Some(list) => list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect(),
-        None => file.models.iter().map(|m| m.id.clone()).collect(),
-    };
-    if !ids.iter().any(|id| id == default_model) {
-        ids.insert(0, default_model.to_string());
-    }
-    let mut seen = std::collections::HashSet::new();
-    ids.retain(|id| seen.insert(id.clone()));
-    ids.into_iter()
-        .map(|id| {
-            let detail = file.models.iter().find(|m| m.id == id);
-            ModelSpec {
-                name: detail
-                    .and_then(|d| d.name.clone())
-                    .unwrap_or_else(|| id.clone()),
-                context_window: detail
-                    .and_then(|d| d.context_window)
-                    .or_else(|| presets::known_context_window(&id))
-                    .unwrap_or(preset_window),
-                reasoning_effort: detail
-                    .and_then(|d| d.reasoning_effort)
-                    .unwrap_or_else(|| presets::known_reasoning_effort(&id)),
-                images: detail
-                    .and_then(|d| d.images)
-                    .unwrap_or_else(|| presets::known_images(&id)),
-                id,
-            }
-        })
-        .collect()
 }
 
 /// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::Subject;
 use super::scope::CommandScope;
-use super::shell::SimpleCommand;
+use super::shell::{SimpleCommand, one_line};
 use crate::config::permissions::PathAccess;
 
 /// What one "always" answer covers.
@@ -31,7 +31,7 @@ impl Grant {
     pub fn label(&self, root: &Path) -> String {
         match self {
             Grant::Command(scope) => format!("\"{}\"", scope.label()),
-            Grant::Line(line) => format!("the command \"{}\"", one_line(line)),
+            Grant::Line(line) => format!("the command \"{}\"", one_line(line, 80)),
             Grant::Path { access, path } => {
                 let verb = match access {
                     PathAccess::Read => "reading",
@@ -78,16 +78,6 @@ impl Grant {
             (Grant::Tool(name), Subject::Tool { name: called, .. }) => name == called,
             _ => false,
         }
-    }
-}
-
-/// A long line shortened for a label.
-fn one_line(line: &str) -> String {
-    let flat: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() > 80 {
-        format!("{}…", flat.chars().take(79).collect::<String>())
-    } else {
-        flat
     }
 }
 

@@ -100,9 +100,15 @@ impl fmt::Display for Hazard {
 
 /// At most 60 characters of `s`, on one line.
 fn short(s: &str) -> String {
+    one_line(s, 60)
+}
+
+/// `s` on one line (runs of whitespace as one space), cut to `max` characters with `…`.
+pub fn one_line(s: &str, max: usize) -> String {
     let line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() > 60 {
-        format!("{}…", line.chars().take(59).collect::<String>())
+    if line.chars().count() > max {
+        let kept: String = line.chars().take(max.saturating_sub(1)).collect();
+        format!("{kept}…")
     } else {
         line
     }
