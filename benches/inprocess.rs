@@ -7,7 +7,8 @@
 //!   first step of `session/load`.
 //! - `permission/parse_2kb` and `permission/judge_2kb`: taking a 2 KB compound command line
 //!   apart with the shell parser, and the whole permission decision on it (rules, a grant
-//!   per command), which every `run_command` call pays before it runs or asks.
+//!   per command), which every `run_command` call pays before it runs or asks;
+//!   `permission/parse_typical` the same for a one-line pipeline.
 //!
 //! Whole-process figures (start-up, streaming, session/load over stdio, tool round trips)
 //! are in `benches/process.py`.
@@ -108,6 +109,13 @@ fn permission(c: &mut Criterion) {
         b.iter(|| {
             let parsed = shell::parse(std::hint::black_box(&line));
             assert!(parsed.hazards.is_empty());
+        })
+    });
+    let typical = "cargo test --all 2>&1 | tail -n 20";
+    group.bench_function("parse_typical", |b| {
+        b.iter(|| {
+            let parsed = shell::parse(std::hint::black_box(typical));
+            assert_eq!(parsed.commands.len(), 2);
         })
     });
     let root = std::env::temp_dir();
