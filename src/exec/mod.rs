@@ -243,7 +243,7 @@ fn refuse_headless(req: &RequestPermissionRequest) -> RequestPermissionResponse 
         .clone()
         .unwrap_or_else(|| "a tool call".into());
     display::progress(&format!(
-        "rejected {title}: it needs permission and exec cannot ask (use --mode accept-edits or --mode full-access)"
+        "rejected {title}: it needs permission and exec cannot ask (use --mode accept-edits or --mode full-access, or an allow rule under [permissions] in your config file)"
     ));
     let reject = req
         .options

@@ -437,3 +437,46 @@ async fn a_session_in_the_home_folder_has_no_free_reads() {
             .contains("home folder")
     );
 }
+
+/// CI's way: `exec --mode accept-edits` with an allow rule runs exactly the allowed command
+/// and rejects the rest, since nobody can be asked.
+#[test]
+fn exec_runs_what_rules_allow_and_rejects_the_rest() {
+    let ws = Workspace::new();
+    crate::common::copy_fixture("small", &ws.project());
+    user_config(
+        &ws,
+        "[permissions]\nallow = [\"run_command(echo checked:*)\"]\n",
+    );
+    let replay = ws.write(
+        "replay.json",
+        &json!({"turns": [
+            {"events": [{"tool_call": {"id": "ok", "name": "run_command", "arguments": {"command": "echo checked by rule"}}}]},
+            {"events": [{"tool_call": {"id": "no", "name": "run_command", "arguments": {"command": "echo checked; touch sneaked"}}}]},
+            {"events": [{"text": "done"}]}
+        ]})
+        .to_string(),
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["exec", "--mode", "accept-edits", "--replay"])
+        .arg(&replay)
+        .arg("--cwd")
+        .arg(ws.project())
+        .arg("go")
+        .env_clear()
+        .envs(ws.base_env())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("rejected Run `echo checked; touch sneaked`"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("rejected Run `echo checked by rule`"),
+        "{stderr}"
+    );
+    assert!(!ws.project().join("sneaked").exists());
+}
