@@ -291,3 +291,88 @@ fn a_home_folder_session_asks_and_says_why() {
     assert_eq!(judged.decision, Decision::Ask);
     assert!(judged.offer.note.unwrap().contains("home folder"));
 }
+
+/// Lines a review found approved after one grant although the shell ran `touch X`: the
+/// grammar and the shell split them differently, or bash evaluates arithmetic.
+#[test]
+fn reviewed_bypasses_ask() {
+    let policy = policy(&[]);
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "echo hi",
+            &[
+                "echo hi\r#; touch X",
+                "echo hi\u{b}#; touch X",
+                "echo hi\u{c}#; touch X",
+                "echo hi \\\r\ntouch X",
+                "echo hi\\\n#; touch X",
+                "echo hi \"$\\\n(touch X)\"",
+                "echo hi ${x:-$\\\n(touch X)}",
+                "echo hi >&1\\\nX",
+                "echo hi; [[ 'a[$(touch X)]' -eq 0 ]]",
+                "echo hi; [[ -v 'a[$(touch X)]' ]]",
+                "echo hi; [ -v 'a[$(touch X)]' ]",
+                "echo hi 'a[$(touch X)]'; ((_))",
+                "echo hi ${_@P}",
+                "echo hi ${!_}",
+                "echo hi ${PWD:_}",
+                "echo hi ${_:0:_}",
+                "echo hi </dev/tcp/example.com/80",
+            ],
+        ),
+        (
+            "cat README.md",
+            &[
+                "cat README.md <<EOF\n`touch X`\nEOF",
+                "cat README.md <<EOF\n\"`touch X`\"\nEOF",
+                "cat README.md <<EOF\n${x:-`touch X`}\nEOF",
+                "cat README.md <<EOF\n$\\\n(touch X)\nEOF",
+                "cat README.md <<E\"O\"F\nhi\nEOF\ntouch X\nE\"O\"F",
+                "cat README.md <<EOF\nEO\\\nF\ntouch X\nEOF",
+            ],
+        ),
+        ("ls -la", &["for PATH in /tmp/evil; do ls -la; done"]),
+        (
+            "find src -name x",
+            &["find src -delete", "find src -fprint out"],
+        ),
+        ("git status", &["git status; ((x=1))"]),
+    ];
+    for (granted, lines) in cases {
+        let grants = allow_always(&policy, granted);
+        for line in lines {
+            assert_eq!(
+                judge(&policy, &grants, Mode::Ask, line).decision,
+                Decision::Ask,
+                "{line:?} after allowing {granted:?}"
+            );
+        }
+    }
+    // What stays judgeable: the usual continuation, plain here-documents, plain tests.
+    let grants = allow_always(&policy, "cat README.md");
+    for line in [
+        "cat README.md \\\n  | cat README.md",
+        "cat README.md <<'EOF'\n$(touch X) `x`\nEOF",
+        "cat README.md <<EOF\nplain text\nEOF",
+        "cat README.md && [ -f README.md ]",
+    ] {
+        assert_eq!(
+            judge(&policy, &grants, Mode::Ask, line).decision,
+            Decision::Allow,
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn deny_rules_see_past_assignments_and_paths() {
+    let policy = policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    for line in [
+        "X=1 git push",
+        "/usr/bin/git push",
+        "sudo /usr/bin/git push --force",
+    ] {
+        let judged = judge(&policy, &Grants::default(), Mode::FullAccess, line);
+        assert!(judged.firm, "{line}");
+    }
+}

@@ -74,6 +74,8 @@ pub enum Hazard {
     Construct(String),
     /// Nesting deeper than tandem judges.
     TooDeep,
+    /// Text the grammar and the shell would split differently (what it is).
+    Lexical(String),
     /// No command at all.
     Empty,
 }
@@ -93,6 +95,7 @@ impl fmt::Display for Hazard {
                 "it uses a shell construct ({kind}) tandem does not judge"
             ),
             Hazard::TooDeep => f.write_str("it is nested too deeply to judge"),
+            Hazard::Lexical(what) => write!(f, "it contains {what}, which tandem does not judge"),
             Hazard::Empty => f.write_str("it names no command"),
         }
     }
@@ -131,6 +134,9 @@ pub fn parse(line: &str) -> CommandLine {
         src: line,
         out: CommandLine::default(),
     };
+    if let Some(hazard) = lexical_hazard(line) {
+        walk.hazard(hazard);
+    }
     let tree = PARSER.with_borrow_mut(|parser| {
         let parser = parser.as_mut()?;
         parser.parse(ascii_shadow(line).as_bytes(), None)
@@ -152,6 +158,25 @@ pub fn parse(line: &str) -> CommandLine {
         out.hazards.push(Hazard::Empty);
     }
     out
+}
+
+/// Text on which the grammar and the shell disagree about where words and comments end:
+/// control characters other than tab and newline (tree-sitter takes `\r`, `\v` and `\f` for
+/// blanks, the shell for word characters), and a backslash-newline that is not the usual
+/// ` \` continuation (the shell deletes it and joins what it separated; the grammar keeps a
+/// gap, so `hi\⏎#; x` hides `x` from it in a comment).
+fn lexical_hazard(line: &str) -> Option<Hazard> {
+    if line
+        .chars()
+        .any(|c| c.is_ascii_control() && c != '\t' && c != '\n')
+    {
+        return Some(Hazard::Lexical("a control character".into()));
+    }
+    let bytes = line.as_bytes();
+    let joins = bytes.windows(2).enumerate().any(|(i, pair)| {
+        pair == b"\\\n" && !matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b' ' | b'\t'))
+    });
+    joins.then(|| Hazard::Lexical("a backslash-newline inside a word".into()))
 }
 
 /// What the grammar is given instead of `line`: every non-ASCII character replaced by as many
@@ -190,18 +215,19 @@ pub fn reachable(line: &CommandLine) -> Vec<SimpleCommand> {
 const MAX_UNWRAP: usize = 3;
 
 fn unwrap(command: &SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>) {
-    out.push(command.clone());
+    variants(command, out);
     if depth >= MAX_UNWRAP || !matches!(programs::judge(command), Some(Hazard::RunsCode(_))) {
         return;
     }
     let args = command.arguments();
     for (i, arg) in args.iter().enumerate() {
         // Whatever follows the wrapper's own options may be the command it runs.
-        out.push(SimpleCommand {
+        let rest = SimpleCommand {
             words: args[i..].to_vec(),
             assignments: 0,
             source: command.source.clone(),
-        });
+        };
+        variants(&rest, out);
         // A quoted command string (`sh -c 'a; b'`, `eval "…"`).
         if arg.literal && arg.text.contains(char::is_whitespace) {
             for inner in parse(&arg.text).commands {
@@ -209,6 +235,95 @@ fn unwrap(command: &SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>) {
             }
         }
     }
+}
+
+/// `command`, and the same command without its assignments (`X=1 git push`) and named by
+/// its program's base name (`/usr/bin/git push`).
+fn variants(command: &SimpleCommand, out: &mut Vec<SimpleCommand>) {
+    out.push(command.clone());
+    let bare = command.words.get(command.assignments..).unwrap_or(&[]);
+    if let Some((program, args)) = bare.split_first() {
+        let base = program.text.rsplit('/').next().unwrap_or(&program.text);
+        let mut words = vec![Word {
+            text: base.to_string(),
+            literal: program.literal,
+        }];
+        words.extend_from_slice(args);
+        if words.as_slice() != command.words.as_slice() {
+            out.push(SimpleCommand {
+                words,
+                assignments: 0,
+                source: command.source.clone(),
+            });
+        }
+    }
+}
+
+/// The first unnamed token of `node` (`{` or `((` for a compound statement).
+fn first_token(node: Node<'_>) -> Option<&'static str> {
+    (0..node.child_count())
+        .filter_map(|i| node.child(i as u32))
+        .find(|c| !c.is_named())
+        .map(|c| c.kind())
+}
+
+/// `${NAME}` only: the other forms (`${!x}`, `${x@P}`, `${x:offset}`, `${x:=v}`, …) evaluate
+/// or assign, and bash evaluates array subscripts and offsets as arithmetic, which runs
+/// `$( … )` hidden in a variable's value.
+fn plain_expansion(text: &str) -> bool {
+    text.strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .is_some_and(|name| {
+            let mut chars = name.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+/// Why a test (`[ … ]`, `[[ … ]]`) cannot be judged: bash evaluates `[[ ]]` operands, `-v`
+/// and numeric comparisons as arithmetic, which runs `$( … )` hidden in array subscripts.
+fn test_hazard(node: Node, src: &str) -> Option<&'static str> {
+    if first_token(node) == Some("[[") {
+        return Some("[[ … ]]");
+    }
+    let text = words::text(node, src);
+    let arithmetic = ["-v", "-R", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+    text.split_whitespace()
+        .any(|w| arithmetic.contains(&w))
+        .then_some("a test that bash evaluates as arithmetic")
+}
+
+/// Why a here-document cannot be judged: the grammar neither parses backticks nor joins
+/// backslash-newlines in its body, and compares the end marker as written. A marker that is
+/// a plain word, or one quoted whole (`'EOF'`, `"EOF"`, `\EOF`), is judged; an unquoted
+/// marker's body must not expand anything (`$`, `` ` ``, `\`).
+fn heredoc_hazard(node: Node, src: &str) -> Option<&'static str> {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.named_children(&mut cursor).collect();
+    let start = children.iter().find(|c| c.kind() == "heredoc_start")?;
+    let marker = words::text(*start, src);
+    let plain = |m: &str| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let quoted = [("'", "'"), ("\"", "\""), ("\\", "")]
+        .iter()
+        .any(|(open, close)| {
+            marker
+                .strip_prefix(open)
+                .and_then(|m| m.strip_suffix(close))
+                .is_some_and(plain)
+        });
+    if quoted {
+        return None;
+    }
+    if !plain(marker) {
+        return Some("a here-document end marker quoted in part");
+    }
+    let expands = children
+        .iter()
+        .filter(|c| c.kind() == "heredoc_body")
+        .any(|b| words::text(*b, src).contains(['$', '`', '\\']));
+    expands.then_some("a here-document whose text expands")
 }
 
 /// Nodes that only group or sequence other nodes.
@@ -296,7 +411,24 @@ impl Walk<'_> {
             "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
                 self.hazard(Hazard::Substitution(self.source(node)));
             }
-            "function_definition"
+            "heredoc_redirect" => {
+                if let Some(why) = heredoc_hazard(node, self.src) {
+                    self.hazard(Hazard::Lexical(why.into()));
+                }
+            }
+            "test_command" => {
+                if let Some(why) = test_hazard(node, self.src) {
+                    self.hazard(Hazard::Construct(why.into()));
+                }
+            }
+            "compound_statement" if first_token(node) == Some("((") => {
+                self.hazard(Hazard::Substitution(self.source(node)));
+            }
+            "expansion" if !plain_expansion(words::text(node, self.src)) => {
+                self.hazard(Hazard::Substitution(self.source(node)));
+            }
+            "for_statement"
+            | "function_definition"
             | "variable_assignment"
             | "variable_assignments"
             | "declaration_command"
@@ -364,12 +496,17 @@ impl Walk<'_> {
         let duplicate = destination.as_ref().is_some_and(|d| {
             d.literal && (d.text == "-" || d.text.chars().all(|c| c.is_ascii_digit()))
         });
-        let safe = match operator {
-            "<" | "<&-" | ">&-" => true,
-            ">&" | "<&" => duplicate || to_null,
-            ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => to_null,
-            _ => false,
-        };
+        // bash opens a network connection for these names.
+        let network = destination
+            .as_ref()
+            .is_some_and(|d| d.text.starts_with("/dev/tcp/") || d.text.starts_with("/dev/udp/"));
+        let safe = !network
+            && match operator {
+                "<" | "<&-" | ">&-" => true,
+                ">&" | "<&" => duplicate || to_null,
+                ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => to_null,
+                _ => false,
+            };
         if !safe {
             self.hazard(Hazard::Redirect(self.source(node)));
         }

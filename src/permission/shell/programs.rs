@@ -73,8 +73,10 @@ const INTERPRETERS: &[&str] = &[
     "nawk",
 ];
 
-/// `find` options that run a command for each file.
-const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+/// `find` options that run a command for each file, delete files or write them.
+const FIND_EXEC: &[&str] = &[
+    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
+];
 
 /// Why `command` can never be approved ahead of time, if it cannot.
 pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
