@@ -9,6 +9,7 @@ mod context;
 mod guard;
 mod hooked;
 mod permit;
+mod shown;
 pub mod subagent;
 
 pub use context::{Totals, TurnContext};

@@ -6,6 +6,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::TurnContext;
+use super::shown::Shown;
 use crate::events::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 use crate::model::{Message, ToolCall};
 use crate::store::Record;
@@ -99,19 +100,6 @@ async fn run_recorded(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationT
     content
 }
 
-fn update(
-    ctx: &TurnContext,
-    id: &str,
-    status: Option<ToolStatus>,
-    content: Option<Vec<ToolContent>>,
-) {
-    ctx.emit(TurnEvent::ToolCallUpdate {
-        id: id.to_string(),
-        status,
-        content,
-    });
-}
-
 /// Shows a call that tandem will not run (see [`super::guard`]) as failed with `reason`,
 /// which is also what the model reads.
 fn refused(ctx: &TurnContext, call: &ToolCall, reason: String) -> (String, Option<ToolCallView>) {
@@ -168,33 +156,6 @@ fn unavailable_server(ctx: &TurnContext, name: &str) -> Option<String> {
         name.starts_with(&prefix)
             .then(|| format!("MCP server `{server}` is unavailable: {reason}"))
     })
-}
-
-/// A call as the editor last saw it; every change goes through here so the final state can
-/// be written to the transcript.
-pub(super) struct Shown<'a> {
-    ctx: &'a TurnContext,
-    /// The call as shown last.
-    pub(super) view: ToolCallView,
-    announced: bool,
-}
-
-impl Shown<'_> {
-    pub(super) fn update(&mut self, status: Option<ToolStatus>, content: Option<Vec<ToolContent>>) {
-        if let Some(status) = status {
-            self.view.status = status;
-        }
-        if let Some(content) = &content {
-            self.view.content = content.clone();
-        }
-        if self.announced {
-            update(self.ctx, &self.view.id, status, content);
-        }
-    }
-
-    fn done(self, model: String) -> (String, Option<ToolCallView>) {
-        (model, self.announced.then_some(self.view))
-    }
 }
 
 /// Runs one call through the policy; returns what the model reads and the final view.
@@ -256,11 +217,7 @@ pub(super) async fn run_one(
     if announced {
         ctx.emit(TurnEvent::ToolCall(view.clone()));
     }
-    let mut shown = Shown {
-        ctx,
-        view,
-        announced,
-    };
+    let mut shown = Shown::new(ctx, view, announced);
 
     let env = ToolEnv {
         session_id: ctx.session_id.clone(),

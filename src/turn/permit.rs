@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::calls::Shown;
+use super::shown::Shown;
 use super::{TurnContext, lock};
 use crate::client::PermissionAnswer;
 use crate::events::{ToolContent, ToolStatus};

@@ -7,14 +7,21 @@
 //! line the grammar cannot parse is one too. Commands nested in substitutions are collected
 //! as well, so a deny rule sees them.
 
+mod constructs;
 mod programs;
+mod reach;
 mod words;
 
 use std::fmt;
 
 use tree_sitter::{Node, Parser};
 
+pub use reach::reachable;
 pub use words::Word;
+
+use constructs::{
+    ascii_shadow, first_token, heredoc_hazard, lexical_hazard, plain_expansion, test_hazard,
+};
 
 /// Deeper nesting than this is not judged (a hazard), so a hostile line cannot exhaust the
 /// stack.
@@ -158,172 +165,6 @@ pub fn parse(line: &str) -> CommandLine {
         out.hazards.push(Hazard::Empty);
     }
     out
-}
-
-/// Text on which the grammar and the shell disagree about where words and comments end:
-/// control characters other than tab and newline (tree-sitter takes `\r`, `\v` and `\f` for
-/// blanks, the shell for word characters), and a backslash-newline that is not the usual
-/// ` \` continuation (the shell deletes it and joins what it separated; the grammar keeps a
-/// gap, so `hi\⏎#; x` hides `x` from it in a comment).
-fn lexical_hazard(line: &str) -> Option<Hazard> {
-    if line
-        .chars()
-        .any(|c| c.is_ascii_control() && c != '\t' && c != '\n')
-    {
-        return Some(Hazard::Lexical("a control character".into()));
-    }
-    let bytes = line.as_bytes();
-    let joins = bytes.windows(2).enumerate().any(|(i, pair)| {
-        pair == b"\\\n" && !matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b' ' | b'\t'))
-    });
-    joins.then(|| Hazard::Lexical("a backslash-newline inside a word".into()))
-}
-
-/// What the grammar is given instead of `line`: every non-ASCII character replaced by as many
-/// `x` bytes as it takes in UTF-8, so byte offsets (and so the words read from `line`) stay
-/// the same. The shell gives non-ASCII characters no meaning (a non-breaking space separates
-/// nothing), and tree-sitter-bash 0.25's scanner passes the next character to C's `isdigit`,
-/// which reads out of bounds, and can crash, for a large code point (`{` then U+E01CB).
-fn ascii_shadow(line: &str) -> std::borrow::Cow<'_, str> {
-    if line.is_ascii() {
-        return line.into();
-    }
-    let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            out.extend(std::iter::repeat_n('x', c.len_utf8()));
-        }
-    }
-    out.into()
-}
-
-/// Every command `line` may run, as far as can be seen, for deny and ask rules: its simple
-/// commands and, for a program that runs code from its arguments, what those arguments
-/// would run (`sudo git push` may run `git push`; so may `sh -c 'git push'`). This
-/// over-approximates on purpose: a deny rule had better refuse too much than too little.
-pub fn reachable(line: &CommandLine) -> Vec<SimpleCommand> {
-    let mut out = Vec::new();
-    for command in &line.commands {
-        unwrap(command, 0, &mut out);
-    }
-    out
-}
-
-/// How many wrappers deep [`reachable`] looks into command strings.
-const MAX_UNWRAP: usize = 3;
-
-fn unwrap(command: &SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>) {
-    variants(command, out);
-    if depth >= MAX_UNWRAP || !matches!(programs::judge(command), Some(Hazard::RunsCode(_))) {
-        return;
-    }
-    let args = command.arguments();
-    for (i, arg) in args.iter().enumerate() {
-        // Whatever follows the wrapper's own options may be the command it runs.
-        let rest = SimpleCommand {
-            words: args[i..].to_vec(),
-            assignments: 0,
-            source: command.source.clone(),
-        };
-        variants(&rest, out);
-        // A quoted command string (`sh -c 'a; b'`, `eval "…"`).
-        if arg.literal && arg.text.contains(char::is_whitespace) {
-            for inner in parse(&arg.text).commands {
-                unwrap(&inner, depth + 1, out);
-            }
-        }
-    }
-}
-
-/// `command`, and the same command without its assignments (`X=1 git push`) and named by
-/// its program's base name (`/usr/bin/git push`).
-fn variants(command: &SimpleCommand, out: &mut Vec<SimpleCommand>) {
-    out.push(command.clone());
-    let bare = command.words.get(command.assignments..).unwrap_or(&[]);
-    if let Some((program, args)) = bare.split_first() {
-        let base = program.text.rsplit('/').next().unwrap_or(&program.text);
-        let mut words = vec![Word {
-            text: base.to_string(),
-            literal: program.literal,
-        }];
-        words.extend_from_slice(args);
-        if words.as_slice() != command.words.as_slice() {
-            out.push(SimpleCommand {
-                words,
-                assignments: 0,
-                source: command.source.clone(),
-            });
-        }
-    }
-}
-
-/// The first unnamed token of `node` (`{` or `((` for a compound statement).
-fn first_token(node: Node<'_>) -> Option<&'static str> {
-    (0..node.child_count())
-        .filter_map(|i| node.child(i as u32))
-        .find(|c| !c.is_named())
-        .map(|c| c.kind())
-}
-
-/// `${NAME}` only: the other forms (`${!x}`, `${x@P}`, `${x:offset}`, `${x:=v}`, …) evaluate
-/// or assign, and bash evaluates array subscripts and offsets as arithmetic, which runs
-/// `$( … )` hidden in a variable's value.
-fn plain_expansion(text: &str) -> bool {
-    text.strip_prefix("${")
-        .and_then(|t| t.strip_suffix('}'))
-        .is_some_and(|name| {
-            let mut chars = name.chars();
-            chars
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
-}
-
-/// Why a test (`[ … ]`, `[[ … ]]`) cannot be judged: bash evaluates `[[ ]]` operands, `-v`
-/// and numeric comparisons as arithmetic, which runs `$( … )` hidden in array subscripts.
-fn test_hazard(node: Node, src: &str) -> Option<&'static str> {
-    if first_token(node) == Some("[[") {
-        return Some("[[ … ]]");
-    }
-    let text = words::text(node, src);
-    let arithmetic = ["-v", "-R", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
-    text.split_whitespace()
-        .any(|w| arithmetic.contains(&w))
-        .then_some("a test that bash evaluates as arithmetic")
-}
-
-/// Why a here-document cannot be judged: the grammar neither parses backticks nor joins
-/// backslash-newlines in its body, and compares the end marker as written. A marker that is
-/// a plain word, or one quoted whole (`'EOF'`, `"EOF"`, `\EOF`), is judged; an unquoted
-/// marker's body must not expand anything (`$`, `` ` ``, `\`).
-fn heredoc_hazard(node: Node, src: &str) -> Option<&'static str> {
-    let mut cursor = node.walk();
-    let children: Vec<Node> = node.named_children(&mut cursor).collect();
-    let start = children.iter().find(|c| c.kind() == "heredoc_start")?;
-    let marker = words::text(*start, src);
-    let plain = |m: &str| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let quoted = [("'", "'"), ("\"", "\""), ("\\", "")]
-        .iter()
-        .any(|(open, close)| {
-            marker
-                .strip_prefix(open)
-                .and_then(|m| m.strip_suffix(close))
-                .is_some_and(plain)
-        });
-    if quoted {
-        return None;
-    }
-    if !plain(marker) {
-        return Some("a here-document end marker quoted in part");
-    }
-    let expands = children
-        .iter()
-        .filter(|c| c.kind() == "heredoc_body")
-        .any(|b| words::text(*b, src).contains(['$', '`', '\\']));
-    expands.then_some("a here-document whose text expands")
 }
 
 /// Nodes that only group or sequence other nodes.

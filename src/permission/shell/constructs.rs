@@ -1,0 +1,112 @@
+//! Where tree-sitter's bash grammar and the shell part ways, or bash evaluates more than it
+//! seems to: the checks that turn such text into a [`Hazard`] instead of a confident parse.
+
+use tree_sitter::Node;
+
+use super::{Hazard, words};
+
+/// Text on which the grammar and the shell disagree about where words and comments end:
+/// control characters other than tab and newline (tree-sitter takes `\r`, `\v` and `\f` for
+/// blanks, the shell for word characters), and a backslash-newline that is not the usual
+/// ` \` continuation (the shell deletes it and joins what it separated; the grammar keeps a
+/// gap, so `hi\⏎#; x` hides `x` from it in a comment).
+pub(super) fn lexical_hazard(line: &str) -> Option<Hazard> {
+    if line
+        .chars()
+        .any(|c| c.is_ascii_control() && c != '\t' && c != '\n')
+    {
+        return Some(Hazard::Lexical("a control character".into()));
+    }
+    let bytes = line.as_bytes();
+    let joins = bytes.windows(2).enumerate().any(|(i, pair)| {
+        pair == b"\\\n" && !matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b' ' | b'\t'))
+    });
+    joins.then(|| Hazard::Lexical("a backslash-newline inside a word".into()))
+}
+
+/// What the grammar is given instead of `line`: every non-ASCII character replaced by as many
+/// `x` bytes as it takes in UTF-8, so byte offsets (and so the words read from `line`) stay
+/// the same. The shell gives non-ASCII characters no meaning (a non-breaking space separates
+/// nothing), and tree-sitter-bash 0.25's scanner passes the next character to C's `isdigit`,
+/// which reads out of bounds, and can crash, for a large code point (`{` then U+E01CB).
+pub(super) fn ascii_shadow(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.is_ascii() {
+        return line.into();
+    }
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('x', c.len_utf8()));
+        }
+    }
+    out.into()
+}
+
+/// The first unnamed token of `node` (`{` or `((` for a compound statement).
+pub(super) fn first_token(node: Node<'_>) -> Option<&'static str> {
+    (0..node.child_count())
+        .filter_map(|i| node.child(i as u32))
+        .find(|c| !c.is_named())
+        .map(|c| c.kind())
+}
+
+/// `${NAME}` only: the other forms (`${!x}`, `${x@P}`, `${x:offset}`, `${x:=v}`, …) evaluate
+/// or assign, and bash evaluates array subscripts and offsets as arithmetic, which runs
+/// `$( … )` hidden in a variable's value.
+pub(super) fn plain_expansion(text: &str) -> bool {
+    text.strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .is_some_and(|name| {
+            let mut chars = name.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+/// Why a test (`[ … ]`, `[[ … ]]`) cannot be judged: bash evaluates `[[ ]]` operands, `-v`
+/// and numeric comparisons as arithmetic, which runs `$( … )` hidden in array subscripts.
+pub(super) fn test_hazard(node: Node, src: &str) -> Option<&'static str> {
+    if first_token(node) == Some("[[") {
+        return Some("[[ … ]]");
+    }
+    let text = words::text(node, src);
+    let arithmetic = ["-v", "-R", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+    text.split_whitespace()
+        .any(|w| arithmetic.contains(&w))
+        .then_some("a test that bash evaluates as arithmetic")
+}
+
+/// Why a here-document cannot be judged: the grammar neither parses backticks nor joins
+/// backslash-newlines in its body, and compares the end marker as written. A marker that is
+/// a plain word, or one quoted whole (`'EOF'`, `"EOF"`, `\EOF`), is judged; an unquoted
+/// marker's body must not expand anything (`$`, `` ` ``, `\`).
+pub(super) fn heredoc_hazard(node: Node, src: &str) -> Option<&'static str> {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.named_children(&mut cursor).collect();
+    let start = children.iter().find(|c| c.kind() == "heredoc_start")?;
+    let marker = words::text(*start, src);
+    let plain = |m: &str| !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let quoted = [("'", "'"), ("\"", "\""), ("\\", "")]
+        .iter()
+        .any(|(open, close)| {
+            marker
+                .strip_prefix(open)
+                .and_then(|m| m.strip_suffix(close))
+                .is_some_and(plain)
+        });
+    if quoted {
+        return None;
+    }
+    if !plain(marker) {
+        return Some("a here-document end marker quoted in part");
+    }
+    let expands = children
+        .iter()
+        .filter(|c| c.kind() == "heredoc_body")
+        .any(|b| words::text(*b, src).contains(['$', '`', '\\']));
+    expands.then_some("a here-document whose text expands")
+}

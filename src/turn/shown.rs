@@ -1,0 +1,45 @@
+//! A tool call as the editor last saw it, shared by the code that runs calls and the code
+//! that asks permission for them.
+
+use super::TurnContext;
+use crate::events::{ToolCallView, ToolContent, ToolStatus, TurnEvent};
+
+/// A call as the editor last saw it; every change goes through here so the final state can
+/// be written to the transcript.
+pub(super) struct Shown<'a> {
+    ctx: &'a TurnContext,
+    /// The call as shown last.
+    pub(super) view: ToolCallView,
+    announced: bool,
+}
+
+impl<'a> Shown<'a> {
+    /// A call shown as `view` (`announced`: the editor was told of it).
+    pub(super) fn new(ctx: &'a TurnContext, view: ToolCallView, announced: bool) -> Self {
+        Shown {
+            ctx,
+            view,
+            announced,
+        }
+    }
+
+    pub(super) fn update(&mut self, status: Option<ToolStatus>, content: Option<Vec<ToolContent>>) {
+        if let Some(status) = status {
+            self.view.status = status;
+        }
+        if let Some(content) = &content {
+            self.view.content = content.clone();
+        }
+        if self.announced {
+            self.ctx.emit(TurnEvent::ToolCallUpdate {
+                id: self.view.id.clone(),
+                status,
+                content,
+            });
+        }
+    }
+
+    pub(super) fn done(self, model: String) -> (String, Option<ToolCallView>) {
+        (model, self.announced.then_some(self.view))
+    }
+}
