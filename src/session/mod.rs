@@ -6,6 +6,7 @@ pub mod instructions;
 pub mod options;
 pub mod replay;
 mod start;
+mod status;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use actor::Command;
 pub use actor::Ran;
 use options::{OptionError, OptionView, Settings};
 use start::Start;
+pub use status::LiveSession;
 
 /// Why a session request failed; converted to a JSON-RPC error in acp/errors.rs.
 #[derive(Debug, thiserror::Error)]
@@ -472,26 +474,6 @@ impl Live {
     fn stop(self) {
         self.view.mcp.shutdown();
     }
-}
-
-/// What `_tandem/status` and `_tandem/usage` report about an open session.
-pub struct LiveSession {
-    /// Session id.
-    pub id: String,
-    /// Working directory (canonical).
-    pub cwd: PathBuf,
-    /// Current settings.
-    pub settings: Settings,
-    /// The current model's context window.
-    pub context_window: u64,
-    /// Tokens in use after the last model response, when the server reported them.
-    pub context_used: Option<u64>,
-    /// Token totals.
-    pub totals: crate::turn::Totals,
-    /// MCP servers: name, state, and why it failed.
-    pub mcp: Vec<(String, &'static str, Option<String>)>,
-    /// Rules in force and remembered answers.
-    pub permissions: crate::permission::Snapshot,
 }
 
 /// A session's working directory must be an absolute path to an existing directory.
