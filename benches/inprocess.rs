@@ -123,7 +123,7 @@ fn permission(c: &mut Criterion) {
         rules: Rules::default(),
         workspace: Workspace::new(root.clone(), Vec::new(), None),
     };
-    let access = tandem::tools::Access::Execute {
+    let access = tandem::types::Access::Execute {
         command: line.clone(),
     };
     let mode = tandem::types::Mode::Ask;

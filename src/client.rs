@@ -111,7 +111,7 @@ pub trait ClientOps: Send + Sync {
     fn request_permission<'a>(
         &'a self,
         session: &'a str,
-        call: &'a crate::events::ToolCallView,
+        call: &'a crate::types::ToolCallView,
         choices: &'a [PermissionChoice],
     ) -> BoxFuture<'a, Result<PermissionAnswer, ClientError>>;
 

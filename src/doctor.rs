@@ -7,7 +7,8 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use crate::config::Config;
-use crate::model::{Message, ModelRequest, UserPart};
+use crate::model::{Message, ModelRequest};
+use crate::types::UserPart;
 
 /// One check's verdict.
 struct Check {

@@ -43,7 +43,9 @@ async fn run(cli: Cli) -> ExitCode {
         }
     };
     // From here on, the key is redacted from everything tandem writes and kept from children.
-    tandem::secrets::protect(&config);
+    if let Some(key) = &config.endpoint.api_key {
+        tandem::secrets::protect(key.expose(), config.key_vars());
+    }
     match cli.command {
         None => match tandem::run_stdio(config).await {
             Ok(()) => ExitCode::SUCCESS,

@@ -8,8 +8,6 @@
 use std::borrow::Cow;
 use std::sync::RwLock;
 
-use crate::config::Config;
-
 /// What replaces a secret.
 pub const REDACTED: &str = "[redacted]";
 
@@ -34,33 +32,17 @@ fn held() -> std::sync::RwLockReadGuard<'static, Held> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Registers the configured key for redaction and, unless `share_api_key` is set, marks the
-/// variables that carry it (the preset's, `OPENAI_API_KEY`, and any other variable set to
-/// the same value) for removal from child processes' environment.
-pub fn protect(config: &Config) {
-    let Some(key) = &config.endpoint.api_key else {
-        return;
-    };
-    let key = key.expose().to_string();
-    let mut vars = Vec::new();
-    if !config.share_api_key {
-        vars.push(config.endpoint.api_key_env.clone());
-        vars.push("OPENAI_API_KEY".to_string());
-        vars.extend(
-            std::env::vars_os()
-                .filter(|(_, v)| v.to_str().is_some_and(|v| v.trim() == key))
-                .filter_map(|(k, _)| k.into_string().ok()),
-        );
-        vars.sort();
-        vars.dedup();
-    }
+/// Registers `key` for redaction, and `hidden` as the environment variables child processes
+/// must not inherit (those that carry the key, unless the user shares it: see
+/// `Config::key_vars`). Called once at start-up.
+pub fn protect(key: &str, hidden: Vec<String>) {
     let mut h = HELD
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if key.len() >= MIN_SECRET_LEN && !h.values.contains(&key) {
-        h.values.push(key);
+    if key.len() >= MIN_SECRET_LEN && !h.values.iter().any(|v| v == key) {
+        h.values.push(key.to_string());
     }
-    h.vars = vars;
+    h.vars = hidden;
 }
 
 /// The variables a child process must not inherit.

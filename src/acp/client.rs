@@ -20,7 +20,7 @@ use crate::client::{
     ClientError, ClientOps, ExitStatus, PermissionAnswer, PermissionChoice, TerminalOutput,
     TerminalSpec,
 };
-use crate::events::ToolCallView;
+use crate::types::ToolCallView;
 
 /// The editor on the other end of the connection.
 pub struct AcpClient {

@@ -8,14 +8,14 @@ use agent_client_protocol::v1::schema::{
     UsageUpdate,
 };
 
-use crate::events::{
+use crate::types::Mode;
+use crate::types::StopReason;
+use crate::types::UserPart;
+use crate::types::{
     CompactionStatus, Location, PlanItem, ToolCallView, ToolContent, ToolKind, ToolStatus,
     TurnEvent,
 };
-use crate::model::UserPart;
-use crate::session::options::{OptionCategory, OptionView};
-use crate::turn::StopReason;
-use crate::types::Mode;
+use crate::types::{OptionCategory, OptionView};
 
 /// Turns a prompt's content blocks into what the model reads. Text stays text; a resource
 /// link becomes a reference the model can follow; an embedded resource becomes context;

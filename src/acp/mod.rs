@@ -24,8 +24,8 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, schema::ProtocolVersion};
 
 use crate::client::ClientCaps;
-use crate::events::{EventSink, TurnEvent};
-use crate::ext;
+use crate::types::{EventSink, TurnEvent};
+pub mod ext;
 use crate::session::{EditorLink, SessionManager};
 
 /// The id of the one authentication method tandem offers.
@@ -353,7 +353,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                     let sent = match manager
                         .run(
                             &req.session_id,
-                            vec![crate::model::UserPart::Text(slash)],
+                            vec![crate::types::UserPart::Text(slash)],
                             None,
                         )
                         .await

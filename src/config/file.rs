@@ -34,13 +34,13 @@ pub(super) struct FileConfig {
     #[serde(default)]
     pub tool_budgets: std::collections::BTreeMap<String, u32>,
     #[serde(default)]
-    pub mcp_servers: Vec<crate::mcp::ServerSpec>,
+    pub mcp_servers: Vec<super::ServerSpec>,
     #[serde(default)]
     pub actions: Vec<super::ActionSpec>,
     #[serde(default)]
     pub skill_dirs: Vec<std::path::PathBuf>,
     #[serde(default)]
-    pub hooks: crate::hooks::HooksSpec,
+    pub hooks: super::hooks::HooksSpec,
     #[serde(default)]
     pub permissions: super::permissions::PermissionsSpec,
 }

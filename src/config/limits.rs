@@ -40,6 +40,11 @@ impl Default for Timeouts {
 /// The default bound on one model response's bytes on the wire.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// How long in-flight requests may run after stdin ends before prompts are cancelled.
+pub const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(300);
+/// Longest line read from stdin unless configured otherwise.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// What tandem does about a model that repeats itself or overuses a tool, per prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoopGuard {

@@ -5,11 +5,14 @@
 
 mod dirs;
 mod file;
+pub mod hooks;
 pub mod limits;
+mod mcp;
 mod models;
 pub mod permissions;
 pub mod presets;
 mod project;
+mod settings;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -19,9 +22,11 @@ use crate::types::Mode;
 use dirs::{default_config_path, default_home, home_dir, resolve_dir, user_home};
 use file::FileConfig;
 pub use limits::{LoopGuard, Timeouts};
+pub use mcp::ServerSpec;
 use models::resolve_models;
 pub use presets::Preset;
 pub use project::{ProjectConfig, project};
+pub use settings::Settings;
 
 /// Settings given on the command line; `None` means "not given".
 #[derive(Debug, Clone, Default)]
@@ -176,14 +181,14 @@ pub struct Config {
     /// Custom actions from the user's config file (`[[actions]]`).
     pub actions: Vec<ActionSpec>,
     /// MCP servers from the user's config file (`[[mcp_servers]]`).
-    pub mcp_servers: Vec<crate::mcp::ServerSpec>,
+    pub mcp_servers: Vec<ServerSpec>,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
     /// Extra folders of skills (`skill_dirs`; `~/` and paths relative to the config file
     /// resolved).
     pub skill_dirs: Vec<PathBuf>,
     /// Hooks from the user's config file (`[hooks]`).
-    pub hooks: std::sync::Arc<crate::hooks::Hooks>,
+    pub hooks: std::sync::Arc<hooks::Hooks>,
     /// Permission rules from the user's config file (`[permissions]`).
     pub permissions: Vec<permissions::Rule>,
     /// The user's home directory, when known: `~/` in rules, and a session opened there is
@@ -212,6 +217,31 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// The environment variables that carry the API key, which the processes tandem starts
+    /// must not inherit: the preset's, `OPENAI_API_KEY`, and any other set to the same value.
+    /// Empty without a key, or when the user shares it (`share_api_key`).
+    pub fn key_vars(&self) -> Vec<String> {
+        let Some(key) = &self.endpoint.api_key else {
+            return Vec::new();
+        };
+        if self.share_api_key {
+            return Vec::new();
+        }
+        let key = key.expose();
+        let mut vars = vec![
+            self.endpoint.api_key_env.clone(),
+            "OPENAI_API_KEY".to_string(),
+        ];
+        vars.extend(
+            std::env::vars_os()
+                .filter(|(_, v)| v.to_str().is_some_and(|v| v.trim() == key))
+                .filter_map(|(k, _)| k.into_string().ok()),
+        );
+        vars.sort();
+        vars.dedup();
+        vars
+    }
+
     /// Resolves the configuration from the process environment.
     pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
         Self::resolve(overrides, &|name| std::env::var(name).ok())
@@ -395,7 +425,7 @@ impl Config {
                     |s: &f64| s.is_finite() && *s >= 0.0,
                     "a number of seconds",
                 )?),
-                None => crate::transport::DEFAULT_EOF_GRACE,
+                None => limits::DEFAULT_EOF_GRACE,
             },
             max_message_bytes: match env_nonempty("TANDEM_MAX_MESSAGE_BYTES") {
                 Some(v) => Some(parse_env(
@@ -406,15 +436,12 @@ impl Config {
                 )?),
                 None => file.max_message_bytes,
             }
-            .map_or(
-                Ok(crate::transport::DEFAULT_MAX_MESSAGE_BYTES),
-                |n| match n {
-                    0 => Err(ConfigError::Invalid(
-                        "max_message_bytes must be positive".into(),
-                    )),
-                    n => Ok(n),
-                },
-            )?
+            .map_or(Ok(limits::DEFAULT_MAX_MESSAGE_BYTES), |n| match n {
+                0 => Err(ConfigError::Invalid(
+                    "max_message_bytes must be positive".into(),
+                )),
+                n => Ok(n),
+            })?
             .try_into()
             .unwrap_or(usize::MAX),
             compact_threshold: match file.compact_threshold {

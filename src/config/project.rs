@@ -12,7 +12,7 @@ use super::permissions::{Effect, PermissionsSpec, Rule};
 pub struct ProjectConfig {
     /// MCP servers for sessions in this project.
     #[serde(default)]
-    pub mcp_servers: Vec<crate::mcp::ServerSpec>,
+    pub mcp_servers: Vec<super::ServerSpec>,
     /// Custom actions for sessions in this project.
     #[serde(default)]
     pub actions: Vec<ActionSpec>,

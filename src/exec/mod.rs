@@ -190,7 +190,7 @@ fn read_schema(path: &std::path::Path) -> anyhow::Result<serde_json::Value> {
         .map_err(|e| anyhow::anyhow!("cannot read the output schema {}: {e}", path.display()))?;
     let schema: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("the output schema {} is not JSON: {e}", path.display()))?;
-    crate::structured::OutputSchema::new(schema.clone())
+    crate::output_schema::OutputSchema::new(schema.clone())
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(schema)
 }

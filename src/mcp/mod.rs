@@ -9,61 +9,19 @@ mod children;
 mod connect;
 mod tool;
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Deserialize;
 use tokio::sync::watch;
 
 use crate::tools::Tool;
 pub use children::kill_all;
 pub use tool::exposed_name;
 
+pub use crate::config::ServerSpec;
+
 /// How long a server may take to start and list its tools.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How to reach one MCP server.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerSpec {
-    /// The server's name (the middle part of its tools' names).
-    pub name: String,
-    /// Program to run (stdio transport).
-    #[serde(default)]
-    pub command: Option<PathBuf>,
-    /// Its arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Extra environment variables for it.
-    #[serde(default)]
-    pub env: HashMap<String, String>,
-    /// URL of a streamable HTTP server.
-    #[serde(default)]
-    pub url: Option<String>,
-    /// HTTP headers for it (e.g. `Authorization`).
-    #[serde(default)]
-    pub headers: HashMap<String, String>,
-    /// The server speaks the old HTTP+SSE transport (which tandem cannot use).
-    #[serde(skip)]
-    pub sse: bool,
-}
-
-impl ServerSpec {
-    /// A server reached over HTTP (`sse` for the old HTTP+SSE transport).
-    pub fn remote(name: String, url: String, headers: HashMap<String, String>, sse: bool) -> Self {
-        Self {
-            name,
-            command: None,
-            args: Vec::new(),
-            env: HashMap::new(),
-            url: Some(url),
-            headers,
-            sse,
-        }
-    }
-}
 
 /// Merges server lists by name; later lists win (user < project < session).
 pub fn merge(lists: impl IntoIterator<Item = Vec<ServerSpec>>) -> Vec<ServerSpec> {
@@ -242,6 +200,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     fn spec(name: &str, command: &str) -> ServerSpec {
         ServerSpec {

@@ -11,8 +11,9 @@ use rmcp::model::{
 use serde_json::Value;
 
 use super::connect::{Client, Connection};
-use crate::events::{ToolContent, ToolKind, TurnEvent};
-use crate::tools::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, text};
+use crate::tools::{Call, Prepared, Tool, ToolEnv, ToolOutput, text};
+use crate::types::Access;
+use crate::types::{ToolContent, ToolKind, TurnEvent};
 
 /// Longest tool name model APIs accept.
 const MAX_NAME: usize = 64;

@@ -3,7 +3,7 @@
 //! some proxies) leave `index` out, in which case a fragment with a new `id` starts a call
 //! and one without continues the last.
 
-use super::chunk::ToolCallDelta;
+use serde::Deserialize;
 
 /// A complete tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -14,6 +14,31 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments' JSON text, as the model wrote it.
     pub arguments: String,
+}
+
+/// A fragment of a tool call; the pieces are joined by `index` (or by position when absent).
+#[derive(Debug, Default, Deserialize)]
+pub struct ToolCallDelta {
+    /// Which call this fragment belongs to.
+    #[serde(default)]
+    pub index: Option<u32>,
+    /// The call id, on the first fragment.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Name and argument text.
+    #[serde(default)]
+    pub function: Option<FunctionDelta>,
+}
+
+/// Function name and a piece of its JSON arguments.
+#[derive(Debug, Default, Deserialize)]
+pub struct FunctionDelta {
+    /// The tool name, on the first fragment.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A piece of the arguments' JSON text.
+    #[serde(default)]
+    pub arguments: Option<String>,
 }
 
 /// Collects fragments in arrival order.
@@ -94,13 +119,13 @@ impl ToolCallAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::chunk::Chunk;
 
+    /// Feeds the tool-call fragments of one streamed chunk, as a server sends it.
     fn feed(acc: &mut ToolCallAccumulator, json: &str) {
-        let chunk: Chunk = serde_json::from_str(json).unwrap();
-        for choice in chunk.choices {
-            for d in choice.delta.unwrap().tool_calls {
-                acc.push(d);
+        let chunk: serde_json::Value = serde_json::from_str(json).unwrap();
+        for choice in chunk["choices"].as_array().unwrap() {
+            for d in choice["delta"]["tool_calls"].as_array().unwrap() {
+                acc.push(serde_json::from_value(d.clone()).unwrap());
             }
         }
     }

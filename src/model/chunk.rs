@@ -8,8 +8,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::accumulate::ToolCallAccumulator;
+use super::accumulate::{ToolCallAccumulator, ToolCallDelta};
 use super::{ModelEvent, Usage};
+use crate::types::FinishReason;
 
 /// One `data:` line of the stream.
 #[derive(Debug, Default, Deserialize)]
@@ -54,31 +55,6 @@ pub struct Delta {
     /// Tool-call fragments.
     #[serde(default, deserialize_with = "null_as_default")]
     pub tool_calls: Vec<ToolCallDelta>,
-}
-
-/// A fragment of a tool call; the pieces are joined by `index` (or by position when absent).
-#[derive(Debug, Default, Deserialize)]
-pub struct ToolCallDelta {
-    /// Which call this fragment belongs to.
-    #[serde(default)]
-    pub index: Option<u32>,
-    /// The call id, on the first fragment.
-    #[serde(default)]
-    pub id: Option<String>,
-    /// Name and argument text.
-    #[serde(default)]
-    pub function: Option<FunctionDelta>,
-}
-
-/// Function name and a piece of its JSON arguments.
-#[derive(Debug, Default, Deserialize)]
-pub struct FunctionDelta {
-    /// The tool name, on the first fragment.
-    #[serde(default)]
-    pub name: Option<String>,
-    /// A piece of the arguments' JSON text.
-    #[serde(default)]
-    pub arguments: Option<String>,
 }
 
 /// Usage as servers report it.
@@ -142,7 +118,7 @@ impl Chunk {
                 if !calls.is_empty() {
                     events.push(ModelEvent::ToolCalls(std::mem::take(calls).finish()));
                 }
-                events.push(ModelEvent::Finish(reason));
+                events.push(ModelEvent::Finish(FinishReason::parse(&reason)));
             }
         }
         if let Some(u) = self.usage {
@@ -260,7 +236,7 @@ mod tests {
             events(
                 r#"{"choices":[{"delta":{"content":null,"tool_calls":null},"finish_reason":"eos"}]}"#
             ),
-            [ModelEvent::Finish("eos".into())]
+            [ModelEvent::Finish(FinishReason::parse("eos"))]
         );
         assert_eq!(
             events(r#"{"choices":null,"usage":{"prompt_tokens":3,"completion_tokens":4}}"#),

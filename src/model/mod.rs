@@ -12,10 +12,11 @@ pub mod replay;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use serde::{Deserialize, Serialize};
 
 pub use accumulate::ToolCall;
 pub use error::{ErrorClass, ModelError};
+
+use crate::types::{FinishReason, ToolSpec, UserPart};
 
 /// One message of the conversation as the model sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,30 +49,6 @@ impl Message {
             tool_calls: Vec::new(),
         }
     }
-}
-
-/// A tool the model may call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    /// The name the model calls it by.
-    pub name: String,
-    /// What it does, for the model.
-    pub description: String,
-    /// JSON Schema of its arguments.
-    pub parameters: serde_json::Value,
-}
-
-/// A piece of a user message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UserPart {
-    /// Plain text.
-    Text(String),
-    /// An image, as a `data:` URL or an `https:` URL.
-    Image {
-        /// The URL the model fetches or decodes.
-        url: String,
-    },
 }
 
 /// One chat-completions request.
@@ -115,8 +92,8 @@ pub enum ModelEvent {
     Usage(Usage),
     /// Whole tool calls, joined from their fragments; sent just before [`ModelEvent::Finish`].
     ToolCalls(Vec<ToolCall>),
-    /// Why the model stopped (`stop`, `length`, `content_filter`, `tool_calls`, or anything else).
-    Finish(String),
+    /// Why the model stopped.
+    Finish(FinishReason),
 }
 
 /// A stream of model events; ends after [`ModelEvent::Finish`] (and usage, if any).

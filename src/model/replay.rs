@@ -23,6 +23,7 @@ use serde::Deserialize;
 use super::{
     ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, ToolCall, Usage,
 };
+use crate::types::FinishReason;
 
 /// A whole fixture file.
 #[derive(Debug, Clone, Deserialize)]
@@ -165,7 +166,7 @@ impl ModelClient for ReplayClient {
             if !calls.is_empty() {
                 events.push(ModelEvent::ToolCalls(calls));
             }
-            events.push(ModelEvent::Finish(finish));
+            events.push(ModelEvent::Finish(FinishReason::parse(&finish)));
             events.extend(usage.map(ModelEvent::Usage));
             let stream = futures::stream::iter(events).then(move |event| async move {
                 if !delay.is_zero() {
@@ -201,12 +202,12 @@ mod tests {
         assert_eq!(first.len(), 2);
         assert_eq!(
             first[1].as_ref().unwrap(),
-            &ModelEvent::Finish("stop".into())
+            &ModelEvent::Finish(FinishReason::parse("stop"))
         );
         let second: Vec<_> = client.open(req.clone()).await.unwrap().collect().await;
         assert_eq!(
             second.last().unwrap().as_ref().unwrap(),
-            &ModelEvent::Finish("length".into())
+            &ModelEvent::Finish(FinishReason::parse("length"))
         );
         let third: Vec<_> = client.open(req).await.unwrap().collect().await;
         assert_eq!(third, first);
@@ -242,7 +243,7 @@ mod tests {
                 arguments: r#"{"path":"a"}"#.into(),
             }])
         );
-        assert_eq!(events[2], ModelEvent::Finish("tool_calls".into()));
+        assert_eq!(events[2], ModelEvent::Finish(FinishReason::ToolCalls));
     }
 
     #[test]

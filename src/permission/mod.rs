@@ -25,7 +25,7 @@ pub use scope::CommandScope;
 pub use workspace::Workspace;
 
 use crate::config::permissions::{Effect, PathAccess, Rule};
-use crate::tools::Access;
+use crate::types::Access;
 use crate::types::Mode;
 use shell::CommandLine;
 

@@ -9,14 +9,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::SessionError;
 use super::commands::{self, Action, SlashCommand};
-use super::options::{self, OptionView, Settings};
+use super::options;
 use crate::config::Config;
-use crate::events::{EventSink, TurnEvent};
-use crate::model::{Message, UserPart};
+use crate::config::Settings;
+use crate::model::Message;
+use crate::output_schema::OutputSchema;
 use crate::store::{Record, Transcript};
-use crate::structured::OutputSchema;
-use crate::turn::{self, StopReason, TurnContext, TurnOutcome, lock};
+use crate::turn::{self, TurnContext, TurnOutcome, lock};
 use crate::types::Mode;
+use crate::types::OptionView;
+use crate::types::StopReason;
+use crate::types::UserPart;
+use crate::types::{EventSink, TurnEvent};
 
 /// How a prompt ended.
 #[derive(Debug)]
@@ -255,7 +259,7 @@ impl Actor {
         };
         if self.title.is_none() {
             let first = self.history.iter().find_map(|m| match m {
-                Message::User(parts) => super::replay::title_from(parts),
+                Message::User(parts) => super::playback::title_from(parts),
                 _ => None,
             });
             if let Some(title) = first {

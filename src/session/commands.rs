@@ -132,7 +132,7 @@ fn read(path: &Path) -> Option<SlashCommand> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| tracing::warn!(path = %path.display(), "cannot read a command: {e}"))
         .ok()?;
-    let (front, body) = crate::extend::frontmatter::split(&text);
+    let (front, body) = crate::customize::frontmatter::split(&text);
     let description = front
         .lines()
         .find_map(|l| l.strip_prefix("description:"))

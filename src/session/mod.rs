@@ -4,7 +4,7 @@ mod actor;
 pub mod commands;
 pub mod instructions;
 pub mod options;
-pub mod replay;
+pub mod playback;
 mod start;
 mod status;
 
@@ -16,18 +16,22 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::client::{ClientCaps, ClientOps};
 use crate::config::Config;
-use crate::events::EventSink;
-use crate::events::TurnEvent;
+use crate::config::Settings;
 use crate::mcp::ServerSpec;
 use crate::model::openai::missing_key_error;
-use crate::model::{ModelClient, ModelError, UserPart};
+use crate::model::{ModelClient, ModelError};
 use crate::store::{self, Line, Record, Store};
 use crate::tools::Registry;
-use crate::turn::{StopReason, TurnContext};
+use crate::turn::TurnContext;
+use crate::types::EventSink;
 use crate::types::Mode;
+use crate::types::OptionView;
+use crate::types::StopReason;
+use crate::types::TurnEvent;
+use crate::types::UserPart;
 use actor::Command;
 pub use actor::Ran;
-use options::{OptionError, OptionView, Settings};
+use options::OptionError;
 use start::Start;
 pub use status::LiveSession;
 
@@ -215,7 +219,7 @@ impl SessionManager {
             _ => None,
         });
         if replay {
-            for event in replay::events(&lines) {
+            for event in playback::events(&lines) {
                 sink.emit(id, event);
             }
         }
@@ -385,7 +389,7 @@ impl SessionManager {
         &self,
         id: &str,
         parts: Vec<UserPart>,
-        output: Option<Arc<crate::structured::OutputSchema>>,
+        output: Option<Arc<crate::output_schema::OutputSchema>>,
     ) -> Result<Ran, SessionError> {
         let (reply, rx) = oneshot::channel();
         self.send(

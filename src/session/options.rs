@@ -1,81 +1,12 @@
 //! A session's settings (mode, model, reasoning effort) and the config options that show and
 //! change them. Both `session/set_mode` and `session/set_config_option` land here.
 
-use crate::config::Config;
-use crate::types::Mode;
+use crate::config::{Config, Settings};
+use crate::types::{Mode, OptionCategory, OptionValue, OptionView};
 
 /// The reasoning levels offered for models that take `reasoning_effort`.
 pub const REASONING_EFFORTS: [(&str, &str); 3] =
     [("low", "Low"), ("medium", "Medium"), ("high", "High")];
-
-/// What a session is set to; read at each model request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    /// The permission mode.
-    pub mode: Mode,
-    /// The model id.
-    pub model: String,
-    /// The chosen reasoning level; sent only to models that take it.
-    pub reasoning_effort: String,
-}
-
-impl Settings {
-    /// The settings a new session starts with.
-    pub fn initial(config: &Config) -> Self {
-        Self {
-            mode: config.default_mode,
-            model: config.default_model.clone(),
-            reasoning_effort: "medium".to_string(),
-        }
-    }
-
-    /// `reasoning_effort` to send, if the current model takes it.
-    pub fn effort_for_request(&self, config: &Config) -> Option<String> {
-        config
-            .model(&self.model)
-            .filter(|m| m.reasoning_effort)
-            .map(|_| self.reasoning_effort.clone())
-    }
-}
-
-/// The semantic group of an option (ACP `category`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptionCategory {
-    /// The permission mode.
-    Mode,
-    /// The model.
-    Model,
-    /// How hard the model thinks.
-    ThoughtLevel,
-}
-
-/// One selectable value.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OptionValue {
-    /// Wire id.
-    pub id: String,
-    /// Label.
-    pub name: String,
-    /// Longer text, when useful.
-    pub description: Option<String>,
-}
-
-/// One config option as the editor shows it (a select).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OptionView {
-    /// Option id: `mode`, `model` or `reasoning_effort`.
-    pub id: &'static str,
-    /// Label.
-    pub name: &'static str,
-    /// One sentence about it.
-    pub description: &'static str,
-    /// Semantic group.
-    pub category: OptionCategory,
-    /// The selected value's id.
-    pub current: String,
-    /// Every value that may be selected.
-    pub values: Vec<OptionValue>,
-}
 
 /// Why a setting could not be changed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -9,12 +9,12 @@ use tokio::sync::mpsc;
 use super::actor::Actor;
 use super::{Live, NewSession, SessionManager, commands, instructions, options};
 use crate::client::{ClientCaps, ClientOps};
-use crate::events::{EventSink, TurnEvent};
+use crate::config::Settings;
 use crate::model::Message;
 use crate::permission::{Grants, Policy, Rules, Workspace};
-use crate::session::options::Settings;
 use crate::store::{Record, Transcript};
 use crate::turn::TurnContext;
+use crate::types::{EventSink, TurnEvent};
 
 impl SessionManager {
     pub(super) fn start(&self, s: Start) -> NewSession {
@@ -33,7 +33,7 @@ impl SessionManager {
             .chain(project.actions.iter().cloned())
             .collect();
         let commands = commands::discover(&s.cwd, &self.config.config_dir, &actions);
-        let extras = Arc::new(crate::extend::Extras::open(
+        let extras = Arc::new(crate::customize::Extras::open(
             &self.config,
             &s.id,
             &root,

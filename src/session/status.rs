@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::options::Settings;
+use crate::config::Settings;
 
 /// What `_tandem/status` and `_tandem/usage` report about an open session.
 pub struct LiveSession {

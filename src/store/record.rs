@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::{PlanItem, ToolCallView};
-use crate::model::{Message, ToolCall, UserPart};
+use crate::model::{Message, ToolCall};
+use crate::types::UserPart;
+use crate::types::{PlanItem, ToolCallView};
 
 /// The record format version written by this build.
 pub const VERSION: u32 = 1;

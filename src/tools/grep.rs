@@ -11,10 +11,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{
-    Access, Call, Prepared, Tool, ToolEnv, ToolOutput, glob::walker, parse, paths, schema,
-};
-use crate::events::{Location, ToolKind};
+use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, glob::walker, parse, paths, schema};
+use crate::types::{Access, Location, ToolKind};
 
 /// Most matching lines returned.
 const MAX_MATCHES: usize = 200;

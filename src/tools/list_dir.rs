@@ -7,8 +7,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
-use crate::events::{Location, ToolKind};
+use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use crate::types::Access;
+use crate::types::{Location, ToolKind};
 
 /// Most entries listed.
 const MAX_ENTRIES: usize = 1000;

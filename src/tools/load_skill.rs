@@ -9,9 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, schema};
-use crate::events::ToolKind;
-use crate::extend::skills::{self, Catalog, FILE, Skill};
+use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, schema};
+use crate::customize::skills::{self, Catalog, FILE, Skill};
+use crate::types::Access;
+use crate::types::ToolKind;
 
 /// Arguments of `load_skill`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -65,7 +66,7 @@ impl Tool for LoadSkill {
         })?;
         Ok(Prepared {
             title: format!("Load skill `{}`", skill.name),
-            locations: vec![crate::events::Location {
+            locations: vec![crate::types::Location {
                 path: skill.dir.join(FILE),
                 line: None,
             }],
@@ -89,7 +90,7 @@ impl Call for LoadCall {
                 Ok(text) => text,
                 Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", file.display())),
             };
-            let body = crate::extend::frontmatter::split(&text).1.trim();
+            let body = crate::customize::frontmatter::split(&text).1.trim();
             let listed = tokio::task::spawn_blocking({
                 let skill = skill.clone();
                 move || skills::files(&skill)

@@ -27,30 +27,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientCaps, ClientOps};
-use crate::events::{EventSink, Location, ToolContent, ToolKind};
-use crate::model::ToolSpec;
-
-/// What a call touches, for the permission policy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Access {
-    /// Nothing outside tandem (e.g. updating the plan).
-    Free,
-    /// Reads this path.
-    Read(PathBuf),
-    /// Changes this path.
-    Edit(PathBuf),
-    /// Runs a shell command line (judged by its parsed simple commands).
-    Execute {
-        /// The line as the model wrote it.
-        command: String,
-    },
-    /// Calls an outside tool (an MCP server's): free like a read when it says it only reads,
-    /// asked like a command otherwise.
-    Tool {
-        /// The tool's `readOnlyHint`.
-        read_only: bool,
-    },
-}
+use crate::types::{Access, ToolSpec};
+use crate::types::{EventSink, Location, ToolContent, ToolKind};
 
 /// What a finished call returns.
 #[derive(Debug, Clone, PartialEq)]

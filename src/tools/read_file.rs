@@ -8,8 +8,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, files, parse, paths, schema, text};
-use crate::events::{Location, ToolContent, ToolKind};
+use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, files, parse, paths, schema, text};
+use crate::types::Access;
+use crate::types::{Location, ToolContent, ToolKind};
 
 /// Arguments of `read_file`.
 #[derive(Debug, Deserialize, JsonSchema)]

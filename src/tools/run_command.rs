@@ -9,11 +9,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema, text};
+use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema, text};
 use crate::client::{ExitStatus, TerminalSpec};
-use crate::events::TurnEvent;
-use crate::events::{ToolContent, ToolKind};
 use crate::local;
+use crate::types::Access;
+use crate::types::TurnEvent;
+use crate::types::{ToolContent, ToolKind};
 
 /// Default and largest timeouts.
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;

@@ -7,8 +7,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, schema};
-use crate::events::{PlanItem, ToolKind, TurnEvent};
+use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, schema};
+use crate::types::Access;
+use crate::types::{PlanItem, ToolKind, TurnEvent};
 
 /// A plan entry's status.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

@@ -8,8 +8,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::files::{self, ReadError};
-use super::{Access, Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
-use crate::events::{Location, ToolContent, ToolKind};
+use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use crate::types::Access;
+use crate::types::{Location, ToolContent, ToolKind};
 
 /// Arguments of `write_file`.
 #[derive(Debug, Deserialize, JsonSchema)]

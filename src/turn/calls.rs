@@ -7,10 +7,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::TurnContext;
 use super::shown::Shown;
-use crate::events::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 use crate::model::{Message, ToolCall};
 use crate::store::Record;
 use crate::tools::{self, ToolEnv, ToolOutput};
+use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
 /// Runs `calls`; returns one `Tool` message per call, in order, and whether the turn was
 /// cancelled on the way.

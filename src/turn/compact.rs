@@ -7,11 +7,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::{TurnContext, fit_to_model, lock};
 use crate::config::ModelSpec;
-use crate::events::{CompactionStatus, TurnEvent};
-use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest, UserPart};
-use crate::session::replay::COMPACTED_NOTE;
+use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest};
+use crate::session::playback::COMPACTED_NOTE;
 use crate::store::Record;
 use crate::store::record;
+use crate::types::UserPart;
+use crate::types::{CompactionStatus, TurnEvent};
 
 const SUMMARY_SYSTEM: &str = "You summarize a coding session so that the agent can continue it without \
 seeing the earlier messages. Write plain, specific notes; never call tools.";

@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex};
 
 use super::{lock, subagent};
 use crate::client::{ClientCaps, ClientOps};
+use crate::config::Settings;
 use crate::config::{Config, ModelSpec};
-use crate::events::{EventSink, TurnEvent};
 use crate::model::ModelClient;
 use crate::permission::{Grants, Policy};
-use crate::session::options::Settings;
 use crate::store::Transcript;
 use crate::tools::Registry;
 use crate::types::Mode;
+use crate::types::{EventSink, TurnEvent};
 
 /// Everything a turn needs besides the history; shared state is read at the moment it
 /// matters (settings at each request and each tool call).
@@ -53,11 +53,11 @@ pub struct TurnContext {
     /// Tokens the session has used so far, over all its model requests.
     pub totals: Arc<Mutex<Totals>>,
     /// The session's skills, subagents and hooks.
-    pub extras: Arc<crate::extend::Extras>,
+    pub extras: Arc<crate::customize::Extras>,
     /// Set when this context runs a subagent: which, and the tools it may use.
     pub subagent: Option<Arc<subagent::Scope>>,
     /// For this prompt only: the schema its final answer must validate against.
-    pub output: Option<Arc<crate::structured::OutputSchema>>,
+    pub output: Option<Arc<crate::output_schema::OutputSchema>>,
 }
 
 /// A session's token totals (as reported by the server).
@@ -106,8 +106,8 @@ impl TurnContext {
     }
 
     /// Every tool offered to the model now.
-    pub(crate) fn tool_specs(&self) -> Vec<crate::model::ToolSpec> {
-        let mut specs: Vec<crate::model::ToolSpec> = self
+    pub(crate) fn tool_specs(&self) -> Vec<crate::types::ToolSpec> {
+        let mut specs: Vec<crate::types::ToolSpec> = self
             .tools
             .specs()
             .iter()
@@ -120,7 +120,7 @@ impl TurnContext {
                 .tools()
                 .iter()
                 .filter(|t| self.offers(t.name()))
-                .map(|t| crate::model::ToolSpec {
+                .map(|t| crate::types::ToolSpec {
                     name: t.name().to_string(),
                     description: t.description().to_string(),
                     parameters: t.parameters(),

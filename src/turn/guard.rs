@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::{TurnContext, lock};
 use crate::config::LoopGuard;
-use crate::events::TurnEvent;
 use crate::model::ToolCall;
+use crate::types::TurnEvent;
 
 /// What to do with one response's tool calls.
 #[derive(Debug, PartialEq, Eq)]

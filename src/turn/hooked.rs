@@ -6,12 +6,14 @@
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{StopReason, TurnContext, TurnOutcome, lock, run_turn};
-use crate::events::TurnEvent;
-use crate::hooks::{Event, Said, ToolVerdict};
-use crate::model::{Message, ToolCall, UserPart};
+use super::{TurnContext, TurnOutcome, lock, run_turn};
+use crate::customize::hooks::{Event, Said, ToolVerdict};
+use crate::model::{Message, ToolCall};
 use crate::store::Record;
 use crate::tools::ToolOutput;
+use crate::types::StopReason;
+use crate::types::TurnEvent;
+use crate::types::UserPart;
 
 /// Runs a prompt from the user: its `user_prompt_submit` hooks (which may add context or
 /// block it), the turn, then the `stop` hooks. `history` is the conversation before `parts`.

@@ -7,11 +7,12 @@ use serde_json::Value;
 use super::shown::Shown;
 use super::{TurnContext, lock};
 use crate::client::PermissionAnswer;
-use crate::events::{ToolContent, ToolStatus};
-use crate::hooks::ToolVerdict;
+use crate::customize::hooks::ToolVerdict;
 use crate::model::ToolCall;
 use crate::permission::{Decision, Offer};
-use crate::tools::{Access, Call, ToolEnv};
+use crate::tools::{Call, ToolEnv};
+use crate::types::Access;
+use crate::types::{ToolContent, ToolStatus};
 
 /// `Ok` when the call may run; otherwise the call is shown as failed and the error is what
 /// the model reads.

@@ -2,7 +2,7 @@
 //! that asks permission for them.
 
 use super::TurnContext;
-use crate::events::{ToolCallView, ToolContent, ToolStatus, TurnEvent};
+use crate::types::{ToolCallView, ToolContent, ToolStatus, TurnEvent};
 
 /// A call as the editor last saw it; every change goes through here so the final state can
 /// be written to the transcript.

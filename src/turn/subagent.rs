@@ -12,11 +12,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{StopReason, TurnContext, lock};
-use crate::events::{EventSink, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
-use crate::extend::agents::{AgentDef, GENERAL};
-use crate::model::{Message, ToolCall, ToolSpec, UserPart};
+use super::{TurnContext, lock};
+use crate::customize::agents::{AgentDef, GENERAL};
+use crate::model::{Message, ToolCall};
 use crate::store::Record;
+use crate::types::StopReason;
+use crate::types::{EventSink, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+use crate::types::{ToolSpec, UserPart};
 
 /// The tool's name.
 pub const TOOL: &str = "task";
@@ -127,7 +129,7 @@ async fn run_task(
         content: Vec::new(),
     };
     ctx.emit(TurnEvent::ToolCall(view.clone()));
-    if let crate::hooks::ToolVerdict::Deny(reason) =
+    if let crate::customize::hooks::ToolVerdict::Deny(reason) =
         super::hooked::before_tool(ctx, call, &raw, cancel).await
     {
         let message = format!("Denied by a hook: {reason}");

@@ -1,6 +1,19 @@
 //! Plain data every layer shares (DESIGN.md §2, layer 1): nothing here imports anything else
 //! of tandem's, so any module may use it without tying itself to a higher one.
 
+mod events;
 mod mode;
+mod options;
+mod parts;
+mod stop;
+mod tool;
 
+pub use events::{
+    CompactionStatus, EventSink, Location, PlanItem, ToolCallView, ToolContent, ToolStatus,
+    TurnEvent,
+};
 pub use mode::Mode;
+pub use options::{OptionCategory, OptionValue, OptionView};
+pub use parts::UserPart;
+pub use stop::{FinishReason, StopReason};
+pub use tool::{Access, ToolKind, ToolSpec};

@@ -27,7 +27,7 @@ fn assert_matches(file: &str, part: &str, value: &Value) {
 fn schema_files_match_the_code() {
     // Regenerate with: TANDEM_UPDATE_SCHEMAS=1 cargo test --all-features schema_files
     let update = std::env::var_os("TANDEM_UPDATE_SCHEMAS").is_some();
-    for (name, schema) in tandem::ext::schema_files() {
+    for (name, schema) in tandem::acp::ext::schema_files() {
         let path = schema_dir().join(name);
         let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
         if update {

@@ -21,25 +21,11 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ModelSpec;
-use crate::events::TurnEvent;
-use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest, ToolCall, UserPart};
+use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest, ToolCall};
+use crate::output_schema;
 use crate::store::Record;
-use crate::structured;
-
-/// Why a turn ended without an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    /// The model finished its answer.
-    EndTurn,
-    /// The model hit its output token limit.
-    MaxTokens,
-    /// The turn made as many model requests as one prompt may.
-    MaxTurnRequests,
-    /// The model (or its content filter) refused.
-    Refusal,
-    /// The user cancelled.
-    Cancelled,
-}
+use crate::types::UserPart;
+use crate::types::{FinishReason, StopReason, TurnEvent};
 
 /// Locks a mutex whose data stays valid even if a holder panicked.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -76,7 +62,7 @@ impl TurnOutcome {
 
 /// How one model response ended.
 enum End {
-    Finished(Option<String>),
+    Finished(Option<FinishReason>),
     Failed(ModelError),
     Cancelled,
 }
@@ -205,11 +191,7 @@ pub async fn run_turn(
             End::Finished(finish) => finish,
         };
         if calls.is_empty() {
-            let stop = match finish.as_deref() {
-                Some("length") => StopReason::MaxTokens,
-                Some("content_filter") => StopReason::Refusal,
-                _ => StopReason::EndTurn,
-            };
+            let stop = StopReason::after(finish.as_ref());
             let Some(output) = ctx.output.clone().filter(|_| stop == StopReason::EndTurn) else {
                 return TurnOutcome::ended(conversation, Ok(stop));
             };
@@ -221,7 +203,7 @@ pub async fn run_turn(
                 // One more request, told what was wrong.
                 repaired = true;
                 tracing::info!(session = %ctx.session_id, "the answer did not match the output schema; asking once more: {error}");
-                let note = vec![UserPart::Text(structured::OutputSchema::repair_prompt(
+                let note = vec![UserPart::Text(output_schema::OutputSchema::repair_prompt(
                     error,
                 ))];
                 ctx.transcript.append(Record::User {

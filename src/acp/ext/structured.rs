@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::structured::OutputSchema;
+use crate::output_schema::OutputSchema;
 
 /// The schema in a prompt's `_meta.tandem.outputSchema`, compiled; an error message for the
 /// client when it is not a usable JSON Schema.

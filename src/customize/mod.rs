@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod frontmatter;
+pub mod hooks;
 pub mod skills;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use futures::future::{BoxFuture, Shared};
 use serde_json::json;
 
 use crate::config::Config;
-use crate::hooks::{Event, SessionHooks};
+use crate::customize::hooks::{Event, SessionHooks};
 use crate::tools::Registry;
 
 /// A session's skills, subagents, hooks, and the context its `session_start` hooks added.

@@ -1,8 +1,8 @@
 //! A stored session as readable Markdown.
 
-use crate::events::{ToolContent, ToolStatus};
-use crate::model::UserPart;
 use crate::store::{Line, Record};
+use crate::types::UserPart;
+use crate::types::{ToolContent, ToolStatus};
 
 /// The conversation in `lines` as Markdown: the title, then each user message, the
 /// assistant's reasoning (quoted) and answers, tool calls with their final status, plans.

@@ -7,149 +7,11 @@ mod process;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// How long a hook may run unless its `timeout_secs` says otherwise.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// One hook as written in the config file.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct HookSpec {
-    /// The shell command (`sh -c`).
-    pub command: String,
-    /// For tool events: a regular expression the whole tool name must match (`*` or absent:
-    /// every tool).
-    pub matcher: Option<String>,
-    /// Seconds before the hook is killed (default 30).
-    pub timeout_secs: Option<f64>,
-}
-
-/// The `[hooks]` table: a list of hooks per event.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct HooksSpec {
-    /// When a session starts (new, loaded, resumed or forked).
-    #[serde(default)]
-    pub session_start: Vec<HookSpec>,
-    /// When the user sends a prompt, before the model sees it.
-    #[serde(default)]
-    pub user_prompt_submit: Vec<HookSpec>,
-    /// Before a tool call runs (after its arguments are checked).
-    #[serde(default)]
-    pub pre_tool_use: Vec<HookSpec>,
-    /// After a tool call ran.
-    #[serde(default)]
-    pub post_tool_use: Vec<HookSpec>,
-    /// When a prompt's turn ends.
-    #[serde(default)]
-    pub stop: Vec<HookSpec>,
-}
-
-/// Why the hooks configuration is wrong.
-#[derive(Debug, thiserror::Error)]
-#[error("hooks.{event}: {message}")]
-pub struct HookConfigError {
-    event: &'static str,
-    message: String,
-}
-
-/// A checked hook, ready to run.
-#[derive(Debug, Clone)]
-struct Hook {
-    command: String,
-    matcher: Option<regex::Regex>,
-    timeout: Duration,
-}
-
-/// The configured hooks, checked.
-#[derive(Debug, Clone, Default)]
-pub struct Hooks {
-    by_event: [Vec<Hook>; 5],
-}
-
-/// The points a hook can run at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// A session opened.
-    SessionStart,
-    /// A prompt arrived.
-    UserPromptSubmit,
-    /// A tool call is about to run.
-    PreToolUse,
-    /// A tool call ran.
-    PostToolUse,
-    /// A turn ended.
-    Stop,
-}
-
-impl Event {
-    /// The name used in the config, on stdin and in `TANDEM_HOOK_EVENT`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Event::SessionStart => "session_start",
-            Event::UserPromptSubmit => "user_prompt_submit",
-            Event::PreToolUse => "pre_tool_use",
-            Event::PostToolUse => "post_tool_use",
-            Event::Stop => "stop",
-        }
-    }
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl HooksSpec {
-    /// Checks the matchers and timeouts.
-    pub fn resolve(&self) -> Result<Hooks, HookConfigError> {
-        let lists = [
-            (Event::SessionStart, &self.session_start),
-            (Event::UserPromptSubmit, &self.user_prompt_submit),
-            (Event::PreToolUse, &self.pre_tool_use),
-            (Event::PostToolUse, &self.post_tool_use),
-            (Event::Stop, &self.stop),
-        ];
-        let mut hooks = Hooks::default();
-        for (event, specs) in lists {
-            for spec in specs {
-                let error = |message: String| HookConfigError {
-                    event: event.name(),
-                    message,
-                };
-                if spec.command.trim().is_empty() {
-                    return Err(error("`command` is empty".into()));
-                }
-                let tool_event = matches!(event, Event::PreToolUse | Event::PostToolUse);
-                let matcher = match spec.matcher.as_deref().map(str::trim) {
-                    None | Some("" | "*") => None,
-                    Some(_) if !tool_event => {
-                        return Err(error("`matcher` only applies to tool events".into()));
-                    }
-                    Some(pattern) => Some(
-                        regex::Regex::new(&format!("^(?:{pattern})$"))
-                            .map_err(|e| error(format!("invalid matcher `{pattern}`: {e}")))?,
-                    ),
-                };
-                let timeout = match spec.timeout_secs {
-                    None => DEFAULT_TIMEOUT,
-                    Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
-                    Some(_) => {
-                        return Err(error("`timeout_secs` must be a positive number".into()));
-                    }
-                };
-                hooks.by_event[event.index()].push(Hook {
-                    command: spec.command.clone(),
-                    matcher,
-                    timeout,
-                });
-            }
-        }
-        Ok(hooks)
-    }
-}
+pub use crate::config::hooks::{Event, Hook, HookConfigError, HookSpec, Hooks, HooksSpec};
 
 /// What a `pre_tool_use` hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,63 +70,57 @@ pub struct HookEnv {
     pub transcript: PathBuf,
 }
 
-impl Hooks {
-    /// Whether any hook is configured for `event`.
-    pub fn any(&self, event: Event) -> bool {
-        !self.by_event[event.index()].is_empty()
+/// Runs the hooks of `event` (for tool events, those matching `tool`) one after another,
+/// each with `fields` plus the common ones on stdin; stops at the first that blocks.
+async fn run_hooks(
+    hooks: &Hooks,
+    event: Event,
+    env: &HookEnv,
+    tool: Option<&str>,
+    fields: Value,
+) -> Said {
+    let mut said = Said::default();
+    let hooks: Vec<&Hook> = hooks
+        .of(event)
+        .iter()
+        .filter(|h| match (&h.matcher, tool) {
+            (Some(m), Some(tool)) => m.is_match(tool),
+            _ => true,
+        })
+        .collect();
+    if hooks.is_empty() {
+        return said;
     }
-
-    /// Runs the hooks of `event` (for tool events, those matching `tool`) one after another,
-    /// each with `fields` plus the common ones on stdin; stops at the first that blocks.
-    pub async fn run(
-        &self,
-        event: Event,
-        env: &HookEnv,
-        tool: Option<&str>,
-        fields: Value,
-    ) -> Said {
-        let mut said = Said::default();
-        let hooks: Vec<&Hook> = self.by_event[event.index()]
-            .iter()
-            .filter(|h| match (&h.matcher, tool) {
-                (Some(m), Some(tool)) => m.is_match(tool),
-                _ => true,
-            })
-            .collect();
-        if hooks.is_empty() {
-            return said;
-        }
-        let mut input = json!({
-            "event": event.name(),
-            "session_id": env.session_id,
-            "cwd": env.cwd,
-            "transcript_path": env.transcript,
-        });
-        if let (Some(obj), Value::Object(extra)) = (input.as_object_mut(), fields) {
-            obj.extend(extra);
-        }
-        let input = input.to_string();
-        let mut vars = vec![
-            ("TANDEM_HOOK_EVENT", event.name().to_string()),
-            ("TANDEM_SESSION_ID", env.session_id.clone()),
-            ("TANDEM_PROJECT_DIR", env.cwd.display().to_string()),
-            ("TANDEM_TRANSCRIPT", env.transcript.display().to_string()),
-        ];
-        if let Some(tool) = tool {
-            vars.push(("TANDEM_TOOL_NAME", tool.to_string()));
-        }
-        for hook in hooks {
-            let exit = process::run(&hook.command, &env.cwd, &vars, &input, hook.timeout).await;
-            interpret(event, hook, exit, &mut said);
-            if said.blocked.is_some() {
-                break;
-            }
-        }
-        for failure in &said.failures {
-            tracing::warn!(event = event.name(), session = %env.session_id, "{failure}");
-        }
-        said
+    let mut input = json!({
+        "event": event.name(),
+        "session_id": env.session_id,
+        "cwd": env.cwd,
+        "transcript_path": env.transcript,
+    });
+    if let (Some(obj), Value::Object(extra)) = (input.as_object_mut(), fields) {
+        obj.extend(extra);
     }
+    let input = input.to_string();
+    let mut vars = vec![
+        ("TANDEM_HOOK_EVENT", event.name().to_string()),
+        ("TANDEM_SESSION_ID", env.session_id.clone()),
+        ("TANDEM_PROJECT_DIR", env.cwd.display().to_string()),
+        ("TANDEM_TRANSCRIPT", env.transcript.display().to_string()),
+    ];
+    if let Some(tool) = tool {
+        vars.push(("TANDEM_TOOL_NAME", tool.to_string()));
+    }
+    for hook in hooks {
+        let exit = process::run(&hook.command, &env.cwd, &vars, &input, hook.timeout).await;
+        interpret(event, hook, exit, &mut said);
+        if said.blocked.is_some() {
+            break;
+        }
+    }
+    for failure in &said.failures {
+        tracing::warn!(event = event.name(), session = %env.session_id, "{failure}");
+    }
+    said
 }
 
 /// What a hook's output may say when it prints JSON.
@@ -406,7 +262,7 @@ impl SessionHooks {
         if !self.hooks.any(event) {
             return Said::default();
         }
-        self.hooks.run(event, &self.env, tool, fields).await
+        run_hooks(&self.hooks, event, &self.env, tool, fields).await
     }
 }
 
@@ -450,14 +306,14 @@ mod tests {
             timeout_secs = 0.2
             "#,
         );
-        let said = h
-            .run(
-                Event::PreToolUse,
-                &env(dir.path()),
-                Some("read_file"),
-                json!({"tool_name": "read_file"}),
-            )
-            .await;
+        let said = run_hooks(
+            &h,
+            Event::PreToolUse,
+            &env(dir.path()),
+            Some("read_file"),
+            json!({"tool_name": "read_file"}),
+        )
+        .await;
         assert_eq!(said.verdict(), ToolVerdict::Deny("no secrets".into()));
         let input: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("input.json")).unwrap())
@@ -466,9 +322,14 @@ mod tests {
         assert_eq!(input["tool_name"], "read_file");
         assert_eq!(input["session_id"], "s1");
 
-        let said = h
-            .run(Event::UserPromptSubmit, &env(dir.path()), None, json!({}))
-            .await;
+        let said = run_hooks(
+            &h,
+            Event::UserPromptSubmit,
+            &env(dir.path()),
+            None,
+            json!({}),
+        )
+        .await;
         assert_eq!(said.context_text().as_deref(), Some("ctx for s1"));
         assert_eq!(said.failures.len(), 2, "{said:?}");
         assert!(said.failures[0].contains("exited with 7"));

@@ -23,10 +23,6 @@ use tokio_util::sync::CancellationToken;
 
 mod writer;
 
-/// How long in-flight requests may run after stdin ends before prompts are cancelled.
-pub const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(300);
-/// Longest line read from stdin unless configured otherwise.
-pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 /// How long cancelled prompts get to answer before the connection closes anyway.
 const AFTER_CANCEL: Duration = Duration::from_secs(10);
 

@@ -6,26 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::session::options::OptionView;
-use crate::types::Mode;
-
-/// What kind of work a tool call does (ACP `ToolKind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolKind {
-    /// Reads files or directories.
-    Read,
-    /// Changes files.
-    Edit,
-    /// Runs a command.
-    Execute,
-    /// Searches.
-    Search,
-    /// Plans or thinks.
-    Think,
-    /// Anything else (e.g. an MCP tool without a read-only hint).
-    Other,
-}
+use super::{Mode, OptionView, ToolKind, UserPart};
 
 /// Where a tool call is in its life (ACP `ToolCallStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,7 +118,7 @@ pub enum TurnEvent {
     /// The agent's plan, whole (sent as `plan`).
     Plan(Vec<PlanItem>),
     /// A user message, when a stored session is replayed (sent as `user_message_chunk`s).
-    UserMessage(Vec<crate::model::UserPart>),
+    UserMessage(Vec<UserPart>),
     /// The session's title (sent as `session_info_update`).
     Title(String),
     /// A compaction started, finished or failed (sent as `compaction_update`; only for editors

@@ -1,8 +1,9 @@
 //! Turning a stored transcript back into what the editor saw, for `session/load`.
 
-use crate::events::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
-use crate::model::{ToolCall, UserPart};
+use crate::model::ToolCall;
 use crate::store::{Line, Record};
+use crate::types::UserPart;
+use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
 /// The note shown where older history was compacted.
 pub const COMPACTED_NOTE: &str =

@@ -1,0 +1,47 @@
+//! MCP servers as the config files and the editor describe them.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// How to reach one MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    /// The server's name (the middle part of its tools' names).
+    pub name: String,
+    /// Program to run (stdio transport).
+    #[serde(default)]
+    pub command: Option<PathBuf>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables for it.
+    #[serde(default)]
+    pub env: HashMap<String, String>,
+    /// URL of a streamable HTTP server.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// HTTP headers for it (e.g. `Authorization`).
+    #[serde(default)]
+    pub headers: HashMap<String, String>,
+    /// The server speaks the old HTTP+SSE transport (which tandem cannot use).
+    #[serde(skip)]
+    pub sse: bool,
+}
+
+impl ServerSpec {
+    /// A server reached over HTTP (`sse` for the old HTTP+SSE transport).
+    pub fn remote(name: String, url: String, headers: HashMap<String, String>, sse: bool) -> Self {
+        Self {
+            name,
+            command: None,
+            args: Vec::new(),
+            env: HashMap::new(),
+            url: Some(url),
+            headers,
+            sse,
+        }
+    }
+}

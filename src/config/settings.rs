@@ -1,0 +1,35 @@
+//! What a session is set to (mode, model, reasoning effort): the configuration gives the
+//! starting values; `session/set_mode` and `session/set_config_option` change them.
+
+use super::Config;
+use crate::types::Mode;
+
+/// What a session is set to; read at each model request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The permission mode.
+    pub mode: Mode,
+    /// The model id.
+    pub model: String,
+    /// The chosen reasoning level; sent only to models that take it.
+    pub reasoning_effort: String,
+}
+
+impl Settings {
+    /// The settings a new session starts with.
+    pub fn initial(config: &Config) -> Self {
+        Self {
+            mode: config.default_mode,
+            model: config.default_model.clone(),
+            reasoning_effort: "medium".to_string(),
+        }
+    }
+
+    /// `reasoning_effort` to send, if the current model takes it.
+    pub fn effort_for_request(&self, config: &Config) -> Option<String> {
+        config
+            .model(&self.model)
+            .filter(|m| m.reasoning_effort)
+            .map(|_| self.reasoning_effort.clone())
+    }
+}
