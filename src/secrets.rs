@@ -5,8 +5,8 @@
 //! `Bearer` token, with `[redacted]`. Matching is by exact value: a key split across two
 //! streamed chunks of a model's answer is not caught.
 
+use parking_lot::RwLock;
 use std::borrow::Cow;
-use std::sync::RwLock;
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[redacted]";
@@ -27,18 +27,15 @@ static HELD: RwLock<Held> = RwLock::new(Held {
     vars: Vec::new(),
 });
 
-fn held() -> std::sync::RwLockReadGuard<'static, Held> {
+fn held() -> parking_lot::RwLockReadGuard<'static, Held> {
     HELD.read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Registers `key` for redaction, and `hidden` as the environment variables child processes
 /// must not inherit (those that carry the key, unless the user shares it: see
 /// `Config::key_vars`). Called once at start-up.
 pub fn protect(key: &str, hidden: Vec<String>) {
-    let mut h = HELD
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut h = HELD.write();
     if key.len() >= MIN_SECRET_LEN && !h.values.iter().any(|v| v == key) {
         h.values.push(key.to_string());
     }
@@ -143,10 +140,7 @@ mod tests {
 
     #[test]
     fn registered_values_are_replaced() {
-        HELD.write()
-            .unwrap()
-            .values
-            .push("sk-test-secret-42".into());
+        HELD.write().values.push("sk-test-secret-42".into());
         assert_eq!(
             redact("key sk-test-secret-42, again sk-test-secret-42"),
             "key [redacted], again [redacted]"

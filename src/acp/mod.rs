@@ -7,7 +7,9 @@ pub mod client;
 pub mod convert;
 pub mod errors;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
@@ -83,7 +85,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         .on_receive_request(
             async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
                 let c = &req.client_capabilities;
-                *crate::turn::lock(&caps_init) = ClientCaps {
+                *caps_init.lock() = ClientCaps {
                     read_text_file: c.fs.read_text_file,
                     write_text_file: c.fs.write_text_file,
                     terminal: c.terminal,
@@ -497,7 +499,7 @@ fn editor_for(
             cx: cx.clone(),
             timeout,
         }),
-        caps: *crate::turn::lock(caps),
+        caps: *caps.lock(),
     }
 }
 

@@ -5,8 +5,10 @@
 use crate::secrets::redact;
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+
+use parking_lot::Mutex;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, Plan, PlanEntryStatus, SessionNotification, SessionUpdate, ToolCallContent,
@@ -45,9 +47,7 @@ struct Summary {
 static SUMMARY: Mutex<Option<Summary>> = Mutex::new(None);
 
 fn summary<T>(f: impl FnOnce(&mut Summary) -> T) -> T {
-    let mut guard = SUMMARY
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut guard = SUMMARY.lock();
     f(guard.get_or_insert_with(Summary::default))
 }
 
@@ -258,18 +258,14 @@ fn show_text(update: SessionUpdate) {
 }
 
 fn remember(id: &str, title: &str, kind: ToolKind) {
-    let mut calls = CALLS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut calls = CALLS.lock();
     calls
         .get_or_insert_with(HashMap::new)
         .insert(id.to_string(), (title.to_string(), kind));
 }
 
 fn recall(id: &str) -> (String, ToolKind) {
-    let calls = CALLS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let calls = CALLS.lock();
     calls
         .as_ref()
         .and_then(|c| c.get(id).cloned())

@@ -2,24 +2,24 @@
 //! killed when their session closes and when tandem exits, so no server (nor anything a
 //! server started, such as `npx`'s node) outlives tandem.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Remembers a server's process group.
 pub fn register(pgid: u32) {
-    lock().push(pgid);
+    GROUPS.lock().push(pgid);
 }
 
 /// Kills one server's process group and forgets it.
 pub fn kill(pgid: u32) {
-    lock().retain(|p| *p != pgid);
+    GROUPS.lock().retain(|p| *p != pgid);
     killpg(pgid);
 }
 
 /// Kills every server process group still running (at exit).
 pub fn kill_all() {
-    let groups: Vec<u32> = lock().drain(..).collect();
+    let groups: Vec<u32> = GROUPS.lock().drain(..).collect();
     for pgid in groups {
         killpg(pgid);
     }
@@ -31,10 +31,4 @@ fn killpg(pgid: u32) {
     if let Ok(pid) = i32::try_from(pgid) {
         let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
     }
-}
-
-fn lock() -> std::sync::MutexGuard<'static, Vec<u32>> {
-    GROUPS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -9,7 +9,9 @@ mod children;
 mod connect;
 mod tool;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -76,7 +78,9 @@ impl Hub {
         let hub = Hub::empty();
         hub.pending.send_replace(specs.len());
         for spec in specs {
-            lock(&hub.states).push((spec.name.clone(), State::Connecting));
+            hub.states
+                .lock()
+                .push((spec.name.clone(), State::Connecting));
             let hub = hub.clone();
             let scrubbed = scrubbed.clone();
             tokio::spawn(async move {
@@ -100,20 +104,22 @@ impl Hub {
         let state = match result {
             Ok(connection) => {
                 tracing::info!(server = %name, tools = connection.tools.len(), "MCP server ready");
-                let taken: Vec<String> = lock(&self.tools)
+                let taken: Vec<String> = self
+                    .tools
+                    .lock()
                     .iter()
                     .map(|t| t.name().to_string())
                     .collect();
                 let adapters = tool::adapters(&connection, &taken);
-                lock(&self.tools).extend(adapters);
+                self.tools.lock().extend(adapters);
                 if let Some(text) = connection
                     .instructions
                     .clone()
                     .filter(|t| !t.trim().is_empty())
                 {
-                    lock(&self.instructions).push((name.to_string(), text));
+                    self.instructions.lock().push((name.to_string(), text));
                 }
-                lock(&self.clients).push(connection);
+                self.clients.lock().push(connection);
                 State::Ready
             }
             Err(reason) => {
@@ -121,7 +127,7 @@ impl Hub {
                 State::Failed(reason)
             }
         };
-        if let Some(entry) = lock(&self.states).iter_mut().find(|(n, _)| n == name) {
+        if let Some(entry) = self.states.lock().iter_mut().find(|(n, _)| n == name) {
             entry.1 = state;
         }
         self.pending.send_modify(|n| *n = n.saturating_sub(1));
@@ -135,17 +141,18 @@ impl Hub {
 
     /// The MCP tools offered now.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        lock(&self.tools).clone()
+        self.tools.lock().clone()
     }
 
     /// The MCP tool called `name`.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        lock(&self.tools).iter().find(|t| t.name() == name).cloned()
+        self.tools.lock().iter().find(|t| t.name() == name).cloned()
     }
 
     /// Servers that could not be used, with the reason, for a note to the user.
     pub fn failures(&self) -> Vec<(String, String)> {
-        lock(&self.states)
+        self.states
+            .lock()
             .iter()
             .filter_map(|(n, s)| match s {
                 State::Failed(reason) => Some((n.clone(), reason.clone())),
@@ -156,7 +163,8 @@ impl Hub {
 
     /// Every server: name, `connecting` / `ready` / `failed`, and the failure's reason.
     pub fn states(&self) -> Vec<(String, &'static str, Option<String>)> {
-        lock(&self.states)
+        self.states
+            .lock()
             .iter()
             .map(|(name, state)| match state {
                 State::Connecting => (name.clone(), "connecting", None),
@@ -168,7 +176,8 @@ impl Hub {
 
     /// Server instructions for the system prompt.
     pub fn instructions(&self) -> String {
-        lock(&self.instructions)
+        self.instructions
+            .lock()
             .iter()
             .map(|(name, text)| {
                 format!(
@@ -181,7 +190,7 @@ impl Hub {
 
     /// Stops every server (and everything it started).
     pub fn shutdown(&self) {
-        for connection in lock(&self.clients).drain(..) {
+        for connection in self.clients.lock().drain(..) {
             connection.stop();
         }
     }
@@ -191,10 +200,6 @@ impl Drop for Hub {
     fn drop(&mut self) {
         self.shutdown();
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

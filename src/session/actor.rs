@@ -1,7 +1,9 @@
 //! The session actor: one task owns a session's history and settings; callers send commands
 //! with oneshot replies. A running turn is a child task the actor can cancel at any time.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -15,7 +17,7 @@ use crate::config::Settings;
 use crate::model::Message;
 use crate::output_schema::OutputSchema;
 use crate::store::{Record, Transcript};
-use crate::turn::{self, TurnContext, TurnOutcome, lock};
+use crate::turn::{self, TurnContext, TurnOutcome};
 use crate::types::Mode;
 use crate::types::OptionView;
 use crate::types::StopReason;
@@ -127,7 +129,7 @@ impl Actor {
             Command::SetMode { mode, reply } => {
                 let result = match Mode::parse(&mode) {
                     Some(mode) => {
-                        lock(&self.settings).mode = mode;
+                        self.settings.lock().mode = mode;
                         self.record_settings();
                         self.emit(TurnEvent::ModeChanged(mode));
                         self.emit(TurnEvent::OptionsChanged(self.views()));
@@ -146,7 +148,7 @@ impl Actor {
                 reply,
             } => {
                 let (before, result) = {
-                    let mut settings = lock(&self.settings);
+                    let mut settings = self.settings.lock();
                     let before = settings.mode;
                     (
                         before,
@@ -157,7 +159,7 @@ impl Actor {
                     self.record_settings();
                 }
                 let result = result.map(|()| self.views()).map_err(SessionError::from);
-                let now = lock(&self.settings).mode;
+                let now = self.settings.lock().mode;
                 if now != before {
                     self.emit(TurnEvent::ModeChanged(now));
                 }
@@ -274,7 +276,7 @@ impl Actor {
     }
 
     fn record_settings(&self) {
-        let s = lock(&self.settings).clone();
+        let s = self.settings.lock().clone();
         self.transcript.append(Record::Settings {
             mode: s.mode.id().to_string(),
             model: s.model,
@@ -283,7 +285,7 @@ impl Actor {
     }
 
     fn views(&self) -> Vec<OptionView> {
-        options::views(&lock(&self.settings), &self.config)
+        options::views(&self.settings.lock(), &self.config)
     }
 
     fn emit(&self, event: TurnEvent) {

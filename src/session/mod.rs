@@ -10,7 +10,9 @@ mod status;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -143,7 +145,7 @@ impl SessionManager {
                         "requested session id `{id}` may only use letters, digits, `-` and `_` (at most 64)"
                     )));
                 }
-                if self.store.exists(&id) || self.lock().contains_key(&id) {
+                if self.store.exists(&id) || self.sessions.lock().contains_key(&id) {
                     return Err(SessionError::InvalidParams(format!(
                         "a session `{id}` already exists; load it with session/load, or choose another id"
                     )));
@@ -212,7 +214,7 @@ impl SessionManager {
             store::StoreError::NotFound(id) => SessionError::NotFound(id),
             other => SessionError::Store(other),
         })?;
-        self.lock().remove(id);
+        self.sessions.lock().remove(id);
         let settings = self.restored_settings(&lines);
         let title = lines.iter().rev().find_map(|l| match &l.record {
             Record::Title { title } => Some(title.clone()),
@@ -318,11 +320,12 @@ impl SessionManager {
     /// The sessions open in this process, sorted by id.
     pub fn live(&self) -> Vec<LiveSession> {
         let mut out: Vec<LiveSession> = self
+            .sessions
             .lock()
             .iter()
             .map(|(id, live)| {
                 let v = &live.view;
-                let settings = crate::turn::lock(&v.settings).clone();
+                let settings = v.settings.lock().clone();
                 let context_window = self
                     .config
                     .model(&settings.model)
@@ -331,10 +334,10 @@ impl SessionManager {
                     id: id.clone(),
                     cwd: v.cwd.clone(),
                     context_window,
-                    context_used: crate::turn::lock(&v.usage).map(|(used, _)| used),
-                    totals: *crate::turn::lock(&v.totals),
+                    context_used: v.usage.lock().map(|(used, _)| used),
+                    totals: *v.totals.lock(),
                     mcp: v.mcp.states(),
-                    permissions: v.policy.snapshot(&crate::turn::lock(&v.grants)),
+                    permissions: v.policy.snapshot(&v.grants.lock()),
                     settings,
                 }
             })
@@ -354,7 +357,7 @@ impl SessionManager {
 
     /// Frees an open session (its running turn is cancelled); the transcript stays.
     pub fn close(&self, id: &str) -> Result<(), SessionError> {
-        match self.lock().remove(id) {
+        match self.sessions.lock().remove(id) {
             Some(live) => {
                 live.stop();
                 Ok(())
@@ -365,7 +368,7 @@ impl SessionManager {
 
     /// Closes a session if open and removes its transcript.
     pub fn delete(&self, id: &str) -> Result<(), SessionError> {
-        let removed = self.lock().remove(id);
+        let removed = self.sessions.lock().remove(id);
         let was_open = removed.is_some();
         if let Some(live) = removed {
             live.stop();
@@ -405,7 +408,8 @@ impl SessionManager {
 
     /// The slash commands (built-in, custom, actions) of an open session.
     pub fn commands(&self, id: &str) -> Result<Vec<commands::SlashCommand>, SessionError> {
-        self.lock()
+        self.sessions
+            .lock()
             .get(id)
             .map(|live| live.commands.clone())
             .ok_or_else(|| SessionError::NotFound(id.to_string()))
@@ -449,18 +453,11 @@ impl SessionManager {
     }
 
     fn send(&self, id: &str, command: Command) -> Result<(), SessionError> {
-        let sessions = self.lock();
+        let sessions = self.sessions.lock();
         let live = sessions
             .get(id)
             .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
         live.tx.send(command).map_err(|_| gone(id))
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
-        // A poisoned map is still a valid map: sessions are only inserted and looked up.
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

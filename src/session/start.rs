@@ -2,7 +2,9 @@
 //! ends with.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use tokio::sync::mpsc;
 
@@ -97,7 +99,7 @@ impl SessionManager {
         };
         let view = actor.turn.clone();
         tokio::spawn(actor.run(rx));
-        self.lock().insert(
+        self.sessions.lock().insert(
             s.id.clone(),
             Live {
                 tx,

@@ -5,7 +5,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use super::StoreError;
 use super::record::{Line, Record, VERSION};
@@ -84,10 +86,7 @@ impl Transcript {
             std::borrow::Cow::Borrowed(_) => text,
         };
         text.push('\n');
-        let file = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let file = self.file.lock();
         let written = file.lock().and_then(|()| {
             let result = (&*file).write_all(text.as_bytes());
             let _ = file.unlock();

@@ -11,7 +11,9 @@
 //! the connection goes on.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use agent_client_protocol::{Lines, RawJsonRpcMessage, TransportFrame};
@@ -35,16 +37,11 @@ struct Ledger {
 }
 
 impl Ledger {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (HashMap<String, u32>, HashSet<String>)> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
     fn is_pending(&self, id: &str) -> bool {
-        self.lock().0.contains_key(id)
+        self.state.lock().0.contains_key(id)
     }
     fn idle(&self) -> bool {
-        self.lock().0.is_empty()
+        self.state.lock().0.is_empty()
     }
     /// Waits until `done` holds, checking after every answer.
     async fn until(&self, done: impl Fn(&Ledger) -> bool) {
@@ -81,7 +78,7 @@ fn note_outgoing(ledger: &Ledger, line: &str) {
     if message.get("method").is_some() {
         return;
     }
-    let mut state = ledger.lock();
+    let mut state = ledger.state.lock();
     if let Some(id) = id_of(&message)
         && let Some(count) = state.0.get_mut(&id)
     {
@@ -343,10 +340,10 @@ async fn read_input<R: AsyncBufRead + Unpin>(
             .as_ref()
             .and_then(|m| m["params"]["sessionId"].as_str())
         {
-            ledger.lock().1.insert(session.to_string());
+            ledger.state.lock().1.insert(session.to_string());
         }
         if let Some(id) = &request {
-            *ledger.lock().0.entry(id.clone()).or_default() += 1;
+            *ledger.state.lock().0.entry(id.clone()).or_default() += 1;
         }
         if tx.send(Ok(line)).await.is_err() {
             return;
@@ -388,7 +385,7 @@ async fn stop_on_signal(stop: Stopper) {
 /// Sends `session/cancel` for every session seen and waits (bounded) for what is running to
 /// answer.
 async fn cancel_running(tx: &mpsc::Sender<std::io::Result<String>>, ledger: &Ledger) {
-    let sessions: Vec<String> = ledger.lock().1.iter().cloned().collect();
+    let sessions: Vec<String> = ledger.state.lock().1.iter().cloned().collect();
     tracing::info!(sessions = sessions.len(), "cancelling running prompts");
     for session in sessions {
         let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}});
@@ -440,15 +437,15 @@ mod tests {
     #[tokio::test]
     async fn answers_clear_pending_requests_and_sessions_are_noted() {
         let ledger = Ledger::default();
-        ledger.lock().0.insert("1".into(), 1);
+        ledger.state.lock().0.insert("1".into(), 1);
         // The same id twice: pending until both are answered.
-        ledger.lock().0.insert("\"a\"".into(), 2);
+        ledger.state.lock().0.insert("\"a\"".into(), 2);
         note_outgoing(
             &ledger,
             r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#,
         );
         assert!(!ledger.is_pending("1"));
-        assert!(ledger.lock().1.contains("s1"));
+        assert!(ledger.state.lock().1.contains("s1"));
         note_outgoing(
             &ledger,
             r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#,

@@ -5,7 +5,7 @@
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{TurnContext, fit_to_model, lock};
+use super::{TurnContext, fit_to_model};
 use crate::config::ModelSpec;
 use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest};
 use crate::session::playback::COMPACTED_NOTE;
@@ -87,7 +87,7 @@ pub(super) async fn compact(
         kept,
     });
     // The next usage report measures the compacted conversation; until then it is estimated.
-    *lock(&ctx.usage) = None;
+    *ctx.usage.lock() = None;
     announce(ctx, &id, CompactionStatus::Completed, Some(summary.clone()));
     Compacted::Done(record::compact(conversation.to_vec(), &summary, kept))
 }

@@ -2,9 +2,11 @@
 //! choices that depend on them (tools offered, model asked, system prompt).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::{lock, subagent};
+use parking_lot::Mutex;
+
+use super::subagent;
 use crate::client::{ClientCaps, ClientOps};
 use crate::config::Settings;
 use crate::config::{Config, ModelSpec};
@@ -147,7 +149,7 @@ impl TurnContext {
     }
 
     pub(crate) fn settings(&self) -> Settings {
-        lock(&self.settings).clone()
+        self.settings.lock().clone()
     }
 
     pub(crate) fn emit(&self, event: TurnEvent) {

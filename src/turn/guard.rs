@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{TurnContext, lock};
+use super::TurnContext;
 use crate::config::LoopGuard;
 use crate::model::ToolCall;
 use crate::types::TurnEvent;
@@ -52,7 +52,7 @@ impl<'a> Guard<'a> {
             Verdict::Repeated { times, answer } => {
                 let withdrawn = self.tools_off();
                 {
-                    let mut t = lock(&ctx.totals);
+                    let mut t = ctx.totals.lock();
                     t.repeats_blocked += 1;
                     t.tools_withdrawn += u64::from(withdrawn);
                 }
@@ -74,7 +74,7 @@ impl<'a> Guard<'a> {
                     .map(|(c, _)| c.name.as_str())
                     .collect();
                 if !over.is_empty() && !self.tools_off() {
-                    lock(&ctx.totals).budget_refusals += over.len() as u64;
+                    ctx.totals.lock().budget_refusals += over.len() as u64;
                     over.dedup();
                     ctx.emit(TurnEvent::Text(format!(
                         "\n_tandem: refused {} call(s) past their budget for this prompt ({})._\n",

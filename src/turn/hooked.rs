@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{TurnContext, TurnOutcome, lock, run_turn};
+use super::{TurnContext, TurnOutcome, run_turn};
 use crate::customize::hooks::{Event, Said, ToolVerdict};
 use crate::model::{Message, ToolCall};
 use crate::store::Record;
@@ -96,7 +96,7 @@ fn tool_fields(ctx: &TurnContext, call: &ToolCall, args: &Value) -> Value {
         "tool_name": call.name,
         "tool_input": args,
         "call_id": call.id,
-        "mode": lock(&ctx.settings).mode.id(),
+        "mode": ctx.settings.lock().mode.id(),
         "agent": ctx.subagent.as_ref().map(|s| s.agent.name.clone()),
     })
 }

@@ -15,8 +15,6 @@ pub mod subagent;
 pub use context::{Totals, TurnContext};
 pub use hooked::run_prompt;
 
-use std::sync::Mutex;
-
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -26,11 +24,6 @@ use crate::output_schema;
 use crate::store::Record;
 use crate::types::UserPart;
 use crate::types::{FinishReason, StopReason, TurnEvent};
-
-/// Locks a mutex whose data stays valid even if a holder panicked.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// The conversation after a turn and how the turn ended. The conversation is returned also
 /// when the turn failed or was cancelled, so it keeps what the user saw, and every tool call
@@ -263,7 +256,7 @@ pub async fn show_permissions(
     match args.trim() {
         "" => {}
         "clear" => {
-            let forgotten = lock(&ctx.grants).clear();
+            let forgotten = ctx.grants.lock().clear();
             text = format!("Forgot {forgotten} remembered answer(s).\n\n");
         }
         other => {
@@ -272,8 +265,8 @@ pub async fn show_permissions(
             );
         }
     }
-    let mode = lock(&ctx.settings).mode;
-    let snapshot = ctx.policy.snapshot(&lock(&ctx.grants));
+    let mode = ctx.settings.lock().mode;
+    let snapshot = ctx.policy.snapshot(&ctx.grants.lock());
     text.push_str(&snapshot.markdown(mode));
     ctx.emit(TurnEvent::Text(text));
     TurnOutcome::ended(conversation, Ok(StopReason::EndTurn))
@@ -317,7 +310,7 @@ pub async fn run_action(
 /// added since, or a whole estimate before the first report.
 fn projected(ctx: &TurnContext, messages: &[Message]) -> u64 {
     let estimate = estimate_tokens(messages);
-    match *lock(&ctx.usage) {
+    match *ctx.usage.lock() {
         Some((used, estimated_then)) => used + estimate.saturating_sub(estimated_then),
         None => estimate,
     }
@@ -394,7 +387,7 @@ async fn stream_response(
     let used = match usage {
         Some(u) => {
             {
-                let mut t = lock(&ctx.totals);
+                let mut t = ctx.totals.lock();
                 t.requests += 1;
                 t.input += u.prompt_tokens;
                 t.cached += u.cached_tokens;
@@ -402,7 +395,7 @@ async fn stream_response(
                 t.reasoning += u.reasoning_tokens;
             }
             let used = u.prompt_tokens + u.completion_tokens;
-            *lock(&ctx.usage) = Some((used, estimate_in + estimate_out));
+            *ctx.usage.lock() = Some((used, estimate_in + estimate_out));
             used
         }
         None => estimate_in + estimate_out,

@@ -5,14 +5,16 @@
 //! wrapped so they stay out of the parent's history.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{TurnContext, lock};
+use super::TurnContext;
 use crate::customize::agents::{AgentDef, GENERAL};
 use crate::model::{Message, ToolCall};
 use crate::store::Record;
@@ -247,7 +249,7 @@ struct Progress {
 
 impl Progress {
     fn render(&self) -> String {
-        render(&lock(&self.state))
+        render(&self.state.lock())
     }
 }
 
@@ -281,7 +283,7 @@ fn render(st: &ProgressState) -> String {
 impl EventSink for Progress {
     fn emit(&self, session_id: &str, event: TurnEvent) {
         let changed = {
-            let mut st = lock(&self.state);
+            let mut st = self.state.lock();
             match event {
                 TurnEvent::ToolCall(view) => {
                     st.text.clear();
@@ -317,7 +319,7 @@ impl EventSink for Progress {
             }
         };
         let text = {
-            let mut st = lock(&self.state);
+            let mut st = self.state.lock();
             let text = render(&st);
             if !changed || text == st.sent {
                 return;
