@@ -50,10 +50,13 @@ pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
 ) -> anyhow::Result<()> {
     let manager = Arc::new(SessionManager::new(config, client));
-    acp::agent(manager)
+    let served = acp::agent(manager.clone())
         .connect_to(transport)
         .await
-        .map_err(|e| anyhow::anyhow!("ACP connection failed: {e}"))
+        .map_err(|e| anyhow::anyhow!("ACP connection failed: {e}"));
+    // Whatever the sessions recorded reaches the disk before tandem exits.
+    manager.shutdown().await;
+    served
 }
 
 /// Serves ACP on stdin/stdout: what an editor launches.

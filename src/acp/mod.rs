@@ -123,12 +123,15 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                     .and_then(|t| t.get("sessionId"))
                     .and_then(|v| v.as_str())
                     .map(String::from);
-                match m_new.create(
-                    req.cwd,
-                    editor,
-                    convert::mcp_servers(req.mcp_servers),
-                    requested,
-                ) {
+                match m_new
+                    .create(
+                        req.cwd,
+                        editor,
+                        convert::mcp_servers(req.mcp_servers),
+                        requested,
+                    )
+                    .await
+                {
                     Ok(s) => {
                         responder.respond(
                             NewSessionResponse::new(s.id.clone())
@@ -232,7 +235,10 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                 // The replay is sent before the response, as session/load requires.
                 let editor = editor_for(&cx, &caps_load, m_load.config().timeouts.editor);
                 let servers = convert::mcp_servers(req.mcp_servers);
-                match m_load.load(&req.session_id.0, req.cwd, editor, true, servers) {
+                match m_load
+                    .load(&req.session_id.0, req.cwd, editor, true, servers)
+                    .await
+                {
                     Ok(s) => {
                         responder.respond(
                             LoadSessionResponse::new()
@@ -253,7 +259,10 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                         cx| {
                 let editor = editor_for(&cx, &caps_resume, m_resume.config().timeouts.editor);
                 let servers = convert::mcp_servers(req.mcp_servers);
-                match m_resume.load(&req.session_id.0, req.cwd, editor, false, servers) {
+                match m_resume
+                    .load(&req.session_id.0, req.cwd, editor, false, servers)
+                    .await
+                {
                     Ok(s) => {
                         responder.respond(
                             ResumeSessionResponse::new()
@@ -378,7 +387,10 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         .on_receive_request(
             async move |req: ext::ForkRequest, responder: Responder<ext::ForkResponse>, cx| {
                 let editor = editor_for(&cx, &caps_fork, m_fork.config().timeouts.editor);
-                match m_fork.fork(&req.session_id, req.cwd, editor, Vec::new()) {
+                match m_fork
+                    .fork(&req.session_id, req.cwd, editor, Vec::new())
+                    .await
+                {
                     Ok(s) => {
                         responder.respond(ext::ForkResponse {
                             session_id: s.id.clone(),
@@ -397,7 +409,7 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
         )
         .on_receive_request(
             async move |req: ext::ExportRequest, responder: Responder<ext::ExportResponse>, _cx| {
-                let lines = match m_export.records(&req.session_id) {
+                let lines = match m_export.records(&req.session_id).await {
                     Ok(lines) => lines,
                     Err(e) => return responder.respond_with_error(errors::session_error(e)),
                 };
@@ -433,7 +445,10 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
                     cx| {
             let editor = editor_for(&cx, &caps_acp_fork, m_acp_fork.config().timeouts.editor);
             let servers = convert::mcp_servers(req.mcp_servers);
-            match m_acp_fork.fork(&req.session_id.0, Some(req.cwd), editor, servers) {
+            match m_acp_fork
+                .fork(&req.session_id.0, Some(req.cwd), editor, servers)
+                .await
+            {
                 Ok(s) => {
                     responder.respond(
                         agent_client_protocol::v1::schema::ForkSessionResponse::new(s.id.clone())

@@ -80,7 +80,7 @@ async fn run_inner(
         .as_deref()
         .is_some_and(|id| crate::store::Store::new(&config.home).exists(id));
     let manager = Arc::new(SessionManager::new(Arc::new(config), model_client));
-    let agent = crate::acp::agent(manager);
+    let agent = crate::acp::agent(manager.clone());
     let requested = args.session.clone();
 
     let result = Client
@@ -173,6 +173,7 @@ async fn run_inner(
         })
         .await;
     display::end_answer_line();
+    manager.shutdown().await;
     crate::mcp::kill_all();
     let ended = result.map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let name = match &ended {

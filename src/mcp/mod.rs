@@ -37,11 +37,6 @@ pub fn merge(lists: impl IntoIterator<Item = Vec<ServerSpec>>) -> Vec<ServerSpec
     merged
 }
 
-/// `mcp_servers` from a project's `.tandem/config.toml`.
-pub fn project_servers(cwd: &std::path::Path) -> Vec<ServerSpec> {
-    crate::config::project(cwd).mcp_servers
-}
-
 /// One server's state.
 #[derive(Debug, Clone)]
 enum State {

@@ -3,26 +3,23 @@
 
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::SessionError;
 use super::commands::{self, Action, SlashCommand};
 use super::options;
-use crate::config::Config;
 use crate::config::Settings;
 use crate::model::Message;
 use crate::output_schema::OutputSchema;
-use crate::store::{Record, Transcript};
+use crate::store::{History, Record};
 use crate::turn::{self, TurnContext, TurnOutcome};
 use crate::types::Mode;
 use crate::types::OptionView;
 use crate::types::StopReason;
+use crate::types::TurnEvent;
 use crate::types::UserPart;
-use crate::types::{EventSink, TurnEvent};
 
 /// How a prompt ended.
 #[derive(Debug)]
@@ -54,21 +51,18 @@ pub(super) enum Command {
     },
 }
 
-/// The actor's state.
+/// The actor's state: everything a session is, owned by the one task that changes it.
 pub(super) struct Actor {
-    pub id: String,
-    pub config: Arc<Config>,
-    pub sink: Arc<dyn EventSink>,
-    pub settings: Arc<Mutex<Settings>>,
-    pub history: Vec<Message>,
-    /// Shared with every turn of this session.
-    pub turn: TurnContext,
-    /// Where the session is recorded.
-    pub transcript: Arc<Transcript>,
+    /// What its turns run with (its id, config, sink and scope).
+    turn: TurnContext,
+    /// Its settings; turns and the manager see them through receivers.
+    settings: watch::Sender<Settings>,
+    /// The conversation. A running turn works on a copy and hands it back.
+    history: History,
     /// Set after the first exchange.
-    pub title: Option<String>,
+    title: Option<String>,
     /// Slash commands a prompt may start with.
-    pub commands: Vec<SlashCommand>,
+    commands: Vec<SlashCommand>,
 }
 
 struct Running {
@@ -78,13 +72,30 @@ struct Running {
 }
 
 impl Actor {
+    /// A session's actor, not yet running.
+    pub(super) fn new(
+        turn: TurnContext,
+        settings: watch::Sender<Settings>,
+        history: History,
+        title: Option<String>,
+        commands: Vec<SlashCommand>,
+    ) -> Self {
+        Self {
+            turn,
+            settings,
+            history,
+            title,
+            commands,
+        }
+    }
+
     /// Serves commands until every handle is dropped; a running turn is cancelled then.
     pub(super) async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Command>) {
         let mut running: Option<Running> = None;
         loop {
             tokio::select! {
                 command = inbox.recv() => match command {
-                    Some(command) => self.handle(command, &mut running),
+                    Some(command) => self.handle(command, &mut running).await,
                     None => break,
                 },
                 outcome = async {
@@ -94,7 +105,7 @@ impl Actor {
                     }
                 } => {
                     if let Some(r) = running.take() {
-                        self.finish(outcome, r.reply);
+                        self.finish(outcome, r.reply).await;
                     }
                 }
             }
@@ -104,10 +115,11 @@ impl Actor {
         }
         // Closing or deleting the session stops its MCP servers.
         self.turn.mcp.shutdown();
-        tracing::debug!(session = %self.id, "session closed");
+        tracing::debug!(session = %self.turn.session_id, "session closed");
     }
 
-    fn handle(&mut self, command: Command, running: &mut Option<Running>) {
+    /// Handles one command; a reply that follows a change waits until the change is on disk.
+    async fn handle(&mut self, command: Command, running: &mut Option<Running>) {
         match command {
             Command::Prompt {
                 parts,
@@ -115,22 +127,22 @@ impl Actor {
                 reply,
             } => {
                 if running.is_some() {
-                    let _ = reply.send(Err(SessionError::Busy(self.id.clone())));
+                    let _ = reply.send(Err(SessionError::Busy(self.turn.session_id.clone())));
                     return;
                 }
                 *running = Some(self.start_prompt(parts, output, reply));
             }
             Command::Cancel => {
                 if let Some(r) = running.as_ref() {
-                    tracing::info!(session = %self.id, "cancelling the running turn");
+                    tracing::info!(session = %self.turn.session_id, "cancelling the running turn");
                     r.cancel.cancel();
                 }
             }
             Command::SetMode { mode, reply } => {
                 let result = match Mode::parse(&mode) {
                     Some(mode) => {
-                        self.settings.lock().mode = mode;
-                        self.record_settings();
+                        self.settings.send_modify(|s| s.mode = mode);
+                        self.record_settings().await;
                         self.emit(TurnEvent::ModeChanged(mode));
                         self.emit(TurnEvent::OptionsChanged(self.views()));
                         Ok(())
@@ -147,19 +159,17 @@ impl Actor {
                 value,
                 reply,
             } => {
-                let (before, result) = {
-                    let mut settings = self.settings.lock();
-                    let before = settings.mode;
-                    (
-                        before,
-                        options::apply(&mut settings, &self.config, &option, &value),
-                    )
-                };
+                let before = self.settings.borrow().mode;
+                let mut result = Ok(());
+                self.settings.send_if_modified(|settings| {
+                    result = options::apply(settings, &self.turn.config, &option, &value);
+                    result.is_ok()
+                });
                 if result.is_ok() {
-                    self.record_settings();
+                    self.record_settings().await;
                 }
                 let result = result.map(|()| self.views()).map_err(SessionError::from);
-                let now = self.settings.lock().mode;
+                let now = self.settings.borrow().mode;
                 if now != before {
                     self.emit(TurnEvent::ModeChanged(now));
                 }
@@ -234,7 +244,9 @@ impl Actor {
         }
     }
 
-    fn finish(
+    /// Takes a finished turn's history, titles the session after its first exchange, and
+    /// replies once all of it is on disk.
+    async fn finish(
         &mut self,
         outcome: Result<TurnOutcome, tokio::task::JoinError>,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
@@ -253,42 +265,46 @@ impl Actor {
                     .map_err(SessionError::Model)
             }
             Err(join) => {
-                tracing::error!(session = %self.id, "turn task failed: {join}");
+                tracing::error!(session = %self.turn.session_id, "turn task failed: {join}");
                 Err(SessionError::Internal(format!(
                     "the turn failed unexpectedly: {join}"
                 )))
             }
         };
         if self.title.is_none() {
-            let first = self.history.iter().find_map(|m| match m {
+            let first = self.history.messages().iter().find_map(|m| match m {
                 Message::User(parts) => super::playback::title_from(parts),
                 _ => None,
             });
             if let Some(title) = first {
-                self.transcript.append(Record::Title {
+                self.history.transcript().append(Record::Title {
                     title: title.clone(),
                 });
                 self.emit(TurnEvent::Title(title.clone()));
                 self.title = Some(title);
             }
         }
+        self.history.transcript().flush().await;
         let _ = reply.send(result);
     }
 
-    fn record_settings(&self) {
-        let s = self.settings.lock().clone();
-        self.transcript.append(Record::Settings {
+    /// Records the settings as they now are, and waits until that is on disk.
+    async fn record_settings(&self) {
+        let s = self.settings.borrow().clone();
+        let transcript = self.history.transcript();
+        transcript.append(Record::Settings {
             mode: s.mode.id().to_string(),
             model: s.model,
             reasoning_effort: s.reasoning_effort,
         });
+        transcript.flush().await;
     }
 
     fn views(&self) -> Vec<OptionView> {
-        options::views(&self.settings.lock(), &self.config)
+        options::views(&self.settings.borrow(), &self.turn.config)
     }
 
     fn emit(&self, event: TurnEvent) {
-        self.sink.emit(&self.id, event);
+        self.turn.emit(event);
     }
 }

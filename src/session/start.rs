@@ -1,45 +1,60 @@
 //! Starting a session's actor: what every way of opening a session (new, load, resume, fork)
-//! ends with.
+//! ends with. The actor owns the session's turn context, settings and history; the manager
+//! keeps its inbox and a [`Watch`] of its state.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::actor::Actor;
-use super::{Live, NewSession, SessionManager, commands, instructions, options};
-use crate::client::{ClientCaps, ClientOps};
-use crate::config::Settings;
-use crate::model::Message;
+use super::status::Watch;
+use super::{EditorLink, Live, NewSession, SessionManager, commands, instructions, options};
+use crate::config::{ProjectConfig, Settings};
 use crate::permission::{Grants, Policy, Rules, Workspace};
-use crate::store::{Record, Transcript};
-use crate::turn::TurnContext;
+use crate::store::{History, Record, Transcript};
+use crate::turn::{SessionScope, TurnContext};
 use crate::types::{EventSink, TurnEvent};
+
+/// Everything a session starts from.
+pub(super) struct Start {
+    pub(super) id: String,
+    pub(super) cwd: PathBuf,
+    /// The editor it talks to.
+    pub(super) editor: EditorLink,
+    pub(super) settings: Settings,
+    /// The conversation so far, and where it is recorded.
+    pub(super) history: History,
+    pub(super) title: Option<String>,
+    pub(super) mcp: Arc<crate::mcp::Hub>,
+    /// The project's `.tandem/config.toml`, read once for this opening.
+    pub(super) project: ProjectConfig,
+    /// How it was opened, for `session_start` hooks: `new`, `load`, `resume` or `fork`.
+    pub(super) source: &'static str,
+}
 
 impl SessionManager {
     pub(super) fn start(&self, s: Start) -> NewSession {
         // The workspace root is judged by where the directory really is (symlinks resolved).
         let root = s.cwd.canonicalize().unwrap_or_else(|_| s.cwd.clone());
         let options = options::views(&s.settings, &self.config);
-        let project = crate::config::project(&s.cwd);
-        if project.declares_hooks() {
+        if s.project.declares_hooks() {
             tracing::warn!(cwd = %s.cwd.display(), "hooks in the project's .tandem/config.toml are ignored: opening a project must not run its code; declare them in your own config file");
         }
         let actions: Vec<_> = self
             .config
             .actions
             .iter()
+            .chain(s.project.actions.iter())
             .cloned()
-            .chain(project.actions.iter().cloned())
             .collect();
         let commands = commands::discover(&s.cwd, &self.config.config_dir, &actions);
+        let transcript = s.history.transcript().clone();
         let extras = Arc::new(crate::customize::Extras::open(
             &self.config,
             &s.id,
             &root,
-            s.transcript.path(),
+            transcript.path(),
             s.source,
         ));
         let home = self.config.user_home.as_deref();
@@ -49,7 +64,7 @@ impl SessionManager {
                     .permissions
                     .iter()
                     .cloned()
-                    .chain(project.rules(&s.cwd)),
+                    .chain(s.project.rules(&s.cwd)),
                 &root,
                 home,
             ),
@@ -59,51 +74,53 @@ impl SessionManager {
                 home,
             ),
         });
-        let shared = Arc::new(Mutex::new(s.settings.clone()));
-        let transcript = Arc::new(s.transcript);
-        let sink: Arc<dyn EventSink> = Arc::new(Recording {
-            inner: s.sink,
+        let (settings, settings_rx) = watch::channel(s.settings.clone());
+        let usage = Arc::new(watch::channel(None).0);
+        let scope = Arc::new(SessionScope {
+            session_id: s.id.clone(),
+            cwd: root.clone(),
+            config: self.config.clone(),
+            model: self.client.clone(),
+            settings: settings_rx.clone(),
+            tools: self.tools.clone(),
+            client: s.editor.ops,
+            caps: s.editor.caps,
+            grants: watch::channel(Grants::default()).0,
+            policy: policy.clone(),
             transcript: transcript.clone(),
+            project_instructions: instructions::load(&s.cwd, &self.config.config_dir),
+            mcp: s.mcp.clone(),
+            totals: watch::channel(Default::default()).0,
+            extras,
+        });
+        let status = Watch {
+            cwd: root,
+            settings: settings_rx,
+            usage: usage.subscribe(),
+            totals: scope.totals.subscribe(),
+            grants: scope.grants.subscribe(),
+            policy,
+            mcp: s.mcp,
+            transcript: transcript.clone(),
+        };
+        let sink: Arc<dyn EventSink> = Arc::new(Recording {
+            inner: s.editor.sink,
+            transcript,
         });
         let (tx, rx) = mpsc::unbounded_channel();
-        let actor = Actor {
-            id: s.id.clone(),
-            config: self.config.clone(),
-            sink: sink.clone(),
-            settings: shared.clone(),
-            history: s.history,
-            turn: TurnContext {
-                session_id: s.id.clone(),
-                cwd: root,
-                config: self.config.clone(),
-                model: self.client.clone(),
-                settings: shared,
-                tools: self.tools.clone(),
-                client: s.editor,
-                caps: s.caps,
-                grants: Arc::new(Mutex::new(Grants::default())),
-                policy,
-                sink,
-                transcript: transcript.clone(),
-                project_instructions: instructions::load(&s.cwd, &self.config.config_dir),
-                usage: Arc::new(Mutex::new(None)),
-                mcp: s.mcp,
-                totals: Arc::default(),
-                extras,
-                subagent: None,
-                output: None,
-            },
-            transcript,
-            title: s.title,
-            commands: commands.clone(),
-        };
-        let view = actor.turn.clone();
+        let actor = Actor::new(
+            TurnContext::new(scope, sink, usage),
+            settings,
+            s.history,
+            s.title,
+            commands.clone(),
+        );
         tokio::spawn(actor.run(rx));
         self.sessions.lock().insert(
             s.id.clone(),
             Live {
                 tx,
-                view,
+                status,
                 commands: commands.clone(),
             },
         );
@@ -116,26 +133,10 @@ impl SessionManager {
     }
 }
 
-/// Everything a session starts from.
-pub(super) struct Start {
-    pub(super) id: String,
-    pub(super) cwd: PathBuf,
-    pub(super) sink: Arc<dyn EventSink>,
-    pub(super) editor: Arc<dyn ClientOps>,
-    pub(super) caps: ClientCaps,
-    pub(super) settings: Settings,
-    pub(super) history: Vec<Message>,
-    pub(super) transcript: Transcript,
-    pub(super) title: Option<String>,
-    pub(super) mcp: Arc<crate::mcp::Hub>,
-    /// How it was opened, for `session_start` hooks: `new`, `load`, `resume` or `fork`.
-    pub(super) source: &'static str,
-}
-
 /// Forwards events and records the plan, which tools emit directly, in the transcript.
 struct Recording {
     inner: Arc<dyn EventSink>,
-    transcript: Arc<Transcript>,
+    transcript: Transcript,
 }
 
 impl EventSink for Recording {

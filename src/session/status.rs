@@ -1,8 +1,57 @@
-//! What the extension methods report about an open session.
+//! What the manager knows of an open session without asking its actor: watch receivers of
+//! the state the actor and its turns change, and what `_tandem/status` / `_tandem/usage`
+//! report from them.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use crate::config::Settings;
+use tokio::sync::watch;
+
+use crate::config::{Config, Settings};
+use crate::mcp::Hub;
+use crate::permission::{Grants, Policy};
+use crate::store::Transcript;
+use crate::turn::Totals;
+
+/// An open session's state, as its actor and turns publish it.
+pub(super) struct Watch {
+    /// Working directory (canonical).
+    pub(super) cwd: PathBuf,
+    /// The settings the actor holds.
+    pub(super) settings: watch::Receiver<Settings>,
+    /// The last usage report: (tokens in use, estimate).
+    pub(super) usage: watch::Receiver<Option<(u64, u64)>>,
+    /// Token totals.
+    pub(super) totals: watch::Receiver<Totals>,
+    /// Remembered permission answers.
+    pub(super) grants: watch::Receiver<Grants>,
+    /// Permission rules and workspace.
+    pub(super) policy: Arc<Policy>,
+    /// MCP servers.
+    pub(super) mcp: Arc<Hub>,
+    /// Where the session is recorded (to flush before reading it back).
+    pub(super) transcript: Transcript,
+}
+
+impl Watch {
+    /// What the extension methods show of the session `id` now.
+    pub(super) fn report(&self, id: &str, config: &Config) -> LiveSession {
+        let settings = self.settings.borrow().clone();
+        let context_window = config
+            .model(&settings.model)
+            .map_or(config.models[0].context_window, |m| m.context_window);
+        LiveSession {
+            id: id.to_string(),
+            cwd: self.cwd.clone(),
+            context_window,
+            context_used: self.usage.borrow().map(|(used, _)| used),
+            totals: *self.totals.borrow(),
+            mcp: self.mcp.states(),
+            permissions: self.policy.snapshot(&self.grants.borrow()),
+            settings,
+        }
+    }
+}
 
 /// What `_tandem/status` and `_tandem/usage` report about an open session.
 pub struct LiveSession {
@@ -17,7 +66,7 @@ pub struct LiveSession {
     /// Tokens in use after the last model response, when the server reported them.
     pub context_used: Option<u64>,
     /// Token totals.
-    pub totals: crate::turn::Totals,
+    pub totals: Totals,
     /// MCP servers: name, state, and why it failed.
     pub mcp: Vec<(String, &'static str, Option<String>)>,
     /// Rules in force and remembered answers.

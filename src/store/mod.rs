@@ -2,12 +2,14 @@
 //! `TANDEM_HOME/sessions/` (DESIGN.md §3). No server, no index to keep in sync: listing reads
 //! each file's first lines, and a corrupt file never stops the others from being listed.
 
+pub mod history;
 pub mod record;
 pub mod transcript;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+pub use history::History;
 pub use record::{Line, Record};
 pub use transcript::Transcript;
 
@@ -80,31 +82,51 @@ impl Store {
         self.dir.join(format!("{id}.jsonl"))
     }
 
-    /// Starts the transcript of a new session.
-    pub fn create(&self, id: &str, cwd: &Path) -> Result<Transcript, StoreError> {
+    /// Starts the transcript of a new session; `first` are its records after the header.
+    /// Returns once they are on disk, so the session is listed from then on.
+    pub async fn create(
+        &self,
+        id: &str,
+        cwd: &Path,
+        first: impl IntoIterator<Item = Record>,
+    ) -> Result<Transcript, StoreError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
         let transcript = Transcript::open(&self.path(id))?;
         transcript.append(Record::Meta {
             id: id.to_string(),
             cwd: cwd.to_path_buf(),
         });
+        for record in first {
+            transcript.append(record);
+        }
+        transcript.flush().await;
         Ok(transcript)
     }
 
-    /// Opens a stored session: its records and its transcript for appending.
-    pub fn open(&self, id: &str) -> Result<(Vec<Line>, Transcript), StoreError> {
+    /// A stored session's records.
+    pub fn read(&self, id: &str) -> Result<Vec<Line>, StoreError> {
         let path = self.path(id);
         if !valid_id(id) || !path.is_file() {
             return Err(StoreError::NotFound(id.to_string()));
         }
-        let lines = transcript::read(&path)?;
-        Ok((lines, Transcript::open(&path)?))
+        transcript::read(&path)
+    }
+
+    /// Opens a stored session: its records and its transcript for appending.
+    pub fn open(&self, id: &str) -> Result<(Vec<Line>, Transcript), StoreError> {
+        let lines = self.read(id)?;
+        Ok((lines, Transcript::open(&self.path(id))?))
     }
 
     /// Starts `to`'s transcript in `cwd` with every record of `from` but its header: a fork.
     /// Returns `from`'s working directory.
-    pub fn fork(&self, from: &str, to: &str, cwd: Option<&Path>) -> Result<PathBuf, StoreError> {
-        let (lines, _) = self.open(from)?;
+    pub async fn fork(
+        &self,
+        from: &str,
+        to: &str,
+        cwd: Option<&Path>,
+    ) -> Result<PathBuf, StoreError> {
+        let lines = self.read(from)?;
         let source_cwd = lines
             .iter()
             .find_map(|l| match &l.record {
@@ -113,12 +135,11 @@ impl Store {
             })
             .unwrap_or_default();
         let cwd = cwd.map_or(source_cwd, Path::to_path_buf);
-        let transcript = self.create(to, &cwd)?;
-        for line in lines {
-            if !matches!(line.record, Record::Meta { .. }) {
-                transcript.append(line.record);
-            }
-        }
+        let records = lines
+            .into_iter()
+            .map(|line| line.record)
+            .filter(|record| !matches!(record, Record::Meta { .. }));
+        self.create(to, &cwd, records).await?;
         Ok(cwd)
     }
 
@@ -193,15 +214,15 @@ fn summarize(path: &Path) -> Option<Summary> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn create_list_open_delete() {
+    #[tokio::test]
+    async fn create_list_open_delete() {
         let home = tempfile::tempdir().unwrap();
         let store = Store::new(home.path());
-        let t = store.create("s1", Path::new("/p")).unwrap();
-        t.append(Record::Title {
+        let title = Record::Title {
             title: "First".into(),
-        });
-        store.create("s2", Path::new("/q")).unwrap();
+        };
+        store.create("s1", Path::new("/p"), [title]).await.unwrap();
+        store.create("s2", Path::new("/q"), []).await.unwrap();
         std::fs::write(home.path().join("sessions/broken.jsonl"), "garbage\n").unwrap();
         let (all, next) = store.list(None, None);
         assert_eq!(all.len(), 2, "the broken file is skipped, not fatal");
@@ -222,12 +243,13 @@ mod tests {
         assert!(store.delete("s1").is_err());
     }
 
-    #[test]
-    fn pages_with_a_cursor() {
+    #[tokio::test]
+    async fn pages_with_a_cursor() {
         let home = tempfile::tempdir().unwrap();
         let store = Store::new(home.path());
         for i in 0..(PAGE + 5) {
-            store.create(&format!("s{i:03}"), Path::new("/p")).unwrap();
+            let id = format!("s{i:03}");
+            store.create(&id, Path::new("/p"), []).await.unwrap();
         }
         let (first, next) = store.list(None, None);
         assert_eq!(first.len(), PAGE);

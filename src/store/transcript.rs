@@ -1,21 +1,35 @@
-//! One session's append-only transcript file. Each record is one line written with a single
-//! `write` under an exclusive file lock, so concurrent tandem processes never interleave
-//! partial lines, and a crash loses at most the record being written.
+//! One session's append-only transcript file, written by one writer task per open
+//! transcript. Appending only queues the line (encoding and redaction happen at once, on the
+//! caller's side), so a turn never waits on the disk; the writer takes whatever is queued and
+//! writes it with a single `write` under an exclusive file lock, so concurrent tandem processes
+//! never interleave partial lines. [`Transcript::flush`] waits until everything queued so far
+//! is on disk: callers flush where a crash must not lose what came before (before a turn runs
+//! tools, before a prompt or settings change is answered, at shutdown).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
 use super::record::{Line, Record, VERSION};
 
-/// An open transcript.
+/// What the writer task is asked to do.
+enum Op {
+    /// Append this line (newline included).
+    Line(String),
+    /// Answer once every line queued before is written.
+    Flush(oneshot::Sender<()>),
+}
+
+/// An open transcript: a cheap handle to its writer task. Clones share the writer; the task
+/// ends after writing what is queued once every handle is gone.
+#[derive(Clone)]
 pub struct Transcript {
-    path: PathBuf,
-    file: Arc<Mutex<File>>,
+    path: Arc<Path>,
+    writer: mpsc::UnboundedSender<Op>,
     /// For a subagent's view of its parent's transcript: the `task` call and the agent, whose
     /// records are wrapped in [`Record::Subagent`].
     scope: Option<(String, String)>,
@@ -30,16 +44,19 @@ impl std::fmt::Debug for Transcript {
 }
 
 impl Transcript {
-    /// Opens (creating if needed) the transcript at `path` for appending.
+    /// Opens (creating if needed) the transcript at `path` for appending, and starts its
+    /// writer task (on the current tokio runtime).
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| StoreError::io(path, e))?;
+        let (writer, queue) = mpsc::unbounded_channel();
+        tokio::spawn(write_queued(file, path.to_path_buf(), queue));
         Ok(Self {
-            path: path.to_path_buf(),
-            file: Arc::new(Mutex::new(file)),
+            path: Arc::from(path),
+            writer,
             scope: None,
         })
     }
@@ -49,7 +66,7 @@ impl Transcript {
     pub fn nested(&self, call_id: &str, agent: &str) -> Self {
         Self {
             path: self.path.clone(),
-            file: self.file.clone(),
+            writer: self.writer.clone(),
             scope: Some((call_id.to_string(), agent.to_string())),
         }
     }
@@ -59,7 +76,7 @@ impl Transcript {
         &self.path
     }
 
-    /// Appends one record. Failures are logged, not fatal: the session goes on in memory.
+    /// Queues one record. Failures are logged, not fatal: the session goes on in memory.
     pub fn append(&self, record: Record) {
         let record = match &self.scope {
             Some((call_id, agent)) => Record::Subagent {
@@ -86,16 +103,51 @@ impl Transcript {
             std::borrow::Cow::Borrowed(_) => text,
         };
         text.push('\n');
-        let file = self.file.lock();
-        let written = file.lock().and_then(|()| {
-            let result = (&*file).write_all(text.as_bytes());
-            let _ = file.unlock();
-            result
-        });
-        if let Err(e) = written {
-            tracing::error!(path = %self.path.display(), "cannot append to the transcript: {e}");
+        if self.writer.send(Op::Line(text)).is_err() {
+            tracing::error!(path = %self.path.display(), "the transcript writer has stopped; a record was not written");
         }
     }
+
+    /// Waits until every record appended so far (through any handle) is written.
+    pub async fn flush(&self) {
+        let (done, written) = oneshot::channel();
+        if self.writer.send(Op::Flush(done)).is_ok() {
+            let _ = written.await;
+        }
+    }
+}
+
+/// The writer task: writes whatever is queued, a batch at a time, until every handle is gone.
+async fn write_queued(file: File, path: PathBuf, mut queue: mpsc::UnboundedReceiver<Op>) {
+    let mut batch = String::new();
+    let mut flushed = Vec::new();
+    while let Some(op) = queue.recv().await {
+        let mut next = Some(op);
+        while let Some(op) = next {
+            match op {
+                Op::Line(line) => batch.push_str(&line),
+                Op::Flush(done) => flushed.push(done),
+            }
+            next = queue.try_recv().ok();
+        }
+        if !batch.is_empty() {
+            if let Err(e) = write_locked(&file, batch.as_bytes()) {
+                tracing::error!(path = %path.display(), "cannot append to the transcript: {e}");
+            }
+            batch.clear();
+        }
+        for done in flushed.drain(..) {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Appends `bytes` with one `write` under an exclusive lock on the file.
+fn write_locked(file: &File, bytes: &[u8]) -> std::io::Result<()> {
+    file.lock()?;
+    let written = (&*file).write_all(bytes);
+    let _ = file.unlock();
+    written
 }
 
 /// The current time as RFC 3339.
@@ -129,14 +181,15 @@ pub fn read(path: &Path) -> Result<Vec<Line>, StoreError> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn torn_and_corrupt_lines_are_skipped() {
+    #[tokio::test]
+    async fn torn_and_corrupt_lines_are_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         let t = Transcript::open(&path).unwrap();
         t.append(Record::Title {
             title: "one".into(),
         });
+        t.flush().await;
         std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
@@ -146,6 +199,7 @@ mod tests {
         t.append(Record::Title {
             title: "two".into(),
         });
+        t.flush().await;
         std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
@@ -170,13 +224,22 @@ mod tests {
             .map(|i| {
                 let path = path.clone();
                 std::thread::spawn(move || {
-                    // Separate opens, as separate processes would have.
-                    let t = Transcript::open(&path).unwrap();
-                    for _ in 0..200 {
-                        t.append(Record::Title {
-                            title: format!("{i}").repeat(3000),
-                        });
-                    }
+                    // Separate runtimes and opens, as separate processes would have.
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap();
+                    runtime.block_on(async {
+                        let t = Transcript::open(&path).unwrap();
+                        for n in 0..200 {
+                            t.append(Record::Title {
+                                title: format!("{i}").repeat(3000),
+                            });
+                            if n % 7 == 0 {
+                                t.flush().await;
+                            }
+                        }
+                        t.flush().await;
+                    });
                 })
             })
             .collect();
@@ -184,5 +247,21 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(read(&path).unwrap().len(), 800);
+    }
+
+    #[tokio::test]
+    async fn a_flush_waits_for_every_handle_and_nested_records_are_wrapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let t = Transcript::open(&path).unwrap();
+        let sub = t.nested("call-1", "scout");
+        sub.append(Record::Title { title: "a".into() });
+        t.append(Record::Title { title: "b".into() });
+        t.flush().await;
+        let lines = read(&path).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            matches!(&lines[0].record, Record::Subagent { call_id, .. } if call_id == "call-1")
+        );
     }
 }

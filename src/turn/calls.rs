@@ -2,26 +2,30 @@
 //! calls one at a time in the model's order, each through the permission policy. Every call
 //! gets exactly one result, also when it failed, was refused, or was cancelled.
 
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::TurnContext;
 use super::shown::Shown;
-use crate::model::{Message, ToolCall};
-use crate::store::Record;
+use crate::model::ToolCall;
+use crate::store::History;
 use crate::tools::{self, ToolEnv, ToolOutput};
 use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
-/// Runs `calls`; returns one `Tool` message per call, in order, and whether the turn was
-/// cancelled on the way.
+/// Runs `calls` and answers each in `history` as soon as its result is known (so a crash
+/// later in the turn keeps it); returns whether the turn was cancelled on the way, in which
+/// case the calls not run are answered as such.
 /// `refusals` holds, per call, what the model reads instead when the call must not run (see
 /// [`super::guard`]).
 pub(super) async fn run_all(
     ctx: &TurnContext,
+    history: &mut History,
     calls: Vec<ToolCall>,
     refusals: Vec<Option<String>>,
     cancel: &CancellationToken,
-) -> (Vec<Message>, bool) {
+) -> bool {
     let mutating: Vec<bool> = calls
         .iter()
         .map(|c| {
@@ -32,72 +36,45 @@ pub(super) async fn run_all(
                     .is_some_and(|t| tools::mutates(t.kind()))
         })
         .collect();
-    let mut results: Vec<Option<String>> = vec![None; calls.len()];
+    let mut done: Vec<bool> = vec![false; calls.len()];
     for (i, refusal) in refusals.into_iter().enumerate() {
         if let (Some(reason), Some(call)) = (refusal, calls.get(i)) {
             let (content, view) = refused(ctx, call, reason);
-            ctx.transcript.append(Record::ToolResult {
-                call_id: call.id.clone(),
-                content: content.clone(),
-                view,
-            });
-            results[i] = Some(content);
+            history.answer(&call.id, content, view);
+            done[i] = true;
         }
     }
     let mut i = 0;
     while i < calls.len() && !cancel.is_cancelled() {
-        if results[i].is_some() {
+        if done[i] {
             i += 1;
             continue;
         }
         if mutating[i] {
-            results[i] = Some(run_recorded(ctx, &calls[i], cancel).await);
+            let (content, view) = run_one(ctx, &calls[i], cancel).await;
+            history.answer(&calls[i].id, content, view);
+            done[i] = true;
             i += 1;
             continue;
         }
         let end = (i..calls.len())
-            .find(|&j| mutating[j] || results[j].is_some())
+            .find(|&j| mutating[j] || done[j])
             .unwrap_or(calls.len());
-        let batch =
-            futures::future::join_all(calls[i..end].iter().map(|c| run_recorded(ctx, c, cancel)))
-                .await;
-        for (k, result) in batch.into_iter().enumerate() {
-            results[i + k] = Some(result);
+        // Read-only calls run together; each is answered as it finishes.
+        let mut batch: FuturesUnordered<_> = calls[i..end]
+            .iter()
+            .map(|call| async move { (call, run_one(ctx, call, cancel).await) })
+            .collect();
+        while let Some((call, (content, view))) = batch.next().await {
+            history.answer(&call.id, content, view);
+        }
+        for flag in &mut done[i..end] {
+            *flag = true;
         }
         i = end;
     }
-    let messages = calls
-        .iter()
-        .zip(results)
-        .map(|(call, result)| {
-            let content = result.unwrap_or_else(|| {
-                let content = "Not run: the user cancelled the turn.".to_string();
-                ctx.transcript.append(Record::ToolResult {
-                    call_id: call.id.clone(),
-                    content: content.clone(),
-                    view: None,
-                });
-                content
-            });
-            Message::Tool {
-                call_id: call.id.clone(),
-                content,
-            }
-        })
-        .collect();
-    (messages, cancel.is_cancelled())
-}
-
-/// Runs one call and writes its result (and how it was last shown) to the transcript as soon
-/// as it is known, so a crash later in the turn keeps it.
-async fn run_recorded(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken) -> String {
-    let (content, view) = run_one(ctx, call, cancel).await;
-    ctx.transcript.append(Record::ToolResult {
-        call_id: call.id.clone(),
-        content: content.clone(),
-        view,
-    });
-    content
+    history.close_unanswered(super::CANCELLED);
+    cancel.is_cancelled()
 }
 
 /// Shows a call that tandem will not run (see [`super::guard`]) as failed with `reason`,

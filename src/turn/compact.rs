@@ -1,6 +1,7 @@
 //! Compaction: when the conversation no longer fits comfortably in the model's context
 //! window, the older part is summarized with one model call and replaced by the summary; the
-//! current exchange stays verbatim. The full history stays in the transcript.
+//! current exchange stays verbatim ([`crate::store::History::compact`] applies it). The full
+//! history stays in the transcript.
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -9,8 +10,6 @@ use super::{TurnContext, fit_to_model};
 use crate::config::ModelSpec;
 use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest};
 use crate::session::playback::COMPACTED_NOTE;
-use crate::store::Record;
-use crate::store::record;
 use crate::types::UserPart;
 use crate::types::{CompactionStatus, TurnEvent};
 
@@ -23,8 +22,13 @@ their outcomes, the current state of the work, and what remains to do.";
 
 /// How a compaction attempt ended.
 pub(super) enum Compacted {
-    /// The conversation, with the older part replaced by a summary.
-    Done(Vec<Message>),
+    /// The older part is summarized: the summary replaces all but the last `kept` messages.
+    Done {
+        /// The summary.
+        summary: String,
+        /// How many recent messages stay verbatim.
+        kept: usize,
+    },
     /// Nothing older than the current exchange to summarize.
     Nothing,
     /// Summarizing failed; the conversation is unchanged.
@@ -82,14 +86,10 @@ pub(super) async fn compact(
             return Compacted::Failed(e);
         }
     };
-    ctx.transcript.append(Record::Compaction {
-        summary: summary.clone(),
-        kept,
-    });
     // The next usage report measures the compacted conversation; until then it is estimated.
-    *ctx.usage.lock() = None;
+    ctx.usage.send_replace(None);
     announce(ctx, &id, CompactionStatus::Completed, Some(summary.clone()));
-    Compacted::Done(record::compact(conversation.to_vec(), &summary, kept))
+    Compacted::Done { summary, kept }
 }
 
 /// Streams the summary; `None` when cancelled.

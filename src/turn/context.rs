@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use tokio::sync::watch;
 
 use super::subagent;
 use crate::client::{ClientCaps, ClientOps};
@@ -17,10 +17,9 @@ use crate::tools::Registry;
 use crate::types::Mode;
 use crate::types::{EventSink, TurnEvent};
 
-/// Everything a turn needs besides the history; shared state is read at the moment it
-/// matters (settings at each request and each tool call).
-#[derive(Clone)]
-pub struct TurnContext {
+/// What every turn of a session shares, fixed when the session opens (the settings, grants
+/// and totals inside change, through watch channels the session's status is read from).
+pub struct SessionScope {
     /// The session the events belong to.
     pub session_id: String,
     /// The session's working directory (canonical): the workspace root.
@@ -29,8 +28,8 @@ pub struct TurnContext {
     pub config: Arc<Config>,
     /// The model server.
     pub model: Arc<dyn ModelClient>,
-    /// The session's live settings.
-    pub settings: Arc<Mutex<Settings>>,
+    /// The session's live settings; the session actor changes them.
+    pub settings: watch::Receiver<Settings>,
     /// The tools offered.
     pub tools: Arc<Registry>,
     /// The editor.
@@ -38,28 +37,44 @@ pub struct TurnContext {
     /// What the editor can do.
     pub caps: ClientCaps,
     /// The session's remembered permission answers.
-    pub grants: Arc<Mutex<Grants>>,
+    pub grants: watch::Sender<Grants>,
     /// The session's permission rules and workspace.
     pub policy: Arc<Policy>,
-    /// Where the editor-facing events go.
-    pub sink: Arc<dyn EventSink>,
-    /// The session's transcript, written as the turn happens.
-    pub transcript: Arc<Transcript>,
+    /// The session's transcript (a subagent records into it, nested).
+    pub transcript: Transcript,
     /// `AGENTS.md` instructions that apply to the session (read when it opened).
     pub project_instructions: String,
-    /// The last usage report: (tokens in use, our estimate of the same messages), so the next
-    /// request's size can be projected from real counts.
-    pub usage: Arc<Mutex<Option<(u64, u64)>>>,
     /// The session's MCP servers and their tools.
     pub mcp: Arc<crate::mcp::Hub>,
     /// Tokens the session has used so far, over all its model requests.
-    pub totals: Arc<Mutex<Totals>>,
+    pub totals: watch::Sender<Totals>,
     /// The session's skills, subagents and hooks.
     pub extras: Arc<crate::customize::Extras>,
+}
+
+/// What one turn runs with: the session's scope, and what differs between the session's own
+/// turns and a subagent's (where events go, whose context usage is tracked, which tools and
+/// answer format apply).
+#[derive(Clone)]
+pub struct TurnContext {
+    scope: Arc<SessionScope>,
+    /// Where the editor-facing events go.
+    pub sink: Arc<dyn EventSink>,
+    /// The last usage report: (tokens in use, our estimate of the same messages), so the next
+    /// request's size can be projected from real counts.
+    pub usage: Arc<watch::Sender<Option<(u64, u64)>>>,
     /// Set when this context runs a subagent: which, and the tools it may use.
     pub subagent: Option<Arc<subagent::Scope>>,
     /// For this prompt only: the schema its final answer must validate against.
     pub output: Option<Arc<crate::output_schema::OutputSchema>>,
+}
+
+impl std::ops::Deref for TurnContext {
+    type Target = SessionScope;
+
+    fn deref(&self) -> &SessionScope {
+        &self.scope
+    }
 }
 
 /// A session's token totals (as reported by the server).
@@ -84,6 +99,21 @@ pub struct Totals {
 }
 
 impl TurnContext {
+    /// A context for the session's own turns.
+    pub fn new(
+        scope: Arc<SessionScope>,
+        sink: Arc<dyn EventSink>,
+        usage: Arc<watch::Sender<Option<(u64, u64)>>>,
+    ) -> Self {
+        Self {
+            scope,
+            sink,
+            usage,
+            subagent: None,
+            output: None,
+        }
+    }
+
     /// The tool the model called `name`: one of tandem's, the session's (`load_skill`), or an
     /// MCP server's; a subagent finds only the tools it may use. (`task` is run apart, see
     /// [`subagent`].)
@@ -148,8 +178,14 @@ impl TurnContext {
         })
     }
 
+    /// The session's settings now.
     pub(crate) fn settings(&self) -> Settings {
-        self.settings.lock().clone()
+        self.settings.borrow().clone()
+    }
+
+    /// The session's mode now.
+    pub(crate) fn mode(&self) -> Mode {
+        self.settings.borrow().mode
     }
 
     pub(crate) fn emit(&self, event: TurnEvent) {

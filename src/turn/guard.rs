@@ -21,16 +21,16 @@ pub(super) enum Verdict {
 }
 
 /// One prompt's guard state.
-pub(super) struct Guard<'a> {
-    limits: &'a LoopGuard,
+pub(super) struct Guard {
+    limits: LoopGuard,
     last: Option<String>,
     times: u32,
     used: HashMap<String, u32>,
     tools_off: bool,
 }
 
-impl<'a> Guard<'a> {
-    pub(super) fn new(limits: &'a LoopGuard) -> Self {
+impl Guard {
+    pub(super) fn new(limits: LoopGuard) -> Self {
         Self {
             limits,
             last: None,
@@ -51,11 +51,10 @@ impl<'a> Guard<'a> {
         match self.check(calls) {
             Verdict::Repeated { times, answer } => {
                 let withdrawn = self.tools_off();
-                {
-                    let mut t = ctx.totals.lock();
+                ctx.totals.send_modify(|t| {
                     t.repeats_blocked += 1;
                     t.tools_withdrawn += u64::from(withdrawn);
-                }
+                });
                 tracing::info!(session = %ctx.session_id, times, withdrawn, "the model repeated its tool calls");
                 let mut note = format!(
                     "\n_tandem: the model made the same tool calls {times} times in a row; they were not run again._\n"
@@ -74,7 +73,8 @@ impl<'a> Guard<'a> {
                     .map(|(c, _)| c.name.as_str())
                     .collect();
                 if !over.is_empty() && !self.tools_off() {
-                    ctx.totals.lock().budget_refusals += over.len() as u64;
+                    ctx.totals
+                        .send_modify(|t| t.budget_refusals += over.len() as u64);
                     over.dedup();
                     ctx.emit(TurnEvent::Text(format!(
                         "\n_tandem: refused {} call(s) past their budget for this prompt ({})._\n",
@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn repeats_are_blocked_at_three_and_tools_withdrawn_at_six() {
         let limits = LoopGuard::default();
-        let mut g = Guard::new(&limits);
+        let mut g = Guard::new(limits.clone());
         let batch = [call("read_file", r#"{"path": "a"}"#)];
         let spaced = [call("read_file", r#"{ "path":"a" }"#)];
         assert_eq!(g.check(&batch), Verdict::Run(vec![None]));
@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn a_different_batch_starts_the_count_again() {
         let limits = LoopGuard::default();
-        let mut g = Guard::new(&limits);
+        let mut g = Guard::new(limits.clone());
         let a = [call("read_file", r#"{"path": "a"}"#)];
         let b = [call("read_file", r#"{"path": "b"}"#)];
         g.check(&a);
@@ -218,7 +218,7 @@ mod tests {
     fn budgets_refuse_calls_past_the_limit() {
         let mut limits = LoopGuard::default();
         limits.tool_budgets.insert("run_command".into(), 2);
-        let mut g = Guard::new(&limits);
+        let mut g = Guard::new(limits.clone());
         let batch = [
             call("run_command", r#"{"command": "a"}"#),
             call("run_command", r#"{"command": "b"}"#),

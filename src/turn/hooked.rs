@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::{TurnContext, TurnOutcome, run_turn};
 use crate::customize::hooks::{Event, Said, ToolVerdict};
 use crate::model::{Message, ToolCall};
-use crate::store::Record;
+use crate::store::History;
 use crate::tools::ToolOutput;
 use crate::types::StopReason;
 use crate::types::TurnEvent;
@@ -19,7 +19,7 @@ use crate::types::UserPart;
 /// block it), the turn, then the `stop` hooks. `history` is the conversation before `parts`.
 pub async fn run_prompt(
     ctx: TurnContext,
-    mut history: Vec<Message>,
+    mut history: History,
     mut parts: Vec<UserPart>,
     cancel: CancellationToken,
 ) -> TurnOutcome {
@@ -49,27 +49,17 @@ pub async fn run_prompt(
             )));
         }
     }
-    ctx.transcript.append(Record::User {
-        parts: parts.clone(),
-    });
-    history.push(Message::User(parts));
+    history.push_user(parts);
     let outcome = run_turn(ctx.clone(), history, cancel).await;
     if hooks.hooks.any(Event::Stop) {
-        let stop_reason = match &outcome.result {
-            Ok(StopReason::EndTurn) => "end_turn",
-            Ok(StopReason::MaxTokens) => "max_tokens",
-            Ok(StopReason::MaxTurnRequests) => "max_turn_requests",
-            Ok(StopReason::Refusal) => "refusal",
-            Ok(StopReason::Cancelled) => "cancelled",
-            Err(_) => "error",
-        };
+        let stop_reason = outcome.result.as_ref().map_or("error", |s| s.as_str());
         let said = hooks
             .run(
                 Event::Stop,
                 None,
                 json!({
                     "stop_reason": stop_reason,
-                    "last_message": last_answer(&outcome.history),
+                    "last_message": last_answer(outcome.history.messages()),
                 }),
             )
             .await;
@@ -96,7 +86,7 @@ fn tool_fields(ctx: &TurnContext, call: &ToolCall, args: &Value) -> Value {
         "tool_name": call.name,
         "tool_input": args,
         "call_id": call.id,
-        "mode": ctx.settings.lock().mode.id(),
+        "mode": ctx.mode().id(),
         "agent": ctx.subagent.as_ref().map(|s| s.agent.name.clone()),
     })
 }

@@ -1,29 +1,42 @@
 //! One prompt's work: ask the model, stream what it says, run the tools it calls, answer
 //! every call, and ask again until the model stops. Cancellation is checked at every await
 //! that can take long.
+//!
+//! The conversation is a [`History`]: the turn pushes what happens and the history records
+//! it, so every tool call gets exactly one result whatever way the turn ends.
 
+mod actions;
 mod calls;
 mod coalesce;
 mod compact;
 mod context;
+mod estimate;
 mod guard;
 mod hooked;
 mod permit;
 mod shown;
+mod stream;
 pub mod subagent;
 
-pub use context::{Totals, TurnContext};
+pub use actions::{compact_now, run_action, show_permissions};
+pub use context::{SessionScope, Totals, TurnContext};
 pub use hooked::run_prompt;
 
-use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ModelSpec;
-use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest, ToolCall};
-use crate::output_schema;
-use crate::store::Record;
-use crate::types::UserPart;
-use crate::types::{FinishReason, StopReason, TurnEvent};
+use crate::model::{ErrorClass, Message, ModelError, ModelRequest};
+use crate::output_schema::OutputSchema;
+use crate::store::History;
+use crate::types::{StopReason, UserPart};
+use compact::Compacted;
+use estimate::{fit_to_model, projected};
+use stream::{End, stream_response};
+
+/// What the model reads for calls not run because the user cancelled the turn.
+pub(crate) const CANCELLED: &str = "Not run: the user cancelled the turn.";
+/// What the model reads for calls not run because the model request failed.
+const REQUEST_FAILED: &str = "Not run: the model request failed.";
 
 /// The conversation after a turn and how the turn ended. The conversation is returned also
 /// when the turn failed or was cancelled, so it keeps what the user saw, and every tool call
@@ -31,7 +44,7 @@ use crate::types::{FinishReason, StopReason, TurnEvent};
 #[derive(Debug)]
 pub struct TurnOutcome {
     /// The session's whole conversation now.
-    pub history: Vec<Message>,
+    pub history: History,
     /// How the turn ended.
     pub result: Result<StopReason, ModelError>,
     /// What a command action printed (only for those).
@@ -43,7 +56,7 @@ pub struct TurnOutcome {
 
 impl TurnOutcome {
     /// A turn that ended without a command action's output.
-    fn ended(history: Vec<Message>, result: Result<StopReason, ModelError>) -> Self {
+    fn ended(history: History, result: Result<StopReason, ModelError>) -> Self {
         TurnOutcome {
             history,
             result,
@@ -53,417 +66,197 @@ impl TurnOutcome {
     }
 }
 
-/// How one model response ended.
-enum End {
-    Finished(Option<FinishReason>),
-    Failed(ModelError),
-    Cancelled,
-}
-
-/// One streamed model response.
-struct Response {
-    text: String,
-    reasoning: String,
-    calls: Vec<ToolCall>,
-    end: End,
-}
-
-/// Runs model requests and tool calls over `conversation` (which ends with the new prompt)
-/// until the model stops, the user cancels, or the request cap is reached.
+/// Runs model requests and tool calls over `history` (which ends with the new prompt) until
+/// the model stops, the user cancels, or the request cap is reached.
 pub async fn run_turn(
     ctx: TurnContext,
-    mut conversation: Vec<Message>,
+    history: History,
     cancel: CancellationToken,
 ) -> TurnOutcome {
+    let mut turn = Turn::new(ctx, history, cancel);
     // MCP servers started with the session; their tools belong in the first request. Each is
-    // bounded by its connect timeout.
-    // So do the session_start hooks, whose context goes in the system prompt.
+    // bounded by its connect timeout. So do the session_start hooks, whose context goes in
+    // the system prompt.
     tokio::select! {
-        _ = futures::future::join(ctx.mcp.settled(), ctx.extras.started()) => {}
-        () = cancel.cancelled() => {
-            return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
+        _ = futures::future::join(turn.ctx.mcp.settled(), turn.ctx.extras.started()) => {}
+        () = turn.cancel.cancelled() => return turn.end(Ok(StopReason::Cancelled)),
+    }
+    while turn.requests < turn.ctx.config.max_turn_requests {
+        if let Some(ended) = turn.step().await {
+            let structured = ended.structured;
+            let mut outcome = turn.end(ended.result);
+            outcome.structured = structured;
+            return outcome;
         }
     }
-    let mut retried_context = false;
-    let mut repaired = false;
-    let mut requests = 0;
-    let mut guard = guard::Guard::new(&ctx.config.loops);
-    while requests < ctx.config.max_turn_requests {
-        let settings = ctx.settings();
-        let spec = ctx.model_spec(&settings);
-        let mut messages = Vec::with_capacity(conversation.len() + 1);
-        messages.push(Message::System(ctx.system_prompt(settings.mode)));
-        messages.extend(conversation.iter().cloned().map(|m| fit_to_model(m, &spec)));
-        if projected(&ctx, &messages) as f64
-            > ctx.config.compact_threshold * spec.context_window as f64
-        {
-            match compact::compact(&ctx, &conversation, &spec, &cancel).await {
-                compact::Compacted::Done(shorter) => {
-                    conversation = shorter;
-                    continue;
-                }
-                compact::Compacted::Cancelled => {
-                    return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
-                }
+    tracing::info!(session = %turn.ctx.session_id, max = turn.ctx.config.max_turn_requests, "turn hit its model request cap");
+    turn.end(Ok(StopReason::MaxTurnRequests))
+}
+
+/// How a turn ended: its result and, with an output schema, the checked answer.
+struct Ended {
+    result: Result<StopReason, ModelError>,
+    structured: Option<Result<serde_json::Value, String>>,
+}
+
+/// The turn ends with `result`.
+fn stop(result: Result<StopReason, ModelError>) -> Option<Ended> {
+    Some(Ended {
+        result,
+        structured: None,
+    })
+}
+
+/// A turn in progress.
+struct Turn {
+    ctx: TurnContext,
+    history: History,
+    cancel: CancellationToken,
+    /// Model requests made so far.
+    requests: u32,
+    /// The server said the conversation did not fit, and it was compacted once for that.
+    retried_context: bool,
+    /// An answer that did not match the output schema was sent back once.
+    repaired: bool,
+    guard: guard::Guard,
+}
+
+impl Turn {
+    fn new(ctx: TurnContext, history: History, cancel: CancellationToken) -> Self {
+        let guard = guard::Guard::new(ctx.config.loops.clone());
+        Self {
+            ctx,
+            history,
+            cancel,
+            requests: 0,
+            retried_context: false,
+            repaired: false,
+            guard,
+        }
+    }
+
+    /// The outcome of a turn that ended with `result`.
+    fn end(self, result: Result<StopReason, ModelError>) -> TurnOutcome {
+        TurnOutcome::ended(self.history, result)
+    }
+
+    /// One model request and what follows from it; `Some` when the turn is over.
+    async fn step(&mut self) -> Option<Ended> {
+        let settings = self.ctx.settings();
+        let spec = self.ctx.model_spec(&settings);
+        let mut messages = Vec::with_capacity(self.history.messages().len() + 1);
+        messages.push(Message::System(self.ctx.system_prompt(settings.mode)));
+        let conversation = self.history.messages().iter().cloned();
+        messages.extend(conversation.map(|m| fit_to_model(m, &spec)));
+        let threshold = self.ctx.config.compact_threshold * spec.context_window as f64;
+        if projected(&self.ctx, &messages) as f64 > threshold {
+            match self.compact(&spec).await {
+                Compacted::Done { .. } => return None,
+                Compacted::Cancelled => return stop(Ok(StopReason::Cancelled)),
                 // Go on with the full conversation; the server will say if it does not fit.
-                compact::Compacted::Nothing | compact::Compacted::Failed(_) => {}
+                Compacted::Nothing | Compacted::Failed(_) => {}
             }
         }
-        requests += 1;
+        self.requests += 1;
         let request = ModelRequest {
             model: spec.id.clone(),
             messages,
-            reasoning_effort: settings.effort_for_request(&ctx.config),
-            tools: if guard.tools_off() {
+            reasoning_effort: settings.effort_for_request(&self.ctx.config),
+            tools: if self.guard.tools_off() {
                 Vec::new()
             } else {
-                ctx.tool_specs()
+                self.ctx.tool_specs()
             },
             max_tokens: None,
-            response_format: ctx
-                .output
-                .as_ref()
-                .filter(|_| ctx.config.structured_output)
-                .map(|o| o.schema().clone()),
+            response_format: self.schema().map(|o| o.schema().clone()),
         };
-        let response = stream_response(&ctx, &spec, request, &cancel).await;
-        let calls = response.calls.clone();
-        if !response.text.is_empty() || !response.reasoning.is_empty() || !calls.is_empty() {
-            ctx.transcript.append(Record::Assistant {
-                text: response.text.clone(),
-                reasoning: response.reasoning,
-                tool_calls: calls.clone(),
-            });
-        }
-        if !response.text.is_empty() || !calls.is_empty() {
-            conversation.push(Message::Assistant {
-                text: response.text,
-                tool_calls: calls.clone(),
-            });
-        }
-        let unanswered = |conversation: &mut Vec<Message>, why: &str| {
-            for c in &calls {
-                ctx.transcript.append(Record::ToolResult {
-                    call_id: c.id.clone(),
-                    content: why.to_string(),
-                    view: None,
-                });
-                conversation.push(Message::Tool {
-                    call_id: c.id.clone(),
-                    content: why.to_string(),
-                });
-            }
-        };
+        let response = stream_response(&self.ctx, &spec, request, &self.cancel).await;
+        let calls = response.calls;
+        let text = response.text;
+        self.history
+            .push_assistant(text, response.reasoning, calls.clone());
         let finish = match response.end {
             End::Cancelled => {
-                unanswered(&mut conversation, "Not run: the user cancelled the turn.");
-                return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
+                self.history.close_unanswered(CANCELLED);
+                return stop(Ok(StopReason::Cancelled));
             }
             End::Failed(e)
-                if e.class == ErrorClass::ContextLength && !retried_context && calls.is_empty() =>
+                if e.class == ErrorClass::ContextLength
+                    && !self.retried_context
+                    && calls.is_empty() =>
             {
                 // The server says it does not fit: compact once and try again.
-                retried_context = true;
-                match compact::compact(&ctx, &conversation, &spec, &cancel).await {
-                    compact::Compacted::Done(shorter) => {
-                        conversation = shorter;
-                        continue;
-                    }
-                    compact::Compacted::Cancelled => {
-                        return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
-                    }
-                    compact::Compacted::Nothing | compact::Compacted::Failed(_) => {
-                        return TurnOutcome::ended(conversation, Err(e));
-                    }
-                }
+                self.retried_context = true;
+                return match self.compact(&spec).await {
+                    Compacted::Done { .. } => None,
+                    Compacted::Cancelled => stop(Ok(StopReason::Cancelled)),
+                    Compacted::Nothing | Compacted::Failed(_) => stop(Err(e)),
+                };
             }
             End::Failed(e) => {
-                unanswered(&mut conversation, "Not run: the model request failed.");
-                return TurnOutcome::ended(conversation, Err(e));
+                self.history.close_unanswered(REQUEST_FAILED);
+                return stop(Err(e));
             }
             End::Finished(finish) => finish,
         };
         if calls.is_empty() {
-            let stop = StopReason::after(finish.as_ref());
-            let Some(output) = ctx.output.clone().filter(|_| stop == StopReason::EndTurn) else {
-                return TurnOutcome::ended(conversation, Ok(stop));
-            };
-            let checked = output.check(hooked::last_answer(&conversation));
-            if let Err(error) = &checked
-                && !repaired
-                && requests < ctx.config.max_turn_requests
-            {
-                // One more request, told what was wrong.
-                repaired = true;
-                tracing::info!(session = %ctx.session_id, "the answer did not match the output schema; asking once more: {error}");
-                let note = vec![UserPart::Text(output_schema::OutputSchema::repair_prompt(
-                    error,
-                ))];
-                ctx.transcript.append(Record::User {
-                    parts: note.clone(),
-                });
-                conversation.push(Message::User(note));
-                continue;
-            }
-            let mut outcome = TurnOutcome::ended(conversation, Ok(stop));
-            outcome.structured = Some(checked);
-            return outcome;
+            return self.answered(StopReason::after(finish.as_ref()));
         }
-        let refusals = guard.apply(&ctx, &calls);
-        let (results, cancelled) = calls::run_all(&ctx, calls, refusals, &cancel).await;
-        conversation.extend(results);
+        let refusals = self.guard.apply(&self.ctx, &calls);
+        // The calls are on disk before any of them runs: a crash mid-call keeps them.
+        self.history.transcript().flush().await;
+        let cancelled =
+            calls::run_all(&self.ctx, &mut self.history, calls, refusals, &self.cancel).await;
         if cancelled {
-            return TurnOutcome::ended(conversation, Ok(StopReason::Cancelled));
+            return stop(Ok(StopReason::Cancelled));
         }
+        None
     }
-    tracing::info!(session = %ctx.session_id, max = ctx.config.max_turn_requests, "turn hit its model request cap");
-    TurnOutcome::ended(conversation, Ok(StopReason::MaxTurnRequests))
-}
 
-/// Compacts `conversation` now (the `/compact` command); `Ok(false)` when there is nothing
-/// older than the last exchange to summarize.
-pub async fn compact_now(
-    ctx: TurnContext,
-    conversation: Vec<Message>,
-    cancel: CancellationToken,
-) -> TurnOutcome {
-    let settings = ctx.settings();
-    let spec = ctx.model_spec(&settings);
-    // The `/compact` prompt itself is the last user message; summarize everything before it.
-    match compact::compact(&ctx, &conversation, &spec, &cancel).await {
-        compact::Compacted::Done(shorter) => TurnOutcome::ended(shorter, Ok(StopReason::EndTurn)),
-        compact::Compacted::Nothing => {
-            ctx.emit(TurnEvent::Text(
-                "Nothing to compact yet: the conversation has a single exchange.".into(),
-            ));
-            TurnOutcome::ended(conversation, Ok(StopReason::EndTurn))
-        }
-        compact::Compacted::Cancelled => {
-            TurnOutcome::ended(conversation, Ok(StopReason::Cancelled))
-        }
-        compact::Compacted::Failed(e) => TurnOutcome::ended(conversation, Err(e)),
-    }
-}
-
-/// `/permissions`: shows the session's rules and remembered answers; `clear` first forgets
-/// the answers. Nothing reaches the model.
-pub async fn show_permissions(
-    ctx: TurnContext,
-    conversation: Vec<Message>,
-    args: String,
-) -> TurnOutcome {
-    let mut text = String::new();
-    match args.trim() {
-        "" => {}
-        "clear" => {
-            let forgotten = ctx.grants.lock().clear();
-            text = format!("Forgot {forgotten} remembered answer(s).\n\n");
-        }
-        other => {
-            text = format!(
-                "`/permissions {other}`: unknown argument; `/permissions` shows, `/permissions clear` forgets the remembered answers.\n\n"
-            );
-        }
-    }
-    let mode = ctx.settings.lock().mode;
-    let snapshot = ctx.policy.snapshot(&ctx.grants.lock());
-    text.push_str(&snapshot.markdown(mode));
-    ctx.emit(TurnEvent::Text(text));
-    TurnOutcome::ended(conversation, Ok(StopReason::EndTurn))
-}
-
-/// Runs the command of the custom action `name` (its slash command or `_tandem/actions/run`)
-/// as a `run_command` call: the mode's permission rules apply, the editor shows it, and the
-/// conversation records what ran and what it printed so the model knows.
-pub async fn run_action(
-    ctx: TurnContext,
-    mut conversation: Vec<Message>,
-    name: String,
-    command: String,
-    cancel: CancellationToken,
-) -> TurnOutcome {
-    let call = ToolCall {
-        id: format!("action-{}", uuid::Uuid::new_v4()),
-        name: "run_command".into(),
-        arguments: serde_json::json!({ "command": command }).to_string(),
-    };
-    let (output, _) = calls::run_one(&ctx, &call, &cancel).await;
-    let note = format!("[The user ran the `{name}` action: `{command}`]\n{output}");
-    ctx.transcript.append(Record::User {
-        parts: vec![UserPart::Text(note.clone())],
-    });
-    conversation.push(Message::User(vec![UserPart::Text(note)]));
-    let stop = if cancel.is_cancelled() {
-        StopReason::Cancelled
-    } else {
-        StopReason::EndTurn
-    };
-    TurnOutcome {
-        history: conversation,
-        result: Ok(stop),
-        output: Some(output),
-        structured: None,
-    }
-}
-
-/// The tokens `messages` will take: the last reported count plus an estimate of what was
-/// added since, or a whole estimate before the first report.
-fn projected(ctx: &TurnContext, messages: &[Message]) -> u64 {
-    let estimate = estimate_tokens(messages);
-    match *ctx.usage.lock() {
-        Some((used, estimated_then)) => used + estimate.saturating_sub(estimated_then),
-        None => estimate,
-    }
-}
-
-/// Sends one request and streams the answer to the editor as it arrives.
-async fn stream_response(
-    ctx: &TurnContext,
-    spec: &ModelSpec,
-    request: ModelRequest,
-    cancel: &CancellationToken,
-) -> Response {
-    let estimate_in = estimate_tokens(&request.messages);
-    let mut response = Response {
-        text: String::new(),
-        reasoning: String::new(),
-        calls: Vec::new(),
-        end: End::Cancelled,
-    };
-    let opened = tokio::select! {
-        biased;
-        () = cancel.cancelled() => return response,
-        opened = ctx.model.open(request) => opened,
-    };
-    let mut stream = match opened {
-        Ok(stream) => stream,
-        Err(e) => {
-            response.end = End::Failed(e);
-            return response;
-        }
-    };
-    let mut usage = None;
-    let mut finish = None;
-    // An event read while merging pieces, handled before reading on.
-    let mut held: coalesce::Next = None;
-    loop {
-        let next = match held.take() {
-            Some(next) => next,
-            None => tokio::select! {
-                biased;
-                () = cancel.cancelled() => return response,
-                next = stream.next() => next,
-            },
+    /// The model answered without calling tools: the turn ends, unless the answer must follow
+    /// an output schema, does not, and may be asked for once more.
+    fn answered(&mut self, reason: StopReason) -> Option<Ended> {
+        let Some(output) = self
+            .ctx
+            .output
+            .clone()
+            .filter(|_| reason == StopReason::EndTurn)
+        else {
+            return stop(Ok(reason));
         };
-        match next {
-            None => break,
-            Some(Err(e)) => {
-                response.end = End::Failed(e);
-                return response;
-            }
-            Some(Ok(ModelEvent::Text(mut t))) => {
-                held = coalesce::gather(&mut stream, &mut t, false);
-                response.text.push_str(&t);
-                ctx.emit(TurnEvent::Text(t));
-            }
-            Some(Ok(ModelEvent::Reasoning(mut t))) => {
-                held = coalesce::gather(&mut stream, &mut t, true);
-                response.reasoning.push_str(&t);
-                ctx.emit(TurnEvent::Thought(t));
-            }
-            Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
-            Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
-            Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
+        let checked = output.check(hooked::last_answer(self.history.messages()));
+        if let Err(error) = &checked
+            && !self.repaired
+            && self.requests < self.ctx.config.max_turn_requests
+        {
+            // One more request, told what was wrong.
+            self.repaired = true;
+            tracing::info!(session = %self.ctx.session_id, "the answer did not match the output schema; asking once more: {error}");
+            let note = UserPart::Text(OutputSchema::repair_prompt(error));
+            self.history.push_user(vec![note]);
+            return None;
         }
-    }
-    // Context in use: the last request's prompt + completion, or an estimate when the server
-    // does not report usage.
-    let estimate_out = estimate_text(&response.text)
-        + response
-            .calls
-            .iter()
-            .map(|c| estimate_text(&c.arguments) + 8)
-            .sum::<u64>();
-    let used = match usage {
-        Some(u) => {
-            {
-                let mut t = ctx.totals.lock();
-                t.requests += 1;
-                t.input += u.prompt_tokens;
-                t.cached += u.cached_tokens;
-                t.output += u.completion_tokens;
-                t.reasoning += u.reasoning_tokens;
-            }
-            let used = u.prompt_tokens + u.completion_tokens;
-            *ctx.usage.lock() = Some((used, estimate_in + estimate_out));
-            used
-        }
-        None => estimate_in + estimate_out,
-    };
-    ctx.emit(TurnEvent::Usage {
-        used,
-        size: spec.context_window,
-    });
-    response.end = End::Finished(finish);
-    response
-}
-
-/// Replaces image parts with a note for models that do not take images, so switching to such
-/// a model mid-session keeps working.
-fn fit_to_model(message: Message, spec: &ModelSpec) -> Message {
-    match message {
-        Message::User(parts) if !spec.images => Message::User(
-            parts
-                .into_iter()
-                .map(|p| match p {
-                    UserPart::Image { .. } => UserPart::Text(format!(
-                        "[image omitted: model `{}` does not accept images]",
-                        spec.id
-                    )),
-                    text => text,
-                })
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-/// About four characters a token: good enough to show the context filling up.
-fn estimate_text(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4)
-}
-
-fn estimate_tokens(messages: &[Message]) -> u64 {
-    messages
-        .iter()
-        .map(|m| match m {
-            Message::System(t) | Message::Tool { content: t, .. } => estimate_text(t),
-            Message::Assistant { text, tool_calls } => {
-                estimate_text(text)
-                    + tool_calls
-                        .iter()
-                        .map(|c| estimate_text(&c.arguments) + 8)
-                        .sum::<u64>()
-            }
-            Message::User(parts) => parts
-                .iter()
-                .map(|p| match p {
-                    UserPart::Text(t) => estimate_text(t),
-                    // Providers bill a typical image at several hundred tokens.
-                    UserPart::Image { .. } => 800,
-                })
-                .sum(),
+        Some(Ended {
+            result: Ok(reason),
+            structured: Some(checked),
         })
-        .sum()
-}
+    }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    /// The schema the server should hold the answer to, when it is asked to.
+    fn schema(&self) -> Option<&OutputSchema> {
+        self.ctx
+            .output
+            .as_deref()
+            .filter(|_| self.ctx.config.structured_output)
+    }
 
-    #[test]
-    fn estimates_round_up() {
-        assert_eq!(estimate_text(""), 0);
-        assert_eq!(estimate_text("abcde"), 2);
+    /// Summarizes the older conversation and, when that worked, puts the summary in its place.
+    async fn compact(&mut self, spec: &ModelSpec) -> Compacted {
+        let compacted =
+            compact::compact(&self.ctx, self.history.messages(), spec, &self.cancel).await;
+        if let Compacted::Done { summary, kept } = &compacted {
+            self.history.compact(summary, *kept);
+        }
+        compacted
     }
 }

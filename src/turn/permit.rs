@@ -28,10 +28,10 @@ pub(super) async fn permit(
     let cancel = &env.cancel;
     let verdict = super::hooked::before_tool(ctx, call, args, cancel).await;
     // The mode is read now: a switch mid-turn applies from the next tool call.
-    let mode = ctx.settings.lock().mode;
+    let mode = ctx.mode();
     let judged = ctx
         .policy
-        .judge(&call.name, access, mode, &ctx.grants.lock());
+        .judge(&call.name, access, mode, &ctx.grants.borrow());
     // A hook decides before ask and allow rules and remembered answers; it cannot lift a deny
     // rule or a read-only mode's refusal.
     let decision = match (verdict, judged.decision) {
@@ -94,13 +94,14 @@ async fn ask(
         Ok(PermissionAnswer::AllowOnce) => Ok(()),
         Ok(PermissionAnswer::AllowAlways) => {
             if let Some(grants) = &offer.allow_always {
-                ctx.grants.lock().remember(grants, true);
+                ctx.grants.send_modify(|g| g.remember(grants, true));
             }
             Ok(())
         }
         Ok(answer @ (PermissionAnswer::RejectOnce | PermissionAnswer::RejectAlways)) => {
             if answer == PermissionAnswer::RejectAlways {
-                ctx.grants.lock().remember(&offer.reject_always, false);
+                ctx.grants
+                    .send_modify(|g| g.remember(&offer.reject_always, false));
             }
             Err(fail(shown, "Rejected by the user.".into(), "Rejected: the user declined this tool call. Do not retry it unchanged; ask the user how to proceed or try another approach.".into()))
         }

@@ -16,8 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::TurnContext;
 use crate::customize::agents::{AgentDef, GENERAL};
-use crate::model::{Message, ToolCall};
-use crate::store::Record;
+use crate::model::ToolCall;
+use crate::store::History;
 use crate::types::StopReason;
 use crate::types::{EventSink, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 use crate::types::{ToolSpec, UserPart};
@@ -148,24 +148,20 @@ async fn run_task(
         content: None,
     });
 
-    let transcript = Arc::new(ctx.transcript.nested(&call.id, &agent.name));
+    let mut history = History::new(ctx.transcript.nested(&call.id, &agent.name));
     let mut sub = ctx.clone();
     sub.sink = progress.clone();
-    sub.transcript = transcript.clone();
-    sub.usage = Arc::new(Mutex::new(None));
+    sub.usage = Arc::new(tokio::sync::watch::channel(None).0);
     // The answer format is the parent's business.
     sub.output = None;
     sub.subagent = Some(Arc::new(Scope {
         allowed: agent.tools.as_ref().map(|t| t.iter().cloned().collect()),
         agent: agent.clone(),
     }));
-    let parts = vec![UserPart::Text(args.prompt.clone())];
-    transcript.append(Record::User {
-        parts: parts.clone(),
-    });
+    history.push_user(vec![UserPart::Text(args.prompt.clone())]);
     tracing::info!(session = %ctx.session_id, agent = %agent.name, call = %call.id, "subagent started");
-    let outcome = super::run_turn(sub, vec![Message::User(parts)], cancel.clone()).await;
-    let answer = super::hooked::last_answer(&outcome.history)
+    let outcome = super::run_turn(sub, history, cancel.clone()).await;
+    let answer = super::hooked::last_answer(outcome.history.messages())
         .trim()
         .to_string();
     let (status, model) = match &outcome.result {

@@ -1,0 +1,217 @@
+//! Opening a session, every way the editor can: new, load (with the conversation replayed),
+//! resume (without) and fork. Each checks the request, reads the project's config once, and
+//! ends in [`SessionManager::start`](super::start).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::start::Start;
+use super::{EditorLink, NewSession, SessionError, SessionManager, playback};
+use crate::config::{ProjectConfig, ServerSpec, Settings};
+use crate::store::{self, History, Line, Record};
+use crate::types::{Mode, TurnEvent};
+
+impl SessionManager {
+    /// Starts a session in `cwd`, which must be an absolute path to an existing directory;
+    /// its tools reach the editor through `editor` as far as its capabilities allow.
+    /// `requested_id` lets a script choose the id it will refer to.
+    pub async fn create(
+        &self,
+        cwd: PathBuf,
+        editor: EditorLink,
+        servers: Vec<ServerSpec>,
+        requested_id: Option<String>,
+    ) -> Result<NewSession, SessionError> {
+        check_cwd(&cwd)?;
+        self.check_credentials().map_err(SessionError::Model)?;
+        let id = match requested_id {
+            Some(id) => self.check_requested(id)?,
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let settings = Settings::initial(&self.config);
+        // The starting settings, so a later load restores them even if never changed.
+        let first = Record::Settings {
+            mode: settings.mode.id().to_string(),
+            model: settings.model.clone(),
+            reasoning_effort: settings.reasoning_effort.clone(),
+        };
+        let transcript = self.store.create(&id, &cwd, [first]).await?;
+        tracing::info!(session = %id, "session created");
+        let project = crate::config::project(&cwd);
+        Ok(self.start(Start {
+            mcp: self.mcp_hub(&project, servers),
+            project,
+            id,
+            cwd,
+            editor,
+            settings,
+            history: History::new(transcript),
+            title: None,
+            source: "new",
+        }))
+    }
+
+    /// Opens a stored session in `cwd` with its history, mode and model. With `replay`, the
+    /// whole conversation is sent to the editor first (`session/load`); without, it is not
+    /// (`session/resume`). A session already open here is reopened from its transcript.
+    pub async fn load(
+        &self,
+        id: &str,
+        cwd: PathBuf,
+        editor: EditorLink,
+        replay: bool,
+        servers: Vec<ServerSpec>,
+    ) -> Result<NewSession, SessionError> {
+        let source = if replay { "load" } else { "resume" };
+        self.open_stored(id, cwd, editor, replay, servers, source)
+            .await
+    }
+
+    /// A new session with a copy of `id`'s history so far (open or only stored), working in
+    /// `cwd` or where `id` did, with the editor's MCP `servers`; the two go their own ways
+    /// from here.
+    pub async fn fork(
+        &self,
+        id: &str,
+        cwd: Option<PathBuf>,
+        editor: EditorLink,
+        servers: Vec<ServerSpec>,
+    ) -> Result<NewSession, SessionError> {
+        if let Some(cwd) = &cwd {
+            check_cwd(cwd)?;
+        }
+        self.flush_open(id).await;
+        let new_id = uuid::Uuid::new_v4().to_string();
+        let cwd = self.store.fork(id, &new_id, cwd.as_deref()).await?;
+        tracing::info!(from = %id, session = %new_id, "session forked");
+        self.open_stored(&new_id, cwd, editor, false, servers, "fork")
+            .await
+    }
+
+    /// [`Self::load`], telling `session_start` hooks how the session was opened.
+    async fn open_stored(
+        &self,
+        id: &str,
+        cwd: PathBuf,
+        editor: EditorLink,
+        replay: bool,
+        servers: Vec<ServerSpec>,
+        source: &'static str,
+    ) -> Result<NewSession, SessionError> {
+        check_cwd(&cwd)?;
+        self.check_credentials().map_err(SessionError::Model)?;
+        // What the session open here has queued belongs in what is read.
+        self.flush_open(id).await;
+        let (lines, transcript) = self.store.open(id)?;
+        self.sessions.lock().remove(id);
+        let settings = self.restored_settings(&lines);
+        let title = lines.iter().rev().find_map(|l| match &l.record {
+            Record::Title { title } => Some(title.clone()),
+            _ => None,
+        });
+        let sink = editor.sink.clone();
+        if replay {
+            for event in playback::events(&lines) {
+                sink.emit(id, event);
+            }
+        }
+        let history = History::rebuild(&lines, transcript);
+        tracing::info!(session = %id, records = lines.len(), messages = history.messages().len(), replay, "session opened from its transcript");
+        let project = crate::config::project(&cwd);
+        let opened = self.start(Start {
+            mcp: self.mcp_hub(&project, servers),
+            project,
+            id: id.to_string(),
+            cwd,
+            editor,
+            settings,
+            history,
+            title,
+            source,
+        });
+        if replay {
+            sink.emit(id, TurnEvent::ModeChanged(opened.settings.mode));
+            sink.emit(id, TurnEvent::OptionsChanged(opened.options.clone()));
+        }
+        Ok(opened)
+    }
+
+    /// A script's own session id, if it is usable and free.
+    fn check_requested(&self, id: String) -> Result<String, SessionError> {
+        if !store::valid_id(&id) {
+            return Err(SessionError::InvalidParams(format!(
+                "requested session id `{id}` may only use letters, digits, `-` and `_` (at most 64)"
+            )));
+        }
+        if self.store.exists(&id) || self.sessions.lock().contains_key(&id) {
+            return Err(SessionError::InvalidParams(format!(
+                "a session `{id}` already exists; load it with session/load, or choose another id"
+            )));
+        }
+        Ok(id)
+    }
+
+    /// Waits until what the open session `id` (if any) has recorded is on disk.
+    pub(super) async fn flush_open(&self, id: &str) {
+        let transcript = self
+            .sessions
+            .lock()
+            .get(id)
+            .map(|live| live.status.transcript.clone());
+        if let Some(transcript) = transcript {
+            transcript.flush().await;
+        }
+    }
+
+    /// Starts the session's MCP servers: the user's, then the project's, then the editor's
+    /// (later ones win by name). They never see tandem's own API key (unless `share_api_key`).
+    fn mcp_hub(&self, project: &ProjectConfig, servers: Vec<ServerSpec>) -> Arc<crate::mcp::Hub> {
+        let specs = crate::mcp::merge([
+            self.config.mcp_servers.clone(),
+            project.mcp_servers.clone(),
+            servers,
+        ]);
+        crate::mcp::Hub::start(specs, crate::secrets::hidden_vars())
+    }
+
+    /// The last recorded settings that still make sense with this configuration.
+    fn restored_settings(&self, lines: &[Line]) -> Settings {
+        let mut settings = Settings::initial(&self.config);
+        if let Some((mode, model, effort)) = lines.iter().rev().find_map(|l| match &l.record {
+            Record::Settings {
+                mode,
+                model,
+                reasoning_effort,
+            } => Some((mode, model, reasoning_effort)),
+            _ => None,
+        }) {
+            if let Some(mode) = Mode::parse(mode) {
+                settings.mode = mode;
+            }
+            if self.config.model(model).is_some() {
+                settings.model = model.clone();
+            } else {
+                tracing::warn!(%model, "the stored session's model is no longer configured; using the default");
+            }
+            settings.reasoning_effort = effort.clone();
+        }
+        settings
+    }
+}
+
+/// A session's working directory must be an absolute path to an existing directory.
+fn check_cwd(cwd: &Path) -> Result<(), SessionError> {
+    if !cwd.is_absolute() {
+        return Err(SessionError::InvalidParams(format!(
+            "cwd must be an absolute path, got `{}`",
+            cwd.display()
+        )));
+    }
+    if !cwd.is_dir() {
+        return Err(SessionError::InvalidParams(format!(
+            "cwd `{}` does not exist or is not a directory",
+            cwd.display()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,351 @@
+//! A session's conversation and its transcript records, owned together: the one place that
+//! keeps the invariant "every tool call has exactly one result, in the order of the calls".
+//!
+//! The turn pushes what happens ([`History::push_user`], [`History::push_assistant`],
+//! [`History::answer`], [`History::close_unanswered`], [`History::compact`]); each is recorded
+//! in the transcript and applied to the messages the model sees. Loading a session replays
+//! the records through the same steps ([`History::rebuild`]), so a loaded conversation is the
+//! one that was live. It lives in store/ rather than session/ because the turn, which sits
+//! below the session, is what writes it.
+
+use std::collections::HashMap;
+
+use super::record::{self, Line, Record};
+use super::transcript::Transcript;
+use crate::model::{Message, ToolCall};
+use crate::types::{ToolCallView, UserPart};
+
+/// What a call whose result never reached the transcript (tandem stopped mid-turn) reads.
+pub const NOT_FINISHED: &str = "Not run: tandem stopped before this call finished.";
+
+/// The conversation and where it is recorded.
+#[derive(Debug, Clone)]
+pub struct History {
+    conversation: Conversation,
+    transcript: Transcript,
+}
+
+impl History {
+    /// An empty conversation recorded in `transcript`.
+    pub fn new(transcript: Transcript) -> Self {
+        Self {
+            conversation: Conversation::default(),
+            transcript,
+        }
+    }
+
+    /// The conversation `lines` recorded, going on in `transcript`. A call whose result is
+    /// missing (a crash mid-turn) is answered with [`NOT_FINISHED`].
+    pub fn rebuild(lines: &[Line], transcript: Transcript) -> Self {
+        let mut conversation = Conversation::default();
+        for line in lines {
+            match &line.record {
+                Record::User { parts } => conversation.user(parts.clone()),
+                Record::Assistant {
+                    text, tool_calls, ..
+                } => conversation.assistant(text.clone(), tool_calls.clone()),
+                Record::ToolResult {
+                    call_id, content, ..
+                } => conversation.answer(call_id, content.clone()),
+                Record::Compaction { summary, kept } => conversation.compact(summary, *kept),
+                Record::Meta { .. }
+                | Record::Plan { .. }
+                | Record::Settings { .. }
+                | Record::Title { .. }
+                | Record::Subagent { .. } => {}
+            }
+        }
+        conversation.settle(NOT_FINISHED);
+        Self {
+            conversation,
+            transcript,
+        }
+    }
+
+    /// The messages the model sees (after the system prompt).
+    pub fn messages(&self) -> &[Message] {
+        &self.conversation.messages
+    }
+
+    /// Where the conversation is recorded.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// Adds a user message.
+    pub fn push_user(&mut self, parts: Vec<UserPart>) {
+        self.close_unanswered(NOT_FINISHED);
+        self.transcript.append(Record::User {
+            parts: parts.clone(),
+        });
+        self.conversation.user(parts);
+    }
+
+    /// Adds one model response. It is recorded when it said anything (reasoning included);
+    /// the model sees it again when it has text or calls, and its calls wait for results.
+    pub fn push_assistant(&mut self, text: String, reasoning: String, calls: Vec<ToolCall>) {
+        self.close_unanswered(NOT_FINISHED);
+        if !text.is_empty() || !reasoning.is_empty() || !calls.is_empty() {
+            self.transcript.append(Record::Assistant {
+                text: text.clone(),
+                reasoning,
+                tool_calls: calls.clone(),
+            });
+        }
+        self.conversation.assistant(text, calls);
+    }
+
+    /// Records the result of the open call `call_id` (with how the editor last showed it) at
+    /// once; the model sees the results in call order once every call has one.
+    pub fn answer(&mut self, call_id: &str, content: String, view: Option<ToolCallView>) {
+        self.transcript.append(Record::ToolResult {
+            call_id: call_id.to_string(),
+            content: content.clone(),
+            view,
+        });
+        self.conversation.answer(call_id, content);
+    }
+
+    /// Answers every open call that has no result yet with `why`.
+    pub fn close_unanswered(&mut self, why: &str) {
+        for id in self.conversation.unanswered() {
+            self.answer(&id, why.to_string(), None);
+        }
+    }
+
+    /// Replaces all but the last `kept` messages with `summary`.
+    pub fn compact(&mut self, summary: &str, kept: usize) {
+        self.close_unanswered(NOT_FINISHED);
+        self.transcript.append(Record::Compaction {
+            summary: summary.to_string(),
+            kept,
+        });
+        self.conversation.compact(summary, kept);
+    }
+}
+
+/// The messages, and the calls of the last response still waiting for results.
+#[derive(Debug, Clone, Default)]
+struct Conversation {
+    messages: Vec<Message>,
+    open: Option<OpenCalls>,
+}
+
+/// A response's calls in their order, and the results that came so far.
+#[derive(Debug, Clone)]
+struct OpenCalls {
+    ids: Vec<String>,
+    results: HashMap<String, String>,
+}
+
+impl Conversation {
+    fn user(&mut self, parts: Vec<UserPart>) {
+        self.settle(NOT_FINISHED);
+        self.messages.push(Message::User(parts));
+    }
+
+    fn assistant(&mut self, text: String, calls: Vec<ToolCall>) {
+        self.settle(NOT_FINISHED);
+        if text.is_empty() && calls.is_empty() {
+            return;
+        }
+        if !calls.is_empty() {
+            self.open = Some(OpenCalls {
+                ids: calls.iter().map(|c| c.id.clone()).collect(),
+                results: HashMap::new(),
+            });
+        }
+        self.messages.push(Message::Assistant {
+            text,
+            tool_calls: calls,
+        });
+    }
+
+    /// Takes the first result of an open call; a result for anything else is ignored.
+    fn answer(&mut self, call_id: &str, content: String) {
+        let Some(open) = self.open.as_mut() else {
+            return;
+        };
+        if !open.ids.iter().any(|id| id == call_id) || open.results.contains_key(call_id) {
+            return;
+        }
+        open.results.insert(call_id.to_string(), content);
+        if open.results.len() == open.ids.len() {
+            self.settle(NOT_FINISHED);
+        }
+    }
+
+    fn unanswered(&self) -> Vec<String> {
+        self.open.as_ref().map_or_else(Vec::new, |open| {
+            open.ids
+                .iter()
+                .filter(|id| !open.results.contains_key(*id))
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Closes the open calls: each gets its result (or `why`), in call order.
+    fn settle(&mut self, why: &str) {
+        let Some(OpenCalls { ids, mut results }) = self.open.take() else {
+            return;
+        };
+        for id in ids {
+            let content = results.remove(&id).unwrap_or_else(|| why.to_string());
+            self.messages.push(Message::Tool {
+                call_id: id,
+                content,
+            });
+        }
+    }
+
+    /// Replaces all but the last `kept` messages with `summary`, put in front of the first
+    /// kept user message (so user and assistant turns still alternate).
+    fn compact(&mut self, summary: &str, kept: usize) {
+        self.settle(NOT_FINISHED);
+        let split = self.messages.len().saturating_sub(kept);
+        let mut recent = self.messages.split_off(split);
+        let note = UserPart::Text(record::summary_preamble(summary));
+        match recent.first_mut() {
+            Some(Message::User(parts)) => parts.insert(0, note),
+            _ => recent.insert(0, Message::User(vec![note])),
+        }
+        self.messages = recent;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::record::VERSION;
+    use crate::store::transcript;
+
+    fn line(record: Record) -> Line {
+        Line {
+            v: VERSION,
+            at: String::new(),
+            record,
+        }
+    }
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    fn text(t: &str) -> Vec<UserPart> {
+        vec![UserPart::Text(t.into())]
+    }
+
+    #[tokio::test]
+    async fn results_follow_their_calls_in_call_order_and_missing_ones_are_filled() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = vec![
+            line(Record::User { parts: text("hi") }),
+            line(Record::Assistant {
+                text: String::new(),
+                reasoning: "r".into(),
+                tool_calls: vec![call("a"), call("b"), call("c")],
+            }),
+            line(Record::ToolResult {
+                call_id: "b".into(),
+                content: "B".into(),
+                view: None,
+            }),
+            line(Record::ToolResult {
+                call_id: "a".into(),
+                content: "A".into(),
+                view: None,
+            }),
+        ];
+        let t = Transcript::open(&dir.path().join("s.jsonl")).unwrap();
+        let h = History::rebuild(&lines, t);
+        let h = h.messages();
+        assert_eq!(h.len(), 5);
+        let tool = |id: &str, c: &str| Message::Tool {
+            call_id: id.into(),
+            content: c.into(),
+        };
+        assert_eq!(h[2], tool("a", "A"));
+        assert_eq!(h[3], tool("b", "B"));
+        assert_eq!(h[4], tool("c", NOT_FINISHED));
+    }
+
+    #[tokio::test]
+    async fn compaction_keeps_the_tail_and_prefixes_the_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let said = |t: &str| {
+            line(Record::Assistant {
+                text: t.into(),
+                reasoning: String::new(),
+                tool_calls: vec![],
+            })
+        };
+        let lines = vec![
+            line(Record::User { parts: text("1") }),
+            said("one"),
+            line(Record::User { parts: text("2") }),
+            said("two"),
+            line(Record::Compaction {
+                summary: "S".into(),
+                kept: 2,
+            }),
+            line(Record::User { parts: text("3") }),
+        ];
+        let t = Transcript::open(&dir.path().join("s.jsonl")).unwrap();
+        let h = History::rebuild(&lines, t);
+        assert_eq!(h.messages().len(), 3);
+        match &h.messages()[0] {
+            Message::User(parts) => {
+                assert!(matches!(&parts[0], UserPart::Text(t) if t.contains("S")));
+                assert_eq!(parts[1], UserPart::Text("2".into()));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// What a live turn pushes, a load rebuilds: the same messages, whatever the order the
+    /// results came in, with cancelled calls answered and an answer for no call ignored.
+    #[tokio::test]
+    async fn a_rebuilt_history_is_the_live_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut live = History::new(Transcript::open(&path).unwrap());
+        live.push_user(text("go"));
+        live.push_assistant("".into(), "thinking".into(), vec![]);
+        live.push_assistant("looking".into(), String::new(), vec![call("a"), call("b")]);
+        live.answer("b", "B".into(), None);
+        live.answer("x", "stray".into(), None);
+        assert_eq!(live.messages().len(), 2, "results wait for the whole batch");
+        live.answer("a", "A".into(), None);
+        live.push_assistant(String::new(), String::new(), vec![call("c"), call("d")]);
+        live.answer("c", "C".into(), None);
+        live.close_unanswered("cancelled");
+        live.push_user(text("more"));
+        live.compact("S", 1);
+        live.transcript().flush().await;
+
+        let lines = transcript::read(&path).unwrap();
+        let rebuilt = History::rebuild(&lines, Transcript::open(&path).unwrap());
+        assert_eq!(rebuilt.messages(), live.messages());
+        assert_eq!(live.messages().len(), 1);
+
+        let mut before = History::new(Transcript::open(&path).unwrap());
+        before.push_user(text("go"));
+        before.push_assistant("looking".into(), String::new(), vec![call("a"), call("b")]);
+        before.answer("b", "B".into(), None);
+        before.answer("a", "A".into(), None);
+        let ids: Vec<&str> = before
+            .messages()
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { call_id, .. } => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+    }
+}

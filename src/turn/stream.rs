@@ -1,0 +1,125 @@
+//! One model request, streamed: the answer and reasoning go to the editor as they arrive,
+//! tool calls are collected, and the usage the server reports (or an estimate) is counted.
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::estimate::{estimate_text, estimate_tokens};
+use super::{TurnContext, coalesce};
+use crate::config::ModelSpec;
+use crate::model::{ModelError, ModelEvent, ModelRequest, ToolCall};
+use crate::types::{FinishReason, TurnEvent};
+
+/// How one model response ended.
+pub(super) enum End {
+    /// The server finished it (with its `finish_reason`, when it sent one).
+    Finished(Option<FinishReason>),
+    /// The request or the stream failed.
+    Failed(ModelError),
+    /// The user cancelled.
+    Cancelled,
+}
+
+/// One streamed model response.
+pub(super) struct Response {
+    /// The visible answer.
+    pub(super) text: String,
+    /// The reasoning shown to the user.
+    pub(super) reasoning: String,
+    /// The calls, whole.
+    pub(super) calls: Vec<ToolCall>,
+    /// How it ended.
+    pub(super) end: End,
+}
+
+/// Sends one request and streams the answer to the editor as it arrives.
+pub(super) async fn stream_response(
+    ctx: &TurnContext,
+    spec: &ModelSpec,
+    request: ModelRequest,
+    cancel: &CancellationToken,
+) -> Response {
+    let estimate_in = estimate_tokens(&request.messages);
+    let mut response = Response {
+        text: String::new(),
+        reasoning: String::new(),
+        calls: Vec::new(),
+        end: End::Cancelled,
+    };
+    let opened = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return response,
+        opened = ctx.model.open(request) => opened,
+    };
+    let mut stream = match opened {
+        Ok(stream) => stream,
+        Err(e) => {
+            response.end = End::Failed(e);
+            return response;
+        }
+    };
+    let mut usage = None;
+    let mut finish = None;
+    // An event read while merging pieces, handled before reading on.
+    let mut held: coalesce::Next = None;
+    loop {
+        let next = match held.take() {
+            Some(next) => next,
+            None => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return response,
+                next = stream.next() => next,
+            },
+        };
+        match next {
+            None => break,
+            Some(Err(e)) => {
+                response.end = End::Failed(e);
+                return response;
+            }
+            Some(Ok(ModelEvent::Text(mut t))) => {
+                held = coalesce::gather(&mut stream, &mut t, false);
+                response.text.push_str(&t);
+                ctx.emit(TurnEvent::Text(t));
+            }
+            Some(Ok(ModelEvent::Reasoning(mut t))) => {
+                held = coalesce::gather(&mut stream, &mut t, true);
+                response.reasoning.push_str(&t);
+                ctx.emit(TurnEvent::Thought(t));
+            }
+            Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
+            Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
+            Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
+        }
+    }
+    // Context in use: the last request's prompt + completion, or an estimate when the server
+    // does not report usage.
+    let estimate_out = estimate_text(&response.text)
+        + response
+            .calls
+            .iter()
+            .map(|c| estimate_text(&c.arguments) + 8)
+            .sum::<u64>();
+    let used = match usage {
+        Some(u) => {
+            ctx.totals.send_modify(|t| {
+                t.requests += 1;
+                t.input += u.prompt_tokens;
+                t.cached += u.cached_tokens;
+                t.output += u.completion_tokens;
+                t.reasoning += u.reasoning_tokens;
+            });
+            let used = u.prompt_tokens + u.completion_tokens;
+            ctx.usage
+                .send_replace(Some((used, estimate_in + estimate_out)));
+            used
+        }
+        None => estimate_in + estimate_out,
+    };
+    ctx.emit(TurnEvent::Usage {
+        used,
+        size: spec.context_window,
+    });
+    response.end = End::Finished(finish);
+    response
+}
