@@ -2,12 +2,9 @@
 
 use crate::model::ToolCall;
 use crate::store::{Line, Record};
+use crate::turn::COMPACTED_NOTE;
 use crate::types::UserPart;
 use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
-
-/// The note shown where older history was compacted.
-pub const COMPACTED_NOTE: &str =
-    "\n\n_[Earlier conversation compacted: the model now sees a summary of everything above.]_\n\n";
 
 /// The updates that show the conversation in `lines`, in order: user messages, reasoning and
 /// answers, tool calls in their final state, plans, and compaction points.

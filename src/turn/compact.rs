@@ -9,9 +9,12 @@ use tokio_util::sync::CancellationToken;
 use super::{TurnContext, fit_to_model};
 use crate::config::ModelSpec;
 use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest};
-use crate::session::playback::COMPACTED_NOTE;
 use crate::types::UserPart;
 use crate::types::{CompactionStatus, TurnEvent};
+
+/// The note shown where older history was compacted (live, and when a session is replayed).
+pub const COMPACTED_NOTE: &str =
+    "\n\n_[Earlier conversation compacted: the model now sees a summary of everything above.]_\n\n";
 
 const SUMMARY_SYSTEM: &str = "You summarize a coding session so that the agent can continue it without \
 seeing the earlier messages. Write plain, specific notes; never call tools.";

@@ -19,6 +19,7 @@ mod stream;
 pub mod subagent;
 
 pub use actions::{compact_now, run_action, show_permissions};
+pub use compact::COMPACTED_NOTE;
 pub use context::{SessionScope, Totals, TurnContext};
 pub use hooked::run_prompt;
 
