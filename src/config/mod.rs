@@ -12,18 +12,16 @@ mod models;
 pub mod permissions;
 pub mod presets;
 mod project;
+mod resolve;
 mod settings;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::types::Mode;
-use dirs::{default_config_path, default_home, home_dir, resolve_dir, user_home};
-use file::FileConfig;
 pub use limits::{LoopGuard, Timeouts};
 pub use mcp::ServerSpec;
-use models::resolve_models;
 pub use presets::Preset;
 pub use project::{ProjectConfig, project};
 pub use settings::Settings;
@@ -214,6 +212,9 @@ pub enum ConfigError {
     /// A value is not one tandem knows.
     #[error("{0}")]
     Invalid(String),
+    /// The `[hooks]` table is wrong.
+    #[error(transparent)]
+    Hooks(#[from] hooks::HookConfigError),
 }
 
 impl Config {
@@ -247,258 +248,10 @@ impl Config {
         Self::resolve(overrides, &|name| std::env::var(name).ok())
     }
 
-    /// Resolves the configuration from explicit sources; `env` looks variables up.
-    pub fn resolve(
-        overrides: &Overrides,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, ConfigError> {
-        let env_nonempty = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-        let config_file = overrides
-            .config_file
-            .clone()
-            .or_else(|| env_nonempty("TANDEM_CONFIG").map(PathBuf::from));
-        let (file, config_file) = match config_file {
-            Some(path) => (FileConfig::read(&path)?, Some(path)),
-            None => {
-                let default = default_config_path(env);
-                match default {
-                    Some(path) if path.is_file() => (FileConfig::read(&path)?, Some(path)),
-                    _ => (FileConfig::default(), None),
-                }
-            }
-        };
-
-        let provider_name = overrides
-            .provider
-            .clone()
-            .or_else(|| env_nonempty("TANDEM_PROVIDER"))
-            .or_else(|| file.provider.clone());
-        let preset = match &provider_name {
-            Some(name) => Some(presets::preset(name).ok_or_else(|| {
-                ConfigError::Invalid(format!(
-                    "unknown provider `{name}`; known providers: {}",
-                    presets::preset_names()
-                ))
-            })?),
-            None => None,
-        };
-        let openai = presets::PRESETS[0];
-        let explicit_base = overrides
-            .base_url
-            .clone()
-            .or_else(|| env_nonempty("OPENAI_BASE_URL"))
-            .or_else(|| file.base_url.clone());
-        let base_url = explicit_base
-            .clone()
-            .unwrap_or_else(|| preset.unwrap_or(&openai).base_url.to_string())
-            .trim_end_matches('/')
-            .to_string();
-        let api_key_env = file
-            .api_key_env
-            .clone()
-            .unwrap_or_else(|| preset.unwrap_or(&openai).api_key_env.to_string());
-        // A preset's own variable first, then OPENAI_API_KEY, which every compatible client honours.
-        let api_key = match env_nonempty(&api_key_env) {
-            Some(key) => Some((api_key_env.as_str(), key)),
-            None => env_nonempty("OPENAI_API_KEY").map(|key| ("OPENAI_API_KEY", key)),
-        };
-        let api_key = match api_key {
-            Some((var, key)) => Some(checked_key(var, &key)?),
-            None => None,
-        };
-        let requires_key = match preset {
-            Some(p) => p.requires_key,
-            // No preset: the OpenAI default needs a key; a custom endpoint is the user's call.
-            None => explicit_base.is_none() || base_url == openai.base_url,
-        };
-        let endpoint = Endpoint {
-            provider: preset.map_or_else(
-                || {
-                    if explicit_base.is_some() {
-                        "custom".to_string()
-                    } else {
-                        "openai".to_string()
-                    }
-                },
-                |p| p.name.to_string(),
-            ),
-            base_url,
-            api_key,
-            api_key_env,
-            requires_key,
-        };
-
-        let replay = overrides.replay.clone();
-        let default_model = overrides
-            .model
-            .clone()
-            .or_else(|| env_nonempty("TANDEM_MODEL"))
-            .or_else(|| file.model.clone())
-            .unwrap_or_else(|| {
-                if replay.is_some() {
-                    "replay".to_string()
-                } else {
-                    "gpt-4o-mini".to_string()
-                }
-            });
-        let window = preset.unwrap_or(&openai).default_context_window;
-        let models = resolve_models(
-            &default_model,
-            env_nonempty("TANDEM_MODELS").as_deref(),
-            &file,
-            window,
-        );
-
-        let mode_name = overrides
-            .mode
-            .clone()
-            .or_else(|| env_nonempty("TANDEM_MODE"))
-            .or_else(|| file.mode.clone());
-        let default_mode = match mode_name {
-            Some(name) => Mode::parse(&name).ok_or_else(|| {
-                ConfigError::Invalid(format!(
-                    "unknown mode `{name}`; modes: {}",
-                    Mode::ALL.map(Mode::id).join(", ")
-                ))
-            })?,
-            None => overrides.fallback_mode.unwrap_or(Mode::Ask),
-        };
-
-        let retry = file.retry.resolve()?;
-        let timeouts = file.timeouts.resolve()?;
-        let loops = file.loops.resolve(&file.tool_budgets)?;
-        let max_response_bytes = match file.max_response_bytes {
-            Some(0) => {
-                return Err(ConfigError::Invalid(
-                    "max_response_bytes must be positive".into(),
-                ));
-            }
-            Some(n) => n,
-            None => limits::DEFAULT_MAX_RESPONSE_BYTES,
-        };
-        let home = env_nonempty("TANDEM_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| default_home(env));
-
-        let config_dir = default_config_path(env)
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .unwrap_or_else(|| home_dir(env).join(".config").join("tandem"));
-        let permissions = match &config_file {
-            Some(path) => permissions::parse_all(&file.permissions, path)
-                .map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))?,
-            None => Vec::new(),
-        };
-        Ok(Config {
-            permissions,
-            user_home: user_home(env),
-            config_dir,
-            endpoint,
-            default_model,
-            models,
-            default_mode,
-            retry,
-            timeouts,
-            max_response_bytes,
-            loops,
-            share_api_key: file.share_api_key.unwrap_or(false),
-            structured_output: file
-                .structured_output
-                .unwrap_or_else(|| preset.is_some_and(|p| p.structured_output)),
-            home,
-            replay,
-            instructions: file.instructions.clone(),
-            max_turn_requests: match overrides.max_turn_requests.or(file.max_turn_requests) {
-                Some(0) => {
-                    return Err(ConfigError::Invalid(
-                        "max_turn_requests must be at least 1".into(),
-                    ));
-                }
-                Some(n) => n,
-                None => 100,
-            },
-            mcp_servers: file.mcp_servers.clone(),
-            actions: file.actions.clone(),
-            eof_grace: match env_nonempty("TANDEM_EOF_GRACE_SECS") {
-                Some(v) => Duration::from_secs_f64(parse_env(
-                    "TANDEM_EOF_GRACE_SECS",
-                    &v,
-                    |s: &f64| s.is_finite() && *s >= 0.0,
-                    "a number of seconds",
-                )?),
-                None => limits::DEFAULT_EOF_GRACE,
-            },
-            max_message_bytes: match env_nonempty("TANDEM_MAX_MESSAGE_BYTES") {
-                Some(v) => Some(parse_env(
-                    "TANDEM_MAX_MESSAGE_BYTES",
-                    &v,
-                    |n: &u64| *n > 0,
-                    "a positive number of bytes",
-                )?),
-                None => file.max_message_bytes,
-            }
-            .map_or(Ok(limits::DEFAULT_MAX_MESSAGE_BYTES), |n| match n {
-                0 => Err(ConfigError::Invalid(
-                    "max_message_bytes must be positive".into(),
-                )),
-                n => Ok(n),
-            })?
-            .try_into()
-            .unwrap_or(usize::MAX),
-            compact_threshold: match file.compact_threshold {
-                Some(t) if t > 0.0 && t <= 1.0 => t,
-                Some(_) => {
-                    return Err(ConfigError::Invalid(
-                        "compact_threshold must be a share of the context window, above 0 and at most 1".into(),
-                    ));
-                }
-                None => 0.85,
-            },
-            skill_dirs: file
-                .skill_dirs
-                .iter()
-                .map(|d| resolve_dir(d, config_file.as_deref(), env))
-                .collect(),
-            hooks: std::sync::Arc::new(
-                file.hooks
-                    .resolve()
-                    .map_err(|e| ConfigError::Invalid(e.to_string()))?,
-            ),
-            config_file,
-        })
-    }
-
     /// The spec of a configured model.
     pub fn model(&self, id: &str) -> Option<&ModelSpec> {
         self.models.iter().find(|m| m.id == id)
     }
-}
-
-/// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
-/// `$(cat keyfile)`) is dropped, and what a header cannot carry (control or non-ASCII
-/// characters) is refused with a clear message.
-/// An environment variable's value parsed as `T`, or a configuration error saying what it must be.
-fn parse_env<T: std::str::FromStr>(
-    name: &str,
-    value: &str,
-    valid: impl Fn(&T) -> bool,
-    what: &str,
-) -> Result<T, ConfigError> {
-    value
-        .trim()
-        .parse::<T>()
-        .ok()
-        .filter(|v| valid(v))
-        .ok_or_else(|| ConfigError::Invalid(format!("{name} must be {what}, got `{value}`")))
-}
-
-fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
-    let key = key.trim();
-    if key.chars().any(|c| c.is_control() || !c.is_ascii()) {
-        return Err(ConfigError::Invalid(format!(
-            "the API key in {var} contains control or non-ASCII characters and cannot be sent in an HTTP header"
-        )));
-    }
-    Ok(ApiKey::new(key))
 }
 
 #[cfg(test)]

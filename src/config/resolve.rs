@@ -1,0 +1,292 @@
+//! Resolving flags, environment variables, the config file and defaults into one [`Config`]:
+//! each setting has one function that applies the precedence (flags > environment > file >
+//! defaults) and checks the value.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::dirs::{default_config_path, default_home, home_dir, resolve_dir, user_home};
+use super::file::FileConfig;
+use super::models::resolve_models;
+use super::presets::{self, Preset};
+use super::{ApiKey, Config, ConfigError, Endpoint, Overrides, limits, permissions};
+use crate::types::Mode;
+
+/// Looks an environment variable up.
+type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+impl Config {
+    /// Resolves the configuration from explicit sources; `env` looks variables up.
+    pub fn resolve(overrides: &Overrides, env: Env<'_>) -> Result<Self, ConfigError> {
+        let set = |name: &str| nonempty(env, name);
+        let (file, config_file) = read_file(overrides, env)?;
+        let (endpoint, preset) = endpoint(overrides, env, &file)?;
+        let replay = overrides.replay.clone();
+        let default_model = overrides
+            .model
+            .clone()
+            .or_else(|| set("TANDEM_MODEL"))
+            .or_else(|| file.model.clone())
+            .unwrap_or_else(|| {
+                if replay.is_some() {
+                    "replay".to_string()
+                } else {
+                    "gpt-4o-mini".to_string()
+                }
+            });
+        let window = preset
+            .unwrap_or(&presets::PRESETS[0])
+            .default_context_window;
+        let models = resolve_models(
+            &default_model,
+            set("TANDEM_MODELS").as_deref(),
+            &file,
+            window,
+        );
+        let permissions = match &config_file {
+            Some(path) => permissions::parse_all(&file.permissions, path)
+                .map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))?,
+            None => Vec::new(),
+        };
+        Ok(Config {
+            permissions,
+            user_home: user_home(env),
+            config_dir: default_config_path(env)
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| home_dir(env).join(".config").join("tandem")),
+            endpoint,
+            default_model,
+            models,
+            default_mode: default_mode(overrides, env, &file)?,
+            retry: file.retry.resolve()?,
+            timeouts: file.timeouts.resolve()?,
+            max_response_bytes: positive(
+                file.max_response_bytes,
+                limits::DEFAULT_MAX_RESPONSE_BYTES,
+                "max_response_bytes must be positive",
+            )?,
+            loops: file.loops.resolve(&file.tool_budgets)?,
+            share_api_key: file.share_api_key.unwrap_or(false),
+            structured_output: file
+                .structured_output
+                .unwrap_or_else(|| preset.is_some_and(|p| p.structured_output)),
+            home: set("TANDEM_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| default_home(env)),
+            replay,
+            instructions: file.instructions.clone(),
+            max_turn_requests: positive(
+                overrides.max_turn_requests.or(file.max_turn_requests),
+                100,
+                "max_turn_requests must be at least 1",
+            )?,
+            mcp_servers: file.mcp_servers.clone(),
+            actions: file.actions.clone(),
+            eof_grace: eof_grace(env)?,
+            max_message_bytes: max_message_bytes(env, &file)?,
+            compact_threshold: compact_threshold(&file)?,
+            skill_dirs: file
+                .skill_dirs
+                .iter()
+                .map(|d| resolve_dir(d, config_file.as_deref(), env))
+                .collect(),
+            hooks: Arc::new(file.hooks.resolve()?),
+            config_file,
+        })
+    }
+}
+
+/// `name`'s value, unless it is unset or blank.
+fn nonempty(env: Env<'_>, name: &str) -> Option<String> {
+    env(name).filter(|v| !v.trim().is_empty())
+}
+
+/// The config file (`--config`, `TANDEM_CONFIG`, or the default path when it exists) and
+/// where it was read from; an empty one when there is none.
+fn read_file(
+    overrides: &Overrides,
+    env: Env<'_>,
+) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
+    let named = overrides
+        .config_file
+        .clone()
+        .or_else(|| nonempty(env, "TANDEM_CONFIG").map(PathBuf::from));
+    Ok(match named {
+        Some(path) => (FileConfig::read(&path)?, Some(path)),
+        None => match default_config_path(env) {
+            Some(path) if path.is_file() => (FileConfig::read(&path)?, Some(path)),
+            _ => (FileConfig::default(), None),
+        },
+    })
+}
+
+/// The model server: its provider preset (if one is named), URL, key and whether it needs one.
+fn endpoint(
+    overrides: &Overrides,
+    env: Env<'_>,
+    file: &FileConfig,
+) -> Result<(Endpoint, Option<&'static Preset>), ConfigError> {
+    let set = |name: &str| nonempty(env, name);
+    let provider_name = overrides
+        .provider
+        .clone()
+        .or_else(|| set("TANDEM_PROVIDER"))
+        .or_else(|| file.provider.clone());
+    let preset = match &provider_name {
+        Some(name) => Some(presets::preset(name).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "unknown provider `{name}`; known providers: {}",
+                presets::preset_names()
+            ))
+        })?),
+        None => None,
+    };
+    let openai = &presets::PRESETS[0];
+    let explicit_base = overrides
+        .base_url
+        .clone()
+        .or_else(|| set("OPENAI_BASE_URL"))
+        .or_else(|| file.base_url.clone());
+    let base_url = explicit_base
+        .clone()
+        .unwrap_or_else(|| preset.unwrap_or(openai).base_url.to_string())
+        .trim_end_matches('/')
+        .to_string();
+    let api_key_env = file
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| preset.unwrap_or(openai).api_key_env.to_string());
+    // A preset's own variable first, then OPENAI_API_KEY, which every compatible client honours.
+    let api_key = match set(&api_key_env) {
+        Some(key) => Some(checked_key(&api_key_env, &key)?),
+        None => match set("OPENAI_API_KEY") {
+            Some(key) => Some(checked_key("OPENAI_API_KEY", &key)?),
+            None => None,
+        },
+    };
+    let requires_key = match preset {
+        Some(p) => p.requires_key,
+        // No preset: the OpenAI default needs a key; a custom endpoint is the user's call.
+        None => explicit_base.is_none() || base_url == openai.base_url,
+    };
+    let provider = match (preset, &explicit_base) {
+        (Some(p), _) => p.name.to_string(),
+        (None, Some(_)) => "custom".to_string(),
+        (None, None) => "openai".to_string(),
+    };
+    let endpoint = Endpoint {
+        provider,
+        base_url,
+        api_key,
+        api_key_env,
+        requires_key,
+    };
+    Ok((endpoint, preset))
+}
+
+/// The mode sessions start in.
+fn default_mode(
+    overrides: &Overrides,
+    env: Env<'_>,
+    file: &FileConfig,
+) -> Result<Mode, ConfigError> {
+    let named = overrides
+        .mode
+        .clone()
+        .or_else(|| nonempty(env, "TANDEM_MODE"))
+        .or_else(|| file.mode.clone());
+    match named {
+        Some(name) => Mode::parse(&name).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "unknown mode `{name}`; modes: {}",
+                Mode::ALL.map(Mode::id).join(", ")
+            ))
+        }),
+        None => Ok(overrides.fallback_mode.unwrap_or(Mode::Ask)),
+    }
+}
+
+/// A count that must be positive when given, else `default`.
+fn positive<T: PartialEq + Default>(
+    value: Option<T>,
+    default: T,
+    error: &str,
+) -> Result<T, ConfigError> {
+    match value {
+        Some(n) if n == T::default() => Err(ConfigError::Invalid(error.into())),
+        Some(n) => Ok(n),
+        None => Ok(default),
+    }
+}
+
+/// How long in-flight requests may run after stdin ends (`TANDEM_EOF_GRACE_SECS`).
+fn eof_grace(env: Env<'_>) -> Result<Duration, ConfigError> {
+    Ok(match nonempty(env, "TANDEM_EOF_GRACE_SECS") {
+        Some(v) => Duration::from_secs_f64(parse_env(
+            "TANDEM_EOF_GRACE_SECS",
+            &v,
+            |s: &f64| s.is_finite() && *s >= 0.0,
+            "a number of seconds",
+        )?),
+        None => limits::DEFAULT_EOF_GRACE,
+    })
+}
+
+/// The longest line read from stdin (`TANDEM_MAX_MESSAGE_BYTES`, else the file's).
+fn max_message_bytes(env: Env<'_>, file: &FileConfig) -> Result<usize, ConfigError> {
+    let bytes = match nonempty(env, "TANDEM_MAX_MESSAGE_BYTES") {
+        Some(v) => Some(parse_env(
+            "TANDEM_MAX_MESSAGE_BYTES",
+            &v,
+            |n: &u64| *n > 0,
+            "a positive number of bytes",
+        )?),
+        None => file.max_message_bytes,
+    };
+    let bytes = positive(
+        bytes,
+        limits::DEFAULT_MAX_MESSAGE_BYTES,
+        "max_message_bytes must be positive",
+    )?;
+    Ok(bytes.try_into().unwrap_or(usize::MAX))
+}
+
+/// The share of the context window past which the conversation is compacted.
+fn compact_threshold(file: &FileConfig) -> Result<f64, ConfigError> {
+    match file.compact_threshold {
+        Some(t) if t > 0.0 && t <= 1.0 => Ok(t),
+        Some(_) => Err(ConfigError::Invalid(
+            "compact_threshold must be a share of the context window, above 0 and at most 1".into(),
+        )),
+        None => Ok(0.85),
+    }
+}
+
+/// An environment variable's value parsed as `T`, or a configuration error saying what it must be.
+fn parse_env<T: std::str::FromStr>(
+    name: &str,
+    value: &str,
+    valid: impl Fn(&T) -> bool,
+    what: &str,
+) -> Result<T, ConfigError> {
+    value
+        .trim()
+        .parse::<T>()
+        .ok()
+        .filter(|v| valid(v))
+        .ok_or_else(|| ConfigError::Invalid(format!("{name} must be {what}, got `{value}`")))
+}
+
+/// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
+/// `$(cat keyfile)`) is dropped, and what a header cannot carry (control or non-ASCII
+/// characters) is refused with a clear message.
+fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
+    let key = key.trim();
+    if key.chars().any(|c| c.is_control() || !c.is_ascii()) {
+        return Err(ConfigError::Invalid(format!(
+            "the API key in {var} contains control or non-ASCII characters and cannot be sent in an HTTP header"
+        )));
+    }
+    Ok(ApiKey::new(key))
+}
