@@ -2,7 +2,7 @@
 //! ends with. The actor owns the session's turn context, settings and history; the manager
 //! keeps its inbox and a [`Watch`] of its state.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
@@ -11,6 +11,7 @@ use super::actor::Actor;
 use super::status::Watch;
 use super::{EditorLink, Live, NewSession, SessionManager, commands, instructions, options};
 use crate::config::{ProjectConfig, Settings};
+use crate::customize::Extras;
 use crate::permission::{Grants, Policy, Rules, Workspace};
 use crate::store::{History, Record, Transcript};
 use crate::turn::{SessionScope, TurnContext};
@@ -50,30 +51,14 @@ impl SessionManager {
             .collect();
         let commands = commands::discover(&s.cwd, &self.config.config_dir, &actions);
         let transcript = s.history.transcript().clone();
-        let extras = Arc::new(crate::customize::Extras::open(
+        let extras = Arc::new(Extras::open(
             &self.config,
             &s.id,
             &root,
             transcript.path(),
             s.source,
         ));
-        let home = self.config.user_home.as_deref();
-        let policy = Arc::new(Policy {
-            rules: Rules::new(
-                self.config
-                    .permissions
-                    .iter()
-                    .cloned()
-                    .chain(s.project.rules(&s.cwd)),
-                &root,
-                home,
-            ),
-            workspace: Workspace::new(
-                root.clone(),
-                extras.read_roots().map(PathBuf::from).collect(),
-                home,
-            ),
-        });
+        let policy = self.policy(&s, &root, &extras);
         let (settings, settings_rx) = watch::channel(s.settings.clone());
         let usage = Arc::new(watch::channel(None).0);
         let scope = Arc::new(SessionScope {
@@ -130,6 +115,28 @@ impl SessionManager {
             options,
             commands,
         }
+    }
+}
+
+impl SessionManager {
+    /// The session's permission rules (the user's, then the project's deny and ask rules) and
+    /// its workspace (the root, plus the folders of its skills, which it may read).
+    fn policy(&self, s: &Start, root: &Path, extras: &Extras) -> Arc<Policy> {
+        let home = self.config.user_home.as_deref();
+        let rules = self
+            .config
+            .permissions
+            .iter()
+            .cloned()
+            .chain(s.project.rules(&s.cwd));
+        Arc::new(Policy {
+            rules: Rules::new(rules, root, home),
+            workspace: Workspace::new(
+                root.to_path_buf(),
+                extras.read_roots().map(PathBuf::from).collect(),
+                home,
+            ),
+        })
     }
 }
 
