@@ -200,22 +200,19 @@ impl SessionManager {
 
     /// Runs a prompt (or a slash command), whose final answer must follow `output` when
     /// given; returns how it ended with a command action's output or the structured answer.
-    pub async fn run(
+    /// The prompt reaches the session when this is called, not when the future is first
+    /// polled: a cancel sent after it finds it running.
+    pub fn run(
         &self,
         id: &str,
         parts: Vec<UserPart>,
         output: Option<Arc<crate::output_schema::OutputSchema>>,
-    ) -> Result<Ran, SessionError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(
-            id,
-            Command::Prompt {
-                parts,
-                output,
-                reply,
-            },
-        )?;
-        rx.await.map_err(|_| gone(id))?
+    ) -> impl Future<Output = Result<Ran, SessionError>> + Send + 'static {
+        self.ask(id, |reply| Command::Prompt {
+            parts,
+            output,
+            reply,
+        })
     }
 
     /// The slash commands (built-in, custom, actions) of an open session.
@@ -232,36 +229,45 @@ impl SessionManager {
         self.send(id, Command::Cancel)
     }
 
-    /// Switches the mode (`session/set_mode`).
-    pub async fn set_mode(&self, id: &str, mode: &str) -> Result<(), SessionError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(
-            id,
-            Command::SetMode {
-                mode: mode.to_string(),
-                reply,
-            },
-        )?;
-        rx.await.map_err(|_| gone(id))?
+    /// Switches the mode (`session/set_mode`); like [`Self::run`], sent at once.
+    pub fn set_mode(
+        &self,
+        id: &str,
+        mode: &str,
+    ) -> impl Future<Output = Result<(), SessionError>> + Send + 'static {
+        let mode = mode.to_string();
+        self.ask(id, |reply| Command::SetMode { mode, reply })
     }
 
-    /// Sets a config option; answers with every option as it now stands.
-    pub async fn set_option(
+    /// Sets a config option; answers with every option as it now stands. Sent at once.
+    pub fn set_option(
         &self,
         id: &str,
         option: &str,
         value: &str,
-    ) -> Result<Vec<OptionView>, SessionError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(
-            id,
-            Command::SetOption {
-                option: option.to_string(),
-                value: value.to_string(),
-                reply,
-            },
-        )?;
-        rx.await.map_err(|_| gone(id))?
+    ) -> impl Future<Output = Result<Vec<OptionView>, SessionError>> + Send + 'static {
+        let (option, value) = (option.to_string(), value.to_string());
+        self.ask(id, |reply| Command::SetOption {
+            option,
+            value,
+            reply,
+        })
+    }
+
+    /// Sends the command `make` builds to the session's actor now; the future waits for the
+    /// actor's reply.
+    fn ask<T: Send + 'static>(
+        &self,
+        id: &str,
+        make: impl FnOnce(oneshot::Sender<Result<T, SessionError>>) -> Command,
+    ) -> impl Future<Output = Result<T, SessionError>> + Send + 'static {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.send(id, make(reply));
+        let id = id.to_string();
+        async move {
+            sent?;
+            answer.await.map_err(|_| gone(&id))?
+        }
     }
 
     fn send(&self, id: &str, command: Command) -> Result<(), SessionError> {

@@ -18,6 +18,7 @@ mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
 mod model_faults;
+mod opening;
 mod output_schema;
 mod permissions;
 mod pipes;

@@ -1,9 +1,12 @@
-//! `_tandem/*` extension methods (DESIGN.md §3): status, usage and session export. Request
-//! and response types derive `JsonSchema`; `protocol/extensions/*.json` are generated from
-//! them (a test fails when the checked-in files are stale), and `protocol/README.md`
-//! documents each method with an example exchange.
+//! `_tandem/*` extension methods (DESIGN.md §3): `_tandem/status`, `_tandem/usage`,
+//! `_tandem/session/export`, `_tandem/session/fork`, `_tandem/actions/list` and
+//! `_tandem/actions/run` (answered in methods.rs), plus the `outputSchema` a prompt may carry
+//! in `_meta.tandem` (structured.rs). Request and response types derive `JsonSchema`;
+//! `protocol/extensions/*.json` are generated from them (a test fails when the checked-in
+//! files are stale), and `protocol/README.md` documents each method with an example exchange.
 
 mod export;
+mod methods;
 mod structured;
 
 use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
@@ -11,9 +14,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::session::SessionManager;
-
 pub use export::render;
+pub use methods::methods;
 pub use structured::{output_schema, structured_meta};
 
 /// The methods tandem answers, as advertised under `agentCapabilities._meta.tandem`.
@@ -280,104 +282,6 @@ pub struct ActionsRunResponse {
     /// A command action's output (exit status and bounded output); absent for prompts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
-}
-
-/// `_tandem/actions/list`.
-pub fn actions(
-    manager: &SessionManager,
-    session_id: &str,
-) -> Result<ActionsListResponse, crate::session::SessionError> {
-    use crate::session::commands::Action;
-    let actions = manager
-        .commands(session_id)?
-        .into_iter()
-        .filter(|c| c.configured)
-        .map(|c| ActionInfo {
-            takes_arguments: c.hint.is_some(),
-            kind: if matches!(c.action, Action::Command(_)) {
-                "command"
-            } else {
-                "prompt"
-            }
-            .into(),
-            name: c.name,
-            description: c.description,
-        })
-        .collect();
-    Ok(ActionsListResponse { actions })
-}
-
-/// `_tandem/status`.
-pub fn status(manager: &SessionManager) -> StatusResponse {
-    let config = manager.config();
-    StatusResponse {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        provider: config.endpoint.provider.clone(),
-        base_url: config.endpoint.base_url.clone(),
-        default_model: config.default_model.clone(),
-        models: config.models.iter().map(|m| m.id.clone()).collect(),
-        data_dir: config.home.display().to_string(),
-        sessions: manager
-            .live()
-            .into_iter()
-            .map(|s| SessionStatus {
-                session_id: s.id,
-                cwd: s.cwd.display().to_string(),
-                model: s.settings.model,
-                mode: s.settings.mode.id().to_string(),
-                mcp_servers: s
-                    .mcp
-                    .into_iter()
-                    .map(|(name, state, error)| McpServerStatus {
-                        name,
-                        state: state.to_string(),
-                        error,
-                    })
-                    .collect(),
-                permissions: PermissionsStatus {
-                    rules: s
-                        .permissions
-                        .rules
-                        .into_iter()
-                        .map(|r| RuleStatus {
-                            effect: r.effect.into(),
-                            rule: r.rule,
-                            source: r.source,
-                        })
-                        .collect(),
-                    grants: s
-                        .permissions
-                        .grants
-                        .into_iter()
-                        .map(|g| GrantStatus {
-                            answer: g.answer.into(),
-                            tool: g.tool,
-                            scope: g.scope,
-                        })
-                        .collect(),
-                    no_project: s.permissions.no_project,
-                },
-            })
-            .collect(),
-    }
-}
-
-/// `_tandem/usage`; `None` for a session not open here.
-pub fn usage(manager: &SessionManager, session_id: &str) -> Option<UsageResponse> {
-    let s = manager.live().into_iter().find(|s| s.id == session_id)?;
-    Some(UsageResponse {
-        session_id: s.id,
-        requests: s.totals.requests,
-        input_tokens: s.totals.input,
-        cached_tokens: s.totals.cached,
-        output_tokens: s.totals.output,
-        reasoning_tokens: s.totals.reasoning,
-        context_used: s.context_used,
-        context_window: s.context_window,
-        repeats_blocked: s.totals.repeats_blocked,
-        tools_withdrawn: s.totals.tools_withdrawn,
-        budget_refusals: s.totals.budget_refusals,
-    })
 }
 
 /// What tandem advertises under `agentCapabilities._meta.tandem`.

@@ -1,0 +1,291 @@
+//! The `_tandem/*` methods, answered by the connection's [`Handlers`] like the ACP ones and
+//! registered on a builder of their own that [`crate::acp::agent`] merges in.
+
+use std::sync::Arc;
+
+use agent_client_protocol::v1::{Builder, ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, Error, HandleDispatchFrom};
+
+use super::{
+    ActionInfo, ActionsListRequest, ActionsListResponse, ActionsRunRequest, ActionsRunResponse,
+    ExportFormat, ExportRequest, ExportResponse, ForkRequest, ForkResponse, GrantStatus,
+    McpServerStatus, PermissionsStatus, RuleStatus, SessionStatus, StatusRequest, StatusResponse,
+    UsageRequest, UsageResponse, render,
+};
+use crate::acp::handlers::Handlers;
+use crate::acp::open::{self, log_unsent};
+use crate::acp::order::Job;
+use crate::acp::{errors, request};
+use crate::session::{SessionError, SessionManager};
+use crate::types::UserPart;
+
+/// The `_tandem/*` methods of `h`, ready to merge into the agent's builder.
+pub fn methods(h: Arc<Handlers>) -> Builder<Agent, impl HandleDispatchFrom<Client>> {
+    let ext = Agent.v1().name("tandem-ext");
+    let ext = request!(ext, h, status);
+    let ext = request!(ext, h, usage);
+    let ext = request!(ext, h, export);
+    let ext = request!(ext, h, fork);
+    let ext = request!(ext, h, actions_list);
+    request!(ext, h, actions_run)
+}
+
+/// What a handler returns to the SDK (an error only when a response could not be sent).
+type Handled = Result<(), Error>;
+
+impl Handlers {
+    /// `_tandem/status`: what tandem runs with, and its open sessions.
+    pub async fn status(
+        self: Arc<Self>,
+        _req: StatusRequest,
+        responder: Responder<StatusResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        responder.respond(status(&self.manager))
+    }
+
+    /// `_tandem/usage`: one open session's token counts.
+    pub async fn usage(
+        self: Arc<Self>,
+        req: UsageRequest,
+        responder: Responder<UsageResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.clone();
+        let h = self.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                log_unsent(match usage(&h.manager, &req.session_id) {
+                    Some(usage) => responder.respond(usage),
+                    None => responder.respond_with_error(errors::session_error(
+                        SessionError::NotFound(req.session_id),
+                    )),
+                });
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `_tandem/session/export`: a stored session as Markdown or JSON records.
+    pub async fn export(
+        self: Arc<Self>,
+        req: ExportRequest,
+        responder: Responder<ExportResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.clone();
+        let h = self.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                log_unsent(cx.spawn(async move {
+                    let lines = match h.manager.records(&req.session_id).await {
+                        Ok(lines) => lines,
+                        Err(e) => {
+                            log_unsent(responder.respond_with_error(errors::session_error(e)));
+                            return Ok(());
+                        }
+                    };
+                    let content = match req.format {
+                        ExportFormat::Markdown => render(&lines),
+                        ExportFormat::Json => {
+                            serde_json::to_string_pretty(&lines).unwrap_or_default()
+                        }
+                    };
+                    log_unsent(responder.respond(ExportResponse {
+                        format: req.format,
+                        content,
+                    }));
+                    Ok(())
+                }));
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `_tandem/session/fork`: a new session with a copy of a session's history.
+    pub async fn fork(
+        self: Arc<Self>,
+        req: ForkRequest,
+        responder: Responder<ForkResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.clone();
+        let editor = self.editor_for(&cx);
+        let h = self.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                log_unsent(cx.clone().spawn(async move {
+                    let opened = h.manager.fork(&req.session_id, req.cwd, editor, Vec::new());
+                    open::answer(&cx, responder, opened.await);
+                    Ok(())
+                }));
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `_tandem/actions/list`: the session's custom actions.
+    pub async fn actions_list(
+        self: Arc<Self>,
+        req: ActionsListRequest,
+        responder: Responder<ActionsListResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.clone();
+        let h = self.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                log_unsent(match actions(&h.manager, &req.session_id) {
+                    Ok(list) => responder.respond(list),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                });
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `_tandem/actions/run`: runs a custom action as its slash command would.
+    pub async fn actions_run(
+        self: Arc<Self>,
+        req: ActionsRunRequest,
+        responder: Responder<ActionsRunResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.clone();
+        let manager = self.manager.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                let known = match actions(&manager, &req.session_id) {
+                    Ok(list) => list.actions.iter().any(|a| a.name == req.name),
+                    Err(e) => {
+                        log_unsent(responder.respond_with_error(errors::session_error(e)));
+                        return;
+                    }
+                };
+                if !known {
+                    log_unsent(responder.respond_with_error(errors::invalid_params(format!(
+                        "no custom action `{}` in this session; _tandem/actions/list shows them",
+                        req.name
+                    ))));
+                    return;
+                }
+                let slash = format!("/{} {}", req.name, req.arguments);
+                let ran = manager.run(&req.session_id, vec![UserPart::Text(slash)], None);
+                log_unsent(cx.spawn(async move {
+                    log_unsent(match ran.await {
+                        Ok(ran) => responder.respond(ActionsRunResponse {
+                            stop_reason: ran.stop.as_str().to_string(),
+                            output: ran.output,
+                        }),
+                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                    });
+                    Ok(())
+                }));
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+}
+
+/// `_tandem/actions/list`.
+fn actions(
+    manager: &SessionManager,
+    session_id: &str,
+) -> Result<ActionsListResponse, crate::session::SessionError> {
+    use crate::session::commands::Action;
+    let actions = manager
+        .commands(session_id)?
+        .into_iter()
+        .filter(|c| c.configured)
+        .map(|c| ActionInfo {
+            takes_arguments: c.hint.is_some(),
+            kind: if matches!(c.action, Action::Command(_)) {
+                "command"
+            } else {
+                "prompt"
+            }
+            .into(),
+            name: c.name,
+            description: c.description,
+        })
+        .collect();
+    Ok(ActionsListResponse { actions })
+}
+
+/// `_tandem/status`.
+fn status(manager: &SessionManager) -> StatusResponse {
+    let config = manager.config();
+    StatusResponse {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        provider: config.endpoint.provider.clone(),
+        base_url: config.endpoint.base_url.clone(),
+        default_model: config.default_model.clone(),
+        models: config.models.iter().map(|m| m.id.clone()).collect(),
+        data_dir: config.home.display().to_string(),
+        sessions: manager
+            .live()
+            .into_iter()
+            .map(|s| SessionStatus {
+                session_id: s.id,
+                cwd: s.cwd.display().to_string(),
+                model: s.settings.model,
+                mode: s.settings.mode.id().to_string(),
+                mcp_servers: s
+                    .mcp
+                    .into_iter()
+                    .map(|(name, state, error)| McpServerStatus {
+                        name,
+                        state: state.to_string(),
+                        error,
+                    })
+                    .collect(),
+                permissions: PermissionsStatus {
+                    rules: s
+                        .permissions
+                        .rules
+                        .into_iter()
+                        .map(|r| RuleStatus {
+                            effect: r.effect.into(),
+                            rule: r.rule,
+                            source: r.source,
+                        })
+                        .collect(),
+                    grants: s
+                        .permissions
+                        .grants
+                        .into_iter()
+                        .map(|g| GrantStatus {
+                            answer: g.answer.into(),
+                            tool: g.tool,
+                            scope: g.scope,
+                        })
+                        .collect(),
+                    no_project: s.permissions.no_project,
+                },
+            })
+            .collect(),
+    }
+}
+
+/// `_tandem/usage`; `None` for a session not open here.
+fn usage(manager: &SessionManager, session_id: &str) -> Option<UsageResponse> {
+    let s = manager.live().into_iter().find(|s| s.id == session_id)?;
+    Some(UsageResponse {
+        session_id: s.id,
+        requests: s.totals.requests,
+        input_tokens: s.totals.input,
+        cached_tokens: s.totals.cached,
+        output_tokens: s.totals.output,
+        reasoning_tokens: s.totals.reasoning,
+        context_used: s.context_used,
+        context_window: s.context_window,
+        repeats_blocked: s.totals.repeats_blocked,
+        tools_withdrawn: s.totals.tools_withdrawn,
+        budget_refusals: s.totals.budget_refusals,
+    })
+}

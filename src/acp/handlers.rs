@@ -1,0 +1,422 @@
+//! One async method per ACP method, on one [`Handlers`] value the connection shares.
+//!
+//! A method that waits on a session (a prompt, a settings change) or does real work (opening
+//! a session reads the project and replays its transcript) moves its responder into a task
+//! of its own, so the dispatch loop stays free for `session/cancel`. Requests about a
+//! session that is still opening wait for it, in order ([`Order`]).
+
+use std::sync::Arc;
+
+use agent_client_protocol::v1::schema::{
+    AuthenticateRequest, AuthenticateResponse, CancelNotification, CloseSessionRequest,
+    CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionInfo, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error};
+use parking_lot::Mutex;
+
+use super::open::{self, log_unsent};
+use super::order::{Job, Order};
+use super::{ConnectionSink, capabilities, client, convert, errors, ext};
+use crate::client::ClientCaps;
+use crate::session::{EditorLink, SessionManager};
+
+/// What the handlers of one connection share.
+pub struct Handlers {
+    /// The sessions.
+    pub(super) manager: Arc<SessionManager>,
+    /// What the editor can do, learned at `initialize`, used by every session it opens.
+    caps: Mutex<ClientCaps>,
+    /// Sessions being opened, and the requests waiting for them.
+    order: Order,
+}
+
+/// What a handler returns to the SDK (an error only when a response could not be sent).
+type Handled = Result<(), Error>;
+
+impl Handlers {
+    /// Handlers over `manager`'s sessions.
+    pub fn new(manager: Arc<SessionManager>) -> Self {
+        Self {
+            manager,
+            caps: Mutex::default(),
+            order: Order::default(),
+        }
+    }
+
+    /// `initialize`: remembers what the editor can do; answers with what tandem can.
+    pub async fn initialize(
+        self: Arc<Self>,
+        req: InitializeRequest,
+        responder: Responder<InitializeResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let c = &req.client_capabilities;
+        *self.caps.lock() = ClientCaps {
+            read_text_file: c.fs.read_text_file,
+            write_text_file: c.fs.write_text_file,
+            terminal: c.terminal,
+            compaction: c.session.as_ref().is_some_and(|s| s.compaction.is_some()),
+        };
+        responder.respond(capabilities::initialize_response(self.manager.config()))
+    }
+
+    /// `authenticate`: the one method is "a key in the environment"; says whether it is there.
+    pub async fn authenticate(
+        self: Arc<Self>,
+        req: AuthenticateRequest,
+        responder: Responder<AuthenticateResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = capabilities::AUTH_METHOD_ID;
+        if req.method_id.0.as_ref() != id {
+            return responder.respond_with_error(errors::invalid_params(format!(
+                "unknown authentication method `{}`; tandem offers `{id}`",
+                req.method_id.0
+            )));
+        }
+        match self.manager.check_credentials() {
+            Ok(()) => responder.respond(AuthenticateResponse::new()),
+            Err(e) => responder.respond_with_error(errors::model_error(&e)),
+        }
+    }
+
+    /// `session/new`. `_meta.tandem.sessionId` lets a script choose the id it will refer to.
+    pub async fn new_session(
+        self: Arc<Self>,
+        req: NewSessionRequest,
+        responder: Responder<NewSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let requested = req
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("tandem"))
+            .and_then(|t| t.get("sessionId"))
+            .and_then(|v| v.as_str())
+            .map(String::from);
+        let editor = self.editor_for(&cx);
+        let servers = convert::mcp_servers(req.mcp_servers);
+        let (h, id, cx2) = (self.clone(), requested.clone(), cx.clone());
+        let open: Job = Box::new(move || {
+            Box::pin(async move {
+                let opened = h.manager.create(req.cwd, editor, servers, requested).await;
+                open::answer(&cx, responder, opened);
+            })
+        });
+        self.opening(&cx2, id.as_deref(), open);
+        Ok(())
+    }
+
+    /// `session/load`: the conversation is replayed before the answer.
+    pub async fn load_session(
+        self: Arc<Self>,
+        req: LoadSessionRequest,
+        responder: Responder<LoadSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.0.to_string();
+        let editor = self.editor_for(&cx);
+        let servers = convert::mcp_servers(req.mcp_servers);
+        let (h, cx2) = (self.clone(), cx.clone());
+        let session = id.clone();
+        let open: Job = Box::new(move || {
+            Box::pin(async move {
+                let opened = h.manager.load(&session, req.cwd, editor, true, servers);
+                open::answer(&cx, responder, opened.await);
+            })
+        });
+        self.opening(&cx2, Some(&id), open);
+        Ok(())
+    }
+
+    /// `session/resume`: like load, without the replay.
+    pub async fn resume_session(
+        self: Arc<Self>,
+        req: ResumeSessionRequest,
+        responder: Responder<ResumeSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.0.to_string();
+        let editor = self.editor_for(&cx);
+        let servers = convert::mcp_servers(req.mcp_servers);
+        let (h, cx2) = (self.clone(), cx.clone());
+        let session = id.clone();
+        let open: Job = Box::new(move || {
+            Box::pin(async move {
+                let opened = h.manager.load(&session, req.cwd, editor, false, servers);
+                open::answer(&cx, responder, opened.await);
+            })
+        });
+        self.opening(&cx2, Some(&id), open);
+        Ok(())
+    }
+
+    /// `session/fork` (unstable in ACP, so only with the `acp-session-fork` feature).
+    #[cfg(feature = "acp-session-fork")]
+    pub async fn fork_session(
+        self: Arc<Self>,
+        req: agent_client_protocol::v1::schema::ForkSessionRequest,
+        responder: Responder<agent_client_protocol::v1::schema::ForkSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.0.to_string();
+        let editor = self.editor_for(&cx);
+        let servers = convert::mcp_servers(req.mcp_servers);
+        let h = self.clone();
+        let from = id.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                let opened = h.manager.fork(&from, Some(req.cwd), editor, servers);
+                open::answer(&cx, responder, opened.await);
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `session/list`.
+    pub async fn list_sessions(
+        self: Arc<Self>,
+        req: ListSessionsRequest,
+        responder: Responder<ListSessionsResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let (page, next) = self.manager.list(req.cwd.as_deref(), req.cursor.as_deref());
+        let sessions = page
+            .into_iter()
+            .map(|s| {
+                SessionInfo::new(s.id, s.cwd)
+                    .title(s.title)
+                    .updated_at(s.updated_at)
+            })
+            .collect();
+        responder.respond(ListSessionsResponse::new(sessions).next_cursor(next))
+    }
+
+    /// `session/close`: the session stops here; its transcript stays.
+    pub async fn close_session(
+        self: Arc<Self>,
+        req: CloseSessionRequest,
+        responder: Responder<CloseSessionResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.0.to_string();
+        let h = self.clone();
+        let session = id.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                log_unsent(match h.manager.close(&session) {
+                    Ok(()) => responder.respond(CloseSessionResponse::new()),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                });
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `session/delete`: the session stops and its transcript goes.
+    pub async fn delete_session(
+        self: Arc<Self>,
+        req: DeleteSessionRequest,
+        responder: Responder<DeleteSessionResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.0.to_string();
+        let h = self.clone();
+        let session = id.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                log_unsent(match h.manager.delete(&session) {
+                    Ok(()) => responder.respond(DeleteSessionResponse::new()),
+                    Err(e) => responder.respond_with_error(errors::session_error(e)),
+                });
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `session/prompt`: runs in a task of its own until the turn stops. A withdrawn request
+    /// (`$/cancel_request`) cancels the turn, which then answers `cancelled`.
+    pub async fn prompt(
+        self: Arc<Self>,
+        req: PromptRequest,
+        responder: Responder<PromptResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let parts = match convert::prompt_parts(req.prompt) {
+            Ok(parts) => parts,
+            Err(message) => return responder.respond_with_error(errors::invalid_params(message)),
+        };
+        let output = match ext::output_schema(req.meta.as_ref()) {
+            Ok(output) => output,
+            Err(message) => return responder.respond_with_error(errors::invalid_params(message)),
+        };
+        let id = req.session_id.0.to_string();
+        let manager = self.manager.clone();
+        let session = id.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                // Sent now, so a cancel that came after the prompt finds it.
+                let prompt = manager.run(&session, parts, output);
+                let spawned = cx.spawn(async move {
+                    let withdrawn = responder.cancellation();
+                    tokio::pin!(prompt);
+                    let result = tokio::select! {
+                        result = &mut prompt => result,
+                        () = withdrawn.cancelled() => {
+                            // `$/cancel_request` for the prompt: cancel the turn, then report it.
+                            let _ = manager.cancel(&session);
+                            prompt.await
+                        }
+                    };
+                    log_unsent(match result {
+                        Ok(ran) => responder.respond(
+                            PromptResponse::new(convert::stop_reason(ran.stop))
+                                .meta(ext::structured_meta(ran.structured)),
+                        ),
+                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                    });
+                    Ok(())
+                });
+                log_unsent(spawned);
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `session/set_mode`.
+    pub async fn set_mode(
+        self: Arc<Self>,
+        req: SetSessionModeRequest,
+        responder: Responder<SetSessionModeResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.0.to_string();
+        let manager = self.manager.clone();
+        let session = id.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                let set = manager.set_mode(&session, &req.mode_id.0);
+                log_unsent(cx.spawn(async move {
+                    log_unsent(match set.await {
+                        Ok(()) => responder.respond(SetSessionModeResponse::new()),
+                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                    });
+                    Ok(())
+                }));
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `session/set_config_option`: answers with every option as it now stands.
+    pub async fn set_config_option(
+        self: Arc<Self>,
+        req: SetSessionConfigOptionRequest,
+        responder: Responder<SetSessionConfigOptionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let Some(value) = req.value.as_value_id().map(|v| v.0.to_string()) else {
+            return responder.respond_with_error(errors::invalid_params(format!(
+                "config option `{}` takes a value id, not a boolean",
+                req.config_id.0
+            )));
+        };
+        let id = req.session_id.0.to_string();
+        let manager = self.manager.clone();
+        let session = id.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                let set = manager.set_option(&session, &req.config_id.0, &value);
+                log_unsent(cx.spawn(async move {
+                    log_unsent(match set.await {
+                        Ok(views) => responder.respond(SetSessionConfigOptionResponse::new(
+                            convert::config_options(&views),
+                        )),
+                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                    });
+                    Ok(())
+                }));
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// `session/cancel` (a notification): cancels the running turn, if any.
+    pub async fn cancel(
+        self: Arc<Self>,
+        note: CancelNotification,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = note.session_id.0.to_string();
+        let manager = self.manager.clone();
+        let session = id.clone();
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                if let Err(e) = manager.cancel(&session) {
+                    tracing::warn!("session/cancel ignored: {e}");
+                }
+            })
+        });
+        self.after_opening(&id, job).await;
+        Ok(())
+    }
+
+    /// Runs `job` about the session `id` now, or after the session has opened.
+    pub(super) async fn after_opening(&self, id: &str, job: Job) {
+        if let Some(job) = self.order.enqueue(id, job) {
+            job().await;
+        }
+    }
+
+    /// Opens a session off the dispatch loop: `open` runs in a task of its own, and requests
+    /// about `id` (when the editor knows it already) wait until it is done.
+    pub(super) fn opening(
+        self: &Arc<Self>,
+        cx: &ConnectionTo<Client>,
+        id: Option<&str>,
+        open: Job,
+    ) {
+        let run = match id {
+            None => Some((open, None)),
+            Some(id) => self
+                .order
+                .open(id, open)
+                .map(|open| (open, Some(id.to_string()))),
+        };
+        let Some((open, id)) = run else {
+            return;
+        };
+        let h = self.clone();
+        log_unsent(cx.spawn(async move {
+            open().await;
+            if let Some(id) = id {
+                h.order.finish(&id).await;
+            }
+            Ok(())
+        }));
+    }
+
+    /// What a session opened on this connection talks to: the event sink, the editor's
+    /// operations, and the capabilities the editor announced.
+    pub(super) fn editor_for(&self, cx: &ConnectionTo<Client>) -> EditorLink {
+        EditorLink {
+            sink: Arc::new(ConnectionSink { cx: cx.clone() }),
+            ops: Arc::new(client::AcpClient {
+                cx: cx.clone(),
+                timeout: self.manager.config().timeouts.editor,
+            }),
+            caps: *self.caps.lock(),
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The answer to every way of opening a session (new, load, resume, fork): the response
+//! names how the session starts (its modes and config options), and the session's slash
+//! commands follow it as an `available_commands_update`.
+
+use agent_client_protocol::v1::schema::{
+    LoadSessionResponse, NewSessionResponse, ResumeSessionResponse, SessionNotification,
+    SessionUpdate,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error, JsonRpcResponse};
+
+use super::{ConnectionSink, convert, errors, ext};
+use crate::session::{NewSession, SessionError};
+use crate::types::{EventSink, TurnEvent};
+
+/// A response that tells the editor how an opened session starts.
+pub(super) trait Opening {
+    /// The response for `session`.
+    fn opening(session: &NewSession) -> Self;
+
+    /// What the editor is sent after the response, before the commands (nothing, unless the
+    /// response cannot carry the modes and options itself).
+    fn after(_cx: &ConnectionTo<Client>, _session: &NewSession) {}
+}
+
+impl Opening for NewSessionResponse {
+    fn opening(s: &NewSession) -> Self {
+        NewSessionResponse::new(s.id.clone())
+            .modes(convert::mode_state(s.settings.mode))
+            .config_options(convert::config_options(&s.options))
+    }
+}
+
+impl Opening for LoadSessionResponse {
+    fn opening(s: &NewSession) -> Self {
+        LoadSessionResponse::new()
+            .modes(convert::mode_state(s.settings.mode))
+            .config_options(convert::config_options(&s.options))
+    }
+}
+
+impl Opening for ResumeSessionResponse {
+    fn opening(s: &NewSession) -> Self {
+        ResumeSessionResponse::new()
+            .modes(convert::mode_state(s.settings.mode))
+            .config_options(convert::config_options(&s.options))
+    }
+}
+
+#[cfg(feature = "acp-session-fork")]
+impl Opening for agent_client_protocol::v1::schema::ForkSessionResponse {
+    fn opening(s: &NewSession) -> Self {
+        Self::new(s.id.clone())
+            .modes(convert::mode_state(s.settings.mode))
+            .config_options(convert::config_options(&s.options))
+    }
+}
+
+impl Opening for ext::ForkResponse {
+    fn opening(s: &NewSession) -> Self {
+        ext::ForkResponse {
+            session_id: s.id.clone(),
+        }
+    }
+
+    /// What session/new's response carries, for the new session.
+    fn after(cx: &ConnectionTo<Client>, s: &NewSession) {
+        let sink = ConnectionSink { cx: cx.clone() };
+        sink.emit(&s.id, TurnEvent::ModeChanged(s.settings.mode));
+        sink.emit(&s.id, TurnEvent::OptionsChanged(s.options.clone()));
+    }
+}
+
+/// Answers an opening: the response and what follows it, or the error.
+pub(super) fn answer<R: Opening + JsonRpcResponse>(
+    cx: &ConnectionTo<Client>,
+    responder: Responder<R>,
+    opened: Result<NewSession, SessionError>,
+) {
+    match opened {
+        Ok(session) => {
+            if let Err(e) = responder.respond(R::opening(&session)) {
+                log_unsent(Err(e));
+                return;
+            }
+            R::after(cx, &session);
+            let update =
+                SessionUpdate::AvailableCommandsUpdate(convert::commands(&session.commands));
+            if let Err(e) = cx.send_notification(SessionNotification::new(session.id, update)) {
+                tracing::debug!("could not send available_commands_update: {e}");
+            }
+        }
+        Err(e) => log_unsent(responder.respond_with_error(errors::session_error(e))),
+    }
+}
+
+/// A response the SDK could not send is only worth a debug line: the connection is closing.
+pub(super) fn log_unsent(sent: Result<(), Error>) {
+    if let Err(e) = sent {
+        tracing::debug!("response not sent (connection closing?): {e}");
+    }
+}
