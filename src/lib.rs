@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod model;
 pub mod output_schema;
 pub mod permission;
+pub mod platform;
 pub mod secrets;
 pub mod session;
 pub mod store;

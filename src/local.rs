@@ -10,23 +10,13 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::ExitStatus;
+use crate::platform;
 
 /// Why an existing path must not be read as a file: a directory, or a FIFO, socket or device
 /// (reading those can block forever or never end). `None` for a regular file or no file at all.
 pub async fn unreadable(path: &Path) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
     let kind = tokio::fs::metadata(path).await.ok()?.file_type();
-    if kind.is_file() {
-        None
-    } else if kind.is_dir() {
-        Some("is a directory")
-    } else if kind.is_fifo() {
-        Some("is a FIFO (named pipe), not a regular file")
-    } else if kind.is_char_device() || kind.is_block_device() {
-        Some("is a device file, not a regular file")
-    } else {
-        Some("is not a regular file")
-    }
+    platform::unreadable_kind(&kind)
 }
 
 /// Reads a file as UTF-8 text (lossily), refusing directories, device files and FIFOs.
@@ -130,9 +120,9 @@ impl Bounded {
     }
 }
 
-/// Runs `command` with `sh -c` in its own process group; the group is killed on timeout or
-/// cancel so no grandchild outlives the call. stderr is merged into stdout by the shell, so
-/// the output reads in the order it was written, as in a terminal.
+/// Runs `command` in the shell (`sh -c`), in its own process group; the group is killed on
+/// timeout or cancel so no grandchild outlives the call. stderr is merged into stdout by the
+/// shell, so the output reads in the order it was written, as in a terminal.
 pub async fn run_command(
     command: &str,
     cwd: &Path,
@@ -140,16 +130,13 @@ pub async fn run_command(
     max_bytes: usize,
     cancel: &CancellationToken,
 ) -> std::io::Result<CommandRun> {
-    let mut sh = tokio::process::Command::new("sh");
+    let mut sh = platform::shell_command(&format!("exec 2>&1\n{command}"));
     crate::secrets::scrub(&mut sh);
-    let mut child = sh
-        .arg("-c")
-        .arg(format!("exec 2>&1\n{command}"))
+    let mut child = platform::in_own_group(&mut sh)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .process_group(0)
         .kill_on_drop(true)
         .spawn()?;
     let pid = child.id();
@@ -170,7 +157,9 @@ pub async fn run_command(
         }
     };
     if status.is_none() {
-        kill_group(pid);
+        if let Some(pid) = pid {
+            platform::kill_group(pid);
+        }
         let _ = child.kill().await;
     }
     let (output, dropped) = out.finish();
@@ -183,20 +172,10 @@ pub async fn run_command(
     })
 }
 
-/// Kills the process group led by `pid` (a child spawned with `process_group(0)`).
-pub(crate) fn kill_group(pid: Option<u32>) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-    }
-}
-
 fn exit_status(status: &std::process::ExitStatus) -> ExitStatus {
-    use std::os::unix::process::ExitStatusExt;
     ExitStatus {
         code: status.code().and_then(|c| u32::try_from(c).ok()),
-        signal: status.signal().map(|s| format!("signal {s}")),
+        signal: platform::exit_signal(status).map(|s| format!("signal {s}")),
     }
 }
 

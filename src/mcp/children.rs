@@ -14,21 +14,13 @@ pub fn register(pgid: u32) {
 /// Kills one server's process group and forgets it.
 pub fn kill(pgid: u32) {
     GROUPS.lock().retain(|p| *p != pgid);
-    killpg(pgid);
+    crate::platform::kill_group(pgid);
 }
 
 /// Kills every server process group still running (at exit).
 pub fn kill_all() {
     let groups: Vec<u32> = GROUPS.lock().drain(..).collect();
     for pgid in groups {
-        killpg(pgid);
-    }
-}
-
-fn killpg(pgid: u32) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    if let Ok(pid) = i32::try_from(pgid) {
-        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        crate::platform::kill_group(pgid);
     }
 }

@@ -51,9 +51,9 @@ pub async fn connect(spec: ServerSpec, scrubbed: Vec<String>) -> Result<Connecti
     for name in &scrubbed {
         cmd.env_remove(name);
     }
-    cmd.args(&spec.args)
+    crate::platform::in_own_group(&mut cmd)
+        .args(&spec.args)
         .envs(&spec.env)
-        .process_group(0)
         .kill_on_drop(true);
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::inherit())

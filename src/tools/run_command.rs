@@ -140,9 +140,10 @@ fn result(
 
 impl CommandCall {
     async fn in_terminal(self, env: ToolEnv) -> ToolOutput {
+        let (command, args) = crate::platform::shell_line(&self.command);
         let spec = TerminalSpec {
-            command: "sh".into(),
-            args: vec!["-c".into(), self.command.clone()],
+            command,
+            args,
             cwd: self.dir.clone(),
             output_byte_limit: text::MAX_COMMAND_BYTES as u64,
         };

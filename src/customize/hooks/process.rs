@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::platform;
+
 /// Most bytes kept from a hook's stdout and from its stderr.
 const MAX_OUTPUT: u64 = 64 * 1024;
 
@@ -30,16 +32,14 @@ pub async fn run(
     input: &str,
     timeout: Duration,
 ) -> Exit {
-    let mut sh = tokio::process::Command::new("sh");
+    let mut sh = platform::shell_command(command);
     crate::secrets::scrub(&mut sh);
-    sh.arg("-c")
-        .arg(command)
+    platform::in_own_group(&mut sh)
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     let mut child = match sh.spawn() {
         Ok(child) => child,
@@ -68,7 +68,9 @@ pub async fn run(
         Err(_) => {
             // Dropping the work dropped the child (killed); the group goes too, grandchildren
             // included.
-            crate::local::kill_group(pid);
+            if let Some(pid) = pid {
+                platform::kill_group(pid);
+            }
             Exit::TimedOut
         }
     }
