@@ -44,7 +44,8 @@ pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
     })
 }
 
-/// Serves ACP over `transport` until the client goes away.
+/// Serves ACP over `transport` until the client goes away, then flushes the sessions'
+/// transcripts and stops the MCP servers they started.
 pub async fn serve(
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
@@ -55,7 +56,8 @@ pub async fn serve(
         .connect_to(transport)
         .await
         .map_err(|e| anyhow::anyhow!("ACP connection failed: {e}"));
-    // Whatever the sessions recorded reaches the disk before tandem exits.
+    // stdin ended (or the connection failed): what the sessions recorded reaches the disk,
+    // and no MCP server outlives tandem.
     manager.shutdown().await;
     served
 }
@@ -71,8 +73,6 @@ pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
         "tandem ready on stdio"
     );
     let stdio = transport::stdio(config.eof_grace, config.max_message_bytes);
-    let served = serve(Arc::new(config), client, stdio).await;
-    // stdin ended (or the connection failed): no MCP server may outlive tandem.
-    mcp::kill_all();
-    served
+    // serve() stops the MCP servers and flushes the transcripts before it returns.
+    serve(Arc::new(config), client, stdio).await
 }

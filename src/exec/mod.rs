@@ -173,8 +173,8 @@ async fn run_inner(
         })
         .await;
     display::end_answer_line();
+    // What the session recorded reaches the disk, and no MCP server outlives the run.
     manager.shutdown().await;
-    crate::mcp::kill_all();
     let ended = result.map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let name = match &ended {
         Ended::Stopped(stop) => stop_name(*stop),

@@ -1,26 +1,38 @@
-//! Every MCP server process tandem starts leads its own process group; the groups are
-//! killed when their session closes and when tandem exits, so no server (nor anything a
-//! server started, such as `npx`'s node) outlives tandem.
+//! Every MCP server process tandem starts leads its own process group; [`Children`] keeps
+//! those groups so that they are killed when their session closes and when the connection
+//! ends, and no server (nor anything a server started, such as `npx`'s node) outlives tandem.
+
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+use crate::platform;
 
-/// Remembers a server's process group.
-pub fn register(pgid: u32) {
-    GROUPS.lock().push(pgid);
+/// The process groups of the MCP servers started for one connection's sessions; cheap to
+/// clone (the clones share one list). The session manager owns it and kills what is left
+/// when the connection ends.
+#[derive(Debug, Clone, Default)]
+pub struct Children {
+    groups: Arc<Mutex<Vec<u32>>>,
 }
 
-/// Kills one server's process group and forgets it.
-pub fn kill(pgid: u32) {
-    GROUPS.lock().retain(|p| *p != pgid);
-    crate::platform::kill_group(pgid);
-}
+impl Children {
+    /// Remembers a server's process group.
+    pub fn register(&self, pgid: u32) {
+        self.groups.lock().push(pgid);
+    }
 
-/// Kills every server process group still running (at exit).
-pub fn kill_all() {
-    let groups: Vec<u32> = GROUPS.lock().drain(..).collect();
-    for pgid in groups {
-        crate::platform::kill_group(pgid);
+    /// Kills one server's process group and forgets it.
+    pub fn kill(&self, pgid: u32) {
+        self.groups.lock().retain(|p| *p != pgid);
+        platform::kill_group(pgid);
+    }
+
+    /// Kills every server process group still running (when the connection ends).
+    pub fn kill_all(&self) {
+        let groups: Vec<u32> = self.groups.lock().drain(..).collect();
+        for pgid in groups {
+            platform::kill_group(pgid);
+        }
     }
 }

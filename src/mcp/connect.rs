@@ -7,7 +7,7 @@ use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 
-use super::{ServerSpec, children};
+use super::{Children, ServerSpec};
 
 /// A running MCP client session with one server.
 pub type Client = RunningService<RoleClient, ()>;
@@ -23,6 +23,7 @@ pub struct Connection {
     /// Its `instructions`, if any.
     pub instructions: Option<String>,
     pgid: Option<u32>,
+    children: Children,
 }
 
 impl Connection {
@@ -30,20 +31,24 @@ impl Connection {
     pub fn stop(&self) {
         self.client.cancellation_token().cancel();
         if let Some(pgid) = self.pgid {
-            children::kill(pgid);
+            self.children.kill(pgid);
         }
     }
 }
 
 /// Starts `spec`'s server over stdio, without `scrubbed` environment variables (tandem's
-/// own API keys), and lists its tools.
-pub async fn connect(spec: ServerSpec, scrubbed: Vec<String>) -> Result<Connection, String> {
+/// own API keys), registers its process group with `children`, and lists its tools.
+pub async fn connect(
+    spec: ServerSpec,
+    scrubbed: Vec<String>,
+    children: Children,
+) -> Result<Connection, String> {
     let Some(command) = spec.command.clone() else {
         return match spec.url.clone() {
             Some(_) if spec.sse => Err(
                 "it uses the old HTTP+SSE transport, which tandem does not support; use its streamable HTTP endpoint".into(),
             ),
-            Some(url) => connect_http(spec, &url).await,
+            Some(url) => connect_http(spec, &url, children).await,
             None => Err("it has neither a command nor a url".to_string()),
         };
     };
@@ -61,11 +66,11 @@ pub async fn connect(spec: ServerSpec, scrubbed: Vec<String>) -> Result<Connecti
         .map_err(|e| format!("cannot start `{}`: {e}", command.display()))?;
     let pgid = transport.id();
     if let Some(pgid) = pgid {
-        children::register(pgid);
+        children.register(pgid);
     }
     let fail = |message: String| {
         if let Some(pgid) = pgid {
-            children::kill(pgid);
+            children.kill(pgid);
         }
         message
     };
@@ -73,11 +78,18 @@ pub async fn connect(spec: ServerSpec, scrubbed: Vec<String>) -> Result<Connecti
         .serve(transport)
         .await
         .map_err(|e| fail(format!("the MCP handshake failed: {e}")))?;
-    describe(spec.name, client, pgid).await.map_err(fail)
+    describe(spec.name, client, pgid, children.clone())
+        .await
+        .map_err(fail)
 }
 
 /// Lists a connected server's tools and reads its instructions.
-async fn describe(name: String, client: Client, pgid: Option<u32>) -> Result<Connection, String> {
+async fn describe(
+    name: String,
+    client: Client,
+    pgid: Option<u32>,
+    children: Children,
+) -> Result<Connection, String> {
     let tools = client
         .list_all_tools()
         .await
@@ -91,11 +103,16 @@ async fn describe(name: String, client: Client, pgid: Option<u32>) -> Result<Con
         tools,
         instructions,
         pgid,
+        children,
     })
 }
 
 /// Connects to a streamable HTTP server.
-async fn connect_http(spec: ServerSpec, url: &str) -> Result<Connection, String> {
+async fn connect_http(
+    spec: ServerSpec,
+    url: &str,
+    children: Children,
+) -> Result<Connection, String> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     // reqwest is built without a default TLS provider; ring is ours.
@@ -115,5 +132,5 @@ async fn connect_http(spec: ServerSpec, url: &str) -> Result<Connection, String>
         .serve(transport)
         .await
         .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
-    describe(spec.name, client, None).await
+    describe(spec.name, client, None, children).await
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::tools::Tool;
-pub use children::kill_all;
+pub use children::Children;
 pub use tool::exposed_name;
 
 pub use crate::config::ServerSpec;
@@ -68,8 +68,9 @@ impl Hub {
     }
 
     /// Starts connecting to `specs` in the background and returns at once. `scrubbed` names
-    /// environment variables the servers must not inherit (tandem's API keys).
-    pub fn start(specs: Vec<ServerSpec>, scrubbed: Vec<String>) -> Arc<Hub> {
+    /// environment variables the servers must not inherit (tandem's API keys); the servers'
+    /// process groups are registered with `children`.
+    pub fn start(specs: Vec<ServerSpec>, scrubbed: Vec<String>, children: &Children) -> Arc<Hub> {
         let hub = Hub::empty();
         hub.pending.send_replace(specs.len());
         for spec in specs {
@@ -78,17 +79,18 @@ impl Hub {
                 .push((spec.name.clone(), State::Connecting));
             let hub = hub.clone();
             let scrubbed = scrubbed.clone();
+            let children = children.clone();
             tokio::spawn(async move {
                 let name = spec.name.clone();
-                let result =
-                    tokio::time::timeout(CONNECT_TIMEOUT, connect::connect(spec, scrubbed))
-                        .await
-                        .unwrap_or_else(|_| {
-                            Err(format!(
-                                "did not start within {} s",
-                                CONNECT_TIMEOUT.as_secs()
-                            ))
-                        });
+                let connecting = connect::connect(spec, scrubbed, children);
+                let result = tokio::time::timeout(CONNECT_TIMEOUT, connecting)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(format!(
+                            "did not start within {} s",
+                            CONNECT_TIMEOUT.as_secs()
+                        ))
+                    });
                 hub.settle(&name, result);
             });
         }

@@ -98,6 +98,8 @@ pub struct SessionManager {
     tools: Arc<Registry>,
     store: Store,
     sessions: Mutex<HashMap<String, Live>>,
+    /// The MCP server processes its sessions started, killed at shutdown.
+    children: crate::mcp::Children,
 }
 
 impl SessionManager {
@@ -109,6 +111,7 @@ impl SessionManager {
             tools: Arc::new(Registry::standard()),
             store: Store::new(&config.home),
             sessions: Mutex::new(HashMap::new()),
+            children: crate::mcp::Children::default(),
         }
     }
 
@@ -147,9 +150,10 @@ impl SessionManager {
         out
     }
 
-    /// Waits until every open session's transcript is on disk: the last thing before the
-    /// process ends.
+    /// The end of the connection: every open session's transcript reaches the disk, and the
+    /// MCP servers its sessions started are killed (none outlives tandem).
     pub async fn shutdown(&self) {
+        self.children.kill_all();
         let transcripts: Vec<_> = self
             .sessions
             .lock()

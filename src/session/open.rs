@@ -171,7 +171,7 @@ impl SessionManager {
             project.mcp_servers.clone(),
             servers,
         ]);
-        crate::mcp::Hub::start(specs, crate::secrets::hidden_vars())
+        crate::mcp::Hub::start(specs, crate::secrets::hidden_vars(), &self.children)
     }
 
     /// The last recorded settings that still make sense with this configuration.
