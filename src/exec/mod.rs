@@ -20,6 +20,7 @@ use agent_client_protocol::{Client, schema::ProtocolVersion};
 use crate::cli::ExecArgs;
 use crate::config::Config;
 use crate::session::SessionManager;
+use display::Display;
 
 /// How a headless run ended.
 enum Ended {
@@ -31,15 +32,16 @@ enum Ended {
 
 /// Runs one prompt and returns the process exit status (see `tandem exec --help`).
 pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
+    let display = Arc::new(Display::new(args.output, args.output_schema.is_some()));
     // A schema that cannot be used is a usage error, found before anything runs.
     let schema = match args.output_schema.as_deref().map(read_schema).transpose() {
         Ok(schema) => schema,
         Err(e) => {
-            display::progress(&format!("error: {e:#}"));
+            display.progress(&format!("error: {e:#}"));
             return ExitCode::from(2);
         }
     };
-    match run_inner(config, args, schema).await {
+    match run_inner(config, args, schema, &display).await {
         Ok(Ended::Stopped(stop)) => match stop {
             StopReason::EndTurn => ExitCode::SUCCESS,
             StopReason::Refusal => ExitCode::from(3),
@@ -50,7 +52,7 @@ pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
         Ok(Ended::TimedOut) => ExitCode::from(5),
         Ok(Ended::Unstructured) => ExitCode::from(6),
         Err(e) => {
-            display::progress(&format!("error: {e:#}"));
+            display.progress(&format!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }
@@ -60,6 +62,7 @@ async fn run_inner(
     config: Config,
     args: ExecArgs,
     schema: Option<serde_json::Value>,
+    display: &Arc<Display>,
 ) -> anyhow::Result<Ended> {
     let prompt = prompt_text(&args.prompt)?;
     let cwd = match args.cwd {
@@ -68,10 +71,6 @@ async fn run_inner(
     };
     // clap has checked that it is a positive number.
     let timeout = args.timeout.map(std::time::Duration::from_secs_f64);
-    display::set_output(args.output);
-    if schema.is_some() {
-        display::set_structured();
-    }
     let model_client = crate::model_client(&config)?;
     let model = config.default_model.clone();
     let mode = config.default_mode.id();
@@ -82,13 +81,14 @@ async fn run_inner(
     let manager = Arc::new(SessionManager::new(Arc::new(config), model_client));
     let agent = crate::acp::agent(manager.clone());
     let requested = args.session.clone();
+    let (shown, asked) = (display.clone(), display.clone());
 
     let result = Client
         .v1()
         .name("tandem-exec")
         .on_receive_notification(
             async move |note: SessionNotification, _cx| {
-                display::show(note);
+                shown.show(note);
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -96,7 +96,7 @@ async fn run_inner(
         .on_receive_request(
             async move |req: RequestPermissionRequest,
                         responder: Responder<RequestPermissionResponse>,
-                        _cx| { responder.respond(refuse_headless(&req)) },
+                        _cx| { responder.respond(refuse_headless(&req, &asked)) },
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(agent, async move |cx| {
@@ -123,8 +123,8 @@ async fn run_inner(
                     cx.send_request(request).block_task().await?.session_id
                 }
             };
-            display::started(&session_id.0);
-            display::progress(&format!(
+            display.started(&session_id.0);
+            display.progress(&format!(
                 "session {}, model {model}, mode {mode}, cwd {}",
                 session_id.0,
                 cwd.display()
@@ -147,14 +147,14 @@ async fn run_inner(
             let prompt = prompt.block_task();
             tokio::pin!(prompt);
             let cancel = |why: &str| {
-                display::progress(why);
+                display.progress(why);
                 cx.send_notification(CancelNotification::new(session_id.clone()))
             };
             let ended = tokio::select! {
                 response = &mut prompt => {
                     let response = response?;
                     match (&schema, response.stop_reason) {
-                        (Some(_), StopReason::EndTurn) => structured(response.meta.as_ref()),
+                        (Some(_), StopReason::EndTurn) => structured(response.meta.as_ref(), display),
                         (_, stop) => Ended::Stopped(stop),
                     }
                 }
@@ -172,7 +172,7 @@ async fn run_inner(
             Ok(ended)
         })
         .await;
-    display::end_answer_line();
+    display.end_answer_line();
     // What the session recorded reaches the disk, and no MCP server outlives the run.
     manager.shutdown().await;
     let ended = result.map_err(|e| anyhow::anyhow!("{}", e.message))?;
@@ -181,7 +181,7 @@ async fn run_inner(
         Ended::TimedOut => "timeout",
         Ended::Unstructured => "end_turn, answer not valid against the output schema",
     };
-    display::finished(name);
+    display.finished(name);
     Ok(ended)
 }
 
@@ -197,11 +197,14 @@ fn read_schema(path: &std::path::Path) -> anyhow::Result<serde_json::Value> {
 }
 
 /// Shows the structured answer a prompt ended with (its `_meta.tandem`), or why there is none.
-fn structured(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Ended {
+fn structured(
+    meta: Option<&serde_json::Map<String, serde_json::Value>>,
+    display: &Display,
+) -> Ended {
     let tandem = meta.and_then(|m| m.get("tandem"));
     match tandem.and_then(|t| t.get("structuredOutput")) {
         Some(value) => {
-            display::structured_output(value);
+            display.structured_output(value);
             Ended::Stopped(StopReason::EndTurn)
         }
         None => {
@@ -209,7 +212,7 @@ fn structured(meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Ende
                 .and_then(|t| t.get("structuredOutputError"))
                 .and_then(|e| e.as_str())
                 .unwrap_or("the model gave no final answer");
-            display::structured_failure(error);
+            display.structured_failure(error);
             Ended::Unstructured
         }
     }
@@ -236,14 +239,14 @@ fn prompt_text(args: &[String]) -> anyhow::Result<String> {
 
 /// Nobody can answer a permission prompt in a headless run: the call is rejected, and the
 /// user is told which mode would allow it.
-fn refuse_headless(req: &RequestPermissionRequest) -> RequestPermissionResponse {
+fn refuse_headless(req: &RequestPermissionRequest, display: &Display) -> RequestPermissionResponse {
     let title = req
         .tool_call
         .fields
         .title
         .clone()
         .unwrap_or_else(|| "a tool call".into());
-    display::progress(&format!(
+    display.progress(&format!(
         "rejected {title}: it needs permission and exec cannot ask (use --mode accept-edits or --mode full-access, or an allow rule under [permissions] in your config file)"
     ));
     let reject = req
