@@ -5,16 +5,18 @@
 mod display;
 
 use std::io::{IsTerminal, Read};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agent_client_protocol::v1::Responder;
+use agent_client_protocol::Agent;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, Implementation, InitializeRequest, NewSessionRequest,
     PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, ResumeSessionRequest, SelectedPermissionOutcome, SessionId,
     SessionNotification, StopReason, TextContent,
 };
+use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, schema::ProtocolVersion};
 
 use crate::cli::ExecArgs;
@@ -81,7 +83,7 @@ async fn run_inner(
     let manager = Arc::new(SessionManager::new(Arc::new(config), model_client));
     let agent = crate::acp::agent(manager.clone());
     let requested = args.session.clone();
-    let (shown, asked) = (display.clone(), display.clone());
+    let (shown, refusing) = (display.clone(), display.clone());
 
     let result = Client
         .v1()
@@ -96,80 +98,24 @@ async fn run_inner(
         .on_receive_request(
             async move |req: RequestPermissionRequest,
                         responder: Responder<RequestPermissionResponse>,
-                        _cx| { responder.respond(refuse_headless(&req, &asked)) },
+                        _cx| { responder.respond(refuse_headless(&req, &refusing)) },
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(agent, async move |cx| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_info(
-                Implementation::new("tandem-exec", env!("CARGO_PKG_VERSION")),
-            ))
-            .block_task()
-            .await?;
-            // --session: continue a stored session (without replaying it), or start one with
-            // that id.
-            let session_id = match (&requested, stored) {
-                (Some(id), true) => {
-                    cx.send_request(ResumeSessionRequest::new(id.clone(), cwd.clone()))
-                        .block_task()
-                        .await?;
-                    SessionId::new(id.clone())
-                }
-                (requested, _) => {
-                    let mut request = NewSessionRequest::new(cwd.clone());
-                    if let Some(id) = requested {
-                        let meta = serde_json::json!({"tandem": {"sessionId": id}});
-                        request = request.meta(meta.as_object().cloned());
-                    }
-                    cx.send_request(request).block_task().await?.session_id
-                }
-            };
+            let session_id = open_session(&cx, requested.as_deref(), stored, &cwd).await?;
             display.started(&session_id.0);
             display.progress(&format!(
                 "session {}, model {model}, mode {mode}, cwd {}",
                 session_id.0,
                 cwd.display()
             ));
-            let mut request = PromptRequest::new(
-                session_id.clone(),
-                vec![ContentBlock::Text(TextContent::new(prompt))],
-            );
-            if let Some(schema) = &schema {
-                let meta = serde_json::json!({"tandem": {"outputSchema": schema}});
-                request = request.meta(meta.as_object().cloned());
-            }
-            let prompt = cx.send_request(request);
-            let deadline = async {
-                match timeout {
-                    Some(t) => tokio::time::sleep(t).await,
-                    None => std::future::pending().await,
-                }
+            let one = OnePrompt {
+                session_id,
+                prompt,
+                schema: schema.as_ref(),
+                timeout,
             };
-            let prompt = prompt.block_task();
-            tokio::pin!(prompt);
-            let cancel = |why: &str| {
-                display.progress(why);
-                cx.send_notification(CancelNotification::new(session_id.clone()))
-            };
-            let ended = tokio::select! {
-                response = &mut prompt => {
-                    let response = response?;
-                    match (&schema, response.stop_reason) {
-                        (Some(_), StopReason::EndTurn) => structured(response.meta.as_ref(), display),
-                        (_, stop) => Ended::Stopped(stop),
-                    }
-                }
-                () = deadline => {
-                    cancel("timed out, cancelling")?;
-                    let _ = prompt.await;
-                    Ended::TimedOut
-                }
-                _ = tokio::signal::ctrl_c() => {
-                    cancel("interrupted, cancelling")?;
-                    let _ = prompt.await;
-                    Ended::Stopped(StopReason::Cancelled)
-                }
-            };
-            Ok(ended)
+            prompt_until_done(&cx, one, display).await
         })
         .await;
     display.end_answer_line();
@@ -182,6 +128,106 @@ async fn run_inner(
         Ended::Unstructured => "end_turn, answer not valid against the output schema",
     };
     display.finished(name);
+    Ok(ended)
+}
+
+/// Initializes the connection and opens the session: `--session` continues a stored session
+/// (without replaying it), or starts one with that id; without it, a new session.
+async fn open_session(
+    cx: &ConnectionTo<Agent>,
+    requested: Option<&str>,
+    stored: bool,
+    cwd: &Path,
+) -> Result<SessionId, agent_client_protocol::Error> {
+    cx.send_request(
+        InitializeRequest::new(ProtocolVersion::V1).client_info(Implementation::new(
+            "tandem-exec",
+            env!("CARGO_PKG_VERSION"),
+        )),
+    )
+    .block_task()
+    .await?;
+    Ok(match (requested, stored) {
+        (Some(id), true) => {
+            cx.send_request(ResumeSessionRequest::new(id.to_string(), cwd.to_path_buf()))
+                .block_task()
+                .await?;
+            SessionId::new(id.to_string())
+        }
+        (requested, _) => {
+            let mut request = NewSessionRequest::new(cwd.to_path_buf());
+            if let Some(id) = requested {
+                let meta = serde_json::json!({"tandem": {"sessionId": id}});
+                request = request.meta(meta.as_object().cloned());
+            }
+            cx.send_request(request).block_task().await?.session_id
+        }
+    })
+}
+
+/// The one prompt of the run and what bounds it.
+struct OnePrompt<'a> {
+    session_id: SessionId,
+    prompt: String,
+    /// `--output-schema`: the answer must validate against it.
+    schema: Option<&'a serde_json::Value>,
+    /// `--timeout`: cancel the prompt after this long.
+    timeout: Option<std::time::Duration>,
+}
+
+/// Sends the prompt and waits for its end, cancelling it on timeout or Ctrl-C (and then still
+/// waiting for the turn to stop).
+async fn prompt_until_done(
+    cx: &ConnectionTo<Agent>,
+    one: OnePrompt<'_>,
+    display: &Display,
+) -> Result<Ended, agent_client_protocol::Error> {
+    let OnePrompt {
+        session_id,
+        prompt,
+        schema,
+        timeout,
+    } = one;
+    let mut request = PromptRequest::new(
+        session_id.clone(),
+        vec![ContentBlock::Text(TextContent::new(prompt))],
+    );
+    if let Some(schema) = schema {
+        let meta = serde_json::json!({"tandem": {"outputSchema": schema}});
+        request = request.meta(meta.as_object().cloned());
+    }
+    let prompt = cx.send_request(request);
+    let deadline = async {
+        match timeout {
+            Some(t) => tokio::time::sleep(t).await,
+            None => std::future::pending().await,
+        }
+    };
+    let prompt = prompt.block_task();
+    tokio::pin!(prompt);
+    let cancel = |why: &str| {
+        display.progress(why);
+        cx.send_notification(CancelNotification::new(session_id.clone()))
+    };
+    let ended = tokio::select! {
+        response = &mut prompt => {
+            let response = response?;
+            match (schema, response.stop_reason) {
+                (Some(_), StopReason::EndTurn) => structured(response.meta.as_ref(), display),
+                (_, stop) => Ended::Stopped(stop),
+            }
+        }
+        () = deadline => {
+            cancel("timed out, cancelling")?;
+            let _ = prompt.await;
+            Ended::TimedOut
+        }
+        _ = tokio::signal::ctrl_c() => {
+            cancel("interrupted, cancelling")?;
+            let _ = prompt.await;
+            Ended::Stopped(StopReason::Cancelled)
+        }
+    };
     Ok(ended)
 }
 
