@@ -68,27 +68,13 @@ pub fn general() -> AgentDef {
 /// earlier one of the same name. Invalid files are reported on stderr and skipped.
 pub fn discover(cwd: &Path, config_dir: &Path) -> Vec<AgentDef> {
     let mut agents = vec![general()];
-    for dir in [
-        config_dir.join("agents"),
-        cwd.join(".tandem").join("agents"),
-    ] {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
-            .collect();
-        files.sort();
-        for path in files {
-            match read(&path) {
-                Ok(agent) => {
-                    agents.retain(|a| a.name != agent.name);
-                    agents.push(agent);
-                }
-                Err(why) => tracing::warn!(path = %path.display(), "subagent skipped: {why}"),
+    for path in super::markdown_files(cwd, config_dir, "agents") {
+        match read(&path) {
+            Ok(agent) => {
+                agents.retain(|a| a.name != agent.name);
+                agents.push(agent);
             }
+            Err(why) => tracing::warn!(path = %path.display(), "subagent skipped: {why}"),
         }
     }
     agents

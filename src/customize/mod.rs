@@ -98,3 +98,24 @@ pub fn skill_dirs(config: &Config, cwd: &Path) -> Vec<PathBuf> {
     dirs.push(config.config_dir.join("skills"));
     dirs
 }
+
+/// The Markdown files of `subdir` (`agents`, `commands`) in the user's config directory, then
+/// in the project's `.tandem/`, each folder's sorted by name: the order in which a later
+/// definition replaces an earlier one of the same name. Only regular files are listed (a FIFO
+/// named `x.md` would block the read); a missing folder lists nothing.
+pub fn markdown_files(cwd: &Path, config_dir: &Path, subdir: &str) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for dir in [config_dir.join(subdir), cwd.join(".tandem").join(subdir)] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
+            .collect();
+        files.sort();
+        all.extend(files);
+    }
+    all
+}

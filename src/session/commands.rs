@@ -69,28 +69,14 @@ pub fn discover(
         },
     ];
     let builtin = commands.len();
-    for dir in [
-        config_dir.join("commands"),
-        cwd.join(".tandem").join("commands"),
-    ] {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    for path in crate::customize::markdown_files(cwd, config_dir, "commands") {
+        let Some(command) = read(&path) else { continue };
+        if commands[..builtin].iter().any(|c| c.name == command.name) {
+            tracing::warn!(path = %path.display(), "a custom command cannot replace the built-in /{}", command.name);
             continue;
-        };
-        let mut files: Vec<_> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "md"))
-            .collect();
-        files.sort();
-        for path in files {
-            let Some(command) = read(&path) else { continue };
-            if commands[..builtin].iter().any(|c| c.name == command.name) {
-                tracing::warn!(path = %path.display(), "a custom command cannot replace the built-in /{}", command.name);
-                continue;
-            }
-            commands.retain(|c| c.name != command.name);
-            commands.push(command);
         }
+        commands.retain(|c| c.name != command.name);
+        commands.push(command);
     }
     // Custom actions: the user's, then the project's (a later one of the same name wins).
     for spec in actions {
