@@ -209,12 +209,18 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A permission rule in the file does not parse.
+    #[error("{path}: {source}")]
+    Rule {
+        path: PathBuf,
+        source: permissions::RuleError,
+    },
+    /// The `[hooks]` table names a bad matcher, an empty command or a bad timeout.
+    #[error(transparent)]
+    Hooks(#[from] hooks::HookConfigError),
     /// A value is not one tandem knows.
     #[error("{0}")]
     Invalid(String),
-    /// The `[hooks]` table is wrong.
-    #[error(transparent)]
-    Hooks(#[from] hooks::HookConfigError),
 }
 
 impl Config {

@@ -281,12 +281,23 @@ fn split_words(body: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
+/// A rule of a config file's `[permissions]` that does not parse: which list it is in, and
+/// what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("permissions.{list}: {message}")]
+pub struct RuleError {
+    list: &'static str,
+    message: String,
+}
+
 /// Parses every rule of `spec` from `source`; the first bad rule is the error.
-pub fn parse_all(spec: &PermissionsSpec, source: &std::path::Path) -> Result<Vec<Rule>, String> {
+pub fn parse_all(spec: &PermissionsSpec, source: &std::path::Path) -> Result<Vec<Rule>, RuleError> {
     spec.entries()
         .map(|(effect, text)| {
-            let target =
-                parse_rule(text).map_err(|e| format!("permissions.{}: {e}", effect.name()))?;
+            let target = parse_rule(text).map_err(|message| RuleError {
+                list: effect.name(),
+                message,
+            })?;
             Ok(Rule {
                 effect,
                 text: text.trim().to_string(),
@@ -409,6 +420,7 @@ mod tests {
             ..Default::default()
         };
         let err = parse_all(&spec, std::path::Path::new("/c.toml")).unwrap_err();
+        let err = err.to_string();
         assert!(err.starts_with("permissions.ask: `nonsense(x)`"), "{err}");
     }
 }

@@ -45,8 +45,14 @@ impl Config {
             window,
         );
         let permissions = match &config_file {
-            Some(path) => permissions::parse_all(&file.permissions, path)
-                .map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))?,
+            Some(path) => {
+                permissions::parse_all(&file.permissions, path).map_err(|source| {
+                    ConfigError::Rule {
+                        path: path.clone(),
+                        source,
+                    }
+                })?
+            }
             None => Vec::new(),
         };
         Ok(Config {

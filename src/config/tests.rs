@@ -137,3 +137,33 @@ fn transport_settings_come_from_the_environment_and_are_checked() {
         assert!(err.to_string().contains(needle), "{err}");
     }
 }
+
+#[test]
+fn errors_in_a_config_file_name_the_file_and_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    let with_file = |text: &str| {
+        std::fs::write(&path, text).unwrap();
+        let overrides = Overrides {
+            config_file: Some(path.clone()),
+            ..Overrides::default()
+        };
+        resolve(overrides, &[]).unwrap_err().to_string()
+    };
+    assert_eq!(
+        with_file("[permissions]\nask = [\"nonsense(x)\"]\n"),
+        format!(
+            "{}: permissions.ask: {}",
+            path.display(),
+            permissions::parse_rule("nonsense(x)").unwrap_err()
+        )
+    );
+    assert_eq!(
+        with_file("[[hooks.stop]]\ncommand = \" \"\n"),
+        "hooks.stop: `command` is empty"
+    );
+    assert_eq!(
+        with_file("[[hooks.stop]]\ncommand = \"true\"\nmatcher = \"x\"\n"),
+        "hooks.stop: `matcher` only applies to tool events"
+    );
+}
