@@ -1,6 +1,6 @@
 //! The editor seam: what tandem asks the editor to do (read and write files, run terminals,
 //! ask the user). `acp/client.rs` implements it over ACP; tools fall back to local work
-//! (`local/`) when the editor did not advertise a capability.
+//! (`local.rs`) when the editor did not advertise a capability.
 
 use std::path::{Path, PathBuf};
 

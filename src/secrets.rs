@@ -4,6 +4,12 @@
 //! The key is registered once at start-up ([`protect`]); [`redact`] replaces it, and any
 //! `Bearer` token, with `[redacted]`. Matching is by exact value: a key split across two
 //! streamed chunks of a model's answer is not caught.
+//!
+//! What is held sits in a process-wide static on purpose: the log writer
+//! ([`RedactingWriter`]) runs inside tracing's global subscriber, which `main` installs
+//! before the configuration (and so the key) is read and which every thread reaches, so
+//! there is no owner to hand the key to. State that has an owner (MCP child processes, what
+//! `tandem exec` shows) lives in that owner instead.
 
 use parking_lot::RwLock;
 use std::borrow::Cow;

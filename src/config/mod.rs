@@ -160,7 +160,8 @@ pub struct Config {
     pub share_api_key: bool,
     /// Data directory (`TANDEM_HOME`).
     pub home: PathBuf,
-    /// The user's config directory (`$XDG_CONFIG_HOME/tandem`): `AGENTS.md`, `commands/`.
+    /// The user's config directory (`$XDG_CONFIG_HOME/tandem`): `AGENTS.md`, `agents/`,
+    /// `commands/`, `skills/`.
     pub config_dir: PathBuf,
     /// Replay fixture used instead of a model server.
     pub replay: Option<PathBuf>,
