@@ -45,14 +45,12 @@ impl Config {
             window,
         );
         let permissions = match &config_file {
-            Some(path) => {
-                permissions::parse_all(&file.permissions, path).map_err(|source| {
-                    ConfigError::Rule {
-                        path: path.clone(),
-                        source,
-                    }
-                })?
-            }
+            Some(path) => permissions::parse_all(&file.permissions, path).map_err(|source| {
+                ConfigError::Rule {
+                    path: path.clone(),
+                    source,
+                }
+            })?,
             None => Vec::new(),
         };
         Ok(Config {
