@@ -15,7 +15,6 @@ use serde_json::json;
 
 use crate::config::Config;
 use crate::customize::hooks::{Event, SessionHooks};
-use crate::tools::Registry;
 
 /// A session's skills, subagents, hooks, and the context its `session_start` hooks added.
 pub struct Extras {
@@ -23,8 +22,6 @@ pub struct Extras {
     pub skills: Arc<skills::Catalog>,
     /// The subagents the `task` tool can run.
     pub agents: Vec<agents::AgentDef>,
-    /// Tools that depend on the session (`load_skill` when there are skills).
-    pub tools: Registry,
     /// Its hooks.
     pub hooks: SessionHooks,
     /// What the `session_start` hooks added; the first turn waits for them.
@@ -36,13 +33,6 @@ impl Extras {
     /// `resume` or `fork`) and starts its `session_start` hooks.
     pub fn open(config: &Config, id: &str, cwd: &Path, transcript: &Path, source: &str) -> Self {
         let skills = Arc::new(skills::Catalog::discover(&skill_dirs(config, cwd)));
-        let tools = if skills.is_empty() {
-            Registry::new(Vec::new())
-        } else {
-            Registry::new(vec![Arc::new(crate::tools::load_skill::LoadSkill::new(
-                skills.clone(),
-            ))])
-        };
         let hooks = SessionHooks::new(config.hooks.clone(), id, cwd, transcript);
         let started = {
             let hooks = hooks.clone();
@@ -63,7 +53,6 @@ impl Extras {
         Self {
             skills,
             agents: agents::discover(cwd, &config.config_dir),
-            tools,
             hooks,
             started,
         }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::tools::Tool;
+use crate::tools::{Tool, ToolSource};
 pub use children::Children;
 pub use tool::exposed_name;
 
@@ -141,23 +141,6 @@ impl Hub {
         self.tools.lock().clone()
     }
 
-    /// The MCP tool called `name`.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.lock().iter().find(|t| t.name() == name).cloned()
-    }
-
-    /// Servers that could not be used, with the reason, for a note to the user.
-    pub fn failures(&self) -> Vec<(String, String)> {
-        self.states
-            .lock()
-            .iter()
-            .filter_map(|(n, s)| match s {
-                State::Failed(reason) => Some((n.clone(), reason.clone())),
-                _ => None,
-            })
-            .collect()
-    }
-
     /// Every server: name, `connecting` / `ready` / `failed`, and the failure's reason.
     pub fn states(&self) -> Vec<(String, &'static str, Option<String>)> {
         self.states
@@ -190,6 +173,26 @@ impl Hub {
         for connection in self.clients.lock().drain(..) {
             connection.stop();
         }
+    }
+}
+
+/// A session's registry reaches its MCP tools through the hub, as servers connect.
+impl ToolSource for Hub {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        Hub::tools(self)
+    }
+
+    /// When `name` belongs to a server that could not be started, what to tell the user.
+    fn unavailable(&self, name: &str) -> Option<String> {
+        self.states
+            .lock()
+            .iter()
+            .find_map(|(server, state)| match state {
+                State::Failed(reason) if name.starts_with(&exposed_name(server, "", &[])) => {
+                    Some(format!("MCP server `{server}` is unavailable: {reason}"))
+                }
+                _ => None,
+            })
     }
 }
 

@@ -1,7 +1,6 @@
 //! An MCP tool as one of the model's tools: `mcp__<server>__<tool>`, its description and
 //! input schema passed through, permissions from its `readOnlyHint`.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -11,7 +10,7 @@ use rmcp::model::{
 use serde_json::Value;
 
 use super::connect::{Client, Connection};
-use crate::tools::{Call, Prepared, Tool, ToolEnv, ToolOutput, text};
+use crate::tools::{Call, Place, Prepared, Tool, ToolEnv, ToolError, ToolOutput, text};
 use crate::types::Access;
 use crate::types::{ToolContent, ToolKind, TurnEvent};
 
@@ -107,15 +106,15 @@ impl Tool for McpTool {
             ToolKind::Other
         }
     }
-    fn prepare(&self, args: Value, _cwd: &Path) -> Result<Prepared, String> {
+    fn prepare(&self, args: Value, _place: &Place) -> Result<Prepared, ToolError> {
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),
             other => {
-                return Err(format!(
+                return Err(ToolError::Refused(format!(
                     "arguments of {} must be an object, got {other}",
                     self.exposed
-                ));
+                )));
             }
         };
         Ok(Prepared {

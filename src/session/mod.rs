@@ -23,7 +23,7 @@ use crate::config::Settings;
 use crate::model::openai::missing_key_error;
 use crate::model::{ModelClient, ModelError};
 use crate::store::{self, Line, Store};
-use crate::tools::Registry;
+use crate::tools::Entry;
 use crate::types::EventSink;
 use crate::types::OptionView;
 use crate::types::StopReason;
@@ -95,7 +95,8 @@ pub struct NewSession {
 pub struct SessionManager {
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
-    tools: Arc<Registry>,
+    /// The built-in tools with their specs, made once for every session.
+    builtins: Vec<Entry>,
     store: Store,
     sessions: Mutex<HashMap<String, Live>>,
     /// The MCP server processes its sessions started, killed at shutdown.
@@ -108,7 +109,7 @@ impl SessionManager {
         Self {
             config: config.clone(),
             client,
-            tools: Arc::new(Registry::standard()),
+            builtins: crate::tools::builtins(),
             store: Store::new(&config.home),
             sessions: Mutex::new(HashMap::new()),
             children: crate::mcp::Children::default(),

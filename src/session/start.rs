@@ -14,6 +14,9 @@ use crate::config::{ProjectConfig, Settings};
 use crate::customize::Extras;
 use crate::permission::{Grants, Policy, Rules, Workspace};
 use crate::store::{History, Record, Transcript};
+use crate::tools::load_skill::LoadSkill;
+use crate::tools::task::Task;
+use crate::tools::{Entry, Registry};
 use crate::turn::{SessionScope, TurnContext};
 use crate::types::{EventSink, TurnEvent};
 
@@ -67,7 +70,7 @@ impl SessionManager {
             config: self.config.clone(),
             model: self.client.clone(),
             settings: settings_rx.clone(),
-            tools: self.tools.clone(),
+            tools: Arc::new(self.registry(&extras, &s.mcp)),
             client: s.editor.ops,
             caps: s.editor.caps,
             grants: watch::channel(Grants::default()).0,
@@ -119,6 +122,17 @@ impl SessionManager {
 }
 
 impl SessionManager {
+    /// Every tool the session offers: the built-ins, `load_skill` when it has skills, its MCP
+    /// servers' tools as they connect, and `task`.
+    fn registry(&self, extras: &Extras, mcp: &Arc<crate::mcp::Hub>) -> Registry {
+        let mut front = self.builtins.clone();
+        if !extras.skills.is_empty() {
+            front.push(Entry::new(Arc::new(LoadSkill::new(extras.skills.clone()))));
+        }
+        let task = Entry::new(Arc::new(Task::new(extras.agents.clone())));
+        Registry::new(front, vec![mcp.clone()], vec![task])
+    }
+
     /// The session's permission rules (the user's, then the project's deny and ask rules) and
     /// its workspace (the root, plus the folders of its skills, which it may read).
     fn policy(&self, s: &Start, root: &Path, extras: &Extras) -> Arc<Policy> {

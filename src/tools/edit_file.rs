@@ -1,15 +1,14 @@
 //! `edit_file`: exact string replacement; fails back to the model when the text is absent
 //! or ambiguous. The editor shows the change as a diff before and after approval.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::files::{self, ReadError};
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::Access;
 use crate::types::{Location, ToolContent, ToolKind};
 
@@ -30,23 +29,16 @@ pub struct EditFileArgs {
 
 pub struct EditFile;
 
-impl Tool for EditFile {
-    fn name(&self) -> &str {
-        "edit_file"
-    }
+impl TypedTool for EditFile {
+    type Args = EditFileArgs;
+    const NAME: &'static str = "edit_file";
+    const KIND: ToolKind = ToolKind::Edit;
     fn description(&self) -> &str {
         "Replace `old_string` with `new_string` in a file. `old_string` must match exactly once unless `replace_all` is true."
     }
-    fn parameters(&self) -> Value {
-        schema::<EditFileArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Edit
-    }
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
-        let args: EditFileArgs = parse(self.name(), args)?;
-        let path = paths::resolve(cwd, &args.path);
-        let shown = paths::display(&path, cwd);
+    fn prepare(&self, args: EditFileArgs, place: &Place) -> Result<Prepared, ToolError> {
+        let path = place.resolve(&args.path);
+        let shown = place.display(&path);
         Ok(Prepared {
             title: format!("Edit {shown}"),
             locations: vec![Location {

@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::Access;
 use crate::types::{Location, ToolKind};
 
@@ -26,28 +25,23 @@ pub struct GlobArgs {
 
 pub struct Glob;
 
-impl Tool for Glob {
-    fn name(&self) -> &str {
-        "glob"
-    }
+impl TypedTool for Glob {
+    type Args = GlobArgs;
+    const NAME: &'static str = "glob";
+    const KIND: ToolKind = ToolKind::Search;
     fn description(&self) -> &str {
         "Find files by glob pattern (e.g. `**/*.rs`). Skips files ignored by .gitignore and hidden files."
     }
-    fn parameters(&self) -> Value {
-        schema::<GlobArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Search
-    }
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
-        let args: GlobArgs = parse(self.name(), args)?;
-        let root = paths::resolve(cwd, args.path.as_deref().unwrap_or("."));
+    fn prepare(&self, args: GlobArgs, place: &Place) -> Result<Prepared, ToolError> {
+        let root = place.resolve(args.path.as_deref().unwrap_or("."));
         let matcher = globset::GlobBuilder::new(&args.pattern)
             .literal_separator(false)
             .build()
-            .map_err(|e| format!("invalid glob pattern `{}`: {e}", args.pattern))?
+            .map_err(|e| {
+                ToolError::Refused(format!("invalid glob pattern `{}`: {e}", args.pattern))
+            })?
             .compile_matcher();
-        let shown = paths::display(&root, cwd);
+        let shown = place.display(&root);
         Ok(Prepared {
             title: format!("Find `{}` in {shown}", args.pattern),
             locations: vec![Location {

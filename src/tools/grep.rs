@@ -9,9 +9,10 @@ use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, glob::walker, parse, paths, schema};
+use super::{
+    Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, glob::walker, paths,
+};
 use crate::types::{Access, Location, ToolKind};
 
 /// Most matching lines returned.
@@ -36,22 +37,16 @@ pub struct GrepArgs {
 
 pub struct Grep;
 
-impl Tool for Grep {
-    fn name(&self) -> &str {
-        "grep"
-    }
+impl TypedTool for Grep {
+    type Args = GrepArgs;
+    const NAME: &'static str = "grep";
+    const KIND: ToolKind = ToolKind::Search;
     fn description(&self) -> &str {
         "Search file contents with a regular expression. Returns `path:line: text` for each match; skips ignored and binary files."
     }
-    fn parameters(&self) -> Value {
-        schema::<GrepArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Search
-    }
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
-        let call = GrepCall::new(parse(self.name(), args)?, cwd)?;
-        let shown = paths::display(&call.root, cwd);
+    fn prepare(&self, args: GrepArgs, place: &Place) -> Result<Prepared, ToolError> {
+        let call = GrepCall::new(args, place).map_err(ToolError::Refused)?;
+        let shown = place.display(&call.root);
         Ok(Prepared {
             title: format!("Search `{}` in {shown}", call.pattern),
             locations: vec![Location {
@@ -67,7 +62,11 @@ impl Tool for Grep {
 /// Runs a search outside a session, as the tool would (the in-process benchmarks use it):
 /// the matching lines and whether it stopped at the match limit.
 pub fn search_now(args: GrepArgs, cwd: &Path) -> Result<(Vec<String>, bool), String> {
-    Ok(search(&GrepCall::new(args, cwd)?, &|_| false))
+    let place = Place {
+        cwd: cwd.to_path_buf(),
+        home: None,
+    };
+    Ok(search(&GrepCall::new(args, &place)?, &|_| false))
 }
 
 struct GrepCall {
@@ -79,8 +78,8 @@ struct GrepCall {
 }
 
 impl GrepCall {
-    fn new(args: GrepArgs, cwd: &Path) -> Result<Self, String> {
-        let root = paths::resolve(cwd, args.path.as_deref().unwrap_or("."));
+    fn new(args: GrepArgs, place: &Place) -> Result<Self, String> {
+        let root = place.resolve(args.path.as_deref().unwrap_or("."));
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(args.case_insensitive)
             .build(&args.pattern)
@@ -97,7 +96,7 @@ impl GrepCall {
         };
         Ok(GrepCall {
             root,
-            cwd: cwd.to_path_buf(),
+            cwd: place.cwd.clone(),
             pattern: args.pattern,
             matcher,
             filter,

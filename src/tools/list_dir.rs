@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::Access;
 use crate::types::{Location, ToolKind};
 
@@ -24,23 +23,16 @@ pub struct ListDirArgs {
 
 pub struct ListDir;
 
-impl Tool for ListDir {
-    fn name(&self) -> &str {
-        "list_dir"
-    }
+impl TypedTool for ListDir {
+    type Args = ListDirArgs;
+    const NAME: &'static str = "list_dir";
+    const KIND: ToolKind = ToolKind::Read;
     fn description(&self) -> &str {
         "List a directory's entries (directories end with `/`)."
     }
-    fn parameters(&self) -> Value {
-        schema::<ListDirArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
-        let args: ListDirArgs = parse(self.name(), args)?;
-        let path = paths::resolve(cwd, &args.path);
-        let shown = paths::display(&path, cwd);
+    fn prepare(&self, args: ListDirArgs, place: &Place) -> Result<Prepared, ToolError> {
+        let path = place.resolve(&args.path);
+        let shown = place.display(&path);
         Ok(Prepared {
             title: format!("List {shown}"),
             locations: vec![Location {

@@ -1,15 +1,13 @@
 //! `load_skill`: a skill's instructions (its `SKILL.md` without the front matter) and the
 //! paths of its other files, which the model then reads with `read_file`.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, schema};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::customize::skills::{self, Catalog, FILE, Skill};
 use crate::types::Access;
 use crate::types::ToolKind;
@@ -17,9 +15,9 @@ use crate::types::ToolKind;
 /// Arguments of `load_skill`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct LoadSkillArgs {
+pub struct LoadSkillArgs {
     /// The skill's name, as listed in the system prompt.
-    name: String,
+    pub name: String,
 }
 
 /// `load_skill`: a skill's instructions and the list of its other files.
@@ -34,23 +32,16 @@ impl LoadSkill {
     }
 }
 
-impl Tool for LoadSkill {
-    fn name(&self) -> &str {
-        "load_skill"
-    }
+impl TypedTool for LoadSkill {
+    type Args = LoadSkillArgs;
+    const NAME: &'static str = "load_skill";
+    const KIND: ToolKind = ToolKind::Read;
     fn description(&self) -> &str {
         "Load a skill by name (skills are listed in the system prompt). Returns the skill's \
          instructions and the paths of its other files (scripts, references, templates), which \
          you can read with read_file."
     }
-    fn parameters(&self) -> Value {
-        schema::<LoadSkillArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn prepare(&self, args: Value, _cwd: &Path) -> Result<Prepared, String> {
-        let args: LoadSkillArgs = parse(self.name(), args)?;
+    fn prepare(&self, args: LoadSkillArgs, _place: &Place) -> Result<Prepared, ToolError> {
         let skill = self.catalog.get(&args.name).cloned().ok_or_else(|| {
             let names: Vec<&str> = self
                 .catalog
@@ -58,11 +49,11 @@ impl Tool for LoadSkill {
                 .iter()
                 .map(|s| s.name.as_str())
                 .collect();
-            format!(
+            ToolError::Refused(format!(
                 "unknown skill `{}`; the skills are: {}",
                 args.name,
                 names.join(", ")
-            )
+            ))
         })?;
         Ok(Prepared {
             title: format!("Load skill `{}`", skill.name),

@@ -1,10 +1,13 @@
-//! Model-facing tools, one per file behind [`Tool`]; the [`Registry`] dispatches by name.
+//! Model-facing tools, one per file behind [`Tool`]; a session's [`Registry`] holds them all
+//! (built-ins, `load_skill`, MCP tools, `task`). Built-ins declare typed arguments through
+//! [`TypedTool`], which derives their schema and parses their calls.
 //!
 //! A call goes through two steps: [`Tool::prepare`] parses the arguments and resolves paths
 //! (so the permission policy can judge the call before anything happens), then the prepared
 //! [`Call`] may `preview` what it will do (an edit's diff, shown while asking) and `run`s.
 
 mod edit_file;
+mod error;
 pub mod files;
 mod glob;
 pub mod grep;
@@ -12,8 +15,11 @@ mod list_dir;
 pub mod load_skill;
 pub mod paths;
 mod read_file;
+pub mod registry;
 mod run_command;
+pub mod task;
 pub mod text;
+mod typed;
 mod update_plan;
 mod write_file;
 
@@ -21,14 +27,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientCaps, ClientOps};
-use crate::types::{Access, ToolSpec};
+use crate::types::Access;
 use crate::types::{EventSink, Location, ToolContent, ToolKind};
+pub use error::ToolError;
+pub use paths::Place;
+pub use registry::{Entry, Ready, Registry, ToolSource, Unusable};
+pub use task::Subagents;
+pub use typed::{TypedTool, schema};
 
 /// What a finished call returns.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +92,8 @@ pub struct ToolEnv {
     pub cancel: CancellationToken,
     /// Whether a deny rule forbids reading a path: searches leave such files out.
     pub unreadable: Unreadable,
+    /// What runs a `task` call's subagent (absent where subagents may not start one).
+    pub subagents: Option<Arc<dyn Subagents>>,
 }
 
 /// Tells the paths a deny rule forbids reading.
@@ -128,8 +139,8 @@ pub trait Tool: Send + Sync {
     fn announced(&self) -> bool {
         true
     }
-    /// Parses arguments and resolves paths against `cwd`.
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String>;
+    /// Parses arguments and resolves paths against `place`.
+    fn prepare(&self, args: Value, place: &Place) -> Result<Prepared, ToolError>;
 }
 
 /// Whether calls of this kind change something (and so run one at a time, in order).
@@ -137,74 +148,19 @@ pub fn mutates(kind: ToolKind) -> bool {
     matches!(kind, ToolKind::Edit | ToolKind::Execute | ToolKind::Other)
 }
 
-/// The tools offered to the model.
-pub struct Registry {
-    tools: Vec<Arc<dyn Tool>>,
-    /// Built once: every model request carries them.
-    specs: Vec<ToolSpec>,
-}
-
-impl Registry {
-    /// The standard tool set (DESIGN.md §3).
-    pub fn standard() -> Self {
-        Self::new(vec![
-            Arc::new(read_file::ReadFile),
-            Arc::new(write_file::WriteFile),
-            Arc::new(edit_file::EditFile),
-            Arc::new(run_command::RunCommand),
-            Arc::new(list_dir::ListDir),
-            Arc::new(glob::Glob),
-            Arc::new(grep::Grep),
-            Arc::new(update_plan::UpdatePlan),
-        ])
-    }
-
-    /// A registry of exactly these tools.
-    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
-        let specs = tools
-            .iter()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                parameters: t.parameters(),
-            })
-            .collect();
-        Self { tools, specs }
-    }
-
-    /// The specs sent with every model request.
-    pub fn specs(&self) -> &[ToolSpec] {
-        &self.specs
-    }
-
-    /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name).cloned()
-    }
-
-    /// The names, for "unknown tool" messages.
-    pub fn names(&self) -> String {
-        self.tools
-            .iter()
-            .map(|t| t.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// The JSON Schema of an argument struct, without the noise models do not need.
-pub fn schema<T: JsonSchema>() -> Value {
-    let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
-    if let Some(obj) = value.as_object_mut() {
-        obj.remove("$schema");
-        obj.remove("title");
-    }
-    value
-}
-
-/// Parses arguments into `T`, with a message the model can fix its call from.
-pub fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, String> {
-    serde_json::from_value(args).map_err(|e| format!("invalid arguments for {tool}: {e}"))
+/// The built-in tools (DESIGN.md §3), with their specs; every session offers them first.
+pub fn builtins() -> Vec<Entry> {
+    let tools: [Arc<dyn Tool>; 8] = [
+        Arc::new(read_file::ReadFile),
+        Arc::new(write_file::WriteFile),
+        Arc::new(edit_file::EditFile),
+        Arc::new(run_command::RunCommand),
+        Arc::new(list_dir::ListDir),
+        Arc::new(glob::Glob),
+        Arc::new(grep::Grep),
+        Arc::new(update_plan::UpdatePlan),
+    ];
+    tools.into_iter().map(Entry::new).collect()
 }
 
 #[cfg(test)]
@@ -213,12 +169,22 @@ mod tests {
 
     #[test]
     fn every_tool_has_an_object_schema_and_a_unique_name() {
-        let registry = Registry::standard();
-        let specs = registry.specs();
-        assert_eq!(specs.len(), 8);
+        let skills = Arc::new(crate::customize::skills::Catalog::default());
+        let agents = vec![crate::customize::agents::general()];
+        let registry = Registry::new(
+            builtins()
+                .into_iter()
+                .chain([Entry::new(Arc::new(load_skill::LoadSkill::new(skills)))])
+                .collect(),
+            Vec::new(),
+            vec![Entry::new(Arc::new(task::Task::new(agents)))],
+        );
+        let specs = registry.specs(|_| true);
+        assert_eq!(specs.len(), 10);
         let mut names: Vec<_> = specs.iter().map(|s| s.name.clone()).collect();
+        names.sort();
         names.dedup();
-        assert_eq!(names.len(), 8);
+        assert_eq!(names.len(), 10, "{names:?}");
         for spec in specs {
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert!(spec.parameters.get("$schema").is_none());

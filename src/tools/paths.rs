@@ -1,24 +1,40 @@
-//! Paths the model names: resolved against the session cwd and normalised before any
+//! Paths the model names: resolved at the session's [`Place`] and normalised before any
 //! decision, so `..` and symlinks cannot slip a path out of the workspace unnoticed.
 
 use std::path::{Component, Path, PathBuf};
 
-/// The absolute, normalised form of `raw` (relative to `cwd`): `.` and `..` are folded, and
-/// symlinks are resolved through the deepest part of the path that exists.
-pub fn resolve(cwd: &Path, raw: &str) -> PathBuf {
-    let raw = raw.trim();
-    let expanded = match raw.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME")
-            .map(|home| PathBuf::from(home).join(rest))
-            .unwrap_or_else(|| PathBuf::from(raw)),
-        None => PathBuf::from(raw),
-    };
-    let joined = if expanded.is_absolute() {
-        expanded
-    } else {
-        cwd.join(expanded)
-    };
-    canonical_prefix(&lexical(&joined))
+/// Where a session's tools resolve the paths the model names: its working directory, and the
+/// user's home (from the configuration) for `~/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The session's working directory (canonical).
+    pub cwd: PathBuf,
+    /// The user's home, when known.
+    pub home: Option<PathBuf>,
+}
+
+impl Place {
+    /// The absolute, normalised form of `raw` (relative to the cwd, `~/` in the home): `.`
+    /// and `..` are folded, and symlinks are resolved through the deepest part of the path
+    /// that exists.
+    pub fn resolve(&self, raw: &str) -> PathBuf {
+        let raw = raw.trim();
+        let expanded = match (raw.strip_prefix("~/"), &self.home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => PathBuf::from(raw),
+        };
+        let joined = if expanded.is_absolute() {
+            expanded
+        } else {
+            self.cwd.join(expanded)
+        };
+        canonical_prefix(&lexical(&joined))
+    }
+
+    /// `path` relative to the cwd when inside it, for titles; absolute otherwise.
+    pub fn display(&self, path: &Path) -> String {
+        display(path, &self.cwd)
+    }
 }
 
 /// Folds `.` and `..` without touching the disk.
@@ -93,14 +109,17 @@ mod tests {
         std::fs::create_dir_all(root.join("outside")).unwrap();
         std::os::unix::fs::symlink(root.join("outside"), ws.join("link")).unwrap();
         let roots = [ws.clone()];
-        assert_eq!(resolve(&ws, "src/../src/new.rs"), ws.join("src/new.rs"));
-        assert!(inside(&resolve(&ws, "src/new.rs"), &roots));
-        assert!(!inside(&resolve(&ws, "../outside/x"), &roots));
-        assert_eq!(
-            resolve(&ws, "link/secret.txt"),
-            root.join("outside/secret.txt")
-        );
-        assert!(!inside(&resolve(&ws, "link/secret.txt"), &roots));
+        let place = Place {
+            cwd: ws.clone(),
+            home: Some(root.join("home")),
+        };
+        let resolve = |raw: &str| place.resolve(raw);
+        assert_eq!(resolve("src/../src/new.rs"), ws.join("src/new.rs"));
+        assert!(inside(&resolve("src/new.rs"), &roots));
+        assert!(!inside(&resolve("../outside/x"), &roots));
+        assert_eq!(resolve("link/secret.txt"), root.join("outside/secret.txt"));
+        assert!(!inside(&resolve("link/secret.txt"), &roots));
+        assert_eq!(resolve("~/notes.md"), root.join("home/notes.md"));
         assert_eq!(display(&ws.join("src/a.rs"), &ws), "src/a.rs");
     }
 }

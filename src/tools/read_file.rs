@@ -1,14 +1,13 @@
 //! `read_file`: a text file's lines, bounded, through the editor when it can (unsaved
 //! buffers win).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, files, parse, paths, schema, text};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, files, text};
 use crate::types::Access;
 use crate::types::{Location, ToolContent, ToolKind};
 
@@ -26,23 +25,16 @@ pub struct ReadFileArgs {
 
 pub struct ReadFile;
 
-impl Tool for ReadFile {
-    fn name(&self) -> &str {
-        "read_file"
-    }
+impl TypedTool for ReadFile {
+    type Args = ReadFileArgs;
+    const NAME: &'static str = "read_file";
+    const KIND: ToolKind = ToolKind::Read;
     fn description(&self) -> &str {
         "Read a text file. Returns up to `limit` lines from `offset` (1-based); long files say how to read on."
     }
-    fn parameters(&self) -> Value {
-        schema::<ReadFileArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Read
-    }
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
-        let args: ReadFileArgs = parse(self.name(), args)?;
-        let path = paths::resolve(cwd, &args.path);
-        let shown = paths::display(&path, cwd);
+    fn prepare(&self, args: ReadFileArgs, place: &Place) -> Result<Prepared, ToolError> {
+        let path = place.resolve(&args.path);
+        let shown = place.display(&path);
         let title = match (args.offset, args.limit) {
             (Some(o), Some(l)) => format!("Read {shown} (lines {o}-{})", o + l.saturating_sub(1)),
             (Some(o), None) => format!("Read {shown} (from line {o})"),

@@ -1,15 +1,14 @@
 //! `run_command`: a shell command, in the editor's terminal when it has one (the user watches
 //! it live), locally otherwise. Both kill the command on timeout or cancel.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema, text};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, text};
 use crate::client::{ExitStatus, TerminalSpec};
 use crate::local;
 use crate::types::Access;
@@ -34,27 +33,22 @@ pub struct RunCommandArgs {
 
 pub struct RunCommand;
 
-impl Tool for RunCommand {
-    fn name(&self) -> &str {
-        "run_command"
-    }
+impl TypedTool for RunCommand {
+    type Args = RunCommandArgs;
+    const NAME: &'static str = "run_command";
+    const KIND: ToolKind = ToolKind::Execute;
     fn description(&self) -> &str {
         "Run a shell command and return its exit code and output (stdout and stderr, bounded)."
     }
-    fn parameters(&self) -> Value {
-        schema::<RunCommandArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Execute
-    }
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
-        let args: RunCommandArgs = parse(self.name(), args)?;
+    fn prepare(&self, args: RunCommandArgs, place: &Place) -> Result<Prepared, ToolError> {
         if args.command.trim().is_empty() {
-            return Err("run_command needs a non-empty command".into());
+            return Err(ToolError::Refused(
+                "run_command needs a non-empty command".into(),
+            ));
         }
         let dir = match &args.cwd {
-            Some(dir) => paths::resolve(cwd, dir),
-            None => cwd.to_path_buf(),
+            Some(dir) => place.resolve(dir),
+            None => place.cwd.clone(),
         };
         let timeout = Duration::from_millis(
             args.timeout_ms

@@ -1,13 +1,10 @@
 //! `update_plan`: the agent's task list, shown in the editor as an ACP `plan`.
 
-use std::path::Path;
-
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, schema};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::Access;
 use crate::types::{PlanItem, ToolKind, TurnEvent};
 
@@ -51,24 +48,17 @@ pub struct UpdatePlanArgs {
 
 pub struct UpdatePlan;
 
-impl Tool for UpdatePlan {
-    fn name(&self) -> &str {
-        "update_plan"
-    }
+impl TypedTool for UpdatePlan {
+    type Args = UpdatePlanArgs;
+    const NAME: &'static str = "update_plan";
+    const KIND: ToolKind = ToolKind::Think;
     fn description(&self) -> &str {
         "Show the user your plan for multi-step work; send the whole list each time, updating statuses as you go."
-    }
-    fn parameters(&self) -> Value {
-        schema::<UpdatePlanArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Think
     }
     fn announced(&self) -> bool {
         false
     }
-    fn prepare(&self, args: Value, _cwd: &Path) -> Result<Prepared, String> {
-        let args: UpdatePlanArgs = parse(self.name(), args)?;
+    fn prepare(&self, args: UpdatePlanArgs, _place: &Place) -> Result<Prepared, ToolError> {
         let items = args
             .entries
             .into_iter()

@@ -1,14 +1,13 @@
 //! `write_file`: create or replace a file; the editor shows the change as a diff.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::files::{self, ReadError};
-use super::{Call, Prepared, Tool, ToolEnv, ToolOutput, parse, paths, schema};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::Access;
 use crate::types::{Location, ToolContent, ToolKind};
 
@@ -24,23 +23,16 @@ pub struct WriteFileArgs {
 
 pub struct WriteFile;
 
-impl Tool for WriteFile {
-    fn name(&self) -> &str {
-        "write_file"
-    }
+impl TypedTool for WriteFile {
+    type Args = WriteFileArgs;
+    const NAME: &'static str = "write_file";
+    const KIND: ToolKind = ToolKind::Edit;
     fn description(&self) -> &str {
         "Create a file or replace its whole content. Prefer edit_file for changes to existing files."
     }
-    fn parameters(&self) -> Value {
-        schema::<WriteFileArgs>()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Edit
-    }
-    fn prepare(&self, args: Value, cwd: &Path) -> Result<Prepared, String> {
-        let args: WriteFileArgs = parse(self.name(), args)?;
-        let path = paths::resolve(cwd, &args.path);
-        let shown = paths::display(&path, cwd);
+    fn prepare(&self, args: WriteFileArgs, place: &Place) -> Result<Prepared, ToolError> {
+        let path = place.resolve(&args.path);
+        let shown = place.display(&path);
         Ok(Prepared {
             title: format!("Write {shown}"),
             locations: vec![Location {

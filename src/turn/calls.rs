@@ -2,6 +2,8 @@
 //! calls one at a time in the model's order, each through the permission policy. Every call
 //! gets exactly one result, also when it failed, was refused, or was cancelled.
 
+use std::sync::Arc;
+
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
@@ -11,7 +13,7 @@ use super::TurnContext;
 use super::shown::Shown;
 use crate::model::ToolCall;
 use crate::store::History;
-use crate::tools::{self, ToolEnv, ToolOutput};
+use crate::tools::{self, Call, Ready, ToolEnv, ToolOutput, Unusable};
 use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
 /// Runs `calls` and answers each in `history` as soon as its result is known (so a crash
@@ -29,11 +31,9 @@ pub(super) async fn run_all(
     let mutating: Vec<bool> = calls
         .iter()
         .map(|c| {
-            // A subagent may change things: it runs alone, in the model's order.
-            ctx.runs_task(&c.name)
-                || ctx
-                    .find_tool(&c.name)
-                    .is_some_and(|t| tools::mutates(t.kind()))
+            // A subagent (`task`) may change things: its kind runs alone, in the model's order.
+            ctx.find_tool(&c.name)
+                .is_some_and(|t| tools::mutates(t.kind()))
         })
         .collect();
     let mut done: Vec<bool> = vec![false; calls.len()];
@@ -80,28 +80,29 @@ pub(super) async fn run_all(
 /// Shows a call that tandem will not run (see [`super::guard`]) as failed with `reason`,
 /// which is also what the model reads.
 fn refused(ctx: &TurnContext, call: &ToolCall, reason: String) -> (String, Option<ToolCallView>) {
-    let tool = ctx.find_tool(&call.name);
-    let title = tool
-        .as_ref()
-        .and_then(|t| {
-            let args = serde_json::from_str(&call.arguments).ok()?;
-            t.prepare(args, &ctx.cwd).ok()
-        })
-        .map_or_else(|| call.name.clone(), |p| p.title);
-    let kind = tool.map_or(ToolKind::Other, |t| t.kind());
+    let (title, kind) = match ctx.tools.prepare(call, &ctx.place(), |n| ctx.offers(n)) {
+        Ok(ready) => (ready.prepared.title, ready.tool.kind()),
+        Err(_) => (
+            call.name.clone(),
+            ctx.find_tool(&call.name)
+                .map_or(ToolKind::Other, |t| t.kind()),
+        ),
+    };
     let view = show_failed(ctx, call, title, kind, reason.clone());
     (reason, Some(view))
 }
 
 /// Shows a call that could not even start, and returns what the model reads.
-pub(super) fn failed_early(
+fn failed_early(
     ctx: &TurnContext,
     call: &ToolCall,
-    title: String,
-    kind: ToolKind,
-    message: String,
+    unusable: Unusable,
 ) -> (String, Option<ToolCallView>) {
-    let view = show_failed(ctx, call, title, kind, message.clone());
+    if let Some(notice) = &unusable.notice {
+        ctx.emit(TurnEvent::Text(format!("\n_{notice}_\n")));
+    }
+    let message = unusable.message;
+    let view = show_failed(ctx, call, unusable.title, unusable.kind, message.clone());
     (format!("Error: {message}"), Some(view))
 }
 
@@ -126,60 +127,21 @@ fn show_failed(
     view
 }
 
-/// When `name` belongs to an MCP server that could not be started, what to tell the user.
-fn unavailable_server(ctx: &TurnContext, name: &str) -> Option<String> {
-    ctx.mcp.failures().into_iter().find_map(|(server, reason)| {
-        let prefix = crate::mcp::exposed_name(&server, "", &[]);
-        name.starts_with(&prefix)
-            .then(|| format!("MCP server `{server}` is unavailable: {reason}"))
-    })
-}
-
-/// Runs one call through the policy; returns what the model reads and the final view.
+/// Runs one call: the registry prepares it (or says what the model reads instead), the
+/// editor is shown it, [`permit`](super::permit::permit) decides (hooks, rules, mode, and
+/// the user when asked), and then it runs.
 pub(super) async fn run_one(
     ctx: &TurnContext,
     call: &ToolCall,
     cancel: &CancellationToken,
 ) -> (String, Option<ToolCallView>) {
-    if ctx.runs_task(&call.name) {
-        return super::subagent::run(ctx, call, cancel).await;
-    }
-    let Some(tool) = ctx.find_tool(&call.name) else {
-        if let Some(message) = unavailable_server(ctx, &call.name) {
-            ctx.emit(TurnEvent::Text(format!("\n_{message}_\n")));
-            return failed_early(ctx, call, call.name.clone(), ToolKind::Other, message);
-        }
-        let message = format!(
-            "unknown tool `{}`; the tools are: {}",
-            call.name,
-            ctx.tools.names()
-        );
-        return failed_early(
-            ctx,
-            call,
-            format!("Unknown tool `{}`", call.name),
-            ToolKind::Think,
-            message,
-        );
-    };
-    let args: Value = if call.arguments.trim().is_empty() {
-        Value::Object(Default::default())
-    } else {
-        match serde_json::from_str(&call.arguments) {
-            Ok(v) => v,
-            Err(e) => {
-                let shown: String = call.arguments.chars().take(200).collect();
-                let message = format!(
-                    "the arguments of {} are not valid JSON ({e}): {shown}. Send the call again with complete JSON arguments.",
-                    call.name
-                );
-                return failed_early(ctx, call, call.name.clone(), tool.kind(), message);
-            }
-        }
-    };
-    let prepared = match tool.prepare(args.clone(), &ctx.cwd) {
-        Ok(p) => p,
-        Err(message) => return failed_early(ctx, call, call.name.clone(), tool.kind(), message),
+    let Ready {
+        tool,
+        args,
+        prepared,
+    } = match ctx.tools.prepare(call, &ctx.place(), |n| ctx.offers(n)) {
+        Ok(ready) => ready,
+        Err(unusable) => return failed_early(ctx, call, unusable),
     };
     let view = ToolCallView {
         id: call.id.clone(),
@@ -195,31 +157,39 @@ pub(super) async fn run_one(
         ctx.emit(TurnEvent::ToolCall(view.clone()));
     }
     let mut shown = Shown::new(ctx, view, announced);
-
-    let env = ToolEnv {
-        session_id: ctx.session_id.clone(),
-        cwd: ctx.cwd.clone(),
-        client: ctx.client.clone(),
-        caps: ctx.caps,
-        sink: ctx.sink.clone(),
-        call_id: call.id.clone(),
-        cancel: cancel.clone(),
-        unreadable: {
-            let policy = ctx.policy.clone();
-            std::sync::Arc::new(move |path: &std::path::Path| policy.denies_read(path))
-        },
-    };
+    let env = tool_env(ctx, call, cancel);
     let mut work = prepared.call;
-    let access = prepared.access;
-    if let Err(model) =
-        super::permit::permit(ctx, call, &args, &access, &mut work, &env, &mut shown).await
+    if let Err(model) = super::permit::permit(
+        ctx,
+        call,
+        &args,
+        &prepared.access,
+        &mut work,
+        &env,
+        &mut shown,
+    )
+    .await
     {
         return shown.done(model);
     }
+    execute(ctx, call, &args, tool.kind(), work, env, shown).await
+}
 
+/// Runs a permitted call and its `post_tool_use` hooks; returns what the model reads.
+async fn execute(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    args: &Value,
+    kind: ToolKind,
+    work: Box<dyn Call>,
+    env: ToolEnv,
+    mut shown: Shown<'_>,
+) -> (String, Option<ToolCallView>) {
+    let cancel = env.cancel.clone();
     shown.update(Some(ToolStatus::InProgress), None);
-    let output = if tools::mutates(tool.kind()) {
-        // Edits and commands stop themselves on cancel (a command is killed and released).
+    let output = if tools::mutates(kind) {
+        // Edits, commands and subagents stop themselves on cancel (a command is killed and
+        // released).
         work.run(env).await
     } else {
         tokio::select! {
@@ -235,11 +205,31 @@ pub(super) async fn run_one(
     let extra = if cancel.is_cancelled() {
         None
     } else {
-        super::hooked::after_tool(ctx, call, &args, &output).await
+        super::hooked::after_tool(ctx, call, args, &output).await
     };
     shown.update(Some(status), Some(output.content));
     if cancel.is_cancelled() && output.failed {
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
     shown.done(format!("{}{}", output.model, extra.unwrap_or_default()))
+}
+
+/// What a running call may use; a session's own turns can start subagents.
+fn tool_env(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken) -> ToolEnv {
+    let policy = ctx.policy.clone();
+    let subagents = ctx
+        .subagent
+        .is_none()
+        .then(|| Arc::new(super::subagent::Runner::new(ctx.clone())) as Arc<dyn tools::Subagents>);
+    ToolEnv {
+        session_id: ctx.session_id.clone(),
+        cwd: ctx.cwd.clone(),
+        client: ctx.client.clone(),
+        caps: ctx.caps,
+        sink: ctx.sink.clone(),
+        call_id: call.id.clone(),
+        cancel: cancel.clone(),
+        unreadable: Arc::new(move |path: &std::path::Path| policy.denies_read(path)),
+        subagents,
+    }
 }

@@ -13,7 +13,7 @@ use crate::config::{Config, ModelSpec};
 use crate::model::ModelClient;
 use crate::permission::{Grants, Policy};
 use crate::store::Transcript;
-use crate::tools::Registry;
+use crate::tools::{Place, Registry};
 use crate::types::Mode;
 use crate::types::{EventSink, TurnEvent};
 
@@ -114,54 +114,28 @@ impl TurnContext {
         }
     }
 
-    /// The tool the model called `name`: one of tandem's, the session's (`load_skill`), or an
-    /// MCP server's; a subagent finds only the tools it may use. (`task` is run apart, see
-    /// [`subagent`].)
+    /// The tool the model called `name`, if the model here may call it.
     pub fn find_tool(&self, name: &str) -> Option<Arc<dyn crate::tools::Tool>> {
-        if !self.offers(name) {
-            return None;
-        }
-        self.tools
-            .get(name)
-            .or_else(|| self.extras.tools.get(name))
-            .or_else(|| self.mcp.get(name))
+        self.offers(name).then(|| self.tools.get(name)).flatten()
     }
 
-    /// Whether the model here may call `name`.
+    /// Whether the model here may call `name` (a subagent only the tools it was given, and
+    /// never `task`).
     pub(crate) fn offers(&self, name: &str) -> bool {
         self.subagent.as_ref().is_none_or(|s| s.allows(name))
     }
 
-    /// Whether `name` is the `task` tool and this context may run subagents.
-    pub(crate) fn runs_task(&self, name: &str) -> bool {
-        name == subagent::TOOL && self.subagent.is_none()
-    }
-
     /// Every tool offered to the model now.
     pub(crate) fn tool_specs(&self) -> Vec<crate::types::ToolSpec> {
-        let mut specs: Vec<crate::types::ToolSpec> = self
-            .tools
-            .specs()
-            .iter()
-            .chain(self.extras.tools.specs())
-            .filter(|s| self.offers(&s.name))
-            .cloned()
-            .collect();
-        specs.extend(
-            self.mcp
-                .tools()
-                .iter()
-                .filter(|t| self.offers(t.name()))
-                .map(|t| crate::types::ToolSpec {
-                    name: t.name().to_string(),
-                    description: t.description().to_string(),
-                    parameters: t.parameters(),
-                }),
-        );
-        if self.subagent.is_none() {
-            specs.push(subagent::spec(&self.extras.agents));
+        self.tools.specs(|name| self.offers(name))
+    }
+
+    /// Where the session's tools resolve paths.
+    pub(crate) fn place(&self) -> Place {
+        Place {
+            cwd: self.cwd.clone(),
+            home: self.config.user_home.clone(),
         }
-        specs
     }
 
     /// The model to ask now: a subagent's own, else the session's current one.
