@@ -7,10 +7,9 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::files::{self, ReadError};
+use super::files::{self, ReadError, Target};
 use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
-use crate::types::Access;
-use crate::types::{Location, ToolContent, ToolKind};
+use crate::types::{ToolContent, ToolKind};
 
 /// Arguments of `edit_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -37,22 +36,14 @@ impl TypedTool for EditFile {
         "Replace `old_string` with `new_string` in a file. `old_string` must match exactly once unless `replace_all` is true."
     }
     fn prepare(&self, args: EditFileArgs, place: &Place) -> Result<Prepared, ToolError> {
-        let path = place.resolve(&args.path);
-        let shown = place.display(&path);
-        Ok(Prepared {
-            title: format!("Edit {shown}"),
-            locations: vec![Location {
-                path: path.clone(),
-                line: None,
-            }],
-            access: Access::Edit(path.clone()),
-            call: Box::new(EditCall {
-                path,
-                shown,
-                args,
-                planned: None,
-            }),
-        })
+        let target = Target::new(place, &args.path);
+        let call = Box::new(EditCall {
+            path: target.path.clone(),
+            shown: target.shown.clone(),
+            args,
+            planned: None,
+        });
+        Ok(target.changing("Edit", call))
     }
 }
 

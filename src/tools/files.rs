@@ -1,10 +1,11 @@
 //! File reads and writes for tools: through the editor when it advertised the capability
 //! (unsaved buffers are read, writes are reviewable), on disk otherwise.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{ToolEnv, text};
+use super::{Call, Place, Prepared, ToolEnv, text};
 use crate::local;
+use crate::types::{Access, Location};
 
 /// The editor's "resource not found" code.
 const NOT_FOUND: i32 = -32002;
@@ -69,4 +70,34 @@ pub async fn write(env: &ToolEnv, path: &Path, content: &str) -> Result<(), Stri
     local::write_atomic(path, content)
         .await
         .map_err(|e| e.to_string())
+}
+
+/// The file an edit or write changes, resolved at `place`: its path and how titles show it.
+pub struct Target {
+    /// The resolved path.
+    pub path: PathBuf,
+    /// The path as titles and messages show it.
+    pub shown: String,
+}
+
+impl Target {
+    /// The file `raw` names.
+    pub fn new(place: &Place, raw: &str) -> Self {
+        let path = place.resolve(raw);
+        let shown = place.display(&path);
+        Self { path, shown }
+    }
+
+    /// A call that changes this file, titled "`verb` <file>", judged as an edit of it.
+    pub fn changing(&self, verb: &str, call: Box<dyn Call>) -> Prepared {
+        Prepared {
+            title: format!("{verb} {}", self.shown),
+            locations: vec![Location {
+                path: self.path.clone(),
+                line: None,
+            }],
+            access: Access::Edit(self.path.clone()),
+            call,
+        }
+    }
 }

@@ -6,10 +6,9 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::files::{self, ReadError};
+use super::files::{self, ReadError, Target};
 use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
-use crate::types::Access;
-use crate::types::{Location, ToolContent, ToolKind};
+use crate::types::{ToolContent, ToolKind};
 
 /// Arguments of `write_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -31,22 +30,14 @@ impl TypedTool for WriteFile {
         "Create a file or replace its whole content. Prefer edit_file for changes to existing files."
     }
     fn prepare(&self, args: WriteFileArgs, place: &Place) -> Result<Prepared, ToolError> {
-        let path = place.resolve(&args.path);
-        let shown = place.display(&path);
-        Ok(Prepared {
-            title: format!("Write {shown}"),
-            locations: vec![Location {
-                path: path.clone(),
-                line: None,
-            }],
-            access: Access::Edit(path.clone()),
-            call: Box::new(WriteCall {
-                path,
-                shown,
-                content: args.content,
-                old: None,
-            }),
-        })
+        let target = Target::new(place, &args.path);
+        let call = Box::new(WriteCall {
+            path: target.path.clone(),
+            shown: target.shown.clone(),
+            content: args.content,
+            old: None,
+        });
+        Ok(target.changing("Write", call))
     }
 }
 
