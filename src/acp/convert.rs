@@ -348,6 +348,18 @@ pub fn stop_reason(stop: StopReason) -> acp::StopReason {
     }
 }
 
+/// tandem's stop reason for an ACP one (`None` for a reason tandem never sends).
+pub fn stop_reason_of(stop: acp::StopReason) -> Option<StopReason> {
+    Some(match stop {
+        acp::StopReason::EndTurn => StopReason::EndTurn,
+        acp::StopReason::MaxTokens => StopReason::MaxTokens,
+        acp::StopReason::MaxTurnRequests => StopReason::MaxTurnRequests,
+        acp::StopReason::Refusal => StopReason::Refusal,
+        acp::StopReason::Cancelled => StopReason::Cancelled,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

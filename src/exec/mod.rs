@@ -308,13 +308,7 @@ fn refuse_headless(req: &RequestPermissionRequest, display: &Display) -> Request
     RequestPermissionResponse::new(outcome)
 }
 
+/// How `tandem exec` names the way a prompt ended: tandem's own spelling of it.
 fn stop_name(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::EndTurn => "end_turn",
-        StopReason::MaxTokens => "max_tokens",
-        StopReason::MaxTurnRequests => "max_turn_requests",
-        StopReason::Refusal => "refusal",
-        StopReason::Cancelled => "cancelled",
-        _ => "other",
-    }
+    crate::acp::convert::stop_reason_of(stop).map_or("other", |s| s.as_str())
 }
