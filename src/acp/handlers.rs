@@ -16,14 +16,15 @@ use agent_client_protocol::v1::schema::{
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Client, Error};
+use agent_client_protocol::{Client, Error, JsonRpcResponse};
+use futures::future::BoxFuture;
 use parking_lot::Mutex;
 
 use super::open::{self, log_unsent};
 use super::order::{Job, Order};
 use super::{ConnectionSink, capabilities, client, convert, errors, ext};
 use crate::client::ClientCaps;
-use crate::session::{EditorLink, SessionManager};
+use crate::session::{EditorLink, SessionError, SessionManager};
 
 /// What the handlers of one connection share.
 pub struct Handlers {
@@ -37,6 +38,14 @@ pub struct Handlers {
 
 /// What a handler returns to the SDK (an error only when a response could not be sent).
 type Handled = Result<(), Error>;
+
+/// Sends `result` as the answer (a session error as its JSON-RPC error).
+fn respond<R: JsonRpcResponse>(responder: Responder<R>, result: Result<R, SessionError>) {
+    log_unsent(match result {
+        Ok(response) => responder.respond(response),
+        Err(e) => responder.respond_with_error(errors::session_error(e)),
+    });
+}
 
 impl Handlers {
     /// Handlers over `manager`'s sessions.
@@ -206,17 +215,13 @@ impl Handlers {
         _cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.0.to_string();
-        let h = self.clone();
         let session = id.clone();
-        let job: Job = Box::new(move || {
-            Box::pin(async move {
-                log_unsent(match h.manager.close(&session) {
-                    Ok(()) => responder.respond(CloseSessionResponse::new()),
-                    Err(e) => responder.respond_with_error(errors::session_error(e)),
-                });
-            })
-        });
-        self.after_opening(&id, job).await;
+        self.reply(&id, responder, move |manager| {
+            manager
+                .close(&session)
+                .map(|()| CloseSessionResponse::new())
+        })
+        .await;
         Ok(())
     }
 
@@ -228,17 +233,13 @@ impl Handlers {
         _cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.0.to_string();
-        let h = self.clone();
         let session = id.clone();
-        let job: Job = Box::new(move || {
-            Box::pin(async move {
-                log_unsent(match h.manager.delete(&session) {
-                    Ok(()) => responder.respond(DeleteSessionResponse::new()),
-                    Err(e) => responder.respond_with_error(errors::session_error(e)),
-                });
-            })
-        });
-        self.after_opening(&id, job).await;
+        self.reply(&id, responder, move |manager| {
+            manager
+                .delete(&session)
+                .map(|()| DeleteSessionResponse::new())
+        })
+        .await;
         Ok(())
     }
 
@@ -300,21 +301,12 @@ impl Handlers {
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.0.to_string();
-        let manager = self.manager.clone();
         let session = id.clone();
-        let job: Job = Box::new(move || {
-            Box::pin(async move {
-                let set = manager.set_mode(&session, &req.mode_id.0);
-                log_unsent(cx.spawn(async move {
-                    log_unsent(match set.await {
-                        Ok(()) => responder.respond(SetSessionModeResponse::new()),
-                        Err(e) => responder.respond_with_error(errors::session_error(e)),
-                    });
-                    Ok(())
-                }));
-            })
-        });
-        self.after_opening(&id, job).await;
+        self.reply_later(&id, &cx, responder, move |manager| {
+            let set = manager.set_mode(&session, &req.mode_id.0);
+            Box::pin(async move { set.await.map(|()| SetSessionModeResponse::new()) })
+        })
+        .await;
         Ok(())
     }
 
@@ -332,23 +324,17 @@ impl Handlers {
             )));
         };
         let id = req.session_id.0.to_string();
-        let manager = self.manager.clone();
         let session = id.clone();
-        let job: Job = Box::new(move || {
+        self.reply_later(&id, &cx, responder, move |manager| {
+            let set = manager.set_option(&session, &req.config_id.0, &value);
             Box::pin(async move {
-                let set = manager.set_option(&session, &req.config_id.0, &value);
-                log_unsent(cx.spawn(async move {
-                    log_unsent(match set.await {
-                        Ok(views) => responder.respond(SetSessionConfigOptionResponse::new(
-                            convert::config_options(&views),
-                        )),
-                        Err(e) => responder.respond_with_error(errors::session_error(e)),
-                    });
-                    Ok(())
-                }));
+                let views = set.await?;
+                Ok(SetSessionConfigOptionResponse::new(
+                    convert::config_options(&views),
+                ))
             })
-        });
-        self.after_opening(&id, job).await;
+        })
+        .await;
         Ok(())
     }
 
@@ -370,6 +356,49 @@ impl Handlers {
         });
         self.after_opening(&id, job).await;
         Ok(())
+    }
+
+    /// Answers a request about the session `id` with what `answer` says, once the session
+    /// is open (at once, when it is not opening).
+    pub(super) async fn reply<R>(
+        self: &Arc<Self>,
+        id: &str,
+        responder: Responder<R>,
+        answer: impl FnOnce(&SessionManager) -> Result<R, SessionError> + Send + 'static,
+    ) where
+        R: JsonRpcResponse + Send + 'static,
+    {
+        let h = self.clone();
+        let job: Job =
+            Box::new(move || Box::pin(async move { respond(responder, answer(&h.manager)) }));
+        self.after_opening(id, job).await;
+    }
+
+    /// Like [`Self::reply`] for work that takes a while: `start` runs once the session is
+    /// open (so what it sends the session keeps the requests' order), and the answer is
+    /// awaited in a task of its own.
+    pub(super) async fn reply_later<R>(
+        self: &Arc<Self>,
+        id: &str,
+        cx: &ConnectionTo<Client>,
+        responder: Responder<R>,
+        start: impl FnOnce(&SessionManager) -> BoxFuture<'static, Result<R, SessionError>>
+        + Send
+        + 'static,
+    ) where
+        R: JsonRpcResponse + Send + 'static,
+    {
+        let (h, cx) = (self.clone(), cx.clone());
+        let job: Job = Box::new(move || {
+            Box::pin(async move {
+                let answer = start(&h.manager);
+                log_unsent(cx.spawn(async move {
+                    respond(responder, answer.await);
+                    Ok(())
+                }));
+            })
+        });
+        self.after_opening(id, job).await;
     }
 
     /// Runs `job` about the session `id` now, or after the session has opened.

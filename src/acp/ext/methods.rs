@@ -15,7 +15,7 @@ use super::{
 use crate::acp::handlers::Handlers;
 use crate::acp::open::{self, log_unsent};
 use crate::acp::order::Job;
-use crate::acp::{errors, request};
+use crate::acp::request;
 use crate::session::{SessionError, SessionManager};
 use crate::types::UserPart;
 
@@ -52,18 +52,10 @@ impl Handlers {
         _cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.clone();
-        let h = self.clone();
-        let job: Job = Box::new(move || {
-            Box::pin(async move {
-                log_unsent(match usage(&h.manager, &req.session_id) {
-                    Some(usage) => responder.respond(usage),
-                    None => responder.respond_with_error(errors::session_error(
-                        SessionError::NotFound(req.session_id),
-                    )),
-                });
-            })
-        });
-        self.after_opening(&id, job).await;
+        self.reply(&id, responder, move |manager| {
+            usage(manager, &req.session_id).ok_or(SessionError::NotFound(req.session_id))
+        })
+        .await;
         Ok(())
     }
 
@@ -76,31 +68,20 @@ impl Handlers {
     ) -> Handled {
         let id = req.session_id.clone();
         let h = self.clone();
-        let job: Job = Box::new(move || {
+        self.reply_later(&id, &cx, responder, move |_| {
             Box::pin(async move {
-                log_unsent(cx.spawn(async move {
-                    let lines = match h.manager.records(&req.session_id).await {
-                        Ok(lines) => lines,
-                        Err(e) => {
-                            log_unsent(responder.respond_with_error(errors::session_error(e)));
-                            return Ok(());
-                        }
-                    };
-                    let content = match req.format {
-                        ExportFormat::Markdown => render(&lines),
-                        ExportFormat::Json => {
-                            serde_json::to_string_pretty(&lines).unwrap_or_default()
-                        }
-                    };
-                    log_unsent(responder.respond(ExportResponse {
-                        format: req.format,
-                        content,
-                    }));
-                    Ok(())
-                }));
+                let lines = h.manager.records(&req.session_id).await?;
+                let content = match req.format {
+                    ExportFormat::Markdown => render(&lines),
+                    ExportFormat::Json => serde_json::to_string_pretty(&lines).unwrap_or_default(),
+                };
+                Ok(ExportResponse {
+                    format: req.format,
+                    content,
+                })
             })
-        });
-        self.after_opening(&id, job).await;
+        })
+        .await;
         Ok(())
     }
 
@@ -135,16 +116,10 @@ impl Handlers {
         _cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.clone();
-        let h = self.clone();
-        let job: Job = Box::new(move || {
-            Box::pin(async move {
-                log_unsent(match actions(&h.manager, &req.session_id) {
-                    Ok(list) => responder.respond(list),
-                    Err(e) => responder.respond_with_error(errors::session_error(e)),
-                });
-            })
-        });
-        self.after_opening(&id, job).await;
+        self.reply(&id, responder, move |manager| {
+            actions(manager, &req.session_id)
+        })
+        .await;
         Ok(())
     }
 
@@ -156,38 +131,32 @@ impl Handlers {
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.clone();
-        let manager = self.manager.clone();
-        let job: Job = Box::new(move || {
-            Box::pin(async move {
-                let known = match actions(&manager, &req.session_id) {
-                    Ok(list) => list.actions.iter().any(|a| a.name == req.name),
-                    Err(e) => {
-                        log_unsent(responder.respond_with_error(errors::session_error(e)));
-                        return;
-                    }
-                };
-                if !known {
-                    log_unsent(responder.respond_with_error(errors::invalid_params(format!(
+        self.reply_later(&id, &cx, responder, move |manager| {
+            let known = actions(manager, &req.session_id)
+                .map(|list| list.actions.iter().any(|a| a.name == req.name));
+            let ran = match known {
+                Ok(true) => {
+                    let slash = format!("/{} {}", req.name, req.arguments);
+                    manager.run(&req.session_id, vec![UserPart::Text(slash)], None)
+                }
+                Ok(false) => {
+                    let unknown = SessionError::InvalidParams(format!(
                         "no custom action `{}` in this session; _tandem/actions/list shows them",
                         req.name
-                    ))));
-                    return;
+                    ));
+                    return Box::pin(async move { Err(unknown) });
                 }
-                let slash = format!("/{} {}", req.name, req.arguments);
-                let ran = manager.run(&req.session_id, vec![UserPart::Text(slash)], None);
-                log_unsent(cx.spawn(async move {
-                    log_unsent(match ran.await {
-                        Ok(ran) => responder.respond(ActionsRunResponse {
-                            stop_reason: ran.stop.as_str().to_string(),
-                            output: ran.output,
-                        }),
-                        Err(e) => responder.respond_with_error(errors::session_error(e)),
-                    });
-                    Ok(())
-                }));
+                Err(e) => return Box::pin(async move { Err(e) }),
+            };
+            Box::pin(async move {
+                let ran = ran.await?;
+                Ok(ActionsRunResponse {
+                    stop_reason: ran.stop.as_str().to_string(),
+                    output: ran.output,
+                })
             })
-        });
-        self.after_opening(&id, job).await;
+        })
+        .await;
         Ok(())
     }
 }
