@@ -111,17 +111,13 @@ pub fn summary_preamble(summary: &str) -> String {
 mod tests {
     use super::*;
 
-    fn line(record: Record) -> Line {
-        Line {
-            v: VERSION,
-            at: String::new(),
-            record,
-        }
-    }
-
     #[test]
     fn lines_round_trip_with_a_version() {
-        let l = line(Record::Title { title: "t".into() });
+        let l = Line {
+            v: VERSION,
+            at: String::new(),
+            record: Record::Title { title: "t".into() },
+        };
         let text = serde_json::to_string(&l).unwrap();
         assert!(text.contains("\"v\":1") && text.contains("\"type\":\"title\""));
         assert_eq!(serde_json::from_str::<Line>(&text).unwrap(), l);
