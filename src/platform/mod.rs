@@ -1,14 +1,16 @@
 //! What differs between operating systems, in one place: the shell a command line runs in,
 //! process groups (a child and everything it starts, killed together), how a child's exit is
-//! read, and which kinds of file must not be opened for reading. This is the only module
-//! with `cfg(unix)` code; a port to another system adds its counterpart of `unix.rs` here
-//! and nothing else changes.
+//! read, which kinds of file must not be opened for reading, and the signals that ask
+//! tandem to stop. This is the only module with `cfg(unix)` code outside tests; a port to
+//! another system adds its counterpart of `unix.rs` here and nothing else changes.
 
 #[cfg(unix)]
 mod unix;
 
 #[cfg(unix)]
-pub use unix::{exit_signal, in_own_group, kill_group, shell_line, unreadable_kind};
+pub use unix::{
+    exit_signal, in_own_group, kill_group, shell_line, stop_requested, unreadable_kind,
+};
 
 /// Builds the command that runs `line` in the shell; the caller adds the directory, the
 /// environment and the pipes.

@@ -1,5 +1,5 @@
 //! The Unix side of [`crate::platform`]: `sh -c`, process groups and `killpg`, signals in
-//! exit statuses, FIFOs and devices.
+//! exit statuses, FIFOs and devices, and the signals that ask tandem to stop.
 
 use std::fs::FileType;
 use std::os::unix::fs::FileTypeExt;
@@ -44,5 +44,23 @@ pub fn unreadable_kind(kind: &FileType) -> Option<&'static str> {
         Some("is a device file, not a regular file")
     } else {
         Some("is not a regular file")
+    }
+}
+
+/// Resolves with the signal's name on SIGTERM or SIGINT; never, when they cannot be listened
+/// for (then only the end of stdin stops tandem).
+pub async fn stop_requested() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (term, int) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    );
+    let (Ok(mut term), Ok(mut int)) = (term, int) else {
+        tracing::warn!("cannot listen for SIGTERM/SIGINT; only the end of stdin stops tandem");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
     }
 }

@@ -279,19 +279,7 @@ async fn next_text<R: AsyncBufRead + Unpin>(
 /// tandem to stop. Logged; what follows is the same orderly close as the end of stdin,
 /// without the grace period.
 async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (term, int) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    );
-    let (Ok(mut term), Ok(mut int)) = (term, int) else {
-        tracing::warn!("cannot listen for SIGTERM/SIGINT; only the end of stdin stops tandem");
-        return std::future::pending().await;
-    };
-    let name = tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-    };
+    let name = crate::platform::stop_requested().await;
     tracing::info!(
         signal = name,
         "stopping: cancelling running prompts and closing"
