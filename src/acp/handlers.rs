@@ -110,14 +110,14 @@ impl Handlers {
             .map(String::from);
         let editor = self.editor_for(&cx);
         let servers = convert::mcp_servers(req.mcp_servers);
-        let (h, id, cx2) = (self.clone(), requested.clone(), cx.clone());
+        let (h, id) = (self.clone(), requested.clone());
         let open: Job = Box::new(move || {
             Box::pin(async move {
                 let opened = h.manager.create(req.cwd, editor, servers, requested).await;
                 open::answer(&cx, responder, opened);
             })
         });
-        self.opening(&cx2, id.as_deref(), open);
+        self.opening(id.as_deref(), open);
         Ok(())
     }
 
@@ -131,7 +131,7 @@ impl Handlers {
         let id = req.session_id.0.to_string();
         let editor = self.editor_for(&cx);
         let servers = convert::mcp_servers(req.mcp_servers);
-        let (h, cx2) = (self.clone(), cx.clone());
+        let h = self.clone();
         let session = id.clone();
         let open: Job = Box::new(move || {
             Box::pin(async move {
@@ -139,7 +139,7 @@ impl Handlers {
                 open::answer(&cx, responder, opened.await);
             })
         });
-        self.opening(&cx2, Some(&id), open);
+        self.opening(Some(&id), open);
         Ok(())
     }
 
@@ -153,7 +153,7 @@ impl Handlers {
         let id = req.session_id.0.to_string();
         let editor = self.editor_for(&cx);
         let servers = convert::mcp_servers(req.mcp_servers);
-        let (h, cx2) = (self.clone(), cx.clone());
+        let h = self.clone();
         let session = id.clone();
         let open: Job = Box::new(move || {
             Box::pin(async move {
@@ -161,7 +161,7 @@ impl Handlers {
                 open::answer(&cx, responder, opened.await);
             })
         });
-        self.opening(&cx2, Some(&id), open);
+        self.opening(Some(&id), open);
         Ok(())
     }
 
@@ -298,11 +298,11 @@ impl Handlers {
         self: Arc<Self>,
         req: SetSessionModeRequest,
         responder: Responder<SetSessionModeResponse>,
-        cx: ConnectionTo<Client>,
+        _cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.0.to_string();
         let session = id.clone();
-        self.reply_later(&id, &cx, responder, move |manager| {
+        self.reply_later(&id, responder, move |manager| {
             let set = manager.set_mode(&session, &req.mode_id.0);
             Box::pin(async move { set.await.map(|()| SetSessionModeResponse::new()) })
         })
@@ -315,7 +315,7 @@ impl Handlers {
         self: Arc<Self>,
         req: SetSessionConfigOptionRequest,
         responder: Responder<SetSessionConfigOptionResponse>,
-        cx: ConnectionTo<Client>,
+        _cx: ConnectionTo<Client>,
     ) -> Handled {
         let Some(value) = req.value.as_value_id().map(|v| v.0.to_string()) else {
             return responder.respond_with_error(errors::invalid_params(format!(
@@ -325,7 +325,7 @@ impl Handlers {
         };
         let id = req.session_id.0.to_string();
         let session = id.clone();
-        self.reply_later(&id, &cx, responder, move |manager| {
+        self.reply_later(&id, responder, move |manager| {
             let set = manager.set_option(&session, &req.config_id.0, &value);
             Box::pin(async move {
                 let views = set.await?;
@@ -380,7 +380,6 @@ impl Handlers {
     pub(super) async fn reply_later<R>(
         self: &Arc<Self>,
         id: &str,
-        cx: &ConnectionTo<Client>,
         responder: Responder<R>,
         start: impl FnOnce(&SessionManager) -> BoxFuture<'static, Result<R, SessionError>>
         + Send
@@ -388,14 +387,12 @@ impl Handlers {
     ) where
         R: JsonRpcResponse + Send + 'static,
     {
-        let (h, cx) = (self.clone(), cx.clone());
+        let h = self.clone();
         let job: Job = Box::new(move || {
             Box::pin(async move {
                 let answer = start(&h.manager);
-                log_unsent(cx.spawn(async move {
-                    respond(responder, answer.await);
-                    Ok(())
-                }));
+                // The runtime's task, not the connection's: the work may read files.
+                tokio::spawn(async move { respond(responder, answer.await) });
             })
         });
         self.after_opening(id, job).await;
@@ -410,12 +407,7 @@ impl Handlers {
 
     /// Opens a session off the dispatch loop: `open` runs in a task of its own, and requests
     /// about `id` (when the editor knows it already) wait until it is done.
-    pub(super) fn opening(
-        self: &Arc<Self>,
-        cx: &ConnectionTo<Client>,
-        id: Option<&str>,
-        open: Job,
-    ) {
+    pub(super) fn opening(self: &Arc<Self>, id: Option<&str>, open: Job) {
         let run = match id {
             None => Some((open, None)),
             Some(id) => self
@@ -427,13 +419,14 @@ impl Handlers {
             return;
         };
         let h = self.clone();
-        log_unsent(cx.spawn(async move {
+        // A task of the runtime's own, not the connection's (`cx.spawn` tasks are polled by
+        // the connection itself): opening reads files and would hold up the dispatch loop.
+        tokio::spawn(async move {
             open().await;
             if let Some(id) = id {
                 h.order.finish(&id).await;
             }
-            Ok(())
-        }));
+        });
     }
 
     /// What a session opened on this connection talks to: the event sink, the editor's

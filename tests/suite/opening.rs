@@ -109,3 +109,42 @@ async fn a_cancel_sent_during_a_load_reaches_the_prompt_sent_before_it() {
     assert!(agent.is_running());
     agent.assert_valid();
 }
+
+/// A long session loads in a task of its own: a request that needs no session (here
+/// `session/list`) is answered while the load is still replaying.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dispatch_loop_answers_while_a_long_session_loads() {
+    let mock = MockModel::start(Vec::new()).await;
+    let ws = Workspace::new();
+    let sessions = ws.home().join("data").join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let at = "2026-01-01T00:00:00.000Z";
+    let mut lines =
+        vec![json!({"v": 1, "at": at, "type": "meta", "id": "long", "cwd": ws.project()})];
+    for n in 0..10_000 {
+        let question = format!("question {n}");
+        lines.push(json!({"v": 1, "at": at, "type": "user", "parts": [{"text": question}]}));
+        let answer = format!("answer {n}");
+        lines.push(json!({"v": 1, "at": at, "type": "assistant", "text": answer}));
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(sessions.join("long.jsonl"), text).unwrap();
+
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let params = json!({"sessionId": "long", "cwd": ws.project(), "mcpServers": []});
+    let (load_id, loaded) = agent.start_request("session/load", params).await;
+    let (list_id, listed) = agent.start_request("session/list", json!({})).await;
+    assert!(response(listed).await.get("error").is_none());
+    assert!(response(loaded).await.get("error").is_none());
+    let lines = stdout(&agent);
+    let list_answer = position(&lines, |m| m["id"] == list_id);
+    let load_answer = position(&lines, |m| m["id"] == load_id);
+    let last_replayed = position(&lines, |m| {
+        m["params"]["update"]["content"]["text"] == "answer 9999"
+    });
+    assert!(
+        list_answer < last_replayed && last_replayed < load_answer,
+        "list {list_answer}, last replayed {last_replayed}, load {load_answer}"
+    );
+}

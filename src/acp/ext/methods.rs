@@ -13,7 +13,7 @@ use super::{
     UsageRequest, UsageResponse, render,
 };
 use crate::acp::handlers::Handlers;
-use crate::acp::open::{self, log_unsent};
+use crate::acp::open;
 use crate::acp::order::Job;
 use crate::acp::request;
 use crate::session::{SessionError, SessionManager};
@@ -64,11 +64,11 @@ impl Handlers {
         self: Arc<Self>,
         req: ExportRequest,
         responder: Responder<ExportResponse>,
-        cx: ConnectionTo<Client>,
+        _cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.clone();
         let h = self.clone();
-        self.reply_later(&id, &cx, responder, move |_| {
+        self.reply_later(&id, responder, move |_| {
             Box::pin(async move {
                 let lines = h.manager.records(&req.session_id).await?;
                 let content = match req.format {
@@ -97,11 +97,11 @@ impl Handlers {
         let h = self.clone();
         let job: Job = Box::new(move || {
             Box::pin(async move {
-                log_unsent(cx.clone().spawn(async move {
+                // Forking copies a transcript: off the connection's own task.
+                tokio::spawn(async move {
                     let opened = h.manager.fork(&req.session_id, req.cwd, editor, Vec::new());
                     open::answer(&cx, responder, opened.await);
-                    Ok(())
-                }));
+                });
             })
         });
         self.after_opening(&id, job).await;
@@ -128,10 +128,10 @@ impl Handlers {
         self: Arc<Self>,
         req: ActionsRunRequest,
         responder: Responder<ActionsRunResponse>,
-        cx: ConnectionTo<Client>,
+        _cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.clone();
-        self.reply_later(&id, &cx, responder, move |manager| {
+        self.reply_later(&id, responder, move |manager| {
             let known = actions(manager, &req.session_id)
                 .map(|list| list.actions.iter().any(|a| a.name == req.name));
             let ran = match known {
