@@ -108,7 +108,7 @@ async fn ask(
         Ok(PermissionAnswer::Cancelled) => {
             cancel.cancel();
             shown.update(Some(ToolStatus::Failed), None);
-            Err("Not run: the user cancelled the turn.".into())
+            Err(super::CANCELLED.into())
         }
         Err(e) => {
             let message = format!(
