@@ -16,8 +16,9 @@ use crate::store::History;
 use crate::tools::{self, Call, Ready, ToolEnv, ToolOutput, Unusable};
 use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
-/// Runs `calls` and answers each in `history` as soon as its result is known, on disk before
-/// the next call goes on (so a crash later in the turn keeps it); returns whether the turn was cancelled on the way, in which
+/// Runs `calls` and answers each in `history` as soon as its result is known (its record is
+/// queued at once and the transcript's writer, woken by it, writes it while the next call
+/// runs, so a crash later in the turn keeps it); returns whether the turn was cancelled on the way, in which
 /// case the calls not run are answered as such.
 /// `refusals` holds, per call, what the model reads instead when the call must not run (see
 /// [`super::guard`]).
@@ -53,7 +54,6 @@ pub(super) async fn run_all(
         if mutating[i] {
             let (content, view) = run_one(ctx, &calls[i], cancel).await;
             history.answer(&calls[i].id, content, view);
-            history.transcript().flush().await;
             done[i] = true;
             i += 1;
             continue;
@@ -68,7 +68,6 @@ pub(super) async fn run_all(
             .collect();
         while let Some((call, (content, view))) = batch.next().await {
             history.answer(&call.id, content, view);
-            history.transcript().flush().await;
         }
         for flag in &mut done[i..end] {
             *flag = true;
