@@ -22,6 +22,33 @@ async fn stored_session(mock: &MockModel, ws: &Workspace) -> String {
     session
 }
 
+/// A stored session of three exchanges whose next model reply is `next`, and a new process
+/// that has just been sent `session/load` for it (not yet answered): the mock, the workspace,
+/// the agent, the session id, and the load's request id and answer.
+async fn loading(
+    next: Reply,
+) -> (
+    MockModel,
+    Workspace,
+    Agent,
+    String,
+    u64,
+    tokio::sync::oneshot::Receiver<Value>,
+) {
+    let mut script: Vec<Reply> = (0..3)
+        .map(|n| Reply::text(&[&format!("answer {n}")]))
+        .collect();
+    script.push(next);
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    let session = stored_session(&mock, &ws).await;
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let params = json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []});
+    let (load_id, loaded) = agent.start_request("session/load", params).await;
+    (mock, ws, agent, session, load_id, loaded)
+}
+
 /// The position of the first stdout line that matches.
 fn position(lines: &[Value], what: impl Fn(&Value) -> bool) -> usize {
     lines
@@ -40,18 +67,8 @@ fn stdout(agent: &Agent) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_sent_right_after_load_waits_for_it_and_the_replay_comes_first() {
-    let mut script: Vec<Reply> = (0..3)
-        .map(|n| Reply::text(&[&format!("answer {n}")]))
-        .collect();
-    script.push(Reply::text(&["after the load"]));
-    let mock = MockModel::start(script).await;
-    let ws = Workspace::new();
-    let session = stored_session(&mock, &ws).await;
-
-    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
-    agent.initialize().await;
-    let params = json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []});
-    let (load_id, loaded) = agent.start_request("session/load", params).await;
+    let (mock, _ws, mut agent, session, load_id, loaded) =
+        loading(Reply::text(&["after the load"])).await;
     let prompted = agent.start_prompt(&session, "and now?").await;
     let loaded = response(loaded).await;
     assert!(loaded.get("error").is_none(), "{loaded}");
@@ -77,22 +94,12 @@ async fn a_prompt_sent_right_after_load_waits_for_it_and_the_replay_comes_first(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_sent_during_a_load_reaches_the_prompt_sent_before_it() {
-    let mut script: Vec<Reply> = (0..3)
-        .map(|n| Reply::text(&[&format!("answer {n}")]))
-        .collect();
     // Without the cancel, this prompt would wait far longer than the test may.
-    script.push(Reply::Stall(
+    let stall = Reply::Stall(
         Duration::from_secs(120),
         Box::new(Reply::text(&["too late"])),
-    ));
-    let mock = MockModel::start(script).await;
-    let ws = Workspace::new();
-    let session = stored_session(&mock, &ws).await;
-
-    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
-    agent.initialize().await;
-    let params = json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []});
-    let (_, loaded) = agent.start_request("session/load", params).await;
+    );
+    let (_mock, _ws, mut agent, session, _, loaded) = loading(stall).await;
     let prompted = agent.start_prompt(&session, "a long one").await;
     let mode = json!({"sessionId": session, "modeId": "read-only"});
     let (_, mode_set) = agent.start_request("session/set_mode", mode).await;
