@@ -281,10 +281,31 @@ async fn usage_comes_from_the_servers_own_counts() {
     let server = Server::start(&cache).await;
     let ws = Workspace::new();
     let mut agent = Agent::spawn(&env(&ws, &server), &[]).patient(PATIENCE);
-    let session = agent.open_session(&ws.project()).await;
-    let (answer, updates) = agent.prompt(&session, "Name one color.").await;
+    agent.initialize().await;
+    // The system prompt carries today's date and a fresh temporary path, so greedy
+    // sampling still sees a new prompt every run, and now and then the 135M model starts a
+    // tool call it never closes (llama-server then answers 500: "Failed to parse tool call
+    // arguments"). That is the model's doing, not tandem's: a fresh session with another
+    // question is then asked, and the counts are checked on the first turn that completes.
+    let mut completed = None;
+    for question in ["Name one color.", "Say hello.", "Name one animal."] {
+        let session = agent.new_session(&ws.project()).await["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (answer, updates) = agent.prompt(&session, question).await;
+        if answer.get("result").is_some() {
+            completed = Some((session, updates));
+            break;
+        }
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("Failed to parse tool call"),
+            "only the model's broken tool call may end a turn here: {answer}"
+        );
+    }
     server.stop().await;
-    assert!(answer.get("result").is_some(), "{answer}");
+    let (session, updates) = completed.expect("one of three questions completes");
     let usage = agent
         .request_ok("_tandem/usage", json!({"sessionId": session}))
         .await;
