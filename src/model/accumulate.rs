@@ -101,18 +101,23 @@ impl ToolCallAccumulator {
         self.calls.is_empty()
     }
 
-    /// The finished calls, in the model's order; calls without an id get `call_N`.
+    /// The finished calls, in the model's order. A call without an id, or with one an
+    /// earlier call of the response already has (each result must answer one call), gets
+    /// `call_N` from its position.
     pub fn finish(self) -> Vec<ToolCall> {
-        self.calls
-            .into_iter()
-            .enumerate()
-            .map(|(n, (_, mut call))| {
-                if call.id.is_empty() {
-                    call.id = format!("call_{n}");
+        let mut seen = std::collections::HashSet::new();
+        let mut calls: Vec<ToolCall> = Vec::with_capacity(self.calls.len());
+        for (n, (_, mut call)) in self.calls.into_iter().enumerate() {
+            if call.id.is_empty() || seen.contains(&call.id) {
+                call.id = format!("call_{n}");
+                while seen.contains(&call.id) {
+                    call.id.push('_');
                 }
-                call
-            })
-            .collect()
+            }
+            seen.insert(call.id.clone());
+            calls.push(call);
+        }
+        calls
     }
 }
 
@@ -193,5 +198,16 @@ mod tests {
             r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"x","arguments":"{}"}}]}}]}"#,
         );
         assert_eq!(acc.finish()[0].id, "call_0");
+    }
+
+    #[test]
+    fn an_id_repeated_within_a_response_is_replaced() {
+        let mut acc = ToolCallAccumulator::default();
+        feed(
+            &mut acc,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"same","function":{"name":"x","arguments":"{}"}},{"index":1,"id":"same","function":{"name":"y","arguments":"{}"}},{"index":2,"function":{"name":"z","arguments":"{}"}}]}}]}"#,
+        );
+        let ids: Vec<String> = acc.finish().into_iter().map(|c| c.id).collect();
+        assert_eq!(ids, ["same", "call_1", "call_2"]);
     }
 }

@@ -2,6 +2,7 @@
 //! `TANDEM_HOME/sessions/` (DESIGN.md §3). No server, no index to keep in sync: listing reads
 //! each file's first lines, and a corrupt file never stops the others from being listed.
 
+pub mod call_ids;
 pub mod history;
 pub mod record;
 pub mod transcript;
@@ -9,6 +10,7 @@ pub mod transcript;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+pub use call_ids::CallIds;
 pub use history::History;
 pub use record::{Line, Record};
 pub use transcript::Transcript;

@@ -16,19 +16,40 @@ use crate::store::History;
 use crate::tools::{self, Call, Ready, ToolEnv, ToolOutput, Unusable};
 use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
-/// Runs `calls` and answers each in `history` as soon as its result is known (its record is
+/// One response's calls as the editor knows them (ids unique in the session, see
+/// [`crate::store::CallIds`]), and the ids the model gave them, which their results answer.
+pub(super) struct Issued {
+    calls: Vec<ToolCall>,
+    model_ids: Vec<String>,
+}
+
+impl Issued {
+    /// `calls` as the model made them, shown to the editor under `shown_ids`.
+    pub(super) fn new(calls: Vec<ToolCall>, shown_ids: Vec<String>) -> Self {
+        let model_ids = calls.iter().map(|c| c.id.clone()).collect();
+        let calls = calls
+            .into_iter()
+            .zip(shown_ids)
+            .map(|(call, id)| ToolCall { id, ..call })
+            .collect();
+        Self { calls, model_ids }
+    }
+}
+
+/// Runs `issued` and answers each in `history` as soon as its result is known (its record is
 /// queued at once and the transcript's writer, woken by it, writes it while the next call
-/// runs, so a crash later in the turn keeps it); returns whether the turn was cancelled on the way, in which
-/// case the calls not run are answered as such.
+/// runs, so a crash later in the turn keeps it); returns whether the turn was cancelled on the
+/// way, in which case the calls not run are answered as such.
 /// `refusals` holds, per call, what the model reads instead when the call must not run (see
 /// [`super::guard`]).
 pub(super) async fn run_all(
     ctx: &TurnContext,
     history: &mut History,
-    calls: Vec<ToolCall>,
+    issued: Issued,
     refusals: Vec<Option<String>>,
     cancel: &CancellationToken,
 ) -> bool {
+    let Issued { calls, model_ids } = issued;
     let mutating: Vec<bool> = calls
         .iter()
         .map(|c| {
@@ -41,7 +62,7 @@ pub(super) async fn run_all(
     for (i, refusal) in refusals.into_iter().enumerate() {
         if let (Some(reason), Some(call)) = (refusal, calls.get(i)) {
             let (content, view) = refused(ctx, call, reason);
-            history.answer(&call.id, content, view);
+            history.answer(&model_ids[i], content, view);
             done[i] = true;
         }
     }
@@ -53,7 +74,7 @@ pub(super) async fn run_all(
         }
         if mutating[i] {
             let (content, view) = run_one(ctx, &calls[i], cancel).await;
-            history.answer(&calls[i].id, content, view);
+            history.answer(&model_ids[i], content, view);
             done[i] = true;
             i += 1;
             continue;
@@ -62,12 +83,14 @@ pub(super) async fn run_all(
             .find(|&j| mutating[j] || done[j])
             .unwrap_or(calls.len());
         // Read-only calls run together; each is answered as it finishes.
-        let mut batch: FuturesUnordered<_> = calls[i..end]
-            .iter()
-            .map(|call| async move { (call, run_one(ctx, call, cancel).await) })
+        let mut batch: FuturesUnordered<_> = (i..end)
+            .map(|j| {
+                let call = &calls[j];
+                async move { (j, run_one(ctx, call, cancel).await) }
+            })
             .collect();
-        while let Some((call, (content, view))) = batch.next().await {
-            history.answer(&call.id, content, view);
+        while let Some((j, (content, view))) = batch.next().await {
+            history.answer(&model_ids[j], content, view);
         }
         for flag in &mut done[i..end] {
             *flag = true;

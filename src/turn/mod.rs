@@ -174,7 +174,8 @@ impl Turn {
         let response = stream_response(&self.ctx, &spec, request, &self.cancel).await;
         let calls = response.calls;
         let text = response.text;
-        self.history
+        let shown_ids = self
+            .history
             .push_assistant(text, response.reasoning, calls.clone());
         let finish = match response.end {
             End::Cancelled => {
@@ -206,8 +207,9 @@ impl Turn {
         let refusals = self.guard.apply(&self.ctx, &calls);
         // The calls are on disk before any of them runs: a crash mid-call keeps them.
         self.history.transcript().flush().await;
+        let issued = calls::Issued::new(calls, shown_ids);
         let cancelled =
-            calls::run_all(&self.ctx, &mut self.history, calls, refusals, &self.cancel).await;
+            calls::run_all(&self.ctx, &mut self.history, issued, refusals, &self.cancel).await;
         if cancelled {
             return stop(Ok(StopReason::Cancelled));
         }

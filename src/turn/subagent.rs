@@ -63,7 +63,10 @@ async fn work(ctx: TurnContext, agent: AgentDef, prompt: String, env: ToolEnv) -
         call_id: env.call_id.clone(),
         state: Mutex::default(),
     });
-    let mut history = History::new(ctx.transcript.nested(&env.call_id, &agent.name));
+    let mut history = History::nested(
+        ctx.transcript.nested(&env.call_id, &agent.name),
+        &env.call_id,
+    );
     history.push_user(vec![UserPart::Text(prompt)]);
     let mut sub = ctx.clone();
     sub.sink = progress.clone();

@@ -196,7 +196,8 @@ async fn the_general_subagent_asks_permission_like_the_parent() {
     );
     let asked = editor.params_of("session/request_permission");
     assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0]["toolCall"]["toolCallId"], "s1");
+    // The subagent's own call id, under its task's: never one of the session's ids.
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], "t1/s1");
     assert_eq!(
         std::fs::read_to_string(ws.project().join("notes.md")).unwrap(),
         "hi\n"
