@@ -213,7 +213,9 @@ fn tool_content(content: Vec<ToolContent>) -> Vec<acp::ToolCallContent> {
             ToolContent::Diff { path, old, new } => {
                 acp::ToolCallContent::Diff(acp::Diff::new(path, new).old_text(old))
             }
-            ToolContent::Terminal { id } => acp::ToolCallContent::Terminal(acp::Terminal::new(id)),
+            ToolContent::Terminal { id, .. } => {
+                acp::ToolCallContent::Terminal(acp::Terminal::new(id))
+            }
         })
         .collect()
 }

@@ -199,6 +199,7 @@ impl Actor {
             Some((Action::Compact, _)) => tokio::spawn(turn::compact_now(
                 self.turn.clone(),
                 self.history.clone(),
+                parts,
                 cancel.clone(),
             )),
             Some((Action::Permissions, args)) => tokio::spawn(turn::show_permissions(

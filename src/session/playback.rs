@@ -1,21 +1,27 @@
 //! Turning a stored transcript back into what the editor saw, for `session/load`.
 
 use crate::model::ToolCall;
-use crate::store::{Line, Record};
+use crate::store::{CallIds, Line, Record};
 use crate::turn::COMPACTED_NOTE;
 use crate::types::UserPart;
 use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
-/// The updates that show the conversation in `lines`, in order: user messages, reasoning and
-/// answers, tool calls in their final state, plans, and compaction points.
+/// What a replayed command shows when its transcript kept no output (written by an older
+/// tandem): its terminal is long gone.
+const OUTPUT_NOT_KEPT: &str = "Ran in the editor's terminal; its output was not kept.";
+
+/// The updates that show the conversation in `lines`, in order: user messages (slash
+/// commands included), reasoning and answers, tool calls in their final state and in the
+/// order the model made them, plans, and compaction points.
 pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
     let mut events = Vec::new();
-    // Calls of the last model response that have no result yet.
-    let mut open: Vec<ToolCall> = Vec::new();
+    let mut ids = CallIds::default();
+    // The last model response's calls, in order, with their results so far.
+    let mut open = Open::default();
     for line in lines {
         match &line.record {
-            Record::User { parts } => {
-                interrupted(&mut events, &mut open);
+            Record::User { parts } | Record::Command { parts } => {
+                open.interrupted(&mut events);
                 events.push(TurnEvent::UserMessage(parts.clone()));
             }
             Record::Assistant {
@@ -23,23 +29,24 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
                 reasoning,
                 tool_calls,
             } => {
-                interrupted(&mut events, &mut open);
+                open.interrupted(&mut events);
                 if !reasoning.is_empty() {
                     events.push(TurnEvent::Thought(reasoning.clone()));
                 }
                 if !text.is_empty() {
                     events.push(TurnEvent::Text(text.clone()));
                 }
-                open = tool_calls.clone();
+                let shown = ids.issue_all(tool_calls);
+                open.calls = tool_calls.iter().cloned().zip(shown).collect();
+                open.results = vec![None; open.calls.len()];
             }
-            Record::ToolResult { call_id, view, .. } => {
-                open.retain(|c| &c.id != call_id);
-                if let Some(view) = view {
-                    events.push(TurnEvent::ToolCall(view.clone()));
-                }
-            }
+            Record::ToolResult { call_id, view, .. } => open.answer(call_id, view, &mut events),
             Record::Plan { entries } => events.push(TurnEvent::Plan(entries.clone())),
-            Record::Compaction { .. } => events.push(TurnEvent::Text(COMPACTED_NOTE.into())),
+            Record::Note { text } => events.push(TurnEvent::Text(format!("\n_{text}_\n"))),
+            Record::Compaction { .. } => {
+                open.interrupted(&mut events);
+                events.push(TurnEvent::Text(COMPACTED_NOTE.into()));
+            }
             // A subagent's work was shown inside its `task` call, which is replayed whole.
             Record::Meta { .. }
             | Record::Settings { .. }
@@ -47,25 +54,79 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             | Record::Subagent { .. } => {}
         }
     }
-    interrupted(&mut events, &mut open);
+    open.interrupted(&mut events);
     events
 }
 
-/// Shows calls that never got a result (tandem stopped mid-turn) as failed.
-fn interrupted(events: &mut Vec<TurnEvent>, open: &mut Vec<ToolCall>) {
-    for call in open.drain(..) {
-        events.push(TurnEvent::ToolCall(ToolCallView {
-            title: call.name.clone(),
-            kind: ToolKind::Think,
-            status: ToolStatus::Failed,
-            locations: Vec::new(),
-            raw_input: serde_json::from_str(&call.arguments).ok(),
-            content: vec![ToolContent::Text {
-                text: "Interrupted: tandem stopped before this call finished.".into(),
-            }],
-            id: call.id,
-        }));
+/// One response's calls (as the model made them, with the editor's id) and, per call, its
+/// result once recorded (`Some(None)`: answered but never shown).
+#[derive(Default)]
+struct Open {
+    calls: Vec<(ToolCall, String)>,
+    results: Vec<Option<Option<ToolCallView>>>,
+    /// How many calls from the front have been replayed.
+    shown: usize,
+}
+
+impl Open {
+    /// Takes the first result of the open call `call_id`; replays every call whose
+    /// predecessors are all answered, so the editor sees them in the order the model made
+    /// them, not the order they finished.
+    fn answer(&mut self, call_id: &str, view: &Option<ToolCallView>, events: &mut Vec<TurnEvent>) {
+        let slot = self
+            .calls
+            .iter()
+            .position(|(c, _)| c.id == call_id)
+            .filter(|&i| self.results[i].is_none());
+        let Some(i) = slot else {
+            return;
+        };
+        self.results[i] = Some(view.clone().map(|v| replayed(v, &self.calls[i].1)));
+        while let Some(Some(result)) = self.results.get_mut(self.shown) {
+            if let Some(view) = result.take() {
+                events.push(TurnEvent::ToolCall(view));
+            }
+            self.shown += 1;
+        }
     }
+
+    /// Replays what is left: answered calls as they were, calls that never got a result
+    /// (tandem stopped mid-turn) as failed; then forgets the response.
+    fn interrupted(&mut self, events: &mut Vec<TurnEvent>) {
+        let calls = std::mem::take(&mut self.calls);
+        let results = std::mem::take(&mut self.results);
+        for ((call, id), result) in calls.into_iter().zip(results).skip(self.shown) {
+            match result {
+                Some(Some(view)) => events.push(TurnEvent::ToolCall(view)),
+                Some(None) => {}
+                None => events.push(TurnEvent::ToolCall(ToolCallView {
+                    id,
+                    title: call.name.clone(),
+                    kind: ToolKind::Think,
+                    status: ToolStatus::Failed,
+                    locations: Vec::new(),
+                    raw_input: serde_json::from_str(&call.arguments).ok(),
+                    content: vec![ToolContent::Text {
+                        text: "Interrupted: tandem stopped before this call finished.".into(),
+                    }],
+                })),
+            }
+        }
+        self.shown = 0;
+    }
+}
+
+/// A recorded call as a load shows it: under the id the editor knows it by in this session,
+/// and with a command's output as text, since its terminal was released long ago.
+fn replayed(mut view: ToolCallView, id: &str) -> ToolCallView {
+    view.id = id.to_string();
+    for content in &mut view.content {
+        if let ToolContent::Terminal { output, .. } = content {
+            let text = output.take().unwrap_or_else(|| OUTPUT_NOT_KEPT.into());
+            *content = ToolContent::Text { text };
+        }
+    }
+    view
 }
 
 /// A title from the first prompt: its first line, trimmed to 80 characters.

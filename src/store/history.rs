@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use super::call_ids::CallIds;
 use super::record::{self, Line, Record};
 use super::transcript::Transcript;
 use crate::model::{Message, ToolCall};
@@ -23,6 +24,8 @@ pub const NOT_FINISHED: &str = "Not run: tandem stopped before this call finishe
 pub struct History {
     conversation: Conversation,
     transcript: Transcript,
+    /// The editor's ids for the calls so far.
+    call_ids: CallIds,
 }
 
 impl History {
@@ -31,6 +34,15 @@ impl History {
         Self {
             conversation: Conversation::default(),
             transcript,
+            call_ids: CallIds::default(),
+        }
+    }
+
+    /// An empty conversation of the subagent run by the call the editor knows as `task_id`.
+    pub fn nested(transcript: Transcript, task_id: &str) -> Self {
+        Self {
+            call_ids: CallIds::nested(task_id),
+            ..Self::new(transcript)
         }
     }
 
@@ -38,17 +50,23 @@ impl History {
     /// missing (a crash mid-turn) is answered with [`NOT_FINISHED`].
     pub fn rebuild(lines: &[Line], transcript: Transcript) -> Self {
         let mut conversation = Conversation::default();
+        let mut call_ids = CallIds::default();
         for line in lines {
             match &line.record {
                 Record::User { parts } => conversation.user(parts.clone()),
                 Record::Assistant {
                     text, tool_calls, ..
-                } => conversation.assistant(text.clone(), tool_calls.clone()),
+                } => {
+                    call_ids.issue_all(tool_calls);
+                    conversation.assistant(text.clone(), tool_calls.clone());
+                }
                 Record::ToolResult {
                     call_id, content, ..
                 } => conversation.answer(call_id, content.clone()),
                 Record::Compaction { summary, kept } => conversation.compact(summary, *kept),
                 Record::Meta { .. }
+                | Record::Command { .. }
+                | Record::Note { .. }
                 | Record::Plan { .. }
                 | Record::Settings { .. }
                 | Record::Title { .. }
@@ -59,6 +77,7 @@ impl History {
         Self {
             conversation,
             transcript,
+            call_ids,
         }
     }
 
@@ -83,8 +102,15 @@ impl History {
 
     /// Adds one model response. It is recorded when it said anything (reasoning included);
     /// the model sees it again when it has text or calls, and its calls wait for results.
-    pub fn push_assistant(&mut self, text: String, reasoning: String, calls: Vec<ToolCall>) {
+    /// Returns the ids the editor knows its calls by (see [`CallIds`]).
+    pub fn push_assistant(
+        &mut self,
+        text: String,
+        reasoning: String,
+        calls: Vec<ToolCall>,
+    ) -> Vec<String> {
         self.close_unanswered(NOT_FINISHED);
+        let shown = self.call_ids.issue_all(&calls);
         if !text.is_empty() || !reasoning.is_empty() || !calls.is_empty() {
             self.transcript.append(Record::Assistant {
                 text: text.clone(),
@@ -93,6 +119,7 @@ impl History {
             });
         }
         self.conversation.assistant(text, calls);
+        shown
     }
 
     /// Records the result of the open call `call_id` (with how the editor last showed it) at
@@ -104,6 +131,16 @@ impl History {
             view,
         });
         self.conversation.answer(call_id, content);
+    }
+
+    /// Records a slash command the model does not see, so a load shows it where it ran.
+    pub fn push_command(&mut self, parts: Vec<UserPart>) {
+        self.transcript.append(Record::Command { parts });
+    }
+
+    /// Records what tandem told the user outside the model's answers.
+    pub fn push_note(&mut self, text: String) {
+        self.transcript.append(Record::Note { text });
     }
 
     /// Answers every open call that has no result yet with `why`.

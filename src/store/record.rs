@@ -41,6 +41,18 @@ pub enum Record {
         /// Its content.
         parts: Vec<UserPart>,
     },
+    /// A slash command the user ran that is not a prompt for the model (`/compact`): the
+    /// editor sees it again on load, the model never does.
+    Command {
+        /// The prompt as the user wrote it.
+        parts: Vec<UserPart>,
+    },
+    /// Something tandem told the user outside the model's answers (`/compact` with nothing
+    /// to compact); replayed as the agent's text, never seen by the model.
+    Note {
+        /// The text (Markdown).
+        text: String,
+    },
     /// One model response.
     Assistant {
         /// Visible text.

@@ -110,6 +110,20 @@ fn ending(
     }
 }
 
+/// A finished command as the editor shows it in text: the output fenced, then how it ended.
+fn shown(output: &str, ending: &str) -> String {
+    let output = text::cap(output, text::MAX_RESULT_BYTES);
+    // A fence longer than any run of backticks in the output, so the output cannot end it.
+    let mut longest = 0;
+    let mut run = 0;
+    for c in output.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}\n{}\n{fence}\n{ending}", output.trim_end())
+}
+
 fn result(
     command: &str,
     ending: String,
@@ -151,15 +165,15 @@ impl CommandCall {
                 ));
             }
         };
-        let content = vec![ToolContent::Terminal {
-            id: terminal.clone(),
-        }];
         env.sink.emit(
             session,
             TurnEvent::ToolCallUpdate {
                 id: env.call_id.clone(),
                 status: None,
-                content: Some(content.clone()),
+                content: Some(vec![ToolContent::Terminal {
+                    id: terminal.clone(),
+                    output: None,
+                }]),
             },
         );
         let (mut timed_out, mut cancelled) = (false, false);
@@ -191,13 +205,12 @@ impl CommandCall {
             text.insert_str(0, "[… earlier output dropped by the editor …]\n");
         }
         let failed = cancelled || timed_out || exit.as_ref().is_none_or(|e| e.code != Some(0));
-        result(
-            &self.command,
-            ending(exit.as_ref(), timed_out, cancelled, self.timeout),
-            &text,
-            failed,
-            content,
-        )
+        let ending = ending(exit.as_ref(), timed_out, cancelled, self.timeout);
+        let content = vec![ToolContent::Terminal {
+            id: terminal,
+            output: Some(shown(&text, &ending)),
+        }];
+        result(&self.command, ending, &text, failed, content)
     }
 
     async fn locally(self, env: ToolEnv) -> ToolOutput {
@@ -225,13 +238,13 @@ impl CommandCall {
             self.timeout,
         );
         let failed = run.exit.as_ref().is_none_or(|e| e.code != Some(0));
-        let shown = format!("```\n{}\n```\n{ending}", run.output.trim_end());
+        let text = shown(&run.output, &ending);
         result(
             &self.command,
             ending,
             &run.output,
             failed,
-            vec![ToolContent::Text { text: shown }],
+            vec![ToolContent::Text { text }],
         )
     }
 }

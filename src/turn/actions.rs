@@ -12,18 +12,20 @@ use crate::types::{StopReason, TurnEvent, UserPart};
 /// last exchange to summarize.
 pub async fn compact_now(
     ctx: TurnContext,
-    history: History,
+    mut history: History,
+    prompt: Vec<UserPart>,
     cancel: CancellationToken,
 ) -> TurnOutcome {
     let spec = ctx.model_spec(&ctx.settings());
+    // A load shows the `/compact` prompt where it ran; the model never sees it.
+    history.push_command(prompt);
     let mut turn = Turn::new(ctx, history, cancel);
-    // The `/compact` prompt itself is the last user message; summarize everything before it.
     let result = match turn.compact(&spec).await {
         Compacted::Done { .. } => Ok(StopReason::EndTurn),
         Compacted::Nothing => {
-            turn.ctx.emit(TurnEvent::Text(
-                "Nothing to compact yet: the conversation has a single exchange.".into(),
-            ));
+            let note = "Nothing to compact yet: the conversation has a single exchange.";
+            turn.ctx.emit(TurnEvent::Text(note.into()));
+            turn.history.push_note(note.into());
             Ok(StopReason::EndTurn)
         }
         Compacted::Cancelled => Ok(StopReason::Cancelled),

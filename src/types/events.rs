@@ -44,6 +44,10 @@ pub enum ToolContent {
     Terminal {
         /// The editor's terminal id.
         id: String,
+        /// Once the command ended: its output and how it ended, as Markdown. The terminal is
+        /// released when the command ends, so a `session/load` replays this text instead.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
     },
 }
 

@@ -24,6 +24,7 @@ mod permissions;
 mod pipes;
 mod protocol_edges;
 mod real_model;
+mod replay;
 mod runaway;
 mod secrets;
 mod sessions;

@@ -25,7 +25,7 @@ pub fn render(lines: &[Line]) -> String {
                     line.at
                 ));
             }
-            Record::User { parts } => {
+            Record::User { parts } | Record::Command { parts } => {
                 out.push_str("## User\n\n");
                 for part in parts {
                     match part {
@@ -74,6 +74,7 @@ pub fn render(lines: &[Line]) -> String {
                 }
                 out.push('\n');
             }
+            Record::Note { text } => out.push_str(&format!("_{}_\n\n", text.trim())),
             Record::Compaction { .. } => {
                 out.push_str("_[The conversation above was compacted here.]_\n\n")
             }
