@@ -39,16 +39,24 @@ pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
         return Err(ReadError::Other(why.to_string()));
     }
     if env.caps.read_text_file {
-        return env
+        let error = match env
             .client
             .read_text_file(&env.session_id, path, None, None)
             .await
-            .map_err(|e| match e.code {
-                Some(NOT_FOUND) => ReadError::Missing,
-                Some(_) => ReadError::Other(format!("the editor said: {}", e.message)),
-                // No answer in time (the message says so) or an answer tandem cannot use.
-                None => ReadError::Other(e.message),
-            });
+        {
+            Ok(text) => return Ok(text),
+            Err(error) => error,
+        };
+        return Err(match error.code {
+            Some(NOT_FOUND) => ReadError::Missing,
+            // Editors answer a missing file in their own words and codes (the Python SDK:
+            // -32603 "No such file or directory"); the project is on the disk tandem shares
+            // with the editor, so the disk says whether the file is there.
+            Some(_) if missing_on_disk(path).await => ReadError::Missing,
+            Some(_) => ReadError::Other(format!("the editor said: {}", error.message)),
+            // No answer in time (the message says so) or an answer tandem cannot use.
+            None => ReadError::Other(error.message),
+        });
     }
     match local::read_text(path).await {
         Ok(bytes) if text::is_binary(&bytes) => Err(ReadError::Binary(bytes.len())),
@@ -56,6 +64,14 @@ pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ReadError::Missing),
         Err(e) => Err(ReadError::Other(e.to_string())),
     }
+}
+
+/// Whether nothing at all is at `path` (not even a broken link).
+async fn missing_on_disk(path: &Path) -> bool {
+    matches!(
+        tokio::fs::symlink_metadata(path).await,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound
+    )
 }
 
 /// Writes a whole text file.
