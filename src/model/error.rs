@@ -9,8 +9,11 @@ use super::chunk::ErrorDetail;
 pub enum ErrorClass {
     /// No API key is set for a server that needs one.
     MissingApiKey,
-    /// 401 / 403.
+    /// 401 / 403 from a server tandem offers the editor an API-key auth method for.
     Auth,
+    /// 401 / 403 from a server set up without a key: no auth method can fix it, so it is not
+    /// answered as ACP's "authentication required".
+    AccessDenied,
     /// 429 after every retry.
     RateLimited,
     /// 5xx after every retry.
@@ -43,6 +46,7 @@ impl ErrorClass {
         match self {
             ErrorClass::MissingApiKey => "missing_api_key",
             ErrorClass::Auth => "auth",
+            ErrorClass::AccessDenied => "access_denied",
             ErrorClass::RateLimited => "rate_limited",
             ErrorClass::ServerError => "server_error",
             ErrorClass::Connection => "connection",
@@ -62,6 +66,17 @@ impl ErrorClass {
     pub fn is_auth(self) -> bool {
         matches!(self, ErrorClass::MissingApiKey | ErrorClass::Auth)
     }
+}
+
+/// How the endpoint uses an API key, for the words and the code of a 401 or 403.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyUse<'a> {
+    /// The environment variable the key is read from.
+    pub env: &'a str,
+    /// Whether the endpoint needs a key, so tandem offers the editor an auth method for it.
+    pub offered: bool,
+    /// Whether a key was sent.
+    pub sent: bool,
 }
 
 /// A model request that failed, with a message written for the user.
@@ -96,7 +111,7 @@ impl ModelError {
     pub fn from_http(
         base_url: &str,
         model: &str,
-        key_env: &str,
+        key: KeyUse<'_>,
         status: u16,
         body: &[u8],
         attempts: u32,
@@ -122,10 +137,22 @@ impl ModelError {
             )
         } else {
             match status {
-                401 | 403 => (
-                    ErrorClass::Auth,
+                401 | 403 if key.offered || key.sent => (
+                    if key.offered {
+                        ErrorClass::Auth
+                    } else {
+                        ErrorClass::AccessDenied
+                    },
                     format!(
-                        "the model server at {base_url} rejected the API key ({status}){said}. Check {key_env}."
+                        "the model server at {base_url} rejected the API key ({status}){said}. Check {}.",
+                        key.env
+                    ),
+                ),
+                401 | 403 => (
+                    ErrorClass::AccessDenied,
+                    format!(
+                        "the model server at {base_url} refused the request ({status}){said}. tandem sent no API key, because this provider is set up without one; if the server needs a key, set {} (or pick the provider preset that uses one).",
+                        key.env
                     ),
                 ),
                 429 => (
@@ -233,13 +260,39 @@ fn is_context_length(status: u16, detail: &ErrorDetail) -> bool {
 mod tests {
     use super::*;
 
+    const KEY: KeyUse<'static> = KeyUse {
+        env: "OPENAI_API_KEY",
+        offered: true,
+        sent: true,
+    };
+
+    #[test]
+    fn a_keyless_provider_refused_is_not_an_auth_method_problem() {
+        let keyless = KeyUse {
+            env: "OPENAI_API_KEY",
+            offered: false,
+            sent: false,
+        };
+        let e = ModelError::from_http("http://x", "m", keyless, 403, b"{}", 1, None);
+        assert_eq!(e.class, ErrorClass::AccessDenied);
+        assert!(!e.class.is_auth());
+        assert!(e.message.contains("sent no API key"), "{}", e.message);
+        let sent = KeyUse {
+            sent: true,
+            ..keyless
+        };
+        let e = ModelError::from_http("http://x", "m", sent, 401, b"{}", 1, None);
+        assert_eq!(e.class, ErrorClass::AccessDenied);
+        assert!(e.message.contains("rejected the API key (401)"));
+    }
+
     #[test]
     fn classes_by_status() {
-        let e = ModelError::from_http("http://x", "m", "OPENAI_API_KEY", 401, b"{}", 1, None);
+        let e = ModelError::from_http("http://x", "m", KEY, 401, b"{}", 1, None);
         assert_eq!(e.class, ErrorClass::Auth);
         assert!(e.message.contains("rejected the API key (401)"));
         assert!(e.message.contains("OPENAI_API_KEY"));
-        let e = ModelError::from_http("http://x", "m", "K", 503, b"down", 4, None);
+        let e = ModelError::from_http("http://x", "m", KEY, 503, b"down", 4, None);
         assert_eq!(e.class, ErrorClass::ServerError);
         assert!(
             e.message.contains("after 4 attempts: down"),
@@ -251,10 +304,10 @@ mod tests {
     #[test]
     fn context_length_by_code_or_words() {
         let body = br#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#;
-        let e = ModelError::from_http("http://x", "m", "K", 400, body, 1, None);
+        let e = ModelError::from_http("http://x", "m", KEY, 400, body, 1, None);
         assert_eq!(e.class, ErrorClass::ContextLength);
         assert!(e.message.starts_with("the conversation no longer fits"));
-        let e = ModelError::from_http("http://x", "m", "K", 400, b"{\"error\":\"bad\"}", 1, None);
+        let e = ModelError::from_http("http://x", "m", KEY, 400, b"{\"error\":\"bad\"}", 1, None);
         assert_eq!(e.class, ErrorClass::BadRequest);
     }
 }

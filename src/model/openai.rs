@@ -107,6 +107,15 @@ impl OpenAiClient {
         Ok(events(st).boxed())
     }
 
+    /// How this endpoint uses its API key.
+    fn key_use(&self) -> super::error::KeyUse<'_> {
+        super::error::KeyUse {
+            env: &self.endpoint.api_key_env,
+            offered: self.endpoint.requires_key,
+            sent: self.endpoint.api_key.is_some(),
+        }
+    }
+
     fn open_error(&self, model: &str, error: OpenAIError) -> ModelError {
         match error {
             OpenAIError::Boxed(boxed) => {
@@ -114,7 +123,7 @@ impl OpenAiClient {
                     return ModelError::from_http(
                         &self.endpoint.base_url,
                         model,
-                        &self.endpoint.api_key_env,
+                        self.key_use(),
                         f.status,
                         &f.body,
                         f.attempts,
@@ -138,7 +147,7 @@ impl OpenAiClient {
             OpenAIError::ApiError(api) => ModelError::from_http(
                 &self.endpoint.base_url,
                 model,
-                &self.endpoint.api_key_env,
+                self.key_use(),
                 api.status_code.as_u16(),
                 api.api_error.message.as_bytes(),
                 1,

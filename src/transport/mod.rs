@@ -23,6 +23,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
+mod details;
 mod writer;
 
 /// How long cancelled prompts get to answer before the connection closes anyway.
@@ -159,7 +160,7 @@ pub fn over(
     let lines = writer::start(out, ledger);
     let outgoing = futures::sink::unfold(lines, |lines, line: String| async move {
         lines
-            .send(line)
+            .send(details::with_details(line))
             .await
             .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"))?;
         Ok::<_, std::io::Error>(lines)
@@ -223,12 +224,14 @@ async fn next_frame<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std:
 
 /// A JSON-RPC error for a line that never reached the protocol layer (its id is unknown).
 fn framing_error(code: i32, message: &str, data: String) -> String {
-    serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": code, "message": message, "data": data},
-    })
-    .to_string()
+    details::with_details(
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": code, "message": message, "data": data},
+        })
+        .to_string(),
+    )
 }
 
 /// The next line that is text, answering the ones that are too long or not UTF-8.

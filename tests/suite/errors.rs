@@ -52,26 +52,46 @@ async fn rate_limit_is_retried_after_the_servers_delay() {
     );
 }
 
+/// A rejected key is -32000 ("authentication required") where tandem offers the editor an
+/// auth method (a provider that needs a key), and -32603 with the same words where it offers
+/// none (a custom endpoint): a client must not look for a method that is not there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rejected_key_is_auth_required_at_once() {
+async fn a_rejected_key_is_reported_at_once_as_auth_only_where_an_auth_method_exists() {
     let body = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
-    let (mock, _ws, mut agent, session) = started(vec![Reply::status(401, body)], 4).await;
-    let (response, _) = agent.prompt(&session, "hi").await;
-    let error = error_of(&response);
-    assert_eq!(error["code"], -32000);
-    let message = error["message"].as_str().unwrap();
-    assert!(
-        message.contains(&format!(
-            "the model server at {} rejected the API key (401)",
-            mock.base_url
-        )),
-        "{message}"
-    );
-    assert!(message.contains("OPENAI_API_KEY"), "{message}");
-    assert_eq!(error["data"]["class"], "auth");
-    assert_eq!(error["data"]["status"], 401);
-    assert_eq!(mock.requests().len(), 1, "401 is not retried");
-    still_usable(&mock, &mut agent, &session).await;
+    for (provider, code, class) in [("openai", -32000, "auth"), ("", -32603, "access_denied")] {
+        let mock = MockModel::start(vec![Reply::status(401, body)]).await;
+        let ws = Workspace::new();
+        let mut env = ws.env(&mock);
+        if !provider.is_empty() {
+            env.push(("TANDEM_PROVIDER".into(), provider.into()));
+        }
+        let mut agent = Agent::spawn(&env, &[]);
+        let init = agent.initialize().await;
+        let offered = init["authMethods"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty());
+        assert_eq!(offered, code == -32000, "{provider:?}: {init}");
+        let session = agent.new_session(&ws.project()).await["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (response, _) = agent.prompt(&session, "hi").await;
+        let error = error_of(&response);
+        assert_eq!(error["code"], code, "{provider:?}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!(
+                "the model server at {} rejected the API key (401)",
+                mock.base_url
+            )),
+            "{message}"
+        );
+        assert!(message.contains("OPENAI_API_KEY"), "{message}");
+        assert_eq!(error["data"]["class"], class);
+        assert_eq!(error["data"]["status"], 401);
+        assert_eq!(mock.requests().len(), 1, "401 is not retried");
+        still_usable(&mock, &mut agent, &session).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -296,4 +316,79 @@ async fn the_key_never_reaches_logs_or_stdout() {
     );
     assert!(!stderr.contains(TEST_KEY), "key leaked to stderr");
     assert!(!stdout.contains(TEST_KEY), "key leaked to stdout");
+}
+
+/// Some clients (toad) show only `error.data.details`: every error carries one, in words,
+/// whoever raised it (a handler, the SDK, the transport), and keeps its other data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_has_readable_details() {
+    let body = r#"{"error":{"message":"overloaded"}}"#;
+    let (_mock, ws, mut agent, session) = started(vec![Reply::status(503, body)], 1).await;
+    let mut errors = Vec::new();
+    let (response, _) = agent.prompt(&session, "hi").await;
+    errors.push(error_of(&response).clone());
+    for (method, params) in [
+        ("tandem/nonsense", json!({})),
+        (
+            "session/prompt",
+            json!({"sessionId": "ghost", "prompt": []}),
+        ),
+        ("session/new", json!({"cwd": 7})),
+        (
+            "session/load",
+            json!({"sessionId": "nope", "cwd": ws.project(), "mcpServers": []}),
+        ),
+    ] {
+        let response = agent.request(method, params).await;
+        errors.push(error_of(&response).clone());
+    }
+    agent.send_line("{not json").await;
+    errors.push(agent.next_message().await["error"].clone());
+    for error in &errors {
+        let details = error["data"]["details"].as_str().unwrap_or_default();
+        assert!(details.len() > 8, "no readable details: {error}");
+    }
+    assert_eq!(
+        errors[0]["data"]["class"], "server_error",
+        "the rest is kept"
+    );
+    assert!(
+        errors[0]["data"]["details"]
+            .as_str()
+            .unwrap()
+            .contains("overloaded")
+    );
+}
+
+/// -32000 means "authentication required" in ACP, and the client answers it with an auth
+/// method; a provider set up without a key offers none, so its 401/403 is another error,
+/// worded for what the user can do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyless_provider_refused_is_not_auth_required() {
+    let mock = MockModel::start(vec![Reply::status(401, r#"{"error":"no"}"#)]).await;
+    let ws = Workspace::new();
+    let mut env = ws.base_env();
+    env.push(("TANDEM_PROVIDER".into(), "llamacpp".into()));
+    env.push(("OPENAI_BASE_URL".into(), mock.base_url.clone()));
+    env.push(("TANDEM_MODEL".into(), "local".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let init = agent.initialize().await;
+    assert_eq!(
+        init["authMethods"],
+        json!([]),
+        "nothing to authenticate with"
+    );
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let error = error_of(&response);
+    assert_ne!(error["code"], -32000, "{error}");
+    assert_eq!(error["code"], -32603);
+    assert_eq!(error["data"]["class"], "access_denied");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("sent no API key"), "{message}");
+    assert!(message.contains("LLAMACPP_API_KEY"), "{message}");
+    still_usable(&mock, &mut agent, &session).await;
 }

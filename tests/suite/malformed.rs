@@ -39,7 +39,7 @@ async fn oversized_lines_and_invalid_utf8_get_errors_and_the_session_goes_on() {
     let error = agent.next_message().await;
     assert_eq!(error["error"]["code"], -32600);
     assert_eq!(error["id"], serde_json::Value::Null);
-    let data = error["error"]["data"].as_str().unwrap();
+    let data = error["error"]["data"]["details"].as_str().unwrap();
     assert!(data.contains("over the limit of 4096"), "{data}");
 
     // Invalid UTF-8 inside an otherwise fine request.
@@ -50,7 +50,12 @@ async fn oversized_lines_and_invalid_utf8_get_errors_and_the_session_goes_on() {
     agent.send_bytes(&bad).await;
     let error = agent.next_message().await;
     assert_eq!(error["error"]["code"], -32700);
-    assert!(error["error"]["data"].as_str().unwrap().contains("UTF-8"));
+    assert!(
+        error["error"]["data"]["details"]
+            .as_str()
+            .unwrap()
+            .contains("UTF-8")
+    );
 
     let (response, updates) = agent.prompt(&session, "ok?").await;
     assert_eq!(response["result"]["stopReason"], "end_turn");
