@@ -4,8 +4,9 @@
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, Implementation, InitializeResponse,
-    McpCapabilities, PromptCapabilities, SessionCapabilities, SessionCloseCapabilities,
-    SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities,
+    McpCapabilities, PromptCapabilities, SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities,
 };
 
 use super::ext;
@@ -55,7 +56,9 @@ fn session_capabilities() -> SessionCapabilities {
         .list(SessionListCapabilities::new())
         .resume(SessionResumeCapabilities::new())
         .close(SessionCloseCapabilities::new())
-        .delete(SessionDeleteCapabilities::new());
+        .delete(SessionDeleteCapabilities::new())
+        // Multi-root workspaces: the other folders are inside the workspace.
+        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
     #[cfg(feature = "acp-session-fork")]
     let caps = caps.fork(agent_client_protocol::v1::schema::SessionForkCapabilities::new());
     caps

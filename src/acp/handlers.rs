@@ -113,7 +113,16 @@ impl Handlers {
         let (h, id) = (self.clone(), requested.clone());
         let open: Job = Box::new(move || {
             Box::pin(async move {
-                let opened = h.manager.create(req.cwd, editor, servers, requested).await;
+                let opened = h
+                    .manager
+                    .create(
+                        req.cwd,
+                        req.additional_directories,
+                        editor,
+                        servers,
+                        requested,
+                    )
+                    .await;
                 open::answer(&cx, responder, opened);
             })
         });
@@ -135,7 +144,14 @@ impl Handlers {
         let session = id.clone();
         let open: Job = Box::new(move || {
             Box::pin(async move {
-                let opened = h.manager.load(&session, req.cwd, editor, true, servers);
+                let opened = h.manager.load(
+                    &session,
+                    req.cwd,
+                    req.additional_directories,
+                    editor,
+                    true,
+                    servers,
+                );
                 open::answer(&cx, responder, opened.await);
             })
         });
@@ -157,7 +173,14 @@ impl Handlers {
         let session = id.clone();
         let open: Job = Box::new(move || {
             Box::pin(async move {
-                let opened = h.manager.load(&session, req.cwd, editor, false, servers);
+                let opened = h.manager.load(
+                    &session,
+                    req.cwd,
+                    req.additional_directories,
+                    editor,
+                    false,
+                    servers,
+                );
                 open::answer(&cx, responder, opened.await);
             })
         });
@@ -180,7 +203,13 @@ impl Handlers {
         let from = id.clone();
         let job: Job = Box::new(move || {
             Box::pin(async move {
-                let opened = h.manager.fork(&from, Some(req.cwd), editor, servers);
+                let opened = h.manager.fork(
+                    &from,
+                    Some(req.cwd),
+                    Some(req.additional_directories),
+                    editor,
+                    servers,
+                );
                 open::answer(&cx, responder, opened.await);
             })
         });
@@ -200,6 +229,7 @@ impl Handlers {
             .into_iter()
             .map(|s| {
                 SessionInfo::new(s.id, s.cwd)
+                    .additional_directories(s.folders)
                     .title(s.title)
                     .updated_at(s.updated_at)
             })

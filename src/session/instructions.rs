@@ -1,5 +1,6 @@
 //! Project instructions: `AGENTS.md` files from the session's directory up to the repository
-//! root, plus the user's own in the config directory, added to the system prompt.
+//! root, the same for each of the workspace's other folders, plus the user's own in the
+//! config directory, added to the system prompt.
 
 use std::path::{Path, PathBuf};
 
@@ -29,10 +30,20 @@ pub fn files(cwd: &Path, config_dir: &Path) -> Vec<PathBuf> {
     out.into_iter().filter(|p| p.is_file()).collect()
 }
 
-/// The instructions text for the system prompt, or an empty string when there are none.
-pub fn load(cwd: &Path, config_dir: &Path) -> String {
+/// The instructions text for the system prompt, or an empty string when there are none:
+/// [`files`] for `cwd`, then those of each of the workspace's other `folders` not already
+/// taken (a folder in the same repository shares its root's file).
+pub fn load(cwd: &Path, folders: &[PathBuf], config_dir: &Path) -> String {
+    let mut all = files(cwd, config_dir);
+    for folder in folders {
+        for path in files(folder, config_dir) {
+            if !all.contains(&path) {
+                all.push(path);
+            }
+        }
+    }
     let mut text = String::new();
-    for path in files(cwd, config_dir) {
+    for path in all {
         let Ok(content) = std::fs::read_to_string(&path) else {
             tracing::warn!(path = %path.display(), "cannot read project instructions");
             continue;
@@ -74,7 +85,7 @@ mod tests {
         std::fs::write(dir.path().join(FILE), "above the repo: ignored").unwrap();
         let found = files(&sub, &config);
         assert_eq!(found, [config.join(FILE), repo.join(FILE), sub.join(FILE)]);
-        let text = load(&sub, &config);
+        let text = load(&sub, &[], &config);
         assert!(text.find("user").unwrap() < text.find("root").unwrap());
         assert!(text.find("root").unwrap() < text.find("app").unwrap());
         assert!(!text.contains("ignored"));

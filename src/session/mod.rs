@@ -130,13 +130,21 @@ impl SessionManager {
         Ok(())
     }
 
-    /// Stored sessions, newest first (see [`Store::list`]).
+    /// Stored sessions, newest first (see [`Store::list`]); a session open here reports the
+    /// folders it has now.
     pub fn list(
         &self,
         cwd: Option<&Path>,
         cursor: Option<&str>,
     ) -> (Vec<store::Summary>, Option<String>) {
-        self.store.list(cwd, cursor)
+        let (mut page, next) = self.store.list(cwd, cursor);
+        let sessions = self.sessions.lock();
+        for summary in &mut page {
+            if let Some(live) = sessions.get(&summary.id) {
+                summary.folders = live.status.folders.clone();
+            }
+        }
+        (page, next)
     }
 
     /// The sessions open in this process, sorted by id.

@@ -18,11 +18,13 @@ impl SessionManager {
     pub async fn create(
         &self,
         cwd: PathBuf,
+        folders: Vec<PathBuf>,
         editor: EditorLink,
         servers: Vec<ServerSpec>,
         requested_id: Option<String>,
     ) -> Result<NewSession, SessionError> {
         check_cwd(&cwd)?;
+        check_folders(&folders)?;
         self.check_credentials().map_err(SessionError::Model)?;
         let id = match requested_id {
             Some(id) => self.check_requested(id)?,
@@ -35,7 +37,13 @@ impl SessionManager {
             model: settings.model.clone(),
             reasoning_effort: settings.reasoning_effort.clone(),
         };
-        let transcript = self.store.create(&id, &cwd, [first]).await?;
+        let recorded = (!folders.is_empty()).then(|| Record::Folders {
+            folders: folders.clone(),
+        });
+        let transcript = self
+            .store
+            .create(&id, &cwd, std::iter::once(first).chain(recorded))
+            .await?;
         tracing::info!(session = %id, "session created");
         let project = crate::config::project(&cwd);
         Ok(self.start(Start {
@@ -43,6 +51,7 @@ impl SessionManager {
             project,
             id,
             cwd,
+            folders,
             editor,
             settings,
             history: History::new(transcript),
@@ -58,22 +67,24 @@ impl SessionManager {
         &self,
         id: &str,
         cwd: PathBuf,
+        folders: Vec<PathBuf>,
         editor: EditorLink,
         replay: bool,
         servers: Vec<ServerSpec>,
     ) -> Result<NewSession, SessionError> {
         let source = if replay { "load" } else { "resume" };
-        self.open_stored(id, cwd, editor, replay, servers, source)
+        self.open_stored(id, (cwd, Some(folders)), editor, replay, servers, source)
             .await
     }
 
     /// A new session with a copy of `id`'s history so far (open or only stored), working in
-    /// `cwd` or where `id` did, with the editor's MCP `servers`; the two go their own ways
-    /// from here.
+    /// `cwd` (and `folders`) or where `id` did, with the editor's MCP `servers`; the two go
+    /// their own ways from here.
     pub async fn fork(
         &self,
         id: &str,
         cwd: Option<PathBuf>,
+        folders: Option<Vec<PathBuf>>,
         editor: EditorLink,
         servers: Vec<ServerSpec>,
     ) -> Result<NewSession, SessionError> {
@@ -84,21 +95,27 @@ impl SessionManager {
         let new_id = uuid::Uuid::new_v4().to_string();
         let cwd = self.store.fork(id, &new_id, cwd.as_deref()).await?;
         tracing::info!(from = %id, session = %new_id, "session forked");
-        self.open_stored(&new_id, cwd, editor, false, servers, "fork")
+        self.open_stored(&new_id, (cwd, folders), editor, false, servers, "fork")
             .await
     }
 
-    /// [`Self::load`], telling `session_start` hooks how the session was opened.
+    /// [`Self::load`] in `place` (the working directory and the workspace's other folders,
+    /// or those last recorded when `None`), telling `session_start` hooks how the session
+    /// was opened.
     async fn open_stored(
         &self,
         id: &str,
-        cwd: PathBuf,
+        place: (PathBuf, Option<Vec<PathBuf>>),
         editor: EditorLink,
         replay: bool,
         servers: Vec<ServerSpec>,
         source: &'static str,
     ) -> Result<NewSession, SessionError> {
+        let (cwd, requested) = place;
         check_cwd(&cwd)?;
+        if let Some(folders) = &requested {
+            check_folders(folders)?;
+        }
         self.check_credentials().map_err(SessionError::Model)?;
         // What the session open here has queued belongs in what is read.
         self.flush_open(id).await;
@@ -115,6 +132,22 @@ impl SessionManager {
                 sink.emit(id, event);
             }
         }
+        // The request's folders are the session's from now on (ACP: an empty list means
+        // none); a change is recorded so `session/list` reports them.
+        let last_folders = lines
+            .iter()
+            .rev()
+            .find_map(|l| match &l.record {
+                Record::Folders { folders } => Some(folders.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let folders = requested.unwrap_or_else(|| last_folders.clone());
+        if last_folders != folders {
+            transcript.append(Record::Folders {
+                folders: folders.clone(),
+            });
+        }
         let history = History::rebuild(&lines, transcript);
         tracing::info!(session = %id, records = lines.len(), messages = history.messages().len(), replay, "session opened from its transcript");
         let project = crate::config::project(&cwd);
@@ -123,6 +156,7 @@ impl SessionManager {
             project,
             id: id.to_string(),
             cwd,
+            folders,
             editor,
             settings,
             history,
@@ -197,6 +231,19 @@ impl SessionManager {
         }
         settings
     }
+}
+
+/// The workspace's other folders must be absolute paths to existing directories.
+fn check_folders(folders: &[PathBuf]) -> Result<(), SessionError> {
+    for folder in folders {
+        if !folder.is_absolute() || !folder.is_dir() {
+            return Err(SessionError::InvalidParams(format!(
+                "additionalDirectories: `{}` is not an absolute path to an existing directory",
+                folder.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A session's working directory must be an absolute path to an existing directory.

@@ -24,6 +24,8 @@ use crate::types::{EventSink, TurnEvent};
 pub(super) struct Start {
     pub(super) id: String,
     pub(super) cwd: PathBuf,
+    /// The workspace's other folders (ACP `additionalDirectories`).
+    pub(super) folders: Vec<PathBuf>,
     /// The editor it talks to.
     pub(super) editor: EditorLink,
     pub(super) settings: Settings,
@@ -41,6 +43,11 @@ impl SessionManager {
     pub(super) fn start(&self, s: Start) -> NewSession {
         // The workspace root is judged by where the directory really is (symlinks resolved).
         let root = s.cwd.canonicalize().unwrap_or_else(|_| s.cwd.clone());
+        let folders: Vec<PathBuf> = s
+            .folders
+            .iter()
+            .map(|f| f.canonicalize().unwrap_or_else(|_| f.clone()))
+            .collect();
         let options = options::views(&s.settings, &self.config);
         if s.project.declares_hooks() {
             tracing::warn!(cwd = %s.cwd.display(), "hooks in the project's .tandem/config.toml are ignored: opening a project must not run its code; declare them in your own config file");
@@ -61,12 +68,13 @@ impl SessionManager {
             transcript.path(),
             s.source,
         ));
-        let policy = self.policy(&s, &root, &extras);
+        let policy = self.policy(&s, &root, &folders, &extras);
         let (settings, settings_rx) = watch::channel(s.settings.clone());
         let usage = Arc::new(watch::channel(None).0);
         let scope = Arc::new(SessionScope {
             session_id: s.id.clone(),
             cwd: root.clone(),
+            folders: folders.clone(),
             config: self.config.clone(),
             model: self.client.clone(),
             settings: settings_rx.clone(),
@@ -76,13 +84,14 @@ impl SessionManager {
             grants: watch::channel(Grants::default()).0,
             policy: policy.clone(),
             transcript: transcript.clone(),
-            project_instructions: instructions::load(&s.cwd, &self.config.config_dir),
+            project_instructions: instructions::load(&s.cwd, &folders, &self.config.config_dir),
             mcp: s.mcp.clone(),
             totals: watch::channel(Default::default()).0,
             extras,
         });
         let status = Watch {
             cwd: root,
+            folders: s.folders.clone(),
             settings: settings_rx,
             usage: usage.subscribe(),
             totals: scope.totals.subscribe(),
@@ -135,7 +144,7 @@ impl SessionManager {
 
     /// The session's permission rules (the user's, then the project's deny and ask rules) and
     /// its workspace (the root, plus the folders of its skills, which it may read).
-    fn policy(&self, s: &Start, root: &Path, extras: &Extras) -> Arc<Policy> {
+    fn policy(&self, s: &Start, root: &Path, folders: &[PathBuf], extras: &Extras) -> Arc<Policy> {
         let home = self.config.user_home.as_deref();
         let rules = self
             .config
@@ -145,9 +154,14 @@ impl SessionManager {
             .chain(s.project.rules(&s.cwd));
         Arc::new(Policy {
             rules: Rules::new(rules, root, home),
+            // The workspace's other folders are inside it, like the skills' folders.
             workspace: Workspace::new(
                 root.to_path_buf(),
-                extras.read_roots().map(PathBuf::from).collect(),
+                folders
+                    .iter()
+                    .cloned()
+                    .chain(extras.read_roots().map(PathBuf::from))
+                    .collect(),
                 home,
             ),
         })

@@ -17,6 +17,8 @@ use crate::turn::Totals;
 pub(super) struct Watch {
     /// Working directory (canonical).
     pub(super) cwd: PathBuf,
+    /// The workspace's other folders, as the editor sent them.
+    pub(super) folders: Vec<PathBuf>,
     /// The settings the actor holds.
     pub(super) settings: watch::Receiver<Settings>,
     /// The last usage report: (tokens in use, estimate).

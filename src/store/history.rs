@@ -67,6 +67,7 @@ impl History {
                 Record::Meta { .. }
                 | Record::Command { .. }
                 | Record::Note { .. }
+                | Record::Folders { .. }
                 | Record::Plan { .. }
                 | Record::Settings { .. }
                 | Record::Title { .. }

@@ -52,6 +52,8 @@ pub struct Summary {
     pub cwd: PathBuf,
     /// Title, once the first exchange happened.
     pub title: Option<String>,
+    /// The workspace's other folders, as last recorded before the title.
+    pub folders: Vec<PathBuf>,
     /// Last write (RFC 3339).
     pub updated_at: String,
     modified: std::time::SystemTime,
@@ -192,21 +194,27 @@ fn summarize(path: &Path) -> Option<Summary> {
     let Record::Meta { id, cwd } = first.record else {
         return None;
     };
-    let title = lines.map_while(Result::ok).find_map(|bytes| {
-        match serde_json::from_slice::<Line>(&bytes) {
-            Ok(Line {
-                record: Record::Title { title },
-                ..
-            }) => Some(title),
-            _ => None,
+    // Read only as far as the title: a session's folders are recorded when it opens, so for
+    // all but sessions reopened with other folders after their first exchange, that is enough.
+    let mut folders = Vec::new();
+    let mut title = None;
+    for bytes in lines.map_while(Result::ok) {
+        match serde_json::from_slice::<Line>(&bytes).map(|l| l.record) {
+            Ok(Record::Title { title: t }) => {
+                title = Some(t);
+                break;
+            }
+            Ok(Record::Folders { folders: f }) => folders = f,
+            _ => {}
         }
-    });
+    }
     let updated_at = chrono::DateTime::<chrono::Utc>::from(modified)
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     Some(Summary {
         id,
         cwd,
         title,
+        folders,
         updated_at,
         modified,
     })

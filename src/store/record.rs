@@ -36,6 +36,12 @@ pub enum Record {
         /// Working directory.
         cwd: PathBuf,
     },
+    /// The workspace's other folders (ACP `additionalDirectories`) from here on; written
+    /// when a session opens with a list that differs from the last one recorded.
+    Folders {
+        /// Absolute paths, in the editor's order.
+        folders: Vec<PathBuf>,
+    },
     /// A prompt from the user.
     User {
         /// Its content.

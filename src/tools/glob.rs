@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, paths};
 use crate::types::Access;
 use crate::types::{Location, ToolKind};
 
@@ -19,7 +19,7 @@ const MAX_MATCHES: usize = 500;
 pub struct GlobArgs {
     /// Glob pattern matched against paths relative to `path`, e.g. `**/*.rs` or `src/*.toml`.
     pub pattern: String,
-    /// Directory to search (default: the working directory).
+    /// Directory to search (default: the working directory and the workspace's other folders).
     pub path: Option<String>,
 }
 
@@ -33,7 +33,7 @@ impl TypedTool for Glob {
         "Find files by glob pattern (e.g. `**/*.rs`). Skips files ignored by .gitignore and hidden files."
     }
     fn prepare(&self, args: GlobArgs, place: &Place) -> Result<Prepared, ToolError> {
-        let root = place.resolve(args.path.as_deref().unwrap_or("."));
+        let roots = place.search_roots(args.path.as_deref());
         let matcher = globset::GlobBuilder::new(&args.pattern)
             .literal_separator(false)
             .build()
@@ -41,21 +41,32 @@ impl TypedTool for Glob {
                 ToolError::Refused(format!("invalid glob pattern `{}`: {e}", args.pattern))
             })?
             .compile_matcher();
-        let shown = place.display(&root);
+        let shown = place.display_roots(&roots);
         Ok(Prepared {
             title: format!("Find `{}` in {shown}", args.pattern),
-            locations: vec![Location {
-                path: root.clone(),
-                line: None,
-            }],
-            access: Access::Read(root.clone()),
-            call: Box::new(GlobCall { root, matcher }),
+            locations: roots
+                .iter()
+                .map(|root| Location {
+                    path: root.clone(),
+                    line: None,
+                })
+                .collect(),
+            // The first folder is judged; files in the others are checked one by one as the
+            // walk meets them (`unreadable`).
+            access: Access::Read(roots[0].clone()),
+            call: Box::new(GlobCall {
+                roots,
+                cwd: place.cwd.clone(),
+                matcher,
+            }),
         })
     }
 }
 
 struct GlobCall {
-    root: PathBuf,
+    /// Never empty.
+    roots: Vec<PathBuf>,
+    cwd: PathBuf,
     matcher: globset::GlobMatcher,
 }
 
@@ -64,17 +75,19 @@ pub fn walker(root: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root).require_git(false).build()
 }
 
-fn find(
-    root: &Path,
-    matcher: &globset::GlobMatcher,
-    unreadable: &dyn Fn(&Path) -> bool,
-) -> (Vec<String>, usize) {
-    let mut found: Vec<String> = walker(root)
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && !unreadable(e.path()))
-        .filter_map(|e| {
-            let rel = e.path().strip_prefix(root).ok()?.to_path_buf();
-            matcher.is_match(&rel).then(|| rel.display().to_string())
+/// The files under `call`'s folders whose path relative to their folder matches; shown
+/// relative to the working directory when inside it, absolute otherwise.
+fn find(call: &GlobCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, usize) {
+    let mut found: Vec<String> = call
+        .roots
+        .iter()
+        .flat_map(|root| walker(root).filter_map(Result::ok).map(move |e| (root, e)))
+        .filter(|(_, e)| e.file_type().is_some_and(|t| t.is_file()) && !unreadable(e.path()))
+        .filter_map(|(root, e)| {
+            let rel = e.path().strip_prefix(root).ok()?;
+            call.matcher
+                .is_match(rel)
+                .then(|| paths::display(e.path(), &call.cwd))
         })
         .collect();
     found.sort();
@@ -87,9 +100,7 @@ impl Call for GlobCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
             let unreadable = env.unreadable.clone();
-            let search = tokio::task::spawn_blocking(move || {
-                find(&self.root, &self.matcher, unreadable.as_ref())
-            });
+            let search = tokio::task::spawn_blocking(move || find(&self, unreadable.as_ref()));
             let (found, total) = tokio::select! {
                 r = search => match r {
                     Ok(r) => r,

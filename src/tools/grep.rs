@@ -26,7 +26,8 @@ const MAX_LINE: usize = 300;
 pub struct GrepArgs {
     /// Regular expression (Rust regex syntax).
     pub pattern: String,
-    /// File or directory to search (default: the working directory).
+    /// File or directory to search (default: the working directory and the workspace's other
+    /// folders).
     pub path: Option<String>,
     /// Only search files whose relative path matches this glob, e.g. `*.rs`.
     pub glob: Option<String>,
@@ -46,14 +47,20 @@ impl TypedTool for Grep {
     }
     fn prepare(&self, args: GrepArgs, place: &Place) -> Result<Prepared, ToolError> {
         let call = GrepCall::new(args, place).map_err(ToolError::Refused)?;
-        let shown = place.display(&call.root);
+        let shown = place.display_roots(&call.roots);
         Ok(Prepared {
             title: format!("Search `{}` in {shown}", call.pattern),
-            locations: vec![Location {
-                path: call.root.clone(),
-                line: None,
-            }],
-            access: Access::Read(call.root.clone()),
+            locations: call
+                .roots
+                .iter()
+                .map(|root| Location {
+                    path: root.clone(),
+                    line: None,
+                })
+                .collect(),
+            // The first folder is judged; files in the others are checked one by one as the
+            // search meets them (`unreadable`).
+            access: Access::Read(call.roots[0].clone()),
             call: Box::new(call),
         })
     }
@@ -65,12 +72,14 @@ pub fn search_now(args: GrepArgs, cwd: &Path) -> Result<(Vec<String>, bool), Str
     let place = Place {
         cwd: cwd.to_path_buf(),
         home: None,
+        folders: Vec::new(),
     };
     Ok(search(&GrepCall::new(args, &place)?, &|_| false))
 }
 
 struct GrepCall {
-    root: PathBuf,
+    /// Never empty.
+    roots: Vec<PathBuf>,
     cwd: PathBuf,
     pattern: String,
     matcher: RegexMatcher,
@@ -79,7 +88,7 @@ struct GrepCall {
 
 impl GrepCall {
     fn new(args: GrepArgs, place: &Place) -> Result<Self, String> {
-        let root = place.resolve(args.path.as_deref().unwrap_or("."));
+        let roots = place.search_roots(args.path.as_deref());
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(args.case_insensitive)
             .build(&args.pattern)
@@ -95,7 +104,7 @@ impl GrepCall {
             None => None,
         };
         Ok(GrepCall {
-            root,
+            roots,
             cwd: place.cwd.clone(),
             pattern: args.pattern,
             matcher,
@@ -111,14 +120,15 @@ fn search(call: &GrepCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, 
         .build();
     let mut hits = Vec::new();
     let mut more = false;
-    for entry in walker(&call.root).filter_map(Result::ok) {
+    let entries = call
+        .roots
+        .iter()
+        .flat_map(|root| walker(root).filter_map(Result::ok).map(move |e| (root, e)));
+    for (root, entry) in entries {
         if !entry.file_type().is_some_and(|t| t.is_file()) || unreadable(entry.path()) {
             continue;
         }
-        let rel = entry
-            .path()
-            .strip_prefix(&call.root)
-            .unwrap_or(entry.path());
+        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
         if let Some(filter) = &call.filter
             && !filter.is_match(rel)
             && !rel.file_name().is_some_and(|n| filter.is_match(n))

@@ -17,8 +17,10 @@ const MAX_ENTRIES: usize = 1000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListDirArgs {
-    /// Directory path, absolute or relative to the working directory.
-    pub path: String,
+    /// Directory path, absolute or relative to the working directory (default: the working
+    /// directory, followed by the workspace's other folders).
+    #[serde(default)]
+    pub path: Option<String>,
 }
 
 pub struct ListDir;
@@ -31,8 +33,13 @@ impl TypedTool for ListDir {
         "List a directory's entries (directories end with `/`)."
     }
     fn prepare(&self, args: ListDirArgs, place: &Place) -> Result<Prepared, ToolError> {
-        let path = place.resolve(&args.path);
+        let path = place.resolve(args.path.as_deref().unwrap_or("."));
         let shown = place.display(&path);
+        // Without a path, the listing also names the workspace's other folders.
+        let also = match args.path {
+            None => place.folders.clone(),
+            Some(_) => Vec::new(),
+        };
         Ok(Prepared {
             title: format!("List {shown}"),
             locations: vec![Location {
@@ -40,7 +47,7 @@ impl TypedTool for ListDir {
                 line: None,
             }],
             access: Access::Read(path.clone()),
-            call: Box::new(ListCall { path, shown }),
+            call: Box::new(ListCall { path, shown, also }),
         })
     }
 }
@@ -48,6 +55,8 @@ impl TypedTool for ListDir {
 struct ListCall {
     path: PathBuf,
     shown: String,
+    /// Other workspace folders to name after the entries.
+    also: Vec<PathBuf>,
 }
 
 fn list(path: &Path) -> std::io::Result<(Vec<String>, usize)> {
@@ -81,6 +90,12 @@ impl Call for ListCall {
                             "\n[… {} more entries not shown]",
                             total - entries.len()
                         ));
+                    }
+                    if !self.also.is_empty() {
+                        text.push_str("\n\nThe workspace's other folders (list them by path):");
+                        for folder in &self.also {
+                            text.push_str(&format!("\n{}/", folder.display()));
+                        }
                     }
                     ToolOutput::text(text)
                 }

@@ -11,6 +11,9 @@ pub struct Place {
     pub cwd: PathBuf,
     /// The user's home, when known.
     pub home: Option<PathBuf>,
+    /// The workspace's other folders (ACP `additionalDirectories`, canonical): searched with
+    /// the working directory when a search names no folder.
+    pub folders: Vec<PathBuf>,
 }
 
 impl Place {
@@ -34,6 +37,25 @@ impl Place {
     /// `path` relative to the cwd when inside it, for titles; absolute otherwise.
     pub fn display(&self, path: &Path) -> String {
         display(path, &self.cwd)
+    }
+
+    /// The folders a search covers: the one the model named, or else the working directory
+    /// and the workspace's other folders.
+    pub fn search_roots(&self, named: Option<&str>) -> Vec<PathBuf> {
+        match named {
+            Some(raw) => vec![self.resolve(raw)],
+            None => std::iter::once(self.cwd.clone())
+                .chain(self.folders.iter().cloned())
+                .collect(),
+        }
+    }
+
+    /// How titles name the folders of a search.
+    pub fn display_roots(&self, roots: &[PathBuf]) -> String {
+        match roots {
+            [one] => self.display(one),
+            _ => format!("the workspace's {} folders", roots.len()),
+        }
     }
 }
 
@@ -112,6 +134,7 @@ mod tests {
         let place = Place {
             cwd: ws.clone(),
             home: Some(root.join("home")),
+            folders: Vec::new(),
         };
         let resolve = |raw: &str| place.resolve(raw);
         assert_eq!(resolve("src/../src/new.rs"), ws.join("src/new.rs"));

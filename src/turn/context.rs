@@ -24,6 +24,8 @@ pub struct SessionScope {
     pub session_id: String,
     /// The session's working directory (canonical): the workspace root.
     pub cwd: PathBuf,
+    /// The workspace's other folders (ACP `additionalDirectories`, canonical).
+    pub folders: Vec<PathBuf>,
     /// Configuration (models, limits, instructions).
     pub config: Arc<Config>,
     /// The model server.
@@ -135,6 +137,7 @@ impl TurnContext {
         Place {
             cwd: self.cwd.clone(),
             home: self.config.user_home.clone(),
+            folders: self.folders.clone(),
         }
     }
 
@@ -185,6 +188,14 @@ impl TurnContext {
             mode.id(),
             mode.description(),
         );
+        if !self.folders.is_empty() {
+            prompt.push_str(
+                "\nThe workspace's other folders (as much part of the project as the working directory; name them by absolute path):",
+            );
+            for folder in &self.folders {
+                prompt.push_str(&format!("\n- {}", folder.display()));
+            }
+        }
         if let Some(extra) = &self.config.instructions {
             prompt.push_str("\n\n");
             prompt.push_str(extra);

@@ -8,6 +8,7 @@ mod editors;
 mod errors;
 mod exec;
 mod extensions;
+mod folders;
 mod fork;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;

@@ -99,7 +99,9 @@ impl Handlers {
             Box::pin(async move {
                 // Forking copies a transcript: off the connection's own task.
                 tokio::spawn(async move {
-                    let opened = h.manager.fork(&req.session_id, req.cwd, editor, Vec::new());
+                    let opened = h
+                        .manager
+                        .fork(&req.session_id, req.cwd, None, editor, Vec::new());
                     open::answer(&cx, responder, opened.await);
                 });
             })
