@@ -54,6 +54,17 @@ async fn an_editor_that_never_answers_a_read_is_given_up_on() {
         "{result}"
     );
     assert_eq!(final_status(&updates, "r"), "failed");
+    // The editor is told the read was given up on, so it can stop working on it.
+    let read = updates
+        .iter()
+        .find(|m| m["method"] == "fs/read_text_file")
+        .expect("the read was sent");
+    let cancels: Vec<_> = updates
+        .iter()
+        .filter(|m| m["method"] == "$/cancel_request")
+        .collect();
+    assert_eq!(cancels.len(), 1, "{cancels:?}");
+    assert_eq!(cancels[0]["params"]["requestId"], read["id"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
