@@ -12,6 +12,34 @@ pub use unix::{
     exit_signal, in_own_group, kill_group, shell_line, stop_requested, unreadable_kind,
 };
 
+/// Commands the shell itself runs (no program of that name to start), so a line that uses
+/// one must go to the shell.
+const SHELL_BUILTINS: &[&str] = &[
+    ".", ":", "alias", "bg", "bind", "builtin", "cd", "command", "declare", "dirs", "eval", "exec",
+    "exit", "export", "fg", "hash", "jobs", "let", "local", "popd", "pushd", "read", "readonly",
+    "return", "set", "shift", "source", "trap", "type", "typeset", "ulimit", "umask", "unalias",
+    "unset", "wait",
+];
+
+/// The program and arguments an editor terminal starts for `line`. Terminal headers show
+/// them as the command line, so a plain line (a program and its arguments, quoted or not)
+/// is started as itself: `cargo test --all` reads as that rather than as a shell with `-c`.
+/// A line that needs the shell (pipes, `&&`, redirections, variables, globs, builtins,
+/// several lines) goes to [`shell_line`].
+pub fn terminal_line(line: &str) -> (String, Vec<String>) {
+    let needs_shell = line.contains(|c: char| "|&;<>()$`\\*?[]{}~#!\n\r".contains(c));
+    if !needs_shell
+        && let Some(mut words) = shlex::split(line)
+        && let Some(program) = words.first()
+        && !program.contains('=')
+        && !SHELL_BUILTINS.contains(&program.as_str())
+    {
+        let program = words.remove(0);
+        return (program, words);
+    }
+    shell_line(line)
+}
+
 /// Builds the command that runs `line` in the shell; the caller adds the directory, the
 /// environment and the pipes.
 pub fn shell_command(line: &str) -> tokio::process::Command {
@@ -24,6 +52,41 @@ pub fn shell_command(line: &str) -> tokio::process::Command {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_lines_start_as_themselves_and_the_rest_in_the_shell() {
+        let direct = |line: &str, program: &str, args: &[&str]| {
+            assert_eq!(
+                terminal_line(line),
+                (
+                    program.to_string(),
+                    args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+                ),
+                "{line}"
+            );
+        };
+        direct("cargo test --all", "cargo", &["test", "--all"]);
+        direct(
+            "git commit -m \"fix the bug\"",
+            "git",
+            &["commit", "-m", "fix the bug"],
+        );
+        direct("  ls  ", "ls", &[]);
+        for line in [
+            "cargo test | tail",
+            "make && make install",
+            "echo $HOME",
+            "ls *.rs",
+            "cd src",
+            "FOO=1 cargo run",
+            "echo 'unclosed",
+            "echo hi > out.txt",
+            "printf 'a\nb'\nls",
+            "",
+        ] {
+            assert_eq!(terminal_line(line), shell_line(line), "{line}");
+        }
+    }
 
     #[test]
     fn a_line_runs_in_the_shell() {

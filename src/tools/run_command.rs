@@ -148,7 +148,7 @@ fn result(
 
 impl CommandCall {
     async fn in_terminal(self, env: ToolEnv) -> ToolOutput {
-        let (command, args) = crate::platform::shell_line(&self.command);
+        let (command, args) = crate::platform::terminal_line(&self.command);
         let spec = TerminalSpec {
             command,
             args,

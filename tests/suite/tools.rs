@@ -361,6 +361,7 @@ async fn run_command_locally_returns_exit_code_and_output() {
     assert_eq!(final_status(&updates, "bad"), "failed");
     let first = call_events(&updates, "ok")[0];
     assert_eq!(first["title"], "Run `echo hi; echo err >&2`");
+    assert_eq!(first["rawInput"]["command"], "echo hi; echo err >&2");
     assert_eq!(first["kind"], "execute");
 }
 
@@ -383,9 +384,10 @@ async fn run_command_in_the_editors_terminal() {
             "terminal/release"
         ]
     );
+    // A plain line starts as itself, so the terminal's header reads as the user's command.
     let create = &editor.params_of("terminal/create")[0];
-    assert_eq!(create["command"], "sh");
-    assert_eq!(create["args"], json!(["-c", "echo from-terminal"]));
+    assert_eq!(create["command"], "echo");
+    assert_eq!(create["args"], json!(["from-terminal"]));
     let embedded = call_events(&updates, "t")
         .iter()
         .any(|u| u["content"][0] == json!({"type": "terminal", "terminalId": "term-1"}));
@@ -425,11 +427,15 @@ async fn terminal_commands_past_their_timeout_are_killed_and_released() {
     let script = one_call(
         "slow",
         "run_command",
-        json!({"command": "sleep 30", "timeout_ms": 300}),
+        json!({"command": "sleep 30 && echo late", "timeout_ms": 300}),
     );
     let (mock, _ws, mut agent, session, editor) =
         tool_session(script, full_caps(), "full-access").await;
     agent.prompt(&session, "run").await;
+    // A line that needs the shell is given to it whole.
+    let create = &editor.params_of("terminal/create")[0];
+    assert_eq!(create["command"], "sh");
+    assert_eq!(create["args"], json!(["-c", "sleep 30 && echo late"]));
     assert_eq!(
         editor.methods(),
         [
