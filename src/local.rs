@@ -120,15 +120,65 @@ impl Bounded {
     }
 }
 
+/// Where a running command's latest output goes while it runs: its last [`LIVE_BYTES`]
+/// (from a line start), at most every [`LIVE_EVERY`], and only when there is more.
+pub type Live<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// Most bytes of a running command's output shown live.
+pub const LIVE_BYTES: usize = 4096;
+/// How often at most a running command's output is shown live.
+pub const LIVE_EVERY: Duration = Duration::from_millis(250);
+
+/// The last bytes a command wrote, for showing it live.
+struct Recent {
+    bytes: std::collections::VecDeque<u8>,
+    /// Whether bytes have left the front.
+    cut: bool,
+    /// Whether bytes arrived since it was last shown.
+    fresh: bool,
+}
+
+impl Recent {
+    fn new() -> Self {
+        Self {
+            bytes: std::collections::VecDeque::new(),
+            cut: false,
+            fresh: false,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.bytes.extend(bytes);
+        while self.bytes.len() > LIVE_BYTES {
+            self.bytes.pop_front();
+            self.cut = true;
+        }
+        self.fresh = true;
+    }
+
+    /// The text to show, starting at a whole line once the front was cut.
+    fn text(&mut self) -> String {
+        self.fresh = false;
+        let (a, b) = self.bytes.as_slices();
+        let all = String::from_utf8_lossy(&[a, b].concat()).into_owned();
+        match all.find('\n').filter(|_| self.cut) {
+            Some(at) => format!("…\n{}", &all[at + 1..]),
+            None => all,
+        }
+    }
+}
+
 /// Runs `command` in the shell (`sh -c`), in its own process group; the group is killed on
 /// timeout or cancel so no grandchild outlives the call. stderr is merged into stdout by the
-/// shell, so the output reads in the order it was written, as in a terminal.
+/// shell, so the output reads in the order it was written, as in a terminal. `live`, when
+/// given, is shown the latest output while the command runs.
 pub async fn run_command(
     command: &str,
     cwd: &Path,
     timeout: Duration,
     max_bytes: usize,
     cancel: &CancellationToken,
+    live: Option<Live<'_>>,
 ) -> std::io::Result<CommandRun> {
     let mut sh = platform::shell_command(&format!("exec 2>&1\n{command}"));
     crate::secrets::scrub(&mut sh);
@@ -142,6 +192,9 @@ pub async fn run_command(
     let pid = child.id();
     let mut stdout = child.stdout.take();
     let mut out = Bounded::new(max_bytes);
+    let mut recent = Recent::new();
+    let mut shown = tokio::time::interval(LIVE_EVERY);
+    shown.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut buf = [0u8; 8192];
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
@@ -149,7 +202,20 @@ pub async fn run_command(
     let status = loop {
         tokio::select! {
             n = async { match stdout.as_mut() { Some(s) => s.read(&mut buf).await, None => std::future::pending().await } } => {
-                match n { Ok(0) | Err(_) => stdout = None, Ok(n) => out.push(&buf[..n]) }
+                match n {
+                    Ok(0) | Err(_) => stdout = None,
+                    Ok(n) => {
+                        out.push(&buf[..n]);
+                        if live.is_some() {
+                            recent.push(&buf[..n]);
+                        }
+                    }
+                }
+            }
+            _ = shown.tick(), if recent.fresh => {
+                if let Some(live) = live {
+                    live(&recent.text());
+                }
             }
             status = child.wait(), if stdout.is_none() => break Some(status?),
             () = &mut deadline => { timed_out = true; break None; }
@@ -193,6 +259,7 @@ mod tests {
             Duration::from_secs(20),
             1000,
             &cancel,
+            None,
         )
         .await
         .unwrap();
@@ -207,6 +274,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn output_is_shown_while_the_command_runs_bounded_and_throttled() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancellationToken::new();
+        let seen = std::sync::Mutex::new(Vec::<String>::new());
+        let live = |text: &str| seen.lock().unwrap().push(text.to_string());
+        let start = std::time::Instant::now();
+        let run = run_command(
+            "echo early; sleep 0.6; seq 1 5000; sleep 0.6; echo late",
+            dir.path(),
+            Duration::from_secs(20),
+            100_000,
+            &cancel,
+            Some(&live),
+        )
+        .await
+        .unwrap();
+        let took = start.elapsed();
+        let seen = seen.into_inner().unwrap();
+        assert!(run.output.ends_with("late\n"));
+        assert!(seen.len() >= 2, "shown while it ran: {seen:?}");
+        assert!(seen[0].starts_with("early\n"), "{seen:?}");
+        assert!(seen.iter().all(|t| t.len() <= LIVE_BYTES + 8), "bounded");
+        assert!(
+            seen.iter()
+                .any(|t| t.starts_with("…\n") && t.contains("\n5000\n")),
+            "the latest lines, from a line start: {seen:?}"
+        );
+        let most = took.as_millis() / LIVE_EVERY.as_millis() + 2;
+        assert!(
+            seen.len() as u128 <= most,
+            "{} updates in {took:?}",
+            seen.len()
+        );
+    }
+
+    #[tokio::test]
     async fn timeout_kills_the_group() {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
@@ -217,6 +320,7 @@ mod tests {
             Duration::from_millis(200),
             1000,
             &cancel,
+            None,
         )
         .await
         .unwrap();

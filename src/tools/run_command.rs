@@ -214,12 +214,26 @@ impl CommandCall {
     }
 
     async fn locally(self, env: ToolEnv) -> ToolOutput {
+        // The editor has no terminal to watch, so the output is shown as it comes.
+        let live = |latest: &str| {
+            env.sink.emit(
+                &env.session_id,
+                TurnEvent::ToolCallUpdate {
+                    id: env.call_id.clone(),
+                    status: None,
+                    content: Some(vec![ToolContent::Text {
+                        text: shown(latest, "Running…"),
+                    }]),
+                },
+            );
+        };
         let run = match local::run_command(
             &self.command,
             &self.dir,
             self.timeout,
             text::MAX_COMMAND_BYTES,
             &env.cancel,
+            Some(&live),
         )
         .await
         {

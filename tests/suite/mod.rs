@@ -15,6 +15,7 @@ mod fuzz_corpus;
 mod handshake;
 mod help;
 mod hooks;
+mod live_output;
 mod load;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
