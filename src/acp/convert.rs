@@ -17,6 +17,35 @@ use crate::types::{
 };
 use crate::types::{OptionCategory, OptionView};
 
+/// The text of a base64 `blob` whose MIME type is a text type, when it decodes to UTF-8.
+fn text_blob(mime: &str, blob: &str) -> Option<String> {
+    use base64::Engine;
+    let essence = mime.split(';').next().unwrap_or("").trim();
+    let textual = essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence,
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/typescript"
+                | "application/toml"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/x-sh"
+                | "application/sql"
+                | "application/graphql"
+        );
+    if !textual {
+        return None;
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(blob.trim())
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 /// Turns a prompt's content blocks into what the model reads. Text stays text; a resource
 /// link becomes a reference the model can follow; an embedded resource becomes context;
 /// images become image parts. Audio is refused: tandem does not advertise it.
@@ -35,13 +64,12 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
                 };
                 parts.push(UserPart::Image { url });
             }
-            ContentBlock::ResourceLink(link) => {
-                let mut text = format!("[Referenced: {}]({})", link.name, link.uri);
-                if let Some(d) = link.description.filter(|d| !d.is_empty()) {
-                    text.push_str(&format!(" — {d}"));
-                }
-                parts.push(UserPart::Text(text));
-            }
+            // Expanded by the turn when it names a small file or a folder in the workspace.
+            ContentBlock::ResourceLink(link) => parts.push(UserPart::Link {
+                uri: link.uri,
+                name: link.name,
+                description: link.description,
+            }),
             ContentBlock::Resource(embedded) => match embedded.resource {
                 EmbeddedResourceResource::TextResourceContents(r) => {
                     parts.push(UserPart::Text(format!(
@@ -51,7 +79,13 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
                 }
                 EmbeddedResourceResource::BlobResourceContents(r) => {
                     let mime = r.mime_type.unwrap_or_default();
-                    if mime.starts_with("image/") {
+                    // Some clients (toad) send @-files as base64 with a text type.
+                    if let Some(text) = text_blob(&mime, &r.blob) {
+                        parts.push(UserPart::Text(format!(
+                            "<context uri=\"{}\">\n{text}\n</context>",
+                            r.uri
+                        )));
+                    } else if mime.starts_with("image/") {
                         parts.push(UserPart::Image {
                             url: format!("data:{mime};base64,{}", r.blob),
                         });
@@ -152,6 +186,11 @@ fn user_block(part: UserPart) -> ContentBlock {
             Some((mime, data)) => ContentBlock::Image(acp::ImageContent::new(data, mime)),
             None => ContentBlock::ResourceLink(acp::ResourceLink::new(url.clone(), url)),
         },
+        UserPart::Link {
+            uri,
+            name,
+            description,
+        } => ContentBlock::ResourceLink(acp::ResourceLink::new(name, uri).description(description)),
     }
 }
 
@@ -385,8 +424,8 @@ mod tests {
         .unwrap();
         assert_eq!(parts[0], UserPart::Text("hi".into()));
         assert_eq!(
-            parts[1],
-            UserPart::Text("[Referenced: main.rs](file:///p/main.rs)".into())
+            parts[1].as_text().unwrap(),
+            "[Referenced: main.rs](file:///p/main.rs)"
         );
         assert_eq!(
             parts[2],
@@ -398,6 +437,36 @@ mod tests {
                 url: "data:image/png;base64,AAAA".into()
             }
         );
+    }
+
+    #[test]
+    fn a_text_blob_is_read_as_text_and_a_binary_one_is_not() {
+        use agent_client_protocol::v1::schema::BlobResourceContents;
+        let blob = |data: &str, mime: &str| {
+            ContentBlock::Resource(EmbeddedResource::new(
+                EmbeddedResourceResource::BlobResourceContents(
+                    BlobResourceContents::new(data, "file:///p/a").mime_type(mime.to_string()),
+                ),
+            ))
+        };
+        let parts = prompt_parts(vec![
+            blob("Zm4gbWFpbigpIHt9", "text/x-rust"),
+            blob("eyJhIjoxfQ==", "application/json; charset=utf-8"),
+            blob("//79", "application/octet-stream"),
+            blob("//79", "text/plain"),
+        ])
+        .unwrap();
+        assert_eq!(
+            parts[0],
+            UserPart::Text("<context uri=\"file:///p/a\">\nfn main() {}\n</context>".into())
+        );
+        assert!(matches!(&parts[1], UserPart::Text(t) if t.contains("{\"a\":1}")));
+        for part in &parts[2..] {
+            assert!(
+                matches!(part, UserPart::Text(t) if t.starts_with("[Attached binary")),
+                "{part:?}"
+            );
+        }
     }
 
     #[test]

@@ -268,25 +268,18 @@ fn message_json(message: &Message) -> Value {
             json!({ "role": "tool", "tool_call_id": call_id, "content": content })
         }
         Message::User(parts) => {
-            let all_text = parts.iter().all(|p| matches!(p, UserPart::Text(_)));
-            if all_text {
+            let texts: Option<Vec<_>> = parts.iter().map(UserPart::as_text).collect();
+            if let Some(texts) = texts {
                 // Plain string content: the form every compatible server accepts.
-                let text: Vec<&str> = parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        UserPart::Text(t) => Some(t.as_str()),
-                        UserPart::Image { .. } => None,
-                    })
-                    .collect();
-                json!({ "role": "user", "content": text.join("\n\n") })
+                json!({ "role": "user", "content": texts.join("\n\n") })
             } else {
                 let content: Vec<Value> = parts
                     .iter()
-                    .map(|p| match p {
-                        UserPart::Text(t) => json!({ "type": "text", "text": t }),
-                        UserPart::Image { url } => {
+                    .map(|p| match (p, p.as_text()) {
+                        (UserPart::Image { url }, _) => {
                             json!({ "type": "image_url", "image_url": { "url": url } })
                         }
+                        (_, text) => json!({ "type": "text", "text": text.unwrap_or_default() }),
                     })
                     .collect();
                 json!({ "role": "user", "content": content })

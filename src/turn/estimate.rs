@@ -55,10 +55,10 @@ pub(super) fn estimate_tokens(messages: &[Message]) -> u64 {
             }
             Message::User(parts) => parts
                 .iter()
-                .map(|p| match p {
-                    UserPart::Text(t) => estimate_text(t),
+                .map(|p| match p.as_text() {
+                    Some(t) => estimate_text(&t),
                     // Providers bill a typical image at several hundred tokens.
-                    UserPart::Image { .. } => 800,
+                    None => 800,
                 })
                 .sum(),
         })

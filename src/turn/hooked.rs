@@ -20,18 +20,14 @@ use crate::types::UserPart;
 pub async fn run_prompt(
     ctx: TurnContext,
     mut history: History,
-    mut parts: Vec<UserPart>,
+    parts: Vec<UserPart>,
     cancel: CancellationToken,
 ) -> TurnOutcome {
     let hooks = ctx.extras.hooks.clone();
+    // Linked files and folders become context before hooks and the model see the prompt.
+    let mut parts = super::mentions::expand(&ctx, parts).await;
     if hooks.hooks.any(Event::UserPromptSubmit) {
-        let prompt: Vec<&str> = parts
-            .iter()
-            .filter_map(|p| match p {
-                UserPart::Text(t) => Some(t.as_str()),
-                UserPart::Image { .. } => None,
-            })
-            .collect();
+        let prompt: Vec<_> = parts.iter().filter_map(UserPart::as_text).collect();
         let said = tokio::select! {
             said = hooks.run(Event::UserPromptSubmit, None, json!({ "prompt": prompt.join("\n") })) => said,
             () = cancel.cancelled() => return TurnOutcome::ended(history, Ok(StopReason::Cancelled)),

@@ -13,6 +13,7 @@ mod context;
 mod estimate;
 mod guard;
 mod hooked;
+mod mentions;
 mod permit;
 mod shown;
 mod stream;

@@ -1,5 +1,7 @@
 //! What a user message is made of.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// A piece of a user message.
@@ -13,4 +15,37 @@ pub enum UserPart {
         /// The URL the model fetches or decodes.
         url: String,
     },
+    /// A resource the editor named without its content (`resource_link`): an @-mentioned
+    /// file or folder, or anything else with a URI. A turn replaces a small file or a folder
+    /// inside the workspace with its content; the rest reads as a reference.
+    Link {
+        /// Where it is.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// What the editor says about it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+}
+
+impl UserPart {
+    /// The text the model reads for this part; `None` for an image.
+    pub fn as_text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            UserPart::Text(text) => Some(Cow::Borrowed(text)),
+            UserPart::Image { .. } => None,
+            UserPart::Link {
+                uri,
+                name,
+                description,
+            } => {
+                let mut text = format!("[Referenced: {name}]({uri})");
+                if let Some(d) = description.as_deref().filter(|d| !d.is_empty()) {
+                    text.push_str(&format!(" — {d}"));
+                }
+                Some(Cow::Owned(text))
+            }
+        }
+    }
 }

@@ -20,6 +20,7 @@ mod load;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
+mod mentions;
 mod model_faults;
 mod opening;
 mod output_schema;

@@ -31,6 +31,10 @@ pub fn render(lines: &[Line]) -> String {
                     match part {
                         UserPart::Text(t) => out.push_str(&format!("{}\n\n", t.trim_end())),
                         UserPart::Image { .. } => out.push_str("_[image]_\n\n"),
+                        UserPart::Link { .. } => {
+                            let text = part.as_text().unwrap_or_default();
+                            out.push_str(&format!("{text}\n\n"));
+                        }
                     }
                 }
             }
