@@ -111,7 +111,9 @@ impl Actor {
             }
         }
         if let Some(r) = running {
+            // Closed or deleted mid-turn: the prompt still gets its answer, `cancelled`.
             r.cancel.cancel();
+            self.end_closed(r).await;
         }
         // Closing or deleting the session stops its MCP servers.
         self.turn.mcp.shutdown();
@@ -243,6 +245,29 @@ impl Actor {
             cancel,
             reply,
         }
+    }
+
+    /// Waits for the cancelled turn of a session that was closed or deleted and answers its
+    /// prompt; unlike [`Self::finish`] nothing more is told to the editor about the session.
+    async fn end_closed(&mut self, running: Running) {
+        let result = match running.task.await {
+            Ok(outcome) => {
+                self.history = outcome.history;
+                outcome
+                    .result
+                    .map(|stop| Ran {
+                        stop,
+                        output: outcome.output,
+                        structured: outcome.structured,
+                    })
+                    .map_err(SessionError::Model)
+            }
+            Err(join) => Err(SessionError::Internal(format!(
+                "the turn failed unexpectedly: {join}"
+            ))),
+        };
+        self.history.transcript().flush().await;
+        let _ = running.reply.send(result);
     }
 
     /// Takes a finished turn's history, titles the session after its first exchange, and

@@ -378,3 +378,46 @@ async fn a_corrupt_line_is_skipped_with_a_warning() {
         "{stderr}"
     );
 }
+
+/// Deleting (or closing) a session while its prompt streams cancels the prompt, which
+/// answers `cancelled` rather than an error, and the deleted transcript stays deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_or_close_mid_prompt_ends_it_cancelled() {
+    let slow = || {
+        let pieces: Vec<String> = (0..100).map(|i| format!("word{i} ")).collect();
+        let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        Reply::text(&pieces).slow(Duration::from_millis(50))
+    };
+    let mock = MockModel::start(vec![slow(), slow()]).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        sessions.push(
+            agent.new_session(&ws.project()).await["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    for (method, session) in ["session/delete", "session/close"]
+        .into_iter()
+        .zip(sessions)
+    {
+        let pending = agent.start_prompt(&session, "talk for a while").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        agent
+            .request_ok(method, json!({"sessionId": session}))
+            .await;
+        let answer = crate::common::response(pending).await;
+        assert_eq!(
+            answer["result"]["stopReason"], "cancelled",
+            "{method}: {answer}"
+        );
+        let stored = ws.home().join(format!("data/sessions/{session}.jsonl"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(stored.exists(), method == "session/close", "{method}");
+    }
+    assert!(agent.is_running());
+}
