@@ -20,6 +20,8 @@ Usage: acpx_client.py --acpx BIN --tandem BIN --fixture FILE --workspace DIR --d
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
 import os
 import shlex
@@ -120,7 +122,12 @@ class Run:
         started = time.monotonic()
         try:
             done = subprocess.run(
-                argv_full, env=self.env(), capture_output=True, text=True, timeout=timeout
+                argv_full,
+                env=self.env(),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
             )
         except subprocess.TimeoutExpired as exc:
             raise Failure(f"`acpx {' '.join(argv)}` did not finish within {timeout} s") from exc
@@ -261,6 +268,7 @@ class Run:
             slow = subprocess.Popen(
                 self.command("prompt", "Answer slowly."),
                 env=self.env(),
+                stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -436,6 +444,10 @@ def main() -> int:
                 os.kill(pid, signal.SIGTERM)
         except Exception:  # noqa: BLE001
             pass
+        # acpx puts its queue sockets in /tmp/acpx-<hash of HOME>; it leaves the folder.
+        sockets = Path("/tmp") / f"acpx-{hashlib.sha256(str(run.home).encode()).hexdigest()[:10]}"
+        with contextlib.suppress(OSError):
+            sockets.rmdir()
     for step, detail in run.failures:
         print(f"{CLIENT}: FAILED at step '{step}': {detail}", file=sys.stderr)
     if run.failures:
