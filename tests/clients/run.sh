@@ -166,7 +166,7 @@ echo "tandem: $tandem"
 logs=${TANDEM_CLIENTS_LOGS:-}
 keep_logs=1
 if [ -z "$logs" ]; then
-  logs=$(mktemp -d "${TMPDIR:-/tmp}/tandem-clients.XXXXXX")
+  logs=$(mktemp -d -t tandem-clients.XXXXXX)
   keep_logs=0
 fi
 mkdir -p "$logs"
@@ -190,7 +190,8 @@ for client in "${clients[@]}"; do
   echo "== $client"
   start=$(now)
   status=0
-  (cd "$work" && PATH="${node_bin_dir:+$node_bin_dir:}$PATH" timeout 300 "${cmd[@]}") || status=$?
+  (cd "$work" && PATH="${node_bin_dir:+$node_bin_dir:}$PATH" PYTHONDONTWRITEBYTECODE=1 \
+    timeout 300 "${cmd[@]}") || status=$?
   if [ $status -eq 124 ]; then
     echo "$client: FAILED at step 'whole run': no result within 300 s" >&2
   fi
