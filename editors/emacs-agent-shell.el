@@ -1,18 +1,24 @@
 ;;; tandem in agent-shell (xenodium/agent-shell, built on acp.el).
 ;; Evaluate this (or put it in your init file), then M-x agent-shell and pick "tandem".
+;; tandem inherits Emacs's environment, so OPENAI_API_KEY must be set there (for example
+;; with `setenv'); agent-shell authenticates with tandem's one auth method, "api-key", which
+;; fails early with a clear message when the key is missing.
 (require 'agent-shell)
 
 (defun tandem-agent-shell-config ()
   "An agent-shell configuration that starts tandem."
   (agent-shell-make-agent-config
+   :identifier 'tandem
    :mode-line-name "tandem"
    :buffer-name "tandem"
    :shell-prompt "tandem> "
    :shell-prompt-regexp "tandem> "
+   :needs-authentication t
+   :authenticate-request-maker (lambda ()
+                                 (acp-make-authenticate-request :method-id "api-key"))
    :client-maker (lambda (buffer)
                    (acp-make-client :context-buffer buffer
                                     :command "tandem"
-                                    :command-params '("--provider" "openai" "--model" "gpt-4o-mini")
-                                    :environment-variables (list (concat "OPENAI_API_KEY=" (getenv "OPENAI_API_KEY")))))))
+                                    :command-params '("--provider" "openai" "--model" "gpt-4o-mini")))))
 
 (add-to-list 'agent-shell-agent-configs (tandem-agent-shell-config))

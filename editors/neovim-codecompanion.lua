@@ -1,23 +1,64 @@
--- CodeCompanion (olimorris/codecompanion.nvim): tandem as an ACP adapter.
+-- CodeCompanion (olimorris/codecompanion.nvim): tandem as a custom ACP adapter.
 -- Put this in your CodeCompanion setup; then pick the "tandem" adapter in a chat.
+--
+-- This is a standalone adapter, the shape CodeCompanion documents for custom ACP agents.
+-- Do not extend a preset such as gemini_cli: it would bring that agent's auth method
+-- ("oauth-personal"), which tandem does not offer, and CodeCompanion refuses to connect.
+-- tandem offers one auth method, "api-key" (the key in its environment), and only when
+-- the provider needs a key; with a keyless provider (ollama, llamacpp) CodeCompanion skips
+-- authentication.
 require("codecompanion").setup({
   adapters = {
     acp = {
       tandem = function()
-        return require("codecompanion.adapters").extend("gemini_cli", {
+        local helpers = require("codecompanion.adapters.acp.helpers")
+        return {
           name = "tandem",
           formatted_name = "tandem",
+          type = "acp",
+          roles = {
+            llm = "assistant",
+            user = "user",
+          },
+          opts = {
+            vision = true, -- tandem accepts images in prompts
+          },
           commands = {
             default = { "tandem", "--provider", "openai", "--model", "gpt-4o-mini" },
           },
-          env = {
-            OPENAI_API_KEY = "OPENAI_API_KEY", -- read from your environment
+          defaults = {
+            auth_method = "api-key",
+            mcpServers = {},
+            timeout = 20000, -- 20 seconds
           },
-        })
+          -- No `env` table: tandem inherits Neovim's environment, so OPENAI_API_KEY set in
+          -- your shell reaches it. (CodeCompanion passes an unset variable's *name* as its
+          -- value, which would hide a missing key until the first prompt.)
+          parameters = {
+            protocolVersion = 1,
+            clientCapabilities = {
+              fs = { readTextFile = true, writeTextFile = true },
+            },
+            clientInfo = {
+              name = "CodeCompanion.nvim",
+              version = "1.0.0",
+            },
+          },
+          handlers = {
+            setup = function(self)
+              return true
+            end,
+            -- No `auth` handler: CodeCompanion then authenticates with defaults.auth_method.
+            form_messages = function(self, messages, capabilities)
+              return helpers.form_messages(self, messages, capabilities)
+            end,
+            on_exit = function(self, code) end,
+          },
+        }
       end,
     },
   },
-  strategies = {
+  interactions = {
     chat = { adapter = "tandem" },
   },
 })

@@ -1,13 +1,22 @@
 //! The editor snippets under `editors/` name the real binary and real flags: each snippet's
 //! arguments are run through `tandem … --version`, which clap refuses when a flag is wrong.
+//! Every auth method a snippet names is one tandem, started with that snippet's arguments,
+//! advertises and accepts; and the CodeCompanion adapter is standalone, so it cannot inherit
+//! a preset's auth method (gemini_cli's "oauth-personal") that tandem does not offer.
 
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use crate::common::{Agent, TEST_KEY, Workspace};
 
 fn editors() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("editors")
+}
+
+fn snippet(file: &str) -> String {
+    std::fs::read_to_string(editors().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
 /// Runs the binary with a snippet's arguments; clap exits 2 on an unknown flag or value.
@@ -37,8 +46,8 @@ fn strings(value: &Value) -> Vec<String> {
 #[test]
 fn json_snippets_parse_and_use_real_flags() {
     for file in ["zed.json", "jetbrains-acp.json"] {
-        let text = std::fs::read_to_string(editors().join(file)).unwrap();
-        let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let doc: Value =
+            serde_json::from_str(&snippet(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         let servers = doc["agent_servers"]
             .as_object()
             .unwrap_or_else(|| panic!("{file}: no agent_servers"));
@@ -57,6 +66,42 @@ fn json_snippets_parse_and_use_real_flags() {
     }
 }
 
+/// `text` without comments (from `marker` to the end of a line, outside a "string"), so
+/// that what a snippet's comments mention is not mistaken for what its code does.
+fn code_only(text: &str, marker: &str) -> String {
+    let mut code = String::new();
+    for line in text.lines() {
+        let (mut in_string, mut escaped) = (false, false);
+        let mut end = line.len();
+        for (i, c) in line.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if in_string => escaped = true,
+                '"' => in_string = !in_string,
+                _ if !in_string && line[i..].starts_with(marker) => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        code.push_str(&line[..end]);
+        code.push('\n');
+    }
+    code
+}
+
+#[test]
+fn comments_are_stripped_but_strings_are_kept() {
+    let lua = code_only(
+        "x = { \"--provider\", \"a\" } -- gemini_cli\n-- extend(\n",
+        "--",
+    );
+    assert_eq!(lua, "x = { \"--provider\", \"a\" } \n\n");
+    let elisp = code_only(";; oauth-personal\n(f \"a;b\") ; note\n", ";");
+    assert_eq!(elisp, "\n(f \"a;b\") \n");
+}
+
 /// The quoted strings in `text` between `open` and the matching `close`.
 fn quoted_between(text: &str, open: &str, close: char) -> Vec<String> {
     let start = text
@@ -72,45 +117,149 @@ fn quoted_between(text: &str, open: &str, close: char) -> Vec<String> {
         .collect()
 }
 
+/// The string that follows each `key "` in `code`, e.g. every `auth_method = "…"`.
+fn values_after(code: &str, key: &str) -> Vec<String> {
+    code.match_indices(key)
+        .map(|(i, _)| {
+            let rest = &code[i + key.len()..];
+            rest[..rest.find('"').unwrap()].to_string()
+        })
+        .collect()
+}
+
 #[test]
 fn lua_and_elisp_snippets_use_the_real_binary_and_flags() {
-    let codecompanion =
-        std::fs::read_to_string(editors().join("neovim-codecompanion.lua")).unwrap();
+    let codecompanion = code_only(&snippet("neovim-codecompanion.lua"), "--");
     let command = quoted_between(&codecompanion, "default = {", '}');
     assert_eq!(command[0], "tandem");
     assert_flags_accepted("neovim-codecompanion.lua", &command[1..]);
 
-    let avante = std::fs::read_to_string(editors().join("neovim-avante.lua")).unwrap();
+    let avante = code_only(&snippet("neovim-avante.lua"), "--");
     assert!(avante.contains("command = \"tandem\""));
     assert_flags_accepted(
         "neovim-avante.lua",
         &quoted_between(&avante, "args = {", '}'),
     );
 
-    let emacs = std::fs::read_to_string(editors().join("emacs-agent-shell.el")).unwrap();
+    let emacs = code_only(&snippet("emacs-agent-shell.el"), ";");
     assert!(emacs.contains(":command \"tandem\""));
     assert_flags_accepted(
         "emacs-agent-shell.el",
         &quoted_between(&emacs, ":command-params '(", ')'),
     );
     // Balanced parentheses: the snippet evaluates as pasted.
-    let depth = emacs
-        .lines()
-        .filter(|l| !l.trim_start().starts_with(';'))
-        .flat_map(str::chars)
-        .try_fold(0i32, |d, c| {
-            let d = d + match c {
-                '(' => 1,
-                ')' => -1,
-                _ => 0,
-            };
-            (d >= 0).then_some(d)
-        });
+    let depth = emacs.chars().try_fold(0i32, |d, c| {
+        let d = d + match c {
+            '(' => 1,
+            ')' => -1,
+            _ => 0,
+        };
+        (d >= 0).then_some(d)
+    });
     assert_eq!(
         depth,
         Some(0),
         "unbalanced parentheses in emacs-agent-shell.el"
     );
+}
+
+/// Extending a preset (`adapters.extend("gemini_cli", …)`) inherits its `defaults.auth_method`,
+/// and CodeCompanion refuses to connect when the agent does not advertise that method.
+#[test]
+fn codecompanion_adapter_is_standalone_and_names_its_auth_method() {
+    let code = code_only(&snippet("neovim-codecompanion.lua"), "--");
+    assert!(
+        !code.contains(".extend("),
+        "the tandem adapter must not extend a preset: it would inherit the preset's auth method"
+    );
+    for foreign in ["gemini_cli", "oauth-personal"] {
+        assert!(
+            !code.contains(foreign),
+            "the snippet's code names {foreign}"
+        );
+    }
+    assert!(
+        code.contains("type = \"acp\""),
+        "a standalone ACP adapter says `type = \"acp\"`"
+    );
+    assert_eq!(values_after(&code, "auth_method = \""), ["api-key"]);
+}
+
+/// avante starts an ACP agent with PATH and the provider's `env` only; without HOME tandem
+/// would look for its config and sessions relative to the project.
+#[test]
+fn avante_passes_home_to_tandem() {
+    let code = code_only(&snippet("neovim-avante.lua"), "--");
+    let start = code
+        .find("env = {")
+        .expect("avante's provider has an `env` table");
+    let env = &code[start..start + code[start..].find('}').unwrap()];
+    assert!(
+        env.contains("HOME = os.getenv(\"HOME\")"),
+        "avante's `env` must carry HOME: {env}"
+    );
+}
+
+/// Starts tandem with `args` (and a key), and checks that each of `named` is advertised at
+/// `initialize` and accepted by `authenticate`, as the editor will ask.
+async fn assert_auth_methods_offered(source: &str, args: &[String], named: &[String]) {
+    let ws = Workspace::new();
+    let mut env = ws.base_env();
+    env.push(("OPENAI_API_KEY".into(), TEST_KEY.into()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut agent = Agent::spawn(&env, &args);
+    let init = agent.initialize().await;
+    let advertised: Vec<&str> = init["authMethods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    for method in named {
+        assert!(
+            advertised.contains(&method.as_str()),
+            "{source} names auth method {method:?}; `tandem {}` advertises {advertised:?}",
+            args.join(" ")
+        );
+        let answer = agent
+            .request("authenticate", json!({"methodId": method}))
+            .await;
+        assert_eq!(answer["result"], json!({}), "{source}: {answer}");
+    }
+    agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_auth_method_a_snippet_names_is_one_tandem_offers() {
+    let codecompanion = code_only(&snippet("neovim-codecompanion.lua"), "--");
+    let command = quoted_between(&codecompanion, "default = {", '}');
+    assert_auth_methods_offered(
+        "neovim-codecompanion.lua",
+        &command[1..],
+        &values_after(&codecompanion, "auth_method = \""),
+    )
+    .await;
+
+    let avante = code_only(&snippet("neovim-avante.lua"), "--");
+    assert_auth_methods_offered(
+        "neovim-avante.lua",
+        &quoted_between(&avante, "args = {", '}'),
+        &values_after(&avante, "auth_method = \""),
+    )
+    .await;
+
+    let emacs = code_only(&snippet("emacs-agent-shell.el"), ";");
+    let named = values_after(&emacs, ":method-id \"");
+    assert!(
+        !named.is_empty() || !emacs.contains(":needs-authentication t"),
+        "`:needs-authentication t` needs an authenticate request naming a method"
+    );
+    assert_auth_methods_offered(
+        "emacs-agent-shell.el",
+        &quoted_between(&emacs, ":command-params '(", ')'),
+        &named,
+    )
+    .await;
 }
 
 #[test]
