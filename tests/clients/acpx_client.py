@@ -32,12 +32,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from python_client import (
+from acp_checks import (
     INCOMING,
     RESPONSES,
     Failure,
     changes,
     check_calls,
+    only_call,
     short,
     started_ids,
     text_of,
@@ -349,13 +350,6 @@ class Run:
 
         with self.stage("close"):
             self.acpx_run("sessions", "close")
-
-
-def only_call(updates: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    calls = list(tool_calls(updates).values())
-    if len(calls) != 1 or calls[0].get("kind") != kind or calls[0].get("status") != "completed":
-        raise Failure(f"want one completed {kind} call, got {short(calls)}")
-    return calls[0]
 
 
 def parse_lines(stdout: str, argv) -> list[dict[str, Any]]:
