@@ -158,7 +158,10 @@ impl Store {
             return Err(StoreError::NotFound(id.to_string()));
         }
         let path = self.path(id);
-        std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))
+        std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
+        // Torn tails kept for forensics go with it.
+        let _ = std::fs::remove_file(transcript::torn_path(&path));
+        Ok(())
     }
 
     /// Stored sessions, newest first, optionally only those in `cwd`; one page from `cursor`.

@@ -7,7 +7,7 @@
 //! tools, before a prompt or settings change is answered, at shutdown).
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -45,13 +45,17 @@ impl std::fmt::Debug for Transcript {
 
 impl Transcript {
     /// Opens (creating if needed) the transcript at `path` for appending, and starts its
-    /// writer task (on the current tokio runtime).
+    /// writer task (on the current tokio runtime). A torn last line (tandem was killed
+    /// mid-write) is first moved to a side file, so the next record starts on a line of its
+    /// own instead of being glued to the torn one and lost with it.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
             .map_err(|e| StoreError::io(path, e))?;
+        repair_torn_tail(&file, path).map_err(|e| StoreError::io(path, e))?;
         let (writer, queue) = mpsc::unbounded_channel();
         tokio::spawn(write_queued(file, path.to_path_buf(), queue));
         Ok(Self {
@@ -142,6 +146,62 @@ async fn write_queued(file: File, path: PathBuf, mut queue: mpsc::UnboundedRecei
     }
 }
 
+/// Where the torn tails of `path` are kept: `<id>.jsonl.torn` next to it.
+pub fn torn_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".torn");
+    path.with_file_name(name)
+}
+
+/// Cuts the file back to its last newline when it does not end with one, appending the cut
+/// bytes (and a newline) to [`torn_path`]; under the file's lock, so a line another tandem
+/// process is writing is never taken for a torn one.
+fn repair_torn_tail(file: &File, path: &Path) -> std::io::Result<()> {
+    file.lock()?;
+    let repaired = cut_torn_tail(file, path);
+    let _ = file.unlock();
+    repaired
+}
+
+fn cut_torn_tail(mut file: &File, path: &Path) -> std::io::Result<()> {
+    const CHUNK: u64 = 64 * 1024;
+    let len = file.metadata()?.len();
+    let mut end = len;
+    let mut keep = 0;
+    let mut buf = vec![0u8; CHUNK as usize];
+    // Back from the end, a chunk at a time, to the last newline.
+    while end > 0 {
+        let start = end.saturating_sub(CHUNK);
+        let part = &mut buf[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(part)?;
+        if end == len && part.last() == Some(&b'\n') {
+            return Ok(());
+        }
+        if let Some(at) = part.iter().rposition(|&b| b == b'\n') {
+            keep = start + at as u64 + 1;
+            break;
+        }
+        end = start;
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    let mut torn = vec![0u8; (len - keep) as usize];
+    file.seek(SeekFrom::Start(keep))?;
+    file.read_exact(&mut torn)?;
+    torn.push(b'\n');
+    let side = torn_path(path);
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&side)?
+        .write_all(&torn)?;
+    file.set_len(keep)?;
+    tracing::warn!(path = %path.display(), bytes = torn.len() - 1, side = %side.display(), "the transcript ended in a torn line (tandem stopped mid-write); it was moved to the side file");
+    Ok(())
+}
+
 /// Appends `bytes` with one `write` under an exclusive lock on the file.
 fn write_locked(file: &File, bytes: &[u8]) -> std::io::Result<()> {
     file.lock()?;
@@ -180,6 +240,45 @@ pub fn read(path: &Path) -> Result<Vec<Line>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_torn_tail_goes_to_the_side_file_and_the_next_record_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let t = Transcript::open(&path).unwrap();
+        t.append(Record::Title {
+            title: "one".into(),
+        });
+        t.flush().await;
+        drop(t);
+        let torn = br#"{"v":1,"at":"x","type":"title","tit"#;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(torn)
+            .unwrap();
+        let t = Transcript::open(&path).unwrap();
+        t.append(Record::Title {
+            title: "two".into(),
+        });
+        t.flush().await;
+        let titles: Vec<_> = read(&path)
+            .unwrap()
+            .into_iter()
+            .map(|l| match l.record {
+                Record::Title { title } => title,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(titles, ["one", "two"]);
+        let mut kept = torn.to_vec();
+        kept.push(b'\n');
+        assert_eq!(std::fs::read(torn_path(&path)).unwrap(), kept);
+        // A whole file is left alone.
+        drop(Transcript::open(&path).unwrap());
+        assert_eq!(std::fs::read(torn_path(&path)).unwrap(), kept);
+    }
 
     #[tokio::test]
     async fn torn_and_corrupt_lines_are_skipped() {

@@ -2,6 +2,7 @@ mod cancel;
 mod command_permissions;
 mod config_options;
 mod context;
+mod crashes;
 mod editor_answers;
 mod editor_faults;
 mod editors;
