@@ -21,6 +21,8 @@ pub struct ReadFileArgs {
     pub offset: Option<usize>,
     /// How many lines to read (default 2000).
     pub limit: Option<usize>,
+    /// First character of each line, 1-based (default 1): reads on in a line that was cut.
+    pub column: Option<usize>,
 }
 
 pub struct ReadFile;
@@ -50,8 +52,11 @@ impl TypedTool for ReadFile {
             call: Box::new(ReadCall {
                 path,
                 shown,
-                offset: args.offset,
-                limit: args.limit,
+                window: text::Window {
+                    offset: args.offset,
+                    limit: args.limit,
+                    column: args.column,
+                },
             }),
         })
     }
@@ -60,8 +65,7 @@ impl TypedTool for ReadFile {
 struct ReadCall {
     path: PathBuf,
     shown: String,
-    offset: Option<usize>,
-    limit: Option<usize>,
+    window: text::Window,
 }
 
 impl Call for ReadCall {
@@ -69,7 +73,7 @@ impl Call for ReadCall {
         Box::pin(async move {
             match files::read(&env, &self.path).await {
                 Ok(content) => {
-                    let window = text::window(&content, self.offset, self.limit);
+                    let window = text::window(&content, self.window);
                     ToolOutput {
                         content: vec![ToolContent::Text {
                             text: format!("```\n{}```", fenced(&window)),

@@ -14,34 +14,53 @@ pub fn is_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0)
 }
 
-/// Lines `offset..offset+limit` (1-based) of `text`, each cut at [`MAX_LINE_CHARS`], the whole
-/// cut at [`MAX_RESULT_BYTES`], with a note saying what was left out and how to get it.
-pub fn window(text: &str, offset: Option<usize>, limit: Option<usize>) -> String {
+/// Which part of a text file `read_file` shows: lines from `offset` (1-based), at most
+/// `limit` of them, each from character `column` (1-based).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Window {
+    /// First line (default 1).
+    pub offset: Option<usize>,
+    /// Most lines (default [`DEFAULT_READ_LINES`]).
+    pub limit: Option<usize>,
+    /// First character of each line (default 1).
+    pub column: Option<usize>,
+}
+
+/// The lines of `text` that `w` names, each cut at [`MAX_LINE_CHARS`] (then counted against
+/// [`MAX_RESULT_BYTES`], so a window always shows at least one line and always advances),
+/// with notes saying what was left out and how to get it: the next `offset`, and for a cut
+/// line the `column` its rest starts at.
+pub fn window(text: &str, w: Window) -> String {
     let total = text.lines().count();
-    let start = offset.unwrap_or(1).max(1);
-    let limit = limit.unwrap_or(DEFAULT_READ_LINES).max(1);
-    let mut out = String::new();
-    let mut shown = 0;
-    let mut cut_lines = false;
-    for line in text.lines().skip(start - 1).take(limit) {
-        if out.len() + line.len() > MAX_RESULT_BYTES {
-            break;
-        }
-        if line.chars().count() > MAX_LINE_CHARS {
-            out.extend(line.chars().take(MAX_LINE_CHARS));
-            out.push_str(" […]");
-            cut_lines = true;
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-        shown += 1;
-    }
+    let start = w.offset.unwrap_or(1).max(1);
+    let limit = w.limit.unwrap_or(DEFAULT_READ_LINES).max(1);
+    let skip = w.column.unwrap_or(1).max(1) - 1;
     if total == 0 {
         return "[empty file]".to_string();
     }
     if start > total {
         return format!("[offset {start} is past the end: the file has {total} lines]");
+    }
+    let mut out = String::new();
+    let mut shown = 0;
+    // Lines cut short: (line number, its length in characters).
+    let mut cut: Vec<(usize, usize)> = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(start - 1).take(limit) {
+        let rest: String = line.chars().skip(skip).take(MAX_LINE_CHARS + 1).collect();
+        let piece = if rest.chars().count() > MAX_LINE_CHARS {
+            cut.push((i + 1, line.chars().count()));
+            let mut piece: String = rest.chars().take(MAX_LINE_CHARS).collect();
+            piece.push_str(" […]");
+            piece
+        } else {
+            rest
+        };
+        if shown > 0 && out.len() + piece.len() + 1 > MAX_RESULT_BYTES {
+            break;
+        }
+        out.push_str(&piece);
+        out.push('\n');
+        shown += 1;
     }
     let end = start + shown - 1;
     if start > 1 || end < total {
@@ -50,9 +69,16 @@ pub fn window(text: &str, offset: Option<usize>, limit: Option<usize>) -> String
             end + 1
         ));
     }
-    if cut_lines {
+    if let Some(&(line, chars)) = cut.first() {
+        let more = if cut.len() > 1 {
+            format!(" (and {} more lines)", cut.len() - 1)
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "[lines longer than {MAX_LINE_CHARS} characters were cut]\n"
+            "[line {line} has {chars} characters and was cut at {}{more}; read on with offset={line}, limit=1, column={}, or grep for what you need]\n",
+            skip + MAX_LINE_CHARS,
+            skip + MAX_LINE_CHARS + 1
         ));
     }
     out
@@ -78,16 +104,81 @@ pub fn cap(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
 
+    fn lines(text: &str, offset: Option<usize>, limit: Option<usize>) -> String {
+        window(
+            text,
+            Window {
+                offset,
+                limit,
+                column: None,
+            },
+        )
+    }
+
     #[test]
     fn window_notes_what_is_missing() {
         let text: String = (1..=10).map(|i| format!("l{i}\n")).collect();
-        assert_eq!(window(&text, None, None), text);
-        let part = window(&text, Some(3), Some(2));
+        assert_eq!(lines(&text, None, None), text);
+        let part = lines(&text, Some(3), Some(2));
         assert!(part.starts_with("l3\nl4\n[showing lines 3-4 of 10; read more with offset=5]"));
-        assert!(window(&text, Some(20), None).contains("past the end"));
-        assert_eq!(window("", None, None), "[empty file]");
-        let long = "x".repeat(MAX_LINE_CHARS + 5);
-        assert!(window(&long, None, None).contains("were cut"));
+        assert!(lines(&text, Some(20), None).contains("past the end"));
+        assert_eq!(lines("", None, None), "[empty file]");
+    }
+
+    #[test]
+    fn a_huge_line_is_cut_shown_and_can_be_read_on() {
+        // One 3 MB line (minified code), then a second huge line.
+        let one = "a".repeat(3_000_000);
+        let two = "b".repeat(3_000_000);
+        let text = format!("{one}\n{two}\nshort\n");
+        let first = lines(&text, None, None);
+        assert!(
+            first.starts_with(&"a".repeat(MAX_LINE_CHARS)),
+            "content, not an empty window"
+        );
+        assert!(first.len() < MAX_RESULT_BYTES);
+        assert!(
+            first.contains("line 1 has 3000000 characters and was cut at 2000 (and 1 more lines)"),
+            "{}",
+            &first[first.len() - 300..]
+        );
+        // Every line fits once cut, so the window reaches the end.
+        assert!(!first.contains("read more with offset"));
+        let second = lines(&text, Some(2), None);
+        assert!(
+            second.starts_with('b') && second.contains("short"),
+            "offset=2 advances"
+        );
+        let on = window(
+            &text,
+            Window {
+                offset: Some(1),
+                limit: Some(1),
+                column: Some(2001),
+            },
+        );
+        assert!(on.starts_with(&"a".repeat(MAX_LINE_CHARS)));
+        assert!(on.contains("column=4001"), "{}", &on[on.len() - 200..]);
+    }
+
+    #[test]
+    fn a_window_always_shows_a_line_and_advances() {
+        // 200 lines of 1,990 characters: the byte budget ends the window, never at zero.
+        let text: String = (0..200)
+            .map(|_| format!("{}\n", "x".repeat(1990)))
+            .collect();
+        let first = lines(&text, None, None);
+        let next = first
+            .rsplit("offset=")
+            .next()
+            .and_then(|s| {
+                s.trim_end_matches(|c: char| !c.is_ascii_digit())
+                    .parse::<usize>()
+                    .ok()
+            })
+            .unwrap();
+        assert!(next > 1 && next <= 200, "{next}");
+        assert!(lines(&text, Some(next), None).starts_with('x'));
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod fuzz_corpus;
 mod handshake;
 mod help;
 mod hooks;
+mod large_files;
 mod live_output;
 mod load;
 mod malformed;

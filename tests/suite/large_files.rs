@@ -1,0 +1,49 @@
+//! Large and hostile files: a minified one-line file must still be readable, window by
+//! window, and every window must move on.
+
+use serde_json::json;
+
+use crate::common::calls::tool_result;
+use crate::common::{Reply, tool_session};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_file_gets_past_huge_lines() {
+    let script = vec![
+        Reply::tools(&[
+            ("one", "read_file", json!({"path": "bundle.min.js"})),
+            (
+                "two",
+                "read_file",
+                json!({"path": "bundle.min.js", "offset": 2}),
+            ),
+            (
+                "on",
+                "read_file",
+                json!({"path": "bundle.min.js", "offset": 1, "limit": 1, "column": 2001}),
+            ),
+        ]),
+        Reply::text(&["read"]),
+    ];
+    let (mock, ws, mut agent, session, _editor) =
+        tool_session(script, json!({}), "full-access").await;
+    let first_line = format!("{}{}", "a".repeat(2000), "c".repeat(3_000_000));
+    let file = format!("{first_line}\n{}\nshort\n", "b".repeat(3_000_000));
+    std::fs::write(ws.project().join("bundle.min.js"), file).unwrap();
+    let (response, _) = agent.prompt(&session, "read it").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let request = &mock.requests()[1];
+    let one = tool_result(request, "one");
+    assert!(
+        one.starts_with(&"a".repeat(2000)),
+        "content, not an empty window"
+    );
+    assert!(one.len() < 20_000, "{} bytes", one.len());
+    assert!(one.contains("column=2001"), "says how to read on");
+    let two = tool_result(request, "two");
+    assert!(
+        two.starts_with('b') && two.contains("short"),
+        "offset=2 moves on"
+    );
+    let on = tool_result(request, "on");
+    assert!(on.starts_with(&"c".repeat(2000)), "the rest of line 1");
+}
