@@ -1,13 +1,17 @@
 //! Every error tandem answers carries a human-readable `data.details`: some clients (toad)
 //! show only that field, and without it the user reads "tandem returned an error". Errors
 //! come from tandem's handlers, from the ACP SDK (unknown methods, bad params) and from the
-//! transport itself, so they are completed here, on the way out, whoever made them.
+//! transport itself, so they are completed here, on the way out, whoever made them. The same
+//! place bounds what an error echoes: a 1 MB bad line gets a short error back, not itself.
 
 use serde_json::{Value, json};
 
-/// `line` with `data.details` added to its error when it is an error answer without one;
-/// any other line unchanged. The data's other fields stay; data that was a string becomes
-/// the details.
+/// Longest string an error carries whole; longer ones keep their start and their size.
+const MAX_ECHO: usize = 400;
+
+/// `line` with `data.details` added to its error when it is an error answer without one,
+/// and every long string in the error cut to [`MAX_ECHO`] bytes with its size; any other line
+/// unchanged. The data's other fields stay; data that was a string becomes the details.
 pub(super) fn with_details(line: String) -> String {
     // Notifications and requests (every streamed chunk) are never errors; the SDK writes
     // their `method` right after `jsonrpc`, so they pass without parsing.
@@ -27,10 +31,11 @@ pub(super) fn with_details(line: String) -> String {
         .to_string();
     match error.get_mut("data") {
         Some(Value::Object(data)) => {
-            if data.get("details").is_some_and(Value::is_string) {
+            if !data.get("details").is_some_and(Value::is_string) {
+                data.insert("details".into(), Value::String(sentence(&text)));
+            } else if line.len() <= 2 * MAX_ECHO {
                 return line;
             }
-            data.insert("details".into(), Value::String(sentence(&text)));
         }
         Some(Value::String(more)) => {
             let details = format!("{}: {more}", text.trim_end_matches('.'));
@@ -47,7 +52,26 @@ pub(super) fn with_details(line: String) -> String {
             error.insert("data".into(), json!({ "details": sentence(&text) }));
         }
     }
+    if let Some(error) = message.get_mut("error") {
+        bound(error);
+    }
     message.to_string()
+}
+
+/// Cuts every string in `value` longer than [`MAX_ECHO`] bytes, saying how long it was.
+fn bound(value: &mut Value) {
+    match value {
+        Value::String(text) if text.len() > MAX_ECHO => {
+            let mut end = MAX_ECHO;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            *text = format!("{}… [{} bytes in all]", &text[..end], text.len());
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound),
+        Value::Object(fields) => fields.values_mut().for_each(bound),
+        _ => {}
+    }
 }
 
 /// `text` as a sentence: a capital first letter and a closing full stop.
@@ -95,6 +119,17 @@ mod tests {
             (data["details"].as_str(), &data["value"]),
             (Some("Bad."), &json!([1]))
         );
+    }
+
+    #[test]
+    fn an_error_never_echoes_a_long_input_whole() {
+        let junk = "x".repeat(1_000_000);
+        let line = json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32700, "message": "Parse error", "data": junk}})
+        .to_string();
+        let out = with_details(line);
+        assert!(out.len() < 2_000, "{} bytes", out.len());
+        assert!(out.contains("bytes in all]"), "{out}");
     }
 
     #[test]

@@ -144,11 +144,30 @@ fn show_failed(
         kind,
         status: ToolStatus::Failed,
         locations: Vec::new(),
-        raw_input: serde_json::from_str(&call.arguments).ok(),
+        raw_input: echoed(&call.arguments),
         content: vec![ToolContent::Text { text: message }],
     };
     ctx.emit(TurnEvent::ToolCall(view.clone()));
     view
+}
+
+/// Longest arguments a failed call shows the editor whole.
+const MAX_ECHOED_ARGUMENTS: usize = 2048;
+
+/// A failed call's arguments as the editor is shown them: whole when short, else their
+/// start and size (an unknown tool's megabyte of arguments is not sent back whole).
+fn echoed(arguments: &str) -> Option<Value> {
+    if arguments.len() <= MAX_ECHOED_ARGUMENTS {
+        return serde_json::from_str(arguments).ok();
+    }
+    let mut end = 300;
+    while !arguments.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(serde_json::json!({
+        "truncated": format!("{}…", &arguments[..end]),
+        "bytes": arguments.len(),
+    }))
 }
 
 /// Runs one call: the registry prepares it (or says what the model reads instead), the

@@ -17,6 +17,18 @@ async fn malformed_json_is_a_parse_error_and_nothing_is_lost() {
     assert_eq!(error["id"], serde_json::Value::Null);
     agent.send_line("not json at all").await;
     assert_eq!(agent.next_message().await["error"]["code"], -32700);
+    // A megabyte of garbage gets a short error, not itself echoed back.
+    agent
+        .send_line(&format!("{{garbage {}", "z".repeat(1_000_000)))
+        .await;
+    let error = agent.next_message().await;
+    assert_eq!(error["error"]["code"], -32700);
+    let size = error.to_string().len();
+    assert!(
+        size < 4_000,
+        "a {size}-byte error: {}",
+        &error.to_string()[..500]
+    );
     let (response, updates) = agent.prompt(&session, "ok?").await;
     assert_eq!(response["result"]["stopReason"], "end_turn");
     assert_eq!(joined(&updates, "agent_message_chunk"), "still here");

@@ -101,6 +101,26 @@ async fn unknown_tools_and_broken_arguments_are_told_to_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_tools_huge_arguments_are_not_echoed_whole() {
+    let huge = json!({ "blob": "q".repeat(1_000_000) }).to_string();
+    let reply = Reply::chunks(vec![
+        crate::common::mock_model::tool_call(0, "u", "upload_everything", &huge),
+        crate::common::mock_model::finish("tool_calls"),
+    ]);
+    let (_mock, _ws, mut agent, session, _editor) =
+        tool_session(vec![reply, Reply::text(&["sorry"])], json!({}), "ask").await;
+    let (response, updates) = agent.prompt(&session, "go").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let shown: usize = call_events(&updates, "u")
+        .iter()
+        .map(|u| u.to_string().len())
+        .sum();
+    assert!(shown < 10_000, "{shown} bytes went to the editor");
+    let raw = &call_events(&updates, "u")[0]["rawInput"];
+    assert_eq!(raw["bytes"], huge.len(), "{raw}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_call_in_history_has_exactly_one_result() {
     let script = vec![
         Reply::tools(&[
