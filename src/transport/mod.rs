@@ -24,6 +24,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 mod details;
+mod recover;
 mod writer;
 
 /// How long cancelled prompts get to answer before the connection closes anyway.
@@ -181,8 +182,12 @@ pub fn over(
 enum Frame {
     /// A line within the limit, without its `\n` (or `\r\n`).
     Line(Vec<u8>),
-    /// A line over the limit, of this many bytes; they were discarded as they arrived.
-    TooLong(u64),
+    /// A line over the limit, of `size` bytes: its first [`recover::HEAD_BYTES`] (to find
+    /// its id); the rest was discarded as it arrived.
+    TooLong {
+        size: u64,
+        head: Vec<u8>,
+    },
     End,
 }
 
@@ -196,7 +201,10 @@ async fn next_frame<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std:
             // End of input: a last line without a newline still counts.
             return Ok(match seen {
                 0 => Frame::End,
-                n if n > max as u64 => Frame::TooLong(n),
+                n if n > max as u64 => Frame::TooLong {
+                    size: n,
+                    head: line,
+                },
                 _ => Frame::Line(line),
             });
         }
@@ -205,14 +213,22 @@ async fn next_frame<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std:
         seen += chunk.len() as u64;
         if seen <= max as u64 {
             line.extend_from_slice(chunk);
-        } else if !line.is_empty() {
-            line = Vec::new();
+        } else if line.len() > recover::HEAD_BYTES {
+            // Over the limit: keep only the head, where the id is.
+            line.truncate(recover::HEAD_BYTES);
+            line.shrink_to_fit();
+        } else if line.len() < recover::HEAD_BYTES {
+            let room = recover::HEAD_BYTES - line.len();
+            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
         }
         let used = chunk.len() + usize::from(newline.is_some());
         reader.consume(used);
         if newline.is_some() {
             if seen > max as u64 {
-                return Ok(Frame::TooLong(seen));
+                return Ok(Frame::TooLong {
+                    size: seen,
+                    head: line,
+                });
             }
             if line.last() == Some(&b'\r') {
                 line.pop();
@@ -222,12 +238,13 @@ async fn next_frame<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std:
     }
 }
 
-/// A JSON-RPC error for a line that never reached the protocol layer (its id is unknown).
-fn framing_error(code: i32, message: &str, data: String) -> String {
+/// A JSON-RPC error for a line that never reached the protocol layer, answering the id its
+/// leading bytes name (null when none can be told for sure).
+fn framing_error(head: &[u8], code: i32, message: &str, data: String) -> String {
     details::with_details(
         serde_json::json!({
             "jsonrpc": "2.0",
-            "id": null,
+            "id": recover::id(head),
             "error": {"code": code, "message": message, "data": data},
         })
         .to_string(),
@@ -252,19 +269,21 @@ async fn next_text<R: AsyncBufRead + Unpin>(
                         "a line on stdin is not valid UTF-8; answered with a parse error"
                     );
                     framing_error(
+                        e.as_bytes(),
                         -32700,
                         "Parse error",
                         format!("the message is not valid UTF-8 (at byte {at})"),
                     )
                 }
             },
-            Frame::TooLong(size) => {
+            Frame::TooLong { size, head } => {
                 tracing::warn!(
                     size,
                     max,
                     "a line on stdin is over the size limit; discarded"
                 );
                 framing_error(
+                    &head,
                     -32600,
                     "Invalid request",
                     format!(
@@ -311,7 +330,19 @@ async fn read_input<R: AsyncBufRead + Unpin>(
             // Blank lines between messages are not messages; ndjson writers leave them.
             continue;
         }
-        let message: Option<Value> = serde_json::from_str(&line).ok();
+        let message: Option<Value> = match serde_json::from_str(&line) {
+            Ok(message) => Some(message),
+            Err(e) => {
+                // Answered here rather than by the SDK, which cannot name the request: the
+                // editor's request gets its error instead of waiting forever.
+                tracing::warn!("a line on stdin is not JSON ({e}); answered with a parse error");
+                let reply = framing_error(line.as_bytes(), -32700, "Parse error", e.to_string());
+                if write_line(&out, &reply).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
         // Pending only if the SDK will answer it by its id: anything it finds invalid it
         // answers with id null, and waiting for that answer would wait forever.
         let request = message
@@ -411,7 +442,10 @@ mod tests {
             frames(input.as_bytes(), 10).await,
             vec![
                 Frame::Line(b"{\"a\":1}".to_vec()),
-                Frame::TooLong(1000),
+                Frame::TooLong {
+                    size: 1000,
+                    head: long.clone().into_bytes()
+                },
                 Frame::Line(Vec::new()),
                 Frame::Line(b"ok".to_vec()),
                 Frame::Line(b"0123456789".to_vec()),
@@ -421,7 +455,13 @@ mod tests {
         );
         assert_eq!(
             frames(b"0123456789a", 10).await,
-            vec![Frame::TooLong(11), Frame::End]
+            vec![
+                Frame::TooLong {
+                    size: 11,
+                    head: b"0123456789a".to_vec()
+                },
+                Frame::End
+            ]
         );
     }
 

@@ -8,12 +8,33 @@ use tokio_util::sync::CancellationToken;
 
 use super::{TurnContext, TurnOutcome, run_turn};
 use crate::customize::hooks::{Event, Said, ToolVerdict};
-use crate::model::{Message, ToolCall};
+use crate::model::{ErrorClass, Message, ModelError, ToolCall};
 use crate::store::History;
 use crate::tools::ToolOutput;
 use crate::types::StopReason;
 use crate::types::TurnEvent;
 use crate::types::UserPart;
+
+/// Refuses a prompt that alone (with the system prompt) is larger than the model's whole
+/// context window: compaction cannot make room for it, and the server would only refuse it
+/// after a long upload. The estimate (four characters a token) is low for code and data, so
+/// a prompt that would fit is never refused.
+fn fits(ctx: &TurnContext, parts: &[UserPart]) -> Result<(), ModelError> {
+    let settings = ctx.settings();
+    let spec = ctx.model_spec(&settings);
+    let prompt = super::estimate::estimate_tokens(&[Message::User(parts.to_vec())]);
+    let system = super::estimate::estimate_text(&ctx.system_prompt(settings.mode));
+    if prompt + system <= spec.context_window {
+        return Ok(());
+    }
+    Err(ModelError::new(
+        ErrorClass::ContextLength,
+        format!(
+            "the prompt is about {prompt} tokens, more than model `{}` can read at once (its context window is {} tokens): nothing was sent. Attach less (a part of the file, or a path the model can read in windows), or pick a model with a larger context window.",
+            spec.id, spec.context_window
+        ),
+    ))
+}
 
 /// Runs a prompt from the user: its `user_prompt_submit` hooks (which may add context or
 /// block it), the turn, then the `stop` hooks. `history` is the conversation before `parts`.
@@ -44,6 +65,11 @@ pub async fn run_prompt(
                 "[Context added by the user's user_prompt_submit hook]\n{context}"
             )));
         }
+    }
+    if let Err(too_big) = fits(&ctx, &parts) {
+        // Nothing is recorded: a prompt the model can never read would poison every later
+        // request of the session.
+        return TurnOutcome::ended(history, Err(too_big));
     }
     history.push_user(parts);
     let outcome = run_turn(ctx.clone(), history, cancel).await;

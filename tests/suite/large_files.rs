@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::common::calls::tool_result;
-use crate::common::{Reply, tool_session};
+use crate::common::{Agent, MockModel, Reply, Workspace, tool_session};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_file_gets_past_huge_lines() {
@@ -46,4 +46,24 @@ async fn read_file_gets_past_huge_lines() {
     );
     let on = tool_result(request, "on");
     assert!(on.starts_with(&"c".repeat(2000)), "the rest of line 1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_larger_than_the_window_is_refused_before_any_request() {
+    let mock = MockModel::start(vec![Reply::text(&["fine"])]).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let huge = "word ".repeat(1_600_000); // 8 MB: about 2M tokens, for a 128k model
+    let (response, _) = agent.prompt(&session, &huge).await;
+    let error = &response["error"];
+    assert_eq!(error["data"]["class"], "context_length", "{response:.300}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("nothing was sent"), "{message}");
+    assert!(mock.requests().is_empty(), "no compaction, no request");
+    // Nothing of it stays in the session: the next prompt goes through.
+    let (response, _) = agent.prompt(&session, "a small one").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn");
+    let request = &mock.requests()[0];
+    assert!(request.body.to_string().len() < 100_000);
 }

@@ -12,11 +12,27 @@ async fn malformed_json_is_a_parse_error_and_nothing_is_lost() {
     agent
         .send_line("{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ")
         .await;
+    // The request is cut off, but its id is there: the error answers it, so the editor's
+    // request does not wait forever.
     let error = agent.next_message().await;
     assert_eq!(error["error"]["code"], -32700);
-    assert_eq!(error["id"], serde_json::Value::Null);
+    assert_eq!(error["id"], 99);
     agent.send_line("not json at all").await;
-    assert_eq!(agent.next_message().await["error"]["code"], -32700);
+    let error = agent.next_message().await;
+    assert_eq!(error["error"]["code"], -32700);
+    assert_eq!(error["id"], serde_json::Value::Null, "no id to be sure of");
+    // A lone surrogate makes the line invalid JSON; its id is still answered.
+    agent
+        .send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":98,"method":"session/prompt","params":{{"sessionId":"{session}","prompt":[{{"type":"text","text":"\ud800"}}]}}}}"#
+        ))
+        .await;
+    let error = agent.next_message().await;
+    assert_eq!(
+        (error["id"].clone(), error["error"]["code"].clone()),
+        (json!(98), json!(-32700)),
+        "{error}"
+    );
     // A megabyte of garbage gets a short error, not itself echoed back.
     agent
         .send_line(&format!("{{garbage {}", "z".repeat(1_000_000)))
@@ -50,7 +66,7 @@ async fn oversized_lines_and_invalid_utf8_get_errors_and_the_session_goes_on() {
     agent.send_line(&huge.to_string()).await;
     let error = agent.next_message().await;
     assert_eq!(error["error"]["code"], -32600);
-    assert_eq!(error["id"], serde_json::Value::Null);
+    assert_eq!(error["id"], 900, "the id is read from the line's head");
     let data = error["error"]["data"]["details"].as_str().unwrap();
     assert!(data.contains("over the limit of 4096"), "{data}");
 
@@ -62,6 +78,7 @@ async fn oversized_lines_and_invalid_utf8_get_errors_and_the_session_goes_on() {
     agent.send_bytes(&bad).await;
     let error = agent.next_message().await;
     assert_eq!(error["error"]["code"], -32700);
+    assert_eq!(error["id"], 901);
     assert!(
         error["error"]["data"]["details"]
             .as_str()
