@@ -2,8 +2,9 @@
 //! `tandem exec` output) and out of the environment of the processes it starts.
 //!
 //! The key is registered once at start-up ([`protect`]); [`redact`] replaces it, and any
-//! `Bearer` token, with `[redacted]`. Matching is by exact value: a key split across two
-//! streamed chunks of a model's answer is not caught.
+//! `Bearer` token, with `[redacted]`. A stream of pieces (a model's answer, its reasoning)
+//! goes through a [`StreamRedactor`], which holds back the end of what came so far while it
+//! could be the start of the key, so a key split across two pieces is caught too.
 //!
 //! What is held sits in a process-wide static on purpose: the log writer
 //! ([`RedactingWriter`]) runs inside tracing's global subscriber, which `main` installs
@@ -74,6 +75,49 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         Some(clean) => Cow::Owned(clean),
         None => out,
     }
+}
+
+/// Redacts a stream of text pieces. The end of what came so far is held back while it could
+/// be the start of a secret (never more than the longest secret's length minus one bytes),
+/// so a secret split across pieces is replaced like a whole one.
+#[derive(Debug, Default)]
+pub struct StreamRedactor {
+    pending: String,
+}
+
+impl StreamRedactor {
+    /// What of the stream so far, with `piece` added, is safe to show now (possibly empty).
+    pub fn push(&mut self, piece: &str) -> String {
+        self.pending.push_str(piece);
+        let mut cut = self.pending.len() - held_back(&self.pending);
+        while !self.pending.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let ready: String = self.pending.drain(..cut).collect();
+        redact(&ready).into_owned()
+    }
+
+    /// The rest, at the end of the stream.
+    pub fn finish(&mut self) -> String {
+        let rest = std::mem::take(&mut self.pending);
+        redact(&rest).into_owned()
+    }
+}
+
+/// How many bytes at the end of `text` could be the start of a registered secret.
+fn held_back(text: &str) -> usize {
+    let h = held();
+    let bytes = text.as_bytes();
+    h.values
+        .iter()
+        .filter_map(|secret| {
+            let secret = secret.as_bytes();
+            (1..secret.len().min(bytes.len() + 1))
+                .rev()
+                .find(|&k| bytes.ends_with(&secret[..k]))
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Replaces the token after each `Bearer ` (any case); `None` when there is none.
@@ -152,5 +196,26 @@ mod tests {
             "key [redacted], again [redacted]"
         );
         assert!(matches!(redact("nothing"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_secret_split_across_pieces_is_caught_and_nothing_else_waits() {
+        HELD.write().values.push("sk-split-secret-77".into());
+        let mut r = StreamRedactor::default();
+        let mut shown = String::new();
+        for piece in ["the key is sk-sp", "lit-sec", "ret-77 and ", "more"] {
+            shown.push_str(&r.push(piece));
+        }
+        shown.push_str(&r.finish());
+        assert_eq!(shown, "the key is [redacted] and more");
+        // Text that cannot start a secret is never held.
+        let mut r = StreamRedactor::default();
+        assert_eq!(r.push("plain words "), "plain words ");
+        assert_eq!(r.push("ending in sk-sp"), "ending in ");
+        assert_eq!(
+            r.finish(),
+            "sk-sp",
+            "a prefix that never became the key is shown at the end"
+        );
     }
 }

@@ -8,6 +8,7 @@ use super::estimate::{estimate_text, estimate_tokens};
 use super::{TurnContext, coalesce};
 use crate::config::ModelSpec;
 use crate::model::{ModelError, ModelEvent, ModelRequest, ToolCall};
+use crate::secrets::StreamRedactor;
 use crate::types::{FinishReason, TurnEvent};
 
 /// How one model response ended.
@@ -62,6 +63,9 @@ pub(super) async fn stream_response(
     let mut finish = None;
     // An event read while merging pieces, handled before reading on.
     let mut held: coalesce::Next = None;
+    // A key split across two pieces is caught: see `secrets::StreamRedactor`.
+    let mut text_shown = StreamRedactor::default();
+    let mut thought_shown = StreamRedactor::default();
     loop {
         let next = match held.take() {
             Some(next) => next,
@@ -80,18 +84,20 @@ pub(super) async fn stream_response(
             Some(Ok(ModelEvent::Text(mut t))) => {
                 held = coalesce::gather(&mut stream, &mut t, false);
                 response.text.push_str(&t);
-                ctx.emit(TurnEvent::Text(t));
+                emit_some(ctx, TurnEvent::Text(text_shown.push(&t)));
             }
             Some(Ok(ModelEvent::Reasoning(mut t))) => {
                 held = coalesce::gather(&mut stream, &mut t, true);
                 response.reasoning.push_str(&t);
-                ctx.emit(TurnEvent::Thought(t));
+                emit_some(ctx, TurnEvent::Thought(thought_shown.push(&t)));
             }
             Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
             Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
         }
     }
+    emit_some(ctx, TurnEvent::Thought(thought_shown.finish()));
+    emit_some(ctx, TurnEvent::Text(text_shown.finish()));
     // Context in use: the last request's prompt + completion, or an estimate when the server
     // does not report usage.
     let estimate_out = estimate_text(&response.text)
@@ -122,4 +128,14 @@ pub(super) async fn stream_response(
     });
     response.end = End::Finished(finish);
     response
+}
+
+/// Emits a text or thought piece unless it is empty (all of it held back for now).
+fn emit_some(ctx: &TurnContext, event: TurnEvent) {
+    if let TurnEvent::Text(t) | TurnEvent::Thought(t) = &event
+        && t.is_empty()
+    {
+        return;
+    }
+    ctx.emit(event);
 }

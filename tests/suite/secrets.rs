@@ -97,3 +97,30 @@ async fn share_api_key_lets_commands_inherit_it() {
     // The editor still never sees it.
     assert!(!agent.stdout_lines().join("\n").contains(TEST_KEY));
 }
+
+/// A key the model streams in two pieces (answer and reasoning alike) is caught where the
+/// pieces meet: no update, and no two updates together, show it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_split_across_streamed_pieces_is_redacted() {
+    let (head, tail) = TEST_KEY.split_at(7);
+    let mock = MockModel::start(vec![
+        Reply::chunks(vec![
+            crate::common::mock_model::reasoning_content(&format!("thinking of {head}")),
+            crate::common::mock_model::reasoning_content(&format!("{tail} now")),
+            crate::common::mock_model::text(&format!("the key is {head}")),
+            crate::common::mock_model::text(&format!("{tail}, and sk-not-a-key")),
+            crate::common::mock_model::finish("stop"),
+        ])
+        .slow(std::time::Duration::from_millis(30)),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (response, updates) = agent.prompt(&session, "say it").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let answer = crate::common::joined(&updates, "agent_message_chunk");
+    let thought = crate::common::joined(&updates, "agent_thought_chunk");
+    assert_eq!(answer, "the key is [redacted], and sk-not-a-key");
+    assert_eq!(thought, "thinking of [redacted] now");
+}
