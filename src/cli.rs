@@ -51,6 +51,10 @@ pub struct CommonArgs {
     /// Serve scripted model turns from a fixture file instead of a model server (offline).
     #[arg(long, global = true, value_name = "FILE")]
     pub replay: Option<PathBuf>,
+    /// Record every protocol line in and out, timed and redacted, in FILE (also
+    /// TANDEM_TRACE_WIRE); for bug reports.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub trace_wire: Option<PathBuf>,
 }
 
 /// Subcommands.
@@ -137,6 +141,7 @@ impl CommonArgs {
             model: self.model.clone(),
             mode: self.mode.clone(),
             replay: self.replay.clone(),
+            trace_wire: self.trace_wire.clone(),
             fallback_mode: None,
             max_turn_requests: None,
         }

@@ -72,7 +72,13 @@ pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
         model = %config.default_model,
         "tandem ready on stdio"
     );
-    let stdio = transport::stdio(config.eof_grace, config.max_message_bytes);
+    let trace = config.trace_wire.as_deref().and_then(|path| {
+        transport::WireTrace::open(path)
+            .inspect(|_| tracing::info!(path = %path.display(), "tracing the wire"))
+            .inspect_err(|e| tracing::warn!(path = %path.display(), "cannot open the wire trace, going on without it: {e}"))
+            .ok()
+    });
+    let stdio = transport::stdio(config.eof_grace, config.max_message_bytes, trace);
     // serve() stops the MCP servers and flushes the transcripts before it returns.
     serve(Arc::new(config), client, stdio).await
 }

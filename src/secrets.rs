@@ -151,15 +151,30 @@ fn redact_bearer(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// Longest log line written whole: a debug dump of a large message keeps its start and size.
+pub const MAX_LOG_LINE: usize = 4096;
+
 /// A `std::io::Write` for logs that redacts each write (tracing's formatter writes whole
-/// events at once).
+/// events at once) and cuts a line longer than [`MAX_LOG_LINE`] bytes, so no log level
+/// writes megabyte lines.
 pub struct RedactingWriter<W>(pub W);
 
 impl<W: std::io::Write> std::io::Write for RedactingWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match std::str::from_utf8(buf) {
-            Ok(text) => self.0.write_all(redact(text).as_bytes())?,
-            Err(_) => self.0.write_all(buf)?,
+        let text = String::from_utf8_lossy(buf);
+        let clean = redact(&text);
+        for line in clean.split_inclusive('\n') {
+            if line.len() <= MAX_LOG_LINE {
+                self.0.write_all(line.as_bytes())?;
+                continue;
+            }
+            let mut end = MAX_LOG_LINE;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            let rest = line.len() - end;
+            self.0.write_all(&line.as_bytes()[..end])?;
+            writeln!(self.0, " … [{rest} more bytes]")?;
         }
         Ok(buf.len())
     }
@@ -196,6 +211,22 @@ mod tests {
             "key [redacted], again [redacted]"
         );
         assert!(matches!(redact("nothing"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn long_log_lines_are_cut() {
+        use std::io::Write;
+        let mut out = RedactingWriter(Vec::new());
+        let line = format!("short\n{}\n", "y".repeat(3 * MAX_LOG_LINE));
+        out.write_all(line.as_bytes()).unwrap();
+        let text = String::from_utf8(out.0).unwrap();
+        assert!(text.starts_with("short\n"));
+        assert!(text.len() < MAX_LOG_LINE + 100, "{}", text.len());
+        assert!(
+            text.ends_with(&format!(" … [{} more bytes]\n", 2 * MAX_LOG_LINE + 1)),
+            "{}",
+            &text[text.len() - 40..]
+        );
     }
 
     #[test]

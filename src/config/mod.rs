@@ -41,6 +41,8 @@ pub struct Overrides {
     pub mode: Option<String>,
     /// `--replay`: serve scripted model turns from this fixture instead of a server.
     pub replay: Option<PathBuf>,
+    /// `--trace-wire`: record the protocol lines in this file.
+    pub trace_wire: Option<PathBuf>,
     /// The mode when neither flag, environment nor file sets one (`exec` uses `read-only`).
     pub fallback_mode: Option<Mode>,
     /// `--max-turns`: most model requests one prompt may make.
@@ -177,6 +179,8 @@ pub struct Config {
     /// Longest JSON-RPC line read from stdin; longer ones are refused and discarded
     /// (`TANDEM_MAX_MESSAGE_BYTES`, `max_message_bytes`).
     pub max_message_bytes: usize,
+    /// Where the wire trace goes, when one is asked for (`--trace-wire`, `TANDEM_TRACE_WIRE`).
+    pub trace_wire: Option<PathBuf>,
     /// Custom actions from the user's config file (`[[actions]]`).
     pub actions: Vec<ActionSpec>,
     /// MCP servers from the user's config file (`[[mcp_servers]]`).

@@ -89,6 +89,10 @@ impl Config {
             actions: file.actions.clone(),
             eof_grace: eof_grace(env)?,
             max_message_bytes: max_message_bytes(env, &file)?,
+            trace_wire: overrides
+                .trace_wire
+                .clone()
+                .or_else(|| nonempty(env, "TANDEM_TRACE_WIRE").map(PathBuf::from)),
             compact_threshold: compact_threshold(&file)?,
             skill_dirs: file
                 .skill_dirs

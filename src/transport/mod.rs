@@ -25,7 +25,10 @@ use tokio_util::sync::CancellationToken;
 
 mod details;
 mod recover;
+mod trace;
 mod writer;
+
+pub use trace::WireTrace;
 
 /// How long cancelled prompts get to answer before the connection closes anyway.
 const AFTER_CANCEL: Duration = Duration::from_secs(10);
@@ -101,6 +104,28 @@ fn note_outgoing(ledger: &Ledger, line: &str) {
 /// lines never interleave.
 type Out = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
 
+/// stdout for the transport's own answers, and the wire trace that records them.
+#[derive(Clone)]
+struct Answers {
+    out: Out,
+    trace: Option<Arc<WireTrace>>,
+}
+
+impl Answers {
+    async fn send(&self, line: &str) -> std::io::Result<()> {
+        if let Some(trace) = &self.trace {
+            trace.record(trace::Dir::Out, line);
+        }
+        write_line(&self.out, line).await
+    }
+
+    fn saw(&self, line: &[u8]) {
+        if let Some(trace) = &self.trace {
+            trace.record(trace::Dir::In, &String::from_utf8_lossy(line));
+        }
+    }
+}
+
 async fn write_line(out: &Out, line: &str) -> std::io::Result<()> {
     let mut out = out.lock().await;
     out.write_all(line.as_bytes()).await?;
@@ -110,10 +135,19 @@ async fn write_line(out: &Out, line: &str) -> std::io::Result<()> {
     out.flush().await
 }
 
-/// The stdio transport with a grace period after stdin ends and a line size limit; SIGTERM
-/// and SIGINT close it in order.
-pub fn stdio(grace: Duration, max_line: usize) -> Lines<impl LineSink, impl LineStream> {
-    let (lines, stop) = over(tokio::io::stdin(), tokio::io::stdout(), grace, max_line);
+/// The stdio transport with a grace period after stdin ends, a line size limit and an
+/// optional wire trace; SIGTERM and SIGINT close it in order.
+pub fn stdio(
+    grace: Duration,
+    max_line: usize,
+    trace: Option<WireTrace>,
+) -> Lines<impl LineSink, impl LineStream> {
+    let (lines, stop) = over(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        (grace, max_line),
+        trace.map(Arc::new),
+    );
     tokio::spawn(stop_on_signal(stop));
     lines
 }
@@ -133,12 +167,14 @@ pub struct Stopper {
 }
 
 /// The same transport over any byte streams (the fuzz harness feeds it from memory).
+/// `limits` is the grace period after stdin ends and the longest line read.
 pub fn over(
     input: impl AsyncRead + Send + Unpin + 'static,
     output: impl AsyncWrite + Send + Unpin + 'static,
-    grace: Duration,
-    max_line: usize,
+    limits: (Duration, usize),
+    trace: Option<Arc<WireTrace>>,
 ) -> (Lines<impl LineSink, impl LineStream>, Stopper) {
+    let (grace, max_line) = limits;
     let ledger = Arc::new(Ledger::default());
     let (tx, rx) = mpsc::channel::<std::io::Result<String>>(64);
     let out: Out = Arc::new(tokio::sync::Mutex::new(Box::new(output)));
@@ -150,7 +186,10 @@ pub fn over(
         ledger.clone(),
         grace,
         max_line,
-        out.clone(),
+        Answers {
+            out: out.clone(),
+            trace: trace.clone(),
+        },
         close.clone(),
     ));
     let stop = Stopper {
@@ -159,12 +198,12 @@ pub fn over(
         close: close.clone(),
     };
     let lines = writer::start(out, ledger);
-    let outgoing = futures::sink::unfold(lines, |lines, line: String| async move {
-        lines
-            .send(details::with_details(line))
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"))?;
-        Ok::<_, std::io::Error>(lines)
+    let outgoing = futures::sink::unfold(lines, move |lines, line: String| {
+        let line = details::with_details(line);
+        if let Some(trace) = &trace {
+            trace.record(trace::Dir::Out, &line);
+        }
+        send_on(lines, line)
     });
     let incoming = futures::stream::unfold((rx, close), |(mut rx, close)| async move {
         let item = tokio::select! {
@@ -175,6 +214,18 @@ pub fn over(
         item.map(|item| (item, (rx, close)))
     });
     (Lines::new(Box::pin(outgoing), incoming), stop)
+}
+
+/// Queues `line` for the writer task; an error once stdout is gone.
+async fn send_on(
+    lines: mpsc::Sender<String>,
+    line: String,
+) -> std::io::Result<mpsc::Sender<String>> {
+    lines
+        .send(line)
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed"))?;
+    Ok(lines)
 }
 
 /// One line of input.
@@ -255,10 +306,24 @@ fn framing_error(head: &[u8], code: i32, message: &str, data: String) -> String 
 async fn next_text<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     max: usize,
-    out: &Out,
+    answers: &Answers,
 ) -> std::io::Result<Option<String>> {
     loop {
-        let reply = match next_frame(reader, max).await? {
+        let frame = next_frame(reader, max).await?;
+        match &frame {
+            Frame::Line(bytes) => answers.saw(bytes),
+            Frame::TooLong { size, head } => {
+                answers.saw(
+                    &[
+                        head.as_slice(),
+                        format!(" … [{size} bytes, over the limit]").as_bytes(),
+                    ]
+                    .concat(),
+                );
+            }
+            Frame::End => {}
+        }
+        let reply = match frame {
             Frame::End => return Ok(None),
             Frame::Line(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => return Ok(Some(text)),
@@ -293,7 +358,7 @@ async fn next_text<R: AsyncBufRead + Unpin>(
                 )
             }
         };
-        write_line(out, &reply).await?;
+        answers.send(&reply).await?;
     }
 }
 
@@ -314,11 +379,11 @@ async fn read_input<R: AsyncBufRead + Unpin>(
     ledger: Arc<Ledger>,
     grace: Duration,
     max_line: usize,
-    out: Out,
+    answers: Answers,
     close: CancellationToken,
 ) {
     loop {
-        let line = match next_text(&mut input, max_line, &out).await {
+        let line = match next_text(&mut input, max_line, &answers).await {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(e) => {
@@ -337,7 +402,7 @@ async fn read_input<R: AsyncBufRead + Unpin>(
                 // editor's request gets its error instead of waiting forever.
                 tracing::warn!("a line on stdin is not JSON ({e}); answered with a parse error");
                 let reply = framing_error(line.as_bytes(), -32700, "Parse error", e.to_string());
-                if write_line(&out, &reply).await.is_err() {
+                if answers.send(&reply).await.is_err() {
                     break;
                 }
                 continue;

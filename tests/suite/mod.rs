@@ -39,3 +39,4 @@ mod streaming;
 mod subagents;
 mod tool_loop;
 mod tools;
+mod wire_trace;
