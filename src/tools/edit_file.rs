@@ -87,11 +87,7 @@ pub fn replace(old: &str, args: &EditFileArgs, shown: &str) -> Result<(String, u
 impl EditCall {
     fn diff(&self) -> Vec<ToolContent> {
         match &self.planned {
-            Some((old, new, _)) => vec![ToolContent::Diff {
-                path: self.path.clone(),
-                old: Some(old.clone()),
-                new: new.clone(),
-            }],
+            Some((old, new, _)) => files::diff(&self.path, Some(old), new),
             None => Vec::new(),
         }
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Call, Place, Prepared, ToolEnv, text};
 use crate::local;
-use crate::types::{Access, Location};
+use crate::types::{Access, Location, ToolContent};
 
 /// The editor's "resource not found" code.
 const NOT_FOUND: i32 = -32002;
@@ -34,6 +34,15 @@ impl ReadError {
 
 /// Reads a whole text file.
 pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
+    read_some(env, path, None).await
+}
+
+/// Reads a text file's first `limit` lines (through the editor; the whole file on disk).
+pub async fn read_lines(env: &ToolEnv, path: &Path, limit: u32) -> Result<String, ReadError> {
+    read_some(env, path, Some(limit)).await
+}
+
+async fn read_some(env: &ToolEnv, path: &Path, limit: Option<u32>) -> Result<String, ReadError> {
     // Checked before the editor is asked too: it might block on a FIFO just as we would.
     if let Some(why) = local::unreadable(path).await {
         return Err(ReadError::Other(why.to_string()));
@@ -41,7 +50,7 @@ pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
     if env.caps.read_text_file {
         let error = match env
             .client
-            .read_text_file(&env.session_id, path, None, None)
+            .read_text_file(&env.session_id, path, None, limit)
             .await
         {
             Ok(text) => return Ok(text),
@@ -88,6 +97,80 @@ pub async fn write(env: &ToolEnv, path: &Path, content: &str) -> Result<(), Stri
         .map_err(|e| e.to_string())
 }
 
+/// Most bytes of old and new text a diff carries to the editor; a larger change is shown as
+/// its changed lines with some context around them, or, when even those are too large, as a
+/// note. The change itself is always made whole.
+pub const MAX_DIFF_BYTES: usize = 256 * 1024;
+/// Unchanged lines shown around a change that is cut down to its changed part.
+const CONTEXT_LINES: usize = 3;
+
+/// How the editor is shown a change of `path` from `old` (`None`: a new file) to `new`.
+pub fn diff(path: &Path, old: Option<&str>, new: &str) -> Vec<ToolContent> {
+    let whole = || ToolContent::Diff {
+        path: path.to_path_buf(),
+        old: old.map(str::to_string),
+        new: new.to_string(),
+    };
+    let Some(before) = old else {
+        if new.len() <= MAX_DIFF_BYTES {
+            return vec![whole()];
+        }
+        return vec![ToolContent::Text {
+            text: format!(
+                "New file of {} bytes ({} lines): too large to show as a diff.",
+                new.len(),
+                new.lines().count()
+            ),
+        }];
+    };
+    if before.len() + new.len() <= MAX_DIFF_BYTES {
+        return vec![whole()];
+    }
+    let a: Vec<&str> = before.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let same_start = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let same_end = a[same_start..]
+        .iter()
+        .rev()
+        .zip(b[same_start..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let from = same_start.saturating_sub(CONTEXT_LINES);
+    let a_to = (a.len() - same_end + CONTEXT_LINES).min(a.len());
+    let b_to = (b.len() - same_end + CONTEXT_LINES).min(b.len());
+    let old_part: String = a[from..a_to].concat();
+    let new_part: String = b[from..b_to].concat();
+    let note = format!(
+        "{} is {} bytes; shown: lines {}-{} of the old text and {}-{} of the new, where it changed.",
+        path.display(),
+        before.len().max(new.len()),
+        from + 1,
+        a_to,
+        from + 1,
+        b_to
+    );
+    if old_part.len() + new_part.len() > MAX_DIFF_BYTES {
+        return vec![ToolContent::Text {
+            text: format!(
+                "{} changed from {} to {} bytes, over lines {}-{}: too large to show as a diff.",
+                path.display(),
+                before.len(),
+                new.len(),
+                same_start + 1,
+                a.len() - same_end
+            ),
+        }];
+    }
+    vec![
+        ToolContent::Diff {
+            path: path.to_path_buf(),
+            old: Some(old_part),
+            new: new_part,
+        },
+        ToolContent::Text { text: note },
+    ]
+}
+
 /// The file an edit or write changes, resolved at `place`: its path and how titles show it.
 pub struct Target {
     /// The resolved path.
@@ -115,5 +198,55 @@ impl Target {
             access: Access::Edit(self.path.clone()),
             call,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(content: &[ToolContent]) -> Vec<String> {
+        content
+            .iter()
+            .filter_map(|c| match c {
+                ToolContent::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_changes_travel_whole_and_large_ones_as_their_changed_part() {
+        let path = Path::new("/p/f.txt");
+        let small = diff(path, Some("a\n"), "b\n");
+        assert!(matches!(&small[..], [ToolContent::Diff { old: Some(o), .. }] if o == "a\n"));
+        let big: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        let changed = big.replace("line 500\n", "LINE 500\n");
+        let part = diff(path, Some(&big), &changed);
+        match &part[0] {
+            ToolContent::Diff {
+                old: Some(old),
+                new,
+                ..
+            } => {
+                assert_eq!(
+                    old,
+                    "line 497\nline 498\nline 499\nline 500\nline 501\nline 502\nline 503\n"
+                );
+                assert!(new.contains("LINE 500\n"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            texts(&part)[0].contains("lines 498-504"),
+            "{:?}",
+            texts(&part)
+        );
+        // Changes at both ends: even the changed part is too large, so a note.
+        let both = format!("X{}Y", &big[1..big.len() - 1]);
+        let note = diff(path, Some(&big), &both);
+        assert!(matches!(&note[..], [ToolContent::Text { .. }]), "{note:?}");
+        // A huge new file is described, not sent.
+        assert!(texts(&diff(path, None, &big))[0].starts_with("New file of"));
     }
 }

@@ -71,9 +71,9 @@ struct ReadCall {
 impl Call for ReadCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            match files::read(&env, &self.path).await {
-                Ok(content) => {
-                    let window = text::window(&content, self.window);
+            match read(&env, &self.path, self.window).await {
+                Ok((content, total)) => {
+                    let window = text::window_of(&content, total, self.window);
                     ToolOutput {
                         content: vec![ToolContent::Text {
                             text: format!("```\n{}```", fenced(&window)),
@@ -86,6 +86,29 @@ impl Call for ReadCall {
             }
         })
     }
+}
+
+/// The file's first lines up to the end of `w` (and one more, to know whether more follow),
+/// and its line count when all of it came. Through the editor only those lines are asked
+/// for, so a window at the start of a huge file does not pull the whole buffer; counting
+/// from line 1 keeps the numbers right even when an editor ignores `limit`.
+async fn read(
+    env: &ToolEnv,
+    path: &std::path::Path,
+    w: text::Window,
+) -> Result<(String, Option<usize>), files::ReadError> {
+    if !env.caps.read_text_file {
+        let content = files::read(env, path).await?;
+        let total = content.lines().count();
+        return Ok((content, Some(total)));
+    }
+    let wanted =
+        w.offset.unwrap_or(1).max(1) - 1 + w.limit.unwrap_or(text::DEFAULT_READ_LINES).max(1) + 1;
+    let content = files::read_lines(env, path, u32::try_from(wanted).unwrap_or(u32::MAX)).await?;
+    let got = content.lines().count();
+    // Fewer lines than asked: the file ended; more: the editor sent all of it.
+    let total = (got != wanted).then_some(got);
+    Ok((content, total))
 }
 
 /// Keeps a stray fence in the file from closing the editor's code block early.

@@ -31,14 +31,19 @@ pub struct Window {
 /// with notes saying what was left out and how to get it: the next `offset`, and for a cut
 /// line the `column` its rest starts at.
 pub fn window(text: &str, w: Window) -> String {
-    let total = text.lines().count();
+    window_of(text, Some(text.lines().count()), w)
+}
+
+/// [`window`] over the start of a file: `text` holds its first lines, and `total` is its
+/// line count, or `None` when more lines follow `text`.
+pub fn window_of(text: &str, total: Option<usize>, w: Window) -> String {
     let start = w.offset.unwrap_or(1).max(1);
     let limit = w.limit.unwrap_or(DEFAULT_READ_LINES).max(1);
     let skip = w.column.unwrap_or(1).max(1) - 1;
-    if total == 0 {
+    if total == Some(0) {
         return "[empty file]".to_string();
     }
-    if start > total {
+    if let Some(total) = total.filter(|&t| start > t) {
         return format!("[offset {start} is past the end: the file has {total} lines]");
     }
     let mut out = String::new();
@@ -63,11 +68,16 @@ pub fn window(text: &str, w: Window) -> String {
         shown += 1;
     }
     let end = start + shown - 1;
-    if start > 1 || end < total {
-        out.push_str(&format!(
+    match total {
+        Some(total) if start > 1 || end < total => out.push_str(&format!(
             "[showing lines {start}-{end} of {total}; read more with offset={}]\n",
             end + 1
-        ));
+        )),
+        Some(_) => {}
+        None => out.push_str(&format!(
+            "[showing lines {start}-{end}; more follow: read more with offset={}]\n",
+            end + 1
+        )),
     }
     if let Some(&(line, chars)) = cut.first() {
         let more = if cut.len() > 1 {

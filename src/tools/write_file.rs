@@ -51,11 +51,11 @@ struct WriteCall {
 
 impl WriteCall {
     fn diff(&self) -> Vec<ToolContent> {
-        vec![ToolContent::Diff {
-            path: self.path.clone(),
-            old: self.old.clone().flatten(),
-            new: self.content.clone(),
-        }]
+        files::diff(
+            &self.path,
+            self.old.clone().flatten().as_deref(),
+            &self.content,
+        )
     }
 }
 

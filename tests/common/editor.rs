@@ -149,7 +149,20 @@ impl FakeEditor {
                     .map(Ok)
                     .unwrap_or_else(|| std::fs::read_to_string(&path))
                 {
-                    Ok(text) => Ok(json!({"content": text})),
+                    // `line` (1-based) and `limit` pick lines, as Zed does.
+                    Ok(text) => {
+                        let line = params["line"].as_u64().unwrap_or(1).max(1) as usize;
+                        let text = match params["limit"].as_u64() {
+                            Some(limit) => text
+                                .split_inclusive('\n')
+                                .skip(line - 1)
+                                .take(limit as usize)
+                                .collect(),
+                            None if line > 1 => text.split_inclusive('\n').skip(line - 1).collect(),
+                            None => text,
+                        };
+                        Ok(json!({"content": text}))
+                    }
                     Err(_) => Err((-32002, format!("Resource not found: {path}"))),
                 }
             }

@@ -67,3 +67,56 @@ async fn a_prompt_larger_than_the_window_is_refused_before_any_request() {
     let request = &mock.requests()[0];
     assert!(request.body.to_string().len() < 100_000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_file_travels_as_a_window_and_its_edit_as_the_changed_part() {
+    let script = vec![
+        Reply::tools(&[("r", "read_file", json!({"path": "big.txt", "limit": 10}))]),
+        Reply::tools(&[(
+            "e",
+            "edit_file",
+            json!({"path": "big.txt", "old_string": "line 150000\n", "new_string": "LINE 150000\n"}),
+        )]),
+        Reply::text(&["done"]),
+    ];
+    let (mock, ws, mut agent, session, editor) =
+        tool_session(script, crate::common::editor::full_caps(), "full-access").await;
+    let big: String = (1..=300_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ws.project().join("big.txt"), &big).unwrap();
+    let (response, updates) = agent.prompt(&session, "edit it").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    // The read asked the editor for the lines it needed, not the whole buffer.
+    let reads = editor.params_of("fs/read_text_file");
+    assert_eq!(reads[0]["limit"], 11, "{}", reads[0]);
+    let read = tool_result(&mock.requests()[1], "r");
+    assert!(
+        read.starts_with("line 1\n") && read.contains("more follow: read more with offset=11"),
+        "{read}"
+    );
+    // The edit is exact on disk, and what the editor was shown is the changed part.
+    let after = std::fs::read_to_string(ws.project().join("big.txt")).unwrap();
+    assert_eq!(after, big.replace("line 150000\n", "LINE 150000\n"));
+    // (The write itself carries the whole file, as it must; what is shown does not.)
+    let shown: usize = updates
+        .iter()
+        .filter(|u| u["method"] == "session/update")
+        .map(|u| u.to_string().len())
+        .sum();
+    assert!(
+        shown < 100_000,
+        "{shown} bytes of updates for a {}-byte file",
+        big.len()
+    );
+    let diff = updates
+        .iter()
+        .flat_map(|u| {
+            u["params"]["update"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|c| c["type"] == "diff")
+        .expect("a diff");
+    assert!(diff["oldText"].as_str().unwrap().contains("line 150000\n"));
+    assert!(diff["newText"].as_str().unwrap().contains("LINE 150000\n"));
+}
