@@ -3,13 +3,16 @@
 //! and cancellation rules as tandem's own.
 //!
 //! Servers connect in the background when a session opens; a turn waits for them (bounded)
-//! before its first model request. A server that fails or dies never fails the session.
+//! before its first model request. A server that fails or dies never fails the session: one
+//! that dies has its tools withdrawn from the model while tandem starts it again (stdio) or
+//! reconnects (HTTP), with a growing pause between tries, and the user is told once when it
+//! goes and once when it is back.
 
 mod children;
 mod connect;
 mod tool;
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use std::time::Duration;
@@ -24,6 +27,11 @@ pub use crate::config::ServerSpec;
 
 /// How long a server may take to start and list its tools.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often a connected server is checked for having gone away.
+const WATCH_EVERY: Duration = Duration::from_millis(200);
+/// The first and the longest pause between tries to bring a server back.
+const RETRY_FIRST: Duration = Duration::from_millis(500);
+const RETRY_MOST: Duration = Duration::from_secs(60);
 
 /// Merges server lists by name; later lists win (user < project < session).
 pub fn merge(lists: impl IntoIterator<Item = Vec<ServerSpec>>) -> Vec<ServerSpec> {
@@ -43,6 +51,8 @@ enum State {
     Connecting,
     Ready,
     Failed(String),
+    /// It went away after it was ready; tandem is bringing it back.
+    Reconnecting(String),
 }
 
 /// A session's MCP servers and the tools they offer.
@@ -53,6 +63,8 @@ pub struct Hub {
     clients: Mutex<Vec<connect::Connection>>,
     /// Counts servers still connecting; 0 means settled.
     pending: watch::Sender<usize>,
+    /// What the user has not been told yet (a server went away, or came back).
+    notices: Mutex<Vec<String>>,
 }
 
 impl Hub {
@@ -64,6 +76,7 @@ impl Hub {
             states: Mutex::new(Vec::new()),
             clients: Mutex::new(Vec::new()),
             pending: watch::Sender::new(0),
+            notices: Mutex::new(Vec::new()),
         })
     }
 
@@ -77,46 +90,87 @@ impl Hub {
             hub.states
                 .lock()
                 .push((spec.name.clone(), State::Connecting));
-            let hub = hub.clone();
+            let weak = Arc::downgrade(&hub);
             let scrubbed = scrubbed.clone();
             let children = children.clone();
             tokio::spawn(async move {
                 let name = spec.name.clone();
-                let connecting = connect::connect(spec, scrubbed, children);
-                let result = tokio::time::timeout(CONNECT_TIMEOUT, connecting)
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(format!(
-                            "did not start within {} s",
-                            CONNECT_TIMEOUT.as_secs()
-                        ))
-                    });
-                hub.settle(&name, result);
+                let result = connect_bounded(&spec, &scrubbed, &children).await;
+                let ready = result.is_ok();
+                match weak.upgrade() {
+                    Some(hub) => hub.settle(&name, result),
+                    None => return,
+                }
+                if ready {
+                    supervise(weak, spec, scrubbed, children).await;
+                }
             });
         }
         hub
+    }
+
+    /// Takes back the tools, instructions and client of `name`, which went away.
+    fn withdraw(&self, name: &str, reason: &str) {
+        let prefix = exposed_name(name, "", &[]);
+        self.tools.lock().retain(|t| !t.name().starts_with(&prefix));
+        self.instructions.lock().retain(|(n, _)| n != name);
+        let mut clients = self.clients.lock();
+        if let Some(at) = clients.iter().position(|c| c.name == name) {
+            clients.remove(at).stop();
+        }
+        drop(clients);
+        self.set_state(name, State::Reconnecting(reason.to_string()));
+        tracing::warn!(server = %name, "MCP server stopped ({reason}); its tools are withdrawn while it is brought back");
+        self.notices.lock().push(format!(
+            "MCP server `{name}` stopped ({reason}); its tools are withdrawn while tandem brings it back."
+        ));
+    }
+
+    /// Offers `connection`'s tools (again).
+    fn offer(&self, name: &str, connection: connect::Connection) {
+        let taken: Vec<String> = self
+            .tools
+            .lock()
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect();
+        let adapters = tool::adapters(&connection, &taken);
+        self.tools.lock().extend(adapters);
+        if let Some(text) = connection
+            .instructions
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+        {
+            self.instructions.lock().push((name.to_string(), text));
+        }
+        self.clients.lock().push(connection);
+    }
+
+    fn set_state(&self, name: &str, state: State) {
+        if let Some(entry) = self.states.lock().iter_mut().find(|(n, _)| n == name) {
+            entry.1 = state;
+        }
+    }
+
+    /// What the user should be told about the servers since the last time, once.
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notices.lock())
+    }
+
+    /// Whether `name`'s connection has gone away.
+    fn closed(&self, name: &str) -> bool {
+        self.clients
+            .lock()
+            .iter()
+            .find(|c| c.name == name)
+            .is_some_and(|c| c.client.is_closed() || c.client.is_transport_closed())
     }
 
     fn settle(self: &Arc<Self>, name: &str, result: Result<connect::Connection, String>) {
         let state = match result {
             Ok(connection) => {
                 tracing::info!(server = %name, tools = connection.tools.len(), "MCP server ready");
-                let taken: Vec<String> = self
-                    .tools
-                    .lock()
-                    .iter()
-                    .map(|t| t.name().to_string())
-                    .collect();
-                let adapters = tool::adapters(&connection, &taken);
-                self.tools.lock().extend(adapters);
-                if let Some(text) = connection
-                    .instructions
-                    .clone()
-                    .filter(|t| !t.trim().is_empty())
-                {
-                    self.instructions.lock().push((name.to_string(), text));
-                }
-                self.clients.lock().push(connection);
+                self.offer(name, connection);
                 State::Ready
             }
             Err(reason) => {
@@ -124,9 +178,7 @@ impl Hub {
                 State::Failed(reason)
             }
         };
-        if let Some(entry) = self.states.lock().iter_mut().find(|(n, _)| n == name) {
-            entry.1 = state;
-        }
+        self.set_state(name, state);
         self.pending.send_modify(|n| *n = n.saturating_sub(1));
     }
 
@@ -150,6 +202,7 @@ impl Hub {
                 State::Connecting => (name.clone(), "connecting", None),
                 State::Ready => (name.clone(), "ready", None),
                 State::Failed(reason) => (name.clone(), "failed", Some(reason.clone())),
+                State::Reconnecting(reason) => (name.clone(), "reconnecting", Some(reason.clone())),
             })
             .collect()
     }
@@ -176,6 +229,66 @@ impl Hub {
     }
 }
 
+/// Starts `spec`'s server, giving up after [`CONNECT_TIMEOUT`].
+async fn connect_bounded(
+    spec: &ServerSpec,
+    scrubbed: &[String],
+    children: &Children,
+) -> Result<connect::Connection, String> {
+    let connecting = connect::connect(spec.clone(), scrubbed.to_vec(), children.clone());
+    tokio::time::timeout(CONNECT_TIMEOUT, connecting)
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "did not start within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            ))
+        })
+}
+
+/// Watches a ready server for as long as its session lives; when it goes away, withdraws its
+/// tools and brings it back, pausing longer after each failed try.
+async fn supervise(hub: Weak<Hub>, spec: ServerSpec, scrubbed: Vec<String>, children: Children) {
+    let name = spec.name.clone();
+    loop {
+        tokio::time::sleep(WATCH_EVERY).await;
+        let Some(live) = hub.upgrade() else { return };
+        if !live.closed(&name) {
+            continue;
+        }
+        live.withdraw(&name, "its connection closed");
+        drop(live);
+        let mut pause = RETRY_FIRST;
+        loop {
+            let result = connect_bounded(&spec, &scrubbed, &children).await;
+            let Some(live) = hub.upgrade() else {
+                if let Ok(connection) = result {
+                    connection.stop();
+                }
+                return;
+            };
+            match result {
+                Ok(connection) => {
+                    tracing::info!(server = %name, "MCP server is back");
+                    live.offer(&name, connection);
+                    live.set_state(&name, State::Ready);
+                    live.notices.lock().push(format!(
+                        "MCP server `{name}` is back; its tools are offered again."
+                    ));
+                    break;
+                }
+                Err(reason) => {
+                    tracing::warn!(server = %name, retry_in = ?pause, "MCP server still down: {reason}");
+                    live.set_state(&name, State::Reconnecting(reason));
+                }
+            }
+            drop(live);
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(RETRY_MOST);
+        }
+    }
+}
+
 /// A session's registry reaches its MCP tools through the hub, as servers connect.
 impl ToolSource for Hub {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
@@ -188,7 +301,9 @@ impl ToolSource for Hub {
             .lock()
             .iter()
             .find_map(|(server, state)| match state {
-                State::Failed(reason) if name.starts_with(&exposed_name(server, "", &[])) => {
+                State::Failed(reason) | State::Reconnecting(reason)
+                    if name.starts_with(&exposed_name(server, "", &[])) =>
+                {
                     Some(format!("MCP server `{server}` is unavailable: {reason}"))
                 }
                 _ => None,

@@ -30,6 +30,7 @@ use crate::config::ModelSpec;
 use crate::model::{ErrorClass, Message, ModelError, ModelRequest};
 use crate::output_schema::OutputSchema;
 use crate::store::History;
+use crate::types::TurnEvent;
 use crate::types::{StopReason, UserPart};
 use compact::Compacted;
 use estimate::{fit_to_model, projected};
@@ -144,6 +145,10 @@ impl Turn {
 
     /// One model request and what follows from it; `Some` when the turn is over.
     async fn step(&mut self) -> Option<Ended> {
+        // An MCP server that went away or came back is told to the user once.
+        for notice in self.ctx.mcp.take_notices() {
+            self.ctx.emit(TurnEvent::Text(format!("\n_{notice}_\n")));
+        }
         let settings = self.ctx.settings();
         let spec = self.ctx.model_spec(&settings);
         let mut messages = Vec::with_capacity(self.history.messages().len() + 1);

@@ -13,11 +13,11 @@ use crate::common::{Agent, MockModel, Reply, Workspace, joined, path_str, respon
 
 const SERVER: &str = env!("CARGO_BIN_EXE_tandem-test-mcp");
 
-fn server(name: &str, log: &Path) -> Value {
+pub(super) fn server(name: &str, log: &Path) -> Value {
     json!({"name": name, "command": SERVER, "args": [], "env": [{"name": "TANDEM_TEST_MCP_LOG", "value": log}]})
 }
 
-async fn mcp_session(
+pub(super) async fn mcp_session(
     script: Vec<Reply>,
     mode: &str,
     servers: Value,

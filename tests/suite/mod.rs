@@ -22,6 +22,7 @@ mod load;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
+mod mcp_restart;
 mod mentions;
 mod model_faults;
 mod opening;

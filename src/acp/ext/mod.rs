@@ -126,9 +126,9 @@ pub struct GrantStatus {
 pub struct McpServerStatus {
     /// Server name.
     pub name: String,
-    /// `connecting`, `ready` or `failed`.
+    /// `connecting`, `ready`, `failed`, or `reconnecting` (it went away and is being brought back).
     pub state: String,
-    /// Why it failed.
+    /// Why it failed or went away.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
