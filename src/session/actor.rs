@@ -247,37 +247,12 @@ impl Actor {
         }
     }
 
-    /// Waits for the cancelled turn of a session that was closed or deleted and answers its
-    /// prompt; unlike [`Self::finish`] nothing more is told to the editor about the session.
-    async fn end_closed(&mut self, running: Running) {
-        let result = match running.task.await {
-            Ok(outcome) => {
-                self.history = outcome.history;
-                outcome
-                    .result
-                    .map(|stop| Ran {
-                        stop,
-                        output: outcome.output,
-                        structured: outcome.structured,
-                    })
-                    .map_err(SessionError::Model)
-            }
-            Err(join) => Err(SessionError::Internal(format!(
-                "the turn failed unexpectedly: {join}"
-            ))),
-        };
-        self.history.transcript().flush().await;
-        let _ = running.reply.send(result);
-    }
-
-    /// Takes a finished turn's history, titles the session after its first exchange, and
-    /// replies once all of it is on disk.
-    async fn finish(
+    /// Takes back a finished turn's history and says how the prompt ended.
+    fn take_outcome(
         &mut self,
         outcome: Result<TurnOutcome, tokio::task::JoinError>,
-        reply: oneshot::Sender<Result<Ran, SessionError>>,
-    ) {
-        let result = match outcome {
+    ) -> Result<Ran, SessionError> {
+        match outcome {
             Ok(outcome) => {
                 self.history = outcome.history;
                 let (output, structured) = (outcome.output, outcome.structured);
@@ -296,7 +271,25 @@ impl Actor {
                     "the turn failed unexpectedly: {join}"
                 )))
             }
-        };
+        }
+    }
+
+    /// Waits for the cancelled turn of a session that was closed or deleted and answers its
+    /// prompt; unlike [`Self::finish`] nothing more is told to the editor about the session.
+    async fn end_closed(&mut self, running: Running) {
+        let result = self.take_outcome(running.task.await);
+        self.history.transcript().flush().await;
+        let _ = running.reply.send(result);
+    }
+
+    /// Takes a finished turn's history, titles the session after its first exchange, and
+    /// replies once all of it is on disk.
+    async fn finish(
+        &mut self,
+        outcome: Result<TurnOutcome, tokio::task::JoinError>,
+        reply: oneshot::Sender<Result<Ran, SessionError>>,
+    ) {
+        let result = self.take_outcome(outcome);
         if self.title.is_none() {
             let first = self.history.messages().iter().find_map(|m| match m {
                 Message::User(parts) => super::playback::title_from(parts),

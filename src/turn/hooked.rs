@@ -23,6 +23,10 @@ fn fits(ctx: &TurnContext, parts: &[UserPart]) -> Result<(), ModelError> {
     let settings = ctx.settings();
     let spec = ctx.model_spec(&settings);
     let prompt = super::estimate::estimate_tokens(&[Message::User(parts.to_vec())]);
+    // An ordinary prompt is far from the limit: the system prompt is built only near it.
+    if prompt <= spec.context_window / 2 {
+        return Ok(());
+    }
     let system = super::estimate::estimate_text(&ctx.system_prompt(settings.mode));
     if prompt + system <= spec.context_window {
         return Ok(());

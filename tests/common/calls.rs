@@ -17,6 +17,21 @@ pub fn tool_result(request: &Recorded, call_id: &str) -> String {
         .to_string()
 }
 
+/// Every tool call content item of type `kind` (`diff`, `terminal`, `content`) the editor was
+/// shown in `updates`, in order.
+pub fn shown_contents(updates: &[Value], kind: &str) -> Vec<Value> {
+    updates
+        .iter()
+        .flat_map(|u| {
+            u["params"]["update"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|c| c["type"] == kind)
+        .collect()
+}
+
 /// The `tool_call` and its updates for `id`, in order.
 pub fn call_events<'a>(updates: &'a [Value], id: &str) -> Vec<&'a Value> {
     updates

@@ -25,6 +25,17 @@ impl Dice {
     }
 }
 
+/// Initializes `agent` and resumes `session` in it.
+async fn resume(agent: &mut Agent, ws: &Workspace, session: &str) {
+    agent.initialize().await;
+    agent
+        .request_ok(
+            "session/resume",
+            serde_json::json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
+        )
+        .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_record_is_lost_after_two_hundred_torn_kills() {
     let seed = std::env::var("TANDEM_CRASH_SEED")
@@ -46,13 +57,7 @@ async fn no_record_is_lost_after_two_hundred_torn_kills() {
         if i == 0 {
             session = agent.open_session(&ws.project()).await;
         } else {
-            agent.initialize().await;
-            agent
-                .request_ok(
-                    "session/resume",
-                    serde_json::json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
-                )
-                .await;
+            resume(&mut agent, &ws, &session).await;
         }
         let (response, _) = agent.prompt(&session, &format!("prompt-{i}")).await;
         assert_eq!(
@@ -81,13 +86,7 @@ async fn no_record_is_lost_after_two_hundred_torn_kills() {
     }
     mock.push(Reply::text(&["done"]));
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
-    agent.initialize().await;
-    agent
-        .request_ok(
-            "session/resume",
-            serde_json::json!({"sessionId": session, "cwd": ws.project(), "mcpServers": []}),
-        )
-        .await;
+    resume(&mut agent, &ws, &session).await;
     let (response, _) = agent.prompt(&session, "last").await;
     assert_eq!(response["result"]["stopReason"], "end_turn");
     // Every prompt reached the model's history: none was glued to a torn line.

@@ -37,16 +37,7 @@ async fn a_new_file_is_created_when_the_editor_answers_the_read_with_any_error()
     );
     assert!(tool_result(&mock.requests()[1], "w").starts_with("Created docs/new.md"));
     // Shown as a new file: a diff with no old text at all, not an edit of an empty file.
-    let diffs: Vec<_> = updates
-        .iter()
-        .flat_map(|u| {
-            u["params"]["update"]["content"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter(|c| c["type"] == "diff")
-        .collect();
+    let diffs = crate::common::calls::shown_contents(&updates, "diff");
     assert!(!diffs.is_empty());
     for diff in diffs {
         assert!(diff["oldText"].is_null(), "{diff}");

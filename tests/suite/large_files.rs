@@ -107,15 +107,9 @@ async fn a_large_file_travels_as_a_window_and_its_edit_as_the_changed_part() {
         "{shown} bytes of updates for a {}-byte file",
         big.len()
     );
-    let diff = updates
-        .iter()
-        .flat_map(|u| {
-            u["params"]["update"]["content"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .find(|c| c["type"] == "diff")
+    let diff = crate::common::calls::shown_contents(&updates, "diff")
+        .into_iter()
+        .next()
         .expect("a diff");
     assert!(diff["oldText"].as_str().unwrap().contains("line 150000\n"));
     assert!(diff["newText"].as_str().unwrap().contains("LINE 150000\n"));

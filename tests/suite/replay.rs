@@ -22,6 +22,18 @@ fn call_without_id(name: &str, args: Value) -> Reply {
     ])
 }
 
+/// Ends `agent` cleanly and loads `session` in a new process: the replayed updates.
+async fn reloaded(agent: Agent, ws: &Workspace, mock: &MockModel, session: &str) -> Vec<Value> {
+    let (status, _) = agent.shutdown().await;
+    assert!(status.success());
+    let mut agent = Agent::spawn(&ws.env(mock), &[]);
+    agent.initialize().await;
+    let (_, updates) = agent
+        .open_stored("session/load", session, &ws.project())
+        .await;
+    updates
+}
+
 /// Every `tool_call` id in `updates`, in order.
 fn call_ids(updates: &[Value]) -> Vec<String> {
     of_kind(updates, "tool_call")
@@ -107,15 +119,9 @@ async fn tool_call_ids_stay_unique_across_turns_and_reloads_whatever_the_server_
         ["functions.read_file:0", "call_1"],
         "a repeat within one response gets its own id"
     );
-    let (status, _) = agent.shutdown().await;
-    assert!(status.success());
 
     // A reload shows every call under the id it had live.
-    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
-    agent.initialize().await;
-    let (_, updates) = agent
-        .open_stored("session/load", &session, &ws.project())
-        .await;
+    let updates = reloaded(agent, &ws, &mock, &session).await;
     assert_eq!(call_ids(&updates), live);
 }
 
@@ -149,14 +155,8 @@ async fn a_reload_shows_command_output_as_text_and_calls_in_the_order_made() {
         live_terminal,
         "live, the command ran in the editor's terminal"
     );
-    let (status, _) = agent.shutdown().await;
-    assert!(status.success());
 
-    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
-    agent.initialize().await;
-    let (_, updates) = agent
-        .open_stored("session/load", &session, &ws.project())
-        .await;
+    let updates = reloaded(agent, &ws, &mock, &session).await;
     assert_eq!(
         call_ids(&updates),
         ["cmd", "slow", "fast"],
@@ -196,14 +196,8 @@ async fn a_reload_shows_the_compact_prompt_and_its_note() {
         let (response, _) = agent.prompt(&session, prompt).await;
         assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     }
-    let (status, _) = agent.shutdown().await;
-    assert!(status.success());
 
-    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
-    agent.initialize().await;
-    let (_, updates) = agent
-        .open_stored("session/load", &session, &ws.project())
-        .await;
+    let updates = reloaded(agent, &ws, &mock, &session).await;
     let users: Vec<&str> = of_kind(&updates, "user_message_chunk")
         .iter()
         .map(|u| u["content"]["text"].as_str().unwrap())
