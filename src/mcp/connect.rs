@@ -9,6 +9,52 @@ use rmcp::transport::TokioChildProcess;
 
 use super::{Children, ServerSpec};
 
+/// Why a server could not be connected; the text is what the user and `_tandem/status` see.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The entry names an HTTP+SSE server, a transport rmcp no longer has a client for.
+    #[error(
+        "it uses the old HTTP+SSE transport, which tandem does not support; use its streamable HTTP endpoint"
+    )]
+    Sse,
+    /// The entry has nothing to connect to.
+    #[error("it has neither a command nor a url")]
+    Nowhere,
+    /// The command could not be spawned.
+    #[error("cannot start `{command}`: {source}")]
+    Spawn {
+        /// The program named by the entry.
+        command: String,
+        /// Why the spawn failed.
+        source: std::io::Error,
+    },
+    /// The server started but the MCP handshake failed.
+    #[error("the MCP handshake failed: {0}")]
+    Handshake(String),
+    /// The HTTP server did not complete the MCP handshake.
+    #[error("the MCP handshake with {url} failed: {reason}")]
+    HttpHandshake {
+        /// The server's endpoint.
+        url: String,
+        /// What rmcp reported.
+        reason: String,
+    },
+    /// `tools/list` failed.
+    #[error("listing its tools failed: {0}")]
+    ListTools(String),
+    /// A configured header cannot be sent.
+    #[error("invalid {what}: {reason}")]
+    Header {
+        /// Which part of which header.
+        what: String,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// The server took longer than the connect timeout.
+    #[error("did not start within {0} s")]
+    Timeout(u64),
+}
+
 /// A running MCP client session with one server.
 pub type Client = RunningService<RoleClient, ()>;
 
@@ -42,14 +88,12 @@ pub async fn connect(
     spec: ServerSpec,
     scrubbed: Vec<String>,
     children: Children,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     let Some(command) = spec.command.clone() else {
         return match spec.url.clone() {
-            Some(_) if spec.sse => Err(
-                "it uses the old HTTP+SSE transport, which tandem does not support; use its streamable HTTP endpoint".into(),
-            ),
+            Some(_) if spec.sse => Err(ConnectError::Sse),
             Some(url) => connect_http(spec, &url, children).await,
-            None => Err("it has neither a command nor a url".to_string()),
+            None => Err(ConnectError::Nowhere),
         };
     };
     let mut cmd = tokio::process::Command::new(&command);
@@ -63,21 +107,24 @@ pub async fn connect(
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", command.display()))?;
+        .map_err(|source| ConnectError::Spawn {
+            command: command.display().to_string(),
+            source,
+        })?;
     let pgid = transport.id();
     if let Some(pgid) = pgid {
         children.register(pgid);
     }
-    let fail = |message: String| {
+    let fail = |error: ConnectError| {
         if let Some(pgid) = pgid {
             children.kill(pgid);
         }
-        message
+        error
     };
     let client = ()
         .serve(transport)
         .await
-        .map_err(|e| fail(format!("the MCP handshake failed: {e}")))?;
+        .map_err(|e| fail(ConnectError::Handshake(e.to_string())))?;
     describe(spec.name, client, pgid, children.clone())
         .await
         .map_err(fail)
@@ -89,11 +136,11 @@ async fn describe(
     client: Client,
     pgid: Option<u32>,
     children: Children,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     let tools = client
         .list_all_tools()
         .await
-        .map_err(|e| format!("listing its tools failed: {e}"))?;
+        .map_err(|e| ConnectError::ListTools(e.to_string()))?;
     let instructions = client
         .peer_info()
         .and_then(|info| info.instructions.clone());
@@ -112,25 +159,35 @@ async fn connect_http(
     spec: ServerSpec,
     url: &str,
     children: Children,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     // reqwest is built without a default TLS provider; ring is ours.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut headers = std::collections::HashMap::new();
     for (name, value) in &spec.headers {
-        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| format!("invalid header name `{name}`: {e}"))?;
-        let value = reqwest::header::HeaderValue::from_str(value)
-            .map_err(|e| format!("invalid value for header `{name}`: {e}"))?;
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
+            ConnectError::Header {
+                what: format!("header name `{name}`"),
+                reason: e.to_string(),
+            }
+        })?;
+        let value =
+            reqwest::header::HeaderValue::from_str(value).map_err(|e| ConnectError::Header {
+                what: format!("value for header `{name}`"),
+                reason: e.to_string(),
+            })?;
         headers.insert(name, value);
     }
     let config =
         StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(headers);
     let transport = StreamableHttpClientTransport::from_config(config);
-    let client = ()
-        .serve(transport)
-        .await
-        .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
+    let client =
+        ().serve(transport)
+            .await
+            .map_err(|e| ConnectError::HttpHandshake {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
     describe(spec.name, client, None, children).await
 }

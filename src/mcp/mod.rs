@@ -166,7 +166,11 @@ impl Hub {
             .is_some_and(|c| c.client.is_closed() || c.client.is_transport_closed())
     }
 
-    fn settle(self: &Arc<Self>, name: &str, result: Result<connect::Connection, String>) {
+    fn settle(
+        self: &Arc<Self>,
+        name: &str,
+        result: Result<connect::Connection, connect::ConnectError>,
+    ) {
         let state = match result {
             Ok(connection) => {
                 tracing::info!(server = %name, tools = connection.tools.len(), "MCP server ready");
@@ -175,7 +179,7 @@ impl Hub {
             }
             Err(reason) => {
                 tracing::warn!(server = %name, "MCP server unavailable: {reason}");
-                State::Failed(reason)
+                State::Failed(reason.to_string())
             }
         };
         self.set_state(name, state);
@@ -234,16 +238,13 @@ async fn connect_bounded(
     spec: &ServerSpec,
     scrubbed: &[String],
     children: &Children,
-) -> Result<connect::Connection, String> {
+) -> Result<connect::Connection, connect::ConnectError> {
     let connecting = connect::connect(spec.clone(), scrubbed.to_vec(), children.clone());
     tokio::time::timeout(CONNECT_TIMEOUT, connecting)
         .await
-        .unwrap_or_else(|_| {
-            Err(format!(
-                "did not start within {} s",
-                CONNECT_TIMEOUT.as_secs()
-            ))
-        })
+        .unwrap_or(Err(connect::ConnectError::Timeout(
+            CONNECT_TIMEOUT.as_secs(),
+        )))
 }
 
 /// Watches a ready server for as long as its session lives; when it goes away, withdraws its
@@ -279,7 +280,7 @@ async fn supervise(hub: Weak<Hub>, spec: ServerSpec, scrubbed: Vec<String>, chil
                 }
                 Err(reason) => {
                     tracing::warn!(server = %name, retry_in = ?pause, "MCP server still down: {reason}");
-                    live.set_state(&name, State::Reconnecting(reason));
+                    live.set_state(&name, State::Reconnecting(reason.to_string()));
                 }
             }
             drop(live);

@@ -202,7 +202,7 @@ pub(super) async fn run_one(
     let mut shown = Shown::new(ctx, view, announced);
     let env = tool_env(ctx, call, cancel);
     let mut work = prepared.call;
-    if let Err(model) = super::permit::permit(
+    if let Err(super::permit::Refusal(model)) = super::permit::permit(
         ctx,
         call,
         &args,

@@ -14,7 +14,12 @@ use crate::tools::{Call, ToolEnv};
 use crate::types::Access;
 use crate::types::{ToolContent, ToolStatus};
 
-/// `Ok` when the call may run; otherwise the call is shown as failed and the error is what
+/// Why a call did not run (a rule, the mode, a hook, the user, a cancel): the text is what
+/// the model reads as the call's result; the call has already been shown as failed.
+#[derive(Debug)]
+pub(super) struct Refusal(pub String);
+
+/// `Ok` when the call may run; otherwise the call is shown as failed and the refusal is what
 /// the model reads.
 pub(super) async fn permit(
     ctx: &TurnContext,
@@ -24,7 +29,7 @@ pub(super) async fn permit(
     work: &mut Box<dyn Call>,
     env: &ToolEnv,
     shown: &mut Shown<'_>,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let cancel = &env.cancel;
     let verdict = super::hooked::before_tool(ctx, call, args, cancel).await;
     // The mode is read now: a switch mid-turn applies from the next tool call.
@@ -48,13 +53,13 @@ pub(super) async fn permit(
     }
 }
 
-/// Shows the call as failed with `shown_text`; returns `model` for the model.
-fn fail(shown: &mut Shown<'_>, shown_text: String, model: String) -> String {
+/// Shows the call as failed with `shown_text`; `model` is what the model reads.
+fn fail(shown: &mut Shown<'_>, shown_text: String, model: String) -> Refusal {
     shown.update(
         Some(ToolStatus::Failed),
         Some(vec![ToolContent::Text { text: shown_text }]),
     );
-    model
+    Refusal(model)
 }
 
 /// Asks the user, with the call's preview (an edit's diff) and `offer`'s choices, and
@@ -65,13 +70,13 @@ async fn ask(
     work: &mut Box<dyn Call>,
     env: &ToolEnv,
     shown: &mut Shown<'_>,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let cancel = &env.cancel;
     let mut content = match work.preview(env).await {
         Ok(content) => content,
         Err(out) => {
             shown.update(Some(ToolStatus::Failed), Some(out.content));
-            return Err(out.model);
+            return Err(Refusal(out.model));
         }
     };
     if let Some(why) = &offer.withheld {
@@ -108,7 +113,7 @@ async fn ask(
         Ok(PermissionAnswer::Cancelled) => {
             cancel.cancel();
             shown.update(Some(ToolStatus::Failed), None);
-            Err(super::CANCELLED.into())
+            Err(Refusal(super::CANCELLED.into()))
         }
         Err(e) => {
             let message = format!(
