@@ -9,6 +9,7 @@ pub mod error;
 mod http;
 pub mod openai;
 pub mod replay;
+pub mod text_calls;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use super::estimate::{estimate_text, estimate_tokens};
 use super::{TurnContext, coalesce};
 use crate::config::ModelSpec;
-use crate::model::{ModelError, ModelEvent, ModelRequest, ToolCall};
+use crate::model::{ModelError, ModelEvent, ModelRequest, ToolCall, text_calls};
 use crate::secrets::StreamRedactor;
 use crate::types::{FinishReason, TurnEvent};
 
@@ -41,6 +41,9 @@ pub(super) async fn stream_response(
     cancel: &CancellationToken,
 ) -> Response {
     let estimate_in = estimate_tokens(&request.messages);
+    // With tools offered, a call the server left in the text is held back from the editor.
+    let offered: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
+    let mut watch = (!offered.is_empty()).then(text_calls::Watch::default);
     let mut response = Response {
         text: String::new(),
         reasoning: String::new(),
@@ -84,7 +87,11 @@ pub(super) async fn stream_response(
             Some(Ok(ModelEvent::Text(mut t))) => {
                 held = coalesce::gather(&mut stream, &mut t, false);
                 response.text.push_str(&t);
-                emit_some(ctx, TurnEvent::Text(text_shown.push(&t)));
+                let shown = match &mut watch {
+                    Some(watch) => watch.push(&t),
+                    None => t,
+                };
+                emit_some(ctx, TurnEvent::Text(text_shown.push(&shown)));
             }
             Some(Ok(ModelEvent::Reasoning(mut t))) => {
                 held = coalesce::gather(&mut stream, &mut t, true);
@@ -94,6 +101,23 @@ pub(super) async fn stream_response(
             Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
             Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
+        }
+    }
+    if let Some(mut watch) = watch {
+        let found = response
+            .calls
+            .is_empty()
+            .then(|| text_calls::extract(&response.text, &offered))
+            .flatten();
+        let rest = watch.finish(found.is_some());
+        emit_some(ctx, TurnEvent::Text(text_shown.push(&rest)));
+        if let Some(found) = found {
+            tracing::info!(
+                calls = found.calls.len(),
+                "the model wrote its tool calls as text"
+            );
+            response.text = found.preamble;
+            response.calls = found.calls;
         }
     }
     emit_some(ctx, TurnEvent::Thought(thought_shown.finish()));
