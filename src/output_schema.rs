@@ -87,7 +87,7 @@ impl OutputSchema {
     pub fn repair_prompt(error: &str) -> String {
         format!(
             "[Your answer was not accepted: {error}. Answer again with only the corrected JSON \
-             value, which must validate against the schema in the system prompt.]"
+             value, which must validate against the schema given earlier.]"
         )
     }
 }

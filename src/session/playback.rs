@@ -49,6 +49,7 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             }
             // A subagent's work was shown inside its `task` call, which is replayed whole.
             Record::Meta { .. }
+            | Record::Context { .. }
             | Record::Folders { .. }
             | Record::Settings { .. }
             | Record::Title { .. }

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use super::call_ids::CallIds;
+use super::frame::Frame;
 use super::record::{self, Line, Record};
 use super::transcript::Transcript;
 use crate::model::{Message, ToolCall};
@@ -26,6 +27,8 @@ pub struct History {
     transcript: Transcript,
     /// The editor's ids for the calls so far.
     call_ids: CallIds,
+    /// The fixed start of the requests, once the first one was made; a compaction drops it.
+    frame: Option<Frame>,
 }
 
 impl History {
@@ -35,6 +38,7 @@ impl History {
             conversation: Conversation::default(),
             transcript,
             call_ids: CallIds::default(),
+            frame: None,
         }
     }
 
@@ -63,6 +67,7 @@ impl History {
                 Record::ToolResult {
                     call_id, content, ..
                 } => conversation.answer(call_id, content.clone()),
+                Record::Context { text } => conversation.context(text.clone()),
                 Record::Compaction { summary, kept } => conversation.compact(summary, *kept),
                 Record::Meta { .. }
                 | Record::Command { .. }
@@ -79,6 +84,7 @@ impl History {
             conversation,
             transcript,
             call_ids,
+            frame: None,
         }
     }
 
@@ -134,6 +140,24 @@ impl History {
         self.conversation.answer(call_id, content);
     }
 
+    /// The fixed start of the requests, when one was made since the last compaction.
+    pub fn frame(&mut self) -> Option<&mut Frame> {
+        self.frame.as_mut()
+    }
+
+    /// Fixes the start of the requests from now on.
+    pub fn set_frame(&mut self, frame: Frame) {
+        self.frame = Some(frame);
+    }
+
+    /// Tells the model `text` at this point of the conversation (see [`Record::Context`]).
+    /// It joins the last message, so roles still alternate the way chat templates expect.
+    pub fn push_context(&mut self, text: String) {
+        self.transcript
+            .append(Record::Context { text: text.clone() });
+        self.conversation.context(text);
+    }
+
     /// Records a slash command the model does not see, so a load shows it where it ran.
     pub fn push_command(&mut self, parts: Vec<UserPart>) {
         self.transcript.append(Record::Command { parts });
@@ -159,6 +183,7 @@ impl History {
             kept,
         });
         self.conversation.compact(summary, kept);
+        self.frame = None;
     }
 }
 
@@ -234,6 +259,22 @@ impl Conversation {
                 call_id: id,
                 content,
             });
+        }
+    }
+
+    /// Adds `text` to the last message: a tool result or user message gets it appended, and
+    /// an empty conversation or a finished answer is followed by a user message holding it.
+    fn context(&mut self, text: String) {
+        self.settle(NOT_FINISHED);
+        match self.messages.last_mut() {
+            Some(Message::Tool { content, .. }) => {
+                content.push_str("\n\n");
+                content.push_str(&text);
+            }
+            Some(Message::User(parts)) => parts.push(UserPart::Text(text)),
+            _ => self
+                .messages
+                .push(Message::User(vec![UserPart::Text(text)])),
         }
     }
 

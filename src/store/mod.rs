@@ -3,6 +3,7 @@
 //! each file's first lines, and a corrupt file never stops the others from being listed.
 
 pub mod call_ids;
+pub mod frame;
 pub mod history;
 pub mod record;
 pub mod transcript;
@@ -11,6 +12,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 pub use call_ids::CallIds;
+pub use frame::{Frame, Told};
 pub use history::History;
 pub use record::{Line, Record};
 pub use transcript::Transcript;

@@ -59,6 +59,12 @@ pub enum Record {
         /// The text (Markdown).
         text: String,
     },
+    /// Something that changed since the conversation started (mode, date, answer format,
+    /// tools), told to the model where it changed; the editor never shows it.
+    Context {
+        /// What the model reads.
+        text: String,
+    },
     /// One model response.
     Assistant {
         /// Visible text.

@@ -12,7 +12,7 @@ use crate::config::Settings;
 use crate::config::{Config, ModelSpec};
 use crate::model::ModelClient;
 use crate::permission::{Grants, Policy};
-use crate::store::Transcript;
+use crate::store::{Told, Transcript};
 use crate::tools::{Place, Registry};
 use crate::types::Mode;
 use crate::types::{EventSink, TurnEvent};
@@ -169,8 +169,18 @@ impl TurnContext {
         self.sink.emit(&self.session_id, event);
     }
 
-    /// The system prompt for the current mode (a subagent's starts with its own).
-    pub fn system_prompt(&self, mode: Mode) -> String {
+    /// The facts that change during a session, as they are now.
+    pub(crate) fn told_now(&self, settings: &Settings) -> Told {
+        Told {
+            mode: settings.mode,
+            date: chrono::Local::now().format("%Y-%m-%d").to_string(),
+            output: self.output.as_ref().map(|o| o.instructions()),
+        }
+    }
+
+    /// The system prompt stating `told`'s mode and date (a subagent's starts with its own).
+    /// A prompt's answer format is told with the prompt, so the prompt stays the same.
+    pub fn system_prompt(&self, told: &Told) -> String {
         let intro = match &self.subagent {
             Some(scope) => scope.agent.prompt.as_str(),
             None => {
@@ -184,9 +194,9 @@ impl TurnContext {
              Working directory: {}\nPlatform: {}\nToday's date: {}\nMode: {} ({})",
             self.cwd.display(),
             std::env::consts::OS,
-            chrono::Local::now().format("%Y-%m-%d"),
-            mode.id(),
-            mode.description(),
+            told.date,
+            told.mode.id(),
+            told.mode.description(),
         );
         if !self.folders.is_empty() {
             prompt.push_str(
@@ -204,9 +214,6 @@ impl TurnContext {
         prompt.push_str(&self.mcp.instructions());
         if self.offers("load_skill") {
             prompt.push_str(&self.extras.skills.prompt_section());
-        }
-        if let Some(output) = &self.output {
-            prompt.push_str(&output.instructions());
         }
         if let Some(context) = self.extras.start_context() {
             prompt.push_str("\n\n## Session context (from the user's session_start hooks)\n\n");

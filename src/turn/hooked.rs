@@ -27,7 +27,7 @@ fn fits(ctx: &TurnContext, parts: &[UserPart]) -> Result<(), ModelError> {
     if prompt <= spec.context_window / 2 {
         return Ok(());
     }
-    let system = super::estimate::estimate_text(&ctx.system_prompt(settings.mode));
+    let system = super::estimate::estimate_text(&ctx.system_prompt(&ctx.told_now(&settings)));
     if prompt + system <= spec.context_window {
         return Ok(());
     }

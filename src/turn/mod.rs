@@ -11,6 +11,7 @@ mod coalesce;
 mod compact;
 mod context;
 mod estimate;
+mod frame;
 mod guard;
 mod hooked;
 mod mentions;
@@ -151,8 +152,9 @@ impl Turn {
         }
         let settings = self.ctx.settings();
         let spec = self.ctx.model_spec(&settings);
+        let (system, tools) = frame::prepare(&self.ctx, &mut self.history, &settings);
         let mut messages = Vec::with_capacity(self.history.messages().len() + 1);
-        messages.push(Message::System(self.ctx.system_prompt(settings.mode)));
+        messages.push(Message::System(system));
         let conversation = self.history.messages().iter().cloned();
         messages.extend(conversation.map(|m| fit_to_model(m, &spec)));
         let threshold = self.ctx.config.compact_threshold * spec.context_window as f64;
@@ -172,7 +174,7 @@ impl Turn {
             tools: if self.guard.tools_off() {
                 Vec::new()
             } else {
-                self.ctx.tool_specs()
+                tools
             },
             max_tokens: None,
             response_format: self.schema().map(|o| o.schema().clone()),

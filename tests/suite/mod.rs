@@ -19,6 +19,7 @@ mod hooks;
 mod large_files;
 mod live_output;
 mod load;
+mod local_models;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;

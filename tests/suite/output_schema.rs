@@ -56,8 +56,10 @@ async fn a_server_that_takes_json_schema_gets_it_and_stdout_is_the_value() {
         request.body["response_format"]["json_schema"]["schema"],
         schema()
     );
-    assert!(request.system_prompt().contains("## Answer format"));
-    assert!(request.system_prompt().contains("\"request_changes\""));
+    // The format is told with the prompt, so the system prompt stays the same.
+    assert!(!request.system_prompt().contains("## Answer format"));
+    assert!(request.last_user_text().contains("## Answer format"));
+    assert!(request.last_user_text().contains("\"request_changes\""));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,7 +98,7 @@ async fn an_invalid_answer_is_repaired_once_with_the_validation_error() {
     assert_eq!(requests.len(), 2);
     // A custom endpoint is not assumed to take response_format: asked and checked instead.
     assert!(requests[0].body.get("response_format").is_none());
-    assert!(requests[0].system_prompt().contains("## Answer format"));
+    assert!(requests[0].last_user_text().contains("## Answer format"));
     let repair = requests[1].last_user_text();
     assert!(repair.contains("not a single JSON value"), "{repair}");
     assert!(
@@ -204,5 +206,10 @@ async fn session_prompt_takes_an_output_schema_in_meta() {
     crate::common::still_usable(&mock, &mut agent, &session).await;
     let last = mock.requests().last().unwrap().clone();
     assert!(!last.system_prompt().contains("## Answer format"));
+    assert!(
+        last.last_user_text().contains("no longer applies"),
+        "{}",
+        last.last_user_text()
+    );
     agent.assert_valid();
 }

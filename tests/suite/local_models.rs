@@ -1,0 +1,173 @@
+//! What local servers need: requests that extend each other byte for byte (so the server's
+//! cache is reused), and tool calls the model wrote as text run as calls.
+
+use serde_json::{Value, json};
+
+use crate::common::calls::tool_result;
+use crate::common::mock_model::Recorded;
+use crate::common::{Reply, joined, of_kind, session_with_env};
+
+/// Asserts that each request starts with the whole previous one: the same tools, and the
+/// previous messages unchanged at its start.
+fn assert_prefix_stable(requests: &[Recorded]) {
+    for (n, pair) in requests.windows(2).enumerate() {
+        let (before, after) = (&pair[0].body, &pair[1].body);
+        assert_eq!(
+            before["tools"],
+            after["tools"],
+            "request {} changed the tools",
+            n + 1
+        );
+        let old = before["messages"].as_array().unwrap();
+        let new = after["messages"].as_array().unwrap();
+        assert!(new.len() > old.len(), "request {} is shorter", n + 1);
+        for (i, message) in old.iter().enumerate() {
+            assert_eq!(
+                serde_json::to_string(message).unwrap(),
+                serde_json::to_string(&new[i]).unwrap(),
+                "request {} changed message {i} of request {n}",
+                n + 1
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_extend_each_other_across_a_mode_switch_a_config_change_and_a_tool_loop() {
+    let script = vec![
+        Reply::tools(&[("r1", "read_file", json!({"path": "README.md"}))]),
+        Reply::text(&["read it"]),
+        Reply::text(&["noted"]),
+        Reply::tools(&[("l1", "list_dir", json!({"path": "."}))]),
+        Reply::text(&["listed"]),
+        Reply::text(&["done"]),
+    ];
+    let (mock, _ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", |_| {
+            vec![("TANDEM_MODELS".into(), "o3-mini,mock-model".into())]
+        })
+        .await;
+    // o3-mini takes a reasoning effort: a config option that changes the request only.
+    agent.set_option(&session, "model", "o3-mini").await;
+    agent.prompt(&session, "read the readme").await;
+    agent
+        .request_ok(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "accept-edits"}),
+        )
+        .await;
+    agent.prompt(&session, "now what").await;
+    agent.set_option(&session, "reasoning_effort", "high").await;
+    agent.prompt(&session, "list the files").await;
+    agent
+        .request_ok(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "read-only"}),
+        )
+        .await;
+    let (_, updates) = agent.prompt(&session, "thanks").await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 6);
+    assert_prefix_stable(&requests);
+    // The mode is stated once at the start, and each switch is told where it happened,
+    // never shown to the user.
+    let system = requests[0].system_prompt();
+    assert!(system.contains("Mode: ask"), "{system}");
+    assert!(
+        requests[2]
+            .last_user_text()
+            .contains("switched the mode to accept-edits"),
+        "{}",
+        requests[2].last_user_text()
+    );
+    assert!(requests[2].last_user_text().starts_with("now what"));
+    assert!(
+        requests[5]
+            .last_user_text()
+            .contains("switched the mode to read-only")
+    );
+    assert!(!requests[3].last_user_text().contains("switched the mode"));
+    assert_eq!(requests[3].body["reasoning_effort"], "high");
+    assert!(!joined(&updates, "agent_message_chunk").contains("switched"));
+    assert!(!joined(&updates, "user_message_chunk").contains("switched"));
+    agent.assert_valid();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reloaded_session_sends_the_same_conversation_it_had() {
+    let script = vec![Reply::text(&["one"]), Reply::text(&["two"])];
+    let (mock, ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", |_| Vec::new()).await;
+    agent.prompt(&session, "first").await;
+    agent
+        .request_ok(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "accept-edits"}),
+        )
+        .await;
+    agent.prompt(&session, "second").await;
+    let live = mock.requests()[1].body["messages"].clone();
+    agent.shutdown().await;
+    // A new process: the conversation is rebuilt from the transcript, context note included.
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODE".into(), "accept-edits".into()));
+    let mut agent = crate::common::Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    agent
+        .open_stored("session/resume", &session, &ws.project())
+        .await;
+    mock.push(Reply::text(&["three"]));
+    agent.prompt(&session, "third").await;
+    let resumed = mock.requests()[2].body["messages"].clone();
+    let live = live.as_array().unwrap();
+    // Everything after the system prompt (which states the date and mode it was made with).
+    assert_eq!(&resumed.as_array().unwrap()[1..live.len()], &live[1..]);
+}
+
+/// A session whose model writes `text` as its first answer, then answers "done".
+async fn text_call_session(text: &str) -> (crate::common::MockModel, Vec<Value>) {
+    let script = vec![Reply::text(&[text]), Reply::text(&["done"])];
+    let (mock, _ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", |_| Vec::new()).await;
+    let (response, updates) = agent.prompt(&session, "go").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    agent.assert_valid();
+    (mock, updates)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_written_as_text_run_and_are_not_shown_as_text() {
+    for text in [
+        "Reading it.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n</tool_call>",
+        "[TOOL_CALLS][{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}]",
+        "<|python_tag|>{\"name\": \"read_file\", \"parameters\": {\"path\": \"README.md\"}}<|eom_id|>",
+        "{\"name\": \"read_file\", \"parameters\": {\"path\": \"README.md\"}}",
+        "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n```",
+    ] {
+        let (mock, updates) = text_call_session(text).await;
+        let requests = mock.requests();
+        assert_eq!(requests.len(), 2, "{text}");
+        let second = &requests[1];
+        let messages = second.body["messages"].as_array().unwrap();
+        let call = &messages[messages.len() - 2]["tool_calls"][0];
+        assert_eq!(call["function"]["name"], "read_file", "{text}");
+        let id = call["id"].as_str().unwrap();
+        assert!(tool_result(second, id).contains("A tiny project"), "{text}");
+        let shown = joined(&updates, "agent_message_chunk");
+        assert!(!shown.contains("read_file"), "{text}: {shown}");
+        assert!(shown.ends_with("done"), "{shown}");
+        assert_eq!(of_kind(&updates, "tool_call").len(), 1, "{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_quoted_in_an_explanation_is_shown_and_not_run() {
+    let text = "To read a file, write <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}</tool_call> and wait for the result.";
+    let script = vec![Reply::text(&[text])];
+    let (mock, _ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", |_| Vec::new()).await;
+    let (_, updates) = agent.prompt(&session, "how do I read a file?").await;
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(joined(&updates, "agent_message_chunk"), text);
+    assert!(of_kind(&updates, "tool_call").is_empty());
+}
