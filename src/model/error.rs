@@ -38,6 +38,9 @@ pub enum ErrorClass {
     Timeout,
     /// The response passed `max_response_bytes`.
     ResponseTooLarge,
+    /// The server takes no `tools` for this model (llama.cpp without `--jinja`, an Ollama
+    /// model without a tool template, vLLM without a tool parser).
+    ToolsUnsupported,
 }
 
 impl ErrorClass {
@@ -59,6 +62,7 @@ impl ErrorClass {
             ErrorClass::Replay => "replay",
             ErrorClass::Timeout => "timeout",
             ErrorClass::ResponseTooLarge => "response_too_large",
+            ErrorClass::ToolsUnsupported => "tools_unsupported",
         }
     }
 
@@ -128,7 +132,12 @@ impl ModelError {
         } else {
             String::new()
         };
-        let (class, message) = if is_context_length(status, &detail) {
+        let (class, message) = if tools_unsupported(body) {
+            (
+                ErrorClass::ToolsUnsupported,
+                format!("the model server at {base_url} takes no tools for `{model}`{said}"),
+            )
+        } else if is_context_length(status, &detail) {
             (
                 ErrorClass::ContextLength,
                 format!(
@@ -232,6 +241,21 @@ impl ModelError {
             format!("the model server at {base_url} {how}: {}", detail.message),
         )
     }
+}
+
+/// Whether an error body says the server cannot take `tools` for this model, as llama.cpp,
+/// Ollama and vLLM word it. Such a request is not retried: it would fail the same way.
+pub fn tools_unsupported(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body).to_ascii_lowercase();
+    [
+        "tools param requires --jinja",
+        "does not support tools",
+        "tools are not supported",
+        "tool choice requires --enable-auto-tool-choice",
+        "function calling is not supported",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
 }
 
 /// Servers say "context too long" in many ways; match the common ones.

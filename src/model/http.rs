@@ -195,13 +195,15 @@ async fn send_with_retries(
                     .await
                     .map(|b| b.to_vec())
                     .unwrap_or_default();
+                // Asked again, such a server would answer the same.
+                let final_answer = !retryable(status) || super::error::tools_unsupported(&body);
                 let failure = OpenAIError::Boxed(Box::new(HttpFailure {
                     status: status.as_u16(),
                     body,
                     attempts: attempt,
                     retry_after: server_says,
                 }));
-                if !retryable(status) {
+                if final_answer {
                     return Err(failure);
                 }
                 (format!("HTTP {}", status.as_u16()), server_says, failure)

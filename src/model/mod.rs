@@ -8,6 +8,7 @@ pub mod chunk;
 pub mod error;
 mod http;
 pub mod openai;
+pub mod prompted;
 pub mod replay;
 pub mod text_calls;
 

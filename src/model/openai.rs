@@ -28,6 +28,8 @@ pub struct OpenAiClient {
     /// Built on the first request: loading TLS roots costs milliseconds that editors would
     /// otherwise wait for before `initialize` is answered.
     client: OnceLock<async_openai::Client<OpenAIConfig>>,
+    /// Models the server refused `tools` for: their requests carry the tools as text.
+    prompted: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 impl OpenAiClient {
@@ -39,6 +41,24 @@ impl OpenAiClient {
             timeouts: config.timeouts,
             max_response_bytes: config.max_response_bytes,
             client: OnceLock::new(),
+            prompted: Default::default(),
+        }
+    }
+
+    /// Opens `request`; when the server takes no tools for its model, sends it again (and
+    /// every later request for that model) with the tools as text.
+    async fn open_with_tools(&self, request: ModelRequest) -> Result<EventStream, ModelError> {
+        let known = !request.tools.is_empty() && self.prompted.lock().contains(&request.model);
+        if known {
+            return self.open_stream(&super::prompted::prompted(&request)).await;
+        }
+        match self.open_stream(&request).await {
+            Err(e) if e.class == ErrorClass::ToolsUnsupported && !request.tools.is_empty() => {
+                tracing::info!(model = %request.model, "the server takes no tools for this model; describing them in the prompt instead: {}", e.message);
+                self.prompted.lock().insert(request.model.clone());
+                self.open_stream(&super::prompted::prompted(&request)).await
+            }
+            other => other,
         }
     }
 
@@ -75,12 +95,12 @@ impl OpenAiClient {
         Ok(self.client.get_or_init(|| client))
     }
 
-    async fn open_stream(&self, request: ModelRequest) -> Result<EventStream, ModelError> {
+    async fn open_stream(&self, request: &ModelRequest) -> Result<EventStream, ModelError> {
         let endpoint = &self.endpoint;
         if endpoint.requires_key && endpoint.api_key.is_none() {
             return Err(missing_key_error(&endpoint.base_url, &endpoint.api_key_env));
         }
-        let body = request_body(&request);
+        let body = request_body(request);
         tracing::debug!(model = %request.model, messages = request.messages.len(), "model request");
         let cut_off = http::CutOff::default();
         let chat = self.client()?.chat();
@@ -102,7 +122,7 @@ impl OpenAiClient {
             cut_off,
             max_response_bytes: self.max_response_bytes,
             base_url: endpoint.base_url.clone(),
-            model: request.model,
+            model: request.model.clone(),
         };
         Ok(events(st).boxed())
     }
@@ -166,7 +186,7 @@ impl OpenAiClient {
 
 impl ModelClient for OpenAiClient {
     fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
-        Box::pin(self.open_stream(request))
+        Box::pin(self.open_with_tools(request))
     }
 }
 

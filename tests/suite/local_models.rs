@@ -171,3 +171,46 @@ async fn a_call_quoted_in_an_explanation_is_shown_and_not_run() {
     assert_eq!(joined(&updates, "agent_message_chunk"), text);
     assert!(of_kind(&updates, "tool_call").is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_takes_no_tools_gets_them_as_text_and_its_text_calls_run() {
+    let refusal = r#"{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}"#;
+    let call = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n</tool_call>";
+    let script = vec![
+        Reply::status(500, refusal),
+        Reply::text(&[call]),
+        Reply::text(&["It is a tiny project."]),
+        Reply::text(&["Still here."]),
+    ];
+    let (mock, _ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", |_| Vec::new()).await;
+    let (response, updates) = agent.prompt(&session, "what is this?").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    agent.prompt(&session, "and now?").await;
+    let requests = mock.requests();
+    // Refused once (not retried), then every request carries the tools as text.
+    assert_eq!(requests.len(), 4);
+    assert!(requests[0].body["tools"].is_array());
+    for request in &requests[1..] {
+        assert!(request.body.get("tools").is_none(), "{}", request.body);
+        assert!(request.system_prompt().contains("## Tools"));
+        assert!(request.system_prompt().contains("- read_file: "));
+    }
+    let messages = requests[2].body["messages"].as_array().unwrap();
+    let n = messages.len();
+    assert_eq!(messages[n - 2]["role"], "assistant");
+    assert!(
+        messages[n - 2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("<tool_call>")
+    );
+    assert_eq!(messages[n - 1]["role"], "user");
+    let result = crate::common::mock_model::content_text(&messages[n - 1]["content"]);
+    assert!(result.starts_with("<tool_response>"), "{result}");
+    assert!(result.contains("A tiny project"), "{result}");
+    assert_prefix_stable(&requests[1..]);
+    assert_eq!(of_kind(&updates, "tool_call").len(), 1);
+    assert!(!joined(&updates, "agent_message_chunk").contains("tool_call"));
+    agent.assert_valid();
+}
