@@ -88,6 +88,7 @@ impl SessionManager {
             mcp: s.mcp.clone(),
             totals: watch::channel(Default::default()).0,
             extras,
+            window_cut: watch::channel(None).0,
         });
         let status = Watch {
             cwd: root,

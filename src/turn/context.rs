@@ -52,6 +52,8 @@ pub struct SessionScope {
     pub totals: watch::Sender<Totals>,
     /// The session's skills, subagents and hooks.
     pub extras: Arc<crate::customize::Extras>,
+    /// The window the server really uses, once it was seen to cut a prompt without an error.
+    pub window_cut: watch::Sender<Option<u64>>,
 }
 
 /// What one turn runs with: the session's scope, and what differs between the session's own
@@ -148,11 +150,15 @@ impl TurnContext {
             .as_ref()
             .and_then(|s| s.agent.model.as_deref())
             .unwrap_or(&settings.model);
-        self.config.model(id).cloned().unwrap_or_else(|| ModelSpec {
+        let mut spec = self.config.model(id).cloned().unwrap_or_else(|| ModelSpec {
             id: id.to_string(),
             name: id.to_string(),
             ..self.config.models[0].clone()
-        })
+        });
+        if let Some(cut) = *self.window_cut.borrow() {
+            spec.context_window = spec.context_window.min(cut);
+        }
+        spec
     }
 
     /// The session's settings now.

@@ -19,6 +19,7 @@ mod permit;
 mod shown;
 mod stream;
 pub mod subagent;
+mod truncation;
 
 pub use actions::{compact_now, run_action, show_permissions};
 pub use compact::COMPACTED_NOTE;
@@ -185,6 +186,10 @@ impl Turn {
         let shown_ids = self
             .history
             .push_assistant(text, response.reasoning, calls.clone());
+        if let Some(note) = response.cut {
+            self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
+            self.history.push_note(note);
+        }
         let finish = match response.end {
             End::Cancelled => {
                 self.history.close_unanswered(CANCELLED);

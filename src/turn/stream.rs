@@ -31,6 +31,8 @@ pub(super) struct Response {
     pub(super) calls: Vec<ToolCall>,
     /// How it ended.
     pub(super) end: End,
+    /// What to tell the user when the server was first seen to cut the prompt.
+    pub(super) cut: Option<String>,
 }
 
 /// Sends one request and streams the answer to the editor as it arrives.
@@ -49,6 +51,7 @@ pub(super) async fn stream_response(
         reasoning: String::new(),
         calls: Vec::new(),
         end: End::Cancelled,
+        cut: None,
     };
     let opened = tokio::select! {
         biased;
@@ -132,6 +135,8 @@ pub(super) async fn stream_response(
             .sum::<u64>();
     let used = match usage {
         Some(u) => {
+            let before = ctx.usage.borrow().map_or(0, |(_, estimated)| estimated);
+            response.cut = super::truncation::check(ctx, estimate_in, before, &u);
             ctx.totals.send_modify(|t| {
                 t.requests += 1;
                 t.input += u.prompt_tokens;
@@ -148,7 +153,10 @@ pub(super) async fn stream_response(
     };
     ctx.emit(TurnEvent::Usage {
         used,
-        size: spec.context_window,
+        size: match *ctx.window_cut.borrow() {
+            Some(cut) => spec.context_window.min(cut),
+            None => spec.context_window,
+        },
     });
     response.end = End::Finished(finish);
     response

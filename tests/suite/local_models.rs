@@ -214,3 +214,47 @@ async fn a_server_that_takes_no_tools_gets_them_as_text_and_its_text_calls_run()
     assert!(!joined(&updates, "agent_message_chunk").contains("tool_call"));
     agent.assert_valid();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cuts_the_prompt_silently_is_reported_once_and_the_window_shrinks() {
+    use crate::common::mock_model::{finish, text, usage};
+    let script = vec![
+        Reply::chunks(vec![
+            crate::common::mock_model::tool_call(0, "r", "read_file", r#"{"path":"README.md"}"#),
+            finish("tool_calls"),
+            usage(3_100, 20),
+        ]),
+        // Ollama at its default window: it read the start and the end, and says so in its
+        // count only.
+        Reply::chunks(vec![text("It is small."), finish("stop"), usage(1_200, 5)]),
+        Reply::text(&["Summary so far."]),
+        Reply::chunks(vec![text("Fine."), finish("stop"), usage(900, 2)]),
+    ];
+    let (mock, _ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", |_| {
+            vec![("TANDEM_PROVIDER".into(), "ollama".into())]
+        })
+        .await;
+    let big = "Please keep all of this in mind. ".repeat(380);
+    let (_, updates) = agent.prompt(&session, &big).await;
+    let shown = joined(&updates, "agent_message_chunk");
+    assert!(shown.contains("read only 1200 of the about"), "{shown}");
+    assert!(shown.contains("OLLAMA_CONTEXT_LENGTH"), "{shown}");
+    let sizes: Vec<&Value> = of_kind(&updates, "usage_update")
+        .iter()
+        .map(|u| &u["size"])
+        .collect();
+    assert_eq!(sizes.last().unwrap().as_u64(), Some(1_200), "{sizes:?}");
+    // The next prompt compacts first, to fit the window the server really uses, and the
+    // note is not repeated.
+    let (_, updates) = agent.prompt(&session, "and?").await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(
+        requests[2]
+            .last_user_text()
+            .starts_with("Summarize the conversation above")
+    );
+    assert!(!joined(&updates, "agent_message_chunk").contains("read only"));
+    agent.assert_valid();
+}
