@@ -47,6 +47,7 @@ pub async fn run(config: &Config) -> bool {
     } else {
         checks.push(api_key(config));
         checks.push(models(config).await);
+        checks.push(window(config).await);
         checks.push(completion(config).await);
     }
     let mut out = std::io::stdout().lock();
@@ -178,6 +179,44 @@ async fn models(config: &Config) -> Check {
                 ids.iter().take(8).cloned().collect::<Vec<_>>().join(", ")
             ),
         )
+    }
+}
+
+/// The default model's context window: what the server reports and where, against what the
+/// config says; and whether the model picker lists the server's models.
+async fn window(config: &Config) -> Check {
+    let model = &config.default_model;
+    let found =
+        crate::model::discover::discover(&config.endpoint, std::slice::from_ref(model)).await;
+    let picker = if !config.models_configured && !found.models.is_empty() {
+        format!(
+            "; the editor's model picker lists the server's {} models",
+            found.models.len()
+        )
+    } else {
+        String::new()
+    };
+    let configured = config.model(model).filter(|m| m.window_configured);
+    match (configured, found.window(model)) {
+        (Some(spec), Some(server)) if server.tokens < spec.context_window => bad(
+            format!(
+                "context window of {model}: the config says {} tokens, but the server uses {} ({})",
+                spec.context_window, server.tokens, server.source
+            ),
+            "raise the server's window, or lower context_window in the config: past the server's window, prompts are cut or refused",
+        ),
+        (Some(spec), _) => ok(format!(
+            "context window of {model}: {} tokens, from the config{picker}",
+            spec.context_window
+        )),
+        (None, Some(server)) => ok(format!(
+            "context window of {model}: {} tokens, reported by the server: {}{picker}",
+            server.tokens, server.source
+        )),
+        (None, None) => ok(format!(
+            "context window of {model}: {} tokens, assumed (the server does not report it; set context_window under [[models]] if that is wrong){picker}",
+            config.model(model).map_or(0, |m| m.context_window)
+        )),
     }
 }
 

@@ -94,6 +94,9 @@ pub struct ModelSpec {
     pub name: String,
     /// Context window in tokens, reported in `usage_update.size`.
     pub context_window: u64,
+    /// Whether the user's config set the window; otherwise what the server reports wins
+    /// over the model family table and the provider's default.
+    pub window_configured: bool,
     /// Whether the model takes `reasoning_effort`.
     pub reasoning_effort: bool,
     /// Whether the model takes image parts.
@@ -147,6 +150,9 @@ pub struct Config {
     pub default_model: String,
     /// Every model offered to the editor; always contains `default_model`.
     pub models: Vec<ModelSpec>,
+    /// Whether `TANDEM_MODELS` or `[[models]]` chose the models; otherwise the editor is
+    /// offered the models the server lists.
+    pub models_configured: bool,
     /// The mode new sessions start in.
     pub default_mode: Mode,
     /// Retry behaviour for model requests.

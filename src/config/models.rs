@@ -32,6 +32,7 @@ pub(super) fn resolve_models(
                 name: detail
                     .and_then(|d| d.name.clone())
                     .unwrap_or_else(|| id.clone()),
+                window_configured: detail.is_some_and(|d| d.context_window.is_some()),
                 context_window: detail
                     .and_then(|d| d.context_window)
                     .or_else(|| presets::known_context_window(&id))

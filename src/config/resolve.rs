@@ -38,12 +38,9 @@ impl Config {
         let window = preset
             .unwrap_or(&presets::PRESETS[0])
             .default_context_window;
-        let models = resolve_models(
-            &default_model,
-            set("TANDEM_MODELS").as_deref(),
-            &file,
-            window,
-        );
+        let models_list = set("TANDEM_MODELS");
+        let models_configured = models_list.is_some() || !file.models.is_empty();
+        let models = resolve_models(&default_model, models_list.as_deref(), &file, window);
         let permissions = match &config_file {
             Some(path) => permissions::parse_all(&file.permissions, path).map_err(|source| {
                 ConfigError::Rule {
@@ -62,6 +59,7 @@ impl Config {
             endpoint,
             default_model,
             models,
+            models_configured,
             default_mode: default_mode(overrides, env, &file)?,
             retry: file.retry.resolve()?,
             timeouts: file.timeouts.resolve()?,

@@ -5,6 +5,7 @@
 
 pub mod accumulate;
 pub mod chunk;
+pub mod discover;
 pub mod error;
 mod http;
 pub mod openai;

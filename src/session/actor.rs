@@ -163,8 +163,15 @@ impl Actor {
             } => {
                 let before = self.settings.borrow().mode;
                 let mut result = Ok(());
+                let server = self.turn.discovered.borrow().clone();
                 self.settings.send_if_modified(|settings| {
-                    result = options::apply(settings, &self.turn.config, &option, &value);
+                    result = options::apply(
+                        settings,
+                        &self.turn.config,
+                        server.as_deref(),
+                        &option,
+                        &value,
+                    );
                     result.is_ok()
                 });
                 if result.is_ok() {
@@ -320,7 +327,11 @@ impl Actor {
     }
 
     fn views(&self) -> Vec<OptionView> {
-        options::views(&self.settings.borrow(), &self.turn.config)
+        options::views(
+            &self.settings.borrow(),
+            &self.turn.config,
+            self.turn.discovered.borrow().as_deref(),
+        )
     }
 
     fn emit(&self, event: TurnEvent) {

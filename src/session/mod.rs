@@ -2,6 +2,7 @@
 
 mod actor;
 pub mod commands;
+mod discovery;
 pub mod instructions;
 mod open;
 pub mod options;
@@ -30,6 +31,7 @@ use crate::types::StopReason;
 use crate::types::UserPart;
 use actor::Command;
 pub use actor::Ran;
+use discovery::Discovery;
 use options::OptionError;
 pub use status::LiveSession;
 
@@ -101,6 +103,8 @@ pub struct SessionManager {
     sessions: Mutex<HashMap<String, Live>>,
     /// The MCP server processes its sessions started, killed at shutdown.
     children: crate::mcp::Children,
+    /// What the model server said about itself, once it answered (asked in the background).
+    discovered: Discovery,
 }
 
 impl SessionManager {
@@ -113,6 +117,7 @@ impl SessionManager {
             store: Store::new(&config.home),
             sessions: Mutex::new(HashMap::new()),
             children: crate::mcp::Children::default(),
+            discovered: discovery::start(&config),
         }
     }
 

@@ -26,6 +26,7 @@ impl SessionManager {
         check_cwd(&cwd)?;
         check_folders(&folders)?;
         self.check_credentials().map_err(SessionError::Model)?;
+        super::discovery::settle_for_picker(&self.config, &self.discovered).await;
         let id = match requested_id {
             Some(id) => self.check_requested(id)?,
             None => uuid::Uuid::new_v4().to_string(),

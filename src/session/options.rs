@@ -2,6 +2,7 @@
 //! change them. Both `session/set_mode` and `session/set_config_option` land here.
 
 use crate::config::{Config, Settings};
+use crate::model::discover::Discovered;
 use crate::types::{Mode, OptionCategory, OptionValue, OptionView};
 
 /// The reasoning levels offered for models that take `reasoning_effort`.
@@ -32,7 +33,8 @@ pub enum OptionError {
 }
 
 /// The options the session currently offers; `reasoning_effort` only for models that take it.
-pub fn views(settings: &Settings, config: &Config) -> Vec<OptionView> {
+/// Without models in the config, the model picker lists what the server serves.
+pub fn views(settings: &Settings, config: &Config, server: Option<&Discovered>) -> Vec<OptionView> {
     let mut views = vec![
         OptionView {
             id: "mode",
@@ -55,15 +57,7 @@ pub fn views(settings: &Settings, config: &Config) -> Vec<OptionView> {
             description: "The model that answers.",
             category: OptionCategory::Model,
             current: settings.model.clone(),
-            values: config
-                .models
-                .iter()
-                .map(|m| OptionValue {
-                    id: m.id.clone(),
-                    name: m.name.clone(),
-                    description: None,
-                })
-                .collect(),
+            values: models(config, server),
         },
     ];
     if settings.effort_for_request(config).is_some() {
@@ -86,14 +80,40 @@ pub fn views(settings: &Settings, config: &Config) -> Vec<OptionView> {
     views
 }
 
+/// The models offered: the configured ones, or (with none configured) those the server
+/// lists, the session's default first.
+fn models(config: &Config, server: Option<&Discovered>) -> Vec<OptionValue> {
+    let configured = config.models.iter().map(|m| OptionValue {
+        id: m.id.clone(),
+        name: m.name.clone(),
+        description: None,
+    });
+    let listed = server.filter(|s| !config.models_configured && !s.models.is_empty());
+    let Some(listed) = listed else {
+        return configured.collect();
+    };
+    let mut values: Vec<OptionValue> = configured.collect();
+    for id in &listed.models {
+        if !values.iter().any(|v| &v.id == id) {
+            values.push(OptionValue {
+                id: id.clone(),
+                name: id.clone(),
+                description: None,
+            });
+        }
+    }
+    values
+}
+
 /// Applies `option = value`, checked against what [`views`] offers right now.
 pub fn apply(
     settings: &mut Settings,
     config: &Config,
+    server: Option<&Discovered>,
     option: &str,
     value: &str,
 ) -> Result<(), OptionError> {
-    let current = views(settings, config);
+    let current = views(settings, config, server);
     let Some(view) = current.iter().find(|v| v.id == option) else {
         return Err(OptionError::UnknownOption {
             id: option.to_string(),
@@ -144,11 +164,11 @@ mod tests {
     fn reasoning_option_follows_the_model() {
         let c = config("gpt-4o,o3");
         let mut s = Settings::initial(&c);
-        assert_eq!(views(&s, &c).len(), 2);
-        apply(&mut s, &c, "model", "o3").unwrap();
-        let v = views(&s, &c);
+        assert_eq!(views(&s, &c, None).len(), 2);
+        apply(&mut s, &c, None, "model", "o3").unwrap();
+        let v = views(&s, &c, None);
         assert_eq!(v[2].id, "reasoning_effort");
-        apply(&mut s, &c, "reasoning_effort", "high").unwrap();
+        apply(&mut s, &c, None, "reasoning_effort", "high").unwrap();
         assert_eq!(s.effort_for_request(&c).as_deref(), Some("high"));
     }
 
@@ -156,17 +176,45 @@ mod tests {
     fn bad_ids_and_values_say_what_exists() {
         let c = config("gpt-4o");
         let mut s = Settings::initial(&c);
-        let e = apply(&mut s, &c, "reasoning_effort", "high").unwrap_err();
+        let e = apply(&mut s, &c, None, "reasoning_effort", "high").unwrap_err();
         assert_eq!(
             e.to_string(),
             "unknown config option `reasoning_effort`; this session has: mode, model"
         );
-        let e = apply(&mut s, &c, "mode", "yolo").unwrap_err();
+        let e = apply(&mut s, &c, None, "mode", "yolo").unwrap_err();
         assert!(
             e.to_string()
                 .contains("ask, accept-edits, read-only, full-access")
         );
-        apply(&mut s, &c, "mode", "read-only").unwrap();
+        apply(&mut s, &c, None, "mode", "read-only").unwrap();
         assert_eq!(s.mode, Mode::ReadOnly);
+    }
+
+    #[test]
+    fn without_configured_models_the_server_list_is_offered() {
+        let server = Discovered {
+            models: vec!["llama3".into(), "gpt-4o".into(), "qwen".into()],
+            ..Discovered::default()
+        };
+        let c = Config::resolve(&Overrides::default(), &|k| match k {
+            "TANDEM_MODEL" => Some("gpt-4o".into()),
+            "OPENAI_API_KEY" => Some("k".into()),
+            _ => None,
+        })
+        .unwrap();
+        let mut s = Settings::initial(&c);
+        let ids = |views: Vec<OptionView>| -> Vec<String> {
+            views[1].values.iter().map(|v| v.id.clone()).collect()
+        };
+        assert_eq!(
+            ids(views(&s, &c, Some(&server))),
+            ["gpt-4o", "llama3", "qwen"]
+        );
+        apply(&mut s, &c, Some(&server), "model", "qwen").unwrap();
+        assert_eq!(s.model, "qwen");
+        // Configured models win over the server's list.
+        let c = config("a,b");
+        assert_eq!(ids(views(&s, &c, Some(&server))).len(), 3);
+        assert!(!ids(views(&s, &c, Some(&server))).contains(&"qwen".to_string()));
     }
 }

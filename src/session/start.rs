@@ -48,7 +48,11 @@ impl SessionManager {
             .iter()
             .map(|f| f.canonicalize().unwrap_or_else(|_| f.clone()))
             .collect();
-        let options = options::views(&s.settings, &self.config);
+        let options = options::views(
+            &s.settings,
+            &self.config,
+            self.discovered.borrow().as_deref(),
+        );
         if s.project.declares_hooks() {
             tracing::warn!(cwd = %s.cwd.display(), "hooks in the project's .tandem/config.toml are ignored: opening a project must not run its code; declare them in your own config file");
         }
@@ -89,6 +93,7 @@ impl SessionManager {
             totals: watch::channel(Default::default()).0,
             extras,
             window_cut: watch::channel(None).0,
+            discovered: self.discovered.clone(),
         });
         let status = Watch {
             cwd: root,

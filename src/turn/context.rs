@@ -54,6 +54,8 @@ pub struct SessionScope {
     pub extras: Arc<crate::customize::Extras>,
     /// The window the server really uses, once it was seen to cut a prompt without an error.
     pub window_cut: watch::Sender<Option<u64>>,
+    /// What the model server said about itself (its models, their windows), once it answered.
+    pub discovered: watch::Receiver<Option<Arc<crate::model::discover::Discovered>>>,
 }
 
 /// What one turn runs with: the session's scope, and what differs between the session's own
@@ -155,6 +157,12 @@ impl TurnContext {
             name: id.to_string(),
             ..self.config.models[0].clone()
         });
+        if !spec.window_configured
+            && let Some(found) = self.discovered.borrow().as_deref()
+            && let Some(window) = found.window(&spec.id)
+        {
+            spec.context_window = window.tokens;
+        }
         if let Some(cut) = *self.window_cut.borrow() {
             spec.context_window = spec.context_window.min(cut);
         }

@@ -263,6 +263,9 @@ impl Reply {
 struct State {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
+    /// What the server says about itself (`/v1/models`, `/props`, `/api/show`…), by path:
+    /// such requests neither take a scripted reply nor count as requests.
+    info: Mutex<std::collections::HashMap<String, (u16, String)>>,
 }
 
 /// The running mock server.
@@ -278,6 +281,7 @@ impl MockModel {
         let state = Arc::new(State {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
+            info: Mutex::new(std::collections::HashMap::new()),
         });
         let app_state = state.clone();
         let app = axum::Router::new()
@@ -304,6 +308,16 @@ impl MockModel {
         self.state.requests.lock().unwrap().clone()
     }
 
+    /// Answers `path` (e.g. `/v1/models`, `/props`) with `status` and `body` from now on;
+    /// other paths than chat completions answer 404.
+    pub fn serve_info(&self, path: &str, status: u16, body: Value) {
+        self.state
+            .info
+            .lock()
+            .unwrap()
+            .insert(path.to_string(), (status, body.to_string()));
+    }
+
     /// Adds replies to the end of the script.
     pub fn push(&self, reply: Reply) {
         self.state.script.lock().unwrap().push_back(reply);
@@ -316,6 +330,15 @@ fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> BoxFuture<'static, Response> {
+    if !path.ends_with("/chat/completions") {
+        let info = state.info.lock().unwrap().get(&path).cloned();
+        let (status, body) = info.unwrap_or((404, r#"{"error":"not found"}"#.to_string()));
+        return respond(Some(Reply::Status {
+            status,
+            headers: Vec::new(),
+            body,
+        }));
+    }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let recorded = Recorded {
         path,

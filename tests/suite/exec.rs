@@ -423,24 +423,33 @@ fn doctor(ws: &Workspace, env: &[(String, String)]) -> (i32, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_checks_the_server_and_never_prints_the_key() {
     let mock = MockModel::start(vec![
-        Reply::status(
-            200,
-            r#"{"object":"list","data":[{"id":"mock-model"},{"id":"other"}]}"#,
-        ),
         Reply::text(&["O"]),
-        Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
         Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
     ])
     .await;
+    mock.serve_info(
+        "/v1/models",
+        200,
+        serde_json::json!({"object":"list","data":[{"id":"mock-model"},{"id":"other"}]}),
+    );
+    mock.serve_info(
+        "/props",
+        200,
+        serde_json::json!({"default_generation_settings": {"n_ctx": 4096}}),
+    );
     let ws = Workspace::new();
     let env = ws.env(&mock);
-    let (good, bad, ws) = tokio::task::spawn_blocking(move || {
-        let good = doctor(&ws, &env);
-        let bad = doctor(&ws, &env);
-        (good, bad, ws)
-    })
-    .await
-    .unwrap();
+    let (good, ws, env) = tokio::task::spawn_blocking(move || (doctor(&ws, &env), ws, env))
+        .await
+        .unwrap();
+    mock.serve_info(
+        "/v1/models",
+        401,
+        serde_json::json!({"error":{"message":"bad key"}}),
+    );
+    let (bad, ws) = tokio::task::spawn_blocking(move || (doctor(&ws, &env), ws))
+        .await
+        .unwrap();
     assert_eq!(good.0, 0, "{}", good.1);
     assert!(
         good.1.contains("✓ GET") && good.1.contains("2 models, including mock-model"),
@@ -454,9 +463,15 @@ async fn doctor_checks_the_server_and_never_prints_the_key() {
         good.1
     );
     assert!(good.1.contains("✓ an API key is set"), "{}", good.1);
+    assert!(
+        good.1.contains(
+            "✓ context window of mock-model: 4096 tokens, reported by the server: llama.cpp GET /props (n_ctx)"
+        ),
+        "{}",
+        good.1
+    );
     let requests = mock.requests();
-    assert_eq!(requests[0].path, "/v1/models");
-    assert_eq!(requests[1].body["max_tokens"], 1);
+    assert_eq!(requests[0].body["max_tokens"], 1);
     assert_eq!(bad.0, 1, "{}", bad.1);
     assert!(
         bad.1.contains("answered HTTP 401")

@@ -78,10 +78,24 @@ async fn a_fork_starts_with_the_history_and_then_diverges() {
         texts(&requests[1].body),
         ["first question", "first answer", "fork question"]
     );
+    let original_texts = texts(&requests[2].body);
     assert_eq!(
-        texts(&requests[2].body),
-        ["first question", "first answer", "original question"],
+        original_texts[..2],
+        ["first question", "first answer"],
         "the original never sees the fork's turn"
+    );
+    // The original started in another mode: the switch is told with the prompt where it
+    // happened. The fork starts in read-only, so its system prompt says so from the start.
+    assert!(
+        original_texts[2].starts_with("original question\n")
+            && original_texts[2].contains("switched the mode to read-only"),
+        "{original_texts:?}"
+    );
+    assert!(
+        requests[1].body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Mode: read-only")
     );
     // Both are stored sessions of their own.
     let listed = agent.request_ok("session/list", json!({})).await;

@@ -258,3 +258,64 @@ async fn a_server_that_cuts_the_prompt_silently_is_reported_once_and_the_window_
     assert!(!joined(&updates, "agent_message_chunk").contains("read only"));
     agent.assert_valid();
 }
+
+/// A session against a mock that describes itself through `info` (path, JSON), with no
+/// models in the config; returns the session/new result and the usage updates of a prompt.
+async fn described_server(info: &[(&str, Value)]) -> (Value, Vec<Value>) {
+    let mock = crate::common::MockModel::start(vec![Reply::text(&["hi"])]).await;
+    for (path, body) in info {
+        mock.serve_info(path, 200, body.clone());
+    }
+    let ws = crate::common::Workspace::new();
+    let mut agent = crate::common::Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let new = agent.new_session(&ws.project()).await;
+    let session = new["sessionId"].as_str().unwrap().to_string();
+    let (_, updates) = agent.prompt(&session, "hello").await;
+    agent.assert_valid();
+    (new, updates)
+}
+
+fn last_size(updates: &[Value]) -> Option<u64> {
+    of_kind(updates, "usage_update").last()?["size"].as_u64()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_window_and_the_models_come_from_the_server_when_the_config_does_not_say() {
+    let models = json!({"object": "list", "data": [
+        {"id": "mock-model", "owned_by": "llamacpp", "meta": {"n_ctx": 2048}},
+        {"id": "qwen2.5-coder:7b"}
+    ]});
+    let (new, updates) = described_server(&[("/v1/models", models)]).await;
+    let picker = new["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "model")
+        .unwrap();
+    let ids: Vec<&str> = picker["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["mock-model", "qwen2.5-coder:7b"], "{picker}");
+    assert_eq!(last_size(&updates), Some(2048));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llama_cpp_props_and_ollama_show_give_the_window_they_really_use() {
+    let props = json!({"default_generation_settings": {"n_ctx": 3072}});
+    let (_, updates) = described_server(&[("/props", props)]).await;
+    assert_eq!(last_size(&updates), Some(3072));
+    let show = json!({
+        "parameters": "temperature 0.7\nnum_ctx 6144",
+        "model_info": {"llama.context_length": 131072}
+    });
+    let (_, updates) = described_server(&[("/api/show", show)]).await;
+    assert_eq!(last_size(&updates), Some(6144));
+    // No num_ctx: Ollama's default window, however large the model's own.
+    let show = json!({"model_info": {"qwen2.context_length": 32768}});
+    let (_, updates) = described_server(&[("/api/show", show)]).await;
+    assert_eq!(last_size(&updates), Some(4096));
+}

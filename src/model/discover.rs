@@ -1,0 +1,330 @@
+//! What the model server says about itself: the models it serves and each one's context
+//! window, asked once per endpoint in the background. Each server family answers somewhere
+//! else:
+//! - every OpenAI-compatible server: `GET /v1/models` (vLLM adds `max_model_len`, OpenRouter
+//!   `context_length`, Groq `context_window`, llama.cpp `meta.n_ctx`);
+//! - llama.cpp: `GET /props` (`n_ctx`, the window it was started with);
+//! - Ollama: `GET /api/ps` (the window of a loaded model) and `POST /api/show` (`num_ctx`
+//!   from the Modelfile, the model's own `context_length`); without either Ollama uses its
+//!   default window, whatever the model could take;
+//! - LM Studio: `GET /api/v0/models` (`loaded_context_length`, `max_context_length`).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::config::Endpoint;
+
+/// How long one probe may take: a local server answers in milliseconds, and a server that
+/// does not know the path answers 404 at once.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The window Ollama gives a model when nothing sets `num_ctx` (`OLLAMA_CONTEXT_LENGTH`).
+const OLLAMA_DEFAULT: u64 = 4096;
+
+/// A context window the server reported, and where it said so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// Tokens.
+    pub tokens: u64,
+    /// Where it came from, for `tandem doctor` and the logs.
+    pub source: String,
+}
+
+/// What the server said.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovered {
+    /// The models `GET /models` listed, in its order.
+    pub models: Vec<String>,
+    /// Context windows by model id.
+    pub windows: Vec<(String, Window)>,
+    /// Probes that failed, in words (for `tandem doctor`).
+    pub failures: Vec<String>,
+}
+
+impl Discovered {
+    /// The window the server reported for `model`.
+    pub fn window(&self, model: &str) -> Option<&Window> {
+        self.windows
+            .iter()
+            .find(|(id, _)| id == model)
+            .map(|(_, w)| w)
+    }
+
+    fn set_window(&mut self, model: &str, tokens: u64, source: impl Into<String>) {
+        if tokens == 0 || self.window(model).is_some() {
+            return;
+        }
+        let source = source.into();
+        self.windows
+            .push((model.to_string(), Window { tokens, source }));
+    }
+}
+
+/// Asks the server behind `endpoint` what it serves and how large each window of `wanted`
+/// (the models tandem will use) is.
+pub async fn discover(endpoint: &Endpoint, wanted: &[String]) -> Discovered {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut found = Discovered::default();
+    let Ok(client) = reqwest::Client::builder().timeout(PROBE_TIMEOUT).build() else {
+        return found;
+    };
+    let probe = Probe {
+        client,
+        endpoint,
+        root: root_of(&endpoint.base_url),
+    };
+    if let Some(list) = probe
+        .get(&format!("{}/models", endpoint.base_url), &mut found)
+        .await
+    {
+        read_model_list(&list, &mut found);
+    }
+    if !is_local(&endpoint.base_url) {
+        return found;
+    }
+    let missing = |found: &Discovered| -> Vec<String> {
+        wanted
+            .iter()
+            .filter(|id| found.window(id).is_none())
+            .cloned()
+            .collect()
+    };
+    if missing(&found).is_empty() {
+        return found;
+    }
+    let props = probe
+        .get(&format!("{}/props", probe.root), &mut found)
+        .await;
+    if let Some(n_ctx) = props.as_ref().and_then(llama_cpp_window) {
+        // One llama-server serves one model: its window is every model's here.
+        for id in missing(&found) {
+            found.set_window(&id, n_ctx, "llama.cpp GET /props (n_ctx)");
+        }
+        return found;
+    }
+    let lm_studio = probe
+        .get(&format!("{}/api/v0/models", probe.root), &mut found)
+        .await;
+    if let Some(list) = lm_studio {
+        read_lm_studio(&list, &mut found);
+    }
+    for id in missing(&found) {
+        ollama_window(&probe, &id, &mut found).await;
+    }
+    found
+}
+
+/// Where the probes go.
+struct Probe<'a> {
+    client: reqwest::Client,
+    endpoint: &'a Endpoint,
+    /// The server's address without the OpenAI path (`/v1`).
+    root: String,
+}
+
+impl Probe<'_> {
+    async fn get(&self, url: &str, found: &mut Discovered) -> Option<Value> {
+        self.send(self.client.get(url), url, found).await
+    }
+
+    async fn send(
+        &self,
+        mut request: reqwest::RequestBuilder,
+        url: &str,
+        found: &mut Discovered,
+    ) -> Option<Value> {
+        if let Some(key) = &self.endpoint.api_key {
+            request = request.bearer_auth(key.expose());
+        }
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                found.failures.push(format!("{url}: {e}"));
+                return None;
+            }
+        };
+        if !response.status().is_success() {
+            found
+                .failures
+                .push(format!("{url}: HTTP {}", response.status().as_u16()));
+            return None;
+        }
+        response.json::<Value>().await.ok()
+    }
+}
+
+/// `GET /models`: ids, and the window fields some servers add.
+fn read_model_list(list: &Value, found: &mut Discovered) {
+    let Some(entries) = list["data"].as_array().or_else(|| list.as_array()) else {
+        return;
+    };
+    for entry in entries {
+        let Some(id) = entry["id"].as_str() else {
+            continue;
+        };
+        found.models.push(id.to_string());
+        for (field, source) in [
+            ("max_model_len", "GET /models (max_model_len)"),
+            ("context_length", "GET /models (context_length)"),
+            ("context_window", "GET /models (context_window)"),
+            (
+                "loaded_context_length",
+                "GET /models (loaded_context_length)",
+            ),
+        ] {
+            if let Some(tokens) = entry[field].as_u64() {
+                found.set_window(id, tokens, source);
+            }
+        }
+        if let Some(tokens) = entry["meta"]["n_ctx"].as_u64() {
+            found.set_window(id, tokens, "llama.cpp GET /models (meta.n_ctx)");
+        }
+    }
+}
+
+/// llama.cpp's `/props`: the window each slot has.
+fn llama_cpp_window(props: &Value) -> Option<u64> {
+    props["default_generation_settings"]["n_ctx"]
+        .as_u64()
+        .or_else(|| props["n_ctx"].as_u64())
+}
+
+/// LM Studio's model list: the loaded window, else the model's largest.
+fn read_lm_studio(list: &Value, found: &mut Discovered) {
+    for entry in list["data"].as_array().into_iter().flatten() {
+        let Some(id) = entry["id"].as_str() else {
+            continue;
+        };
+        if let Some(tokens) = entry["loaded_context_length"].as_u64() {
+            found.set_window(
+                id,
+                tokens,
+                "LM Studio GET /api/v0/models (loaded_context_length)",
+            );
+        } else if let Some(tokens) = entry["max_context_length"].as_u64() {
+            found.set_window(
+                id,
+                tokens,
+                "LM Studio GET /api/v0/models (max_context_length)",
+            );
+        }
+    }
+}
+
+/// Ollama: the window of the loaded model, else `num_ctx` from its Modelfile, else the
+/// default Ollama will really use (however large a window the model could take).
+async fn ollama_window(probe: &Probe<'_>, id: &str, found: &mut Discovered) {
+    let ps_url = format!("{}/api/ps", probe.root);
+    let loaded = probe.get(&ps_url, found).await;
+    let loaded_window = loaded.as_ref().and_then(|ps| {
+        ps["models"].as_array()?.iter().find_map(|m| {
+            let name = m["name"].as_str().or_else(|| m["model"].as_str())?;
+            (name == id || name == format!("{id}:latest")).then(|| m["context_length"].as_u64())?
+        })
+    });
+    if let Some(tokens) = loaded_window {
+        found.set_window(id, tokens, "Ollama GET /api/ps (context_length, as loaded)");
+        return;
+    }
+    let show_url = format!("{}/api/show", probe.root);
+    let request = probe
+        .client
+        .post(&show_url)
+        .json(&serde_json::json!({ "model": id }));
+    let Some(show) = probe.send(request, &show_url, found).await else {
+        return;
+    };
+    let num_ctx = show["parameters"].as_str().and_then(|text| {
+        text.lines().find_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some("num_ctx")).then(|| words.next()?.parse::<u64>().ok())?
+        })
+    });
+    if let Some(tokens) = num_ctx {
+        found.set_window(id, tokens, "Ollama POST /api/show (num_ctx)");
+        return;
+    }
+    let trained = show["model_info"].as_object().and_then(|info| {
+        info.iter()
+            .find(|(key, _)| key.ends_with(".context_length"))
+            .and_then(|(_, v)| v.as_u64())
+    });
+    let tokens = trained.map_or(OLLAMA_DEFAULT, |t| t.min(OLLAMA_DEFAULT));
+    let source = match trained {
+        Some(t) if t > OLLAMA_DEFAULT => format!(
+            "Ollama's default window (the model takes {t}; raise it with OLLAMA_CONTEXT_LENGTH)"
+        ),
+        _ => "Ollama POST /api/show (context_length)".to_string(),
+    };
+    found.set_window(id, tokens, source);
+}
+
+/// `http://host:port/v1` -> `http://host:port`.
+fn root_of(base_url: &str) -> String {
+    let trimmed = base_url.trim_end_matches('/');
+    trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string()
+}
+
+/// Whether the server runs on this machine or the local network, where the
+/// server-specific probes make sense (a hosted API gets only `GET /models`).
+pub fn is_local(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback() || ip.is_unique_local(),
+        Err(_) => host == "localhost" || host.ends_with(".local") || !host.contains('.'),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn model_lists_of_each_family() {
+        let mut found = Discovered::default();
+        read_model_list(
+            &json!({"data": [
+                {"id": "qwen", "max_model_len": 32768},
+                {"id": "or/model", "context_length": 131072},
+                {"id": "gguf", "meta": {"n_ctx": 4096, "n_ctx_train": 8192}},
+                {"id": "plain"}
+            ]}),
+            &mut found,
+        );
+        assert_eq!(found.models, ["qwen", "or/model", "gguf", "plain"]);
+        assert_eq!(found.window("qwen").unwrap().tokens, 32768);
+        assert_eq!(found.window("or/model").unwrap().tokens, 131072);
+        assert_eq!(found.window("gguf").unwrap().tokens, 4096);
+        assert!(found.window("plain").is_none());
+        read_lm_studio(
+            &json!({"data": [{"id": "plain", "loaded_context_length": 8192, "max_context_length": 32768}]}),
+            &mut found,
+        );
+        assert_eq!(found.window("plain").unwrap().tokens, 8192);
+        assert_eq!(
+            llama_cpp_window(&json!({"default_generation_settings": {"n_ctx": 2048}})),
+            Some(2048)
+        );
+    }
+
+    #[test]
+    fn roots_and_local_servers() {
+        assert_eq!(
+            root_of("http://localhost:11434/v1/"),
+            "http://localhost:11434"
+        );
+        assert!(is_local("http://127.0.0.1:8080/v1"));
+        assert!(is_local("http://192.168.1.20:8000/v1"));
+        assert!(is_local("http://gpu-box:8000/v1"));
+        assert!(!is_local("https://api.openai.com/v1"));
+    }
+}
