@@ -5,6 +5,7 @@ pub mod acp_client;
 pub mod calls;
 pub mod editor;
 pub mod mock_model;
+pub mod proxy;
 
 use std::path::{Path, PathBuf};
 

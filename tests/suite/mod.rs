@@ -31,6 +31,7 @@ mod output_schema;
 mod permissions;
 mod pipes;
 mod protocol_edges;
+mod real_local;
 mod real_model;
 mod replay;
 mod runaway;

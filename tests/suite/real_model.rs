@@ -21,7 +21,7 @@ static TURN: Mutex<()> = Mutex::const_new(());
 
 /// How long one answer may take: tandem's ~2,000-token system prompt takes the 135M model
 /// about 6 s to read on an idle 2-core machine, and the other tests keep the machine busy.
-const PATIENCE: Duration = Duration::from_secs(180);
+pub(super) const PATIENCE: Duration = Duration::from_secs(180);
 
 fn cache() -> PathBuf {
     std::env::var_os("TANDEM_REAL_MODEL_CACHE")
@@ -34,7 +34,7 @@ fn cache() -> PathBuf {
 
 /// The cache, and this test's turn; `None` (after saying why) when there is no cache.
 #[allow(clippy::print_stderr)] // the one line that says a test did not run
-async fn turn() -> Option<(MutexGuard<'static, ()>, PathBuf)> {
+pub(super) async fn turn() -> Option<(MutexGuard<'static, ()>, PathBuf)> {
     let cache = cache();
     let ready = cache.join("bin/llama-server").is_file()
         && cache.join("SmolLM2-135M-Instruct.Q4_1.gguf").is_file();
@@ -54,13 +54,13 @@ async fn turn() -> Option<(MutexGuard<'static, ()>, PathBuf)> {
 }
 
 /// A running llama-server.
-struct Server {
+pub(super) struct Server {
     child: tokio::process::Child,
-    port: u16,
+    pub(super) port: u16,
 }
 
 impl Server {
-    async fn start(cache: &std::path::Path) -> Server {
+    pub(super) async fn start(cache: &std::path::Path) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -69,7 +69,22 @@ impl Server {
         Server::start_on(cache, port).await
     }
 
+    /// llama-server without jinja templates (`--no-jinja`; older builds' default, and how
+    /// many guides start it): it then refuses requests that carry tools.
+    pub(super) async fn start_plain(cache: &std::path::Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Server::launch(cache, port, true).await
+    }
+
     async fn start_on(cache: &std::path::Path, port: u16) -> Server {
+        Server::launch(cache, port, false).await
+    }
+
+    async fn launch(cache: &std::path::Path, port: u16, plain: bool) -> Server {
         let template =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/real-model/smollm2-tools.jinja");
         let child = tokio::process::Command::new(cache.join("bin/llama-server"))
@@ -82,9 +97,14 @@ impl Server {
             .args([
                 "-c", "4096", "-n", "256", "-t", "2", "--temp", "0", "--seed", "1",
             ])
-            .args(["--jinja", "--log-disable"])
-            .arg("--chat-template-file")
-            .arg(template)
+            .arg("--log-disable")
+            // This llama.cpp renders templates with jinja unless told not to; older ones did
+            // not by default, and many guides still start it that way.
+            .args(if plain {
+                vec!["--no-jinja".into()]
+            } else {
+                vec!["--jinja".into(), "--chat-template-file".into(), template]
+            })
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -100,11 +120,11 @@ impl Server {
         panic!("llama-server did not become healthy");
     }
 
-    fn base_url(&self) -> String {
+    pub(super) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
-    async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         let _ = self.child.kill().await;
     }
 }
@@ -124,7 +144,7 @@ async fn healthy(port: u16) -> bool {
 }
 
 /// tandem's environment for the `llamacpp` preset pointed at `server`.
-fn env(ws: &Workspace, server: &Server) -> Vec<(String, String)> {
+pub(super) fn env(ws: &Workspace, server: &Server) -> Vec<(String, String)> {
     let mut env = ws.base_env();
     env.push(("TANDEM_PROVIDER".into(), "llamacpp".into()));
     env.push(("OPENAI_BASE_URL".into(), server.base_url()));
@@ -371,7 +391,7 @@ async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
     assert!(agent.is_running());
 
     // The server comes back on the same port: the session answers again.
-    let server = Server::start_on(&cache, port).await;
+    let server = Server::launch(&cache, port, false).await;
     let (again, updates) = agent.prompt(&session, "Say hi.").await;
     server.stop().await;
     assert!(again.get("result").is_some(), "{again}");

@@ -1,0 +1,103 @@
+//! The local-model capabilities against the real llama-server (see `real_model.rs` for how
+//! it is built and when these run): requests that keep the server's cache, the window read
+//! from the server, tools for a server started without `--jinja`, and no false report of a
+//! cut prompt from a server's real counts. A recording proxy in front of the server keeps
+//! each request with the server's own `timings`.
+
+use serde_json::json;
+
+use super::real_model::{PATIENCE, Server, turn};
+use crate::common::proxy::Proxy;
+use crate::common::{Agent, Workspace, joined, of_kind};
+
+/// tandem's environment for the `llamacpp` preset pointed at `proxy`.
+fn env(ws: &Workspace, proxy: &Proxy) -> Vec<(String, String)> {
+    let mut env = ws.base_env();
+    env.push(("TANDEM_PROVIDER".into(), "llamacpp".into()));
+    env.push(("OPENAI_BASE_URL".into(), proxy.base_url.clone()));
+    env.push(("TANDEM_MODEL".into(), "smollm2-135m".into()));
+    env
+}
+
+fn upstream(server: &Server) -> String {
+    server.base_url().trim_end_matches("/v1").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mode_switch_keeps_the_servers_cache_and_the_window_comes_from_the_server() {
+    let Some((_turn, cache)) = turn().await else {
+        return;
+    };
+    let server = Server::start(&cache).await;
+    let proxy = Proxy::start(upstream(&server)).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&env(&ws, &proxy), &[]).patient(PATIENCE);
+    let session = agent.open_session(&ws.project()).await;
+    let (_, first) = agent.prompt(&session, "Say hi.").await;
+    agent
+        .request_ok(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": "accept-edits"}),
+        )
+        .await;
+    let (_, second) = agent.prompt(&session, "Say bye.").await;
+    server.stop().await;
+    let exchanges: Vec<_> = proxy
+        .exchanges()
+        .into_iter()
+        .filter(|e| e.status == 200)
+        .collect();
+    assert!(exchanges.len() >= 2, "{exchanges:?}");
+    for pair in exchanges.windows(2) {
+        let added = pair[1]
+            .prompt_tokens()
+            .saturating_sub(pair[0].prompt_tokens());
+        assert!(
+            pair[1].processed() <= added + 64,
+            "the server reprocessed {} tokens where {added} were added: {:?}",
+            pair[1].processed(),
+            pair[1].timings
+        );
+    }
+    // llama-server was started with -c 4096; the llamacpp preset alone would say 8192.
+    let size = of_kind(&second, "usage_update").last().unwrap()["size"].clone();
+    assert_eq!(size, 4096, "{second:?}");
+    // The server's real counts are never taken for a cut prompt.
+    for updates in [&first, &second] {
+        assert!(!joined(updates, "agent_message_chunk").contains("read only"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_jinja_gets_the_tools_as_text() {
+    let Some((_turn, cache)) = turn().await else {
+        return;
+    };
+    let server = Server::start_plain(&cache).await;
+    let proxy = Proxy::start(upstream(&server)).await;
+    let ws = Workspace::new();
+    ws.write("project/notes.txt", "buy eggs\n");
+    let mut agent = Agent::spawn(&env(&ws, &proxy), &[]).patient(PATIENCE);
+    let session = agent.open_session(&ws.project()).await;
+    let (answer, _) = agent.prompt(&session, "Read the file notes.txt").await;
+    let (again, _) = agent.prompt(&session, "Thanks.").await;
+    server.stop().await;
+    // 0: it finished; max_tokens: the tiny model rambled into the server's cap.
+    for reply in [&answer, &again] {
+        assert!(reply.get("result").is_some(), "{reply}");
+    }
+    let exchanges = proxy.exchanges();
+    assert_eq!(
+        exchanges[0].status, 500,
+        "llama-server refuses tools without --jinja"
+    );
+    assert!(exchanges[0].body["tools"].is_array());
+    let rest = &exchanges[1..];
+    assert!(rest.len() >= 2, "{exchanges:?}");
+    for exchange in rest {
+        assert_eq!(exchange.status, 200, "{exchange:?}");
+        assert!(exchange.body.get("tools").is_none(), "{exchange:?}");
+        let system = exchange.body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains("## Tools") && system.contains("- read_file: "));
+    }
+}
