@@ -41,6 +41,8 @@ pub enum ErrorClass {
     /// The server takes no `tools` for this model (llama.cpp without `--jinja`, an Ollama
     /// model without a tool template, vLLM without a tool parser).
     ToolsUnsupported,
+    /// The server refused the `response_format` (llama-cpp-python takes no `json_schema`).
+    FormatUnsupported,
 }
 
 impl ErrorClass {
@@ -63,6 +65,7 @@ impl ErrorClass {
             ErrorClass::Timeout => "timeout",
             ErrorClass::ResponseTooLarge => "response_too_large",
             ErrorClass::ToolsUnsupported => "tools_unsupported",
+            ErrorClass::FormatUnsupported => "format_unsupported",
         }
     }
 
@@ -132,7 +135,12 @@ impl ModelError {
         } else {
             String::new()
         };
-        let (class, message) = if tools_unsupported(body) {
+        let (class, message) = if format_refused(status, body) {
+            (
+                ErrorClass::FormatUnsupported,
+                format!("the model server at {base_url} takes no such response_format{said}"),
+            )
+        } else if tools_unsupported(body) {
             (
                 ErrorClass::ToolsUnsupported,
                 format!("the model server at {base_url} takes no tools for `{model}`{said}"),
@@ -256,6 +264,12 @@ pub fn tools_unsupported(body: &[u8]) -> bool {
     ]
     .iter()
     .any(|needle| text.contains(needle))
+}
+
+/// Whether an error says the request's `response_format` is not one the server takes (a
+/// validation error naming it). Not retried either.
+pub fn format_refused(status: u16, body: &[u8]) -> bool {
+    (400..600).contains(&status) && String::from_utf8_lossy(body).contains("response_format")
 }
 
 /// Servers say "context too long" in many ways; match the common ones.

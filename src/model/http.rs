@@ -196,7 +196,9 @@ async fn send_with_retries(
                     .map(|b| b.to_vec())
                     .unwrap_or_default();
                 // Asked again, such a server would answer the same.
-                let final_answer = !retryable(status) || super::error::tools_unsupported(&body);
+                let final_answer = !retryable(status)
+                    || super::error::tools_unsupported(&body)
+                    || super::error::format_refused(status.as_u16(), &body);
                 let failure = OpenAIError::Boxed(Box::new(HttpFailure {
                     status: status.as_u16(),
                     body,

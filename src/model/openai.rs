@@ -30,6 +30,8 @@ pub struct OpenAiClient {
     client: OnceLock<async_openai::Client<OpenAIConfig>>,
     /// Models the server refused `tools` for: their requests carry the tools as text.
     prompted: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// Whether the server refused a `response_format`: the schema is then only asked for.
+    no_format: std::sync::atomic::AtomicBool,
 }
 
 impl OpenAiClient {
@@ -42,21 +44,44 @@ impl OpenAiClient {
             max_response_bytes: config.max_response_bytes,
             client: OnceLock::new(),
             prompted: Default::default(),
+            no_format: Default::default(),
+        }
+    }
+
+    /// Opens `request`; a server that refuses its `response_format` gets it again without
+    /// one (the answer is still checked against the schema), and so does every later request.
+    async fn open_adapted(&self, mut request: ModelRequest) -> Result<EventStream, ModelError> {
+        use std::sync::atomic::Ordering;
+        if self.no_format.load(Ordering::Relaxed) {
+            request.response_format = None;
+        }
+        let had_format = request.response_format.is_some();
+        match self.open_with_tools(&request).await {
+            Err(e) if e.class == ErrorClass::FormatUnsupported && had_format => {
+                tracing::info!(
+                    "the server takes no such response_format; asking for the schema in the prompt only: {}",
+                    e.message
+                );
+                self.no_format.store(true, Ordering::Relaxed);
+                request.response_format = None;
+                self.open_with_tools(&request).await
+            }
+            other => other,
         }
     }
 
     /// Opens `request`; when the server takes no tools for its model, sends it again (and
     /// every later request for that model) with the tools as text.
-    async fn open_with_tools(&self, request: ModelRequest) -> Result<EventStream, ModelError> {
+    async fn open_with_tools(&self, request: &ModelRequest) -> Result<EventStream, ModelError> {
         let known = !request.tools.is_empty() && self.prompted.lock().contains(&request.model);
         if known {
-            return self.open_stream(&super::prompted::prompted(&request)).await;
+            return self.open_stream(&super::prompted::prompted(request)).await;
         }
-        match self.open_stream(&request).await {
+        match self.open_stream(request).await {
             Err(e) if e.class == ErrorClass::ToolsUnsupported && !request.tools.is_empty() => {
                 tracing::info!(model = %request.model, "the server takes no tools for this model; describing them in the prompt instead: {}", e.message);
                 self.prompted.lock().insert(request.model.clone());
-                self.open_stream(&super::prompted::prompted(&request)).await
+                self.open_stream(&super::prompted::prompted(request)).await
             }
             other => other,
         }
@@ -186,7 +211,7 @@ impl OpenAiClient {
 
 impl ModelClient for OpenAiClient {
     fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
-        Box::pin(self.open_with_tools(request))
+        Box::pin(self.open_adapted(request))
     }
 }
 

@@ -213,3 +213,33 @@ async fn session_prompt_takes_an_output_schema_in_meta() {
     );
     agent.assert_valid();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_refuses_json_schema_is_asked_without_it_at_once() {
+    // llama-cpp-python's answer to a json_schema response_format.
+    let refusal = r#"{"detail":[{"type":"literal_error","loc":["body","response_format","type"],"msg":"Input should be 'text' or 'json_object'","input":"json_schema"}]}"#;
+    let mock = MockModel::start(vec![Reply::status(500, refusal), Reply::text(&[VALID])]).await;
+    let ws = Workspace::new();
+    ws.write(
+        "home/.config/tandem/config.toml",
+        "structured_output = true\n",
+    );
+    let env = ws.env(&mock);
+    let (code, stdout, stderr) = exec_blocking(
+        ws,
+        env,
+        &["--output-schema", &schema_file(), "Review"],
+        None,
+    )
+    .await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).unwrap(),
+        serde_json::from_str::<Value>(VALID).unwrap()
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "refused once, not retried");
+    assert!(requests[0].body.get("response_format").is_some());
+    assert!(requests[1].body.get("response_format").is_none());
+    assert!(requests[1].last_user_text().contains("## Answer format"));
+}
