@@ -6,6 +6,7 @@ pub mod calls;
 pub mod editor;
 pub mod mock_model;
 pub mod proxy;
+pub mod real_server;
 
 use std::path::{Path, PathBuf};
 

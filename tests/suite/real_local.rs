@@ -1,13 +1,13 @@
-//! The local-model capabilities against the real llama-server (see `real_model.rs` for how
-//! it is built and when these run): requests that keep the server's cache, the window read
+//! The local-model capabilities against the real llama-server (see
+//! `tests/common/real_server.rs` for how it is built and when these run): requests that keep the server's cache, the window read
 //! from the server, tools for a server started without `--jinja`, and no false report of a
 //! cut prompt from a server's real counts. A recording proxy in front of the server keeps
 //! each request with the server's own `timings`.
 
 use serde_json::json;
 
-use super::real_model::{PATIENCE, Server, turn};
 use crate::common::proxy::Proxy;
+use crate::common::real_server::{PATIENCE, Server, turn};
 use crate::common::{Agent, Workspace, joined, of_kind};
 
 /// tandem's environment for the `llamacpp` preset pointed at `proxy`.
@@ -28,7 +28,7 @@ async fn a_mode_switch_keeps_the_servers_cache_and_the_window_comes_from_the_ser
     let Some((_turn, cache)) = turn().await else {
         return;
     };
-    let server = Server::start(&cache).await;
+    let server = Server::start_llama_server(&cache).await;
     let proxy = Proxy::start(upstream(&server)).await;
     let ws = Workspace::new();
     let mut agent = Agent::spawn(&env(&ws, &proxy), &[]).patient(PATIENCE);
