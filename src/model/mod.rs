@@ -4,6 +4,7 @@
 //! and [`replay::ReplayClient`] (scripted turns from a fixture, for offline runs).
 
 pub mod accumulate;
+mod body;
 pub mod chunk;
 pub mod discover;
 pub mod error;

@@ -106,25 +106,50 @@ pub(super) async fn stream_response(
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
         }
     }
-    if let Some(mut watch) = watch {
-        let found = response
-            .calls
-            .is_empty()
-            .then(|| text_calls::extract(&response.text, &offered))
-            .flatten();
-        let rest = watch.finish(found.is_some());
+    if let Some(watch) = watch {
+        let rest = take_text_calls(&mut response, watch, &offered);
         emit_some(ctx, TurnEvent::Text(text_shown.push(&rest)));
-        if let Some(found) = found {
-            tracing::info!(
-                calls = found.calls.len(),
-                "the model wrote its tool calls as text"
-            );
-            response.text = found.preamble;
-            response.calls = found.calls;
-        }
     }
     emit_some(ctx, TurnEvent::Thought(thought_shown.finish()));
     emit_some(ctx, TurnEvent::Text(text_shown.finish()));
+    count_usage(ctx, spec, &mut response, estimate_in, usage);
+    response.end = End::Finished(finish);
+    response
+}
+
+/// When the model wrote its calls as text (and the server found none), makes them the
+/// response's calls and its text what came before them; returns the held-back text to show.
+fn take_text_calls(
+    response: &mut Response,
+    mut watch: text_calls::Watch,
+    offered: &[String],
+) -> String {
+    let found = response
+        .calls
+        .is_empty()
+        .then(|| text_calls::extract(&response.text, offered))
+        .flatten();
+    let rest = watch.finish(found.is_some());
+    if let Some(found) = found {
+        tracing::info!(
+            calls = found.calls.len(),
+            "the model wrote its tool calls as text"
+        );
+        response.text = found.preamble;
+        response.calls = found.calls;
+    }
+    rest
+}
+
+/// Counts the request's usage (the server's, or an estimate when it reports none), checks it
+/// for a prompt the server cut, and tells the editor how full the context is.
+fn count_usage(
+    ctx: &TurnContext,
+    spec: &ModelSpec,
+    response: &mut Response,
+    estimate_in: u64,
+    usage: Option<crate::model::Usage>,
+) {
     // Context in use: the last request's prompt + completion, or an estimate when the server
     // does not report usage.
     let estimate_out = estimate_text(&response.text)
@@ -158,8 +183,6 @@ pub(super) async fn stream_response(
             None => spec.context_window,
         },
     });
-    response.end = End::Finished(finish);
-    response
 }
 
 /// Emits a text or thought piece unless it is empty (all of it held back for now).

@@ -1,0 +1,168 @@
+//! The JSON body of a chat-completions request: what a [`ModelRequest`] looks like on the
+//! wire to any OpenAI-compatible server.
+
+use serde_json::{Value, json};
+
+use super::{Message, ModelRequest, UserPart};
+
+/// The JSON body of a streaming chat-completions request.
+pub fn request_body(request: &ModelRequest) -> Value {
+    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    if let Some(effort) = &request.reasoning_effort {
+        body["reasoning_effort"] = json!(effort);
+    }
+    if let Some(max) = request.max_tokens {
+        body["max_tokens"] = json!(max);
+    }
+    if let Some(schema) = &request.response_format {
+        // Not `strict`: OpenAI's strict mode refuses most hand-written schemas; the answer is
+        // validated (and repaired once) by tandem either way.
+        body["response_format"] = json!({"type": "json_schema", "json_schema": {
+            "name": "answer", "schema": schema, "strict": false}});
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+        body["tools"] = json!(tools);
+    }
+    body
+}
+
+fn message_json(message: &Message) -> Value {
+    match message {
+        Message::System(text) => json!({ "role": "system", "content": text }),
+        Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
+            json!({ "role": "assistant", "content": text })
+        }
+        Message::Assistant { text, tool_calls } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function",
+                           "function": {"name": c.name, "arguments": c.arguments}})
+                })
+                .collect();
+            let content = if text.is_empty() {
+                Value::Null
+            } else {
+                json!(text)
+            };
+            json!({ "role": "assistant", "content": content, "tool_calls": calls })
+        }
+        Message::Tool { call_id, content } => {
+            json!({ "role": "tool", "tool_call_id": call_id, "content": content })
+        }
+        Message::User(parts) => {
+            let texts: Option<Vec<_>> = parts.iter().map(UserPart::as_text).collect();
+            if let Some(texts) = texts {
+                // Plain string content: the form every compatible server accepts.
+                json!({ "role": "user", "content": texts.join("\n\n") })
+            } else {
+                let content: Vec<Value> = parts
+                    .iter()
+                    .map(|p| match (p, p.as_text()) {
+                        (UserPart::Image { url }, _) => {
+                            json!({ "type": "image_url", "image_url": { "url": url } })
+                        }
+                        (_, text) => json!({ "type": "text", "text": text.unwrap_or_default() }),
+                    })
+                    .collect();
+                json!({ "role": "user", "content": content })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_only_user_content_is_a_string() {
+        let req = ModelRequest {
+            model: "m".into(),
+            messages: vec![
+                Message::System("sys".into()),
+                Message::User(vec![UserPart::Text("a".into()), UserPart::Text("b".into())]),
+            ],
+            reasoning_effort: Some("low".into()),
+            tools: Vec::new(),
+            max_tokens: None,
+            response_format: None,
+        };
+        let body = request_body(&req);
+        assert_eq!(body["messages"][1]["content"], "a\n\nb");
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert_eq!(body["reasoning_effort"], "low");
+    }
+
+    #[test]
+    fn tool_calls_and_results_round_trip() {
+        let req = ModelRequest {
+            model: "m".into(),
+            messages: vec![
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![super::super::ToolCall {
+                        id: "c1".into(),
+                        name: "read_file".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+                Message::Tool {
+                    call_id: "c1".into(),
+                    content: "text".into(),
+                },
+            ],
+            reasoning_effort: None,
+            tools: vec![super::super::ToolSpec {
+                name: "read_file".into(),
+                description: "d".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            max_tokens: Some(1),
+            response_format: None,
+        };
+        let body = request_body(&req);
+        assert_eq!(body["messages"][0]["content"], Value::Null);
+        assert_eq!(body["max_tokens"], 1);
+        assert_eq!(
+            body["messages"][0]["tool_calls"][0]["function"]["name"],
+            "read_file"
+        );
+        assert_eq!(body["messages"][1]["tool_call_id"], "c1");
+        assert_eq!(body["tools"][0]["function"]["parameters"]["type"], "object");
+    }
+
+    #[test]
+    fn images_make_content_parts() {
+        let req = ModelRequest {
+            model: "m".into(),
+            messages: vec![Message::User(vec![
+                UserPart::Text("look".into()),
+                UserPart::Image {
+                    url: "data:image/png;base64,AA==".into(),
+                },
+            ])],
+            reasoning_effort: None,
+            tools: Vec::new(),
+            max_tokens: None,
+            response_format: None,
+        };
+        let body = request_body(&req);
+        assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");
+        assert!(body.get("reasoning_effort").is_none());
+    }
+}
