@@ -189,6 +189,8 @@ impl Server {
             .arg(&config)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .env("LITELLM_LOG", "ERROR")
+            // Offline: its bundled price list, not the one it would fetch from GitHub.
+            .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             .env("LITELLM_TELEMETRY", "False");
         Server::spawn(command, port, "/health/liveliness", Some(upstream)).await
     }

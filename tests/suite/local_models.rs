@@ -7,6 +7,15 @@ use crate::common::calls::tool_result;
 use crate::common::mock_model::Recorded;
 use crate::common::{Reply, joined, of_kind, session_with_env};
 
+async fn set_mode(agent: &mut crate::common::Agent, session: &str, mode: &str) {
+    agent
+        .request_ok(
+            "session/set_mode",
+            json!({"sessionId": session, "modeId": mode}),
+        )
+        .await;
+}
+
 /// Asserts that each request starts with the whole previous one: the same tools, and the
 /// previous messages unchanged at its start.
 fn assert_prefix_stable(requests: &[Recorded]) {
@@ -50,21 +59,11 @@ async fn requests_extend_each_other_across_a_mode_switch_a_config_change_and_a_t
     // o3-mini takes a reasoning effort: a config option that changes the request only.
     agent.set_option(&session, "model", "o3-mini").await;
     agent.prompt(&session, "read the readme").await;
-    agent
-        .request_ok(
-            "session/set_mode",
-            json!({"sessionId": session, "modeId": "accept-edits"}),
-        )
-        .await;
+    set_mode(&mut agent, &session, "accept-edits").await;
     agent.prompt(&session, "now what").await;
     agent.set_option(&session, "reasoning_effort", "high").await;
     agent.prompt(&session, "list the files").await;
-    agent
-        .request_ok(
-            "session/set_mode",
-            json!({"sessionId": session, "modeId": "read-only"}),
-        )
-        .await;
+    set_mode(&mut agent, &session, "read-only").await;
     let (_, updates) = agent.prompt(&session, "thanks").await;
     let requests = mock.requests();
     assert_eq!(requests.len(), 6);
@@ -99,12 +98,7 @@ async fn a_reloaded_session_sends_the_same_conversation_it_had() {
     let (mock, ws, mut agent, session, _editor) =
         session_with_env("small", script, json!({}), "ask", |_| Vec::new()).await;
     agent.prompt(&session, "first").await;
-    agent
-        .request_ok(
-            "session/set_mode",
-            json!({"sessionId": session, "modeId": "accept-edits"}),
-        )
-        .await;
+    set_mode(&mut agent, &session, "accept-edits").await;
     agent.prompt(&session, "second").await;
     let live = mock.requests()[1].body["messages"].clone();
     agent.shutdown().await;

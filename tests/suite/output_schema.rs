@@ -21,6 +21,20 @@ fn schema() -> Value {
 
 const VALID: &str = r#"{"verdict": "request_changes", "issues": [{"file": "src/lib.rs", "line": 8, "problem": "TODO left in"}]}"#;
 
+/// `tandem exec --output-schema … PROMPT` against `mock`, with `structured_output` set in
+/// the user's config when `structured`; returns exit code, stdout and stderr.
+async fn review(mock: &MockModel, structured: bool, prompt: &str) -> (i32, String, String) {
+    let ws = Workspace::new();
+    if structured {
+        ws.write(
+            "home/.config/tandem/config.toml",
+            "structured_output = true\n",
+        );
+    }
+    let env = ws.env(mock);
+    exec_blocking(ws, env, &["--output-schema", &schema_file(), prompt], None).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_takes_json_schema_gets_it_and_stdout_is_the_value() {
     let mock = MockModel::start(vec![Reply::text(&[&VALID[..30], &VALID[30..]])]).await;
@@ -114,15 +128,7 @@ async fn an_answer_that_stays_invalid_exits_6_with_the_text_on_stderr() {
         Reply::text(&[r#"{"verdict": "still maybe", "issues": []}"#]),
     ])
     .await;
-    let ws = Workspace::new();
-    let env = ws.env(&mock);
-    let (code, stdout, stderr) = exec_blocking(
-        ws,
-        env,
-        &["--output-schema", &schema_file(), "Review"],
-        None,
-    )
-    .await;
+    let (code, stdout, stderr) = review(&mock, false, "Review").await;
     assert_eq!(code, 6, "{stderr}");
     assert_eq!(stdout, "", "nothing that fails the schema reaches stdout");
     assert!(
@@ -219,19 +225,7 @@ async fn a_server_that_refuses_json_schema_is_asked_without_it_at_once() {
     // llama-cpp-python's answer to a json_schema response_format.
     let refusal = r#"{"detail":[{"type":"literal_error","loc":["body","response_format","type"],"msg":"Input should be 'text' or 'json_object'","input":"json_schema"}]}"#;
     let mock = MockModel::start(vec![Reply::status(500, refusal), Reply::text(&[VALID])]).await;
-    let ws = Workspace::new();
-    ws.write(
-        "home/.config/tandem/config.toml",
-        "structured_output = true\n",
-    );
-    let env = ws.env(&mock);
-    let (code, stdout, stderr) = exec_blocking(
-        ws,
-        env,
-        &["--output-schema", &schema_file(), "Review"],
-        None,
-    )
-    .await;
+    let (code, stdout, stderr) = review(&mock, true, "Review").await;
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         serde_json::from_str::<Value>(&stdout).unwrap(),

@@ -19,8 +19,14 @@ fn env(ws: &Workspace, proxy: &Proxy) -> Vec<(String, String)> {
     env
 }
 
-fn upstream(server: &Server) -> String {
-    server.base_url().trim_end_matches("/v1").to_string()
+/// A proxy in front of `server`, and tandem talking to it in a fresh workspace.
+async fn through_proxy(server: &Server) -> (Proxy, Workspace, Agent, String) {
+    let proxy = Proxy::start(server.base_url().trim_end_matches("/v1").to_string()).await;
+    let ws = Workspace::new();
+    ws.write("project/notes.txt", "buy eggs\n");
+    let mut agent = Agent::spawn(&env(&ws, &proxy), &[]).patient(PATIENCE);
+    let session = agent.open_session(&ws.project()).await;
+    (proxy, ws, agent, session)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -29,10 +35,7 @@ async fn a_mode_switch_keeps_the_servers_cache_and_the_window_comes_from_the_ser
         return;
     };
     let server = Server::start_llama_server(&cache).await;
-    let proxy = Proxy::start(upstream(&server)).await;
-    let ws = Workspace::new();
-    let mut agent = Agent::spawn(&env(&ws, &proxy), &[]).patient(PATIENCE);
-    let session = agent.open_session(&ws.project()).await;
+    let (proxy, _ws, mut agent, session) = through_proxy(&server).await;
     let (_, first) = agent.prompt(&session, "Say hi.").await;
     agent
         .request_ok(
@@ -74,11 +77,7 @@ async fn a_server_without_jinja_gets_the_tools_as_text() {
         return;
     };
     let server = Server::start_plain(&cache).await;
-    let proxy = Proxy::start(upstream(&server)).await;
-    let ws = Workspace::new();
-    ws.write("project/notes.txt", "buy eggs\n");
-    let mut agent = Agent::spawn(&env(&ws, &proxy), &[]).patient(PATIENCE);
-    let session = agent.open_session(&ws.project()).await;
+    let (proxy, _ws, mut agent, session) = through_proxy(&server).await;
     let (answer, _) = agent.prompt(&session, "Read the file notes.txt").await;
     let (again, _) = agent.prompt(&session, "Thanks.").await;
     server.stop().await;
