@@ -123,7 +123,7 @@ impl Handlers {
                         requested,
                     )
                     .await;
-                open::answer(&cx, responder, opened);
+                open::answer(&cx, responder, opened).await;
             })
         });
         self.opening(id.as_deref(), open);
@@ -152,7 +152,7 @@ impl Handlers {
                     true,
                     servers,
                 );
-                open::answer(&cx, responder, opened.await);
+                open::answer(&cx, responder, opened.await).await;
             })
         });
         self.opening(Some(&id), open);
@@ -181,7 +181,7 @@ impl Handlers {
                     false,
                     servers,
                 );
-                open::answer(&cx, responder, opened.await);
+                open::answer(&cx, responder, opened.await).await;
             })
         });
         self.opening(Some(&id), open);
@@ -210,7 +210,7 @@ impl Handlers {
                     editor,
                     servers,
                 );
-                open::answer(&cx, responder, opened.await);
+                open::answer(&cx, responder, opened.await).await;
             })
         });
         self.after_opening(&id, job).await;

@@ -71,8 +71,54 @@ impl Opening for ext::ForkResponse {
     }
 }
 
-/// Answers an opening: the response and what follows it, or the error.
-pub(super) fn answer<R: Opening + JsonRpcResponse>(
+/// How many replayed updates are sent before the connection gets to do other work.
+const REPLAY_BATCH: usize = 256;
+
+/// Answers an opening: the replay (for a load), the response and what follows it, or the
+/// error. The replay is sent from a task of the connection's own, in batches that yield: the
+/// notifications are made on the thread that writes them (made on another worker, a long
+/// load spent its time in the allocator's cross-thread locks), and other requests are still
+/// dispatched between batches. Returns once everything is sent, so requests that waited for
+/// the session come after it.
+pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
+    cx: &ConnectionTo<Client>,
+    responder: Responder<R>,
+    opened: Result<NewSession, SessionError>,
+) {
+    let (done, sent) = tokio::sync::oneshot::channel();
+    let connection = cx.clone();
+    let mut opened = opened;
+    let replayed = opened
+        .as_mut()
+        .map(|s| std::mem::take(&mut s.replay))
+        .unwrap_or_default();
+    let spawned = cx.spawn(async move {
+        if let Ok(session) = &opened {
+            replay(&connection, &session.id, replayed.events()).await;
+        }
+        respond(&connection, responder, opened);
+        let _ = done.send(());
+        Ok(())
+    });
+    if spawned.is_ok() {
+        let _ = sent.await;
+    }
+    log_unsent(spawned);
+}
+
+/// Sends a load's replay, yielding between batches.
+async fn replay(cx: &ConnectionTo<Client>, id: &str, events: Vec<TurnEvent>) {
+    let sink = ConnectionSink { cx: cx.clone() };
+    for (n, event) in events.into_iter().enumerate() {
+        if n > 0 && n % REPLAY_BATCH == 0 {
+            tokio::task::yield_now().await;
+        }
+        sink.emit(id, event);
+    }
+}
+
+/// The response and what follows it, or the error.
+fn respond<R: Opening + JsonRpcResponse>(
     cx: &ConnectionTo<Client>,
     responder: Responder<R>,
     opened: Result<NewSession, SessionError>,

@@ -91,6 +91,28 @@ pub struct NewSession {
     pub settings: Settings,
     /// Its config options.
     pub options: Vec<OptionView>,
+    /// For `session/load`: what the editor is shown before the response. The connection
+    /// sends it, from its own task.
+    pub replay: Replay,
+}
+
+/// What a load shows before its response: the stored conversation, then `after` (the mode
+/// and options). The updates are made where they are sent, on the connection's thread.
+#[derive(Debug, Default)]
+pub struct Replay {
+    /// The transcript's records.
+    pub lines: Vec<Line>,
+    /// What follows the conversation.
+    pub after: Vec<crate::types::TurnEvent>,
+}
+
+impl Replay {
+    /// The updates, in order.
+    pub fn events(self) -> Vec<crate::types::TurnEvent> {
+        let mut events = playback::events(&self.lines);
+        events.extend(self.after);
+        events
+    }
 }
 
 /// Owns every live session of a connection.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::start::Start;
-use super::{EditorLink, NewSession, SessionError, SessionManager, playback};
+use super::{EditorLink, NewSession, SessionError, SessionManager};
 use crate::config::{ProjectConfig, ServerSpec, Settings};
 use crate::store::{self, History, Line, Record};
 use crate::types::{Mode, TurnEvent};
@@ -127,12 +127,6 @@ impl SessionManager {
             Record::Title { title } => Some(title.clone()),
             _ => None,
         });
-        let sink = editor.sink.clone();
-        if replay {
-            for event in playback::events(&lines) {
-                sink.emit(id, event);
-            }
-        }
         // The request's folders are the session's from now on (ACP: an empty list means
         // none); a change is recorded so `session/list` reports them.
         let last_folders = lines
@@ -164,9 +158,13 @@ impl SessionManager {
             title,
             source,
         });
+        let mut opened = opened;
         if replay {
-            sink.emit(id, TurnEvent::ModeChanged(opened.settings.mode));
-            sink.emit(id, TurnEvent::OptionsChanged(opened.options.clone()));
+            let after = vec![
+                TurnEvent::ModeChanged(opened.settings.mode),
+                TurnEvent::OptionsChanged(opened.options.clone()),
+            ];
+            opened.replay = super::Replay { lines, after };
         }
         Ok(opened)
     }

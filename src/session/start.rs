@@ -132,6 +132,7 @@ impl SessionManager {
             settings: s.settings,
             options,
             commands,
+            replay: super::Replay::default(),
         }
     }
 }

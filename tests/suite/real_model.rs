@@ -214,16 +214,29 @@ async fn usage_comes_from_the_servers_own_counts() {
     // server's prompt + completion tokens for that request: together, the session totals.
     let reported = of_kind(&updates, "usage_update");
     assert!(!reported.is_empty());
-    assert_eq!(
-        usage["requests"],
-        reported.len(),
-        "every request reported: {usage}"
-    );
     let input = usage["inputTokens"].as_u64().unwrap();
     let output = usage["outputTokens"].as_u64().unwrap();
     assert!(input > 100 && output > 0, "{usage}");
     let used: u64 = reported.iter().map(|u| u["used"].as_u64().unwrap()).sum();
-    assert_eq!(used, input + output, "{reported:?} / {usage}");
+    // A `task` call (the tiny model makes one now and then) runs a subagent whose requests
+    // count in the session's totals but are not the session's own context.
+    let delegated = of_kind(&updates, "tool_call")
+        .iter()
+        .any(|u| u["rawInput"]["prompt"].is_string());
+    if delegated {
+        assert!(
+            usage["requests"].as_u64().unwrap() > reported.len() as u64,
+            "{usage}"
+        );
+        assert!(used < input + output, "{reported:?} / {usage}");
+    } else {
+        assert_eq!(
+            usage["requests"],
+            reported.len(),
+            "every request reported: {usage}"
+        );
+        assert_eq!(used, input + output, "{reported:?} / {usage}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
