@@ -64,7 +64,12 @@ fn numbered(calls: Vec<(String, String)>) -> Vec<ToolCall> {
 
 /// Where the first marker outside code starts, and which it is.
 fn first_marker(text: &str) -> Option<(usize, &'static str)> {
-    let mut from = 0;
+    first_marker_from(text, 0)
+}
+
+/// [`first_marker`], looking only at markers that start at `from` or later (what comes
+/// before is still read for code fences).
+fn first_marker_from(text: &str, mut from: usize) -> Option<(usize, &'static str)> {
     loop {
         let (at, marker) = MARKERS
             .iter()
@@ -268,7 +273,9 @@ impl Watch {
         if self.shown <= lead && may_be_unmarked(start) {
             return String::new();
         }
-        let safe = match first_marker(&self.seen) {
+        // Everything before `shown` was released: no marker starts there, so only the new
+        // text is searched (a long answer streams in thousands of pieces).
+        let safe = match first_marker_from(&self.seen, self.shown) {
             Some((at, _)) => {
                 self.holding = true;
                 at
