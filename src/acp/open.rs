@@ -72,7 +72,7 @@ impl Opening for ext::ForkResponse {
 }
 
 /// How many replayed updates are sent before the connection gets to do other work.
-const REPLAY_BATCH: usize = 256;
+const REPLAY_BATCH: usize = 1024;
 
 /// Answers an opening: the replay (for a load), the response and what follows it, or the
 /// error. The replay is sent from a task of the connection's own, in batches that yield: the
