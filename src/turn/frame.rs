@@ -8,6 +8,9 @@ use crate::config::Settings;
 use crate::store::{Frame, History, Told};
 use crate::types::ToolSpec;
 
+/// How every context note starts, so the model does not take it for the user's words.
+const NOTE: &str = "[Note from tandem, not the user]";
+
 /// The system prompt and tools for the next request of `history`, fixing them on its first
 /// request and telling the model what changed since the last one.
 pub(super) fn prepare(
@@ -18,40 +21,28 @@ pub(super) fn prepare(
     let now = ctx.told_now(settings);
     let offered = ctx.tool_specs();
     let Some(frame) = history.frame() else {
+        // The system prompt never carries an answer format: it is told with the prompt that
+        // asks for it, so the start stays the same for the prompts that do not.
+        let output = now.output.clone();
         let frame = Frame {
             system: ctx.system_prompt(&now),
             tools: offered,
-            // The answer format is told with the prompt that asks for it.
-            told: Told {
-                output: None,
-                ..now
-            },
+            told: now,
         };
-        history.set_frame(frame.clone());
-        return finish(ctx, history, frame);
+        let start = (frame.system.clone(), frame.tools.clone());
+        history.set_frame(frame);
+        if let Some(instructions) = output {
+            history.push_context(format!("{NOTE}{instructions}"));
+        }
+        return start;
     };
     let notes = changes(frame, now, offered);
-    let frame = frame.clone();
+    let start = (frame.system.clone(), frame.tools.clone());
     if !notes.is_empty() {
         tracing::debug!(session = %ctx.session_id, "context note: {}", notes.join(" | "));
-        history.push_context(format!(
-            "[Note from tandem, not the user] {}",
-            notes.join("\n")
-        ));
+        history.push_context(format!("{NOTE} {}", notes.join("\n")));
     }
-    (frame.system, frame.tools)
-}
-
-/// The frame just fixed: its prompt and tools, and the answer format when the prompt asks.
-fn finish(ctx: &TurnContext, history: &mut History, frame: Frame) -> (String, Vec<ToolSpec>) {
-    if let Some(output) = &ctx.output {
-        let now = output.instructions();
-        if let Some(fixed) = history.frame() {
-            fixed.told.output = Some(now.clone());
-        }
-        history.push_context(format!("[Note from tandem, not the user]{now}"));
-    }
-    (frame.system, frame.tools)
+    start
 }
 
 /// What changed since the model was last told (and records it as told): one line each.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +219,13 @@ def only_call(updates: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     if len(calls) != 1 or calls[0].get("kind") != kind or calls[0].get("status") != "completed":
         raise Failure(f"want one completed {kind} call, got {short(calls)}")
     return calls[0]
+
+
+def report(client: str, session_id: Any, failures: list[tuple[str, str]], summary: str) -> int:
+    """Prints a client run's result (each failure with its step, or one ok line); the exit code."""
+    for step, detail in failures:
+        print(f"{client}: FAILED at step '{step}': {detail}", file=sys.stderr)
+    if failures:
+        return 1
+    print(f"{client}: ok (session {session_id}, {summary})")
+    return 0

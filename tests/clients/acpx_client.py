@@ -39,6 +39,7 @@ from acp_checks import (
     changes,
     check_calls,
     only_call,
+    report,
     short,
     started_ids,
     text_of,
@@ -442,12 +443,7 @@ def main() -> int:
         sockets = Path("/tmp") / f"acpx-{hashlib.sha256(str(run.home).encode()).hexdigest()[:10]}"
         with contextlib.suppress(OSError):
             sockets.rmdir()
-    for step, detail in run.failures:
-        print(f"{CLIENT}: FAILED at step '{step}': {detail}", file=sys.stderr)
-    if run.failures:
-        return 1
-    print(f"{CLIENT}: ok (session {run.session_id}, {len(run.prompts)} prompts, 2 tandem processes after sessions new)")
-    return 0
+    return report(CLIENT, run.session_id, run.failures, f"{len(run.prompts)} prompts, 2 tandem processes after sessions new")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from acp_checks import (
     all_text,
     check_calls,
     only_call,
+    report,
     short,
     started_ids,
     text_of,
@@ -379,12 +380,7 @@ def main() -> int:
         else:
             detail = f"{type(exc).__name__}: {exc}"
         run.failures.append((run.step, detail + " (the run stopped here)"))
-    for step, detail in run.failures:
-        print(f"{CLIENT}: FAILED at step '{step}': {detail}", file=sys.stderr)
-    if run.failures:
-        return 1
-    print(f"{CLIENT}: ok (session {run.session_id}, {len(run.prompts)} prompts, 3 processes)")
-    return 0
+    return report(CLIENT, run.session_id, run.failures, f"{len(run.prompts)} prompts, 3 processes")
 
 
 if __name__ == "__main__":

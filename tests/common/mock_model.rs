@@ -292,15 +292,8 @@ impl MockModel {
                 },
             )
             .layer(axum::extract::DefaultBodyLimit::disable());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        MockModel {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            state,
-        }
+        let base_url = serve_local(app).await;
+        MockModel { base_url, state }
     }
 
     /// Every request received so far.
@@ -429,4 +422,14 @@ fn status_response(status: u16, headers: &[(String, String)], body: &str) -> Res
         builder = builder.header(name.as_str(), value.as_str());
     }
     builder.body(Body::from(body.to_string())).unwrap()
+}
+
+/// Serves `app` on a free loopback port in the background; its OpenAI-style base URL.
+pub async fn serve_local(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    format!("http://127.0.0.1:{port}/v1")
 }

@@ -9,6 +9,8 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use super::mock_model::serve_local;
+
 /// One chat request and what the server said of it.
 #[derive(Debug, Clone)]
 pub struct Exchange {
@@ -56,15 +58,8 @@ impl Proxy {
                 async move { forward(client, log, upstream, method, uri, headers, body).await }
             },
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Proxy {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            seen,
-        }
+        let base_url = serve_local(app).await;
+        Proxy { base_url, seen }
     }
 
     /// The chat requests so far.
