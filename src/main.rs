@@ -7,6 +7,7 @@ use tandem::cli::{Cli, Command};
 use tandem::config::Config;
 
 fn main() -> ExitCode {
+    tandem::platform::tune_allocator();
     let cli = Cli::parse();
     let exec = matches!(cli.command, Some(Command::Exec(_) | Command::Doctor));
     // The agent logs its progress; `exec` keeps stderr for its own progress lines.

@@ -4,6 +4,8 @@
 //! tandem to stop. This is the only module with `cfg(unix)` code outside tests; a port to
 //! another system adds its counterpart of `unix.rs` here and nothing else changes.
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod heap;
 #[cfg(unix)]
 mod unix;
 
@@ -11,6 +13,13 @@ mod unix;
 pub use unix::{
     exit_signal, in_own_group, kill_group, shell_line, stop_requested, unreadable_kind,
 };
+
+/// Sets up the memory allocator for a long-lived process, where the system's allocator
+/// needs it (glibc: one arena, see `heap.rs`). Call first in `main`, before threads start.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    heap::use_one_arena();
+}
 
 /// Commands the shell itself runs (no program of that name to start), so a line that uses
 /// one must go to the shell.
