@@ -33,6 +33,25 @@ fn bad(what: impl Into<String>, fix: impl Into<String>) -> Check {
     }
 }
 
+/// Whether the shell command lines run in can be found.
+fn shell(config: &Config) -> Check {
+    let shell = &config.shell;
+    match shell.locate() {
+        Some(found) => ok(format!(
+            "commands run in {} — found at {}",
+            shell.describe(),
+            found.display()
+        )),
+        None => bad(
+            format!(
+                "the shell {} is not installed or not on the PATH",
+                shell.describe()
+            ),
+            "install it, or name another in the config file: shell = [\"bash\", \"-c\"]",
+        ),
+    }
+}
+
 /// Runs every check, prints the report on stdout, and returns whether all passed.
 pub async fn run(config: &Config) -> bool {
     let mut checks = vec![ok(match &config.config_file {
@@ -40,6 +59,7 @@ pub async fn run(config: &Config) -> bool {
         None => "no config file; using flags, environment and defaults".to_string(),
     })];
     checks.push(data_dir(config));
+    checks.push(shell(config));
     if config.replay.is_some() {
         checks.push(ok(
             "replay mode: answers come from the fixture, no model server is needed",

@@ -6,11 +6,10 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::ExitStatus;
-use crate::platform;
+use crate::platform::{self, Shell};
 
 /// Why an existing path must not be read as a file: a directory, or a FIFO, socket or device
 /// (reading those can block forever or never end). `None` for a regular file or no file at all.
@@ -168,48 +167,42 @@ impl Recent {
     }
 }
 
-/// Runs `command` in the shell (`sh -c`), in its own process group; the group is killed on
-/// timeout or cancel so no grandchild outlives the call. stderr is merged into stdout by the
-/// shell, so the output reads in the order it was written, as in a terminal. `live`, when
+/// Runs `command` in `shell`, in its own process group (a Job Object on Windows); the group
+/// is killed on timeout or cancel so no grandchild outlives the call. stdout and stderr share
+/// one pipe, so the output reads in the order it was written, as in a terminal. `live`, when
 /// given, is shown the latest output while the command runs.
 pub async fn run_command(
+    shell: &Shell,
     command: &str,
     cwd: &Path,
-    timeout: Duration,
-    max_bytes: usize,
+    limits: (Duration, usize),
     cancel: &CancellationToken,
     live: Option<Live<'_>>,
 ) -> std::io::Result<CommandRun> {
-    let mut sh = platform::shell_command(&format!("exec 2>&1\n{command}"));
-    crate::secrets::scrub(&mut sh);
-    let mut child = platform::in_own_group(&mut sh)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let pid = child.id();
-    let mut stdout = child.stdout.take();
+    let (timeout, max_bytes) = limits;
+    let mut started = shell.command(command);
+    crate::secrets::scrub(&mut started);
+    started.current_dir(cwd).stdin(Stdio::null());
+    let mut output = Some(platform::Merged::attach(&mut started)?);
+    let mut child = platform::Group::spawn(started)?;
     let mut out = Bounded::new(max_bytes);
     let mut recent = Recent::new();
     let mut shown = tokio::time::interval(LIVE_EVERY);
     shown.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut buf = [0u8; 8192];
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let (mut timed_out, mut cancelled) = (false, false);
     let status = loop {
         tokio::select! {
-            n = async { match stdout.as_mut() { Some(s) => s.read(&mut buf).await, None => std::future::pending().await } } => {
-                match n {
-                    Ok(0) | Err(_) => stdout = None,
-                    Ok(n) => {
-                        out.push(&buf[..n]);
+            chunk = async { match output.as_mut() { Some(o) => o.next().await, None => std::future::pending().await } } => {
+                match chunk {
+                    Some(Ok(bytes)) => {
+                        out.push(&bytes);
                         if live.is_some() {
-                            recent.push(&buf[..n]);
+                            recent.push(&bytes);
                         }
                     }
+                    None | Some(Err(_)) => output = None,
                 }
             }
             _ = shown.tick(), if recent.fresh => {
@@ -217,16 +210,14 @@ pub async fn run_command(
                     live(&recent.text());
                 }
             }
-            status = child.wait(), if stdout.is_none() => break Some(status?),
+            status = child.wait(), if output.is_none() => break Some(status?),
             () = &mut deadline => { timed_out = true; break None; }
             () = cancel.cancelled() => { cancelled = true; break None; }
         }
     };
     if status.is_none() {
-        if let Some(pid) = pid {
-            platform::kill_group(pid);
-        }
-        let _ = child.kill().await;
+        child.kill();
+        let _ = child.wait().await;
     }
     let (output, dropped) = out.finish();
     Ok(CommandRun {
@@ -245,7 +236,8 @@ fn exit_status(status: &std::process::ExitStatus) -> ExitStatus {
     }
 }
 
-#[cfg(test)]
+// POSIX shell lines and Unix file modes.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -254,10 +246,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         let run = run_command(
+            &Shell::system(),
             "echo first >&2; seq 1 20000; echo done >&2; exit 3",
             dir.path(),
-            Duration::from_secs(20),
-            1000,
+            (Duration::from_secs(20), 1000),
             &cancel,
             None,
         )
@@ -281,10 +273,10 @@ mod tests {
         let live = |text: &str| seen.lock().unwrap().push(text.to_string());
         let start = std::time::Instant::now();
         let run = run_command(
+            &Shell::system(),
             "echo early; sleep 0.6; seq 1 5000; sleep 0.6; echo late",
             dir.path(),
-            Duration::from_secs(20),
-            100_000,
+            (Duration::from_secs(20), 100_000),
             &cancel,
             Some(&live),
         )
@@ -315,10 +307,10 @@ mod tests {
         let cancel = CancellationToken::new();
         let start = std::time::Instant::now();
         let run = run_command(
+            &Shell::system(),
             "sleep 30 & sleep 30",
             dir.path(),
-            Duration::from_millis(200),
-            1000,
+            (Duration::from_millis(200), 1000),
             &cancel,
             None,
         )

@@ -27,8 +27,11 @@ pub(super) fn user_home(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf>
         .filter(|p| p.is_absolute())
 }
 
+/// The user's home directory (`HOME`, or `USERPROFILE` as Windows sets it); `.` without
+/// either.
 pub(super) fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     env("HOME")
+        .or_else(|| env("USERPROFILE"))
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."))
 }

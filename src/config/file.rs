@@ -43,6 +43,7 @@ pub(super) struct FileConfig {
     pub hooks: super::hooks::HooksSpec,
     #[serde(default)]
     pub permissions: super::permissions::PermissionsSpec,
+    pub shell: Option<Vec<String>>,
 }
 
 /// One `[[models]]` entry.

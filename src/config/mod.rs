@@ -206,6 +206,9 @@ pub struct Config {
     /// Whether model requests may carry `response_format: json_schema` (`structured_output`;
     /// by default the provider preset's answer, off for a custom endpoint).
     pub structured_output: bool,
+    /// The shell command lines run in (`shell = [...]`, else the system's: `sh -c`, or
+    /// PowerShell or `cmd /C` on Windows).
+    pub shell: crate::platform::Shell,
 }
 
 /// A configuration that cannot be used, with what to fix.

@@ -11,6 +11,7 @@ use super::file::FileConfig;
 use super::models::resolve_models;
 use super::presets::{self, Preset};
 use super::{ApiKey, Config, ConfigError, Endpoint, Overrides, limits, permissions};
+use crate::platform::Shell;
 use crate::types::Mode;
 
 /// Looks an environment variable up.
@@ -98,8 +99,23 @@ impl Config {
                 .map(|d| resolve_dir(d, config_file.as_deref(), env))
                 .collect(),
             hooks: Arc::new(file.hooks.resolve()?),
+            shell: shell(&file)?,
             config_file,
         })
+    }
+}
+
+/// The shell command lines run in: the file's `shell = [...]`, else the system's.
+fn shell(file: &FileConfig) -> Result<Shell, ConfigError> {
+    match &file.shell {
+        None => Ok(Shell::system()),
+        Some(words) => Shell::configured(words).ok_or_else(|| {
+            ConfigError::Invalid(
+                "shell must name a program and the arguments before the command line, e.g. \
+                 shell = [\"bash\", \"-c\"]"
+                    .into(),
+            )
+        }),
     }
 }
 

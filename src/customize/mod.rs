@@ -33,7 +33,13 @@ impl Extras {
     /// `resume` or `fork`) and starts its `session_start` hooks.
     pub fn open(config: &Config, id: &str, cwd: &Path, transcript: &Path, source: &str) -> Self {
         let skills = Arc::new(skills::Catalog::discover(&skill_dirs(config, cwd)));
-        let hooks = SessionHooks::new(config.hooks.clone(), id, cwd, transcript);
+        let hooks = SessionHooks::new(
+            config.hooks.clone(),
+            config.shell.clone(),
+            id,
+            cwd,
+            transcript,
+        );
         let started = {
             let hooks = hooks.clone();
             let source = source.to_string();

@@ -47,7 +47,7 @@ impl Catalog {
     pub fn discover(dirs: &[PathBuf]) -> Self {
         let mut skills: Vec<Skill> = Vec::new();
         for dir in dirs {
-            let Ok(root) = dir.canonicalize() else {
+            let Ok(root) = crate::platform::canonical(dir) else {
                 continue;
             };
             let Ok(entries) = std::fs::read_dir(&root) else {
@@ -116,8 +116,7 @@ impl Catalog {
 
 /// Reads the skill in `folder`, a child of `root` (both canonical or about to be).
 fn read(root: &Path, folder: &Path) -> Result<Skill, String> {
-    let dir = folder
-        .canonicalize()
+    let dir = crate::platform::canonical(folder)
         .map_err(|e| format!("cannot resolve the folder: {e}"))?;
     if !dir.starts_with(root) {
         return Err(format!(
@@ -127,9 +126,8 @@ fn read(root: &Path, folder: &Path) -> Result<Skill, String> {
         ));
     }
     let file = dir.join(FILE);
-    let resolved = file
-        .canonicalize()
-        .map_err(|_| format!("no {FILE} in the folder"))?;
+    let resolved =
+        crate::platform::canonical(&file).map_err(|_| format!("no {FILE} in the folder"))?;
     if !resolved.starts_with(&dir) {
         return Err(format!("{FILE} leads outside the skill's folder"));
     }
@@ -193,7 +191,7 @@ pub fn files(skill: &Skill) -> Vec<PathBuf> {
         };
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
-            let Ok(real) = path.canonicalize() else {
+            let Ok(real) = crate::platform::canonical(&path) else {
                 continue;
             };
             if !real.starts_with(&skill.dir) {
@@ -218,11 +216,14 @@ pub fn files(skill: &Skill) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
 
+    // Symlinks need no privilege only on Unix.
+    #[cfg(unix)]
     #[test]
     fn finds_valid_skills_and_skips_the_rest() {
         let tmp = tempfile::tempdir().unwrap();

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
 
 use super::{Children, ServerSpec};
+use crate::platform::Group;
 
 /// Why a server could not be connected; the text is what the user and `_tandem/status` see.
 #[derive(Debug, thiserror::Error)]
@@ -68,7 +68,7 @@ pub struct Connection {
     pub tools: Vec<rmcp::model::Tool>,
     /// Its `instructions`, if any.
     pub instructions: Option<String>,
-    pgid: Option<u32>,
+    group: Option<u32>,
     children: Children,
 }
 
@@ -76,8 +76,8 @@ impl Connection {
     /// Stops the server and everything it started.
     pub fn stop(&self) {
         self.client.cancellation_token().cancel();
-        if let Some(pgid) = self.pgid {
-            self.children.kill(pgid);
+        if let Some(group) = self.group {
+            self.children.kill(group);
         }
     }
 }
@@ -100,24 +100,24 @@ pub async fn connect(
     for name in &scrubbed {
         cmd.env_remove(name);
     }
-    crate::platform::in_own_group(&mut cmd)
-        .args(&spec.args)
+    cmd.args(&spec.args)
         .envs(&spec.env)
-        .kill_on_drop(true);
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|source| ConnectError::Spawn {
-            command: command.display().to_string(),
-            source,
-        })?;
-    let pgid = transport.id();
-    if let Some(pgid) = pgid {
-        children.register(pgid);
-    }
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let spawn_error = |source| ConnectError::Spawn {
+        command: command.display().to_string(),
+        source,
+    };
+    let mut group = Group::spawn(cmd).map_err(spawn_error)?;
+    let (Some(stdout), Some(stdin)) = (group.take_stdout(), group.take_stdin()) else {
+        return Err(spawn_error(std::io::Error::other("no pipes to the server")));
+    };
+    let transport = (stdout, stdin);
+    let group = Some(children.register(group));
     let fail = |error: ConnectError| {
-        if let Some(pgid) = pgid {
-            children.kill(pgid);
+        if let Some(group) = group {
+            children.kill(group);
         }
         error
     };
@@ -125,7 +125,7 @@ pub async fn connect(
         .serve(transport)
         .await
         .map_err(|e| fail(ConnectError::Handshake(e.to_string())))?;
-    describe(spec.name, client, pgid, children.clone())
+    describe(spec.name, client, group, children.clone())
         .await
         .map_err(fail)
 }
@@ -134,7 +134,7 @@ pub async fn connect(
 async fn describe(
     name: String,
     client: Client,
-    pgid: Option<u32>,
+    group: Option<u32>,
     children: Children,
 ) -> Result<Connection, ConnectError> {
     let tools = client
@@ -149,7 +149,7 @@ async fn describe(
         client: Arc::new(client),
         tools,
         instructions,
-        pgid,
+        group,
         children,
     })
 }

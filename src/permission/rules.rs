@@ -169,7 +169,7 @@ fn resolve_literal_prefix(pattern: &Path) -> PathBuf {
     let components: Vec<Component> = pattern.components().collect();
     let literal = components.iter().take_while(|c| !wild(c)).count();
     let head: PathBuf = components[..literal].iter().collect();
-    let Ok(real) = head.canonicalize() else {
+    let Ok(real) = crate::platform::canonical(&head) else {
         return pattern.to_path_buf();
     };
     components[literal..].iter().fold(real, |mut out, c| {

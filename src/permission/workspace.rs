@@ -62,7 +62,7 @@ fn unbounded(root: &Path, home: Option<&Path>) -> Option<String> {
             root.display()
         ));
     }
-    let home = home.map(|h| h.canonicalize().unwrap_or_else(|_| h.to_path_buf()))?;
+    let home = home.map(|h| crate::platform::canonical(h).unwrap_or_else(|_| h.to_path_buf()))?;
     if home == root {
         Some("no project: the session was opened in your home folder".into())
     } else if home.starts_with(root) {

@@ -1,29 +1,28 @@
-//! The Unix side of [`crate::platform`]: `sh -c`, process groups and `killpg`, signals in
-//! exit statuses, FIFOs and devices, and the signals that ask tandem to stop.
+//! The Unix side of [`crate::platform`]: `sh -c`, process groups, signals in exit statuses,
+//! FIFOs and devices, case-sensitive paths, and the signals that ask tandem to stop.
 
 use std::fs::FileType;
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::ExitStatusExt;
 
-/// The program and arguments that run `line`: `sh -c LINE`.
-pub fn shell_line(line: &str) -> (String, Vec<String>) {
-    ("sh".to_string(), vec!["-c".to_string(), line.to_string()])
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+
+use super::Dialect;
+
+/// The shell when none is configured: `sh -c`.
+pub fn system_shell() -> (String, Vec<String>) {
+    ("sh".to_string(), vec!["-c".to_string()])
 }
 
-/// Makes the child lead a new process group, so that [`kill_group`] reaches everything it
+/// Adds the command line as the shell's last argument.
+pub fn add_line(command: &mut tokio::process::Command, _dialect: Dialect, line: &str) {
+    command.arg(line);
+}
+
+/// Makes the child lead a new process group, so that killing it reaches everything it
 /// starts (grandchildren included).
-pub fn in_own_group(command: &mut tokio::process::Command) -> &mut tokio::process::Command {
-    command.process_group(0)
-}
-
-/// Kills the process group led by `leader` (a child started [`in_own_group`]); a group that
-/// is already gone is not an error.
-pub fn kill_group(leader: u32) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    if let Ok(pid) = i32::try_from(leader) {
-        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-    }
+pub fn isolate(command: &mut CommandWrap) {
+    command.wrap(ProcessGroup::leader());
 }
 
 /// The signal that ended a child, if one did.
@@ -46,6 +45,10 @@ pub fn unreadable_kind(kind: &FileType) -> Option<&'static str> {
         Some("is not a regular file")
     }
 }
+
+/// Whether file names differ only in case name the same file: on macOS's default volumes
+/// they do; on Linux and the other Unixes they do not.
+pub const PATHS_IGNORE_CASE: bool = cfg!(target_os = "macos");
 
 /// Resolves with the signal's name on SIGTERM or SIGINT; never, when they cannot be listened
 /// for (then only the end of stdin stops tandem).

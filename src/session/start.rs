@@ -42,11 +42,11 @@ pub(super) struct Start {
 impl SessionManager {
     pub(super) fn start(&self, s: Start) -> NewSession {
         // The workspace root is judged by where the directory really is (symlinks resolved).
-        let root = s.cwd.canonicalize().unwrap_or_else(|_| s.cwd.clone());
+        let root = crate::platform::canonical(&s.cwd).unwrap_or_else(|_| s.cwd.clone());
         let folders: Vec<PathBuf> = s
             .folders
             .iter()
-            .map(|f| f.canonicalize().unwrap_or_else(|_| f.clone()))
+            .map(|f| crate::platform::canonical(f).unwrap_or_else(|_| f.clone()))
             .collect();
         let options = options::views(
             &s.settings,

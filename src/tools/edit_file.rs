@@ -63,7 +63,14 @@ pub fn replace(old: &str, args: &EditFileArgs, shown: &str) -> Result<(String, u
     if args.old_string == args.new_string {
         return Err("old_string and new_string are the same; nothing would change".into());
     }
-    let count = old.matches(&args.old_string).count();
+    // A file with CRLF line ends keeps them: the model quotes and writes lines with `\n`.
+    let crlf = old.contains("\r\n") && !args.old_string.contains('\r');
+    let with_ends = |text: &str| match crlf {
+        true => text.replace("\r\n", "\n").replace('\n', "\r\n"),
+        false => text.to_string(),
+    };
+    let (find, put) = (with_ends(&args.old_string), with_ends(&args.new_string));
+    let count = old.matches(&find).count();
     match count {
         0 => Err(format!(
             "old_string was not found in {shown}; read the file again and copy the text exactly, including whitespace"
@@ -72,12 +79,12 @@ pub fn replace(old: &str, args: &EditFileArgs, shown: &str) -> Result<(String, u
             "old_string appears {n} times in {shown}; include more surrounding lines to make it unique, or set replace_all"
         )),
         _ => {
-            let first = old.find(&args.old_string).unwrap_or(0);
+            let first = old.find(&find).unwrap_or(0);
             let line = old[..first].matches('\n').count() + 1;
             let new = if args.replace_all {
-                old.replace(&args.old_string, &args.new_string)
+                old.replace(&find, &put)
             } else {
-                old.replacen(&args.old_string, &args.new_string, 1)
+                old.replacen(&find, &put, 1)
             };
             Ok((new, u32::try_from(line).unwrap_or(u32::MAX)))
         }
@@ -165,6 +172,22 @@ mod tests {
     fn exact_unique_replacement() {
         let (new, line) = replace("a\nb\nc\n", &args("b", "B", false), "f").unwrap();
         assert_eq!((new.as_str(), line), ("a\nB\nc\n", 2));
+    }
+
+    #[test]
+    fn a_crlf_file_keeps_its_line_ends() {
+        let file = "fn a() {\r\n    one();\r\n}\r\n";
+        let (new, line) = replace(
+            file,
+            &args("    one();\n}", "    two();\n    three();\n}", false),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(new, "fn a() {\r\n    two();\r\n    three();\r\n}\r\n");
+        assert_eq!(line, 2);
+        // A quote that already has CRLF matches as it is.
+        let (new, _) = replace(file, &args("one();\r\n", "two();\r\n", false), "f").unwrap();
+        assert_eq!(new, "fn a() {\r\n    two();\r\n}\r\n");
     }
 
     #[test]

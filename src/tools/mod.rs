@@ -94,6 +94,8 @@ pub struct ToolEnv {
     pub unreadable: Unreadable,
     /// What runs a `task` call's subagent (absent where subagents may not start one).
     pub subagents: Option<Arc<dyn Subagents>>,
+    /// The shell command lines run in.
+    pub shell: crate::platform::Shell,
 }
 
 /// Tells the paths a deny rule forbids reading.

@@ -80,7 +80,7 @@ fn canonical_prefix(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
     loop {
-        if let Ok(real) = existing.canonicalize() {
+        if let Ok(real) = crate::platform::canonical(&existing) {
             let mut out = real;
             for part in rest.iter().rev() {
                 out.push(part);
@@ -102,11 +102,12 @@ fn canonical_prefix(path: &Path) -> PathBuf {
 
 /// Whether `path` (already resolved) lies inside one of `roots` (already canonical).
 ///
-/// Compared by whole components and case-sensitively. Where the file system ignores case,
-/// canonicalisation already gives every existing component its real spelling; a spelling
-/// that differs can only make a path look outside (so tandem asks), never inside.
+/// Compared by whole components, and without regard to case where the file system ignores
+/// it (Windows, macOS's default volumes): there `C:\Work\src` is inside `c:\work`.
 pub fn inside(path: &Path, roots: &[PathBuf]) -> bool {
-    roots.iter().any(|root| path.starts_with(root))
+    roots
+        .iter()
+        .any(|root| crate::platform::same_or_inside(path, root))
 }
 
 /// `path` relative to `cwd` when inside it, for titles; absolute otherwise.
@@ -118,7 +119,8 @@ pub fn display(path: &Path, cwd: &Path) -> String {
     }
 }
 
-#[cfg(test)]
+// Symlinks need no privilege only on Unix.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -148,7 +148,7 @@ fn result(
 
 impl CommandCall {
     async fn in_terminal(self, env: ToolEnv) -> ToolOutput {
-        let (command, args) = crate::platform::terminal_line(&self.command);
+        let (command, args) = env.shell.terminal_line(&self.command);
         let spec = TerminalSpec {
             command,
             args,
@@ -228,10 +228,10 @@ impl CommandCall {
             );
         };
         let run = match local::run_command(
+            &env.shell,
             &self.command,
             &self.dir,
-            self.timeout,
-            text::MAX_COMMAND_BYTES,
+            (self.timeout, text::MAX_COMMAND_BYTES),
             &env.cancel,
             Some(&live),
         )

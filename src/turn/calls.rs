@@ -274,5 +274,6 @@ fn tool_env(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken) -> T
         cancel: cancel.clone(),
         unreadable: Arc::new(move |path: &std::path::Path| policy.denies_read(path)),
         subagents,
+        shell: ctx.config.shell.clone(),
     }
 }

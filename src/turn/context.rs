@@ -205,9 +205,10 @@ impl TurnContext {
         };
         let mut prompt = format!(
             "{intro}\n\n\
-             Working directory: {}\nPlatform: {}\nToday's date: {}\nMode: {} ({})",
+             Working directory: {}\nPlatform: {}\nShell: {}\nToday's date: {}\nMode: {} ({})",
             self.cwd.display(),
             std::env::consts::OS,
+            self.config.shell.describe(),
             told.date,
             told.mode.id(),
             told.mode.description(),

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::platform::Shell;
+
 pub use crate::config::hooks::{Event, Hook, HookConfigError, HookSpec, Hooks, HooksSpec};
 
 /// What a `pre_tool_use` hook decided.
@@ -68,6 +70,8 @@ pub struct HookEnv {
     pub cwd: PathBuf,
     /// Its transcript file.
     pub transcript: PathBuf,
+    /// The shell hook commands run in.
+    pub shell: Shell,
 }
 
 /// Runs the hooks of `event` (for tool events, those matching `tool`) one after another,
@@ -111,7 +115,15 @@ async fn run_hooks(
         vars.push(("TANDEM_TOOL_NAME", tool.to_string()));
     }
     for hook in hooks {
-        let exit = process::run(&hook.command, &env.cwd, &vars, &input, hook.timeout).await;
+        let exit = process::run(
+            &env.shell,
+            &hook.command,
+            &env.cwd,
+            &vars,
+            &input,
+            hook.timeout,
+        )
+        .await;
         interpret(event, hook, exit, &mut said);
         if said.blocked.is_some() {
             break;
@@ -245,14 +257,15 @@ pub struct SessionHooks {
 }
 
 impl SessionHooks {
-    /// Hooks for the session `id` in `cwd`, recorded in `transcript`.
-    pub fn new(hooks: Arc<Hooks>, id: &str, cwd: &Path, transcript: &Path) -> Self {
+    /// Hooks for the session `id` in `cwd`, recorded in `transcript`, run in `shell`.
+    pub fn new(hooks: Arc<Hooks>, shell: Shell, id: &str, cwd: &Path, transcript: &Path) -> Self {
         Self {
             hooks,
             env: HookEnv {
                 session_id: id.to_string(),
                 cwd: cwd.to_path_buf(),
                 transcript: transcript.to_path_buf(),
+                shell,
             },
         }
     }
@@ -282,6 +295,7 @@ mod tests {
             session_id: "s1".into(),
             cwd: dir.to_path_buf(),
             transcript: dir.join("t.jsonl"),
+            shell: Shell::system(),
         }
     }
 

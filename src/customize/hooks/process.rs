@@ -1,4 +1,4 @@
-//! Running one hook command: `sh -c` in the session's directory, in its own process group,
+//! Running one hook command: in the configured shell, in the session's directory, in its own process group,
 //! the event as JSON on stdin, bounded in time and output.
 
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::platform;
+use crate::platform::{Group, Shell};
 
 /// Most bytes kept from a hook's stdout and from its stderr.
 const MAX_OUTPUT: u64 = 64 * 1024;
@@ -23,34 +23,33 @@ pub enum Exit {
     NotStarted(String),
 }
 
-/// Runs `command` with `input` on stdin and `env` added to tandem's environment (without the
-/// API key variables), killing its whole process group after `timeout`.
+/// Runs `command` in `shell` with `input` on stdin and `env` added to tandem's environment
+/// (without the API key variables), killing its whole process group after `timeout`.
 pub async fn run(
+    shell: &Shell,
     command: &str,
     cwd: &Path,
     env: &[(&str, String)],
     input: &str,
     timeout: Duration,
 ) -> Exit {
-    let mut sh = platform::shell_command(command);
-    crate::secrets::scrub(&mut sh);
-    platform::in_own_group(&mut sh)
+    let mut started = shell.command(command);
+    crate::secrets::scrub(&mut started);
+    started
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = match sh.spawn() {
+        .stderr(Stdio::piped());
+    let mut child = match Group::spawn(started) {
         Ok(child) => child,
         Err(e) => return Exit::NotStarted(e.to_string()),
     };
-    let pid = child.id();
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let stdin = child.take_stdin();
+    let stdout = child.take_stdout();
+    let stderr = child.take_stderr();
     let input = input.to_string();
-    let work = async move {
+    let work = async {
         // A hook may ignore its input: a closed pipe is not an error.
         let feed = async move {
             if let Some(mut stdin) = stdin {
@@ -62,15 +61,13 @@ pub async fn run(
             tokio::join!(feed, read_all(stdout), read_all(stderr), child.wait());
         (out, err, status)
     };
-    match tokio::time::timeout(timeout, work).await {
+    let finished = tokio::time::timeout(timeout, work).await;
+    match finished {
         Ok((out, err, Ok(status))) => Exit::Code(status.code(), out, err),
         Ok((_, _, Err(e))) => Exit::NotStarted(e.to_string()),
         Err(_) => {
-            // Dropping the work dropped the child (killed); the group goes too, grandchildren
-            // included.
-            if let Some(pid) = pid {
-                platform::kill_group(pid);
-            }
+            // The whole group goes, grandchildren included.
+            child.kill();
             Exit::TimedOut
         }
     }
