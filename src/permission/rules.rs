@@ -152,7 +152,7 @@ fn globs(glob: &str, root: &Path, home: Option<&Path>) -> Result<GlobSet, globse
         set.add(
             GlobBuilder::new(&p)
                 .literal_separator(true)
-                .case_insensitive(cfg!(any(windows, target_os = "macos")))
+                .case_insensitive(crate::platform::PATHS_IGNORE_CASE)
                 .build()?,
         );
     }

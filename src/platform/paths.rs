@@ -5,6 +5,8 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+pub use super::native::PATHS_IGNORE_CASE;
+
 /// The canonical form of `path` (symlinks resolved, real spelling), as a plain path:
 /// `C:\Users\me\project`, not `\\?\C:\Users\me\project`.
 pub fn canonical(path: &Path) -> io::Result<PathBuf> {
@@ -14,7 +16,7 @@ pub fn canonical(path: &Path) -> io::Result<PathBuf> {
 /// Whether `path` is `root` or lies inside it, compared by whole components; where the file
 /// system ignores case (Windows, macOS's default volumes), so does the comparison.
 pub fn same_or_inside(path: &Path, root: &Path) -> bool {
-    if !super::native::PATHS_IGNORE_CASE {
+    if !PATHS_IGNORE_CASE {
         return path.starts_with(root);
     }
     let mut parts = path.components();
@@ -22,6 +24,16 @@ pub fn same_or_inside(path: &Path, root: &Path) -> bool {
         Some(have) => same_component(have, want),
         None => false,
     })
+}
+
+/// A glob pattern as written by the model, with `\` read as the path separator where the
+/// system uses it (Windows: `src\*.rs`), never as an escape there; unchanged elsewhere.
+pub fn glob_pattern(pattern: &str) -> String {
+    if std::path::MAIN_SEPARATOR == '\\' {
+        pattern.replace('\\', "/")
+    } else {
+        pattern.to_string()
+    }
 }
 
 fn same_component(a: Component<'_>, b: Component<'_>) -> bool {
@@ -45,8 +57,19 @@ mod tests {
         assert!(!same_or_inside(Path::new("/work"), root));
         assert_eq!(
             same_or_inside(Path::new("/work/project/src/a.rs"), root),
-            super::super::native::PATHS_IGNORE_CASE
+            PATHS_IGNORE_CASE
         );
+    }
+
+    #[test]
+    fn backslashes_in_globs_are_separators_only_where_the_system_says_so() {
+        let want = if cfg!(windows) {
+            "src/*.rs"
+        } else {
+            "src\\*.rs"
+        };
+        assert_eq!(glob_pattern("src\\*.rs"), want);
+        assert_eq!(glob_pattern("**/*.rs"), "**/*.rs");
     }
 
     #[test]

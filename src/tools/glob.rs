@@ -34,7 +34,7 @@ impl TypedTool for Glob {
     }
     fn prepare(&self, args: GlobArgs, place: &Place) -> Result<Prepared, ToolError> {
         let roots = place.search_roots(args.path.as_deref());
-        let matcher = globset::GlobBuilder::new(&args.pattern)
+        let matcher = globset::GlobBuilder::new(&crate::platform::glob_pattern(&args.pattern))
             .literal_separator(false)
             .build()
             .map_err(|e| {

@@ -95,7 +95,7 @@ impl GrepCall {
             .map_err(|e| format!("invalid regular expression `{}`: {e}", args.pattern))?;
         let filter = match &args.glob {
             Some(g) => Some(
-                globset::GlobBuilder::new(g)
+                globset::GlobBuilder::new(&crate::platform::glob_pattern(g))
                     .literal_separator(false)
                     .build()
                     .map_err(|e| format!("invalid glob `{g}`: {e}"))?

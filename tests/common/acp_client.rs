@@ -179,10 +179,22 @@ impl Agent {
         args: &[&str],
         editor: Option<Arc<super::editor::FakeEditor>>,
     ) -> Agent {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        let mut command = match super::wine::exe() {
+            Some(exe) => {
+                let mut wine = Command::new("wine");
+                wine.arg(exe);
+                wine
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_tandem")),
+        };
+        command.env_clear();
+        for name in super::wine::PASSED {
+            if let Some(value) = std::env::var_os(name).filter(|_| super::wine::active()) {
+                command.env(name, value);
+            }
+        }
         command
             .args(args)
-            .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -360,7 +372,10 @@ impl Agent {
     /// `available_commands_update` (which follows the response) under `"commands"`.
     pub async fn new_session(&mut self, cwd: &Path) -> Value {
         let mut result = self
-            .request_ok("session/new", json!({"cwd": cwd, "mcpServers": []}))
+            .request_ok(
+                "session/new",
+                json!({"cwd": super::path_str(cwd), "mcpServers": []}),
+            )
             .await;
         let commands = self.next_message().await;
         assert_eq!(
@@ -384,7 +399,7 @@ impl Agent {
         let result = self
             .request_ok(
                 method,
-                json!({"sessionId": session, "cwd": cwd, "mcpServers": []}),
+                json!({"sessionId": session, "cwd": super::path_str(cwd), "mcpServers": []}),
             )
             .await;
         let mut updates = self.drain();

@@ -143,7 +143,9 @@ impl FakeEditor {
         }
         let result = match method.as_str() {
             "fs/read_text_file" => {
-                let path = params["path"].as_str().unwrap_or("").to_string();
+                let path = super::wine::host_path(params["path"].as_str().unwrap_or(""))
+                    .to_string_lossy()
+                    .into_owned();
                 let buffered = self.buffers.lock().unwrap().get(&path).cloned();
                 match buffered
                     .map(Ok)
@@ -167,7 +169,7 @@ impl FakeEditor {
                 }
             }
             "fs/write_text_file" => {
-                let path = params["path"].as_str().unwrap_or("");
+                let path = super::wine::host_path(params["path"].as_str().unwrap_or(""));
                 std::fs::write(path, params["content"].as_str().unwrap_or("")).unwrap();
                 Ok(json!({}))
             }
@@ -250,9 +252,20 @@ impl FakeEditor {
                     .collect()
             })
             .unwrap_or_default();
-        let mut child = tokio::process::Command::new(params["command"].as_str().unwrap())
+        // The Windows build's terminals run Windows programs: under wine too.
+        let program = params["command"].as_str().unwrap();
+        let mut command = match super::wine::active() {
+            true => {
+                let mut wine = tokio::process::Command::new("wine");
+                wine.arg(program);
+                wine
+            }
+            false => tokio::process::Command::new(program),
+        };
+        let cwd = super::wine::host_path(params["cwd"].as_str().unwrap_or("/"));
+        let mut child = command
             .args(&args)
-            .current_dir(params["cwd"].as_str().unwrap_or("/"))
+            .current_dir(cwd)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true)

@@ -7,6 +7,7 @@ pub mod editor;
 pub mod mock_model;
 pub mod proxy;
 pub mod real_server;
+pub mod wine;
 
 use std::path::{Path, PathBuf};
 
@@ -62,9 +63,9 @@ impl Workspace {
     }
 }
 
-/// A path as a string.
+/// A path as a string, as the agent under test spells it (see [`wine`]).
 pub fn path_str(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
+    wine::agent_path(p)
 }
 
 /// A fixture workspace tree (`fixtures/workspaces/NAME`) copied into the project directory.

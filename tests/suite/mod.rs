@@ -42,4 +42,5 @@ mod streaming;
 mod subagents;
 mod tool_loop;
 mod tools;
+mod windows;
 mod wire_trace;
