@@ -14,8 +14,14 @@ apt_install() {
 }
 rustup target add aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl \
   aarch64-unknown-linux-musl x86_64-pc-windows-gnu >/dev/null
+# zig and cargo-zigbuild from PyPI, in a venv of their own (a system Python may refuse pip).
+zig_venv="${XDG_CACHE_HOME:-$HOME/.cache}/tandem-zig"
 if ! command -v cargo-zigbuild >/dev/null 2>&1; then
-  python3 -m pip install --quiet "ziglang==0.17.1" "cargo-zigbuild==0.24.0"
+  if [ ! -x "$zig_venv/bin/cargo-zigbuild" ]; then
+    python3 -m venv "$zig_venv"
+    "$zig_venv/bin/python" -m pip install --quiet "ziglang==0.17.1" "cargo-zigbuild==0.24.0"
+  fi
+  export PATH="$zig_venv/bin:$PATH"
 fi
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || apt_install mingw-w64
 command -v wine >/dev/null 2>&1 || apt_install wine
