@@ -114,18 +114,16 @@ pub async fn connect(
         return Err(spawn_error(std::io::Error::other("no pipes to the server")));
     };
     let transport = (stdout, stdin);
-    let group = Some(children.register(group));
+    let key = children.register(group);
     let fail = |error: ConnectError| {
-        if let Some(group) = group {
-            children.kill(group);
-        }
+        children.kill(key);
         error
     };
     let client = ()
         .serve(transport)
         .await
         .map_err(|e| fail(ConnectError::Handshake(e.to_string())))?;
-    describe(spec.name, client, group, children.clone())
+    describe(spec.name, client, Some(key), children.clone())
         .await
         .map_err(fail)
 }

@@ -26,6 +26,18 @@ pub fn same_or_inside(path: &Path, root: &Path) -> bool {
     })
 }
 
+/// Where `program` is found in the folders of the PATH, trying the system's executable
+/// suffix too (`pwsh` finds `pwsh.exe` on Windows). `None` when no folder has it.
+pub fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let suffix = std::env::consts::EXE_SUFFIX;
+    std::env::split_paths(&path).find_map(|dir| {
+        [dir.join(program), dir.join(format!("{program}{suffix}"))]
+            .into_iter()
+            .find(|candidate| candidate.is_file())
+    })
+}
+
 /// A glob pattern as written by the model, with `\` read as the path separator where the
 /// system uses it (Windows: `src\*.rs`), never as an escape there; unchanged elsewhere.
 pub fn glob_pattern(pattern: &str) -> String {

@@ -80,16 +80,7 @@ impl Shell {
         if program.components().count() > 1 {
             return program.is_file().then(|| program.to_path_buf());
         }
-        let path = std::env::var_os("PATH")?;
-        let suffix = std::env::consts::EXE_SUFFIX;
-        std::env::split_paths(&path).find_map(|dir| {
-            [
-                dir.join(&self.program),
-                dir.join(format!("{}{suffix}", self.program)),
-            ]
-            .into_iter()
-            .find(|candidate| candidate.is_file())
-        })
+        super::paths::on_path(&self.program)
     }
 
     /// The program and arguments that run `line` in this shell.

@@ -3,7 +3,6 @@
 //! the requests to stop.
 
 use std::fs::FileType;
-use std::path::PathBuf;
 
 use process_wrap::tokio::{CommandWrap, JobObject};
 
@@ -13,22 +12,14 @@ use super::Dialect;
 /// Windows PowerShell, else `cmd /C` (always there).
 pub fn system_shell() -> (String, Vec<String>) {
     let powershell = ["-NoLogo", "-NoProfile", "-NonInteractive", "-Command"];
-    for program in ["pwsh.exe", "powershell.exe"] {
-        if let Some(found) = on_path(program) {
+    for program in ["pwsh", "powershell"] {
+        if let Some(found) = super::paths::on_path(program) {
             let args = powershell.iter().map(|a| a.to_string()).collect();
             return (found.display().to_string(), args);
         }
     }
     let args = ["/D", "/S", "/C"].iter().map(|a| a.to_string()).collect();
     ("cmd.exe".to_string(), args)
-}
-
-/// The first `program` in a folder of the PATH.
-fn on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
 }
 
 /// Adds the command line as the shell's last argument. `cmd` does not split its command
