@@ -6,6 +6,33 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::config::Overrides;
 
+/// What `tandem --help` ends with.
+const ENVIRONMENT_AND_EXAMPLES: &str = "Environment:
+  OPENAI_API_KEY            the model server's key (or the preset's own variable, e.g.
+                            OPENROUTER_API_KEY); without one, the key `tandem login` stored
+  OPENAI_BASE_URL           the server's base URL (like --base-url)
+  TANDEM_PROVIDER           a provider preset (like --provider)
+  TANDEM_MODEL              the model new sessions start with (like --model)
+  TANDEM_MODELS             the models offered to the editor, comma-separated
+  TANDEM_MODE               the mode sessions start in (like --mode)
+  TANDEM_CONFIG             the config file (default $XDG_CONFIG_HOME/tandem/config.toml,
+                            else ~/.config/tandem/config.toml)
+  TANDEM_HOME               where sessions are stored (default $XDG_DATA_HOME/tandem, else
+                            ~/.local/share/tandem)
+  TANDEM_CREDENTIAL_STORE   where `tandem login` keeps keys: keyring or file (default: the
+                            system store, else a file only you can read)
+  TANDEM_TRACE_WIRE         record the protocol lines in this file (like --trace-wire)
+  TANDEM_EOF_GRACE_SECS     how long prompts may run after stdin closes (default 5)
+  TANDEM_MAX_MESSAGE_BYTES  longest JSON-RPC line accepted from the editor
+  RUST_LOG                  log filter for stderr, e.g. debug or tandem=trace
+
+Examples:
+  tandem login
+  tandem doctor
+  tandem exec \"Summarize this project in three lines\"
+  tandem --provider ollama --model qwen2.5-coder:7b
+  OPENAI_API_KEY=sk-... tandem --model gpt-4o-mini";
+
 /// A fast, small ACP coding agent for any OpenAI-compatible model.
 #[derive(Debug, Parser)]
 #[command(
@@ -15,11 +42,9 @@ use crate::config::Overrides;
     long_about = "A fast, small Agent Client Protocol (ACP) coding agent for any OpenAI-compatible \
                   model.\n\nWith no subcommand, tandem speaks ACP (newline-delimited JSON-RPC) on \
                   stdin/stdout: this is how editors such as Zed launch it. Logs go to stderr \
-                  (RUST_LOG=debug for more).",
-    after_help = "Examples:\n  \
-        tandem exec --replay fixtures/demo/hello.json \"Say hello\"\n  \
-        OPENAI_API_KEY=sk-... tandem --model gpt-4o-mini\n  \
-        tandem --provider ollama --model qwen2.5-coder:7b"
+                  (RUST_LOG=debug for more). To set up a model server and its key, run \
+                  `tandem login`; to try a prompt from the shell, `tandem exec`.",
+    after_help = ENVIRONMENT_AND_EXAMPLES
 )]
 pub struct Cli {
     /// Settings shared by every subcommand.
@@ -63,18 +88,20 @@ pub enum Command {
     /// Run one prompt headless and print the streamed answer to stdout.
     #[command(
         after_help = "Sessions started by exec are read-only unless --mode says otherwise: \
-                            the model may read and search, but edits and commands are refused.\n\n\
-                            Exit status: 0 when the model finished its answer, 1 on a model or tool error, 2 on a usage or configuration error, \
+                            the model may read and search, but edits and commands are refused. \
+                            A mode from TANDEM_MODE or the config file does not apply to exec.\n\n\
+                            Exit status: 0 when the model finished its answer, 1 on a model or tool error, 2 on a usage or configuration error (a missing API key among them), \
                             3 when the model refused, 4 when it hit its output limit or --max-turns, \
                             5 when --timeout expired, 6 when the answer does not validate against --output-schema, \
                             130 when interrupted.\n\nExamples:\n  \
-                            tandem exec --replay fixtures/demo/hello.json \"Say hello\"\n  \
-                            echo \"Explain src/main.rs\" | tandem exec --model gpt-4o-mini\n  \
+                            tandem exec \"Explain what src/main.rs does\"\n  \
+                            echo \"List the TODOs in this project\" | tandem exec --model gpt-4o-mini\n  \
                             tandem exec --mode full-access --max-turns 20 --timeout 600 \"Fix the failing test\"\n  \
                             tandem exec --output json --session 7f3c... \"Now add a changelog entry\""
     )]
     Exec(ExecArgs),
-    /// Check the configuration, data directory, API key and model server, and say what to fix.
+    /// Check the configuration, data directory, API key, hooks and model server, and say what
+    /// to fix.
     #[command(
         after_help = "Exit status: 0 when every check passes, 1 otherwise. The API key is never printed.\n\n\
                             Examples:\n  \
@@ -82,6 +109,34 @@ pub enum Command {
                             tandem doctor --provider ollama --model qwen2.5-coder:7b"
     )]
     Doctor,
+    /// Set up a model server in the terminal: choose a provider or URL, enter its API key
+    /// (not echoed), pick a model, test it, and save.
+    #[command(
+        after_help = "The key is kept in the system credential store (macOS Keychain, Windows Credential Manager, \
+                            the Secret Service on Linux), or where none answers in credentials.toml in the config \
+                            directory, readable only by you. The provider and model go into the config file. \
+                            Nothing is saved until a one-token test request works.\n\n\
+                            Exit status: 0 when saved, 1 when the server refused the key or failed, 2 on a usage error, \
+                            130 when stopped at a prompt.\n\n\
+                            Examples:\n  \
+                            tandem login\n  \
+                            tandem login --provider ollama\n  \
+                            printf %s \"$OPENROUTER_KEY\" | tandem login --provider openrouter --key-stdin --model qwen/qwen3-coder\n  \
+                            printf %s \"$KEY\" | tandem login --base-url http://gpu-box:8000/v1 --key-stdin --model my-model"
+    )]
+    Login(LoginArgs),
+    /// Remove the API key `tandem login` stored for the configured model server.
+    #[command(after_help = "Examples:\n  tandem logout\n  tandem logout --provider openrouter")]
+    Logout,
+}
+
+/// `tandem login` arguments (the server and model come from --provider, --base-url and
+/// --model).
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// Read the API key from stdin instead of asking (for scripts); no prompts are shown.
+    #[arg(long)]
+    pub key_stdin: bool,
 }
 
 /// What `tandem exec` prints on stdout.
@@ -144,6 +199,7 @@ impl CommonArgs {
             trace_wire: self.trace_wire.clone(),
             fallback_mode: None,
             max_turn_requests: None,
+            mode_from_flag_only: false,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Thin entry point: parse flags, set up logging, load configuration, hand over to the library.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -9,9 +10,13 @@ use tandem::config::Config;
 fn main() -> ExitCode {
     tandem::platform::tune_allocator();
     let cli = Cli::parse();
-    let exec = matches!(cli.command, Some(Command::Exec(_) | Command::Doctor));
-    // The agent logs its progress; `exec` keeps stderr for its own progress lines.
-    tandem::logging::init(if exec { "warn" } else { "tandem=info,warn" });
+    // The agent logs its progress; the subcommands keep stderr for their own lines (and the
+    // SDK's notes about error responses are theirs to word).
+    tandem::logging::init(if cli.command.is_some() {
+        "warn,agent_client_protocol=error"
+    } else {
+        "tandem=info,warn"
+    });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -32,8 +37,11 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> ExitCode {
     let mut overrides = cli.common.overrides();
     if let Some(Command::Exec(args)) = &cli.command {
-        // Nobody can answer a permission prompt in a headless run.
+        // Nobody can answer a permission prompt in a headless run: read-only unless the
+        // command line itself says otherwise (a mode in the config or TANDEM_MODE is for
+        // editor sessions).
         overrides.fallback_mode = Some(tandem::types::Mode::ReadOnly);
+        overrides.mode_from_flag_only = true;
         overrides.max_turn_requests = args.max_turns;
     }
     let config = match Config::load(&overrides) {
@@ -48,20 +56,35 @@ async fn run(cli: Cli) -> ExitCode {
         tandem::secrets::protect(key.expose(), config.key_vars());
     }
     match cli.command {
-        None => match tandem::run_stdio(config).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                tracing::error!("{e:#}");
-                ExitCode::FAILURE
+        None => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                // Someone typed `tandem` in a shell: say what it is waiting for.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "tandem speaks the Agent Client Protocol on stdin/stdout, for an editor to start. Try a prompt here with `tandem exec \"…\"`; set up a model server with `tandem login`. Ctrl-D quits."
+                );
             }
-        },
+            serve(config).await
+        }
         Some(Command::Exec(args)) => tandem::exec::run(config, args).await,
+        Some(Command::Login(args)) => tandem::login::login(&config, args.key_stdin).await,
+        Some(Command::Logout) => tandem::login::logout(&config),
         Some(Command::Doctor) => {
             if tandem::doctor::run(&config).await {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
             }
+        }
+    }
+}
+
+async fn serve(config: Config) -> ExitCode {
+    match tandem::run_stdio(config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -3,10 +3,10 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, Implementation, InitializeResponse,
-    McpCapabilities, PromptCapabilities, SessionAdditionalDirectoriesCapabilities,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
-    SessionListCapabilities, SessionResumeCapabilities,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthMethodTerminal, Implementation,
+    InitializeResponse, McpCapabilities, PromptCapabilities,
+    SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
+    SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities,
 };
 
 use super::ext;
@@ -15,21 +15,71 @@ use crate::config::Config;
 /// The id of the one authentication method tandem offers.
 pub const AUTH_METHOD_ID: &str = "api-key";
 
+/// What the editor said at `initialize` about the login methods it can run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AuthCaps {
+    /// `clientCapabilities.auth.terminal`: it can run a `terminal` method's command.
+    pub terminal: bool,
+    /// `clientCapabilities._meta["terminal-auth"]`: the convention that came before, where
+    /// an `agent` method's `_meta["terminal-auth"]` names the command to run.
+    pub terminal_meta: bool,
+}
+
+impl AuthCaps {
+    /// From the client's capabilities.
+    pub fn of(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> Self {
+        Self {
+            terminal: caps.auth.terminal,
+            terminal_meta: caps
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("terminal-auth"))
+                .is_some_and(|v| v.as_bool() == Some(true)),
+        }
+    }
+}
+
+/// How the editor can get tandem a key: `tandem login` run in a terminal where the editor can
+/// do that, otherwise an `agent` method whose `authenticate` looks for a key again. None
+/// when the server needs no key, or answers come from a replay fixture.
+pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
+    if config.replay.is_some() || !config.endpoint.requires_key {
+        return Vec::new();
+    }
+    let name = "Log in with an API key";
+    let description = format!(
+        "Choose a model server, enter its API key (kept in {}) and pick a model, in a terminal: `tandem login`. Or set {} in the environment the editor starts tandem with.",
+        crate::credentials::system_store_name(),
+        config.endpoint.api_key_env
+    );
+    if caps.terminal {
+        return vec![AuthMethod::Terminal(
+            AuthMethodTerminal::new(AUTH_METHOD_ID, name)
+                .description(description)
+                .args(vec!["login".to_string()]),
+        )];
+    }
+    let mut method = AuthMethodAgent::new(AUTH_METHOD_ID, name).description(description);
+    if caps.terminal_meta
+        && let Ok(exe) = std::env::current_exe()
+    {
+        method = method.meta(
+            serde_json::json!({"terminal-auth": {
+                "label": "tandem login",
+                "command": exe.to_string_lossy(),
+                "args": ["login"],
+            }})
+            .as_object()
+            .cloned(),
+        );
+    }
+    vec![AuthMethod::Agent(method)]
+}
+
 /// tandem's answer to `initialize`: protocol v1 whatever the client asked (the SDK has
 /// already settled the version), honest capabilities, and who we are.
-pub(super) fn initialize_response(config: &Config) -> InitializeResponse {
-    let auth_methods = if config.replay.is_none() && config.endpoint.requires_key {
-        vec![AuthMethod::Agent(
-            AuthMethodAgent::new(AUTH_METHOD_ID, "API key from the environment").description(
-                format!(
-                    "Set {} in the environment the editor starts tandem with.",
-                    config.endpoint.api_key_env
-                ),
-            ),
-        )]
-    } else {
-        Vec::new()
-    };
+pub(super) fn initialize_response(config: &Config, auth: AuthCaps) -> InitializeResponse {
+    let auth_methods = auth_methods(config, auth);
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()

@@ -45,3 +45,16 @@ pub fn model_error(e: &ModelError) -> Error {
     }
     Error::new(code, e.message.clone()).data(data)
 }
+
+/// `error` with the login methods in its `data.authMethods` when it is "authentication
+/// required" (`-32000`), so an editor can offer them right where the request failed.
+pub fn with_auth_methods(error: Error, methods: &[acp::AuthMethod]) -> Error {
+    if error.code != Error::auth_required().code || methods.is_empty() {
+        return error;
+    }
+    let mut data = error.data.clone().unwrap_or_else(|| json!({}));
+    if let Some(object) = data.as_object_mut() {
+        object.insert("authMethods".into(), json!(methods));
+    }
+    error.data(data)
+}

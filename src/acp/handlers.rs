@@ -32,6 +32,8 @@ pub struct Handlers {
     pub(super) manager: Arc<SessionManager>,
     /// What the editor can do, learned at `initialize`, used by every session it opens.
     caps: Mutex<ClientCaps>,
+    /// The login methods the editor can run, learned at `initialize`.
+    auth: Mutex<capabilities::AuthCaps>,
     /// Sessions being opened, and the requests waiting for them.
     order: Order,
 }
@@ -53,6 +55,7 @@ impl Handlers {
         Self {
             manager,
             caps: Mutex::default(),
+            auth: Mutex::default(),
             order: Order::default(),
         }
     }
@@ -71,10 +74,21 @@ impl Handlers {
             terminal: c.terminal,
             compaction: c.session.as_ref().is_some_and(|s| s.compaction.is_some()),
         };
-        responder.respond(capabilities::initialize_response(self.manager.config()))
+        let auth = capabilities::AuthCaps::of(c);
+        *self.auth.lock() = auth;
+        responder.respond(capabilities::initialize_response(
+            &self.manager.config(),
+            auth,
+        ))
     }
 
-    /// `authenticate`: the one method is "a key in the environment"; says whether it is there.
+    /// The login methods to name in an "authentication required" error.
+    pub(super) fn auth_methods(&self) -> Vec<agent_client_protocol::v1::schema::AuthMethod> {
+        capabilities::auth_methods(&self.manager.config(), *self.auth.lock())
+    }
+
+    /// `authenticate`: succeeds when a key can be used now: one in the environment, or one
+    /// `tandem login` stored (looked for again, so a login in a terminal counts at once).
     pub async fn authenticate(
         self: Arc<Self>,
         req: AuthenticateRequest,
@@ -88,9 +102,18 @@ impl Handlers {
                 req.method_id.0
             )));
         }
-        match self.manager.check_credentials() {
-            Ok(()) => responder.respond(AuthenticateResponse::new()),
-            Err(e) => responder.respond_with_error(errors::model_error(&e)),
+        let manager = self.manager.clone();
+        let checked = tokio::task::spawn_blocking(move || manager.check_credentials()).await;
+        match checked {
+            Ok(Ok(())) => responder.respond(AuthenticateResponse::new()),
+            Ok(Err(e)) => responder.respond_with_error(errors::with_auth_methods(
+                errors::model_error(&e),
+                &self.auth_methods(),
+            )),
+            Err(e) => responder.respond_with_error(Error::new(
+                Error::internal_error().code,
+                format!("the credential check failed: {e}"),
+            )),
         }
     }
 
@@ -123,7 +146,7 @@ impl Handlers {
                         requested,
                     )
                     .await;
-                open::answer(&cx, responder, opened).await;
+                open::answer(&cx, responder, opened, &h.auth_methods()).await;
             })
         });
         self.opening(id.as_deref(), open);
@@ -152,7 +175,7 @@ impl Handlers {
                     true,
                     servers,
                 );
-                open::answer(&cx, responder, opened.await).await;
+                open::answer(&cx, responder, opened.await, &h.auth_methods()).await;
             })
         });
         self.opening(Some(&id), open);
@@ -181,7 +204,7 @@ impl Handlers {
                     false,
                     servers,
                 );
-                open::answer(&cx, responder, opened.await).await;
+                open::answer(&cx, responder, opened.await, &h.auth_methods()).await;
             })
         });
         self.opening(Some(&id), open);
@@ -210,7 +233,7 @@ impl Handlers {
                     editor,
                     servers,
                 );
-                open::answer(&cx, responder, opened.await).await;
+                open::answer(&cx, responder, opened.await, &h.auth_methods()).await;
             })
         });
         self.after_opening(&id, job).await;

@@ -3,8 +3,8 @@
 //! commands follow it as an `available_commands_update`.
 
 use agent_client_protocol::v1::schema::{
-    LoadSessionResponse, NewSessionResponse, ResumeSessionResponse, SessionNotification,
-    SessionUpdate,
+    AuthMethod, LoadSessionResponse, NewSessionResponse, ResumeSessionResponse,
+    SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, JsonRpcResponse};
@@ -84,7 +84,9 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
     cx: &ConnectionTo<Client>,
     responder: Responder<R>,
     opened: Result<NewSession, SessionError>,
+    auth: &[AuthMethod],
 ) {
+    let auth = auth.to_vec();
     let (done, sent) = tokio::sync::oneshot::channel();
     let connection = cx.clone();
     let mut opened = opened;
@@ -96,7 +98,7 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
         if let Ok(session) = &opened {
             replay(&connection, &session.id, replayed.events()).await;
         }
-        respond(&connection, responder, opened);
+        respond(&connection, responder, opened, &auth);
         let _ = done.send(());
         Ok(())
     });
@@ -122,6 +124,7 @@ fn respond<R: Opening + JsonRpcResponse>(
     cx: &ConnectionTo<Client>,
     responder: Responder<R>,
     opened: Result<NewSession, SessionError>,
+    auth: &[AuthMethod],
 ) {
     match opened {
         Ok(session) => {
@@ -136,7 +139,9 @@ fn respond<R: Opening + JsonRpcResponse>(
                 tracing::debug!("could not send available_commands_update: {e}");
             }
         }
-        Err(e) => log_unsent(responder.respond_with_error(errors::session_error(e))),
+        Err(e) => log_unsent(
+            responder.respond_with_error(errors::with_auth_methods(errors::session_error(e), auth)),
+        ),
     }
 }
 

@@ -47,6 +47,8 @@ pub struct Overrides {
     pub fallback_mode: Option<Mode>,
     /// `--max-turns`: most model requests one prompt may make.
     pub max_turn_requests: Option<u32>,
+    /// Only `--mode` may choose the mode, not `TANDEM_MODE` or the config file (`exec`).
+    pub mode_from_flag_only: bool,
 }
 
 /// A secret that never prints itself.
@@ -83,6 +85,19 @@ pub struct Endpoint {
     pub api_key_env: String,
     /// Whether the server needs a key (hosted services do, local servers don't).
     pub requires_key: bool,
+    /// Where the key came from.
+    pub key_from: KeyFrom,
+}
+
+/// Where the API key was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyFrom {
+    /// No key.
+    Nowhere,
+    /// This environment variable.
+    Env(String),
+    /// `tandem login`'s store.
+    Stored(crate::credentials::Place),
 }
 
 /// What tandem knows about one model it can offer.
@@ -209,6 +224,9 @@ pub struct Config {
     /// The shell command lines run in (`shell = [...]`, else the system's: `sh -c`, or
     /// PowerShell or `cmd /C` on Windows).
     pub shell: crate::platform::Shell,
+    /// The command line's settings this was resolved from, to resolve again after
+    /// `tandem login`.
+    pub overrides: Overrides,
 }
 
 /// A configuration that cannot be used, with what to fix.
@@ -263,9 +281,35 @@ impl Config {
         vars
     }
 
-    /// Resolves the configuration from the process environment.
+    /// Resolves the configuration from the process environment; without a key in the
+    /// environment, the one `tandem login` stored for this server is used.
     pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
-        Self::resolve(overrides, &|name| std::env::var(name).ok())
+        let mut config = Self::resolve(overrides, &|name| std::env::var(name).ok())?;
+        if config.endpoint.api_key.is_none() && config.replay.is_none() {
+            let store = config.credentials()?;
+            match store.lookup(&config.endpoint.base_url) {
+                Ok(Some((key, place))) => {
+                    config.endpoint.api_key =
+                        Some(resolve::checked_key("tandem login's store", &key)?);
+                    config.endpoint.key_from = KeyFrom::Stored(place);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!("cannot read the stored API key: {e}"),
+            }
+        }
+        Ok(config)
+    }
+
+    /// `tandem login`'s key stores for this configuration (`TANDEM_CREDENTIAL_STORE`).
+    pub fn credentials(&self) -> Result<crate::credentials::Credentials, ConfigError> {
+        let choice = crate::credentials::Choice::parse(
+            std::env::var("TANDEM_CREDENTIAL_STORE").ok().as_deref(),
+        )
+        .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        Ok(crate::credentials::Credentials::new(
+            &self.config_dir,
+            choice,
+        ))
     }
 
     /// The spec of a configured model.

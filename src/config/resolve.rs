@@ -10,7 +10,7 @@ use super::dirs::{default_config_path, default_home, home_dir, resolve_dir, user
 use super::file::FileConfig;
 use super::models::resolve_models;
 use super::presets::{self, Preset};
-use super::{ApiKey, Config, ConfigError, Endpoint, Overrides, limits, permissions};
+use super::{ApiKey, Config, ConfigError, Endpoint, KeyFrom, Overrides, limits, permissions};
 use crate::platform::Shell;
 use crate::types::Mode;
 
@@ -101,6 +101,7 @@ impl Config {
             hooks: Arc::new(file.hooks.resolve()?),
             shell: shell(&file)?,
             config_file,
+            overrides: overrides.clone(),
         })
     }
 }
@@ -180,11 +181,17 @@ fn endpoint(
         .clone()
         .unwrap_or_else(|| preset.unwrap_or(openai).api_key_env.to_string());
     // A preset's own variable first, then OPENAI_API_KEY, which every compatible client honours.
-    let api_key = match set(&api_key_env) {
-        Some(key) => Some(checked_key(&api_key_env, &key)?),
+    let (api_key, key_from) = match set(&api_key_env) {
+        Some(key) => (
+            Some(checked_key(&api_key_env, &key)?),
+            KeyFrom::Env(api_key_env.clone()),
+        ),
         None => match set("OPENAI_API_KEY") {
-            Some(key) => Some(checked_key("OPENAI_API_KEY", &key)?),
-            None => None,
+            Some(key) => (
+                Some(checked_key("OPENAI_API_KEY", &key)?),
+                KeyFrom::Env("OPENAI_API_KEY".into()),
+            ),
+            None => (None, KeyFrom::Nowhere),
         },
     };
     let requires_key = match preset {
@@ -203,6 +210,7 @@ fn endpoint(
         api_key,
         api_key_env,
         requires_key,
+        key_from,
     };
     Ok((endpoint, preset))
 }
@@ -213,11 +221,15 @@ fn default_mode(
     env: Env<'_>,
     file: &FileConfig,
 ) -> Result<Mode, ConfigError> {
-    let named = overrides
-        .mode
-        .clone()
-        .or_else(|| nonempty(env, "TANDEM_MODE"))
-        .or_else(|| file.mode.clone());
+    let named = if overrides.mode_from_flag_only {
+        overrides.mode.clone()
+    } else {
+        overrides
+            .mode
+            .clone()
+            .or_else(|| nonempty(env, "TANDEM_MODE"))
+            .or_else(|| file.mode.clone())
+    };
     match named {
         Some(name) => Mode::parse(&name).ok_or_else(|| {
             ConfigError::Invalid(format!(
@@ -303,7 +315,7 @@ fn parse_env<T: std::str::FromStr>(
 /// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
 /// `$(cat keyfile)`) is dropped, and what a header cannot carry (control or non-ASCII
 /// characters) is refused with a clear message.
-fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
+pub(super) fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
     let key = key.trim();
     if key.chars().any(|c| c.is_control() || !c.is_ascii()) {
         return Err(ConfigError::Invalid(format!(

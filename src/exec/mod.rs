@@ -43,6 +43,11 @@ pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Without a key nothing can run: a configuration error, said in one line.
+    if let Some(e) = crate::session::missing_key(&config) {
+        display.progress(&format!("error: {}", e.message));
+        return ExitCode::from(2);
+    }
     match run_inner(config, args, schema, &display).await {
         Ok(Ended::Stopped(stop)) => match stop {
             StopReason::EndTurn => ExitCode::SUCCESS,

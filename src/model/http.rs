@@ -235,9 +235,31 @@ async fn send_with_retries(
     }
 }
 
-/// A reqwest error in words, with its underlying cause (which names the real problem).
-pub(super) fn describe_reqwest(error: &reqwest::Error) -> String {
+/// A reqwest error in words, with its underlying cause (which names the real problem): an
+/// unknown host and a refused connection are said plainly.
+pub fn describe_reqwest(error: &reqwest::Error) -> String {
     use std::error::Error as _;
+    let mut causes = Vec::new();
+    let mut source = error.source();
+    while let Some(s) = source {
+        causes.push(s.to_string());
+        source = s.source();
+    }
+    let host = error
+        .url()
+        .and_then(|u| Some(format!("{}:{}", u.host_str()?, u.port_or_known_default()?)));
+    let last = causes.last().cloned().unwrap_or_default();
+    let all = causes.join(": ").to_lowercase();
+    let host_name = host.as_deref().map_or(String::new(), |h| {
+        format!(" `{}`", h.rsplit_once(':').map_or(h, |(name, _)| name))
+    });
+    if all.contains("dns error") || all.contains("failed to lookup address") {
+        return format!("could not resolve host{host_name} ({last})");
+    }
+    if all.contains("connection refused") {
+        let at = host.map_or(String::new(), |h| format!(" at {h}"));
+        return format!("connection refused: nothing is listening{at}");
+    }
     let mut text = if error.is_connect() {
         "connection failed".to_string()
     } else if error.is_timeout() {
@@ -245,15 +267,9 @@ pub(super) fn describe_reqwest(error: &reqwest::Error) -> String {
     } else {
         "request failed".to_string()
     };
-    let mut source = error.source();
-    let mut last = None;
-    while let Some(s) = source {
-        last = Some(s.to_string());
-        source = s.source();
-    }
-    if let Some(cause) = last {
+    if !last.is_empty() {
         text.push_str(": ");
-        text.push_str(&cause);
+        text.push_str(&last);
     }
     text
 }

@@ -115,46 +115,102 @@ impl Replay {
     }
 }
 
-/// Owns every live session of a connection.
-pub struct SessionManager {
+/// The configuration new sessions are made from, with its model client and what its server
+/// said about itself. Replaced whole when `tandem login` stored a key after start-up.
+struct Backend {
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
+    discovered: Discovery,
+}
+
+/// Owns every live session of a connection.
+pub struct SessionManager {
+    backend: parking_lot::RwLock<Arc<Backend>>,
     /// The built-in tools with their specs, made once for every session.
     builtins: Vec<Entry>,
     store: Store,
     sessions: Mutex<HashMap<String, Live>>,
     /// The MCP server processes its sessions started, killed at shutdown.
     children: crate::mcp::Children,
-    /// What the model server said about itself, once it answered (asked in the background).
-    discovered: Discovery,
 }
 
 impl SessionManager {
     /// A manager whose sessions ask `client`.
     pub fn new(config: Arc<Config>, client: Arc<dyn ModelClient>) -> Self {
+        let store = Store::new(&config.home);
         Self {
-            config: config.clone(),
-            client,
+            backend: parking_lot::RwLock::new(Arc::new(Backend {
+                discovered: discovery::start(&config),
+                config,
+                client,
+            })),
             builtins: crate::tools::builtins(),
-            store: Store::new(&config.home),
+            store,
             sessions: Mutex::new(HashMap::new()),
             children: crate::mcp::Children::default(),
-            discovered: discovery::start(&config),
         }
     }
 
-    /// The configuration sessions are created from.
-    pub fn config(&self) -> &Config {
-        &self.config
+    fn backend(&self) -> Arc<Backend> {
+        self.backend.read().clone()
     }
 
-    /// Whether model requests can be made at all (a hosted server needs a key).
+    /// The configuration new sessions are created from.
+    pub fn config(&self) -> Arc<Config> {
+        self.backend().config.clone()
+    }
+
+    fn discovered(&self) -> Discovery {
+        self.backend().discovered.clone()
+    }
+
+    /// Whether model requests can be made at all (a hosted server needs a key). Without one,
+    /// the configuration is read again first: `tandem login` may have stored a key (or chosen
+    /// a server that needs none) since tandem started.
     pub fn check_credentials(&self) -> Result<(), ModelError> {
-        let endpoint = &self.config.endpoint;
-        if self.config.replay.is_none() && endpoint.requires_key && endpoint.api_key.is_none() {
-            return Err(missing_key_error(&endpoint.base_url, &endpoint.api_key_env));
+        match missing_key(&self.config()) {
+            None => Ok(()),
+            Some(error) => match self.reload() {
+                Some(config) => missing_key(&config).map_or(Ok(()), Err),
+                None => Err(error),
+            },
         }
-        Ok(())
+    }
+
+    /// Reads the configuration and the stored key again; when that gives a usable setup,
+    /// new sessions use it. Sessions already open keep theirs.
+    fn reload(&self) -> Option<Arc<Config>> {
+        let current = self.config();
+        if current.replay.is_some() {
+            return None;
+        }
+        let config = match Config::load(&current.overrides) {
+            Ok(config) => Arc::new(config),
+            Err(e) => {
+                tracing::warn!("cannot read the configuration again: {e}");
+                return None;
+            }
+        };
+        if missing_key(&config).is_some() {
+            return None;
+        }
+        let client = match crate::model_client(&config) {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!("cannot set up the model client: {e:#}");
+                return None;
+            }
+        };
+        if let Some(key) = &config.endpoint.api_key {
+            crate::secrets::protect(key.expose(), config.key_vars());
+        }
+        tracing::info!(provider = %config.endpoint.provider, base_url = %config.endpoint.base_url, model = %config.default_model, "credentials found; new sessions use them");
+        *self.backend.write() = Arc::new(Backend {
+            discovered: discovery::start(&config),
+            config: config.clone(),
+            client,
+        });
+        Some(config)
     }
 
     /// Stored sessions, newest first (see [`Store::list`]); a session open here reports the
@@ -176,11 +232,12 @@ impl SessionManager {
 
     /// The sessions open in this process, sorted by id.
     pub fn live(&self) -> Vec<LiveSession> {
+        let config = self.config();
         let mut out: Vec<LiveSession> = self
             .sessions
             .lock()
             .iter()
-            .map(|(id, live)| live.status.report(id, &self.config))
+            .map(|(id, live)| live.status.report(id, &config))
             .collect();
         out.sort_by(|a, b| a.id.cmp(&b.id));
         out
@@ -337,4 +394,11 @@ impl Live {
 
 fn gone(id: &str) -> SessionError {
     SessionError::Internal(format!("session `{id}` stopped unexpectedly"))
+}
+
+/// Why no model request can be made with `config`: a hosted server without a key.
+pub fn missing_key(config: &Config) -> Option<ModelError> {
+    let endpoint = &config.endpoint;
+    (config.replay.is_none() && endpoint.requires_key && endpoint.api_key.is_none())
+        .then(|| missing_key_error(&endpoint.base_url, &endpoint.api_key_env))
 }

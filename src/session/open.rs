@@ -26,12 +26,12 @@ impl SessionManager {
         check_cwd(&cwd)?;
         check_folders(&folders)?;
         self.check_credentials().map_err(SessionError::Model)?;
-        super::discovery::settle_for_picker(&self.config, &self.discovered).await;
+        super::discovery::settle_for_picker(&self.config(), &self.discovered()).await;
         let id = match requested_id {
             Some(id) => self.check_requested(id)?,
             None => uuid::Uuid::new_v4().to_string(),
         };
-        let settings = Settings::initial(&self.config);
+        let settings = Settings::initial(&self.config());
         // The starting settings, so a later load restores them even if never changed.
         let first = Record::Settings {
             mode: settings.mode.id().to_string(),
@@ -200,7 +200,7 @@ impl SessionManager {
     /// (later ones win by name). They never see tandem's own API key (unless `share_api_key`).
     fn mcp_hub(&self, project: &ProjectConfig, servers: Vec<ServerSpec>) -> Arc<crate::mcp::Hub> {
         let specs = crate::mcp::merge([
-            self.config.mcp_servers.clone(),
+            self.config().mcp_servers.clone(),
             project.mcp_servers.clone(),
             servers,
         ]);
@@ -209,7 +209,7 @@ impl SessionManager {
 
     /// The last recorded settings that still make sense with this configuration.
     fn restored_settings(&self, lines: &[Line]) -> Settings {
-        let mut settings = Settings::initial(&self.config);
+        let mut settings = Settings::initial(&self.config());
         if let Some((mode, model, effort)) = lines.iter().rev().find_map(|l| match &l.record {
             Record::Settings {
                 mode,
@@ -221,7 +221,7 @@ impl SessionManager {
             if let Some(mode) = Mode::parse(mode) {
                 settings.mode = mode;
             }
-            if self.config.model(model).is_some() {
+            if self.config().model(model).is_some() {
                 settings.model = model.clone();
             } else {
                 tracing::warn!(%model, "the stored session's model is no longer configured; using the default");

@@ -41,6 +41,9 @@ pub(super) struct Start {
 
 impl SessionManager {
     pub(super) fn start(&self, s: Start) -> NewSession {
+        // One snapshot: the configuration, its model client and its server's answer belong
+        // together even if a login replaces them meanwhile.
+        let backend = self.backend();
         // The workspace root is judged by where the directory really is (symlinks resolved).
         let root = crate::platform::canonical(&s.cwd).unwrap_or_else(|_| s.cwd.clone());
         let folders: Vec<PathBuf> = s
@@ -50,23 +53,23 @@ impl SessionManager {
             .collect();
         let options = options::views(
             &s.settings,
-            &self.config,
-            self.discovered.borrow().as_deref(),
+            &backend.config,
+            backend.discovered.borrow().as_deref(),
         );
         if s.project.declares_hooks() {
             tracing::warn!(cwd = %s.cwd.display(), "hooks in the project's .tandem/config.toml are ignored: opening a project must not run its code; declare them in your own config file");
         }
         let actions: Vec<_> = self
-            .config
+            .config()
             .actions
             .iter()
             .chain(s.project.actions.iter())
             .cloned()
             .collect();
-        let commands = commands::discover(&s.cwd, &self.config.config_dir, &actions);
+        let commands = commands::discover(&s.cwd, &backend.config.config_dir, &actions);
         let transcript = s.history.transcript().clone();
         let extras = Arc::new(Extras::open(
-            &self.config,
+            &backend.config,
             &s.id,
             &root,
             transcript.path(),
@@ -79,8 +82,8 @@ impl SessionManager {
             session_id: s.id.clone(),
             cwd: root.clone(),
             folders: folders.clone(),
-            config: self.config.clone(),
-            model: self.client.clone(),
+            config: backend.config.clone(),
+            model: backend.client.clone(),
             settings: settings_rx.clone(),
             tools: Arc::new(self.registry(&extras, &s.mcp)),
             client: s.editor.ops,
@@ -88,12 +91,12 @@ impl SessionManager {
             grants: watch::channel(Grants::default()).0,
             policy: policy.clone(),
             transcript: transcript.clone(),
-            project_instructions: instructions::load(&s.cwd, &folders, &self.config.config_dir),
+            project_instructions: instructions::load(&s.cwd, &folders, &backend.config.config_dir),
             mcp: s.mcp.clone(),
             totals: watch::channel(Default::default()).0,
             extras,
             window_cut: watch::channel(None).0,
-            discovered: self.discovered.clone(),
+            discovered: backend.discovered.clone(),
         });
         let status = Watch {
             cwd: root,
@@ -152,9 +155,9 @@ impl SessionManager {
     /// The session's permission rules (the user's, then the project's deny and ask rules) and
     /// its workspace (the root, plus the folders of its skills, which it may read).
     fn policy(&self, s: &Start, root: &Path, folders: &[PathBuf], extras: &Extras) -> Arc<Policy> {
-        let home = self.config.user_home.as_deref();
-        let rules = self
-            .config
+        let config = self.config();
+        let home = config.user_home.as_deref();
+        let rules = config
             .permissions
             .iter()
             .cloned()

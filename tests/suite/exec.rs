@@ -154,11 +154,61 @@ async fn a_model_error_exits_non_zero_with_the_message() {
 }
 
 #[test]
-fn a_missing_key_exits_non_zero_naming_the_variable() {
+fn a_missing_key_is_a_configuration_error_in_one_line() {
     let ws = Workspace::new();
-    let (code, _, stderr) = exec(&ws, &ws.base_env(), &["hi"], None);
-    assert_eq!(code, 1);
+    // As a user runs it: no RUST_LOG.
+    let env: Vec<_> = ws
+        .base_env()
+        .into_iter()
+        .filter(|(name, _)| name != "RUST_LOG")
+        .collect();
+    let (code, stdout, stderr) = exec(&ws, &env, &["hi"], None);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(stdout, "");
     assert!(stderr.contains("set OPENAI_API_KEY"), "{stderr}");
+    assert!(stderr.contains("tandem login"), "{stderr}");
+    assert_eq!(
+        stderr.trim().lines().count(),
+        1,
+        "one line, no internal logs: {stderr}"
+    );
+}
+
+/// A mode from the environment or the config file is for editor sessions: `exec` stays
+/// read-only unless its own `--mode` says otherwise, as its help says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_ignores_a_configured_mode_and_stays_read_only() {
+    let mock = MockModel::start(vec![
+        Reply::tools(&[(
+            "call_1",
+            "write_file",
+            serde_json::json!({"path": "new.txt", "content": "x"}),
+        )]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let config = ws.write("config.toml", "mode = \"full-access\"\n");
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODE".into(), "full-access".into()));
+    env.push((
+        "TANDEM_CONFIG".into(),
+        config.to_string_lossy().into_owned(),
+    ));
+    let ((code, _, stderr), written) = tokio::task::spawn_blocking(move || {
+        let ran = exec(&ws, &env, &["write new.txt"], None);
+        (ran, ws.project().join("new.txt").exists())
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("mode read-only"), "{stderr}");
+    assert!(!written, "exec wrote a file with no --mode");
+    assert_eq!(
+        mock.requests().len(),
+        2,
+        "the refusal went back to the model"
+    );
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod large_files;
 mod live_output;
 mod load;
 mod local_models;
+mod login;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;

@@ -102,7 +102,7 @@ impl Handlers {
                     let opened = h
                         .manager
                         .fork(&req.session_id, req.cwd, None, editor, Vec::new());
-                    open::answer(&cx, responder, opened.await).await;
+                    open::answer(&cx, responder, opened.await, &h.auth_methods()).await;
                 });
             })
         });

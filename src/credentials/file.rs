@@ -1,0 +1,156 @@
+//! The fallback store: `credentials.toml` in the config directory, readable only by the
+//! user (mode 0600 on Unix; on Windows the profile directory's own access rules apply).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::CredentialError;
+
+/// The file's name inside the config directory.
+pub const FILE_NAME: &str = "credentials.toml";
+
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Contents {
+    /// Keys by model server base URL.
+    #[serde(default)]
+    keys: BTreeMap<String, String>,
+}
+
+/// The credentials file of `config_dir`.
+#[derive(Debug, Clone)]
+pub struct KeyFile {
+    path: PathBuf,
+}
+
+impl KeyFile {
+    /// The file in `config_dir` (it need not exist yet).
+    pub fn new(config_dir: &Path) -> Self {
+        Self {
+            path: config_dir.join(FILE_NAME),
+        }
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(&self) -> Result<Contents, CredentialError> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| CredentialError::File {
+                path: self.path.clone(),
+                message: e.to_string(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Contents::default()),
+            Err(e) => Err(self.io_error(&e)),
+        }
+    }
+
+    fn io_error(&self, e: &std::io::Error) -> CredentialError {
+        CredentialError::File {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The key stored for `server`.
+    pub fn get(&self, server: &str) -> Result<Option<String>, CredentialError> {
+        Ok(self.read()?.keys.remove(server))
+    }
+
+    /// Stores `key` for `server`, replacing the file atomically with one only the user can
+    /// read.
+    pub fn set(&self, server: &str, key: &str) -> Result<(), CredentialError> {
+        let mut contents = self.read()?;
+        contents.keys.insert(server.to_string(), key.to_string());
+        self.write(&contents)
+    }
+
+    /// Removes the key for `server`; whether there was one. The file goes when it is empty.
+    pub fn remove(&self, server: &str) -> Result<bool, CredentialError> {
+        let mut contents = self.read()?;
+        let had = contents.keys.remove(server).is_some();
+        if contents.keys.is_empty() {
+            match std::fs::remove_file(&self.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(self.io_error(&e)),
+            }
+        } else if had {
+            self.write(&contents)?;
+        }
+        Ok(had)
+    }
+
+    fn write(&self, contents: &Contents) -> Result<(), CredentialError> {
+        let text = toml::to_string(contents).map_err(|e| CredentialError::File {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        let text = format!(
+            "# tandem's API keys, by model server. Written by `tandem login`; `tandem logout` removes them.\n{text}"
+        );
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| self.io_error(&e))?;
+        let temp = dir.join(format!(".{FILE_NAME}.{}", std::process::id()));
+        let written = create_private(&temp)
+            .and_then(|mut file| {
+                file.write_all(text.as_bytes())
+                    .and_then(|()| file.sync_all())
+            })
+            .and_then(|()| std::fs::rename(&temp, &self.path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temp);
+            return Err(self.io_error(&e));
+        }
+        Ok(())
+    }
+}
+
+/// A new file only its owner can read and write.
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_kept_by_server_and_the_file_goes_with_the_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = KeyFile::new(dir.path());
+        assert_eq!(file.get("https://a/v1").unwrap(), None);
+        file.set("https://a/v1", "sk-a").unwrap();
+        file.set("https://b/v1", "sk-b").unwrap();
+        assert_eq!(file.get("https://a/v1").unwrap().as_deref(), Some("sk-a"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(file.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert!(file.remove("https://a/v1").unwrap());
+        assert!(!file.remove("https://a/v1").unwrap());
+        assert!(file.path().exists());
+        assert!(file.remove("https://b/v1").unwrap());
+        assert!(!file.path().exists());
+    }
+
+    #[test]
+    fn a_damaged_file_is_an_error_that_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = KeyFile::new(dir.path());
+        std::fs::write(file.path(), "keys = [").unwrap();
+        let e = file.get("https://a/v1").unwrap_err().to_string();
+        assert!(e.contains(FILE_NAME), "{e}");
+    }
+}

@@ -1,0 +1,300 @@
+//! `tandem login` and `tandem logout`: set up a model server from a terminal, as a user who
+//! installed tandem from their editor's agent list would, with no environment variables.
+//!
+//! A login chooses a server (a preset or a URL), takes its key without echo (none for
+//! servers on the user's machine), lists the server's models to pick from, sends one
+//! one-token request, and only then saves: the key in the credential store (`credentials`),
+//! the server and model in the config file. A key the server refuses is never saved.
+
+mod config_file;
+mod prompt;
+mod target;
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+use crate::config::{ApiKey, Config};
+use crate::credentials::Place;
+use crate::model::probe::{self, ListError, Listing};
+pub use config_file::Choice;
+pub use target::{Target, check_url};
+
+/// Why a login ended without saving.
+#[derive(Debug, thiserror::Error)]
+enum LoginError {
+    /// Bad arguments or configuration (exit status 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The server refused the key (exit status 1).
+    #[error("{0}")]
+    Refused(String),
+    /// The server could not be reached, or its answer failed (exit status 1).
+    #[error("{0}")]
+    Failed(String),
+    /// The user stopped at a prompt (exit status 130).
+    #[error("login stopped; nothing was saved")]
+    Stopped,
+}
+
+impl LoginError {
+    fn code(&self) -> ExitCode {
+        match self {
+            LoginError::Usage(_) => ExitCode::from(2),
+            LoginError::Refused(_) | LoginError::Failed(_) => ExitCode::from(1),
+            LoginError::Stopped => ExitCode::from(130),
+        }
+    }
+}
+
+impl From<std::io::Error> for LoginError {
+    fn from(_: std::io::Error) -> Self {
+        LoginError::Stopped
+    }
+}
+
+/// Lines for the person at the terminal, on stderr (stdout stays free for scripts).
+fn say(line: impl AsRef<str>) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", line.as_ref());
+}
+
+/// `tandem login`: interactive on a terminal, scripted with `--key-stdin` (or when stdin is
+/// not a terminal). The server comes from `--provider`/`--base-url` or the configuration.
+pub async fn login(config: &Config, key_stdin: bool) -> ExitCode {
+    let interactive =
+        !key_stdin && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    match run(config, key_stdin, interactive).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            say(format!("✗ {e}"));
+            e.code()
+        }
+    }
+}
+
+async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), LoginError> {
+    let store = config
+        .credentials()
+        .map_err(|e| LoginError::Usage(e.to_string()))?;
+    let named = config.overrides.provider.is_some() || config.overrides.base_url.is_some();
+    let current = Target::of(config);
+    let target = if interactive && !named {
+        prompt::server(&current)?
+    } else {
+        current
+    };
+    let (key, listing) = if interactive && !key_stdin {
+        key_by_prompt(&target).await?
+    } else {
+        key_from_stdin(&target, key_stdin).await?
+    };
+    let models = match listing {
+        Listing::Models(models) => models,
+        Listing::NotOffered => Vec::new(),
+    };
+    let model = choose_model(config, &models, interactive)?;
+    let trial = target.config(config, key.as_ref(), &model);
+    say(format!("… sending {model} a one-token request"));
+    probe::one_token(&trial).await.map_err(|e| {
+        LoginError::Failed(format!(
+            "the test request to {} failed: {}. Nothing was saved.",
+            target.base_url, e.message
+        ))
+    })?;
+    save(config, &store, &target, key.as_ref(), &model)
+}
+
+/// Asks for the key until the server takes it (a few tries), and returns it with the
+/// server's model list.
+async fn key_by_prompt(target: &Target) -> Result<(Option<ApiKey>, Listing), LoginError> {
+    if !target.asks_key() {
+        return Ok((None, list(target, None).await?));
+    }
+    for attempt in 1..=prompt::KEY_ATTEMPTS {
+        let Some(text) = prompt::key(target, attempt)? else {
+            if target.needs_key {
+                say(format!("✗ {} needs an API key.", target.label()));
+                continue;
+            }
+            return Ok((None, list(target, None).await?));
+        };
+        let key = checked(&text)?;
+        match list(target, Some(&key)).await {
+            Ok(listing) => return Ok((Some(key), listing)),
+            Err(LoginError::Refused(message)) => say(format!("✗ {message}")),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(LoginError::Failed(format!(
+        "{} refused {} keys. Nothing was saved; check the key and run `tandem login` again.",
+        target.label(),
+        prompt::KEY_ATTEMPTS
+    )))
+}
+
+/// The key piped in with `--key-stdin`, checked against the server.
+async fn key_from_stdin(
+    target: &Target,
+    key_stdin: bool,
+) -> Result<(Option<ApiKey>, Listing), LoginError> {
+    let key = if key_stdin {
+        let mut text = String::new();
+        std::io::stdin()
+            .take(64 * 1024)
+            .read_to_string(&mut text)
+            .map_err(|e| LoginError::Usage(format!("cannot read the key from stdin: {e}")))?;
+        let text = text.trim();
+        (!text.is_empty()).then(|| checked(text)).transpose()?
+    } else {
+        None
+    };
+    if key.is_none() && target.needs_key {
+        return Err(LoginError::Usage(format!(
+            "{} needs an API key: pipe it in, e.g. `printf %s \"$KEY\" | tandem login --provider {} --key-stdin --model MODEL`, or run `tandem login` in a terminal",
+            target.label(),
+            target.provider.map_or("NAME", |p| p.name)
+        )));
+    }
+    let listing = list(target, key.as_ref()).await?;
+    Ok((key, listing))
+}
+
+/// A key that can go into an HTTP header, protected from logs from here on.
+fn checked(text: &str) -> Result<ApiKey, LoginError> {
+    if text.chars().any(|c| c.is_control() || !c.is_ascii()) {
+        return Err(LoginError::Usage(
+            "the key contains control or non-ASCII characters; paste the key alone".into(),
+        ));
+    }
+    crate::secrets::protect(text, Vec::new());
+    Ok(ApiKey::new(text))
+}
+
+/// The server's models, asked with `key`: a refusal means a wrong key.
+async fn list(target: &Target, key: Option<&ApiKey>) -> Result<Listing, LoginError> {
+    say(format!("… asking {} for its models", target.base_url));
+    probe::list_models(&target.base_url, key)
+        .await
+        .map_err(|e| match e {
+            ListError::Refused { .. } if key.is_some() => LoginError::Refused(format!(
+                "{} refused the key ({e}). Nothing was saved.",
+                target.label()
+            )),
+            ListError::Refused { .. } => LoginError::Failed(format!(
+                "{} needs an API key ({e}). Nothing was saved.",
+                target.label()
+            )),
+            ListError::Unreachable(cause) => LoginError::Failed(format!(
+                "cannot reach {}: {cause}. {}Nothing was saved.",
+                target.base_url,
+                target.start_hint()
+            )),
+            ListError::Failed { .. } => {
+                LoginError::Failed(format!("{}: {e}. Nothing was saved.", target.base_url))
+            }
+        })
+}
+
+/// `--model`, else a pick from the list (on a terminal), else the configured model when the
+/// server has it (or lists nothing).
+fn choose_model(
+    config: &Config,
+    models: &[String],
+    interactive: bool,
+) -> Result<String, LoginError> {
+    if let Some(model) = &config.overrides.model {
+        if !models.is_empty() && !models.contains(model) {
+            say(format!(
+                "! the server does not list {model}; trying it anyway"
+            ));
+        }
+        return Ok(model.clone());
+    }
+    if interactive {
+        return Ok(prompt::model(models, &config.default_model)?);
+    }
+    if models.is_empty() || models.contains(&config.default_model) {
+        return Ok(config.default_model.clone());
+    }
+    Err(LoginError::Usage(format!(
+        "the server does not have {}; choose a model with --model: {}",
+        config.default_model,
+        models
+            .iter()
+            .take(12)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// Stores the key and writes the server and model to the config file.
+fn save(
+    config: &Config,
+    store: &crate::credentials::Credentials,
+    target: &Target,
+    key: Option<&ApiKey>,
+    model: &str,
+) -> Result<(), LoginError> {
+    if let Some(key) = key {
+        let place = store
+            .save(&target.base_url, key.expose())
+            .map_err(|e| LoginError::Failed(format!("cannot store the key: {e}")))?;
+        match &place {
+            Place::Keyring => say(format!("✓ key saved in {place}")),
+            Place::File(_) => say(format!(
+                "✓ key saved in {place}: no system credential store answers here"
+            )),
+        }
+    }
+    let path = config
+        .config_file
+        .clone()
+        .unwrap_or_else(|| config.config_dir.join("config.toml"));
+    let choice = Choice {
+        provider: target.provider.map(|p| p.name.to_string()),
+        base_url: (target.provider.map(|p| p.base_url) != Some(target.base_url.as_str()))
+            .then(|| target.base_url.clone()),
+        model: model.to_string(),
+    };
+    config_file::write(&path, &choice).map_err(|e| LoginError::Failed(e.to_string()))?;
+    say(format!(
+        "✓ {} now names {} and the model {model}",
+        path.display(),
+        target.label()
+    ));
+    say(
+        "tandem is ready: your editor's next tandem session uses them (no restart needed). `tandem doctor` checks the setup; `tandem logout` removes the key.",
+    );
+    Ok(())
+}
+
+/// `tandem logout`: removes the key stored for the configured server.
+pub fn logout(config: &Config) -> ExitCode {
+    let store = match config.credentials() {
+        Ok(store) => store,
+        Err(e) => {
+            say(format!("✗ {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let server = &config.endpoint.base_url;
+    match store.remove(server) {
+        Ok(places) if places.is_empty() => say(format!("No key is stored for {server}.")),
+        Ok(places) => {
+            for place in places {
+                say(format!("✓ removed the key for {server} from {place}"));
+            }
+        }
+        Err(e) => {
+            say(format!("✗ {e}"));
+            return ExitCode::from(1);
+        }
+    }
+    if let crate::config::KeyFrom::Env(var) = &config.endpoint.key_from {
+        say(format!(
+            "! {var} is still set in this environment, and tandem uses it"
+        ));
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,105 @@
+//! `tandem login`'s questions in a terminal: which server, its key (typed without echo), and
+//! which model.
+
+use std::io;
+
+use dialoguer::theme::ColorfulTheme;
+use dialoguer::{FuzzySelect, Input, Password, Select};
+
+use super::Target;
+use crate::config::presets::{PRESETS, Preset};
+
+/// How many attempts at a key before giving up.
+pub const KEY_ATTEMPTS: usize = 3;
+
+fn theme() -> ColorfulTheme {
+    ColorfulTheme::default()
+}
+
+/// A dialoguer failure as an I/O error (the terminal went away, or Ctrl-C).
+fn io_error(e: dialoguer::Error) -> io::Error {
+    match e {
+        dialoguer::Error::IO(e) => e,
+    }
+}
+
+/// The server: one of the presets (the configured one first selected), or a URL.
+pub fn server(current: &Target) -> io::Result<Target> {
+    let mut items: Vec<String> = PRESETS.iter().map(describe).collect();
+    items.push("another OpenAI-compatible server (enter its URL)".into());
+    let default = PRESETS
+        .iter()
+        .position(|p| Some(p.name) == current.provider.map(|c| c.name))
+        .unwrap_or(0);
+    let picked = Select::with_theme(&theme())
+        .with_prompt("Which model server? (arrow keys, Enter)")
+        .items(&items)
+        .default(default)
+        .interact()
+        .map_err(io_error)?;
+    if let Some(preset) = PRESETS.get(picked) {
+        return Ok(Target::preset(preset));
+    }
+    let url: String = Input::with_theme(&theme())
+        .with_prompt("Base URL of the server (the part before /chat/completions)")
+        .validate_with(|text: &String| super::check_url(text).map(|_| ()))
+        .interact_text()
+        .map_err(io_error)?;
+    Ok(Target::custom(super::check_url(&url).unwrap_or(url)))
+}
+
+fn describe(preset: &Preset) -> String {
+    let key = if preset.requires_key {
+        "API key"
+    } else {
+        "on your machine, no key"
+    };
+    format!("{:<11} {} ({key})", preset.name, preset.base_url)
+}
+
+/// The key, typed without echo; `None` when the user left it empty where that is allowed.
+pub fn key(target: &Target, attempt: usize) -> io::Result<Option<String>> {
+    let prompt = if target.needs_key {
+        format!("API key for {} (not shown as you type)", target.label())
+    } else {
+        format!(
+            "API key for {} (not shown; press Enter if the server needs none)",
+            target.label()
+        )
+    };
+    let prompt = if attempt > 1 {
+        format!("{prompt}, attempt {attempt} of {KEY_ATTEMPTS}")
+    } else {
+        prompt
+    };
+    let key = Password::with_theme(&theme())
+        .with_prompt(prompt)
+        .allow_empty_password(true)
+        .interact()
+        .map_err(io_error)?;
+    let key = key.trim().to_string();
+    Ok((!key.is_empty()).then_some(key))
+}
+
+/// The model: picked from the server's list (type to filter), or typed when it lists none.
+pub fn model(models: &[String], current: &str) -> io::Result<String> {
+    if models.is_empty() {
+        return Input::with_theme(&theme())
+            .with_prompt("Model id (the server does not list its models)")
+            .with_initial_text(current)
+            .interact_text()
+            .map_err(io_error);
+    }
+    let default = models.iter().position(|m| m == current).unwrap_or(0);
+    let picked = FuzzySelect::with_theme(&theme())
+        .with_prompt(format!(
+            "Which model? ({} listed; type to filter, Enter to choose)",
+            models.len()
+        ))
+        .items(models)
+        .default(default)
+        .max_length(12)
+        .interact()
+        .map_err(io_error)?;
+    Ok(models[picked].clone())
+}

@@ -1,0 +1,128 @@
+//! The server a login is for: a preset or a URL of the user's own.
+
+use crate::config::presets::{self, Preset};
+use crate::config::{ApiKey, Config, Endpoint, KeyFrom};
+
+/// A model server to log in to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The preset, when one was chosen.
+    pub provider: Option<&'static Preset>,
+    /// Its base URL, without a trailing slash.
+    pub base_url: String,
+    /// Whether it cannot work without a key (hosted services).
+    pub needs_key: bool,
+}
+
+impl Target {
+    /// A preset's server.
+    pub fn preset(preset: &'static Preset) -> Self {
+        Self {
+            provider: Some(preset),
+            base_url: preset.base_url.to_string(),
+            needs_key: preset.requires_key,
+        }
+    }
+
+    /// A server at a URL of the user's own; a key is asked for but may be left empty.
+    pub fn custom(base_url: String) -> Self {
+        Self {
+            provider: None,
+            base_url,
+            needs_key: false,
+        }
+    }
+
+    /// The server `config` names (flags, environment, config file).
+    pub fn of(config: &Config) -> Self {
+        let endpoint = &config.endpoint;
+        Self {
+            provider: presets::preset(&endpoint.provider),
+            base_url: endpoint.base_url.clone(),
+            needs_key: endpoint.requires_key,
+        }
+    }
+
+    /// Whether to ask for a key at all: not for a preset that runs on the user's machine.
+    pub fn asks_key(&self) -> bool {
+        self.needs_key || self.provider.is_none()
+    }
+
+    /// How the user knows it: the preset's name and URL, or the URL.
+    pub fn label(&self) -> String {
+        match self.provider {
+            Some(p) => format!("{} ({})", p.name, self.base_url),
+            None => self.base_url.clone(),
+        }
+    }
+
+    /// What to say when a server on this machine does not answer.
+    pub fn start_hint(&self) -> &'static str {
+        match self.provider.map(|p| p.name) {
+            Some("ollama") => "Is Ollama running (`ollama serve`)? ",
+            Some("llamacpp") => {
+                "Is llama-server running (`llama-server -m MODEL.gguf --port 8080`)? "
+            }
+            Some("lmstudio") => {
+                "Is LM Studio's server started (Developer tab, or `lms server start`)? "
+            }
+            Some("vllm") => "Is vLLM running (`vllm serve MODEL`)? ",
+            _ => "Check the URL and your network. ",
+        }
+    }
+
+    /// `config` pointed at this server with `key` and `model`, for the test request.
+    pub fn config(&self, config: &Config, key: Option<&ApiKey>, model: &str) -> Config {
+        let mut trial = config.clone();
+        let provider = self.provider.unwrap_or(&presets::PRESETS[0]);
+        trial.endpoint = Endpoint {
+            provider: self.provider.map_or("custom", |p| p.name).to_string(),
+            base_url: self.base_url.clone(),
+            api_key: key.cloned(),
+            api_key_env: provider.api_key_env.to_string(),
+            requires_key: self.needs_key,
+            key_from: KeyFrom::Nowhere,
+        };
+        trial.default_model = model.to_string();
+        trial.replay = None;
+        trial
+    }
+}
+
+/// A base URL as typed: http or https, trailing slashes dropped.
+pub fn check_url(text: &str) -> Result<String, String> {
+    let text = text.trim().trim_end_matches('/');
+    match url::Url::parse(text) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {
+            Ok(text.to_string())
+        }
+        Ok(_) => Err("the URL must start with http:// or https:// and name a host".into()),
+        Err(e) => Err(format!("not a URL: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_checked_and_trimmed() {
+        assert_eq!(
+            check_url(" http://box:8000/v1/ ").unwrap(),
+            "http://box:8000/v1"
+        );
+        assert!(check_url("box:8000").is_err());
+        assert!(check_url("ftp://box/v1").is_err());
+        assert!(check_url("").is_err());
+    }
+
+    #[test]
+    fn local_presets_are_not_asked_for_a_key_and_urls_are() {
+        let ollama = Target::preset(presets::preset("ollama").unwrap());
+        assert!(!ollama.asks_key());
+        let openai = Target::preset(presets::preset("openai").unwrap());
+        assert!(openai.asks_key() && openai.needs_key);
+        let own = Target::custom("http://box/v1".into());
+        assert!(own.asks_key() && !own.needs_key);
+    }
+}

@@ -1,0 +1,424 @@
+//! Getting a key to tandem without environment variables: the auth methods an editor (or the
+//! ACP registry's check) is offered, `tandem login` scripted and typed, and `tandem logout`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, path_str};
+
+/// The environment of a user who set nothing up but their home: the key lives in the file
+/// store (a test must not write to the developer's own keychain).
+fn home_only(ws: &Workspace) -> Vec<(String, String)> {
+    let mut env = ws.base_env();
+    env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
+    env
+}
+
+/// `tandem ARGS` with `env` only, `stdin` piped in; (status, stdout, stderr).
+fn tandem(env: &[(String, String)], args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env.iter().cloned())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// [`tandem`] off the runtime that serves the mock model.
+async fn tandem_blocking(
+    env: Vec<(String, String)>,
+    args: &[&str],
+    stdin: &str,
+) -> (i32, String, String) {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let stdin = stdin.to_string();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        tandem(&env, &args, &stdin)
+    })
+    .await
+    .unwrap()
+}
+
+/// A mock server that lists two models.
+async fn listing_mock(script: Vec<Reply>) -> MockModel {
+    let mock = MockModel::start(script).await;
+    mock.serve_info(
+        "/v1/models",
+        200,
+        json!({"object": "list", "data": [{"id": "mock-model"}, {"id": "other-model"}]}),
+    );
+    mock
+}
+
+/// Every file under `dir` whose bytes contain `needle`, except those named `except`.
+fn files_containing(dir: &Path, needle: &str, except: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().and_then(|n| n.to_str()) != Some(except) {
+                let bytes = std::fs::read(&path).unwrap();
+                if String::from_utf8_lossy(&bytes).contains(needle) {
+                    found.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The registry's check (its `client.py`): spawn with nothing but HOME, send its exact
+/// `initialize`, parse the first line of stdout, and find an `agent` or `terminal` method.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_registry_auth_check_passes_from_an_empty_environment() {
+    let ws = Workspace::new();
+    let env = vec![
+        ("HOME".to_string(), path_str(&ws.home())),
+        ("TERM".to_string(), "dumb".to_string()),
+    ];
+    let mut agent = Agent::spawn(&env, &[]);
+    let init = agent
+        .request_ok(
+            "initialize",
+            json!({
+                "protocolVersion": 1,
+                "clientInfo": {"name": "ACP Registry Validator", "version": "1.0.0"},
+                "clientCapabilities": {
+                    "terminal": true,
+                    "fs": {"readTextFile": true, "writeTextFile": true},
+                    "_meta": {"terminal_output": true, "terminal-auth": true},
+                },
+            }),
+        )
+        .await;
+    let first_line: Value = serde_json::from_str(&agent.stdout_lines()[0]).unwrap();
+    assert_eq!(
+        first_line["result"], init,
+        "the answer is the first stdout line"
+    );
+    let methods = init["authMethods"].as_array().unwrap();
+    assert_eq!(methods.len(), 1, "{init}");
+    let method = &methods[0];
+    // No `auth.terminal`: an agent method (no type, or "agent"), whose `_meta` tells a client
+    // of the older convention what to run in a terminal.
+    assert!(
+        method.get("type").is_none() || method["type"] == "agent",
+        "{method}"
+    );
+    let terminal = &method["_meta"]["terminal-auth"];
+    assert_eq!(terminal["args"], json!(["login"]), "{method}");
+    assert!(terminal["command"].as_str().unwrap().contains("tandem"));
+    // A session cannot start yet: -32000, naming the same methods.
+    let response = agent
+        .request(
+            "session/new",
+            json!({"cwd": path_str(&ws.project()), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(response["error"]["code"], -32000, "{response}");
+    assert_eq!(response["error"]["data"]["authMethods"], json!(methods));
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tandem login"),
+        "{response}"
+    );
+    agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_runs_terminal_logins_is_offered_tandem_login() {
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&home_only(&ws), &[]);
+    let init = agent
+        .initialize_with(json!({"auth": {"terminal": true}}))
+        .await;
+    assert_eq!(
+        init["authMethods"],
+        json!([{
+            "type": "terminal",
+            "id": "api-key",
+            "name": "Log in with an API key",
+            "description": init["authMethods"][0]["description"],
+            "args": ["login"],
+        }])
+    );
+    agent.shutdown().await;
+}
+
+/// `tandem login --key-stdin`, then an editor's session with no key anywhere in its
+/// environment; the key is in the store and nowhere else; `tandem logout` takes it away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripted_login_lets_sessions_start_with_no_key_in_the_environment() {
+    let mock = listing_mock(vec![Reply::text(&["OK"]), Reply::text(&["hello"])]).await;
+    let ws = Workspace::new();
+    let env = home_only(&ws);
+    let args = [
+        "login",
+        "--provider",
+        "openai",
+        "--base-url",
+        &mock.base_url,
+        "--model",
+        "mock-model",
+        "--key-stdin",
+    ];
+    let (status, stdout, stderr) =
+        tandem_blocking(env.clone(), &args, &format!("{TEST_KEY}\n")).await;
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(stdout, "", "login writes to stderr only");
+    assert!(
+        stderr.contains("credentials.toml"),
+        "says where the key went: {stderr}"
+    );
+    assert!(!stderr.contains(TEST_KEY), "{stderr}");
+    let test_request = &mock.requests()[0];
+    assert_eq!(
+        test_request.authorization().as_deref(),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
+    assert_eq!(test_request.body["model"], "mock-model");
+    let config = std::fs::read_to_string(ws.home().join(".config/tandem/config.toml")).unwrap();
+    assert!(config.contains("provider = \"openai\""), "{config}");
+    assert!(config.contains(&mock.base_url), "{config}");
+    assert!(config.contains("model = \"mock-model\""), "{config}");
+
+    // An editor starts tandem with nothing but HOME.
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (response, updates) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(format!("{updates:?}").contains("hello"));
+    let prompt_request = &mock.requests()[1];
+    assert_eq!(
+        prompt_request.authorization().as_deref(),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
+    let (_, agent_stderr) = agent.shutdown().await;
+    assert!(!agent_stderr.contains(TEST_KEY));
+
+    // Only the store holds the key: not the config, transcripts, logs or anything else.
+    let stored = ws.home().join(".config/tandem/credentials.toml");
+    assert!(std::fs::read_to_string(&stored).unwrap().contains(TEST_KEY));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&stored).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "the key file is readable only by its owner"
+        );
+    }
+    assert_eq!(
+        files_containing(&ws.home(), TEST_KEY, "credentials.toml"),
+        Vec::<String>::new()
+    );
+
+    // Logout removes it, and a hosted server then needs a login again.
+    let (status, _, stderr) = tandem_blocking(env.clone(), &["logout"], "").await;
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("removed the key"), "{stderr}");
+    assert!(!stored.exists());
+    assert_eq!(
+        files_containing(&ws.home(), TEST_KEY, ""),
+        Vec::<String>::new()
+    );
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let response = agent
+        .request(
+            "session/new",
+            json!({"cwd": path_str(&ws.project()), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(response["error"]["code"], -32000, "{response}");
+    agent.shutdown().await;
+}
+
+/// The editor's session start failed for want of a key; the user logs in in a terminal; the
+/// same tandem process then authenticates and starts the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_counts_at_once_in_a_running_agent() {
+    let mock = listing_mock(vec![Reply::text(&["OK"]), Reply::text(&["after login"])]).await;
+    let ws = Workspace::new();
+    let mut env = home_only(&ws);
+    env.push(("TANDEM_PROVIDER".into(), "openai".into()));
+    env.push(("OPENAI_BASE_URL".into(), mock.base_url.clone()));
+    env.push(("TANDEM_MODEL".into(), "mock-model".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let cwd = json!({"cwd": path_str(&ws.project()), "mcpServers": []});
+    let refused = agent.request("session/new", cwd.clone()).await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    let unauthenticated = agent
+        .request("authenticate", json!({"methodId": "api-key"}))
+        .await;
+    assert_eq!(unauthenticated["error"]["code"], -32000);
+
+    let (status, _, stderr) =
+        tandem_blocking(env.clone(), &["login", "--key-stdin"], TEST_KEY).await;
+    assert_eq!(status, 0, "{stderr}");
+
+    let authenticated = agent
+        .request("authenticate", json!({"methodId": "api-key"}))
+        .await;
+    assert_eq!(authenticated["result"], json!({}), "{authenticated}");
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (response, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(
+        mock.requests()[1].authorization().as_deref(),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
+    agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_key_is_said_plainly_and_nothing_is_saved() {
+    let mock = MockModel::start(vec![]).await;
+    mock.serve_info(
+        "/v1/models",
+        401,
+        json!({"error": {"message": "Incorrect API key provided"}}),
+    );
+    let ws = Workspace::new();
+    let args = [
+        "login",
+        "--provider",
+        "openai",
+        "--base-url",
+        &mock.base_url,
+        "--key-stdin",
+    ];
+    let (status, _, stderr) = tandem_blocking(home_only(&ws), &args, "sk-wrong-123456").await;
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stderr.contains("refused the key"), "{stderr}");
+    assert!(stderr.contains("Incorrect API key provided"), "{stderr}");
+    assert!(stderr.contains("Nothing was saved"), "{stderr}");
+    assert!(!stderr.contains("sk-wrong-123456"), "{stderr}");
+    assert!(
+        !ws.home().join(".config/tandem").exists(),
+        "nothing written"
+    );
+    assert!(mock.requests().is_empty(), "no completion was tried");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripted_login_without_a_key_for_a_hosted_server_is_a_usage_error() {
+    let ws = Workspace::new();
+    let (status, _, stderr) =
+        tandem_blocking(home_only(&ws), &["login", "--provider", "openrouter"], "").await;
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("--key-stdin"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_host_is_named_as_such() {
+    let ws = Workspace::new();
+    let args = [
+        "login",
+        "--base-url",
+        "http://no-such-host.invalid/v1",
+        "--key-stdin",
+        "--model",
+        "m",
+    ];
+    let (status, _, stderr) = tandem_blocking(home_only(&ws), &args, "sk-x").await;
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stderr.contains("could not resolve host"), "{stderr}");
+}
+
+/// The login a person types: the server from the menu, a URL, a wrong key (refused, asked
+/// again, nothing saved), then the right one and a model picked from the list.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_interactive_login_in_a_terminal() {
+    let mock = listing_mock(vec![Reply::text(&["OK"])]).await;
+    let ws = Workspace::new();
+    let env = home_only(&ws);
+    let base_url = mock.base_url.clone();
+    let mock = std::sync::Arc::new(mock);
+    let flip = mock.clone();
+    let home = ws.home();
+    tokio::task::spawn_blocking(move || {
+        use expectrl::Expect;
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .arg("login")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("TERM", "xterm")
+            .envs(env.iter().cloned());
+        let mut term = expectrl::Session::spawn(command).unwrap();
+        term.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+        term.expect("Which model server?").unwrap();
+        // Down past the eight presets to "another OpenAI-compatible server".
+        for _ in 0..8 {
+            term.send("\x1b[B").unwrap();
+        }
+        term.send("\r").unwrap();
+        term.expect("Base URL").unwrap();
+        term.send(format!("{base_url}\r")).unwrap();
+        // A wrong key: the server refuses it, the user is asked again.
+        flip.serve_info("/v1/models", 401, json!({"error": {"message": "bad key"}}));
+        term.expect("API key for").unwrap();
+        term.send("sk-wrong-999\r").unwrap();
+        term.expect("refused the key").unwrap();
+        term.expect("attempt 2 of 3").unwrap();
+        assert!(
+            !home.join(".config/tandem/credentials.toml").exists(),
+            "a refused key is not saved"
+        );
+        flip.serve_info(
+            "/v1/models",
+            200,
+            json!({"data": [{"id": "mock-model"}, {"id": "other-model"}]}),
+        );
+        term.send(format!("{TEST_KEY}\r")).unwrap();
+        term.expect("Which model?").unwrap();
+        term.send("other").unwrap();
+        term.send("\r").unwrap();
+        term.expect("tandem is ready").unwrap();
+    })
+    .await
+    .unwrap();
+    let config = std::fs::read_to_string(ws.home().join(".config/tandem/config.toml")).unwrap();
+    assert!(config.contains("model = \"other-model\""), "{config}");
+    assert!(config.contains(&mock.base_url), "{config}");
+    let stored =
+        std::fs::read_to_string(ws.home().join(".config/tandem/credentials.toml")).unwrap();
+    assert!(stored.contains(TEST_KEY) && !stored.contains("sk-wrong-999"));
+    assert_eq!(mock.requests()[0].body["model"], "other-model");
+}
