@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Writes tandem's ACP registry entry (agent.json) for the version in Cargo.toml.
+
+Each `distribution.binary` platform points at the archive `dist` built for it
+(tandem-<target>.tar.gz or .zip) under --base-url, with `cmd` the path of the binary inside
+that archive, read from the archive itself. Without --require-all, platforms whose archive is
+missing are left out (a local check has no macOS build); a release entry needs all six.
+
+    editors/registry/agent_json.py --archives target/distrib \
+        --base-url https://github.com/OWNER/tandem/releases/download/v0.1.0 --require-all
+"""
+
+import argparse
+import json
+import sys
+import tarfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Registry platform -> the dist targets that serve it, preferred first.
+PLATFORMS = {
+    "darwin-aarch64": ["aarch64-apple-darwin"],
+    "darwin-x86_64": ["x86_64-apple-darwin"],
+    "linux-aarch64": ["aarch64-unknown-linux-musl"],
+    "linux-x86_64": ["x86_64-unknown-linux-musl"],
+    "windows-aarch64": ["aarch64-pc-windows-msvc"],
+    "windows-x86_64": ["x86_64-pc-windows-msvc", "x86_64-pc-windows-gnu"],
+}
+
+
+def archive_for(archives: Path, target: str) -> Path | None:
+    for suffix in (".tar.gz", ".zip"):
+        path = archives / f"tandem-{target}{suffix}"
+        if path.is_file():
+            return path
+    return None
+
+
+def binary_inside(archive: Path) -> str:
+    """The archive's path of the tandem binary, as `./…`."""
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as z:
+            names = z.namelist()
+    else:
+        with tarfile.open(archive, "r:gz") as t:
+            names = [m.name for m in t.getmembers() if m.isfile()]
+    for name in names:
+        if name.rsplit("/", 1)[-1] in ("tandem", "tandem.exe"):
+            return "./" + name.removeprefix("./")
+    raise SystemExit(f"{archive} holds no tandem binary: {names}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--archives", type=Path, default=ROOT / "target" / "distrib")
+    parser.add_argument("--base-url", required=True, help="where the archives are downloaded from")
+    parser.add_argument("--out", type=Path, default=None, help="file to write (default: stdout)")
+    parser.add_argument("--require-all", action="store_true", help="fail unless all six platforms are built")
+    parser.add_argument("--npm-package", default="tandem-acp", help="the npm wrapper's name; '' leaves npx out")
+    args = parser.parse_args()
+
+    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]
+    version = cargo["version"]
+    binary = {}
+    missing = []
+    for platform, targets in PLATFORMS.items():
+        archive = next((a for a in (archive_for(args.archives, t) for t in targets) if a), None)
+        if archive is None:
+            missing.append(platform)
+            continue
+        binary[platform] = {
+            "archive": f"{args.base_url.rstrip('/')}/{archive.name}",
+            "cmd": binary_inside(archive),
+        }
+    if missing and args.require_all:
+        print(f"no archive for {', '.join(missing)} in {args.archives}", file=sys.stderr)
+        return 1
+    if not binary:
+        print(f"no archives in {args.archives}; build them with editors/release/build.sh", file=sys.stderr)
+        return 1
+    distribution = {"binary": binary}
+    if args.npm_package:
+        distribution["npx"] = {"package": f"{args.npm_package}@{version}"}
+    entry = {
+        "id": "tandem",
+        "name": "tandem",
+        "version": version,
+        "description": "Fast, small coding agent for any OpenAI-compatible model: OpenAI, "
+        "OpenRouter, Ollama, llama.cpp, vLLM, LM Studio and more. Edits and commands go "
+        "through your editor for review.",
+        "repository": cargo["repository"],
+        "authors": ["tandem contributors"],
+        "license": cargo["license"],
+        "distribution": distribution,
+    }
+    text = json.dumps(entry, indent=2) + "\n"
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+    else:
+        sys.stdout.write(text)
+    if missing:
+        print(f"left out (no archive): {', '.join(missing)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
