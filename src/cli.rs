@@ -22,7 +22,7 @@ const ENVIRONMENT_AND_EXAMPLES: &str = "Environment:
   TANDEM_CREDENTIAL_STORE   where `tandem login` keeps keys: keyring or file (default: the
                             system store, else a file only you can read)
   TANDEM_TRACE_WIRE         record the protocol lines in this file (like --trace-wire)
-  TANDEM_EOF_GRACE_SECS     how long prompts may run after stdin closes (default 5)
+  TANDEM_EOF_GRACE_SECS     how long prompts may run after stdin closes (default 300)
   TANDEM_MAX_MESSAGE_BYTES  longest JSON-RPC line accepted from the editor
   RUST_LOG                  log filter for stderr, e.g. debug or tandem=trace
 

@@ -83,6 +83,15 @@ pub enum Event {
 }
 
 impl Event {
+    /// Every event, in the order a session meets them.
+    pub const ALL: [Event; 5] = [
+        Event::SessionStart,
+        Event::UserPromptSubmit,
+        Event::PreToolUse,
+        Event::PostToolUse,
+        Event::Stop,
+    ];
+
     /// The name used in the config, on stdin and in `TANDEM_HOOK_EVENT`.
     pub fn name(self) -> &'static str {
         match self {

@@ -22,7 +22,7 @@ mod shell;
 pub use group::Group;
 pub use native::{exit_signal, stop_requested, unreadable_kind};
 pub use output::Merged;
-pub use paths::{PATHS_IGNORE_CASE, canonical, glob_pattern, same_or_inside};
+pub use paths::{PATHS_IGNORE_CASE, canonical, glob_pattern, on_path, same_or_inside};
 pub use shell::{Dialect, Shell};
 
 /// Sets up the memory allocator for a long-lived process, where the system's allocator

@@ -5,9 +5,9 @@
 //! `TANDEM_REAL_SERVER` picks which: `llama-server` (default), `llama-cpp-python`, or
 //! `litellm` (the proxy in front of llama-server, re-shaping its chunks as hosted gateways
 //! do). The tests run when the cache holds what the server needs (`TANDEM_REAL_MODEL_CACHE`,
-//! default `~/.cache/tandem-real-model`); otherwise each says so and passes, unless
-//! `TANDEM_REAL_MODEL_REQUIRED=1` (set by `.ci/run`) makes a missing cache a failure. The
-//! tests take turns: two servers at once would share two cores.
+//! default `~/.cache/tandem-real-model`); otherwise each prints a `SKIPPED` line, visible in a
+//! passing run, and passes, unless `TANDEM_REAL_MODEL_REQUIRED=1` (set by `.ci/run`) makes a
+//! missing cache a failure. The tests take turns: two servers at once would share two cores.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -53,7 +53,6 @@ pub fn kind() -> Kind {
 
 /// The cache, and this test's turn; `None` (after saying why) when the cache lacks what
 /// the chosen server needs.
-#[allow(clippy::print_stderr)] // the one line that says a test did not run
 pub async fn turn() -> Option<(MutexGuard<'static, ()>, PathBuf)> {
     let cache = cache();
     let mut needs = vec![
@@ -71,23 +70,33 @@ pub async fn turn() -> Option<(MutexGuard<'static, ()>, PathBuf)> {
             "{} is missing: run tests/real-model/setup.sh (and setup-matrix.sh)",
             missing.display()
         );
-        eprintln!(
-            "skipped: {} is missing (tests/real-model/setup.sh, setup-matrix.sh)",
+        skipped(&format!(
+            "{} is missing (run tests/real-model/setup.sh and setup-matrix.sh)",
             missing.display()
-        );
+        ));
         return None;
     }
     Some((TURN.lock().await, cache))
 }
 
 /// Whether this test does not apply to the chosen server, saying why when it does not.
-#[allow(clippy::print_stderr)] // the one line that says a test did not run
 pub fn not_for(kinds: &[Kind], why: &str) -> bool {
     let skip = kinds.contains(&kind());
     if skip {
-        eprintln!("skipped for {:?}: {why}", kind());
+        skipped(&format!("not for {:?}: {why}", kind()));
     }
     skip
+}
+
+/// Says on the test run's own stderr (not the captured output, which a passing test never
+/// shows) that the current test did not run, so `cargo test` shows it among the `ok`s.
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a real-model test")
+        .to_string();
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {name}: {why}");
 }
 
 /// A free loopback port.

@@ -3,6 +3,7 @@ mod command_permissions;
 mod config_options;
 mod context;
 mod crashes;
+mod doctor;
 mod editor_answers;
 mod editor_faults;
 mod editors;

@@ -1,14 +1,13 @@
-//! `tandem doctor`: checks the configuration, the data directory, the API key (never printing
-//! it) and the model server (`GET /models` and a one-token completion), and says what to fix.
+//! `tandem doctor`: checks the configuration, the data directory, the shell, the hooks, the
+//! API key (never printing it) and the model server (`GET /models` and a one-token
+//! completion), and says what to fix: one ✗ per cause, with the cause underneath.
+
+mod hooks;
 
 use std::io::Write;
-use std::time::Duration;
 
-use futures::StreamExt;
-
-use crate::config::Config;
-use crate::model::{Message, ModelRequest};
-use crate::types::UserPart;
+use crate::config::{Config, KeyFrom};
+use crate::model::probe::{self, ListError, Listing};
 
 /// One check's verdict.
 struct Check {
@@ -54,21 +53,29 @@ fn shell(config: &Config) -> Check {
 
 /// Runs every check, prints the report on stdout, and returns whether all passed.
 pub async fn run(config: &Config) -> bool {
-    let mut checks = vec![ok(match &config.config_file {
-        Some(path) => format!("config file {} parses", path.display()),
-        None => "no config file; using flags, environment and defaults".to_string(),
-    })];
+    let mut checks = vec![config_file(config)];
     checks.push(data_dir(config));
     checks.push(shell(config));
+    checks.extend(hooks::checks(config));
     if config.replay.is_some() {
         checks.push(ok(
             "replay mode: answers come from the fixture, no model server is needed",
         ));
     } else {
-        checks.push(api_key(config));
-        checks.push(models(config).await);
-        checks.push(window(config).await);
-        checks.push(completion(config).await);
+        let key = api_key(config);
+        let key_missing = !key.ok;
+        checks.push(key);
+        // Without a key a hosted server can only refuse: that is the one cause to fix.
+        if !key_missing {
+            let (listed, reachable) = models(config).await;
+            checks.push(listed);
+            // One ✗ per cause: a server that cannot be reached or refuses the key is not
+            // asked again.
+            if reachable {
+                checks.push(window(config).await);
+                checks.push(completion(config).await);
+            }
+        }
     }
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
@@ -98,6 +105,17 @@ pub async fn run(config: &Config) -> bool {
     all
 }
 
+/// Which config file was read, or where tandem looked for one.
+fn config_file(config: &Config) -> Check {
+    match &config.config_file {
+        Some(path) => ok(format!("config file {} parses", path.display())),
+        None => ok(format!(
+            "no config file at {}; using flags, environment and defaults (`tandem login` writes one)",
+            config.config_dir.join("config.toml").display()
+        )),
+    }
+}
+
 fn data_dir(config: &Config) -> Check {
     let dir = config.home.join("sessions");
     let probe = dir.join(".doctor-probe");
@@ -120,86 +138,91 @@ fn data_dir(config: &Config) -> Check {
 }
 
 fn api_key(config: &Config) -> Check {
-    let var = &config.endpoint.api_key_env;
-    match (&config.endpoint.api_key, config.endpoint.requires_key) {
-        (Some(_), _) => ok(format!(
-            "an API key is set ({var} or OPENAI_API_KEY; not shown)"
+    let endpoint = &config.endpoint;
+    match (&endpoint.key_from, endpoint.requires_key) {
+        (KeyFrom::Env(var), _) => ok(format!("an API key is set in {var} (not shown)")),
+        (KeyFrom::Stored(place), _) => ok(format!(
+            "an API key is stored for {} in {place} (not shown)",
+            endpoint.base_url
         )),
-        (None, true) => bad(
-            format!("no API key: {} needs one", config.endpoint.base_url),
-            format!("set {var} in the environment tandem runs in"),
+        (KeyFrom::Nowhere, true) => bad(
+            format!("no API key: {} needs one", endpoint.base_url),
+            format!(
+                "run `tandem login`, or set {} in the environment tandem runs in; or use a model on this machine, with no key: `tandem login --provider ollama` (or llamacpp, lmstudio, vllm)",
+                endpoint.api_key_env
+            ),
         ),
-        (None, false) => ok(format!(
-            "no API key set ({var}); {} does not need one",
-            config.endpoint.base_url
+        (KeyFrom::Nowhere, false) => ok(format!(
+            "no API key set ({}); {} does not need one",
+            endpoint.api_key_env, endpoint.base_url
         )),
     }
 }
 
-async fn models(config: &Config) -> Check {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let url = format!("{}/models", config.endpoint.base_url);
-    let client = match reqwest::Client::builder()
-        .timeout(Duration::from_secs(15))
-        .build()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            return bad(
-                format!("cannot build an HTTP client: {e}"),
-                "this is a bug; please report it",
-            );
+/// The server's model list, and whether the server answered with the key (so that the
+/// checks after it can say something new).
+async fn models(config: &Config) -> (Check, bool) {
+    let endpoint = &config.endpoint;
+    let url = format!("{}/models", endpoint.base_url);
+    match probe::list_models(&endpoint.base_url, endpoint.api_key.as_ref()).await {
+        Err(ListError::Unreachable(cause)) => (
+            bad(
+                format!("cannot reach {url}: {cause}"),
+                unreachable_fix(config),
+            ),
+            false,
+        ),
+        Err(e @ ListError::Refused { .. }) => {
+            let fix = match &endpoint.key_from {
+                KeyFrom::Env(var) => format!("the server rejected the key: check {var}"),
+                KeyFrom::Stored(_) => {
+                    "the server rejected the stored key: run `tandem login` again".into()
+                }
+                KeyFrom::Nowhere => "the server wants a key: run `tandem login`".into(),
+            };
+            (bad(format!("GET {url}: {e}"), fix), false)
         }
-    };
-    let mut request = client.get(&url);
-    if let Some(key) = &config.endpoint.api_key {
-        request = request.bearer_auth(key.expose());
-    }
-    let response = match request.send().await {
-        Ok(r) => r,
-        Err(e) => {
-            return bad(
-                format!("cannot reach {url}: {e}"),
-                "check the base URL (--base-url / OPENAI_BASE_URL / provider) and that the server runs",
-            );
-        }
-    };
-    let status = response.status();
-    let body = response.bytes().await.unwrap_or_default();
-    if !status.is_success() {
-        let hint = match status.as_u16() {
-            401 | 403 => format!("the server rejected the key: check {}", config.endpoint.api_key_env),
-            404 => "this server has no /models endpoint; the completion check below still tells whether chat works".into(),
-            _ => "see the server's logs".into(),
-        };
-        return bad(format!("GET {url} answered HTTP {status}"), hint);
-    }
-    let ids: Vec<String> = serde_json::from_slice::<serde_json::Value>(&body)
-        .ok()
-        .and_then(|v| v["data"].as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|m| m["id"].as_str().map(String::from))
-        .collect();
-    if ids.iter().any(|id| id == &config.default_model) {
-        ok(format!(
-            "GET {url}: {} models, including {}",
-            ids.len(),
-            config.default_model
-        ))
-    } else {
-        bad(
-            format!(
-                "GET {url}: {} models, but not {}",
+        Err(e @ ListError::Failed { .. }) => (
+            bad(format!("GET {url}: {e}"), "see the server's logs"),
+            true,
+        ),
+        Ok(Listing::NotOffered) => (
+            ok(format!(
+                "GET {url}: the server does not list its models; the completion check below tells whether chat works"
+            )),
+            true,
+        ),
+        Ok(Listing::Models(ids)) if ids.contains(&config.default_model) => (
+            ok(format!(
+                "GET {url}: {} models, including {}",
                 ids.len(),
                 config.default_model
+            )),
+            true,
+        ),
+        Ok(Listing::Models(ids)) => (
+            bad(
+                format!(
+                    "GET {url}: {} models, but not {}",
+                    ids.len(),
+                    config.default_model
+                ),
+                format!(
+                    "choose one the server has (--model / TANDEM_MODEL / `tandem login`): {}",
+                    ids.iter().take(8).cloned().collect::<Vec<_>>().join(", ")
+                ),
             ),
-            format!(
-                "choose one the server has (--model / TANDEM_MODEL): {}",
-                ids.iter().take(8).cloned().collect::<Vec<_>>().join(", ")
-            ),
-        )
+            true,
+        ),
     }
+}
+
+/// What to do about a server that does not answer.
+fn unreachable_fix(config: &Config) -> String {
+    format!(
+        "{}The URL comes from --base-url, OPENAI_BASE_URL, the provider preset or the config file.",
+        crate::login::Target::of(config).start_hint()
+    )
 }
 
 /// The default model's context window: what the server reports and where, against what the
@@ -241,42 +264,14 @@ async fn window(config: &Config) -> Check {
 }
 
 async fn completion(config: &Config) -> Check {
-    let client = match crate::model_client(config) {
-        Ok(c) => c,
-        Err(e) => {
-            return bad(
-                format!("cannot set up the model client: {e}"),
-                "check the configuration",
-            );
-        }
-    };
-    let request = ModelRequest {
-        model: config.default_model.clone(),
-        messages: vec![Message::User(vec![UserPart::Text("Reply with OK.".into())])],
-        reasoning_effort: None,
-        tools: Vec::new(),
-        max_tokens: Some(1),
-        response_format: None,
-    };
-    let result = async {
-        let mut stream = client.open(request).await?;
-        while let Some(event) = stream.next().await {
-            event?;
-        }
-        Ok::<(), crate::model::ModelError>(())
-    };
-    match tokio::time::timeout(Duration::from_secs(60), result).await {
-        Ok(Ok(())) => ok(format!(
+    match probe::one_token(config).await {
+        Ok(()) => ok(format!(
             "a one-token chat completion with {} works",
             config.default_model
         )),
-        Ok(Err(e)) => bad(
+        Err(e) => bad(
             format!("the chat completion failed: {e}"),
             "the message says what the server answered",
-        ),
-        Err(_) => bad(
-            "the chat completion did not finish within 60 s",
-            "check that the server is not overloaded",
         ),
     }
 }
