@@ -35,7 +35,8 @@ pub(super) fn checks(config: &Config) -> Vec<Check> {
         }
     }
     if problems.is_empty() && count > 0 {
-        problems.push(ok(format!("{count} hooks, each can run")));
+        let plural = if count == 1 { "" } else { "s" };
+        problems.push(ok(format!("{count} configured hook{plural} can run")));
     }
     problems
 }

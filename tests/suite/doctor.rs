@@ -165,3 +165,24 @@ fn a_hook_whose_script_is_missing_is_named() {
     );
     assert!(out.contains("connection refused"), "{out}");
 }
+
+/// README's "config with every key", copied as a user would: it parses, and every hook in
+/// it can run (none names a script the user does not have).
+#[test]
+fn readme_config_with_every_key_is_safe_to_copy() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("with every key:\n\n```toml\n")
+        .expect("README has the config with every key")
+        + "with every key:\n\n```toml\n".len();
+    let toml = &readme[start..start + readme[start..].find("```").unwrap()];
+    let ws = Workspace::new();
+    ws.write("home/.config/tandem/config.toml", toml);
+    let mut env = ws.base_env();
+    env.push(("OPENAI_BASE_URL".into(), "http://127.0.0.1:9/v1".into()));
+    let (_, out) = doctor(&ws, &env);
+    assert!(out.contains("config.toml parses"), "{out}");
+    assert!(out.contains("✓ 1 configured hook can run"), "{out}");
+    assert!(!out.contains(" hook `"), "a hook that cannot run: {out}");
+}
