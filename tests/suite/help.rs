@@ -16,7 +16,7 @@ fn help(args: &[&str]) -> String {
 
 #[test]
 fn every_help_has_examples() {
-    for args in [&[][..], &["exec"], &["doctor"]] {
+    for args in [&[][..], &["exec"], &["doctor"], &["login"], &["logout"]] {
         let text = help(args);
         assert!(text.contains("Examples:\n  tandem"), "{args:?}:\n{text}");
         assert!(text.contains("Usage: tandem"), "{args:?}:\n{text}");
@@ -60,4 +60,57 @@ fn version_prints_the_crate_version() {
         String::from_utf8(out.stdout).unwrap().trim(),
         format!("tandem {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+/// Help is read from an installed binary, far from a clone: its examples must not name the
+/// repository's files, and the top-level help lists the environment variables tandem reads.
+#[test]
+fn help_examples_work_from_an_installed_binary_and_name_the_environment() {
+    for args in [&[][..], &["exec"], &["doctor"], &["login"], &["logout"]] {
+        let text = help(args);
+        assert!(
+            !text.contains("fixtures/"),
+            "{args:?} names a repository file:\n{text}"
+        );
+    }
+    let text = help(&[]);
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "TANDEM_PROVIDER",
+        "TANDEM_MODEL",
+        "TANDEM_MODELS",
+        "TANDEM_MODE",
+        "TANDEM_CONFIG",
+        "TANDEM_HOME",
+        "TANDEM_CREDENTIAL_STORE",
+        "TANDEM_TRACE_WIRE",
+        "TANDEM_EOF_GRACE_SECS",
+        "TANDEM_MAX_MESSAGE_BYTES",
+        "RUST_LOG",
+    ] {
+        assert!(text.contains(var), "--help lacks {var}:\n{text}");
+    }
+    assert!(text.contains("tandem login"), "{text}");
+}
+
+/// `tandem` typed in a shell: one line on stderr says what it waits for; Ctrl-D ends it.
+#[cfg(unix)]
+#[test]
+fn plain_tandem_on_a_terminal_says_what_it_is() {
+    use expectrl::Expect;
+    let home = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("TERM", "xterm");
+    let mut term = expectrl::Session::spawn(command).unwrap();
+    term.set_expect_timeout(Some(std::time::Duration::from_secs(20)));
+    term.expect("speaks the Agent Client Protocol on stdin/stdout")
+        .unwrap();
+    term.expect("tandem login").unwrap();
+    term.send("\x04").unwrap();
+    term.expect(expectrl::Eof).unwrap();
 }
