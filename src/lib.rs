@@ -40,10 +40,7 @@ use session::SessionManager;
 
 /// The model client the configuration asks for: the replay fixture or the HTTP endpoint.
 pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
-    Ok(match &config.replay {
-        Some(path) => Arc::new(model::replay::ReplayClient::load(path)?),
-        None => Arc::new(model::openai::OpenAiClient::new(config)),
-    })
+    Ok(model::client_for(config)?)
 }
 
 /// Serves ACP over `transport` until the client goes away, then flushes the sessions'

@@ -110,3 +110,13 @@ pub trait ModelClient: Send + Sync {
     /// Dropping the returned stream (or the future) aborts the request.
     fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>>;
 }
+
+/// The model client `config` asks for: the replay fixture or the HTTP endpoint.
+pub fn client_for(
+    config: &crate::config::Config,
+) -> Result<std::sync::Arc<dyn ModelClient>, ModelError> {
+    Ok(match &config.replay {
+        Some(path) => std::sync::Arc::new(replay::ReplayClient::load(path)?),
+        None => std::sync::Arc::new(openai::OpenAiClient::new(config)),
+    })
+}

@@ -121,12 +121,7 @@ fn short_detail(body: &[u8]) -> String {
 
 /// Sends `config`'s default model a one-token chat completion and reads the answer through.
 pub async fn one_token(config: &Config) -> Result<(), ModelError> {
-    let client = crate::model_client(config).map_err(|e| {
-        ModelError::new(
-            super::error::ErrorClass::BadRequest,
-            format!("cannot set up the model client: {e:#}"),
-        )
-    })?;
+    let client = super::client_for(config)?;
     let request = ModelRequest {
         model: config.default_model.clone(),
         messages: vec![Message::User(vec![UserPart::Text("Reply with OK.".into())])],

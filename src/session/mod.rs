@@ -194,10 +194,10 @@ impl SessionManager {
         if missing_key(&config).is_some() {
             return None;
         }
-        let client = match crate::model_client(&config) {
+        let client = match crate::model::client_for(&config) {
             Ok(client) => client,
             Err(e) => {
-                tracing::warn!("cannot set up the model client: {e:#}");
+                tracing::warn!("cannot set up the model client: {e}");
                 return None;
             }
         };
