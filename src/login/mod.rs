@@ -84,7 +84,17 @@ async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), 
         current
     };
     let (key, listing) = if interactive && !key_stdin {
-        key_by_prompt(&target).await?
+        // A key stored earlier for this server can be kept by pressing Enter.
+        let stored = match store.lookup(&target.base_url) {
+            Ok(found) => found.map(|(key, _)| key),
+            Err(e) => {
+                say(format!(
+                    "! the stored key cannot be read ({e}); enter it again"
+                ));
+                None
+            }
+        };
+        key_by_prompt(&target, stored.as_deref()).await?
     } else {
         key_from_stdin(&target, key_stdin).await?
     };
@@ -106,19 +116,23 @@ async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), 
 
 /// Asks for the key until the server takes it (a few tries), and returns it with the
 /// server's model list.
-async fn key_by_prompt(target: &Target) -> Result<(Option<ApiKey>, Listing), LoginError> {
+async fn key_by_prompt(
+    target: &Target,
+    stored: Option<&str>,
+) -> Result<(Option<ApiKey>, Listing), LoginError> {
     if !target.asks_key() {
         return Ok((None, list(target, None).await?));
     }
     for attempt in 1..=prompt::KEY_ATTEMPTS {
-        let Some(text) = prompt::key(target, attempt)? else {
+        let typed = prompt::key(target, attempt, stored.is_some())?;
+        let Some(text) = typed.as_deref().or(stored) else {
             if target.needs_key {
                 say(format!("✗ {} needs an API key.", target.label()));
                 continue;
             }
             return Ok((None, list(target, None).await?));
         };
-        let key = checked(&text)?;
+        let key = checked(text)?;
         match list(target, Some(&key)).await {
             Ok(listing) => return Ok((Some(key), listing)),
             Err(LoginError::Refused(message)) => say(format!("✗ {message}")),

@@ -57,21 +57,23 @@ fn describe(preset: &Preset) -> String {
     format!("{:<11} {} ({key})", preset.name, preset.base_url)
 }
 
-/// The key, typed without echo; `None` when the user left it empty where that is allowed.
-pub fn key(target: &Target, attempt: usize) -> io::Result<Option<String>> {
-    let prompt = if target.needs_key {
-        format!("API key for {} (not shown as you type)", target.label())
+/// The key, typed without echo; `None` when the user left it empty (to keep the `stored`
+/// one, or where the server needs none).
+pub fn key(target: &Target, attempt: usize, stored: bool) -> io::Result<Option<String>> {
+    let empty = if stored {
+        "; press Enter to keep the stored key"
+    } else if target.needs_key {
+        ""
     } else {
-        format!(
-            "API key for {} (not shown; press Enter if the server needs none)",
-            target.label()
-        )
+        "; press Enter if the server needs none"
     };
-    let prompt = if attempt > 1 {
-        format!("{prompt}, attempt {attempt} of {KEY_ATTEMPTS}")
-    } else {
-        prompt
-    };
+    let mut prompt = format!(
+        "API key for {} (not shown as you type{empty})",
+        target.label()
+    );
+    if attempt > 1 {
+        prompt.push_str(&format!(", attempt {attempt} of {KEY_ATTEMPTS}"));
+    }
     let key = Password::with_theme(&theme())
         .with_prompt(prompt)
         .allow_empty_password(true)

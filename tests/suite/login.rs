@@ -421,4 +421,32 @@ async fn the_interactive_login_in_a_terminal() {
         std::fs::read_to_string(ws.home().join(".config/tandem/credentials.toml")).unwrap();
     assert!(stored.contains(TEST_KEY) && !stored.contains("sk-wrong-999"));
     assert_eq!(mock.requests()[0].body["model"], "other-model");
+
+    // Again, for the same server: Enter keeps the stored key.
+    mock.push(Reply::text(&["OK"]));
+    let env = home_only(&ws);
+    let base_url = mock.base_url.clone();
+    tokio::task::spawn_blocking(move || {
+        use expectrl::Expect;
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .args(["login", "--base-url", &base_url])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("TERM", "xterm")
+            .envs(env.iter().cloned());
+        let mut term = expectrl::Session::spawn(command).unwrap();
+        term.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+        term.expect("press Enter to keep the stored key").unwrap();
+        term.send("\r").unwrap();
+        term.expect("Which model?").unwrap();
+        term.send("\r").unwrap();
+        term.expect("tandem is ready").unwrap();
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        mock.requests()[1].authorization().as_deref(),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
 }
