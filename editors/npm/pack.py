@@ -64,6 +64,9 @@ def main() -> int:
     parser.add_argument("--archives", type=Path, default=ROOT / "target" / "distrib")
     parser.add_argument("--out", type=Path, default=ROOT / "target" / "npm")
     args = parser.parse_args()
+    # npm pack runs inside each package: the paths must not depend on the working directory.
+    args.archives = args.archives.resolve()
+    args.out = args.out.resolve()
     cargo = tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]
     version = cargo["version"]
     if args.out.exists():
