@@ -5,6 +5,8 @@
 
 Measures (medians; min and max in brackets):
   startup    spawn -> initialize answer, spawn -> session/new answer, idle RSS after it
+  keys       spawn -> initialize answer with the key in the environment, in the file
+             `tandem login` writes, and in that file after the system keyring was asked
   load       session/load of a stored 2,000- and 20,000-message session, and RSS after
   stream     100,000 chunks from a loopback SSE model server sent as fast as it can:
              chunks/s reaching the client and the latency each chunk adds
@@ -115,6 +117,31 @@ def bench_startup(binary, runs, scratch):
         "spawn_to_session_new_ms": summary(t_new, "ms"),
         "idle_rss_mib": summary(rss, "MiB", 1),
     }
+
+
+def bench_keys(binary, runs, scratch):
+    """spawn -> initialize with no replay, by where the key is: the environment, the file
+    `tandem login` writes, or that file after the system keyring was asked first (the default
+    for an editor that sets no variable)."""
+    config = os.path.join(scratch, "config", "tandem")
+    os.makedirs(config, exist_ok=True)
+    with open(os.path.join(config, "credentials.toml"), "w") as f:
+        f.write('[keys]\n"https://api.openai.com/v1" = "sk-bench"\n')
+    os.chmod(os.path.join(config, "credentials.toml"), 0o600)
+    cases = {
+        "key_in_env": {"OPENAI_API_KEY": "sk-bench", "TANDEM_CREDENTIAL_STORE": "file"},
+        "key_in_file": {"TANDEM_CREDENTIAL_STORE": "file"},
+        "keyring_then_file": {},
+    }
+    times = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, extra in cases.items():
+            env = {**scratch_env(scratch), "PATH": os.environ.get("PATH", ""), **extra}
+            agent = Agent(binary, [], env)
+            agent.request("initialize", INIT)
+            times[name].append((time.perf_counter() - agent.started) * 1000)
+            agent.close()
+    return {f"spawn_to_initialize_{name}_ms": summary(v, "ms") for name, v in times.items()}
 
 
 WORDS = "the a fix test build error value field module function struct file return change".split()
@@ -311,7 +338,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default=os.path.join(ROOT, "target/release/tandem"))
     parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--only", nargs="*", default=["startup", "load", "stream", "tool", "size"])
+    parser.add_argument("--only", nargs="*", default=["startup", "keys", "load", "stream", "tool", "size"])
     parser.add_argument("--json")
     args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="tandem-bench-")
@@ -319,6 +346,8 @@ def main():
     try:
         if "startup" in args.only:
             results.update(bench_startup(args.binary, args.runs, scratch))
+        if "keys" in args.only:
+            results.update(bench_keys(args.binary, args.runs, scratch))
         if "load" in args.only:
             results.update(bench_load(args.binary, args.runs, scratch))
         if "stream" in args.only:
