@@ -360,6 +360,46 @@ async fn an_unknown_host_is_named_as_such() {
     assert!(stderr.contains("could not resolve host"), "{stderr}");
 }
 
+/// `tandem login ARGS` in a pseudo-terminal with `env` only. The terminal starts with echo
+/// on, as a user's does (the pty library turns it off), so that [`type_secret`] can tell when
+/// the hidden-input prompt is reading.
+#[cfg(unix)]
+fn login_terminal(env: &[(String, String)], args: &[&str]) -> expectrl::session::OsSession {
+    let mut command = Command::new("sh");
+    command
+        .args([
+            "-c",
+            "stty echo && exec \"$0\" login \"$@\"",
+            env!("CARGO_BIN_EXE_tandem"),
+        ])
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TERM", "xterm")
+        .envs(env.iter().cloned());
+    let mut term = expectrl::Session::spawn(command).unwrap();
+    term.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+    term
+}
+
+/// Types `text` at a hidden-input prompt once the prompt reads: the terminal's echo goes off
+/// then, and switching it off discards what was typed before (`TCSAFLUSH`), as a real
+/// terminal would lose keys typed that early.
+#[cfg(unix)]
+fn type_secret(term: &mut expectrl::session::OsSession, text: &str) {
+    use expectrl::Expect;
+    use expectrl::process::Termios;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while term.is_echo().unwrap() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the key prompt never started reading"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    term.send(text).unwrap();
+}
+
 /// The login a person types: the server from the menu, a URL, a wrong key (refused, asked
 /// again, nothing saved), then the right one and a model picked from the list.
 #[cfg(unix)]
@@ -374,15 +414,7 @@ async fn the_interactive_login_in_a_terminal() {
     let home = ws.home();
     tokio::task::spawn_blocking(move || {
         use expectrl::Expect;
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
-        command
-            .arg("login")
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("TERM", "xterm")
-            .envs(env.iter().cloned());
-        let mut term = expectrl::Session::spawn(command).unwrap();
-        term.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+        let mut term = login_terminal(&env, &[]);
         term.expect("Which model server?").unwrap();
         // Down past the eight presets to "another OpenAI-compatible server".
         for _ in 0..8 {
@@ -394,7 +426,7 @@ async fn the_interactive_login_in_a_terminal() {
         // A wrong key: the server refuses it, the user is asked again.
         flip.serve_info("/v1/models", 401, json!({"error": {"message": "bad key"}}));
         term.expect("API key for").unwrap();
-        term.send("sk-wrong-999\r").unwrap();
+        type_secret(&mut term, "sk-wrong-999\r");
         term.expect("refused the key").unwrap();
         term.expect("attempt 2 of 3").unwrap();
         assert!(
@@ -406,7 +438,7 @@ async fn the_interactive_login_in_a_terminal() {
             200,
             json!({"data": [{"id": "mock-model"}, {"id": "other-model"}]}),
         );
-        term.send(format!("{TEST_KEY}\r")).unwrap();
+        type_secret(&mut term, &format!("{TEST_KEY}\r"));
         term.expect("Which model?").unwrap();
         term.send("other").unwrap();
         term.send("\r").unwrap();
@@ -428,17 +460,9 @@ async fn the_interactive_login_in_a_terminal() {
     let base_url = mock.base_url.clone();
     tokio::task::spawn_blocking(move || {
         use expectrl::Expect;
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
-        command
-            .args(["login", "--base-url", &base_url])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("TERM", "xterm")
-            .envs(env.iter().cloned());
-        let mut term = expectrl::Session::spawn(command).unwrap();
-        term.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+        let mut term = login_terminal(&env, &["--base-url", &base_url]);
         term.expect("press Enter to keep the stored key").unwrap();
-        term.send("\r").unwrap();
+        type_secret(&mut term, "\r");
         term.expect("Which model?").unwrap();
         term.send("\r").unwrap();
         term.expect("tandem is ready").unwrap();
