@@ -24,6 +24,7 @@ pub use limits::{LoopGuard, Timeouts};
 pub use mcp::ServerSpec;
 pub use presets::Preset;
 pub use project::{ProjectConfig, project};
+pub use resolve::checked_key;
 pub use settings::Settings;
 
 /// Settings given on the command line; `None` means "not given".
@@ -289,8 +290,7 @@ impl Config {
             let store = config.credentials()?;
             match store.lookup(&config.endpoint.base_url) {
                 Ok(Some((key, place))) => {
-                    config.endpoint.api_key =
-                        Some(resolve::checked_key("tandem login's store", &key)?);
+                    config.endpoint.api_key = Some(checked_key("tandem login's store", &key)?);
                     config.endpoint.key_from = KeyFrom::Stored(place);
                 }
                 Ok(None) => {}

@@ -315,7 +315,7 @@ fn parse_env<T: std::str::FromStr>(
 /// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
 /// `$(cat keyfile)`) is dropped, and what a header cannot carry (control or non-ASCII
 /// characters) is refused with a clear message.
-pub(super) fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
+pub fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
     let key = key.trim();
     if key.chars().any(|c| c.is_control() || !c.is_ascii()) {
         return Err(ConfigError::Invalid(format!(

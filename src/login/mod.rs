@@ -175,13 +175,10 @@ async fn key_from_stdin(
 
 /// A key that can go into an HTTP header, protected from logs from here on.
 fn checked(text: &str) -> Result<ApiKey, LoginError> {
-    if text.chars().any(|c| c.is_control() || !c.is_ascii()) {
-        return Err(LoginError::Usage(
-            "the key contains control or non-ASCII characters; paste the key alone".into(),
-        ));
-    }
-    crate::secrets::protect(text, Vec::new());
-    Ok(ApiKey::new(text))
+    let key = crate::config::checked_key("the key you gave", text)
+        .map_err(|e| LoginError::Usage(e.to_string()))?;
+    crate::secrets::protect(key.expose(), Vec::new());
+    Ok(key)
 }
 
 /// The server's models, asked with `key`: a refusal means a wrong key.

@@ -63,6 +63,40 @@ impl Workspace {
     }
 }
 
+/// Runs `tandem ARGS` to completion with exactly `env`, in `cwd` when given, with `stdin`
+/// piped in (closed at once when `None`): (exit status, stdout, stderr).
+pub fn run_tandem(
+    args: &[&str],
+    env: &[(String, String)],
+    stdin: Option<&str>,
+    cwd: Option<&Path>,
+) -> (i32, String, String) {
+    use std::io::Write;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+    command
+        .args(args)
+        .env_clear()
+        .envs(env.iter().cloned())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if let Some(dir) = cwd {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        pipe.write_all(text.as_bytes()).unwrap();
+    }
+    drop(pipe);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
 /// A path as a string, as the agent under test spells it (see [`wine`]).
 pub fn path_str(p: &Path) -> String {
     wine::agent_path(p)

@@ -10,29 +10,10 @@ fn exec(
     args: &[&str],
     stdin: Option<&str>,
 ) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .arg("exec")
-        .args(args)
-        .current_dir(ws.project())
-        .env_clear()
-        .envs(env.iter().cloned())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        pipe.write_all(text.as_bytes()).unwrap();
-    }
-    drop(pipe);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let args: Vec<&str> = std::iter::once("exec")
+        .chain(args.iter().copied())
+        .collect();
+    crate::common::run_tandem(&args, env, stdin, Some(&ws.project()))
 }
 
 /// `exec` from an async test: the blocking wait runs off the runtime that serves the mock model.

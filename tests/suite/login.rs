@@ -2,7 +2,7 @@
 //! ACP registry's check) is offered, `tandem login` scripted and typed, and `tandem logout`.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -16,31 +16,11 @@ fn home_only(ws: &Workspace) -> Vec<(String, String)> {
     env
 }
 
-/// `tandem ARGS` with `env` only, `stdin` piped in; (status, stdout, stderr).
+/// `tandem ARGS` with `env` (and PATH), `stdin` piped in; (status, stdout, stderr).
 fn tandem(env: &[(String, String)], args: &[&str], stdin: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(env.iter().cloned())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let mut env = env.to_vec();
+    env.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
+    crate::common::run_tandem(args, &env, Some(stdin), None)
 }
 
 /// [`tandem`] off the runtime that serves the mock model.
