@@ -15,38 +15,20 @@ import shutil
 import stat
 import subprocess
 import sys
-import tarfile
 import tomllib
-import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 NAME = "tandem-acp"
 
-# npm platform -> the dist targets that serve it, preferred first.
-PLATFORMS = {
-    "darwin-arm64": ["aarch64-apple-darwin"],
-    "darwin-x64": ["x86_64-apple-darwin"],
-    "linux-arm64": ["aarch64-unknown-linux-musl"],
-    "linux-x64": ["x86_64-unknown-linux-musl"],
-    "win32-arm64": ["aarch64-pc-windows-msvc"],
-    "win32-x64": ["x86_64-pc-windows-msvc", "x86_64-pc-windows-gnu"],
-}
+sys.path.insert(0, str(ROOT / "editors" / "release"))
+import archives as dist  # noqa: E402
 
 
 def extract_binary(archive: Path, dest: Path) -> None:
     """Copies the tandem binary out of a dist archive into dest (executable)."""
-    if archive.name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as z:
-            name = next(n for n in z.namelist() if n.rsplit("/", 1)[-1] == "tandem.exe")
-            dest.write_bytes(z.read(name))
-    else:
-        with tarfile.open(archive, "r:gz") as t:
-            member = next(m for m in t.getmembers() if m.isfile() and m.name.rsplit("/", 1)[-1] == "tandem")
-            source = t.extractfile(member)
-            assert source is not None
-            dest.write_bytes(source.read())
+    dest.write_bytes(dist.read_binary(archive))
     dest.chmod(dest.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
@@ -74,11 +56,9 @@ def main() -> int:
     args.out.mkdir(parents=True)
 
     packed = []
-    for platform, targets in PLATFORMS.items():
-        archive = next(
-            (p for t in targets for p in [args.archives / f"tandem-{t}.tar.gz", args.archives / f"tandem-{t}.zip"] if p.is_file()),
-            None,
-        )
+    platforms = [npm for (_, npm) in dist.PLATFORMS]
+    for (_, platform), targets in dist.PLATFORMS.items():
+        archive = dist.find(args.archives, targets)
         if archive is None:
             print(f"no archive for {platform}: its package is listed but not packed", file=sys.stderr)
             continue
@@ -112,7 +92,7 @@ def main() -> int:
         "bin": {NAME: "bin/tandem-acp.js", "tandem": "bin/tandem-acp.js"},
         "files": ["bin", "LICENSE", "README.md"],
         "engines": {"node": ">=18"},
-        "optionalDependencies": {f"{NAME}-{platform}": version for platform in PLATFORMS},
+        "optionalDependencies": {f"{NAME}-{platform}": version for platform in platforms},
     }
     (main_dir / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
     packed.append(main_dir)

@@ -13,44 +13,12 @@ missing are left out (a local check has no macOS build); a release entry needs a
 import argparse
 import json
 import sys
-import tarfile
 import tomllib
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# Registry platform -> the dist targets that serve it, preferred first.
-PLATFORMS = {
-    "darwin-aarch64": ["aarch64-apple-darwin"],
-    "darwin-x86_64": ["x86_64-apple-darwin"],
-    "linux-aarch64": ["aarch64-unknown-linux-musl"],
-    "linux-x86_64": ["x86_64-unknown-linux-musl"],
-    "windows-aarch64": ["aarch64-pc-windows-msvc"],
-    "windows-x86_64": ["x86_64-pc-windows-msvc", "x86_64-pc-windows-gnu"],
-}
-
-
-def archive_for(archives: Path, target: str) -> Path | None:
-    for suffix in (".tar.gz", ".zip"):
-        path = archives / f"tandem-{target}{suffix}"
-        if path.is_file():
-            return path
-    return None
-
-
-def binary_inside(archive: Path) -> str:
-    """The archive's path of the tandem binary, as `./…`."""
-    if archive.name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as z:
-            names = z.namelist()
-    else:
-        with tarfile.open(archive, "r:gz") as t:
-            names = [m.name for m in t.getmembers() if m.isfile()]
-    for name in names:
-        if name.rsplit("/", 1)[-1] in ("tandem", "tandem.exe"):
-            return "./" + name.removeprefix("./")
-    raise SystemExit(f"{archive} holds no tandem binary: {names}")
+sys.path.insert(0, str(ROOT / "editors" / "release"))
+import archives as dist  # noqa: E402
 
 
 def main() -> int:
@@ -66,14 +34,14 @@ def main() -> int:
     version = cargo["version"]
     binary = {}
     missing = []
-    for platform, targets in PLATFORMS.items():
-        archive = next((a for a in (archive_for(args.archives, t) for t in targets) if a), None)
+    for (platform, _), targets in dist.PLATFORMS.items():
+        archive = dist.find(args.archives, targets)
         if archive is None:
             missing.append(platform)
             continue
         binary[platform] = {
             "archive": f"{args.base_url.rstrip('/')}/{archive.name}",
-            "cmd": binary_inside(archive),
+            "cmd": "./" + dist.binary_member(archive).removeprefix("./"),
         }
     if missing and args.require_all:
         print(f"no archive for {', '.join(missing)} in {args.archives}", file=sys.stderr)
