@@ -26,14 +26,21 @@ fi
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || apt_install mingw-w64
 command -v wine >/dev/null 2>&1 || apt_install wine
 command -v qemu-aarch64-static >/dev/null 2>&1 || apt_install qemu-user-static
+# CI sets TANDEM_PRUNE_TARGETS=1 to free each target's build directory once it is done.
+prune() {
+  if [ "${TANDEM_PRUNE_TARGETS:-0}" = 1 ]; then rm -rf "target/$1"; fi
+}
 
 echo "== macOS: cargo check, warnings are errors"
 for target in aarch64-apple-darwin x86_64-apple-darwin; do
   RUSTFLAGS="-D warnings" cargo-zigbuild check --locked --all-features --target "$target"
 done
+prune aarch64-apple-darwin
+prune x86_64-apple-darwin
 
 echo "== static Linux x86_64 (musl): the whole integration suite"
 cargo-zigbuild test --locked --all-features --target x86_64-unknown-linux-musl
+prune x86_64-unknown-linux-musl
 
 echo "== static Linux aarch64 (musl): a build and a handshake under qemu"
 # The dev profile keeps CI short; the code is the same as the release build's.
@@ -44,6 +51,8 @@ answer=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
   | env -i PATH="$PATH" HOME="$(mktemp -d)" OPENAI_API_KEY=x qemu-aarch64-static "$arm")
 echo "$answer"
 echo "$answer" | grep -q '"protocolVersion":1' || { echo "no initialize answer from the aarch64 build" >&2; exit 1; }
+prune aarch64-unknown-linux-musl
 
 echo "== Windows (x86_64-pc-windows-gnu) under wine"
 tests/windows/run.sh
+prune x86_64-pc-windows-gnu
