@@ -11,6 +11,7 @@ pub mod config;
 pub mod credentials;
 pub mod customize;
 pub mod doctor;
+pub mod edit;
 pub mod exec;
 #[cfg(feature = "fuzzing")]
 pub mod harness;

@@ -1,0 +1,133 @@
+//! Writing a model's new lines where its quoted lines matched: lines the model left as they
+//! were keep the file's exact text, new lines take the file's indentation and line ends, and
+//! the file keeps (or keeps lacking) its final newline.
+
+use similar::{Algorithm, DiffOp};
+
+use super::lines::Line;
+use super::matcher::{Tier, key};
+use super::{fold, indent};
+
+/// One matched block and what replaces it, in a file's lines.
+pub struct Splice<'s, 'a> {
+    /// The file's lines.
+    pub lines: &'s [Line<'a>],
+    /// Where the match starts (0-based line).
+    pub start: usize,
+    /// The quoted lines (as many as matched).
+    pub needle: &'s [&'s str],
+    /// The new lines.
+    pub new: &'s [&'s str],
+    /// The tier that matched.
+    pub tier: Tier,
+    /// The line end new lines get.
+    pub eol: &'s str,
+    /// What one level of indentation is in this file.
+    pub unit: &'s str,
+}
+
+impl Splice<'_, '_> {
+    /// The byte range the block covers in the file and the text that replaces it.
+    pub fn render(&self) -> (std::ops::Range<usize>, String) {
+        let n = self.needle.len();
+        let block = &self.lines[self.start..self.start + n];
+        let found: Vec<&str> = block.iter().map(|l| l.text).collect();
+        let reindent = self
+            .tier
+            .reindents()
+            .then(|| indent::Reindent::new(self.needle, &found, self.new, self.unit));
+        let introduced: Vec<char> = if self.tier == Tier::Punctuation {
+            let file_text: String = found.concat();
+            self.needle
+                .iter()
+                .flat_map(|l| l.chars())
+                .filter(|c| fold::ascii_for(*c).is_some() && !file_text.contains(*c))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let written = |line: &str| -> String {
+            let line = match &reindent {
+                Some(r) => r.line(line),
+                None => line.to_string(),
+            };
+            if introduced.is_empty() {
+                return line;
+            }
+            line.chars()
+                .map(|c| match (introduced.contains(&c), fold::ascii_for(c)) {
+                    (true, Some(ascii)) => ascii.to_string(),
+                    _ => c.to_string(),
+                })
+                .collect()
+        };
+        let mut out: Vec<(String, &str)> = Vec::new();
+        for op in self.ops() {
+            match op {
+                DiffOp::Equal {
+                    old_index,
+                    new_index: _,
+                    len,
+                } => out.extend(
+                    block[old_index..old_index + len]
+                        .iter()
+                        .map(|l| (l.text.to_string(), l.end)),
+                ),
+                DiffOp::Delete { .. } => {}
+                DiffOp::Insert {
+                    new_index, new_len, ..
+                }
+                | DiffOp::Replace {
+                    new_index, new_len, ..
+                } => out.extend(
+                    self.new[new_index..new_index + new_len]
+                        .iter()
+                        .map(|l| (written(l), self.eol)),
+                ),
+            }
+        }
+        let last_end = block.last().map_or(self.eol, |l| l.end);
+        let mut from = block.first().map_or(0, |l| l.start);
+        let to = block.last().map_or(from, |l| l.start + l.text.len() + l.end.len());
+        if out.is_empty() && last_end.is_empty() && self.start > 0 {
+            // The last lines go from a file without a final newline: the line before them
+            // becomes the last, and loses its line end.
+            let prev = &self.lines[self.start - 1];
+            from = prev.start + prev.text.len();
+        }
+        let count = out.len();
+        let mut text = String::new();
+        for (i, (line, end)) in out.into_iter().enumerate() {
+            text.push_str(&line);
+            if i + 1 == count {
+                text.push_str(last_end);
+            } else if end.is_empty() {
+                text.push_str(self.eol);
+            } else {
+                text.push_str(end);
+            }
+        }
+        (from..to, text)
+    }
+
+    /// How the new lines differ from the quoted ones, compared the way the tier compares
+    /// (with each line's depth, where indentation was ignored).
+    fn ops(&self) -> Vec<DiffOp> {
+        let depth = if self.tier.reindents() {
+            indent::ranks(self.needle.iter().chain(self.new).copied())
+        } else {
+            vec![None; self.needle.len() + self.new.len()]
+        };
+        let keyed = |lines: &[&str], depths: &[Option<usize>]| -> Vec<(Option<usize>, String)> {
+            lines
+                .iter()
+                .zip(depths)
+                .map(|(l, d)| (*d, key(self.tier, l).into_owned()))
+                .collect()
+        };
+        let (needle_depth, new_depth) = depth.split_at(self.needle.len());
+        let old = keyed(self.needle, needle_depth);
+        let new = keyed(self.new, new_depth);
+        similar::capture_diff_slices(Algorithm::Myers, &old, &new)
+    }
+}

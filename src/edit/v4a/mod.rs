@@ -1,0 +1,9 @@
+//! The V4A patch format GPT models are trained on (`*** Begin Patch` … `*** End Patch`),
+//! parsed from its published description, and applied with the same tiered matcher as
+//! `edit_file`: every file or none.
+
+mod apply;
+mod parse;
+
+pub use apply::{Change, Outcome, PatchError, apply};
+pub use parse::{FileOp, Hunk, ParseError, Patch, parse};
