@@ -139,8 +139,12 @@ pub fn session_updates(event: TurnEvent) -> Vec<SessionUpdate> {
             id,
             status,
             content,
+            title,
         } => {
             let mut fields = acp::ToolCallUpdateFields::new();
+            if let Some(title) = title {
+                fields = fields.title(title);
+            }
             if let Some(status) = status {
                 fields = fields.status(tool_status(status));
             }

@@ -55,6 +55,7 @@ pub(super) struct FileModel {
     pub context_window: Option<u64>,
     pub reasoning_effort: Option<bool>,
     pub images: Option<bool>,
+    pub edit_tool: Option<super::EditTool>,
 }
 
 /// The `[retry]` table.

@@ -117,6 +117,29 @@ pub struct ModelSpec {
     pub reasoning_effort: bool,
     /// Whether the model takes image parts.
     pub images: bool,
+    /// How the model edits files.
+    pub edit_tool: EditTool,
+}
+
+/// How a model is offered file edits: `apply_patch` (the V4A format GPT models are trained
+/// on) instead of `edit_file` and `write_file`, or those two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditTool {
+    /// `apply_patch`.
+    ApplyPatch,
+    /// `edit_file` and `write_file`.
+    EditFile,
+}
+
+impl EditTool {
+    /// Whether a model that edits this way is offered the tool `name`.
+    pub fn offers(self, name: &str) -> bool {
+        match self {
+            EditTool::ApplyPatch => !matches!(name, "edit_file" | "write_file"),
+            EditTool::EditFile => name != "apply_patch",
+        }
+    }
 }
 
 /// A custom action (`[[actions]]`): a named prompt template or a named command.

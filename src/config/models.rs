@@ -43,6 +43,9 @@ pub(super) fn resolve_models(
                 images: detail
                     .and_then(|d| d.images)
                     .unwrap_or_else(|| presets::known_images(&id)),
+                edit_tool: detail
+                    .and_then(|d| d.edit_tool)
+                    .unwrap_or_else(|| presets::known_edit_tool(&id)),
                 id,
             }
         })

@@ -7,7 +7,7 @@
 //! - `edit_file(src/**)`, `read_file(~/.ssh/**)`: a path glob (`~/` is the home directory, a
 //!   relative glob is relative to the session's folder). Any file tool's name works and means
 //!   its kind of access: `read_file`, `list_dir`, `glob`, `grep` read; `write_file`,
-//!   `edit_file` edit. Without a pattern: every read, or every edit.
+//!   `edit_file`, `apply_patch` edit. Without a pattern: every read, or every edit.
 //! - `mcp__server__tool`, `mcp__server__*` or `mcp__server`: MCP tools by name.
 
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ use serde::Deserialize;
 /// Tools whose calls read a path; a rule naming one governs every read.
 pub const READ_TOOLS: [&str; 4] = ["read_file", "list_dir", "glob", "grep"];
 /// Tools whose calls change a file; a rule naming one governs every edit.
-pub const EDIT_TOOLS: [&str; 2] = ["write_file", "edit_file"];
+pub const EDIT_TOOLS: [&str; 3] = ["write_file", "edit_file", "apply_patch"];
 /// The command tool.
 pub const COMMAND_TOOL: &str = "run_command";
 

@@ -148,9 +148,69 @@ pub fn known_images(model: &str) -> bool {
         .any(|p| bare.starts_with(p))
 }
 
+/// How a model family edits files: `apply_patch` for the families trained on the V4A
+/// format (GPT-4.1 and later GPT versions, the o-series, codex models), `edit_file` for
+/// every other.
+pub fn known_edit_tool(model: &str) -> super::EditTool {
+    let bare = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let o_series = bare
+        .strip_prefix('o')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    let gpt_version = bare.strip_prefix("gpt-").and_then(|rest| {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let mut parts = rest[..end].split('.');
+        let major: u32 = parts.next()?.parse().ok()?;
+        let minor: u32 = parts.next().map_or(Some(0), |m| m.parse().ok())?;
+        Some((major, minor))
+    });
+    if o_series || bare.contains("codex") || gpt_version.is_some_and(|v| v >= (4, 1)) {
+        super::EditTool::ApplyPatch
+    } else {
+        super::EditTool::EditFile
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpt_4_1_and_later_o_series_and_codex_patch() {
+        use super::super::EditTool::{ApplyPatch, EditFile};
+        for id in [
+            "gpt-4.1",
+            "gpt-4.1-mini",
+            "openai/gpt-4.1-nano",
+            "gpt-5",
+            "gpt-5.1-codex",
+            "GPT-5-mini",
+            "o3",
+            "o4-mini",
+            "o1",
+            "codex-mini-latest",
+        ] {
+            assert_eq!(known_edit_tool(id), ApplyPatch, "{id}");
+        }
+        for id in [
+            "gpt-4o",
+            "gpt-4o-mini",
+            "gpt-4",
+            "gpt-3.5-turbo",
+            "qwen2.5-coder:7b",
+            "llama3.1",
+            "deepseek-chat",
+            "claude-sonnet-4",
+            "ollama/olmo2",
+        ] {
+            assert_eq!(known_edit_tool(id), EditFile, "{id}");
+        }
+    }
 
     #[test]
     fn longest_prefix_wins() {

@@ -163,7 +163,13 @@ impl Corpus {
     }
 
     /// The text a case's file starts as (for the stdio sample, which serves it).
-    pub fn source(&self, file: Option<&str>, text: Option<&str>, eol: Option<&str>, bom: bool) -> anyhow::Result<String> {
+    pub fn source(
+        &self,
+        file: Option<&str>,
+        text: Option<&str>,
+        eol: Option<&str>,
+        bom: bool,
+    ) -> anyhow::Result<String> {
         let raw = match (file, text) {
             (Some(name), None) => self
                 .files
@@ -184,13 +190,22 @@ impl Corpus {
     /// The file an `edit_file` case starts from, and the one it must end as (`None` for a
     /// refusal).
     pub fn edit_files(&self, case: &Case) -> anyhow::Result<(String, Option<String>)> {
-        let before = self.source(case.file.as_deref(), case.text.as_deref(), case.eol.as_deref(), case.bom)?;
+        let before = self.source(
+            case.file.as_deref(),
+            case.text.as_deref(),
+            case.eol.as_deref(),
+            case.bom,
+        )?;
         if refusal(&case.expect) {
             return Ok((before, None));
         }
         let mut expected = before.clone();
         for swap in &case.want {
-            expected = swapped(&expected, &convert(&swap.old, case.eol.as_deref()), &convert(&swap.new, case.eol.as_deref()))?;
+            expected = swapped(
+                &expected,
+                &convert(&swap.old, case.eol.as_deref()),
+                &convert(&swap.new, case.eol.as_deref()),
+            )?;
         }
         Ok((before, Some(expected)))
     }
@@ -230,7 +245,9 @@ impl Corpus {
         Ok(match (result, expected) {
             (Ok(applied), Some(expected)) => {
                 let got = doc.render(&applied.text);
-                judge_applied(case, applied.tier(), got == expected, || diff_note(&expected, &got))
+                judge_applied(case, applied.tier(), got == expected, || {
+                    diff_note(&expected, &got)
+                })
             }
             (Ok(applied), None) => Verdict::Wrong(format!(
                 "applied at tier {} where it must be refused as {}",
@@ -252,7 +269,12 @@ impl Corpus {
     fn run_patch(&self, case: &Case, patch: &str, max: Tier) -> anyhow::Result<Verdict> {
         let mut files: BTreeMap<String, Option<String>> = BTreeMap::new();
         for spec in &case.before {
-            let text = self.source(spec.file.as_deref(), spec.text.as_deref(), spec.eol.as_deref(), spec.bom)?;
+            let text = self.source(
+                spec.file.as_deref(),
+                spec.text.as_deref(),
+                spec.eol.as_deref(),
+                spec.bom,
+            )?;
             files.insert(spec.path.clone(), Some(text));
         }
         let expected = if refusal(&case.expect) {
@@ -262,7 +284,15 @@ impl Corpus {
         };
         let parsed = match v4a::parse(patch) {
             Ok(parsed) => parsed,
-            Err(e) => return Ok(judge_refused(case, "invalid", &[], expected.is_some(), &e.to_string())),
+            Err(e) => {
+                return Ok(judge_refused(
+                    case,
+                    "invalid",
+                    &[],
+                    expected.is_some(),
+                    &e.to_string(),
+                ));
+            }
         };
         let mut docs: HashMap<String, Option<Document>> = files
             .iter()
@@ -270,7 +300,10 @@ impl Corpus {
             .collect();
         for op in &parsed.ops {
             docs.entry(op.path().to_string()).or_insert(None);
-            if let v4a::FileOp::Update { move_to: Some(to), .. } = op {
+            if let v4a::FileOp::Update {
+                move_to: Some(to), ..
+            } = op
+            {
                 docs.entry(to.clone()).or_insert(None);
             }
         }
@@ -286,7 +319,13 @@ impl Corpus {
                     v4a::PatchError::Ambiguous { found, .. } => ("ambiguous", found.lines.clone()),
                     v4a::PatchError::Unreadable(_) => ("unreadable", Vec::new()),
                 };
-                return Ok(judge_refused(case, kind, &lines, expected.is_some(), &error.to_string()));
+                return Ok(judge_refused(
+                    case,
+                    kind,
+                    &lines,
+                    expected.is_some(),
+                    &error.to_string(),
+                ));
             }
         };
         let tier = outcomes.iter().map(|o| o.tier).max().unwrap_or(Tier::Exact);
@@ -311,7 +350,9 @@ impl Corpus {
             )),
             Some(mut expected) => {
                 expected.retain(|_, v| v.is_some());
-                judge_applied(case, tier, got == expected, || format!("expected {expected:?}, got {got:?}"))
+                judge_applied(case, tier, got == expected, || {
+                    format!("expected {expected:?}, got {got:?}")
+                })
             }
         })
     }
@@ -329,11 +370,19 @@ impl Corpus {
             }
             let start = match (&spec.text, &spec.from) {
                 (Some(text), _) => text.clone(),
-                (None, Some(from)) => before.get(from).cloned().flatten().ok_or_else(|| anyhow::anyhow!("{}: no file {from} before", case.name))?,
-                (None, None) => out.get(&spec.path).cloned().flatten().ok_or_else(|| anyhow::anyhow!("{}: no file {} before", case.name, spec.path))?,
+                (None, Some(from)) => before
+                    .get(from)
+                    .cloned()
+                    .flatten()
+                    .ok_or_else(|| anyhow::anyhow!("{}: no file {from} before", case.name))?,
+                (None, None) => out.get(&spec.path).cloned().flatten().ok_or_else(|| {
+                    anyhow::anyhow!("{}: no file {} before", case.name, spec.path)
+                })?,
             };
             let text = match (&spec.old, &spec.new) {
-                (Some(old), Some(new)) => swapped(&start, old, new).map_err(|e| anyhow::anyhow!("{}: {e}", case.name))?,
+                (Some(old), Some(new)) => {
+                    swapped(&start, old, new).map_err(|e| anyhow::anyhow!("{}: {e}", case.name))?
+                }
                 _ => start,
             };
             out.insert(spec.path.clone(), Some(text));
@@ -349,23 +398,43 @@ fn refusal(expect: &str) -> bool {
 
 fn judge_applied(case: &Case, tier: Tier, same: bool, diff: impl Fn() -> String) -> Verdict {
     if !same {
-        return Verdict::Wrong(format!("applied at tier {} with the wrong result: {}", tier.name(), diff()));
+        return Verdict::Wrong(format!(
+            "applied at tier {} with the wrong result: {}",
+            tier.name(),
+            diff()
+        ));
     }
     if tier.name() != case.expect {
-        return Verdict::Unexpected(format!("applied correctly, but at tier {} where the case expects {}", tier.name(), case.expect));
+        return Verdict::Unexpected(format!(
+            "applied correctly, but at tier {} where the case expects {}",
+            tier.name(),
+            case.expect
+        ));
     }
     Verdict::Applied(tier)
 }
 
-fn judge_refused(case: &Case, kind: &str, lines: &[usize], should_apply: bool, message: &str) -> Verdict {
+fn judge_refused(
+    case: &Case,
+    kind: &str,
+    lines: &[usize],
+    should_apply: bool,
+    message: &str,
+) -> Verdict {
     if should_apply {
         return Verdict::Missed(format!("refused as {kind}: {message}"));
     }
     if kind != case.expect {
-        return Verdict::Unexpected(format!("refused as {kind} where the case expects {}: {message}", case.expect));
+        return Verdict::Unexpected(format!(
+            "refused as {kind} where the case expects {}: {message}",
+            case.expect
+        ));
     }
     if !case.lines.is_empty() && case.lines != lines {
-        return Verdict::Unexpected(format!("refused naming lines {lines:?} where the case expects {:?}", case.lines));
+        return Verdict::Unexpected(format!(
+            "refused naming lines {lines:?} where the case expects {:?}",
+            case.lines
+        ));
     }
     Verdict::Refused(kind.to_string())
 }
@@ -393,8 +462,16 @@ fn diff_note(expected: &str, got: &str) -> String {
         .zip(got.chars())
         .find(|((_, a), b)| a != b)
         .map_or(expected.len().min(got.len()), |((i, _), _)| i);
-    let show = |s: &str| s.get(at.saturating_sub(40)..(at + 60).min(s.len())).unwrap_or("").to_string();
-    format!("first difference at byte {at}: expected {:?}, got {:?}", show(expected), show(got))
+    let show = |s: &str| {
+        s.get(at.saturating_sub(40)..(at + 60).min(s.len()))
+            .unwrap_or("")
+            .to_string()
+    };
+    format!(
+        "first difference at byte {at}: expected {:?}, got {:?}",
+        show(expected),
+        show(got)
+    )
 }
 
 #[cfg(test)]
@@ -412,14 +489,23 @@ mod tests {
         let mut names = std::collections::HashSet::new();
         let mut failures = Vec::new();
         for case in &corpus.cases {
-            assert!(names.insert(case.name.clone()), "two cases named {}", case.name);
+            assert!(
+                names.insert(case.name.clone()),
+                "two cases named {}",
+                case.name
+            );
             match corpus.run(case, Tier::Punctuation) {
                 Ok(Verdict::Applied(_) | Verdict::Refused(_)) => {}
                 Ok(other) => failures.push(format!("{}: {other:?}", case.name)),
                 Err(e) => failures.push(format!("{}: the case is broken: {e}", case.name)),
             }
         }
-        assert!(failures.is_empty(), "{} failing cases:\n{}", failures.len(), failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "{} failing cases:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
     }
 
     #[test]

@@ -154,7 +154,13 @@ mod tests {
         );
         let latin1 = b"ok\ncaf\xE9\n".to_vec();
         let err = Document::from_bytes(latin1).unwrap_err();
-        assert_eq!(err, EncodingError::NotUtf8 { byte: 0xE9, line: 2 });
+        assert_eq!(
+            err,
+            EncodingError::NotUtf8 {
+                byte: 0xE9,
+                line: 2
+            }
+        );
         assert!(err.to_string().contains("line 2"));
         let bom = Document::from_bytes(b"\xEF\xBB\xBFx".to_vec()).unwrap();
         assert!(bom.bom && bom.text == "x");

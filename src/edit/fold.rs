@@ -35,7 +35,10 @@ mod tests {
 
     #[test]
     fn quotes_dashes_and_spaces_fold() {
-        assert_eq!(fold("say(\u{201C}hi\u{201D}) \u{2014} it\u{2019}s"), "say(\"hi\") - it's");
+        assert_eq!(
+            fold("say(\u{201C}hi\u{201D}) \u{2014} it\u{2019}s"),
+            "say(\"hi\") - it's"
+        );
         assert_eq!(fold("a\u{00A0}=\u{00A0}1\u{2026}"), "a = 1...");
     }
 }

@@ -38,9 +38,7 @@ pub fn ranks<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Option<usize>>
     widths.dedup();
     lines
         .iter()
-        .map(|l| {
-            (!blank(l)).then(|| widths.binary_search(&width(l)).unwrap_or_default())
-        })
+        .map(|l| (!blank(l)).then(|| widths.binary_search(&width(l)).unwrap_or_default()))
         .collect()
 }
 
@@ -186,7 +184,10 @@ mod tests {
         let new = ["fn a() {", "    if c {", "        b();", "    }", "}"];
         let r = Reindent::new(&needle, &found, &new, "\t");
         let out: Vec<String> = new.iter().map(|l| r.line(l)).collect();
-        assert_eq!(out, ["\tfn a() {", "\t\tif c {", "\t\t\tb();", "\t\t}", "\t}"]);
+        assert_eq!(
+            out,
+            ["\tfn a() {", "\t\tif c {", "\t\t\tb();", "\t\t}", "\t}"]
+        );
         assert_eq!(r.line("   "), "");
     }
 

@@ -133,7 +133,10 @@ impl<'a> Keyed<'a> {
             return Vec::new();
         }
         let wanted: Vec<Cow<'_, str>> = needle.iter().map(|l| key(self.tier, l)).collect();
-        let shape = self.tier.reindents().then(|| indent::ranks(needle.iter().copied()));
+        let shape = self
+            .tier
+            .reindents()
+            .then(|| indent::ranks(needle.iter().copied()));
         let last = self.lines.len() - n;
         let starts = if at_end { last..=last } else { from..=last };
         starts

@@ -3,10 +3,10 @@
 //! none.
 
 use super::document::Eol;
+use super::indent;
 use super::lines;
 use super::matcher::{Candidates, Keyed, Tier, key};
 use super::splice::Splice;
-use super::indent;
 
 /// One `{old_string, new_string}` of an edit.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -112,7 +112,10 @@ fn apply_one(text: &str, edit: &Replacement, max: Tier) -> Result<(String, Lande
             if tier > max {
                 break;
             }
-            let starts = separate(Keyed::new(tier, &texts).find(&needle, 0, false), needle.len());
+            let starts = separate(
+                Keyed::new(tier, &texts).find(&needle, 0, false),
+                needle.len(),
+            );
             let Some(&first) = starts.first() else {
                 continue;
             };
@@ -247,14 +250,20 @@ mod tests {
             "fn f() {\n    one();\n    two();\n}\n",
         )
         .unwrap();
-        assert_eq!(done.text, "impl A {\n\tfn f() {\n\t\tone();\n\t\ttwo();\n\t}\n}\n");
+        assert_eq!(
+            done.text,
+            "impl A {\n\tfn f() {\n\t\tone();\n\t\ttwo();\n\t}\n}\n"
+        );
         assert_eq!(done.tier(), Tier::Indentation);
     }
 
     #[test]
     fn trailing_whitespace_and_final_newline() {
         let done = one("a  \nb", "a\nb\n", "a\nc\n").unwrap();
-        assert_eq!(done.text, "a  \nc", "kept line untouched, still no final newline");
+        assert_eq!(
+            done.text, "a  \nc",
+            "kept line untouched, still no final newline"
+        );
         assert_eq!(done.tier(), Tier::Whitespace);
         let gone = one("x\ny  \n", "y\n", "").unwrap();
         assert_eq!(gone.text, "x\n");
@@ -279,7 +288,12 @@ mod tests {
     #[test]
     fn curly_quotes_fold_and_are_not_written() {
         let file = "    print(\"hello\")\n";
-        let done = one(file, "print(\u{201C}hello\u{201D})", "print(\u{201C}hi\u{201D})").unwrap();
+        let done = one(
+            file,
+            "print(\u{201C}hello\u{201D})",
+            "print(\u{201C}hi\u{201D})",
+        )
+        .unwrap();
         assert_eq!(done.text, "    print(\"hi\")\n");
         assert_eq!(done.tier(), Tier::Punctuation);
     }
@@ -287,6 +301,9 @@ mod tests {
     #[test]
     fn stale_quotes_say_where_they_start() {
         let (_, err) = one("a\nb\nc\n", "a\nx\n", "y\n").unwrap_err();
-        assert!(err.to_string().contains("its first line is at lines 1"), "{err}");
+        assert!(
+            err.to_string().contains("its first line is at lines 1"),
+            "{err}"
+        );
     }
 }

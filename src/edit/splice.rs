@@ -88,7 +88,9 @@ impl Splice<'_, '_> {
         }
         let last_end = block.last().map_or(self.eol, |l| l.end);
         let mut from = block.first().map_or(0, |l| l.start);
-        let to = block.last().map_or(from, |l| l.start + l.text.len() + l.end.len());
+        let to = block
+            .last()
+            .map_or(from, |l| l.start + l.text.len() + l.end.len());
         if out.is_empty() && last_end.is_empty() && self.start > 0 {
             // The last lines go from a file without a final newline: the line before them
             // becomes the last, and loses its line end.

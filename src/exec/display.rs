@@ -172,13 +172,17 @@ impl State {
                 ));
             }
             SessionUpdate::ToolCallUpdate(update) => {
-                if let Some(status) = update.fields.status
-                    && let Some(c) = summary
-                        .calls
-                        .iter_mut()
-                        .find(|c| c.0 == update.tool_call_id.0.as_ref())
+                if let Some(c) = summary
+                    .calls
+                    .iter_mut()
+                    .find(|c| c.0 == update.tool_call_id.0.as_ref())
                 {
-                    c.2 = status_name(status).into();
+                    if let Some(status) = update.fields.status {
+                        c.2 = status_name(status).into();
+                    }
+                    if let Some(title) = &update.fields.title {
+                        c.1 = title.clone();
+                    }
                 }
             }
             SessionUpdate::UsageUpdate(u) => summary.usage = Some((u.used, u.size)),
@@ -225,6 +229,9 @@ impl State {
             }
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.0.to_string();
+                if let (Some(title), Some(call)) = (&update.fields.title, self.calls.get_mut(&id)) {
+                    call.0 = title.clone();
+                }
                 let (title, kind) = self
                     .calls
                     .get(&id)

@@ -200,6 +200,7 @@ fn output(result: CallToolResult) -> ToolOutput {
             content: vec![ToolContent::Text { text: text.clone() }],
             model: format!("Error: {text}"),
             failed: true,
+            title: None,
         };
     }
     ToolOutput::text(if text.is_empty() {

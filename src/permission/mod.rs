@@ -15,7 +15,7 @@ mod scope;
 pub mod shell;
 mod workspace;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use grants::{Grant, Grants};
 pub use offer::Offer;
@@ -81,6 +81,14 @@ impl<'a> Subject<'a> {
                 access: PathAccess::Edit,
                 path,
             },
+            // Judged path by path (`Policy::judge`); as one subject, its first path.
+            Access::EditMany(paths) => match paths.first() {
+                Some(path) => Subject::Path {
+                    access: PathAccess::Edit,
+                    path,
+                },
+                None => Subject::Free,
+            },
             Access::Execute { command } => Subject::Command {
                 line: command,
                 parsed: shell::parse(command),
@@ -103,7 +111,7 @@ pub struct Policy {
 }
 
 /// The verdict on one call, and what the user is offered if asked.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Judgement {
     /// Allow, ask or refuse.
     pub decision: Decision,
@@ -116,6 +124,11 @@ pub struct Judgement {
 impl Policy {
     /// Judges a call of `tool` with `access` in `mode`, given the session's `grants`.
     pub fn judge(&self, tool: &str, access: &Access, mode: Mode, grants: &Grants) -> Judgement {
+        if let Access::EditMany(paths) = access
+            && paths.len() > 1
+        {
+            return self.judge_many(tool, paths, mode, grants);
+        }
         let subject = Subject::of(tool, access);
         let root = self.workspace.root();
         let mut offer = Offer::for_subject(&subject, &self.rules, grants, root);
@@ -168,6 +181,38 @@ impl Policy {
 }
 
 impl Policy {
+    /// Judges an edit of several paths at once: a refusal of any refuses all (a firm one
+    /// first); otherwise it asks when any path asks, offering what each asking path would.
+    fn judge_many(&self, tool: &str, paths: &[PathBuf], mode: Mode, grants: &Grants) -> Judgement {
+        let mut judged: Vec<Judgement> = paths
+            .iter()
+            .map(|p| self.judge(tool, &Access::Edit(p.clone()), mode, grants))
+            .collect();
+        let refused = |j: &Judgement| matches!(j.decision, Decision::Refuse(_));
+        if let Some(i) = judged
+            .iter()
+            .position(|j| refused(j) && j.firm)
+            .or_else(|| judged.iter().position(refused))
+        {
+            return judged.swap_remove(i);
+        }
+        let asking: Vec<Judgement> = judged
+            .iter()
+            .filter(|j| j.decision == Decision::Ask)
+            .cloned()
+            .collect();
+        let (decision, from) = if asking.is_empty() {
+            (Decision::Allow, judged)
+        } else {
+            (Decision::Ask, asking)
+        };
+        Judgement {
+            decision,
+            firm: false,
+            offer: Offer::merged(from.into_iter().map(|j| j.offer).collect()),
+        }
+    }
+
     /// Whether a deny rule forbids reading `path` (searches leave it out).
     pub fn denies_read(&self, path: &Path) -> bool {
         let subject = Subject::Path {

@@ -66,6 +66,39 @@ impl Offer {
         offer
     }
 
+    /// One offer for several paths asked about at once: "always" remembers each of them,
+    /// and is withheld when any of them withholds it.
+    pub(super) fn merged(offers: Vec<Offer>) -> Offer {
+        let mut merged = Offer {
+            allow_always: Some(Vec::new()),
+            reject_always: Vec::new(),
+            withheld: None,
+            note: None,
+            root: offers.first().map(|o| o.root.clone()).unwrap_or_default(),
+        };
+        for offer in offers {
+            merged.allow_always = match (merged.allow_always, offer.allow_always) {
+                (Some(mut all), Some(more)) => {
+                    all.extend(
+                        more.into_iter()
+                            .filter(|g| !all.contains(g))
+                            .collect::<Vec<_>>(),
+                    );
+                    Some(all)
+                }
+                _ => None,
+            };
+            for grant in offer.reject_always {
+                if !merged.reject_always.contains(&grant) {
+                    merged.reject_always.push(grant);
+                }
+            }
+            merged.withheld = merged.withheld.or(offer.withheld);
+            merged.note = merged.note.or(offer.note);
+        }
+        merged
+    }
+
     /// Takes "always allow" off the offer, saying why.
     pub(super) fn withhold_always(&mut self, why: String) {
         self.allow_always = None;

@@ -1,5 +1,7 @@
-//! `edit_file`: exact string replacement; fails back to the model when the text is absent
-//! or ambiguous. The editor shows the change as a diff before and after approval.
+//! `edit_file`: replaces quoted text in a file, one replacement or a list applied in order
+//! (all or none). Quotes are found by the tiered matcher (`crate::edit`): exact first, then
+//! more leniently, never by similarity; the title and the result say which tier matched.
+//! The editor shows the change as one diff before and after approval.
 
 use std::path::PathBuf;
 
@@ -9,21 +11,74 @@ use serde::Deserialize;
 
 use super::files::{self, ReadError, Target};
 use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use crate::edit::{self, Applied, Replacement, Tier};
 use crate::types::{ToolContent, ToolKind};
 
-/// Arguments of `edit_file`.
+/// Arguments of `edit_file`: one replacement, or `edits`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditFileArgs {
     /// File path, absolute or relative to the working directory.
     pub path: String,
-    /// The exact text to replace, including enough context to be unique.
+    /// The text to replace, copied from the file with enough surrounding lines to be unique.
+    #[serde(default)]
+    pub old_string: Option<String>,
+    /// The text to put in its place.
+    #[serde(default)]
+    pub new_string: Option<String>,
+    /// Replace every place `old_string` is found instead of requiring exactly one.
+    #[serde(default)]
+    pub replace_all: bool,
+    /// Several replacements in this file, applied in order, all or none (instead of
+    /// `old_string`/`new_string`).
+    #[serde(default)]
+    pub edits: Vec<OneEdit>,
+}
+
+/// One replacement of a multi-edit.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OneEdit {
+    /// The text to replace.
     pub old_string: String,
     /// The text to put in its place.
     pub new_string: String,
-    /// Replace every occurrence instead of requiring exactly one.
+    /// Replace every place it is found.
     #[serde(default)]
     pub replace_all: bool,
+}
+
+impl EditFileArgs {
+    /// The replacements asked for, or why the arguments do not say.
+    fn replacements(self) -> Result<Vec<Replacement>, String> {
+        let single = self.old_string.is_some() || self.new_string.is_some();
+        match (single, self.edits.is_empty()) {
+            (true, false) => {
+                Err("give either old_string and new_string, or edits, not both".into())
+            }
+            (false, true) => {
+                Err("nothing to edit: give old_string and new_string (or an edits list)".into())
+            }
+            (false, false) => Ok(self
+                .edits
+                .into_iter()
+                .map(|e| Replacement {
+                    old: e.old_string,
+                    new: e.new_string,
+                    all: e.replace_all,
+                })
+                .collect()),
+            (true, true) => match (self.old_string, self.new_string) {
+                (Some(old), Some(new)) => Ok(vec![Replacement {
+                    old,
+                    new,
+                    all: self.replace_all,
+                }]),
+                (None, _) => Err("old_string is missing".into()),
+                (_, None) => Err("new_string is missing (give \"\" to delete the text)".into()),
+            },
+        }
+    }
 }
 
 pub struct EditFile;
@@ -33,14 +88,20 @@ impl TypedTool for EditFile {
     const NAME: &'static str = "edit_file";
     const KIND: ToolKind = ToolKind::Edit;
     fn description(&self) -> &str {
-        "Replace `old_string` with `new_string` in a file. `old_string` must match exactly once unless `replace_all` is true."
+        "Replace text in a file. Copy `old_string` from the file as it is now, with enough surrounding lines to match exactly one place (or set `replace_all`). For several changes to one file, pass `edits`: a list of {old_string, new_string} applied in order, all or none. A quote that differs from the file only in whitespace, indentation or typographic quotes still matches, and the result says so."
     }
     fn prepare(&self, args: EditFileArgs, place: &Place) -> Result<Prepared, ToolError> {
         let target = Target::new(place, &args.path);
+        let edits = args
+            .replacements()
+            .map_err(|message| ToolError::Arguments {
+                tool: Self::NAME,
+                message,
+            })?;
         let call = Box::new(EditCall {
             path: target.path.clone(),
             shown: target.shown.clone(),
-            args,
+            edits,
             planned: None,
         });
         Ok(target.changing("Edit", call))
@@ -50,53 +111,60 @@ impl TypedTool for EditFile {
 struct EditCall {
     path: PathBuf,
     shown: String,
-    args: EditFileArgs,
-    /// (old text, new text, first changed line) once previewed.
-    planned: Option<(String, String, u32)>,
+    edits: Vec<Replacement>,
+    /// The file before and after, and how each replacement landed, once previewed.
+    planned: Option<Planned>,
 }
 
-/// Applies the replacement to `old`, or says why it cannot.
-pub fn replace(old: &str, args: &EditFileArgs, shown: &str) -> Result<(String, u32), String> {
-    if args.old_string.is_empty() {
-        return Err("old_string is empty; use write_file to create or replace a whole file".into());
-    }
-    if args.old_string == args.new_string {
-        return Err("old_string and new_string are the same; nothing would change".into());
-    }
-    // A file with CRLF line ends keeps them: the model quotes and writes lines with `\n`.
-    let crlf = old.contains("\r\n") && !args.old_string.contains('\r');
-    let with_ends = |text: &str| match crlf {
-        true => text.replace("\r\n", "\n").replace('\n', "\r\n"),
-        false => text.to_string(),
-    };
-    let (find, put) = (with_ends(&args.old_string), with_ends(&args.new_string));
-    let count = old.matches(&find).count();
-    match count {
-        0 => Err(format!(
-            "old_string was not found in {shown}; read the file again and copy the text exactly, including whitespace"
-        )),
-        n if n > 1 && !args.replace_all => Err(format!(
-            "old_string appears {n} times in {shown}; include more surrounding lines to make it unique, or set replace_all"
-        )),
-        _ => {
-            let first = old.find(&find).unwrap_or(0);
-            let line = old[..first].matches('\n').count() + 1;
-            let new = if args.replace_all {
-                old.replace(&find, &put)
-            } else {
-                old.replacen(&find, &put, 1)
-            };
-            Ok((new, u32::try_from(line).unwrap_or(u32::MAX)))
-        }
-    }
+struct Planned {
+    before: String,
+    after: String,
+    applied: Applied,
 }
 
 impl EditCall {
     fn diff(&self) -> Vec<ToolContent> {
         match &self.planned {
-            Some((old, new, _)) => files::diff(&self.path, Some(old), new),
+            Some(p) => files::diff(&self.path, Some(&p.before), &p.after),
             None => Vec::new(),
         }
+    }
+
+    /// What the model reads once the edit is made.
+    fn report(&self, applied: &Applied) -> String {
+        let place = |i: usize| {
+            let landed = applied.landed[i];
+            let mut text = format!(
+                "at line {} ({} replacement{})",
+                landed.line,
+                landed.count,
+                if landed.count == 1 { "" } else { "s" }
+            );
+            if let Some(note) = landed.tier.note() {
+                text.push_str(&format!(", {note}"));
+            }
+            text
+        };
+        let mut out = if applied.landed.len() == 1 {
+            format!("Edited {} {}.", self.shown, place(0))
+        } else {
+            let each: Vec<String> = (0..applied.landed.len())
+                .map(|i| format!("{}: {}", i + 1, place(i)))
+                .collect();
+            format!(
+                "Edited {} with {} edits ({}).",
+                self.shown,
+                applied.landed.len(),
+                each.join("; ")
+            )
+        };
+        if applied.tier().reindents() {
+            out.push_str(" The new text was indented like the lines it replaced.");
+        }
+        if applied.tier() > Tier::Exact {
+            out.push_str(" Read the changed lines if you need them exactly.");
+        }
+        out
     }
 }
 
@@ -106,8 +174,8 @@ impl Call for EditCall {
         env: &'a ToolEnv,
     ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolOutput>> {
         Box::pin(async move {
-            let old = match files::read(env, &self.path).await {
-                Ok(text) => text,
+            let doc = match files::read_document(env, &self.path).await {
+                Ok(doc) => doc,
                 Err(ReadError::Missing) => {
                     return Err(ToolOutput::error(format!(
                         "{} does not exist; use write_file to create it",
@@ -116,10 +184,20 @@ impl Call for EditCall {
                 }
                 Err(e) => return Err(ToolOutput::error(e.describe(&self.shown))),
             };
-            let (new, line) = replace(&old, &self.args, &self.shown).map_err(ToolOutput::error)?;
-            self.planned = Some((old, new, line));
+            let applied = edit::apply_edits(&doc.text, &self.edits, Tier::Punctuation)
+                .map_err(|(i, e)| ToolOutput::error(self.refusal(i, &e)))?;
+            self.planned = Some(Planned {
+                before: doc.render(&doc.text),
+                after: doc.render(&applied.text),
+                applied,
+            });
             Ok(self.diff())
         })
+    }
+
+    fn title(&self) -> Option<String> {
+        let tier = self.planned.as_ref()?.applied.tier();
+        Some(titled(&self.shown, tier))
     }
 
     fn run(mut self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
@@ -129,29 +207,43 @@ impl Call for EditCall {
             {
                 return failure;
             }
-            let Some((_, new, line)) = &self.planned else {
+            let Some(planned) = &self.planned else {
                 return ToolOutput::error("edit was not prepared");
             };
-            if let Err(e) = files::write(&env, &self.path, new).await {
+            if let Err(e) = files::write(&env, &self.path, &planned.after).await {
                 return ToolOutput::error(format!("cannot write {}: {e}", self.shown));
             }
-            let n = if self.args.replace_all {
-                self.planned
-                    .as_ref()
-                    .map_or(0, |(old, _, _)| old.matches(&self.args.old_string).count())
-            } else {
-                1
-            };
             ToolOutput {
-                model: format!(
-                    "Edited {} at line {line} ({n} replacement{}).",
-                    self.shown,
-                    if n == 1 { "" } else { "s" }
-                ),
+                model: self.report(&planned.applied),
                 content: self.diff(),
                 failed: false,
+                title: Some(titled(&self.shown, planned.applied.tier())),
             }
         })
+    }
+}
+
+impl EditCall {
+    /// What the model reads when replacement `i` does not apply.
+    fn refusal(&self, i: usize, error: &edit::EditError) -> String {
+        if self.edits.len() == 1 {
+            format!("{}: {error}", self.shown)
+        } else {
+            format!(
+                "{}: edit {} of {}: {error}. None of the edits was made.",
+                self.shown,
+                i + 1,
+                self.edits.len()
+            )
+        }
+    }
+}
+
+/// "Edit src/a.rs", with how leniently it matched.
+fn titled(shown: &str, tier: Tier) -> String {
+    match tier.note() {
+        Some(note) => format!("Edit {shown} ({note})"),
+        None => format!("Edit {shown}"),
     }
 }
 
@@ -159,55 +251,36 @@ impl Call for EditCall {
 mod tests {
     use super::*;
 
-    fn args(old: &str, new: &str, all: bool) -> EditFileArgs {
-        EditFileArgs {
-            path: "f".into(),
-            old_string: old.into(),
-            new_string: new.into(),
-            replace_all: all,
-        }
+    fn args(json: serde_json::Value) -> Result<Vec<Replacement>, String> {
+        serde_json::from_value::<EditFileArgs>(json)
+            .map_err(|e| e.to_string())?
+            .replacements()
     }
 
     #[test]
-    fn exact_unique_replacement() {
-        let (new, line) = replace("a\nb\nc\n", &args("b", "B", false), "f").unwrap();
-        assert_eq!((new.as_str(), line), ("a\nB\nc\n", 2));
-    }
-
-    #[test]
-    fn a_crlf_file_keeps_its_line_ends() {
-        let file = "fn a() {\r\n    one();\r\n}\r\n";
-        let (new, line) = replace(
-            file,
-            &args("    one();\n}", "    two();\n    three();\n}", false),
-            "f",
-        )
+    fn one_replacement_or_a_list_but_not_both() {
+        let one = args(serde_json::json!({"path": "a", "old_string": "x", "new_string": "y"}));
+        assert_eq!(one.unwrap().len(), 1);
+        let list = args(serde_json::json!({"path": "a", "edits": [
+            {"old_string": "x", "new_string": "y"},
+            {"old_string": "z", "new_string": "w", "replace_all": true}
+        ]}))
         .unwrap();
-        assert_eq!(new, "fn a() {\r\n    two();\r\n    three();\r\n}\r\n");
-        assert_eq!(line, 2);
-        // A quote that already has CRLF matches as it is.
-        let (new, _) = replace(file, &args("one();\r\n", "two();\r\n", false), "f").unwrap();
-        assert_eq!(new, "fn a() {\r\n    two();\r\n}\r\n");
-    }
-
-    #[test]
-    fn absent_ambiguous_and_all() {
+        assert!(list[1].all);
+        let both = args(
+            serde_json::json!({"path": "a", "old_string": "x", "new_string": "y",
+            "edits": [{"old_string": "x", "new_string": "y"}]}),
+        );
+        assert!(both.unwrap_err().contains("not both"));
         assert!(
-            replace("abc", &args("x", "y", false), "f")
+            args(serde_json::json!({"path": "a"}))
                 .unwrap_err()
-                .contains("not found")
+                .contains("nothing to edit")
         );
         assert!(
-            replace("aa", &args("a", "b", false), "f")
+            args(serde_json::json!({"path": "a", "old_string": "x"}))
                 .unwrap_err()
-                .contains("appears 2 times")
-        );
-        assert_eq!(replace("aa", &args("a", "b", true), "f").unwrap().0, "bb");
-        assert!(replace("aa", &args("", "b", true), "f").is_err());
-        assert!(
-            replace("aa", &args("a", "a", true), "f")
-                .unwrap_err()
-                .contains("same")
+                .contains("new_string is missing")
         );
     }
 }

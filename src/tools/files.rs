@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Call, Place, Prepared, ToolEnv, text};
+use crate::edit::Document;
 use crate::local;
 use crate::types::{Access, Location, ToolContent};
 
@@ -17,6 +18,8 @@ pub enum ReadError {
     Missing,
     /// The file is binary; the size in bytes.
     Binary(usize),
+    /// Text in an encoding tandem does not edit (why, in words).
+    Encoding(String),
     /// Anything else, in words.
     Other(String),
 }
@@ -27,6 +30,7 @@ impl ReadError {
         match self {
             ReadError::Missing => format!("{shown} does not exist"),
             ReadError::Binary(n) => format!("{shown} is a binary file ({n} bytes); not shown"),
+            ReadError::Encoding(why) => format!("{shown} {why}"),
             ReadError::Other(e) => format!("cannot read {shown}: {e}"),
         }
     }
@@ -35,6 +39,27 @@ impl ReadError {
 /// Reads a whole text file.
 pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
     read_some(env, path, None).await
+}
+
+/// Reads a whole text file to edit it: its byte order mark set aside, and, on disk, only
+/// UTF-8 (other encodings are refused rather than rewritten as replacement characters).
+pub async fn read_document(env: &ToolEnv, path: &Path) -> Result<Document, ReadError> {
+    if env.caps.read_text_file {
+        // The editor decoded the file and will encode the write the same way.
+        return read_some(env, path, None).await.map(Document::from_text);
+    }
+    if let Some(why) = local::unreadable(path).await {
+        return Err(ReadError::Other(why.to_string()));
+    }
+    match local::read_text(path).await {
+        Ok(bytes) if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) => {
+            Document::from_bytes(bytes).map_err(|e| ReadError::Encoding(e.to_string()))
+        }
+        Ok(bytes) if text::is_binary(&bytes) => Err(ReadError::Binary(bytes.len())),
+        Ok(bytes) => Document::from_bytes(bytes).map_err(|e| ReadError::Encoding(e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ReadError::Missing),
+        Err(e) => Err(ReadError::Other(e.to_string())),
+    }
 }
 
 /// Reads a text file's first `limit` lines (through the editor; the whole file on disk).
@@ -95,6 +120,13 @@ pub async fn write(env: &ToolEnv, path: &Path, content: &str) -> Result<(), Stri
     local::write_atomic(path, content)
         .await
         .map_err(|e| e.to_string())
+}
+
+/// Removes a file (on disk: ACP has no way to ask the editor to delete one).
+pub async fn remove(path: &Path) -> Result<(), String> {
+    tokio::fs::remove_file(path)
+        .await
+        .map_err(|e| format!("cannot remove {}: {e}", path.display()))
 }
 
 /// Most bytes of old and new text a diff carries to the editor; a larger change is shown as

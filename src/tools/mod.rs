@@ -6,6 +6,7 @@
 //! (so the permission policy can judge the call before anything happens), then the prepared
 //! [`Call`] may `preview` what it will do (an edit's diff, shown while asking) and `run`s.
 
+mod apply_patch;
 mod edit_file;
 mod error;
 pub mod files;
@@ -48,6 +49,9 @@ pub struct ToolOutput {
     pub content: Vec<ToolContent>,
     /// Whether the call failed.
     pub failed: bool,
+    /// A new title for the call, when running it told more than its arguments did (which
+    /// tier an edit matched at).
+    pub title: Option<String>,
 }
 
 impl ToolOutput {
@@ -58,6 +62,7 @@ impl ToolOutput {
             content: vec![ToolContent::Text { text: text.clone() }],
             model: text,
             failed: false,
+            title: None,
         }
     }
     /// A failure the model can act on.
@@ -69,6 +74,7 @@ impl ToolOutput {
             }],
             model: format!("Error: {message}"),
             failed: true,
+            title: None,
         }
     }
 }
@@ -111,6 +117,11 @@ pub trait Call: Send {
     ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolOutput>> {
         Box::pin(async { Ok(Vec::new()) })
     }
+    /// The call's title once previewed, when the preview told more than the arguments
+    /// (which tier an edit matched at).
+    fn title(&self) -> Option<String> {
+        None
+    }
     /// Does the work. Must return promptly once `env.cancel` fires.
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput>;
 }
@@ -152,10 +163,11 @@ pub fn mutates(kind: ToolKind) -> bool {
 
 /// The built-in tools (DESIGN.md §3), with their specs; every session offers them first.
 pub fn builtins() -> Vec<Entry> {
-    let tools: [Arc<dyn Tool>; 8] = [
+    let tools: [Arc<dyn Tool>; 9] = [
         Arc::new(read_file::ReadFile),
         Arc::new(write_file::WriteFile),
         Arc::new(edit_file::EditFile),
+        Arc::new(apply_patch::ApplyPatch),
         Arc::new(run_command::RunCommand),
         Arc::new(list_dir::ListDir),
         Arc::new(glob::Glob),
@@ -182,11 +194,11 @@ mod tests {
             vec![Entry::new(Arc::new(task::Task::new(agents)))],
         );
         let specs = registry.specs(|_| true);
-        assert_eq!(specs.len(), 10);
+        assert_eq!(specs.len(), 11);
         let mut names: Vec<_> = specs.iter().map(|s| s.name.clone()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 10, "{names:?}");
+        assert_eq!(names.len(), 11, "{names:?}");
         for spec in specs {
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert!(spec.parameters.get("$schema").is_none());

@@ -80,6 +80,7 @@ impl Call for ReadCall {
                         }],
                         model: window,
                         failed: false,
+                        title: None,
                     }
                 }
                 Err(e) => ToolOutput::error(e.describe(&self.shown)),

@@ -143,6 +143,7 @@ fn result(
         model: format!("Command: {command}\n{ending}\nOutput:\n{shown}"),
         content,
         failed,
+        title: None,
     }
 }
 
@@ -174,6 +175,7 @@ impl CommandCall {
                     id: terminal.clone(),
                     output: None,
                 }]),
+                title: None,
             },
         );
         let (mut timed_out, mut cancelled) = (false, false);
@@ -224,6 +226,7 @@ impl CommandCall {
                     content: Some(vec![ToolContent::Text {
                         text: shown(latest, "Running…"),
                     }]),
+                    title: None,
                 },
             );
         };

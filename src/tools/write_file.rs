@@ -34,6 +34,7 @@ impl TypedTool for WriteFile {
         let call = Box::new(WriteCall {
             path: target.path.clone(),
             shown: target.shown.clone(),
+            written: args.content.clone(),
             content: args.content,
             old: None,
         });
@@ -47,6 +48,8 @@ struct WriteCall {
     content: String,
     /// `Some(None)` once previewed and the file did not exist.
     old: Option<Option<String>>,
+    /// What is written: the content in the old file's line ends and byte order mark.
+    written: String,
 }
 
 impl WriteCall {
@@ -54,7 +57,7 @@ impl WriteCall {
         files::diff(
             &self.path,
             self.old.clone().flatten().as_deref(),
-            &self.content,
+            &self.written,
         )
     }
 }
@@ -65,8 +68,11 @@ impl Call for WriteCall {
         env: &'a ToolEnv,
     ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolOutput>> {
         Box::pin(async move {
-            let old = match files::read(env, &self.path).await {
-                Ok(text) => Some(text),
+            let old = match files::read_document(env, &self.path).await {
+                Ok(doc) => {
+                    self.written = doc.adopt(&self.content);
+                    Some(doc.render(&doc.text))
+                }
                 Err(ReadError::Missing) => None,
                 Err(ReadError::Binary(_)) => {
                     return Err(ToolOutput::error(format!(
@@ -88,7 +94,7 @@ impl Call for WriteCall {
             {
                 return failure;
             }
-            if let Err(e) = files::write(&env, &self.path, &self.content).await {
+            if let Err(e) = files::write(&env, &self.path, &self.written).await {
                 return ToolOutput::error(format!("cannot write {}: {e}", self.shown));
             }
             let lines = self.content.lines().count();
@@ -101,6 +107,7 @@ impl Call for WriteCall {
                 model: format!("{verb} {} ({lines} lines).", self.shown),
                 content: self.diff(),
                 failed: false,
+                title: None,
             }
         })
     }

@@ -250,6 +250,9 @@ async fn execute(
     } else {
         super::hooked::after_tool(ctx, call, args, &output).await
     };
+    if let Some(title) = output.title {
+        shown.retitle(title);
+    }
     shown.update(Some(status), Some(output.content));
     if cancel.is_cancelled() && output.failed {
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));

@@ -125,10 +125,12 @@ impl TurnContext {
         self.offers(name).then(|| self.tools.get(name)).flatten()
     }
 
-    /// Whether the model here may call `name` (a subagent only the tools it was given, and
-    /// never `task`).
+    /// Whether the model here may call `name`: the edit tools its family uses (`apply_patch`,
+    /// or `edit_file` and `write_file`), and for a subagent only the tools it was given, never
+    /// `task`.
     pub(crate) fn offers(&self, name: &str) -> bool {
-        self.subagent.as_ref().is_none_or(|s| s.allows(name))
+        let edits = self.model_spec(&self.settings()).edit_tool;
+        edits.offers(name) && self.subagent.as_ref().is_none_or(|s| s.allows(name))
     }
 
     /// Every tool offered to the model now.
@@ -155,6 +157,7 @@ impl TurnContext {
         let mut spec = self.config.model(id).cloned().unwrap_or_else(|| ModelSpec {
             id: id.to_string(),
             name: id.to_string(),
+            edit_tool: crate::config::presets::known_edit_tool(id),
             ..self.config.models[0].clone()
         });
         if !spec.window_configured

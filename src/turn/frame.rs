@@ -8,6 +8,9 @@ use crate::config::Settings;
 use crate::store::{Frame, History, Told};
 use crate::types::ToolSpec;
 
+/// The tools a model is offered one family of, by its model (`EditTool`).
+const EDIT_TOOLS: [&str; 3] = ["edit_file", "write_file", "apply_patch"];
+
 /// How every context note starts, so the model does not take it for the user's words.
 const NOTE: &str = "[Note from tandem, not the user]";
 
@@ -64,6 +67,22 @@ fn changes(frame: &mut Frame, now: Told, offered: Vec<ToolSpec>) -> Vec<String> 
             None => "The answer format asked for earlier no longer applies; answer normally."
                 .to_string(),
         });
+    }
+    // A model that edits another way (`apply_patch`, or `edit_file` and `write_file`) is
+    // not shown the other way's tools: after a model switch the old ones go.
+    let gone: Vec<String> = frame
+        .tools
+        .iter()
+        .filter(|f| EDIT_TOOLS.contains(&f.name.as_str()))
+        .filter(|f| !offered.iter().any(|t| t.name == f.name))
+        .map(|f| f.name.clone())
+        .collect();
+    if !gone.is_empty() {
+        notes.push(format!(
+            "These tools are no longer available: {}.",
+            gone.join(", ")
+        ));
+        frame.tools.retain(|f| !gone.contains(&f.name));
     }
     let added: Vec<ToolSpec> = offered
         .into_iter()

@@ -79,6 +79,9 @@ async fn ask(
             return Err(Refusal(out.model));
         }
     };
+    if let Some(title) = work.title() {
+        shown.retitle(title);
+    }
     if let Some(why) = &offer.withheld {
         content.push(ToolContent::Text { text: why.clone() });
     }

@@ -35,6 +35,23 @@ impl<'a> Shown<'a> {
                 id: self.view.id.clone(),
                 status,
                 content,
+                title: None,
+            });
+        }
+    }
+
+    /// Gives the call a new title (an edit that matched leniently says how).
+    pub(super) fn retitle(&mut self, title: String) {
+        if title == self.view.title {
+            return;
+        }
+        self.view.title = title.clone();
+        if self.announced {
+            self.ctx.emit(TurnEvent::ToolCallUpdate {
+                id: self.view.id.clone(),
+                status: None,
+                content: None,
+                title: Some(title),
             });
         }
     }

@@ -30,8 +30,17 @@ pub struct Scope {
 
 impl Scope {
     /// Whether the subagent may call `name` (never `task`: subagents do not nest).
+    /// An agent given the edit tools of one family may use the other family's: which of
+    /// them a model is offered depends on the model, not on the agent.
     pub fn allows(&self, name: &str) -> bool {
-        name != Task::NAME && self.allowed.as_ref().is_none_or(|a| a.contains(name))
+        const EDITS: [&str; 3] = ["edit_file", "write_file", "apply_patch"];
+        let edits =
+            |a: &HashSet<String>| EDITS.contains(&name) && EDITS.iter().any(|e| a.contains(*e));
+        name != Task::NAME
+            && self
+                .allowed
+                .as_ref()
+                .is_none_or(|a| a.contains(name) || edits(a))
     }
 }
 
@@ -105,6 +114,7 @@ async fn work(ctx: TurnContext, agent: AgentDef, prompt: String, env: ToolEnv) -
         model,
         content: vec![ToolContent::Text { text: shown }],
         failed,
+        title: None,
     }
 }
 
@@ -176,12 +186,15 @@ impl EventSink for Progress {
                     true
                 }
                 TurnEvent::ToolCallUpdate {
-                    id,
-                    status: Some(status),
-                    ..
-                } => {
+                    id, status, title, ..
+                } if status.is_some() || title.is_some() => {
                     if let Some(c) = st.calls.iter_mut().find(|c| c.0 == id) {
-                        c.2 = status;
+                        if let Some(status) = status {
+                            c.2 = status;
+                        }
+                        if let Some(title) = title {
+                            c.1 = title;
+                        }
                     }
                     true
                 }
@@ -214,6 +227,7 @@ impl EventSink for Progress {
                 id: self.call_id.clone(),
                 status: None,
                 content: Some(vec![ToolContent::Text { text }]),
+                title: None,
             },
         );
     }

@@ -118,6 +118,8 @@ pub enum TurnEvent {
         status: Option<ToolStatus>,
         /// New content (replaces the old).
         content: Option<Vec<ToolContent>>,
+        /// New title.
+        title: Option<String>,
     },
     /// The agent's plan, whole (sent as `plan`).
     Plan(Vec<PlanItem>),

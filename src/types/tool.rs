@@ -43,6 +43,8 @@ pub enum Access {
     Read(PathBuf),
     /// Changes this path.
     Edit(PathBuf),
+    /// Changes these paths together (a patch): judged path by path, asked once.
+    EditMany(Vec<PathBuf>),
     /// Runs a shell command line (judged by its parsed simple commands).
     Execute {
         /// The line as the model wrote it.

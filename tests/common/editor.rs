@@ -42,6 +42,8 @@ pub struct FakeEditor {
     pub answers: Mutex<VecDeque<Answer>>,
     /// Methods answered with an error instead (e.g. `fs/write_text_file`).
     pub failing: Mutex<Vec<String>>,
+    /// Paths whose `fs/write_text_file` is answered with an error.
+    pub failing_writes: Mutex<Vec<String>>,
     /// Methods never answered.
     pub hanging: Mutex<Vec<String>>,
     /// Methods answered only after this delay.
@@ -57,6 +59,11 @@ impl FakeEditor {
     /// A fake editor behind an `Arc`, ready for `Agent::spawn_with`.
     pub fn new() -> Arc<FakeEditor> {
         Arc::new(FakeEditor::default())
+    }
+
+    /// Answers writes of `path` with an error (the user's disk is full, say).
+    pub fn fail_writes_to(&self, path: &str) {
+        self.failing_writes.lock().unwrap().push(path.to_string());
     }
 
     /// Queues permission answers.
@@ -136,7 +143,14 @@ impl FakeEditor {
             tokio::time::sleep(delay).await;
             *self.in_flight.lock().unwrap().get_mut(&method).unwrap() -= 1;
         }
-        if self.failing.lock().unwrap().contains(&method) {
+        let refused_write = method == "fs/write_text_file"
+            && self
+                .failing_writes
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|p| params["path"] == p.as_str());
+        if refused_write || self.failing.lock().unwrap().contains(&method) {
             return Some(
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("{method} failed in the editor")}}),
             );

@@ -316,8 +316,12 @@ async fn failing_edits_go_back_to_the_model_without_asking() {
     let (mock, ws, mut agent, session, editor) = tool_session(script, json!({}), "ask").await;
     let (_, updates) = agent.prompt(&session, "edit").await;
     let second = &mock.requests()[1];
-    assert!(tool_result(second, "absent").contains("old_string was not found in src/lib.rs"));
-    assert!(tool_result(second, "twice").contains("appears 2 times"));
+    assert!(tool_result(second, "absent").contains("src/lib.rs: old_string was not found"));
+    assert!(
+        tool_result(second, "twice").contains("matches 2 places (lines 11 and 12) exactly"),
+        "{}",
+        tool_result(second, "twice")
+    );
     assert!(tool_result(second, "nofile").contains("does not exist; use write_file"));
     assert_eq!(
         tool_result(second, "all"),

@@ -53,7 +53,9 @@ pub enum PatchError {
     #[error("{0} appears in more than one operation; put all its changes in one `*** Update File`")]
     Twice(String),
     /// An `@@` line not found.
-    #[error("{path}: hunk {hunk} (patch line {line}): the `@@ {anchor}` line was not found after the previous hunk")]
+    #[error(
+        "{path}: hunk {hunk} (patch line {line}): the `@@ {anchor}` line was not found after the previous hunk"
+    )]
     Anchor {
         /// The file.
         path: String,
@@ -65,7 +67,9 @@ pub enum PatchError {
         anchor: String,
     },
     /// A hunk's lines not found.
-    #[error("{path}: hunk {hunk} (patch line {line}): its context and removed lines were not found, not even ignoring whitespace, indentation and Unicode punctuation; read the file again and write the hunk against its current text")]
+    #[error(
+        "{path}: hunk {hunk} (patch line {line}): its context and removed lines were not found, not even ignoring whitespace, indentation and Unicode punctuation; read the file again and write the hunk against its current text"
+    )]
     NotFound {
         /// The file.
         path: String,
@@ -168,7 +172,12 @@ pub fn apply(
                     move_to: move_to.clone().filter(|to| to != path),
                     before: Some(doc.render(&doc.text)),
                     after: Some(doc.render(&updated.text)),
-                    tier: updated.lenient.iter().map(|(_, t)| *t).max().unwrap_or(Tier::Exact),
+                    tier: updated
+                        .lenient
+                        .iter()
+                        .map(|(_, t)| *t)
+                        .max()
+                        .unwrap_or(Tier::Exact),
                     line: updated.line,
                     lenient: updated.lenient,
                 })

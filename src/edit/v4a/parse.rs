@@ -163,9 +163,12 @@ pub fn parse(input: &str) -> Result<Patch, ParseError> {
                 move_to = Some(to.map_err(|m| error(i, m))?);
                 i += 1;
             }
-            let (hunks, next) = hunks(&lines, i, end).map_err(|(at, m)| error(at, m))?;
+            let (hunks, next) = hunks(lines, i, end).map_err(|(at, m)| error(at, m))?;
             if hunks.is_empty() && move_to.is_none() {
-                return Err(error(next.min(end), format!("`{UPDATE} {path}` has no changes")));
+                return Err(error(
+                    next.min(end),
+                    format!("`{UPDATE} {path}` has no changes"),
+                ));
             }
             for hunk in &hunks {
                 if hunk.old.is_empty() && hunk.new.is_empty() {
@@ -349,10 +352,7 @@ mod tests {
                 content: "one\ntwo\n".into()
             }
         );
-        let FileOp::Update {
-            move_to, hunks, ..
-        } = &patch.ops[2]
-        else {
+        let FileOp::Update { move_to, hunks, .. } = &patch.ops[2] else {
             panic!("{:?}", patch.ops[2]);
         };
         assert_eq!(move_to.as_deref(), Some("d.py"));
