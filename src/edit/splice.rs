@@ -36,30 +36,52 @@ impl Splice<'_, '_> {
             .tier
             .reindents()
             .then(|| indent::Reindent::new(self.needle, &found, self.new, self.unit));
-        let introduced: Vec<char> = if self.tier == Tier::Punctuation {
-            let file_text: String = found.concat();
-            self.needle
-                .iter()
-                .flat_map(|l| l.chars())
-                .filter(|c| fold::ascii_for(*c).is_some() && !file_text.contains(*c))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let file_text: String = found.concat();
+        let quoted: String = self.needle.concat();
+        let punctuation = self.tier == Tier::Punctuation;
+        // Typographic characters the model brought in become the file's ASCII ones.
+        let introduced: Vec<char> = quoted
+            .chars()
+            .filter(|c| punctuation && fold::ascii_for(*c).is_some() && !file_text.contains(*c))
+            .collect();
+        // ASCII ones the model wrote for the file's only typographic form of them (prose with
+        // ’ and never ') become the file's.
+        let restored: Vec<(char, char)> = file_text
+            .chars()
+            .filter(|t| punctuation && !quoted.contains(*t))
+            .filter_map(|t| {
+                let ascii = fold::ascii_for(t)?.chars().next()?;
+                let only = fold::ascii_for(t)?.len() == 1
+                    && !file_text.contains(ascii)
+                    && quoted.contains(ascii)
+                    && !file_text.chars().any(|o| {
+                        o != t && fold::ascii_for(o).is_some_and(|a| a.starts_with(ascii))
+                    });
+                only.then_some((ascii, t))
+            })
+            .collect();
         let written = |line: &str| -> String {
             let line = match &reindent {
                 Some(r) => r.line(line),
                 None => line.to_string(),
             };
-            if introduced.is_empty() {
+            if introduced.is_empty() && restored.is_empty() {
                 return line;
             }
             line.chars()
                 .map(|c| match (introduced.contains(&c), fold::ascii_for(c)) {
                     (true, Some(ascii)) => ascii.to_string(),
-                    _ => c.to_string(),
+                    _ => match restored.iter().find(|(a, _)| *a == c) {
+                        Some((_, t)) => t.to_string(),
+                        None => c.to_string(),
+                    },
                 })
                 .collect()
+        };
+        // New lines end like the lines they replace (line by line in a mixed file).
+        let eol = match block.first().map(|l| l.end) {
+            Some(end) if !end.is_empty() => end,
+            _ => self.eol,
         };
         let mut out: Vec<(String, &str)> = Vec::new();
         for op in self.ops() {
@@ -82,11 +104,11 @@ impl Splice<'_, '_> {
                 } => out.extend(
                     self.new[new_index..new_index + new_len]
                         .iter()
-                        .map(|l| (written(l), self.eol)),
+                        .map(|l| (written(l), eol)),
                 ),
             }
         }
-        let last_end = block.last().map_or(self.eol, |l| l.end);
+        let last_end = block.last().map_or(eol, |l| l.end);
         let mut from = block.first().map_or(0, |l| l.start);
         let to = block
             .last()
@@ -104,7 +126,7 @@ impl Splice<'_, '_> {
             if i + 1 == count {
                 text.push_str(last_end);
             } else if end.is_empty() {
-                text.push_str(self.eol);
+                text.push_str(eol);
             } else {
                 text.push_str(end);
             }

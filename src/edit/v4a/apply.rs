@@ -212,18 +212,19 @@ fn update(path: &str, text: &str, hunks: &[Hunk], max: Tier) -> Result<Updated, 
     let mut cursor = 0;
     let mut places: Vec<Place> = Vec::with_capacity(hunks.len());
     for (i, hunk) in hunks.iter().enumerate() {
+        // Each `@@` line is the nearest line after the last that it names.
+        let mut anchored: Option<usize> = None;
         for anchor in &hunk.anchors {
-            let found = keyed
-                .iter()
-                .find_map(|k| k.find(&[anchor.as_str()], cursor, false).first().copied());
-            cursor = found.ok_or_else(|| PatchError::Anchor {
+            let from = anchored.map_or(cursor, |a| a + 1);
+            let found = find_anchor(&keyed, &texts, anchor, from);
+            anchored = Some(found.ok_or_else(|| PatchError::Anchor {
                 path: path.to_string(),
                 hunk: i + 1,
                 line: hunk.line,
                 anchor: anchor.clone(),
-            })? + 1;
+            })?);
         }
-        let place = locate(path, i, hunk, &keyed, cursor, file.len())?;
+        let place = locate(path, i, hunk, &keyed, cursor, anchored, file.len())?;
         cursor = place.start + place.old.len();
         places.push(place);
     }
@@ -270,14 +271,14 @@ fn locate(
     hunk: &Hunk,
     keyed: &[Keyed<'_>],
     cursor: usize,
+    anchored: Option<usize>,
     len: usize,
 ) -> Result<Place, PatchError> {
     if hunk.old.is_empty() {
         // Only added lines: after the `@@` line, else at the end of the file.
-        let start = if hunk.anchors.is_empty() || hunk.at_end {
-            len
-        } else {
-            cursor
+        let start = match anchored {
+            Some(at) if !hunk.at_end => at + 1,
+            _ => len,
         };
         return Ok(Place {
             start,
@@ -286,24 +287,55 @@ fn locate(
             new: hunk.new.clone(),
         });
     }
+    // The hunk may start on its `@@` line (models repeat it as context).
+    let from = anchored.unwrap_or(cursor);
     let mut tries = vec![(hunk.old.clone(), hunk.new.clone())];
-    if hunk.old.len() > 1 && hunk.old.last().is_some_and(|l| l.trim().is_empty()) {
-        let mut old = hunk.old.clone();
+    let blank = |l: Option<&String>| l.is_some_and(|l| l.trim().is_empty());
+    if hunk.old.len() > 1 && blank(hunk.old.last()) {
+        let (mut old, mut new) = (hunk.old.clone(), hunk.new.clone());
         old.pop();
-        let mut new = hunk.new.clone();
-        if new.last().is_some_and(|l| l.trim().is_empty()) {
+        if blank(new.last()) {
             new.pop();
+        }
+        tries.push((old, new));
+    }
+    if hunk.old.len() > 1 && blank(hunk.old.first()) {
+        let (mut old, mut new) = (hunk.old.clone(), hunk.new.clone());
+        old.remove(0);
+        if blank(new.first()) {
+            new.remove(0);
         }
         tries.push((old, new));
     }
     for (old, new) in tries {
         let needle: Vec<&str> = old.iter().map(String::as_str).collect();
+        if anchored.is_some() {
+            // The patch named the section: the nearest place after it, at whichever tier
+            // matches there (the strictest one that does).
+            let nearest = keyed
+                .iter()
+                .filter_map(|k| {
+                    k.find(&needle, from, hunk.at_end)
+                        .first()
+                        .map(|s| (*s, k.tier()))
+                })
+                .min();
+            if let Some((start, tier)) = nearest {
+                return Ok(Place {
+                    start,
+                    tier,
+                    old,
+                    new,
+                });
+            }
+            continue;
+        }
         for k in keyed {
-            let starts = k.find(&needle, cursor, hunk.at_end);
+            let starts = k.find(&needle, from, hunk.at_end);
             let Some(&start) = starts.first() else {
                 continue;
             };
-            if starts.len() > 1 && hunk.anchors.is_empty() {
+            if starts.len() > 1 {
                 return Err(PatchError::Ambiguous {
                     path: path.to_string(),
                     hunk: i + 1,
@@ -326,6 +358,23 @@ fn locate(
         path: path.to_string(),
         hunk: i + 1,
         line: hunk.line,
+    })
+}
+
+/// The nearest line from `from` that `anchor` names: equal at any tier, else one that starts
+/// with it as a whole word (`@@ def search` for `def search(self, items):`).
+fn find_anchor(keyed: &[Keyed<'_>], texts: &[&str], anchor: &str, from: usize) -> Option<usize> {
+    let equal = keyed
+        .iter()
+        .filter_map(|k| k.find(&[anchor], from, false).first().copied())
+        .min();
+    equal.or_else(|| {
+        let wanted = anchor.trim();
+        texts.iter().enumerate().skip(from).find_map(|(i, line)| {
+            let rest = line.trim_start().strip_prefix(wanted)?;
+            let whole = !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+            (!wanted.is_empty() && whole).then_some(i)
+        })
     })
 }
 

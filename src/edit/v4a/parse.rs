@@ -96,7 +96,10 @@ pub fn parse(input: &str) -> Result<Patch, ParseError> {
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
-    let (first, lines) = unwrap(&all);
+    // A fence around a heredoc: two wrappers.
+    let (outer, inner) = unwrap(&all);
+    let (second, lines) = unwrap(inner);
+    let first = outer + second;
     let error = |i: usize, message: String| ParseError {
         line: first + i + 1,
         message,
@@ -131,7 +134,11 @@ pub fn parse(input: &str) -> Result<Patch, ParseError> {
             // Blank lines without `+` count only when an added line follows them.
             let mut loose = 0;
             i += 1;
-            while i < end && !lines[i].starts_with("*** ") {
+            while i < end && (!lines[i].starts_with("*** ") || lines[i].trim() == END_OF_FILE) {
+                if lines[i].trim() == END_OF_FILE {
+                    i += 1;
+                    continue;
+                }
                 match lines[i].strip_prefix('+') {
                     Some(text) => {
                         content.push_str(&"\n".repeat(loose));
@@ -276,6 +283,11 @@ fn hunks(lines: &[&str], mut i: usize, end: usize) -> Result<(Vec<Hunk>, usize),
             i += 1;
             continue;
         }
+        if line.trim().is_empty() && current.is_none() {
+            // Blank lines between sections belong to no hunk.
+            i += 1;
+            continue;
+        }
         let hunk = current.get_or_insert_with(|| Hunk {
             line: i + 1,
             ..Hunk::default()
@@ -324,6 +336,16 @@ fn hunks(lines: &[&str], mut i: usize, end: usize) -> Result<(Vec<Hunk>, usize),
 /// The line an `@@` header names, if any (a unified diff's `-1,3 +1,4 @@` names none).
 fn anchor_of(rest: &str) -> Option<String> {
     let text = rest.trim();
+    // `@@ -5,3 +5,3 @@ def summary(rows):`: git names the section after the numbers.
+    if text.starts_with('-')
+        && let Some((numbers, section)) = text.split_once("@@")
+        && numbers
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | ',' | ' '))
+    {
+        let section = section.trim();
+        return (!section.is_empty()).then(|| section.to_string());
+    }
     let text = text.strip_suffix("@@").unwrap_or(text).trim();
     let numeric = text.starts_with('-')
         && text
