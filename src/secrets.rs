@@ -163,9 +163,12 @@ impl<W: std::io::Write> std::io::Write for RedactingWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
         let clean = redact(&text);
+        // One write for the whole event: stderr is locked per write, so another thread's
+        // event cannot land between a cut line and its note.
+        let mut out = String::with_capacity(clean.len().min(2 * MAX_LOG_LINE));
         for line in clean.split_inclusive('\n') {
             if line.len() <= MAX_LOG_LINE {
-                self.0.write_all(line.as_bytes())?;
+                out.push_str(line);
                 continue;
             }
             let mut end = MAX_LOG_LINE;
@@ -173,9 +176,10 @@ impl<W: std::io::Write> std::io::Write for RedactingWriter<W> {
                 end -= 1;
             }
             let rest = line.len() - end;
-            self.0.write_all(&line.as_bytes()[..end])?;
-            writeln!(self.0, " … [{rest} more bytes]")?;
+            out.push_str(&line[..end]);
+            out.push_str(&format!(" … [{rest} more bytes]\n"));
         }
+        self.0.write_all(out.as_bytes())?;
         Ok(buf.len())
     }
 
