@@ -152,16 +152,29 @@ fn apply_one(text: &str, edit: &Replacement, max: Tier) -> Result<(String, Lande
 
 /// The exact tier: the quote as it is (in a CRLF file, with the file's line ends).
 fn exact(text: &str, edit: &Replacement) -> Result<Option<(String, Landed)>, EditError> {
-    let crlf = Eol::of(text) == Eol::Crlf && !edit.old.contains('\r');
+    let crlf = Eol::of(text) == Eol::Crlf;
     let with_ends = |s: &str| match crlf {
         true => s.replace("\r\n", "\n").replace('\n', "\r\n"),
         false => s.to_string(),
     };
-    let (find, put) = (with_ends(&edit.old), with_ends(&edit.new));
+    let (find, mut put) = (with_ends(&edit.old), with_ends(&edit.new));
     let starts: Vec<usize> = text.match_indices(&find).map(|(i, _)| i).collect();
     let Some(&first) = starts.first() else {
         return Ok(None);
     };
+    // Whole lines stay whole: a quote that ends its line keeps the line end when the new
+    // text forgot it, and does not gain a blank line when the new text added one.
+    let eol = if crlf { "\r\n" } else { "\n" };
+    let ends_line = find.ends_with('\n');
+    if ends_line && !put.is_empty() && !put.ends_with('\n') {
+        put.push_str(eol);
+    } else if !ends_line
+        && !edit.all
+        && put.ends_with(eol)
+        && text[first + find.len()..].starts_with(eol)
+    {
+        put.truncate(put.len() - eol.len());
+    }
     if starts.len() > 1 && !edit.all {
         return Err(EditError::Ambiguous(Candidates {
             tier: Tier::Exact,
@@ -239,6 +252,14 @@ mod tests {
         assert_eq!(done.text, "a\r\nB\r\nC\r\n");
         assert_eq!(done.landed[0].tier, Tier::Exact);
         assert_eq!(done.landed[0].line, 2);
+    }
+
+    #[test]
+    fn whole_lines_stay_whole_and_crlf_stays_crlf() {
+        assert_eq!(one("a\nb\nc\n", "b\n", "B").unwrap().text, "a\nB\nc\n");
+        assert_eq!(one("a\nb\nc\n", "b", "B\n").unwrap().text, "a\nB\nc\n");
+        let crlf = one("k = 1\r\nj = 2\r\n", "k = 1\r\n", "k = 3\n").unwrap();
+        assert_eq!(crlf.text, "k = 3\r\nj = 2\r\n");
     }
 
     #[test]
