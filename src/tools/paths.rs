@@ -74,18 +74,23 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// Most symlinks followed while resolving one path (as the kernel's limit of 40).
+const MAX_LINKS: usize = 40;
+
 /// Canonicalises the longest existing ancestor and appends the rest, so a path that does not
-/// exist yet (a new file) is judged by where its existing parent really is.
+/// exist yet (a new file) is judged by where its existing parent really is. A symlink in the
+/// rest is followed too, even one that points to nothing yet: writing through a dangling
+/// link at `ws/link` creates the file where the link points, so that is the path judged.
 fn canonical_prefix(path: &Path) -> PathBuf {
+    resolve_links(path, MAX_LINKS)
+}
+
+fn resolve_links(path: &Path, links: usize) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
     loop {
         if let Ok(real) = crate::platform::canonical(&existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
+            return follow_rest(real, rest.into_iter().rev(), links);
         }
         match (
             existing.file_name().map(|n| n.to_os_string()),
@@ -98,6 +103,33 @@ fn canonical_prefix(path: &Path) -> PathBuf {
             _ => return path.to_path_buf(),
         }
     }
+}
+
+/// `real` (canonical) joined with `rest`, following any symlink met on the way (which can
+/// only be a dangling one, or the path would have resolved whole).
+fn follow_rest(
+    real: PathBuf,
+    rest: impl Iterator<Item = std::ffi::OsString>,
+    links: usize,
+) -> PathBuf {
+    let mut out = real;
+    let mut rest = rest.peekable();
+    while let Some(part) = rest.next() {
+        let next = out.join(&part);
+        let Ok(target) = std::fs::read_link(&next) else {
+            out = next;
+            continue;
+        };
+        if links == 0 {
+            // A loop of links: judged where it starts, which nothing can be written through.
+            out = next;
+            continue;
+        }
+        let mut target = lexical(&out.join(target));
+        target.extend(rest);
+        return resolve_links(&target, links - 1);
+    }
+    out
 }
 
 /// Whether `path` (already resolved) lies inside one of `roots` (already canonical).
@@ -145,6 +177,14 @@ mod tests {
         assert_eq!(resolve("link/secret.txt"), root.join("outside/secret.txt"));
         assert!(!inside(&resolve("link/secret.txt"), &roots));
         assert_eq!(resolve("~/notes.md"), root.join("home/notes.md"));
+        // A link to something that does not exist yet is judged where it points.
+        std::os::unix::fs::symlink(root.join("outside/new.txt"), ws.join("dangling")).unwrap();
+        assert_eq!(resolve("dangling"), root.join("outside/new.txt"));
+        assert!(!inside(&resolve("dangling"), &roots));
+        std::os::unix::fs::symlink(root.join("nowhere/deeper"), ws.join("deep")).unwrap();
+        assert_eq!(resolve("deep/x.txt"), root.join("nowhere/deeper/x.txt"));
+        std::os::unix::fs::symlink("loop", ws.join("loop")).unwrap();
+        assert_eq!(resolve("loop/x"), ws.join("loop/x"));
         assert_eq!(display(&ws.join("src/a.rs"), &ws), "src/a.rs");
     }
 }
