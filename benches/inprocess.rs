@@ -91,9 +91,10 @@ fn transcript(c: &mut Criterion) {
 }
 
 /// A compound line of about 2 KB: pipes, `&&`, `;`, a subshell, quotes and redirections, as
-/// an agent writes when it chains a build, tests and a search.
+/// an agent writes when it chains a build, tests and a search. (No variable: a word whose
+/// value is unknown may name a folder outside the project, so it always asks.)
 fn compound_line() -> String {
-    let piece = "(cd crates/core && cargo test --all -- --nocapture 2>&1) | grep -v 'warning: unused' | tail -n 40; git status --short && echo \"done: $HOME\"; ";
+    let piece = "(cd crates/core && cargo test --all -- --nocapture 2>&1) | grep -v 'warning: unused' | tail -n 40; git status --short && echo \"done: all\"; ";
     let mut line = String::new();
     while line.len() < 2048 {
         line.push_str(piece);
@@ -102,7 +103,7 @@ fn compound_line() -> String {
 }
 
 fn permission(c: &mut Criterion) {
-    use tandem::permission::{Grants, Policy, Rules, Workspace, shell};
+    use tandem::permission::{Grants, Policy, Protected, Rules, Workspace, shell};
     let line = compound_line();
     let mut group = c.benchmark_group("permission");
     group.bench_function("parse_2kb", |b| {
@@ -122,9 +123,12 @@ fn permission(c: &mut Criterion) {
     let policy = Policy {
         rules: Rules::default(),
         workspace: Workspace::new(root.clone(), Vec::new(), None),
+        protected: Protected::default(),
+        grammar: shell::Grammar::Posix,
     };
     let access = tandem::types::Access::Execute {
         command: line.clone(),
+        cwd: root.clone(),
     };
     let mode = tandem::types::Mode::Ask;
     let mut grants = Grants::default();
@@ -133,6 +137,24 @@ fn permission(c: &mut Criterion) {
     group.bench_function("judge_2kb", |b| {
         b.iter(|| {
             let judged = policy.judge("run_command", std::hint::black_box(&access), mode, &grants);
+            assert_eq!(judged.decision, tandem::permission::Decision::Allow);
+        })
+    });
+    // With a deny rule every command the line may reach is matched against it.
+    let rule = tandem::config::permissions::Rule {
+        effect: tandem::config::permissions::Effect::Deny,
+        text: "run_command(git push:*)".into(),
+        target: tandem::config::permissions::parse_rule("run_command(git push:*)")
+            .unwrap_or_else(|e| panic!("{e}")),
+        source: root.join("config.toml"),
+    };
+    let denying = Policy {
+        rules: Rules::new([rule], &root, None),
+        ..policy
+    };
+    group.bench_function("judge_2kb_deny_rule", |b| {
+        b.iter(|| {
+            let judged = denying.judge("run_command", std::hint::black_box(&access), mode, &grants);
             assert_eq!(judged.decision, tandem::permission::Decision::Allow);
         })
     });

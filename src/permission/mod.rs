@@ -1,14 +1,19 @@
 //! Whether a tool call runs, asks or is refused (DESIGN.md §3), and what "always" means.
 //!
-//! Precedence, strongest first: a deny rule (in every mode, `full-access` too); the mode's
-//! refusal (`read-only`); a remembered "always reject"; an ask rule; the mode allowing it;
-//! for a command line with a [`shell::Hazard`], always ask; an allow rule or a remembered
-//! "always allow" (for a line: one per simple command); otherwise ask. A `pre_tool_use`
-//! hook decides after the first two (turn/calls.rs).
+//! Precedence, strongest first: a deny rule (in every mode, `full-access` too; for a file,
+//! a deny on reading it also refuses editing, moving or patching it, and a command naming
+//! it); the mode's refusal (`read-only`); a remembered "always reject"; an ask rule; an
+//! edit of a [protected](protected) path outside `full-access` (always asks); the mode
+//! allowing it; for a command line with a [`shell::Hazard`], run or naming a path outside
+//! the project, always ask; an allow rule or a remembered "always allow" (for a line: one
+//! per simple command); otherwise ask. A `pre_tool_use` hook decides after the first two
+//! (turn/calls.rs) and cannot lift a protected path's question.
 
+mod command;
 mod grants;
 mod modes;
 mod offer;
+mod protected;
 mod report;
 mod rules;
 mod scope;
@@ -19,15 +24,18 @@ use std::path::{Path, PathBuf};
 
 pub use grants::{Grant, Grants};
 pub use offer::Offer;
+pub use protected::Protected;
 pub use report::{GrantView, RuleView, Snapshot};
-pub use rules::Rules;
+pub use rules::{Hit, Rules};
 pub use scope::CommandScope;
 pub use workspace::Workspace;
 
-use crate::config::permissions::{Effect, PathAccess, Rule};
+use crate::config::permissions::{Effect, PathAccess};
+use crate::tools::paths::Place;
 use crate::types::Access;
 use crate::types::Mode;
-use shell::CommandLine;
+use command::Named;
+use shell::{CommandLine, Grammar};
 
 /// What to do with a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +66,8 @@ pub enum Subject<'a> {
         line: &'a str,
         /// Taken apart.
         parsed: CommandLine,
+        /// The folder it runs in (resolved).
+        cwd: &'a Path,
     },
     /// Calls an outside tool (an MCP server's).
     Tool {
@@ -69,8 +79,8 @@ pub enum Subject<'a> {
 }
 
 impl<'a> Subject<'a> {
-    /// The subject of a call of `tool` with `access`.
-    pub fn of(tool: &'a str, access: &'a Access) -> Subject<'a> {
+    /// The subject of a call of `tool` with `access`, its command line read with `grammar`.
+    pub fn of(tool: &'a str, access: &'a Access, grammar: &Grammar) -> Subject<'a> {
         match access {
             Access::Free => Subject::Free,
             Access::Read(path) => Subject::Path {
@@ -89,9 +99,10 @@ impl<'a> Subject<'a> {
                 },
                 None => Subject::Free,
             },
-            Access::Execute { command } => Subject::Command {
+            Access::Execute { command, cwd } => Subject::Command {
                 line: command,
-                parsed: shell::parse(command),
+                parsed: grammar.parse(command),
+                cwd,
             },
             Access::Tool { read_only } => Subject::Tool {
                 name: tool,
@@ -108,6 +119,10 @@ pub struct Policy {
     pub rules: Rules,
     /// Where reads are free.
     pub workspace: Workspace,
+    /// Paths whose edits always ask.
+    pub protected: Protected,
+    /// How the session's shell reads command lines.
+    pub grammar: Grammar,
 }
 
 /// The verdict on one call, and what the user is offered if asked.
@@ -115,7 +130,8 @@ pub struct Policy {
 pub struct Judgement {
     /// Allow, ask or refuse.
     pub decision: Decision,
-    /// A refusal nothing may lift (a deny rule or the mode), not even a hook.
+    /// A refusal nothing may lift (a deny rule or the mode), not even a hook; or a question
+    /// nothing may skip (a protected path).
     pub firm: bool,
     /// The answers offered when asking.
     pub offer: Offer,
@@ -129,7 +145,7 @@ impl Policy {
         {
             return self.judge_many(tool, paths, mode, grants);
         }
-        let subject = Subject::of(tool, access);
+        let subject = Subject::of(tool, access, &self.grammar);
         let root = self.workspace.root();
         let mut offer = Offer::for_subject(&subject, &self.rules, grants, root);
         let verdict = |decision, firm, offer| Judgement {
@@ -137,8 +153,12 @@ impl Policy {
             firm,
             offer,
         };
-        if let Some(rule) = self.rules.find(Effect::Deny, &subject) {
-            return verdict(Decision::Refuse(refused_by(rule)), true, offer);
+        let named = match &subject {
+            Subject::Command { parsed, cwd, .. } => command::named(parsed, &self.place(cwd)),
+            _ => Vec::new(),
+        };
+        if let Some(reason) = self.denied(&subject, &named) {
+            return verdict(Decision::Refuse(reason), true, offer);
         }
         let by_mode = modes::decide(mode, &subject, &self.workspace);
         if let Decision::Refuse(_) = by_mode {
@@ -148,16 +168,36 @@ impl Policy {
             let reason = "Rejected: the user chose to always reject this in this session. Do not retry it; ask the user how to proceed.";
             return verdict(Decision::Refuse(reason.into()), false, offer);
         }
-        if let Some(rule) = self.rules.find(Effect::Ask, &subject) {
+        if let Some(hit) = self.rules.find(Effect::Ask, &subject) {
             offer.withhold_always(format!(
                 "the rule `{}` in {} asks every time",
-                rule.text,
-                rule.source.display()
+                hit.rule.text,
+                hit.rule.source.display()
             ));
             return verdict(Decision::Ask, false, offer);
         }
+        if let Subject::Path {
+            access: PathAccess::Edit,
+            path,
+        } = &subject
+            && mode != Mode::FullAccess
+            && let Some(why) = self.protected.why(path)
+        {
+            offer.withhold_always(format!("{} is {why}", self.display(path)));
+            offer.note = Some(format!("protected: {why}"));
+            return verdict(Decision::Ask, true, offer);
+        }
         if by_mode == Decision::Allow {
             return verdict(Decision::Allow, false, offer);
+        }
+        if let Subject::Command { cwd, .. } = &subject
+            && let Some(why) = self.outside(cwd, &named)
+        {
+            if offer.allow_always.is_some() {
+                offer.withhold_always(why.clone());
+            }
+            offer.note = Some(why);
+            return verdict(Decision::Ask, false, offer);
         }
         let approved = match &subject {
             Subject::Command { parsed, .. } => {
@@ -177,6 +217,71 @@ impl Policy {
             offer.note = Some(why.to_string());
         }
         verdict(Decision::Ask, false, offer)
+    }
+
+    /// Why a deny rule refuses `subject`, if one does: a rule on the call itself, for an edit
+    /// a rule on reading the file (editing, moving or patching it would reveal or carry its
+    /// content), and for a command a rule on reading a file it names.
+    fn denied(&self, subject: &Subject, named: &[Named]) -> Option<String> {
+        if let Some(hit) = self.rules.find(Effect::Deny, subject) {
+            return Some(refused_by(hit, subject));
+        }
+        let read_denied = |path: &Path| {
+            self.rules.find(
+                Effect::Deny,
+                &Subject::Path {
+                    access: PathAccess::Read,
+                    path,
+                },
+            )
+        };
+        let (hit, path) = match subject {
+            Subject::Path {
+                access: PathAccess::Edit,
+                path,
+            } => (read_denied(path)?, path.to_path_buf()),
+            Subject::Command { .. } => named.iter().find_map(|n| match n {
+                Named::Path(path) => read_denied(path).map(|hit| (hit, path.clone())),
+                Named::Unknown(_) => None,
+            })?,
+            _ => return None,
+        };
+        Some(format!(
+            "Refused by the rule `{}` (deny) in {}: the user does not allow reading {}, so no tool may read, copy, move, edit or patch it. Do not retry it or work around it; tell the user what you wanted to do.",
+            hit.rule.text,
+            hit.rule.source.display(),
+            self.display(&path)
+        ))
+    }
+
+    /// Why a command run in `cwd` and naming `named` must ask even when a rule or an answer
+    /// covers its programs: it runs, or names a path, outside the project.
+    fn outside(&self, cwd: &Path, named: &[Named]) -> Option<String> {
+        if !self.workspace.contains(cwd) {
+            return Some(format!("it runs in {}, outside the project", cwd.display()));
+        }
+        named.iter().find_map(|n| match n {
+            Named::Path(path) if command::harmless(path) || self.workspace.contains(path) => None,
+            Named::Path(path) => Some(format!("it names {}, outside the project", path.display())),
+            Named::Unknown(word) => Some(format!(
+                "`{}` may name a folder outside the project",
+                shell::one_line(word, 40)
+            )),
+        })
+    }
+
+    /// Where a command run in `cwd` resolves the paths it names.
+    fn place(&self, cwd: &Path) -> Place {
+        Place {
+            cwd: cwd.to_path_buf(),
+            home: self.workspace.home().map(Path::to_path_buf),
+            folders: Vec::new(),
+        }
+    }
+
+    /// `path` as messages show it: relative to the session's folder when inside it.
+    fn display(&self, path: &Path) -> String {
+        crate::tools::paths::display(path, self.workspace.root())
     }
 }
 
@@ -201,6 +306,7 @@ impl Policy {
             .filter(|j| j.decision == Decision::Ask)
             .cloned()
             .collect();
+        let firm = asking.iter().any(|j| j.firm);
         let (decision, from) = if asking.is_empty() {
             (Decision::Allow, judged)
         } else {
@@ -208,7 +314,7 @@ impl Policy {
         };
         Judgement {
             decision,
-            firm: false,
+            firm,
             offer: Offer::merged(from.into_iter().map(|j| j.offer).collect()),
         }
     }
@@ -224,14 +330,24 @@ impl Policy {
 }
 
 /// What the model reads when a deny rule refused its call.
-fn refused_by(rule: &Rule) -> String {
-    format!(
-        "Refused by the rule `{}` (deny) in {}: the user does not allow this. Do not retry it or work around it; tell the user what you wanted to do.",
-        rule.text,
-        rule.source.display()
-    )
+fn refused_by(hit: Hit, subject: &Subject) -> String {
+    let rule = format!(
+        "`{}` (deny) in {}",
+        hit.rule.text,
+        hit.rule.source.display()
+    );
+    match (hit.unseen, subject) {
+        (Some(why), Subject::Command { .. }) => format!(
+            "Refused: while the rule {rule} is in force, tandem refuses command lines it cannot prove stay clear of it, and in this one {why}. Write the command out plainly, without variables, aliases, functions or nested shells; do not try to work around the rule."
+        ),
+        _ => format!(
+            "Refused by the rule {rule}: the user does not allow this. Do not retry it or work around it; tell the user what you wanted to do."
+        ),
+    }
 }
 
+#[cfg(test)]
+mod attacks;
 #[cfg(test)]
 mod property;
 #[cfg(test)]

@@ -63,6 +63,7 @@ mod tests {
         let run = Subject::Command {
             line: "ls",
             parsed: shell::parse("ls"),
+            cwd: Path::new("/ws"),
         };
         let tool = |read_only| Subject::Tool {
             name: "mcp__s__t",

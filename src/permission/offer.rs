@@ -48,7 +48,7 @@ impl Offer {
                 path: path.to_path_buf(),
             }),
             Subject::Tool { name, .. } => same(Grant::Tool(name.to_string())),
-            Subject::Command { line, parsed } => {
+            Subject::Command { line, parsed, .. } => {
                 let reject = match parsed.commands.as_slice() {
                     [only] if parsed.hazards.is_empty() => {
                         vec![Grant::Command(CommandScope::of(only))]

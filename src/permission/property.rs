@@ -87,10 +87,13 @@ fn echo_hi_granted() -> (Policy, Grants) {
     let policy = Policy {
         rules: Rules::default(),
         workspace: Workspace::new("/ws".into(), Vec::new(), Some(Path::new("/home/u"))),
+        protected: Protected::default(),
+        grammar: shell::Grammar::Posix,
     };
     let mut grants = Grants::default();
     let access = Access::Execute {
         command: "echo hi".into(),
+        cwd: "/ws".into(),
     };
     let judged = policy.judge("run_command", &access, Mode::Ask, &grants);
     grants.remember(&judged.offer.allow_always.unwrap_or_default(), true);
@@ -103,7 +106,7 @@ proptest! {
     #[test]
     fn no_hidden_command_rides_on_a_single_grant(line in line()) {
         let (policy, grants) = echo_hi_granted();
-        let access = Access::Execute { command: line.clone() };
+        let access = Access::Execute { command: line.clone(), cwd: "/ws".into() };
         for mode in [Mode::Ask, Mode::AcceptEdits] {
             let judged = policy.judge("run_command", &access, mode, &grants);
             prop_assert_ne!(judged.decision, Decision::Allow, "{:?} approved in {:?}", line, mode);
@@ -120,13 +123,10 @@ proptest! {
 #[test]
 fn the_grant_itself_still_approves_echo_hi() {
     let (policy, grants) = echo_hi_granted();
-    for line in [
-        "echo hi",
-        "echo hi 'a; rm -rf x' --flag",
-        "echo hi there 2>&1",
-    ] {
+    for line in ["echo hi", "echo hi 2>&1", "echo hi >/dev/null"] {
         let access = Access::Execute {
             command: line.into(),
+            cwd: "/ws".into(),
         };
         let judged = policy.judge("run_command", &access, Mode::Ask, &grants);
         assert_eq!(judged.decision, Decision::Allow, "{line}");

@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::Subject;
-use super::scope::CommandScope;
+use super::scope::{CommandScope, Reach};
 use super::shell::{self, SimpleCommand, Word};
 use crate::config::permissions::{Effect, PathAccess, Rule, Target};
 
@@ -73,24 +73,39 @@ impl Rules {
     }
 
     /// The first rule with `effect` that matches `subject`. For a command line, a rule
-    /// matches when it matches any command the line may run: every simple command, those
-    /// inside substitutions, and those a wrapper (`sudo`, `sh -c '…'`) would run.
-    pub fn find(&self, effect: Effect, subject: &Subject) -> Option<&Rule> {
-        if !self.rules.iter().any(|c| c.rule.effect == effect) {
-            return None;
-        }
-        let reachable = match subject {
-            Subject::Command { parsed, .. } => shell::reachable(parsed),
-            _ => Vec::new(),
-        };
-        self.rules
+    /// matches when it may match any command the line may run (see [`shell::reachable`]
+    /// and [`CommandScope::reaches`]): every simple command, those inside substitutions,
+    /// those a wrapper (`sudo`, `sh -c '…'`, `xargs`) would run, and anything the line hides.
+    /// A certain match is preferred to a possible one.
+    pub fn find(&self, effect: Effect, subject: &Subject) -> Option<Hit<'_>> {
+        let mut rules = self
+            .rules
             .iter()
             .filter(|c| c.rule.effect == effect)
-            .find(|c| match subject {
-                Subject::Command { .. } => reachable.iter().any(|cmd| c.matcher.command(cmd)),
-                _ => c.matcher.matches(subject),
-            })
-            .map(|c| &c.rule)
+            .peekable();
+        rules.peek()?;
+        let Subject::Command { parsed, .. } = subject else {
+            return rules
+                .find(|c| c.matcher.matches(subject))
+                .map(|c| Hit::certain(&c.rule));
+        };
+        let reachable = shell::reachable(parsed);
+        let mut maybe: Option<Hit> = None;
+        for compiled in rules {
+            for command in &reachable {
+                match compiled.matcher.reaches(command) {
+                    Reach::Certainly => return Some(Hit::certain(&compiled.rule)),
+                    Reach::Maybe if maybe.is_none() => {
+                        maybe = Some(Hit {
+                            rule: &compiled.rule,
+                            unseen: Some(unseen(command)),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        maybe
     }
 
     /// The allow rule that covers `command`, if one does.
@@ -102,7 +117,44 @@ impl Rules {
     }
 }
 
+/// A rule that matched a call.
+#[derive(Debug, Clone, Copy)]
+pub struct Hit<'a> {
+    /// The rule.
+    pub rule: &'a Rule,
+    /// When the rule only may match: the part of the line that cannot be seen through.
+    pub unseen: Option<&'static str>,
+}
+
+impl<'a> Hit<'a> {
+    fn certain(rule: &'a Rule) -> Hit<'a> {
+        Hit { rule, unseen: None }
+    }
+}
+
+/// Why a command a rule may match cannot be read: what stands where the rule's words would.
+fn unseen(command: &SimpleCommand) -> &'static str {
+    if command
+        .words
+        .first()
+        .is_some_and(|w| w.text == shell::ANYTHING && !w.literal)
+    {
+        "part of the line cannot be read completely"
+    } else {
+        "a word of the command is computed (a variable, a pattern, words read from input)"
+    }
+}
+
 impl Matcher {
+    /// How this rule meets `command` (deny and ask rules err towards a match).
+    fn reaches(&self, command: &SimpleCommand) -> Reach {
+        match self {
+            Matcher::AnyCommand => Reach::Certainly,
+            Matcher::Command(scope) => scope.reaches(command),
+            _ => Reach::Never,
+        }
+    }
+
     fn command(&self, command: &SimpleCommand) -> bool {
         match self {
             Matcher::AnyCommand => true,
@@ -197,6 +249,7 @@ mod tests {
         Subject::Command {
             line,
             parsed: shell::parse(line),
+            cwd: Path::new("/ws"),
         }
     }
 

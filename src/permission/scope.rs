@@ -1,11 +1,86 @@
 //! What a command grant or a command rule covers: a prefix of words (`cargo test …`) or one
 //! exact command (`ls -la`). An "always" answer never covers a bare program: `rm` alone
-//! would cover `rm -rf ~`.
+//! would cover `rm -rf ~`; and it covers a prefix only for programs whose first words name
+//! a subcommand (`git status …`): for any other program, the exact words shown (`rm build`
+//! does not cover `rm build -r ../outside`).
+//!
+//! Deny and ask rules meet commands through [`CommandScope::reaches`], which errs towards a
+//! match: a word that is not a literal may be any words, and options may stand between a
+//! program and its subcommand (`git -C . push` is `git push`).
 
 use super::shell::{SimpleCommand, Word};
 
 /// Most subcommand words a remembered prefix takes after the program (`npm run lint`).
 const MAX_SUBCOMMANDS: usize = 2;
+
+/// Programs whose first arguments name what they do (`git status`, `cargo test`, `npm run
+/// lint`): an "always" answer remembers their prefix. For any other program a word after it
+/// is an operand (`rm build`, `cat notes.txt`), so the answer remembers the exact command.
+const SUBCOMMAND_PROGRAMS: &[&str] = &[
+    "apt",
+    "apt-get",
+    "az",
+    "bazel",
+    "brew",
+    "bun",
+    "bundle",
+    "cargo",
+    "composer",
+    "conda",
+    "deno",
+    "dnf",
+    "docker",
+    "dotnet",
+    "flutter",
+    "gcloud",
+    "gem",
+    "gh",
+    "git",
+    "glab",
+    "go",
+    "gradle",
+    "gradlew",
+    "helm",
+    "hg",
+    "just",
+    "kubectl",
+    "make",
+    "mix",
+    "mvn",
+    "nix",
+    "npm",
+    "npx",
+    "nx",
+    "pacman",
+    "pip",
+    "pip3",
+    "pipenv",
+    "pnpm",
+    "podman",
+    "poetry",
+    "rake",
+    "rustup",
+    "svn",
+    "swift",
+    "systemctl",
+    "terraform",
+    "tox",
+    "turbo",
+    "uv",
+    "yarn",
+    "zypper",
+];
+
+/// Whether a rule's words certainly, possibly or never match a command's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reach {
+    /// They cannot.
+    Never,
+    /// A word of the command that is not a literal may be what the rule names.
+    Maybe,
+    /// The command is what the rule names.
+    Certainly,
+}
 
 /// Commands covered by a grant or a rule.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -22,10 +97,14 @@ impl CommandScope {
     /// `git status`, `npm run lint`); when there are no subcommand words, the exact command.
     pub fn of(command: &SimpleCommand) -> CommandScope {
         let head = command.assignments + 1;
+        let has_subcommands = command.program().is_some_and(|p| {
+            let name = p.text.rsplit(['/', '\\']).next().unwrap_or(&p.text);
+            p.literal && SUBCOMMAND_PROGRAMS.contains(&name.to_ascii_lowercase().as_str())
+        });
         let subcommands = command
             .arguments()
             .iter()
-            .take_while(|w| is_subcommand(w))
+            .take_while(|w| has_subcommands && is_subcommand(w))
             .take(MAX_SUBCOMMANDS)
             .count();
         match command.words.get(..head + subcommands) {
@@ -42,6 +121,56 @@ impl CommandScope {
         }
     }
 
+    /// Whether a deny or ask rule with this scope may match `command` (see the module
+    /// docs): word by word from the program, where a literal option (`-C`, `--no-pager`,
+    /// `+nightly`) and the word after it may come between the rule's words, and a word that
+    /// is not a literal may stand for any number of words.
+    pub fn reaches(&self, command: &SimpleCommand) -> Reach {
+        let (want, prefix) = match self {
+            CommandScope::Prefix(words) => (words.as_slice(), true),
+            CommandScope::Exact(words) => (words.as_slice(), false),
+        };
+        let words = command.words.as_slice();
+        let (Some(first), Some(program)) = (want.first(), words.first()) else {
+            return Reach::Never;
+        };
+        if !program.literal {
+            return Reach::Maybe;
+        }
+        if program.text != first.text {
+            return Reach::Never;
+        }
+        // The positions where the next wanted word may be.
+        let mut at = vec![1];
+        for wanted in &want[1..] {
+            let mut next = Vec::new();
+            for i in options_skipped(words, &at) {
+                match words.get(i) {
+                    Some(w) if !w.literal => return Reach::Maybe,
+                    Some(w) if w.text == wanted.text => next.push(i + 1),
+                    _ => {}
+                }
+            }
+            if next.is_empty() {
+                return Reach::Never;
+            }
+            at = next;
+        }
+        let mut best = Reach::Never;
+        for end in at {
+            let rest = words.get(end..).unwrap_or(&[]);
+            let reach = if prefix || rest.is_empty() {
+                Reach::Certainly
+            } else if rest.iter().all(|w| !w.literal) {
+                Reach::Maybe
+            } else {
+                Reach::Never
+            };
+            best = best.max(reach);
+        }
+        best
+    }
+
     /// The scope as the user reads it: `cargo test …` or `ls -la`.
     pub fn label(&self) -> String {
         let (words, more) = match self {
@@ -51,6 +180,27 @@ impl CommandScope {
         let joined: Vec<String> = words.iter().map(Word::to_string).collect();
         format!("{}{more}", joined.join(" "))
     }
+}
+
+/// `from`, and every position reached from one of them by passing a literal option and,
+/// perhaps, its value.
+fn options_skipped(words: &[Word], from: &[usize]) -> Vec<usize> {
+    let mut out: Vec<usize> = from.to_vec();
+    let mut i = 0;
+    while let Some(&at) = out.get(i) {
+        let option = words
+            .get(at)
+            .is_some_and(|w| w.literal && w.text.len() > 1 && w.text.starts_with(['-', '+']));
+        if option {
+            for next in [at + 1, at + 2] {
+                if next <= words.len() && !out.contains(&next) {
+                    out.push(next);
+                }
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 /// A word that names a subcommand rather than a flag, path, pattern or value: letters and

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::client::PermissionAnswer;
-use crate::config::permissions::parse_rule;
+use crate::config::permissions::{Rule, parse_rule};
 
-fn policy(rules: &[(Effect, &str)]) -> Policy {
+pub(super) fn policy(rules: &[(Effect, &str)]) -> Policy {
     let rules = rules.iter().map(|(effect, text)| Rule {
         effect: *effect,
         text: text.to_string(),
@@ -16,21 +16,28 @@ fn policy(rules: &[(Effect, &str)]) -> Policy {
     Policy {
         rules: Rules::new(rules, Path::new("/ws"), Some(Path::new("/home/u"))),
         workspace: Workspace::new("/ws".into(), Vec::new(), Some(Path::new("/home/u"))),
+        protected: Protected::new([PathBuf::from("/home/u/.config/tandem")]),
+        grammar: Grammar::Posix,
     }
 }
 
-fn run(line: &str) -> Access {
+pub(super) fn run(line: &str) -> Access {
+    run_in(line, "/ws")
+}
+
+pub(super) fn run_in(line: &str, cwd: &str) -> Access {
     Access::Execute {
         command: line.into(),
+        cwd: cwd.into(),
     }
 }
 
-fn judge(policy: &Policy, grants: &Grants, mode: Mode, line: &str) -> Judgement {
+pub(super) fn judge(policy: &Policy, grants: &Grants, mode: Mode, line: &str) -> Judgement {
     policy.judge("run_command", &run(line), mode, grants)
 }
 
 /// Answers "always allow" to `line` and returns the grants it left.
-fn allow_always(policy: &Policy, line: &str) -> Grants {
+pub(super) fn allow_always(policy: &Policy, line: &str) -> Grants {
     let mut grants = Grants::default();
     let judged = judge(policy, &grants, Mode::Ask, line);
     assert_eq!(judged.decision, Decision::Ask, "{line}");
@@ -46,9 +53,10 @@ fn one_always_on_echo_approves_no_compound_trick() {
         judge(&policy, &grants, Mode::Ask, "echo hi").decision,
         Decision::Allow
     );
+    // `echo` has no subcommands: the grant is the exact command its label shows.
     assert_eq!(
         judge(&policy, &grants, Mode::Ask, "echo hi there").decision,
-        Decision::Allow
+        Decision::Ask
     );
     for line in [
         "echo hi; touch X",
@@ -112,7 +120,7 @@ fn a_compound_always_remembers_each_command() {
         labels,
         [
             "Allow",
-            "Always allow \"cd sub …\" and \"cargo test …\"",
+            "Always allow \"cd sub\" and \"cargo test …\"",
             "Reject",
             "Always reject the command \"cd sub && cargo test --all\"",
         ]
@@ -285,6 +293,8 @@ fn a_home_folder_session_asks_and_says_why() {
     let policy = Policy {
         rules: Rules::default(),
         workspace: Workspace::new("/home/u".into(), Vec::new(), Some(Path::new("/home/u"))),
+        protected: Protected::default(),
+        grammar: Grammar::Posix,
     };
     let read = Access::Read("/home/u/notes.txt".into());
     let judged = policy.judge("read_file", &read, Mode::Ask, &Grants::default());

@@ -15,6 +15,8 @@ pub struct Workspace {
     roots: Vec<PathBuf>,
     /// Why the session's folder is not one of them, when it is not.
     unbounded: Option<String>,
+    /// The user's home folder (what `~` means in a command line).
+    home: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -35,12 +37,18 @@ impl Workspace {
             root,
             roots,
             unbounded,
+            home: home.map(Path::to_path_buf),
         }
     }
 
     /// The session's folder.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The user's home folder, when known.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
     }
 
     /// Whether `path` (resolved) is inside.

@@ -54,6 +54,11 @@ impl Shell {
         }
     }
 
+    /// The shell's program name: its file name, lower case, without `.exe`.
+    pub fn name(&self) -> String {
+        base_name(&self.program)
+    }
+
     /// The dialect the shell speaks.
     pub fn dialect(&self) -> Dialect {
         self.dialect
@@ -121,15 +126,22 @@ impl Shell {
     }
 }
 
-/// The dialect of a shell program, from its file name.
-fn dialect_of(program: &str) -> Dialect {
+/// A program's file name, lower case, without `.exe`.
+fn base_name(program: &str) -> String {
     let name = program
         .rsplit(['/', '\\'])
         .next()
         .unwrap_or(program)
         .to_ascii_lowercase();
-    let name = name.strip_suffix(".exe").unwrap_or(&name);
-    match name {
+    match name.strip_suffix(".exe") {
+        Some(stem) => stem.to_string(),
+        None => name,
+    }
+}
+
+/// The dialect of a shell program, from its file name.
+fn dialect_of(program: &str) -> Dialect {
+    match base_name(program).as_str() {
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" | "busybox" => Dialect::Posix,
         "pwsh" | "powershell" => Dialect::PowerShell,
         "cmd" => Dialect::Cmd,

@@ -12,7 +12,8 @@ use super::status::Watch;
 use super::{EditorLink, Live, NewSession, SessionManager, commands, instructions, options};
 use crate::config::{ProjectConfig, Settings};
 use crate::customize::Extras;
-use crate::permission::{Grants, Policy, Rules, Workspace};
+use crate::permission::shell::Grammar;
+use crate::permission::{Grants, Policy, Protected, Rules, Workspace};
 use crate::store::{History, Record, Transcript};
 use crate::tools::load_skill::LoadSkill;
 use crate::tools::task::Task;
@@ -174,6 +175,14 @@ impl SessionManager {
                     .collect(),
                 home,
             ),
+            // What decides what runs later: tandem's own folders and the skills'.
+            protected: Protected::new(
+                [config.config_dir.clone(), config.home.clone()]
+                    .into_iter()
+                    .chain(config.config_file.clone())
+                    .chain(config.skill_dirs.iter().cloned()),
+            ),
+            grammar: Grammar::of(&config.shell),
         })
     }
 }

@@ -55,17 +55,18 @@ impl TypedTool for RunCommand {
                 .unwrap_or(DEFAULT_TIMEOUT_MS)
                 .clamp(1, MAX_TIMEOUT_MS),
         );
-        let one_line = args.command.lines().next().unwrap_or("");
-        let title = if args.command.lines().count() > 1 {
-            format!("Run `{one_line} …`")
-        } else {
-            format!("Run `{one_line}`")
-        };
+        // The whole line, every line of it: a title that showed only the first would hide
+        // the rest from the user asked to allow it.
+        let mut title = format!("Run `{}`", visible(&args.command));
+        if dir != place.cwd {
+            title.push_str(&format!(" in {}", place.display(&dir)));
+        }
         Ok(Prepared {
             title,
             locations: Vec::new(),
             access: Access::Execute {
                 command: args.command.clone(),
+                cwd: dir.clone(),
             },
             call: Box::new(CommandCall {
                 command: args.command,
@@ -80,6 +81,35 @@ struct CommandCall {
     command: String,
     dir: PathBuf,
     timeout: Duration,
+}
+
+/// `line` on one line with nothing hidden: each newline shown as `⏎`, a carriage return as
+/// `␍`, and any other control character by its code.
+fn visible(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.trim_end_matches('\n').chars() {
+        match c {
+            '\n' => out.push_str(" ⏎ "),
+            '\r' => out.push('␍'),
+            '\t' => out.push(' '),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The whole command as the user reviews it before allowing it: fenced, every line.
+fn reviewed(command: &str, dir: &std::path::Path) -> ToolContent {
+    let longest = command.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    ToolContent::Text {
+        text: format!(
+            "{fence}sh\n{}\n{fence}\nin {}",
+            command.trim_end_matches('\n'),
+            dir.display()
+        ),
+    }
 }
 
 /// How the command ended, in words for the model.
@@ -267,6 +297,14 @@ impl CommandCall {
 }
 
 impl Call for CommandCall {
+    fn preview<'a>(
+        &'a mut self,
+        _env: &'a ToolEnv,
+    ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolOutput>> {
+        let content = vec![reviewed(&self.command, &self.dir)];
+        Box::pin(async move { Ok(content) })
+    }
+
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
             if env.caps.terminal {
@@ -275,5 +313,24 @@ impl Call for CommandCall {
                 self.locally(env).await
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_of_a_command_is_shown() {
+        assert_eq!(
+            visible("echo hi $'\\'\ntouch PWNED\n#'"),
+            "echo hi $'\\' ⏎ touch PWNED ⏎ #'"
+        );
+        assert_eq!(visible("a\rb\u{b}c\n"), "a␍b\\u{b}c");
+        let ToolContent::Text { text } = reviewed("a ```b```\nc", std::path::Path::new("/ws"))
+        else {
+            panic!()
+        };
+        assert_eq!(text, "````sh\na ```b```\nc\n````\nin /ws");
     }
 }

@@ -38,10 +38,11 @@ pub(super) async fn permit(
         .policy
         .judge(&call.name, access, mode, &ctx.grants.borrow());
     // A hook decides before ask and allow rules and remembered answers; it cannot lift a deny
-    // rule or a read-only mode's refusal.
+    // rule or a read-only mode's refusal, nor skip the question about a protected path.
     let decision = match (verdict, judged.decision) {
         (_, refused @ Decision::Refuse(_)) if judged.firm => refused,
         (ToolVerdict::Deny(reason), _) => Decision::Refuse(format!("Denied by a hook: {reason}")),
+        (_, Decision::Ask) if judged.firm => Decision::Ask,
         (ToolVerdict::Ask, _) => Decision::Ask,
         (ToolVerdict::Allow, _) => Decision::Allow,
         (ToolVerdict::Pass, decision) => decision,

@@ -45,10 +45,12 @@ pub enum Access {
     Edit(PathBuf),
     /// Changes these paths together (a patch): judged path by path, asked once.
     EditMany(Vec<PathBuf>),
-    /// Runs a shell command line (judged by its parsed simple commands).
+    /// Runs a shell command line (judged by its parsed simple commands and where it runs).
     Execute {
         /// The line as the model wrote it.
         command: String,
+        /// The folder it runs in (resolved).
+        cwd: PathBuf,
     },
     /// Calls an outside tool (an MCP server's): free like a read when it says it only reads,
     /// asked like a command otherwise.

@@ -146,8 +146,8 @@ async fn rejections_fail_the_call_and_tell_the_model() {
 async fn allow_always_is_remembered_for_the_tool_and_scope() {
     let script = vec![
         Reply::tools(&[("r1", "run_command", json!({"command": "echo one"}))]),
-        Reply::tools(&[("r2", "run_command", json!({"command": "echo one two"}))]),
-        Reply::tools(&[("r3", "run_command", json!({"command": "ls"}))]),
+        Reply::tools(&[("r2", "run_command", json!({"command": "echo one"}))]),
+        Reply::tools(&[("r3", "run_command", json!({"command": "echo one two"}))]),
         Reply::tools(&[(
             "w1",
             "write_file",
@@ -173,9 +173,10 @@ async fn allow_always_is_remembered_for_the_tool_and_scope() {
         Answer::Select("allow_once"),
     ]);
     agent.prompt(&session, "go").await;
-    // "echo one …" remembered; ls is another command; the path grant covers that path only.
+    // "echo one" remembered exactly (echo has no subcommands, so more words are another
+    // command); the path grant covers that path only.
     assert_eq!(asked(&editor), set(&["r1", "r3", "w1", "w3"]));
-    assert!(tool_result(&mock.requests()[2], "r2").contains("two"));
+    assert!(tool_result(&mock.requests()[2], "r2").contains("one"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -67,17 +67,21 @@ pub(super) fn plain_expansion(text: &str) -> bool {
         })
 }
 
-/// Why a test (`[ … ]`, `[[ … ]]`) cannot be judged: bash evaluates `[[ ]]` operands, `-v`
-/// and numeric comparisons as arithmetic, which runs `$( … )` hidden in array subscripts.
-pub(super) fn test_hazard(node: Node, src: &str) -> Option<&'static str> {
+/// Why a test (`[ … ]`, `[[ … ]]`) cannot be judged: `[[` is bash's own (to sh it is a
+/// program name), and bash evaluates `-v`, `-R` and numeric comparisons as arithmetic,
+/// which runs `$( … )` hidden in array subscripts.
+pub(super) fn test_hazard(node: Node, src: &str) -> Option<Hazard> {
     if first_token(node) == Some("[[") {
-        return Some("[[ … ]]");
+        return Some(Hazard::Divergence("`[[ … ]]`".into()));
     }
     let text = words::text(node, src);
-    let arithmetic = ["-v", "-R", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
-    text.split_whitespace()
-        .any(|w| arithmetic.contains(&w))
-        .then_some("a test that bash evaluates as arithmetic")
+    arithmetic_test(text.split_whitespace()).then(|| Hazard::Evaluates(text.to_string()))
+}
+
+/// Whether a test's words hold an operator bash evaluates as arithmetic.
+pub(super) fn arithmetic_test<'a>(mut words: impl Iterator<Item = &'a str>) -> bool {
+    const ARITHMETIC: [&str; 8] = ["-v", "-R", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+    words.any(|w| ARITHMETIC.contains(&w))
 }
 
 /// Why a here-document cannot be judged: the grammar neither parses backticks nor joins

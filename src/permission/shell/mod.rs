@@ -3,20 +3,31 @@
 //! across `;`, `&&`, `||`, `|`, `&`, newlines, subshells, groups and control structures, and
 //! everything that would make approving it ahead of time a guess is named as a [`Hazard`].
 //!
+//! Lines run with `sh -c`, which is dash on Debian and Ubuntu and bash elsewhere, so the
+//! judgement must hold for both: a construct the two shells read differently (`&>`, `|&`,
+//! `$'…'`, brace expansion, … see [`dialects`]) is a hazard, and the differential test
+//! (`shell/differential.rs`) runs generated lines through both to prove that every program
+//! either shell starts is one the judge named.
+//!
 //! The walk is an allowlist: a construct it does not know is a hazard, never ignored, and a
 //! line the grammar cannot parse is one too. Commands nested in substitutions are collected
-//! as well, so a deny rule sees them.
+//! as well, so a deny rule sees them; [`Hazard::hides_commands`] says which hazards leave
+//! commands the walk cannot see (a deny rule then refuses the line, see `reach.rs`).
 
 mod constructs;
+mod dialects;
+#[cfg(test)]
+mod differential;
+mod hazard;
 mod programs;
 mod reach;
 mod words;
 
-use std::fmt;
-
 use tree_sitter::{Node, Parser};
 
-pub use reach::reachable;
+pub use dialects::Grammar;
+pub use hazard::Hazard;
+pub use reach::{ANYTHING, reachable};
 pub use words::Word;
 
 use constructs::{
@@ -35,6 +46,8 @@ pub struct CommandLine {
     pub commands: Vec<SimpleCommand>,
     /// Why the line can never be approved ahead of time; empty when it can.
     pub hazards: Vec<Hazard>,
+    /// The files its redirections read or write (`< in.txt`, `> /dev/null`), in order.
+    pub redirects: Vec<Word>,
 }
 
 /// One simple command: assignments, a program, its arguments.
@@ -58,59 +71,6 @@ impl SimpleCommand {
     pub fn arguments(&self) -> &[Word] {
         self.words.get(self.assignments + 1..).unwrap_or(&[])
     }
-}
-
-/// Something in a command line that no grant or allow rule may approve ahead of time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Hazard {
-    /// The grammar could not parse the line.
-    Unparsable,
-    /// A command, process or arithmetic substitution (its source).
-    Substitution(String),
-    /// Output written to a file (the redirection's source).
-    Redirect(String),
-    /// A program that runs code given in its arguments (`eval`, `sh -c`, `sudo`, `xargs`).
-    RunsCode(String),
-    /// An interpreter reading its program from stdin (a pipe or a here-document).
-    Stdin(String),
-    /// Shell variables or functions defined (the source).
-    Variables(String),
-    /// A command name that is not a literal word.
-    NotLiteral(String),
-    /// A construct the walk does not know (its grammar name).
-    Construct(String),
-    /// Nesting deeper than tandem judges.
-    TooDeep,
-    /// Text the grammar and the shell would split differently (what it is).
-    Lexical(String),
-    /// No command at all.
-    Empty,
-}
-
-impl fmt::Display for Hazard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Hazard::Unparsable => f.write_str("the command line cannot be parsed"),
-            Hazard::Substitution(s) => write!(f, "`{}` is a substitution", short(s)),
-            Hazard::Redirect(s) => write!(f, "`{}` writes to a file", short(s)),
-            Hazard::RunsCode(p) => write!(f, "`{p}` runs code given in its arguments"),
-            Hazard::Stdin(p) => write!(f, "`{p}` reads a program from its input"),
-            Hazard::Variables(s) => write!(f, "`{}` sets shell variables or functions", short(s)),
-            Hazard::NotLiteral(s) => write!(f, "the command name `{}` is computed", short(s)),
-            Hazard::Construct(kind) => write!(
-                f,
-                "it uses a shell construct ({kind}) tandem does not judge"
-            ),
-            Hazard::TooDeep => f.write_str("it is nested too deeply to judge"),
-            Hazard::Lexical(what) => write!(f, "it contains {what}, which tandem does not judge"),
-            Hazard::Empty => f.write_str("it names no command"),
-        }
-    }
-}
-
-/// At most 60 characters of `s`, on one line.
-fn short(s: &str) -> String {
-    one_line(s, 60)
 }
 
 /// `s` on one line (runs of whitespace as one space), cut to `max` characters with `…`.
@@ -174,7 +134,6 @@ const STRUCTURE: &[&str] = &[
     "pipeline",
     "subshell",
     "compound_statement",
-    "redirected_statement",
     "negated_command",
     "if_statement",
     "elif_clause",
@@ -189,7 +148,6 @@ const STRUCTURE: &[&str] = &[
     "binary_expression",
     "parenthesized_expression",
     "heredoc_redirect",
-    "herestring_redirect",
     "heredoc_body",
 ];
 
@@ -242,31 +200,53 @@ impl Walk<'_> {
             self.hazard(Hazard::Unparsable);
         }
         if !node.is_named() {
+            if let Some(what) = dialects::token(node, self.src) {
+                self.hazard(Hazard::Divergence(what.into()));
+            }
             return;
         }
         let kind = node.kind();
         match kind {
             "command" => return self.command(node, depth),
+            "redirected_statement" => return self.redirected(node, depth),
             "file_redirect" => self.redirect(node),
             "comment" => return,
-            "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
+            "command_substitution" | "process_substitution" => {
                 self.hazard(Hazard::Substitution(self.source(node)));
             }
+            "arithmetic_expansion" => self.hazard(Hazard::Evaluates(self.source(node))),
             "heredoc_redirect" => {
                 if let Some(why) = heredoc_hazard(node, self.src) {
                     self.hazard(Hazard::Lexical(why.into()));
                 }
             }
             "test_command" => {
-                if let Some(why) = test_hazard(node, self.src) {
-                    self.hazard(Hazard::Construct(why.into()));
+                if let Some(hazard) = test_hazard(node, self.src) {
+                    self.hazard(hazard);
                 }
             }
             "compound_statement" if first_token(node) == Some("((") => {
-                self.hazard(Hazard::Substitution(self.source(node)));
+                self.hazard(Hazard::Evaluates(self.source(node)));
             }
             "expansion" if !plain_expansion(words::text(node, self.src)) => {
-                self.hazard(Hazard::Substitution(self.source(node)));
+                self.hazard(Hazard::Evaluates(self.source(node)));
+            }
+            "word" | "concatenation" if dialects::brace_expansion(words::text(node, self.src)) => {
+                self.hazard(Hazard::Divergence("brace expansion (`{a,b}`)".into()));
+            }
+            "ansi_c_string" => self.hazard(Hazard::Divergence("`$'…'` quoting".into())),
+            "herestring_redirect" => {
+                self.hazard(Hazard::Divergence("a here-string (`<<<`)".into()))
+            }
+            "brace_expression" => {
+                self.hazard(Hazard::Divergence("brace expansion (`{1..3}`)".into()));
+            }
+            "variable_assignment" | "declaration_command" | "unset_command"
+                if words::text(node, self.src).contains('[') =>
+            {
+                // bash evaluates array subscripts as arithmetic, which runs `$( … )` hidden
+                // in a variable's value.
+                self.hazard(Hazard::Evaluates(self.source(node)));
             }
             "for_statement"
             | "function_definition"
@@ -298,16 +278,29 @@ impl Walk<'_> {
         };
         let mut named = false;
         let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
+        for child in node.children(&mut cursor) {
+            if !child.is_named() {
+                // Tokens between words (`$` before `"…"`).
+                self.visit(child, depth + 1);
+                continue;
+            }
             match child.kind() {
                 "variable_assignment" if !named => {
+                    if words::text(child, self.src).contains('[') {
+                        self.hazard(Hazard::Evaluates(self.source(child)));
+                    }
                     command.words.push(words::word(child, self.src));
                     command.assignments += 1;
                     self.children(child, depth + 1);
                     continue;
                 }
                 "command_name" => named = true,
-                "file_redirect" | "heredoc_redirect" | "herestring_redirect" | "comment" => {
+                "file_redirect" => {
+                    command.words.extend(self.trailing_words(child));
+                    self.visit(child, depth + 1);
+                    continue;
+                }
+                "heredoc_redirect" | "herestring_redirect" | "comment" => {
                     self.visit(child, depth + 1);
                     continue;
                 }
@@ -317,6 +310,44 @@ impl Walk<'_> {
             self.visit(child, depth + 1);
         }
         self.out.commands.push(command);
+    }
+
+    /// A command with redirections after it. The grammar takes the words that follow a
+    /// redirection's target for more targets (`rm build 2>/dev/null -r ../x`), but the
+    /// shell passes them to the command as arguments, so they are added to its words.
+    fn redirected(&mut self, node: Node, depth: usize) {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        let mut body = None;
+        for child in &children {
+            let before = self.out.commands.len();
+            self.visit(*child, depth + 1);
+            if node.child_by_field_name("body") == Some(*child) && child.kind() == "command" {
+                // The command itself is pushed last, after what its words hold.
+                body = (self.out.commands.len() > before).then(|| self.out.commands.len() - 1);
+            }
+            if child.kind() != "file_redirect" {
+                continue;
+            }
+            let extra = self.trailing_words(*child);
+            if extra.is_empty() {
+                continue;
+            }
+            match body.and_then(|i| self.out.commands.get_mut(i)) {
+                Some(command) => command.words.extend(extra),
+                None => self.hazard(Hazard::Lexical("words after a redirection".into())),
+            }
+        }
+    }
+
+    /// The words a redirection's node holds after its target (see [`Self::redirected`]).
+    fn trailing_words(&self, redirect: Node) -> Vec<Word> {
+        let mut cursor = redirect.walk();
+        redirect
+            .children_by_field_name("destination", &mut cursor)
+            .skip(1)
+            .map(|d| words::word(d, self.src))
+            .collect()
     }
 
     /// `>`, `>>`, `&>`, `>|` and `<>` write a file unless it is `/dev/null`; `<` reads one;
@@ -344,12 +375,21 @@ impl Walk<'_> {
         let safe = !network
             && match operator {
                 "<" | "<&-" | ">&-" => true,
-                ">&" | "<&" => duplicate || to_null,
+                ">&" | "<&" if duplicate => true,
+                ">&" | "<&" => {
+                    // bash reads `>&FILE` as `&>FILE`; sh wants a descriptor number.
+                    self.hazard(Hazard::Divergence("`>&` with a file name".into()));
+                    to_null
+                }
                 ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => to_null,
                 _ => false,
             };
         if !safe {
             self.hazard(Hazard::Redirect(self.source(node)));
+        }
+        let moves_descriptor = duplicate && matches!(operator, ">&" | "<&");
+        if let Some(target) = destination.filter(|_| !moves_descriptor) {
+            self.out.redirects.push(target);
         }
     }
 }

@@ -37,10 +37,18 @@ const WRAPPERS: &[&str] = &[
     "taskset",
     "systemd-run",
     "firejail",
+    "coproc",
 ];
 
-/// Run their arguments as shell code in this shell.
-const BUILTINS: &[&str] = &["eval", "exec", "source", ".", "trap", "builtin", "command"];
+/// Run their arguments as shell code in this shell (or, `enable -f`, load it).
+const BUILTINS: &[&str] = &[
+    "eval", "exec", "source", ".", "trap", "builtin", "command", "enable", "fc", "complete",
+    "compgen", "bind",
+];
+
+/// bash builtins that assign to a variable named in their arguments: a name with an array
+/// subscript (`a[$(…)]`) is evaluated as arithmetic, which runs what it holds.
+const ASSIGNING: &[&str] = &["printf", "read", "mapfile", "readarray", "getopts", "wait"];
 
 /// Shells: `-c` runs a string; without a script they read commands from stdin.
 const SHELLS: &[&str] = &[
@@ -95,6 +103,15 @@ pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
     if BUILTINS.contains(&name.as_str()) {
         return runs_code();
     }
+    if let Some(hazard) = evaluates(&name, command) {
+        return Some(hazard);
+    }
+    if name == "alias" && args.iter().any(|w| !w.literal || w.text.contains('=')) {
+        return Some(Hazard::Defines(command.source.clone()));
+    }
+    if name == "hash" && args.iter().any(|w| w.text.starts_with("-p")) {
+        return Some(Hazard::Defines(command.source.clone()));
+    }
     if name == "env" {
         // `env` alone prints the environment; with a command or assignments it runs one.
         return args
@@ -116,6 +133,21 @@ pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
         return reads_stdin(shell, args).then_some(Hazard::Stdin(name));
     }
     None
+}
+
+/// Why `command` (named `name`) makes bash evaluate text as arithmetic, if it does: `let`,
+/// a test with an arithmetic operator, or a builtin assigning to a subscripted name.
+fn evaluates(name: &str, command: &SimpleCommand) -> Option<Hazard> {
+    let args = command.arguments();
+    let test = matches!(name, "test" | "[")
+        && super::constructs::arithmetic_test(args.iter().map(|w| w.text.as_str()));
+    let subscript = ASSIGNING.contains(&name) && args.iter().any(|w| w.text.contains('['));
+    (name == "let" || test || subscript).then(|| Hazard::Evaluates(command.source.clone()))
+}
+
+/// Whether `name` is a shell (whose program from stdin is shell code tandem cannot see).
+pub fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
 }
 
 /// The program's name without its folder and, on Windows, its `.exe`, in lower case where

@@ -101,7 +101,6 @@ fn ordinary_commands_are_judgeable() {
         "echo a\\;b",
         "git log --oneline | head # recent",
         "cat <<'EOF' | wc -l\nsome text\nEOF",
-        "grep x <<< \"text\"",
     ] {
         assert!(safe(line), "{line}: {:?}", parse(line).hazards);
     }
@@ -149,6 +148,19 @@ fn nothing_opaque_is_judgeable() {
         "if true; then",
         "(( i++ ))",
         "a[$(touch X)]=1 ls",
+        "grep x <<< \"text\"",
+        "echo hi &>/dev/null touch X",
+        "echo hi $'\\'\ntouch X\n#'",
+        "echo a |& cat",
+        "echo $\"a\"",
+        "{touch,X}",
+        "echo {a,b}",
+        "coproc touch X",
+        "let x=1",
+        "test -v 'a[$(touch X)]'",
+        "printf -v 'a[$(touch X)]' x",
+        "alias ls='touch X'",
+        "hash -p /tmp/x ls",
         "   ",
         "# only a comment",
     ] {
