@@ -18,6 +18,7 @@ mod fuzz_corpus;
 mod handshake;
 mod help;
 mod hooks;
+mod key_binding;
 mod large_files;
 mod live_output;
 mod load;
