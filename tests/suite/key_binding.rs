@@ -86,7 +86,11 @@ async fn play_preset(port: u16, mock: &MockModel) -> Option<Forward> {
     let listener = match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
         Ok(listener) => listener,
         Err(e) => {
-            println!("SKIPPED the checks against a mock on port {port}: {e}");
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "SKIPPED the checks against a mock on port {port}: {e}"
+            );
             return None;
         }
     };
