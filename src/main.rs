@@ -9,6 +9,8 @@ use tandem::config::Config;
 
 fn main() -> ExitCode {
     tandem::platform::tune_allocator();
+    // Before the key is read: commands tandem starts cannot read it out of tandem (Linux).
+    tandem::platform::close_to_inspection();
     let cli = Cli::parse();
     // The agent logs its progress; the subcommands keep stderr for their own lines (and the
     // SDK's notes about error responses are theirs to word).
@@ -55,6 +57,8 @@ async fn run(cli: Cli) -> ExitCode {
     if let Some(key) = &config.endpoint.api_key {
         tandem::secrets::protect(key.expose(), config.key_vars());
     }
+    // Keys stored for other servers are kept from the model too (read at its first request).
+    tandem::secrets::watch_key_file(tandem::credentials::KeyFile::new(&config.config_dir));
     match cli.command {
         None => {
             if std::io::IsTerminal::is_terminal(&std::io::stdin()) {

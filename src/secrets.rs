@@ -1,10 +1,16 @@
-//! The API key tandem holds: kept out of everything tandem writes (logs, stdout, transcripts,
-//! `tandem exec` output) and out of the environment of the processes it starts.
+//! The API keys tandem knows: kept out of everything tandem writes (logs, stdout, transcripts,
+//! `tandem exec` output), out of everything it sends the model, and out of the environment of
+//! the processes it starts.
 //!
-//! The key is registered once at start-up ([`protect`]); [`redact`] replaces it, and any
-//! `Bearer` token, with `[redacted]`. A stream of pieces (a model's answer, its reasoning)
-//! goes through a [`StreamRedactor`], which holds back the end of what came so far while it
-//! could be the start of the key, so a key split across two pieces is caught too.
+//! The key in use is registered once at start-up ([`protect`]); the keys `tandem login`
+//! stored in its credentials file, for any server, are learnt at the first model request and
+//! again whenever the file changes ([`watch_key_file`], [`refresh_stored_keys`]), never at
+//! start-up and never from the system keyring. [`redact`] replaces every known key, and any
+//! `Bearer` token, with `[redacted]`; [`redact_json`] replaces the keys (only) in every string
+//! of a model request, whatever part of it (a command's output, a file, an MCP result) holds
+//! one. A stream of pieces (a model's answer, its reasoning) goes through a
+//! [`StreamRedactor`], which holds back the end of what came so far while it could be the
+//! start of a key, so a key split across two pieces is caught too.
 //!
 //! What is held sits in a process-wide static on purpose: the log writer
 //! ([`RedactingWriter`]) runs inside tracing's global subscriber, which `main` installs
@@ -14,6 +20,9 @@
 
 use parking_lot::RwLock;
 use std::borrow::Cow;
+use std::time::SystemTime;
+
+use crate::credentials::KeyFile;
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[redacted]";
@@ -27,11 +36,17 @@ struct Held {
     values: Vec<String>,
     /// Environment variables removed from child processes.
     vars: Vec<String>,
+    /// `tandem login`'s credentials file, whose keys are redacted too.
+    key_file: Option<KeyFile>,
+    /// The file's modification time and size when its keys were last read.
+    key_file_seen: Option<(Option<SystemTime>, u64)>,
 }
 
 static HELD: RwLock<Held> = RwLock::new(Held {
     values: Vec::new(),
     vars: Vec::new(),
+    key_file: None,
+    key_file_seen: None,
 });
 
 fn held() -> parking_lot::RwLockReadGuard<'static, Held> {
@@ -49,6 +64,53 @@ pub fn protect(key: &str, hidden: Vec<String>) {
     h.vars = hidden;
 }
 
+/// Registers `tandem login`'s credentials file: the keys in it (for any server) are redacted
+/// like the one in use, from the first model request on. Nothing is read here, so start-up
+/// pays nothing for it.
+pub fn watch_key_file(file: KeyFile) {
+    let mut h = HELD.write();
+    h.key_file = Some(file);
+    h.key_file_seen = None;
+}
+
+/// Learns the keys in the credentials file when it changed since the last look (one `stat`
+/// when it did not). Called before each model request: a command may read the file, and
+/// another `tandem login` may have added to it meanwhile.
+pub fn refresh_stored_keys() {
+    let Some(file) = held().key_file.clone() else {
+        return;
+    };
+    let seen = std::fs::metadata(file.path())
+        .ok()
+        .map(|m| (m.modified().ok(), m.len()));
+    if seen.is_none() || seen == held().key_file_seen {
+        return;
+    }
+    let keys = match file.keys() {
+        Ok(keys) => keys,
+        Err(e) => {
+            tracing::debug!("cannot learn the stored keys to redact: {e}");
+            Vec::new()
+        }
+    };
+    let mut h = HELD.write();
+    h.key_file_seen = seen;
+    for key in keys {
+        let key = key.trim();
+        if looks_like_a_key(key) && !h.values.iter().any(|v| v == key) {
+            h.values.push(key.to_string());
+        }
+    }
+}
+
+/// Whether a stored value for another server is a key rather than a placeholder some local
+/// servers take (`lm-studio`, `sk-no-key-required`), whose every mention in code or docs
+/// would otherwise read `[redacted]`: 16 characters or more with a digit, or 32 or more.
+fn looks_like_a_key(value: &str) -> bool {
+    let digit = value.bytes().any(|b| b.is_ascii_digit());
+    (value.len() >= 16 && digit) || value.len() >= 32
+}
+
 /// The variables a child process must not inherit.
 pub fn hidden_vars() -> Vec<String> {
     held().vars.clone()
@@ -63,18 +125,53 @@ pub fn scrub(command: &mut tokio::process::Command) {
 
 /// `text` with every registered secret and every `Bearer` token replaced by `[redacted]`.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    let h = held();
-    let mut out = Cow::Borrowed(text);
-    for secret in &h.values {
-        if out.contains(secret.as_str()) {
-            out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
-        }
-    }
-    drop(h);
+    let out = redact_keys(text);
     match redact_bearer(&out) {
         Some(clean) => Cow::Owned(clean),
         None => out,
     }
+}
+
+/// `text` with every known key replaced by `[redacted]`, and nothing else changed: for what
+/// the model reads, where code that merely says `Bearer {token}` must stay as written.
+pub fn redact_keys(text: &str) -> Cow<'_, str> {
+    replace_keys(&held().values, text)
+}
+
+/// Replaces every known key in every string of `value` (a model request's body) in place.
+/// Whatever reached the request (a command's output, a file read, an MCP result, a hook's
+/// words, the user's own text) reaches the model without a key; a key cut into pieces or
+/// transformed (base64, reversed) is not recognised.
+pub fn redact_json(value: &mut serde_json::Value) {
+    let h = held();
+    if !h.values.is_empty() {
+        redact_strings(&h.values, value);
+    }
+}
+
+fn redact_strings(keys: &[String], value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(clean) = replace_keys(keys, text) {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(keys, v)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(keys, v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// `text` with each of `keys` replaced by `[redacted]`.
+fn replace_keys<'a>(keys: &[String], text: &'a str) -> Cow<'a, str> {
+    let mut out = Cow::Borrowed(text);
+    for key in keys {
+        if out.contains(key.as_str()) {
+            out = Cow::Owned(out.replace(key.as_str(), REDACTED));
+        }
+    }
+    out
 }
 
 /// Redacts a stream of text pieces. The end of what came so far is held back while it could
@@ -215,6 +312,60 @@ mod tests {
             "key [redacted], again [redacted]"
         );
         assert!(matches!(redact("nothing"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn keys_leave_a_request_and_code_that_says_bearer_stays() {
+        HELD.write().values.push("sk-json-secret-31".into());
+        let mut body = serde_json::json!({"messages": [
+            {"role": "tool", "content": "OPENAI_API_KEY=sk-json-secret-31\nHOME=/h"},
+            {"role": "assistant", "tool_calls": [{"function": {
+                "arguments": "{\"command\":\"echo sk-json-secret-31\"}"}}]},
+            {"role": "user", "content": [{"type": "text", "text": "let h = format!(\"Bearer {token}\");"}]},
+        ], "max_tokens": 5});
+        redact_json(&mut body);
+        let m = &body["messages"];
+        assert_eq!(m[0]["content"], "OPENAI_API_KEY=[redacted]\nHOME=/h");
+        assert_eq!(
+            m[1]["tool_calls"][0]["function"]["arguments"],
+            "{\"command\":\"echo [redacted]\"}"
+        );
+        assert_eq!(
+            m[2]["content"][0]["text"],
+            "let h = format!(\"Bearer {token}\");"
+        );
+        assert_eq!(body["max_tokens"], 5);
+    }
+
+    #[test]
+    fn keys_stored_for_any_server_are_learnt_when_the_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = KeyFile::new(dir.path());
+        file.set("https://a/v1", "sk-stored-aaaa1111").unwrap();
+        file.set("http://localhost:1234/v1", "sk-no-key-required")
+            .unwrap();
+        watch_key_file(file.clone());
+        refresh_stored_keys();
+        assert_eq!(redact_keys("k=sk-stored-aaaa1111"), "k=[redacted]");
+        let placeholder = "api_key = \"sk-no-key-required\"";
+        assert_eq!(redact_keys(placeholder), placeholder);
+        file.set("https://b/v1", "sk-stored-bbbb2222").unwrap();
+        refresh_stored_keys();
+        assert_eq!(redact_keys("sk-stored-bbbb2222"), REDACTED);
+    }
+
+    #[test]
+    fn placeholders_are_not_taken_for_keys() {
+        for placeholder in ["lm-studio", "sk-no-key-required", "password1", "ollama"] {
+            assert!(!looks_like_a_key(placeholder), "{placeholder}");
+        }
+        for key in [
+            "sk-stored-aaaa1111",
+            "gsk_abcdefghijklmnopqrstuvwxyzABCDEF",
+            "sk-or-v1-0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(looks_like_a_key(key), "{key}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! one immutable [`Config`] that the rest of tandem receives as an argument.
 
 mod dirs;
+mod endpoint;
 mod file;
 pub mod hooks;
 pub mod limits;

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::dirs::{default_config_path, default_home, home_dir, resolve_dir, user_home};
+use super::endpoint::endpoint;
 use super::file::FileConfig;
 use super::models::resolve_models;
-use super::presets::{self, Preset};
-use super::{ApiKey, Config, ConfigError, Endpoint, KeyFrom, Overrides, limits, permissions};
+use super::presets;
+use super::{ApiKey, Config, ConfigError, Overrides, limits, permissions};
 use crate::platform::Shell;
 use crate::types::Mode;
 
@@ -22,7 +23,7 @@ impl Config {
     pub fn resolve(overrides: &Overrides, env: Env<'_>) -> Result<Self, ConfigError> {
         let set = |name: &str| nonempty(env, name);
         let (file, config_file) = read_file(overrides, env)?;
-        let (endpoint, preset) = endpoint(overrides, env, &file)?;
+        let (endpoint, preset) = endpoint(overrides, &set, &file)?;
         let replay = overrides.replay.clone();
         let default_model = overrides
             .model
@@ -142,77 +143,6 @@ fn read_file(
             _ => (FileConfig::default(), None),
         },
     })
-}
-
-/// The model server: its provider preset (if one is named), URL, key and whether it needs one.
-fn endpoint(
-    overrides: &Overrides,
-    env: Env<'_>,
-    file: &FileConfig,
-) -> Result<(Endpoint, Option<&'static Preset>), ConfigError> {
-    let set = |name: &str| nonempty(env, name);
-    let provider_name = overrides
-        .provider
-        .clone()
-        .or_else(|| set("TANDEM_PROVIDER"))
-        .or_else(|| file.provider.clone());
-    let preset = match &provider_name {
-        Some(name) => Some(presets::preset(name).ok_or_else(|| {
-            ConfigError::Invalid(format!(
-                "unknown provider `{name}`; known providers: {}",
-                presets::preset_names()
-            ))
-        })?),
-        None => None,
-    };
-    let openai = &presets::PRESETS[0];
-    let explicit_base = overrides
-        .base_url
-        .clone()
-        .or_else(|| set("OPENAI_BASE_URL"))
-        .or_else(|| file.base_url.clone());
-    let base_url = explicit_base
-        .clone()
-        .unwrap_or_else(|| preset.unwrap_or(openai).base_url.to_string())
-        .trim_end_matches('/')
-        .to_string();
-    let api_key_env = file
-        .api_key_env
-        .clone()
-        .unwrap_or_else(|| preset.unwrap_or(openai).api_key_env.to_string());
-    // A preset's own variable first, then OPENAI_API_KEY, which every compatible client honours.
-    let (api_key, key_from) = match set(&api_key_env) {
-        Some(key) => (
-            Some(checked_key(&api_key_env, &key)?),
-            KeyFrom::Env(api_key_env.clone()),
-        ),
-        None => match set("OPENAI_API_KEY") {
-            Some(key) => (
-                Some(checked_key("OPENAI_API_KEY", &key)?),
-                KeyFrom::Env("OPENAI_API_KEY".into()),
-            ),
-            None => (None, KeyFrom::Nowhere),
-        },
-    };
-    let requires_key = match preset {
-        Some(p) => p.requires_key,
-        // No preset: the OpenAI default needs a key; a custom endpoint is the user's call.
-        None => explicit_base.is_none() || base_url == openai.base_url,
-    };
-    let provider = match (preset, &explicit_base) {
-        (Some(p), _) => p.name.to_string(),
-        (None, Some(_)) => "custom".to_string(),
-        (None, None) => "openai".to_string(),
-    };
-    let endpoint = Endpoint {
-        provider,
-        base_url,
-        api_key,
-        api_key_env,
-        requires_key,
-        key_from,
-    };
-    Ok((endpoint, preset))
 }
 
 /// The mode sessions start in.

@@ -59,6 +59,12 @@ impl KeyFile {
         Ok(self.read()?.keys.remove(server))
     }
 
+    /// Every key in the file, whatever server it is for: what a command may read here is
+    /// redacted before the model sees it (`secrets::watch_key_file`).
+    pub fn keys(&self) -> Result<Vec<String>, CredentialError> {
+        Ok(self.read()?.keys.into_values().collect())
+    }
+
     /// Stores `key` for `server`, replacing the file atomically with one only the user can
     /// read.
     pub fn set(&self, server: &str, key: &str) -> Result<(), CredentialError> {
@@ -132,6 +138,7 @@ mod tests {
         file.set("https://a/v1", "sk-a").unwrap();
         file.set("https://b/v1", "sk-b").unwrap();
         assert_eq!(file.get("https://a/v1").unwrap().as_deref(), Some("sk-a"));
+        assert_eq!(file.keys().unwrap(), ["sk-a", "sk-b"]);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

@@ -1,12 +1,20 @@
 //! The JSON body of a chat-completions request: what a [`ModelRequest`] looks like on the
-//! wire to any OpenAI-compatible server.
+//! wire to any OpenAI-compatible server. Every request the model reads is built here, so this
+//! is where the keys tandem knows are taken out of it (`secrets::redact_json`).
 
 use serde_json::{Value, json};
 
 use super::{Message, ModelRequest, UserPart};
 
-/// The JSON body of a streaming chat-completions request.
+/// The JSON body of a streaming chat-completions request, with no key in it.
 pub fn request_body(request: &ModelRequest) -> Value {
+    let mut body = body_of(request);
+    crate::secrets::refresh_stored_keys();
+    crate::secrets::redact_json(&mut body);
+    body
+}
+
+fn body_of(request: &ModelRequest) -> Value {
     let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
     let mut body = json!({
         "model": request.model,

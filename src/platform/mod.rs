@@ -1,10 +1,10 @@
 //! What differs between operating systems, in one place: the shell a command line runs in,
 //! process groups and Job Objects (a child and everything it starts, killed together), how a
 //! child's exit is read, which kinds of file must not be opened for reading, whether paths
-//! ignore case, the requests to stop (signals, console events), and the allocator's
-//! settings. This is the only module with `cfg(unix)`/`cfg(windows)` code outside tests:
-//! `unix.rs` and `windows.rs` have the same functions, and the rest of tandem calls them
-//! through here.
+//! ignore case, the requests to stop (signals, console events), the allocator's settings,
+//! and keeping the user's other processes out of tandem's memory. This is the only module
+//! with `cfg(unix)`/`cfg(windows)` code outside tests: `unix.rs` and `windows.rs` have the
+//! same functions, and the rest of tandem calls them through here.
 
 mod group;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -20,7 +20,7 @@ mod paths;
 mod shell;
 
 pub use group::Group;
-pub use native::{exit_signal, stop_requested, unreadable_kind};
+pub use native::{close_to_inspection, exit_signal, stop_requested, unreadable_kind};
 pub use output::Merged;
 pub use paths::{PATHS_IGNORE_CASE, canonical, glob_pattern, on_path, same_or_inside};
 pub use shell::{Dialect, Shell};

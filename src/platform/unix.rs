@@ -1,5 +1,6 @@
 //! The Unix side of [`crate::platform`]: `sh -c`, process groups, signals in exit statuses,
-//! FIFOs and devices, case-sensitive paths, and the signals that ask tandem to stop.
+//! FIFOs and devices, case-sensitive paths, the signals that ask tandem to stop, and (on
+//! Linux) a process other processes of the user cannot look into.
 
 use std::fs::FileType;
 use std::os::unix::fs::FileTypeExt;
@@ -65,5 +66,42 @@ pub async fn stop_requested() -> &'static str {
     tokio::select! {
         _ = term.recv() => "SIGTERM",
         _ = int.recv() => "SIGINT",
+    }
+}
+
+/// Closes this process to inspection by the user's other processes, where the system can: on
+/// Linux it is made non-dumpable, as ssh-agent does, so `/proc/<pid>/environ`, `mem`, `maps`
+/// and friends become root's and ptrace is refused; a command tandem starts cannot read the
+/// API key out of tandem's environment or memory. Root still can. Elsewhere nothing changes.
+pub fn close_to_inspection() {
+    #[cfg(target_os = "linux")]
+    linux::not_dumpable();
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod linux {
+    /// `prctl(PR_SET_DUMPABLE, 0)`. The programs tandem starts are dumpable again: the kernel
+    /// resets the flag when a process executes a program.
+    pub(super) fn not_dumpable() {
+        // SAFETY: PR_SET_DUMPABLE takes one integer and touches no memory of ours.
+        let done = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong) };
+        if done != 0 {
+            tracing::debug!(
+                "cannot make tandem non-dumpable: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn the_process_is_no_longer_dumpable() {
+            super::not_dumpable();
+            // SAFETY: PR_GET_DUMPABLE only reads the flag.
+            let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE) };
+            assert_eq!(dumpable, 0);
+        }
     }
 }

@@ -19,6 +19,7 @@ mod handshake;
 mod help;
 mod hooks;
 mod hostile_model;
+mod key_binding;
 mod large_files;
 mod live_output;
 mod load;

@@ -1,6 +1,6 @@
 //! tandem's API key never leaves through what tandem writes (stdout, logs, transcripts,
-//! `tandem exec` output), even when a server or a model echoes it, and the commands tandem
-//! runs do not inherit it unless the config says so.
+//! `tandem exec` output) or sends the model, even when a server, a command or the model
+//! echoes it, and the commands tandem runs do not inherit it unless the config says so.
 
 use serde_json::json;
 
@@ -84,17 +84,16 @@ async fn a_planted_key_is_in_no_output_and_no_child_environment() {
     }
 }
 
+/// With `share_api_key` the command has the key, but what it prints reaches the model (and
+/// the editor) with the key redacted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_api_key_lets_commands_inherit_it() {
     let (mock, _ws, mut agent, session) = echoing_session("share_api_key = true\n").await;
     agent.prompt(&session, "one").await;
     agent.prompt(&session, "two").await;
     let result = crate::common::calls::tool_result(&mock.requests()[2], "c");
-    assert!(
-        result.contains(&format!("inherited=[{TEST_KEY}]")),
-        "{result}"
-    );
-    // The editor still never sees it.
+    assert!(result.contains("inherited=[[redacted]]"), "{result}");
+    assert!(!mock.requests()[2].body.to_string().contains(TEST_KEY));
     assert!(!agent.stdout_lines().join("\n").contains(TEST_KEY));
 }
 
@@ -123,4 +122,67 @@ async fn a_key_split_across_streamed_pieces_is_redacted() {
     let thought = crate::common::joined(&updates, "agent_thought_chunk");
     assert_eq!(answer, "the key is [redacted], and sk-not-a-key");
     assert_eq!(thought, "thinking of [redacted] now");
+}
+
+/// A prompt-injected model asks for tandem's own environment (`/proc/$PPID/environ`) and for
+/// `tandem login`'s credentials file, through a command and through `read_file`: what the
+/// model reads back holds no key, neither tandem's own nor one stored for another server,
+/// and neither does what the editor is shown. Where the system lets it (Linux, not root),
+/// tandem's environment cannot be read at all.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_command_or_a_read_finds_reaches_the_model_without_keys() {
+    let other = "sk-other-server-0c4d8e2a71";
+    let ws = Workspace::new();
+    let credentials = ws.write(
+        "home/.config/tandem/credentials.toml",
+        &format!("[keys]\n\"https://other.example/v1\" = \"{other}\"\n"),
+    );
+    let mock = MockModel::start(vec![
+        Reply::tools(&[
+            (
+                "env",
+                "run_command",
+                json!({"command": "id -u; tr '\\0' '\\n' < /proc/$PPID/environ 2>&1"}),
+            ),
+            (
+                "file",
+                "run_command",
+                json!({"command": "cat ~/.config/tandem/credentials.toml"}),
+            ),
+            ("read", "read_file", json!({"path": path_str(&credentials)})),
+        ]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODE".into(), "full-access".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (response, _) = agent.prompt(&session, "show me your setup").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+
+    let answered = &mock.requests()[1];
+    let environ = crate::common::calls::tool_result(answered, "env");
+    let root = environ.contains("Output:\n0\n");
+    if root {
+        // root reads any process's environment: redaction is what keeps the key out.
+        assert!(environ.contains("OPENAI_API_KEY=[redacted]"), "{environ}");
+    } else {
+        assert!(environ.contains("Permission denied"), "{environ}");
+    }
+    for id in ["file", "read"] {
+        let result = crate::common::calls::tool_result(answered, id);
+        assert!(
+            result.contains("\"https://other.example/v1\" = \"[redacted]\""),
+            "{id}: {result}"
+        );
+    }
+    let sent = answered.body.to_string();
+    let shown = agent.stdout_lines().join("\n");
+    agent.shutdown().await;
+    for (whom, text) in [("the model", &sent), ("the editor", &shown)] {
+        assert!(!text.contains(TEST_KEY), "tandem's key reached {whom}");
+        assert!(!text.contains(other), "another server's key reached {whom}");
+    }
 }

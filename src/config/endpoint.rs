@@ -1,0 +1,229 @@
+//! Which model server tandem talks to, and with which key from the environment.
+//!
+//! A provider preset and a base URL are one choice, made at one level (flags > environment >
+//! file): a preset named on the command line uses its own URL unless `--base-url` is given
+//! there too, one named in the environment unless `--base-url` or `OPENAI_BASE_URL` is, and
+//! one in the file takes the file's `base_url`. A URL from a lower level belongs to another
+//! server (the one an earlier `tandem login` wrote, say): it is reported and left unused, so
+//! neither requests nor the key stored for that URL go there.
+
+use super::file::FileConfig;
+use super::presets::{self, Preset};
+use super::resolve::checked_key;
+use super::{ConfigError, Endpoint, KeyFrom, Overrides};
+
+/// Looks an environment variable up (unset and blank alike give `None`).
+type Set<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// Where a setting was given; earlier variants win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    /// The command line.
+    Flag,
+    /// The environment.
+    Env,
+    /// The config file.
+    File,
+}
+
+/// A setting's value at each level, highest first.
+struct Levels([(Level, Option<String>); 3]);
+
+impl Levels {
+    fn new(flag: Option<String>, env: Option<String>, file: Option<String>) -> Self {
+        Self([(Level::Flag, flag), (Level::Env, env), (Level::File, file)])
+    }
+
+    /// The value of the highest level that gives one.
+    fn first(&self) -> Option<(Level, &str)> {
+        self.0
+            .iter()
+            .find_map(|(level, value)| value.as_deref().map(|v| (*level, v)))
+    }
+
+    /// The highest value given at `at` or above (any level when `at` is `None`).
+    fn at_or_above(&self, at: Option<Level>) -> Option<(Level, &str)> {
+        self.first()
+            .filter(|(level, _)| at.is_none_or(|at| *level <= at))
+    }
+}
+
+/// The base URL that goes with a provider named at `provider`: one given at that level or
+/// above, else none (the preset's own). The second value is a URL given below it, unused.
+fn base_for(provider: Option<Level>, bases: &Levels) -> (Option<String>, Option<(Level, String)>) {
+    let chosen = bases.at_or_above(provider).map(|(_, url)| url.to_string());
+    let unused = match chosen {
+        Some(_) => None,
+        None => bases.first().map(|(level, url)| (level, url.to_string())),
+    };
+    (chosen, unused)
+}
+
+/// The model server: its provider preset (if one is named), URL, key and whether it needs one.
+pub(super) fn endpoint(
+    overrides: &Overrides,
+    set: Set<'_>,
+    file: &FileConfig,
+) -> Result<(Endpoint, Option<&'static Preset>), ConfigError> {
+    let providers = Levels::new(
+        overrides.provider.clone(),
+        set("TANDEM_PROVIDER"),
+        file.provider.clone(),
+    );
+    let named = providers.first();
+    let preset = match named {
+        Some((_, name)) => Some(presets::preset(name).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "unknown provider `{name}`; known providers: {}",
+                presets::preset_names()
+            ))
+        })?),
+        None => None,
+    };
+    let bases = Levels::new(
+        overrides.base_url.clone(),
+        set("OPENAI_BASE_URL"),
+        file.base_url.clone(),
+    );
+    let (explicit_base, unused) = base_for(named.map(|(level, _)| level), &bases);
+    if let (Some((level, url)), Some((by, _)), Some(p)) = (&unused, named, preset) {
+        tracing::warn!("{}", unused_note(*level, url, by, p));
+    }
+    let openai = &presets::PRESETS[0];
+    let base_url = explicit_base
+        .clone()
+        .unwrap_or_else(|| preset.unwrap_or(openai).base_url.to_string())
+        .trim_end_matches('/')
+        .to_string();
+    let api_key_env = file
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| preset.unwrap_or(openai).api_key_env.to_string());
+    let (api_key, key_from) = env_key(set, &api_key_env)?;
+    let requires_key = match preset {
+        Some(p) => p.requires_key,
+        // No preset: the OpenAI default needs a key; a custom endpoint is the user's call.
+        None => explicit_base.is_none() || base_url == openai.base_url,
+    };
+    let provider = match (preset, &explicit_base) {
+        (Some(p), _) => p.name.to_string(),
+        (None, Some(_)) => "custom".to_string(),
+        (None, None) => "openai".to_string(),
+    };
+    let endpoint = Endpoint {
+        provider,
+        base_url,
+        api_key,
+        api_key_env,
+        requires_key,
+        key_from,
+    };
+    Ok((endpoint, preset))
+}
+
+/// The key from the environment: the preset's own variable first, then `OPENAI_API_KEY`,
+/// which every compatible client honours. The user set it for this run, so it goes to the
+/// server chosen, whichever that is.
+fn env_key(
+    set: Set<'_>,
+    api_key_env: &str,
+) -> Result<(Option<super::ApiKey>, KeyFrom), ConfigError> {
+    for var in [api_key_env, "OPENAI_API_KEY"] {
+        if let Some(key) = set(var) {
+            return Ok((Some(checked_key(var, &key)?), KeyFrom::Env(var.to_string())));
+        }
+    }
+    Ok((None, KeyFrom::Nowhere))
+}
+
+/// Says that the URL given at `level` is not used, because a preset was named above it.
+fn unused_note(level: Level, url: &str, by: Level, preset: &Preset) -> String {
+    let given = match level {
+        Level::Flag => "--base-url",
+        Level::Env => "OPENAI_BASE_URL",
+        Level::File => "the config file's base_url",
+    };
+    let (named, instead) = match by {
+        Level::Flag => (format!("--provider {}", preset.name), "--base-url"),
+        Level::Env => (
+            format!("TANDEM_PROVIDER={}", preset.name),
+            "OPENAI_BASE_URL or --base-url",
+        ),
+        Level::File => (
+            format!("provider = \"{}\"", preset.name),
+            "the config file's base_url",
+        ),
+    };
+    format!(
+        "{given} ({url}) is not used: {named} names its own server, {}; to reach another, give {instead} as well",
+        preset.base_url
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn levels(flag: Option<&str>, env: Option<&str>, file: Option<&str>) -> Levels {
+        let own = |v: Option<&str>| v.map(String::from);
+        Levels::new(own(flag), own(env), own(file))
+    }
+
+    #[test]
+    fn a_url_counts_only_at_the_providers_level_or_above() {
+        let all = levels(Some("flag"), Some("env"), Some("file"));
+        let file_only = levels(None, None, Some("file"));
+        let env_and_file = levels(None, Some("env"), Some("file"));
+        let cases = [
+            // (provider named at, URLs, chosen, unused)
+            (None, &file_only, Some("file"), None),
+            (None, &all, Some("flag"), None),
+            (Some(Level::Flag), &all, Some("flag"), None),
+            (
+                Some(Level::Flag),
+                &env_and_file,
+                None,
+                Some((Level::Env, "env")),
+            ),
+            (
+                Some(Level::Flag),
+                &file_only,
+                None,
+                Some((Level::File, "file")),
+            ),
+            (Some(Level::Env), &env_and_file, Some("env"), None),
+            (
+                Some(Level::Env),
+                &file_only,
+                None,
+                Some((Level::File, "file")),
+            ),
+            (Some(Level::File), &file_only, Some("file"), None),
+            (Some(Level::File), &env_and_file, Some("env"), None),
+        ];
+        for (at, bases, chosen, unused) in cases {
+            let (got, left) = base_for(at, bases);
+            assert_eq!(got.as_deref(), chosen, "{at:?}");
+            assert_eq!(
+                left.as_ref().map(|(l, u)| (*l, u.as_str())),
+                unused,
+                "{at:?}"
+            );
+        }
+        let none = levels(None, None, None);
+        assert_eq!(base_for(Some(Level::Flag), &none), (None, None));
+    }
+
+    #[test]
+    fn the_note_says_what_is_unused_and_how_to_use_it() {
+        let ollama = presets::preset("ollama").unwrap();
+        let note = unused_note(Level::File, "http://box/v1", Level::Flag, ollama);
+        assert_eq!(
+            note,
+            "the config file's base_url (http://box/v1) is not used: --provider ollama names its own server, http://localhost:11434/v1; to reach another, give --base-url as well"
+        );
+        let note = unused_note(Level::File, "http://box/v1", Level::Env, ollama);
+        assert!(note.contains("TANDEM_PROVIDER=ollama"), "{note}");
+        assert!(note.contains("OPENAI_BASE_URL or --base-url"), "{note}");
+    }
+}
