@@ -28,6 +28,14 @@ pub const FILE_NAME: &str = "trust.json";
 /// The format of the file; a future change of layout bumps it.
 const VERSION: u32 = 1;
 
+/// What `_tandem/status` says of a project server that waits for the user's answer.
+pub const HELD: &str =
+    "declared by the project; tandem asks before starting it, at the session's next prompt";
+/// What it says of one the user refused for good.
+pub const REFUSED: &str = "declared by the project; you refused to trust this definition (`/permissions untrust` forgets that)";
+/// What it says of one the user declined for the session.
+pub const DECLINED: &str = "declared by the project; not trusted in this session";
+
 /// Serialises read-modify-write cycles on the file within this process.
 static WRITING: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
 
@@ -126,11 +134,7 @@ pub fn command_line(spec: &ServerSpec) -> String {
         (Some(command), _) => {
             let mut words = vec![command.to_string_lossy().into_owned()];
             words.extend(spec.args.iter().cloned());
-            let mut line = words
-                .iter()
-                .map(|w| quote(w))
-                .collect::<Vec<_>>()
-                .join(" ");
+            let mut line = words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ");
             if !spec.env.is_empty() {
                 line.push_str(&format!(" (sets {})", names(&spec.env)));
             }
@@ -337,8 +341,8 @@ impl TrustStore {
             version: VERSION,
             entries: contents.entries.clone(),
         };
-        let text = serde_json::to_string_pretty(&contents)
-            .map_err(|e| fail(std::io::Error::other(e)))?;
+        let text =
+            serde_json::to_string_pretty(&contents).map_err(|e| fail(std::io::Error::other(e)))?;
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(fail)?;
         let temp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
@@ -402,9 +406,11 @@ mod tests {
         for other in &changed {
             assert_ne!(base.fingerprint, declared(other).fingerprint, "{other:?}");
         }
-        let mut http = ServerSpec::remote("web".into(), "https://a/mcp".into(), HashMap::new(), false);
+        let mut http =
+            ServerSpec::remote("web".into(), "https://a/mcp".into(), HashMap::new(), false);
         let plain = declared(&http).fingerprint;
-        http.headers.insert("Authorization".into(), "Bearer x".into());
+        http.headers
+            .insert("Authorization".into(), "Bearer x".into());
         assert_ne!(plain, declared(&http).fingerprint);
     }
 
@@ -418,11 +424,19 @@ mod tests {
 
     #[test]
     fn the_command_line_names_variables_and_headers_but_not_their_values() {
-        let line = command_line(&spec(&["-y", "two words"], &[("TOKEN", "s3cret"), ("A", "1")]));
-        assert_eq!(line, "'/usr/bin/tool server' -y 'two words' (sets A, TOKEN)");
-        let mut http = ServerSpec::remote("web".into(), "https://a/mcp".into(), HashMap::new(), false);
+        let line = command_line(&spec(
+            &["-y", "two words"],
+            &[("TOKEN", "s3cret"), ("A", "1")],
+        ));
+        assert_eq!(
+            line,
+            "'/usr/bin/tool server' -y 'two words' (sets A, TOKEN)"
+        );
+        let mut http =
+            ServerSpec::remote("web".into(), "https://a/mcp".into(), HashMap::new(), false);
         assert_eq!(command_line(&http), "https://a/mcp");
-        http.headers.insert("Authorization".into(), "Bearer x".into());
+        http.headers
+            .insert("Authorization".into(), "Bearer x".into());
         assert_eq!(command_line(&http), "https://a/mcp (sends Authorization)");
     }
 
@@ -433,7 +447,11 @@ mod tests {
         let one = declared(&spec(&["1"], &[]));
         let two = declared(&spec(&["2"], &[]));
         let (p, q) = (Path::new("/p"), Path::new("/q"));
-        assert_eq!(store.verdict(p, &one.fingerprint), None, "no file: no answers");
+        assert_eq!(
+            store.verdict(p, &one.fingerprint),
+            None,
+            "no file: no answers"
+        );
         store
             .remember(TrustEntry::now(p, &one, Verdict::Trusted))
             .unwrap();

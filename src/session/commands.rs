@@ -9,7 +9,8 @@ use std::path::Path;
 pub enum Action {
     /// Compact the conversation now.
     Compact,
-    /// Show the permission rules and remembered answers (`clear`: forget the answers).
+    /// Show the permission rules, remembered answers and the project's trust (`clear`: forget
+    /// the answers; `untrust`: forget which of the project's programs were trusted or refused).
     Permissions,
     /// Run a normal turn with this prompt template.
     Prompt(String),
@@ -62,8 +63,13 @@ pub fn discover(
         },
         SlashCommand {
             name: "permissions".into(),
-            description: "Show the permission rules and what this session remembered".into(),
-            hint: Some("clear, to forget the remembered answers (optional)".into()),
+            description:
+                "Show the permission rules, what this session remembered, and the project's trusted programs"
+                    .into(),
+            hint: Some(
+                "clear (forget this session's answers) or untrust (forget the project's trust); optional"
+                    .into(),
+            ),
             action: Action::Permissions,
             configured: false,
         },
