@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::common::editor::{Answer, FakeEditor};
-use crate::common::{Agent, MockModel, Reply, Workspace, joined, path_str};
+use crate::common::{Agent, MockModel, Reply, Workspace, joined, path_str, run_tandem};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_tandem-test-mcp");
 
@@ -437,4 +437,58 @@ async fn a_corrupt_trust_file_is_reported_and_asks_again() {
     let (status, stderr) = agent.shutdown().await;
     assert!(status.success());
     assert!(stderr.contains("project trust file is corrupt"), "{stderr}");
+}
+
+/// `tandem exec` in the project, off the runtime that serves the mock model.
+async fn exec(ws: &Workspace, mock: &MockModel, args: &[&str]) -> (i32, String, String) {
+    let mut env = ws.env(mock);
+    env.retain(|(k, _)| k != "RUST_LOG");
+    let mut all = vec!["exec".to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let project = ws.project();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = all.iter().map(String::as_str).collect();
+        run_tandem(&args, &env, None, Some(&project))
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_starts_project_servers_only_with_trust_project() {
+    let mock = MockModel::start(vec![
+        Reply::text(&["read-only"]),
+        Reply::text(&["full-access"]),
+        Reply::text(&["trusted"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    declare(&ws, &[("proj", &[]), ("other", &[])]);
+    for (n, mode) in ["read-only", "full-access"].into_iter().enumerate() {
+        let (code, stdout, stderr) = exec(&ws, &mock, &["--mode", mode, "hello"]).await;
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(stdout.trim(), mode);
+        assert_eq!(starts(&project_log(&ws)), 0, "{mode}: {stderr}");
+        assert!(!offered(&mock, n).iter().any(|t| t.starts_with("mcp__")));
+        let said: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("MCP server(s) declared by"))
+            .collect();
+        assert_eq!(said.len(), 1, "said once: {stderr}");
+        assert!(
+            said[0].contains("2 MCP server(s)")
+                && said[0].contains("`proj`, `other`")
+                && said[0].contains("--trust-project"),
+            "{stderr}"
+        );
+    }
+    let (code, _, stderr) = exec(&ws, &mock, &["--trust-project", "hello"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(starts(&project_log(&ws)), 2, "both started: {stderr}");
+    assert!(offered(&mock, 2).contains(&"mcp__proj__echo".to_string()));
+    assert!(!stderr.contains("not started"), "{stderr}");
+    assert!(
+        !trust_file(&ws).exists(),
+        "--trust-project remembers nothing"
+    );
 }
