@@ -63,13 +63,8 @@ pub fn discover(
         },
         SlashCommand {
             name: "permissions".into(),
-            description:
-                "Show the permission rules, what this session remembered, and the project's trusted programs"
-                    .into(),
-            hint: Some(
-                "clear (forget this session's answers) or untrust (forget the project's trust); optional"
-                    .into(),
-            ),
+            description: "Show the permission rules and what this session remembered".into(),
+            hint: Some("clear, to forget the remembered answers (optional)".into()),
             action: Action::Permissions,
             configured: false,
         },
