@@ -6,10 +6,12 @@
 //! Servers connect in the background when a session opens; a turn waits for them (bounded)
 //! before its first model request. A server the project declares and the user has not
 //! trusted yet is [`Held`] instead: it starts only when the session's next prompt has asked
-//! (turn/trust.rs), and the hub reports it as `held`, or as `not_started` once declined. A server that fails or dies never fails the session: one
-//! that dies has its tools withdrawn from the model while tandem starts it again (stdio) or
-//! reconnects (HTTP), with a growing pause between tries, and the user is told once when it
-//! goes and once when it is back.
+//! (turn/trust.rs), and the hub reports it as `held`, or as `not_started` once declined.
+//!
+//! A server that fails or dies never fails the session: one that dies has its tools
+//! withdrawn from the model while tandem starts it again (stdio) or reconnects (HTTP), with a
+//! growing pause between tries, and the user is told once when it goes and once when it is
+//! back.
 
 mod children;
 mod connect;
@@ -108,15 +110,6 @@ impl Hub {
             scrubbed,
             children,
         })
-    }
-
-    /// Starts connecting to `specs` in the background and returns at once (see [`Hub::new`]).
-    pub fn start(specs: Vec<ServerSpec>, scrubbed: Vec<String>, children: &Children) -> Arc<Hub> {
-        let hub = Hub::new(scrubbed, children.clone());
-        for spec in specs {
-            hub.launch(spec);
-        }
-        hub
     }
 
     /// Starts connecting to `spec` in the background; [`Hub::settled`] waits for it too.
@@ -397,6 +390,30 @@ mod tests {
             headers: HashMap::new(),
             sse: false,
         }
+    }
+
+    #[test]
+    fn held_servers_are_reported_until_declined_and_say_why_they_are_unavailable() {
+        let hub = Hub::new(Vec::new(), Children::default());
+        let held = Held {
+            spec: spec("proj", "theirs"),
+            instead: None,
+            source: "/p/.tandem/config.toml".into(),
+        };
+        hub.hold(held.clone(), "waiting".into());
+        assert_eq!(
+            hub.states(),
+            [("proj".to_string(), "held", Some("waiting".to_string()))]
+        );
+        assert_eq!(hub.take_held(), [held]);
+        assert!(hub.take_held().is_empty(), "taken once");
+        hub.decline("proj", "not trusted".into());
+        assert_eq!(hub.states()[0].1, "not_started");
+        assert_eq!(
+            ToolSource::unavailable(&*hub, "mcp__proj__echo").as_deref(),
+            Some("MCP server `proj` is unavailable: not trusted")
+        );
+        assert_eq!(ToolSource::unavailable(&*hub, "mcp__other__echo"), None);
     }
 
     #[test]

@@ -269,11 +269,10 @@ pub async fn permissions(ctx: TurnContext, history: History, args: String) -> Tu
         }
     };
     let outcome = super::show_permissions(ctx.clone(), history, passed).await;
-    let mut text = String::from("\n\n**Programs this project declares** (");
-    text.push_str(&format!(
-        "`{}`; they start only once you trust them):\n",
+    let mut text = format!(
+        "\n\n**Programs this project declares** (`{}`; they start only once you trust them):\n",
         ctx.cwd.join(".tandem").join("config.toml").display()
-    ));
+    );
     let entries = store.for_project(&ctx.cwd);
     for entry in &entries {
         text.push_str(&format!(
@@ -284,14 +283,19 @@ pub async fn permissions(ctx: TurnContext, history: History, args: String) -> Tu
             entry.at
         ));
     }
-    for (name, state, _) in ctx.mcp.states() {
-        if state == "held" {
-            text.push_str(&format!(
-                "- waiting: MCP server `{name}` (asked at the next prompt)\n"
-            ));
-        }
+    let waiting: Vec<String> = ctx
+        .mcp
+        .states()
+        .into_iter()
+        .filter(|(_, state, _)| *state == "held")
+        .map(|(name, ..)| name)
+        .collect();
+    for name in &waiting {
+        text.push_str(&format!(
+            "- waiting: MCP server `{name}` (asked at the next prompt)\n"
+        ));
     }
-    if entries.is_empty() && !text.contains("- waiting") {
+    if entries.is_empty() && waiting.is_empty() {
         text.push_str("- none trusted or refused\n");
     }
     match forgot {

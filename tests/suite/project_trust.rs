@@ -126,6 +126,14 @@ async fn a_project_server_waits_for_the_first_prompt_and_starts_once_allowed() {
     assert_eq!(state_of(&mut agent, &session, "proj").await, "held");
     linger().await;
     assert_eq!(starts(&project_log(&ws)), 0, "nothing runs at session/new");
+    // A slash command that does not ask the model does not ask this either.
+    let (_, updates) = agent.prompt(&session, "/permissions").await;
+    let shown = joined(&updates, "agent_message_chunk");
+    assert!(
+        shown.contains("- waiting: MCP server `proj` (asked at the next prompt)"),
+        "{shown}"
+    );
+    assert!(questions(&editor).is_empty());
 
     editor.answer_with(&[Answer::Select("allow_once")]);
     let (response, updates) = agent.prompt(&session, "hello").await;
