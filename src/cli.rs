@@ -89,7 +89,9 @@ pub enum Command {
     #[command(
         after_help = "Sessions started by exec are read-only unless --mode says otherwise: \
                             the model may read and search, but edits and commands are refused. \
-                            A mode from TANDEM_MODE or the config file does not apply to exec.\n\n\
+                            A mode from TANDEM_MODE or the config file does not apply to exec. \
+                            MCP servers that the project's .tandem/config.toml declares are not started \
+                            unless --trust-project is given.\n\n\
                             Exit status: 0 when the model finished its answer, 1 on a model or tool error, 2 on a usage or configuration error (a missing API key among them), \
                             3 when the model refused, 4 when it hit its output limit or --max-turns, \
                             5 when --timeout expired, 6 when the answer does not validate against --output-schema, \
@@ -174,6 +176,10 @@ pub struct ExecArgs {
     /// does not validate after one repair.
     #[arg(long, value_name = "FILE")]
     pub output_schema: Option<PathBuf>,
+    /// Start the MCP servers the project's .tandem/config.toml declares (without it, exec
+    /// starts none: a cloned repository must not run its code unasked). Nothing is remembered.
+    #[arg(long)]
+    pub trust_project: bool,
     /// The prompt; read from stdin when absent or `-`.
     #[arg(value_name = "PROMPT")]
     pub prompt: Vec<String>,

@@ -1,6 +1,8 @@
 //! A project's own `.tandem/config.toml`: what opening a project may add to a session (MCP
 //! servers, actions, deny and ask rules), never what would let a cloned repository run its
-//! code or grant itself permissions.
+//! code or grant itself permissions. Its MCP servers start only once the user trusted their
+//! exact definition (session/trust.rs); its actions run only when the user invokes them, as
+//! `run_command` calls under the permission rules; hooks are not taken from it at all.
 
 use std::path::Path;
 
@@ -10,7 +12,7 @@ use super::permissions::{Effect, PermissionsSpec, Rule};
 /// What a project's `.tandem/config.toml` may declare.
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct ProjectConfig {
-    /// MCP servers for sessions in this project.
+    /// MCP servers for sessions in this project, started only once the user trusts them.
     #[serde(default)]
     pub mcp_servers: Vec<super::ServerSpec>,
     /// Custom actions for sessions in this project.

@@ -21,7 +21,7 @@ use agent_client_protocol::{Client, schema::ProtocolVersion};
 
 use crate::cli::ExecArgs;
 use crate::config::Config;
-use crate::session::SessionManager;
+use crate::session::{ProjectPrograms, SessionManager};
 use display::Display;
 
 /// How a headless run ended.
@@ -85,7 +85,15 @@ async fn run_inner(
         .session
         .as_deref()
         .is_some_and(|id| crate::store::Store::new(&config.home).exists(id));
-    let manager = Arc::new(SessionManager::new(Arc::new(config), model_client));
+    let programs = if args.trust_project {
+        ProjectPrograms::Always
+    } else {
+        ProjectPrograms::Never
+    };
+    let manager = Arc::new(
+        SessionManager::new(Arc::new(config), model_client).with_project_programs(programs),
+    );
+    let unstarted = (!args.trust_project).then(|| not_started(&cwd)).flatten();
     let agent = crate::acp::agent(manager.clone());
     let requested = args.session.clone();
     let (shown, refusing) = (display.clone(), display.clone());
@@ -114,6 +122,9 @@ async fn run_inner(
                 session_id.0,
                 cwd.display()
             ));
+            if let Some(note) = &unstarted {
+                display.progress(note);
+            }
             let one = OnePrompt {
                 session_id,
                 prompt,
@@ -134,6 +145,21 @@ async fn run_inner(
     };
     display.finished(name);
     Ok(ended)
+}
+
+/// What to say when the project in `cwd` declares MCP servers that this run does not start.
+fn not_started(cwd: &Path) -> Option<String> {
+    let servers = crate::config::project(cwd).mcp_servers;
+    if servers.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = servers.iter().map(|s| format!("`{}`", s.name)).collect();
+    Some(format!(
+        "{} MCP server(s) declared by {} not started ({}): tandem exec starts a project's programs only with --trust-project",
+        servers.len(),
+        cwd.join(".tandem").join("config.toml").display(),
+        names.join(", ")
+    ))
 }
 
 /// Initializes the connection and opens the session: `--session` continues a stored session

@@ -1,17 +1,23 @@
-//! MCP servers: the editor's (from `session/new`, `load`, `resume`) and the user's (config
-//! files) become the model's tools, `mcp__<server>__<tool>`, run under the same permission
-//! and cancellation rules as tandem's own.
+//! MCP servers: the editor's (from `session/new`, `load`, `resume`), the user's (config
+//! files) and the trusted ones of the project become the model's tools,
+//! `mcp__<server>__<tool>`, run under the same permission and cancellation rules as tandem's
+//! own.
 //!
 //! Servers connect in the background when a session opens; a turn waits for them (bounded)
-//! before its first model request. A server that fails or dies never fails the session: one
-//! that dies has its tools withdrawn from the model while tandem starts it again (stdio) or
-//! reconnects (HTTP), with a growing pause between tries, and the user is told once when it
-//! goes and once when it is back.
+//! before its first model request. A server the project declares and the user has not
+//! trusted yet is [`Held`] instead: it starts only when the session's next prompt has asked
+//! (turn/trust.rs), and the hub reports it as `held`, or as `not_started` once declined.
+//!
+//! A server that fails or dies never fails the session: one that dies has its tools
+//! withdrawn from the model while tandem starts it again (stdio) or reconnects (HTTP), with a
+//! growing pause between tries, and the user is told once when it goes and once when it is
+//! back.
 
 mod children;
 mod connect;
 mod tool;
 
+use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
@@ -53,6 +59,22 @@ enum State {
     Failed(String),
     /// It went away after it was ready; tandem is bringing it back.
     Reconnecting(String),
+    /// Declared by the project and waiting for the user's trust.
+    Held(String),
+    /// Declared by the project and not started (not trusted, or not allowed here).
+    NotStarted(String),
+}
+
+/// A server the project declares, held back until the user trusts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The project's definition.
+    pub spec: ServerSpec,
+    /// The user's own server of the same name, which starts instead when the project's is not
+    /// trusted.
+    pub instead: Option<ServerSpec>,
+    /// The file that declares it.
+    pub source: PathBuf,
 }
 
 /// A session's MCP servers and the tools they offer.
@@ -65,11 +87,18 @@ pub struct Hub {
     pending: watch::Sender<usize>,
     /// What the user has not been told yet (a server went away, or came back).
     notices: Mutex<Vec<String>>,
+    /// The project's servers that wait for the user's trust.
+    held: Mutex<Vec<Held>>,
+    /// Environment variables no server inherits (tandem's API keys).
+    scrubbed: Vec<String>,
+    /// Where the servers' process groups are registered.
+    children: Children,
 }
 
 impl Hub {
-    /// A hub with no servers.
-    pub fn empty() -> Arc<Hub> {
+    /// A hub with no servers yet. `scrubbed` names environment variables the servers must
+    /// not inherit (tandem's API keys); their process groups are registered with `children`.
+    pub fn new(scrubbed: Vec<String>, children: Children) -> Arc<Hub> {
         Arc::new(Hub {
             tools: Mutex::new(Vec::new()),
             instructions: Mutex::new(Vec::new()),
@@ -77,36 +106,49 @@ impl Hub {
             clients: Mutex::new(Vec::new()),
             pending: watch::Sender::new(0),
             notices: Mutex::new(Vec::new()),
+            held: Mutex::new(Vec::new()),
+            scrubbed,
+            children,
         })
     }
 
-    /// Starts connecting to `specs` in the background and returns at once. `scrubbed` names
-    /// environment variables the servers must not inherit (tandem's API keys); the servers'
-    /// process groups are registered with `children`.
-    pub fn start(specs: Vec<ServerSpec>, scrubbed: Vec<String>, children: &Children) -> Arc<Hub> {
-        let hub = Hub::empty();
-        hub.pending.send_replace(specs.len());
-        for spec in specs {
-            hub.states
-                .lock()
-                .push((spec.name.clone(), State::Connecting));
-            let weak = Arc::downgrade(&hub);
-            let scrubbed = scrubbed.clone();
-            let children = children.clone();
-            tokio::spawn(async move {
-                let name = spec.name.clone();
-                let result = connect_bounded(&spec, &scrubbed, &children).await;
-                let ready = result.is_ok();
-                match weak.upgrade() {
-                    Some(hub) => hub.settle(&name, result),
-                    None => return,
-                }
-                if ready {
-                    supervise(weak, spec, scrubbed, children).await;
-                }
-            });
-        }
-        hub
+    /// Starts connecting to `spec` in the background; [`Hub::settled`] waits for it too.
+    pub fn launch(self: &Arc<Self>, spec: ServerSpec) {
+        self.put_state(&spec.name, State::Connecting);
+        self.pending.send_modify(|n| *n += 1);
+        let weak = Arc::downgrade(self);
+        let scrubbed = self.scrubbed.clone();
+        let children = self.children.clone();
+        tokio::spawn(async move {
+            let name = spec.name.clone();
+            let result = connect_bounded(&spec, &scrubbed, &children).await;
+            let ready = result.is_ok();
+            match weak.upgrade() {
+                Some(hub) => hub.settle(&name, result),
+                None => return,
+            }
+            if ready {
+                supervise(weak, spec, scrubbed, children).await;
+            }
+        });
+    }
+
+    /// Holds `held` back until the user has been asked; `why` is what `_tandem/status` says.
+    pub fn hold(&self, held: Held, why: String) {
+        self.put_state(&held.spec.name, State::Held(why));
+        self.held.lock().push(held);
+    }
+
+    /// The servers held back so far, now to be asked about (they stay `held` until
+    /// [`Hub::launch`]ed, [`Hub::decline`]d or held again).
+    pub fn take_held(&self) -> Vec<Held> {
+        std::mem::take(&mut *self.held.lock())
+    }
+
+    /// Records that the project's server `name` was not started, and why.
+    pub fn decline(&self, name: &str, why: String) {
+        tracing::info!(server = %name, "project MCP server not started: {why}");
+        self.put_state(name, State::NotStarted(why));
     }
 
     /// Takes back the tools, instructions and client of `name`, which went away.
@@ -149,6 +191,15 @@ impl Hub {
     fn set_state(&self, name: &str, state: State) {
         if let Some(entry) = self.states.lock().iter_mut().find(|(n, _)| n == name) {
             entry.1 = state;
+        }
+    }
+
+    /// Sets `name`'s state, adding the server when it is new.
+    fn put_state(&self, name: &str, state: State) {
+        let mut states = self.states.lock();
+        match states.iter_mut().find(|(n, _)| n == name) {
+            Some(entry) => entry.1 = state,
+            None => states.push((name.to_string(), state)),
         }
     }
 
@@ -197,7 +248,8 @@ impl Hub {
         self.tools.lock().clone()
     }
 
-    /// Every server: name, `connecting` / `ready` / `failed`, and the failure's reason.
+    /// Every server: name, `connecting` / `ready` / `failed` / `reconnecting` / `held` /
+    /// `not_started`, and the reason.
     pub fn states(&self) -> Vec<(String, &'static str, Option<String>)> {
         self.states
             .lock()
@@ -207,6 +259,8 @@ impl Hub {
                 State::Ready => (name.clone(), "ready", None),
                 State::Failed(reason) => (name.clone(), "failed", Some(reason.clone())),
                 State::Reconnecting(reason) => (name.clone(), "reconnecting", Some(reason.clone())),
+                State::Held(reason) => (name.clone(), "held", Some(reason.clone())),
+                State::NotStarted(reason) => (name.clone(), "not_started", Some(reason.clone())),
             })
             .collect()
     }
@@ -302,7 +356,10 @@ impl ToolSource for Hub {
             .lock()
             .iter()
             .find_map(|(server, state)| match state {
-                State::Failed(reason) | State::Reconnecting(reason)
+                State::Failed(reason)
+                | State::Reconnecting(reason)
+                | State::Held(reason)
+                | State::NotStarted(reason)
                     if name.starts_with(&exposed_name(server, "", &[])) =>
                 {
                     Some(format!("MCP server `{server}` is unavailable: {reason}"))
@@ -333,6 +390,30 @@ mod tests {
             headers: HashMap::new(),
             sse: false,
         }
+    }
+
+    #[test]
+    fn held_servers_are_reported_until_declined_and_say_why_they_are_unavailable() {
+        let hub = Hub::new(Vec::new(), Children::default());
+        let held = Held {
+            spec: spec("proj", "theirs"),
+            instead: None,
+            source: "/p/.tandem/config.toml".into(),
+        };
+        hub.hold(held.clone(), "waiting".into());
+        assert_eq!(
+            hub.states(),
+            [("proj".to_string(), "held", Some("waiting".to_string()))]
+        );
+        assert_eq!(hub.take_held(), [held]);
+        assert!(hub.take_held().is_empty(), "taken once");
+        hub.decline("proj", "not trusted".into());
+        assert_eq!(hub.states()[0].1, "not_started");
+        assert_eq!(
+            ToolSource::unavailable(&*hub, "mcp__proj__echo").as_deref(),
+            Some("MCP server `proj` is unavailable: not trusted")
+        );
+        assert_eq!(ToolSource::unavailable(&*hub, "mcp__other__echo"), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod report;
 mod rules;
 mod scope;
 pub mod shell;
+pub mod trust;
 mod workspace;
 
 use std::path::{Path, PathBuf};

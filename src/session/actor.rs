@@ -211,7 +211,7 @@ impl Actor {
                 parts,
                 cancel.clone(),
             )),
-            Some((Action::Permissions, args)) => tokio::spawn(turn::show_permissions(
+            Some((Action::Permissions, args)) => tokio::spawn(turn::permissions(
                 self.turn.clone(),
                 self.history.clone(),
                 args,

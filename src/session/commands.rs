@@ -9,7 +9,8 @@ use std::path::Path;
 pub enum Action {
     /// Compact the conversation now.
     Compact,
-    /// Show the permission rules and remembered answers (`clear`: forget the answers).
+    /// Show the permission rules, remembered answers and the project's trust (`clear`: forget
+    /// the answers; `untrust`: forget which of the project's programs were trusted or refused).
     Permissions,
     /// Run a normal turn with this prompt template.
     Prompt(String),

@@ -9,6 +9,7 @@ pub mod options;
 pub mod playback;
 mod start;
 mod status;
+mod trust;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -34,6 +35,7 @@ pub use actor::Ran;
 use discovery::Discovery;
 use options::OptionError;
 pub use status::LiveSession;
+pub use trust::ProjectPrograms;
 
 /// Why a session request failed; converted to a JSON-RPC error in acp/errors.rs.
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +134,8 @@ pub struct SessionManager {
     sessions: Mutex<HashMap<String, Live>>,
     /// The MCP server processes its sessions started, killed at shutdown.
     children: crate::mcp::Children,
+    /// What its sessions do with the programs a project declares.
+    project_programs: ProjectPrograms,
 }
 
 impl SessionManager {
@@ -148,7 +152,14 @@ impl SessionManager {
             store,
             sessions: Mutex::new(HashMap::new()),
             children: crate::mcp::Children::default(),
+            project_programs: ProjectPrograms::default(),
         }
+    }
+
+    /// The same manager, doing `programs` with what a project declares (`tandem exec`).
+    pub fn with_project_programs(mut self, programs: ProjectPrograms) -> Self {
+        self.project_programs = programs;
+        self
     }
 
     fn backend(&self) -> Arc<Backend> {

@@ -3,11 +3,10 @@
 //! ends in [`SessionManager::start`](super::start).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::start::Start;
 use super::{EditorLink, NewSession, SessionError, SessionManager};
-use crate::config::{ProjectConfig, ServerSpec, Settings};
+use crate::config::{ServerSpec, Settings};
 use crate::store::{self, History, Line, Record};
 use crate::types::{Mode, TurnEvent};
 
@@ -48,7 +47,7 @@ impl SessionManager {
         tracing::info!(session = %id, "session created");
         let project = crate::config::project(&cwd);
         Ok(self.start(Start {
-            mcp: self.mcp_hub(&project, servers),
+            mcp: self.mcp_hub(&cwd, &project, servers),
             project,
             id,
             cwd,
@@ -147,7 +146,7 @@ impl SessionManager {
         tracing::info!(session = %id, records = lines.len(), messages = history.messages().len(), replay, "session opened from its transcript");
         let project = crate::config::project(&cwd);
         let opened = self.start(Start {
-            mcp: self.mcp_hub(&project, servers),
+            mcp: self.mcp_hub(&cwd, &project, servers),
             project,
             id: id.to_string(),
             cwd,
@@ -194,17 +193,6 @@ impl SessionManager {
         if let Some(transcript) = transcript {
             transcript.flush().await;
         }
-    }
-
-    /// Starts the session's MCP servers: the user's, then the project's, then the editor's
-    /// (later ones win by name). They never see tandem's own API key (unless `share_api_key`).
-    fn mcp_hub(&self, project: &ProjectConfig, servers: Vec<ServerSpec>) -> Arc<crate::mcp::Hub> {
-        let specs = crate::mcp::merge([
-            self.config().mcp_servers.clone(),
-            project.mcp_servers.clone(),
-            servers,
-        ]);
-        crate::mcp::Hub::start(specs, crate::secrets::hidden_vars(), &self.children)
     }
 
     /// The last recorded settings that still make sense with this configuration.

@@ -20,11 +20,13 @@ mod shown;
 mod stream;
 pub mod subagent;
 mod truncation;
+mod trust;
 
 pub use actions::{compact_now, run_action, show_permissions};
 pub use compact::COMPACTED_NOTE;
 pub use context::{SessionScope, Totals, TurnContext};
 pub use hooked::run_prompt;
+pub use trust::permissions;
 
 use tokio_util::sync::CancellationToken;
 
@@ -79,6 +81,11 @@ pub async fn run_turn(
     cancel: CancellationToken,
 ) -> TurnOutcome {
     let mut turn = Turn::new(ctx, history, cancel);
+    // The project's servers the user has not trusted yet were held back when the session
+    // opened: asked about now, before anything is sent.
+    if trust::ask_held(&turn.ctx, &turn.cancel).await.is_err() {
+        return turn.end(Ok(StopReason::Cancelled));
+    }
     // MCP servers started with the session; their tools belong in the first request. Each is
     // bounded by its connect timeout. So do the session_start hooks, whose context goes in
     // the system prompt.

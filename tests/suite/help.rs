@@ -34,6 +34,7 @@ fn exec_help_names_every_option_and_exit_status() {
         "--max-turns",
         "--timeout",
         "--session",
+        "--trust-project",
         "ndjson",
         "read-only",
     ] {

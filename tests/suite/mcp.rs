@@ -340,7 +340,9 @@ async fn servers_from_config_files_merge_by_name_with_the_sessions_winning() {
         "project/.tandem/config.toml",
         &format!("[[mcp_servers]]\nname = \"proj\"\ncommand = \"{SERVER}\"\nenv = {{ TANDEM_TEST_MCP_LOG = \"{log}\" }}\n"),
     );
-    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    // The editor allows the project's server when asked (tests/suite/project_trust.rs).
+    let editor = FakeEditor::new();
+    let mut agent = Agent::spawn_with(&ws.env(&mock), &[], Some(editor.clone()));
     agent.initialize().await;
     let session = agent
         .request_ok("session/new", json!({"cwd": ws.project(), "mcpServers": [{"name": "shared", "command": SERVER, "args": [], "env": []}]}))

@@ -35,6 +35,8 @@ mod opening;
 mod output_schema;
 mod permissions;
 mod pipes;
+#[cfg(feature = "test-mcp-server")]
+mod project_trust;
 mod protocol_edges;
 mod real_local;
 mod real_model;

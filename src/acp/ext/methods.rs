@@ -10,7 +10,7 @@ use super::{
     ActionInfo, ActionsListRequest, ActionsListResponse, ActionsRunRequest, ActionsRunResponse,
     ExportFormat, ExportRequest, ExportResponse, ForkRequest, ForkResponse, GrantStatus,
     McpServerStatus, PermissionsStatus, RuleStatus, SessionStatus, StatusRequest, StatusResponse,
-    UsageRequest, UsageResponse, render,
+    TrustStatus, UsageRequest, UsageResponse, render,
 };
 use crate::acp::handlers::Handlers;
 use crate::acp::open;
@@ -191,6 +191,13 @@ fn actions(
 /// `_tandem/status`.
 fn status(manager: &SessionManager) -> StatusResponse {
     let config = manager.config();
+    let sessions = manager.live();
+    // Read once, and only when there is a session to report it for.
+    let trust = if sessions.is_empty() {
+        Vec::new()
+    } else {
+        crate::permission::trust::TrustStore::new(&config.home).entries()
+    };
     StatusResponse {
         version: env!("CARGO_PKG_VERSION").to_string(),
         provider: config.endpoint.provider.clone(),
@@ -198,10 +205,21 @@ fn status(manager: &SessionManager) -> StatusResponse {
         default_model: config.default_model.clone(),
         models: config.models.iter().map(|m| m.id.clone()).collect(),
         data_dir: config.home.display().to_string(),
-        sessions: manager
-            .live()
+        sessions: sessions
             .into_iter()
             .map(|s| SessionStatus {
+                project_trust: trust
+                    .iter()
+                    .filter(|t| t.project == s.cwd)
+                    .map(|t| TrustStatus {
+                        kind: t.kind.clone(),
+                        name: t.name.clone(),
+                        command: t.command.clone(),
+                        verdict: t.verdict.name().into(),
+                        fingerprint: t.fingerprint.clone(),
+                        decided_at: t.at.clone(),
+                    })
+                    .collect(),
                 session_id: s.id,
                 cwd: s.cwd.display().to_string(),
                 model: s.settings.model,

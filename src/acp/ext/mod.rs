@@ -79,6 +79,28 @@ pub struct SessionStatus {
     pub mcp_servers: Vec<McpServerStatus>,
     /// Its permission rules and remembered answers.
     pub permissions: PermissionsStatus,
+    /// What the user answered about the programs its project declares (its
+    /// `.tandem/config.toml`'s MCP servers), remembered across sessions.
+    pub project_trust: Vec<TrustStatus>,
+}
+
+/// A remembered answer about one program a project declares.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustStatus {
+    /// What it is: `mcp_server`.
+    pub kind: String,
+    /// Its name in the project's file.
+    pub name: String,
+    /// What it runs (the names of the variables it sets, never their values), or the URL it
+    /// connects to.
+    pub command: String,
+    /// `trusted` (starts without asking) or `refused` (never starts, never asked again).
+    pub verdict: String,
+    /// `sha256:<hex>` of the definition; a changed definition is asked about again.
+    pub fingerprint: String,
+    /// When the answer was given (RFC 3339, UTC).
+    pub decided_at: String,
 }
 
 /// A session's permissions, as `/permissions` shows them.
@@ -126,9 +148,11 @@ pub struct GrantStatus {
 pub struct McpServerStatus {
     /// Server name.
     pub name: String,
-    /// `connecting`, `ready`, `failed`, or `reconnecting` (it went away and is being brought back).
+    /// `connecting`, `ready`, `failed`, `reconnecting` (it went away and is being brought
+    /// back), `held` (the project declares it and the session's next prompt asks the user
+    /// before it starts) or `not_started` (the project declares it and it was not trusted).
     pub state: String,
-    /// Why it failed or went away.
+    /// Why it failed, went away, or did not start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

@@ -1,0 +1,311 @@
+//! The question a session's first prompt asks about the MCP servers its project declares and
+//! the user has not trusted yet (held back when the session opened, session/trust.rs).
+//!
+//! Before the turn's first model request (where it waits for its MCP servers anyway), each
+//! held server is asked about once, with a `session/request_permission` whose tool call names
+//! the exact command line (program, arguments, the names of the variables it sets, where it
+//! runs) or URL, and the file that declares it. The answers:
+//! - allow once: it starts now, for this session only;
+//! - always allow: it starts, and this definition is trusted in this project from now on;
+//! - reject: it does not start in this session (the user's own server of that name, if any,
+//!   starts instead);
+//! - always reject: the same, and this definition is never asked about again.
+//!
+//! A definition answered meanwhile in another session of the project is not asked again.
+//! Cancelling the prompt while asking cancels the turn; the servers not yet answered stay
+//! held, for the next prompt. `/permissions` shows the project's answers and `/permissions
+//! untrust` forgets them ([`permissions`]). The model never sees any of it.
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{TurnContext, TurnOutcome};
+use crate::client::{PermissionAnswer, PermissionChoice};
+use crate::mcp::Held;
+use crate::permission::trust::{self, Declared, TrustEntry, TrustStore, Verdict};
+use crate::store::History;
+use crate::types::{Location, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+
+/// The turn was cancelled while the user was being asked.
+pub(super) struct Cancelled;
+
+/// Asks about every server the session holds back, starts the ones the user allows (or
+/// trusted meanwhile), and remembers "always" answers.
+pub(super) async fn ask_held(
+    ctx: &TurnContext,
+    cancel: &CancellationToken,
+) -> Result<(), Cancelled> {
+    if ctx.subagent.is_some() {
+        return Ok(());
+    }
+    let held = ctx.mcp.take_held();
+    if held.is_empty() {
+        return Ok(());
+    }
+    let mut held = held.into_iter();
+    let store = TrustStore::new(&ctx.config.home);
+    while let Some(server) = held.next() {
+        let declared = Declared::mcp_server(&server.spec, &server.source);
+        // Another session of the project may have been answered meanwhile.
+        let answer = match store.verdict(&ctx.cwd, &declared.fingerprint) {
+            Some(Verdict::Trusted) => {
+                ctx.mcp.launch(server.spec);
+                continue;
+            }
+            Some(Verdict::Refused) => {
+                refuse(ctx, server, trust::REFUSED);
+                continue;
+            }
+            None => ask(ctx, &server, &declared, cancel).await,
+        };
+        if answer == PermissionAnswer::Cancelled {
+            let why = trust::HELD.to_string();
+            ctx.mcp.hold(server, why.clone());
+            for rest in held {
+                ctx.mcp.hold(rest, why.clone());
+            }
+            cancel.cancel();
+            return Err(Cancelled);
+        }
+        settle(ctx, &store, server, &declared, answer);
+    }
+    Ok(())
+}
+
+/// Acts on the user's `answer` about `server`.
+fn settle(
+    ctx: &TurnContext,
+    store: &TrustStore,
+    server: Held,
+    declared: &Declared,
+    answer: PermissionAnswer,
+) {
+    let remember = |verdict| {
+        if let Err(e) = store.remember(TrustEntry::now(&ctx.cwd, declared, verdict)) {
+            tracing::warn!(
+                "the answer about MCP server `{}` is not remembered: {e}",
+                declared.name
+            );
+        }
+    };
+    match answer {
+        PermissionAnswer::AllowOnce | PermissionAnswer::AllowAlways => {
+            if answer == PermissionAnswer::AllowAlways {
+                remember(Verdict::Trusted);
+            }
+            ctx.mcp.launch(server.spec);
+        }
+        PermissionAnswer::RejectAlways => {
+            remember(Verdict::Refused);
+            refuse(ctx, server, trust::REFUSED);
+        }
+        _ => refuse(ctx, server, trust::DECLINED),
+    }
+}
+
+/// Leaves `server` unstarted for `why`; the user's own server of its name starts instead.
+fn refuse(ctx: &TurnContext, server: Held, why: &str) {
+    ctx.mcp.decline(&server.spec.name, why.into());
+    if let Some(instead) = server.instead {
+        ctx.mcp.launch(instead);
+    }
+}
+
+/// Asks the user about `server`, showing the question as a tool call that ends `completed`
+/// when it starts and `failed` when it does not.
+async fn ask(
+    ctx: &TurnContext,
+    server: &Held,
+    declared: &Declared,
+    cancel: &CancellationToken,
+) -> PermissionAnswer {
+    let view = question(ctx, server, declared);
+    ctx.emit(TurnEvent::ToolCall(view.clone()));
+    let choices = choices();
+    let answer = tokio::select! {
+        answer = ctx.client.request_permission(&ctx.session_id, &view, &choices) => answer,
+        () = cancel.cancelled() => Ok(PermissionAnswer::Cancelled),
+    };
+    let answer = answer.unwrap_or_else(|e| {
+        tracing::warn!(server = %declared.name, "the editor could not ask about the project's MCP server, so it is not started: {}", e.message);
+        PermissionAnswer::RejectOnce
+    });
+    let (status, said) = match answer {
+        PermissionAnswer::AllowOnce => (ToolStatus::Completed, "Started for this session."),
+        PermissionAnswer::AllowAlways => (
+            ToolStatus::Completed,
+            "Trusted in this project: started now, and from now on while its definition stays the same.",
+        ),
+        PermissionAnswer::RejectOnce => (ToolStatus::Failed, "Not started in this session."),
+        PermissionAnswer::RejectAlways => (
+            ToolStatus::Failed,
+            "Not started, and not asked about again while its definition stays the same.",
+        ),
+        PermissionAnswer::Cancelled => {
+            (ToolStatus::Failed, "Not started: the prompt was cancelled.")
+        }
+    };
+    ctx.emit(TurnEvent::ToolCallUpdate {
+        id: view.id,
+        status: Some(status),
+        content: Some(vec![ToolContent::Text { text: said.into() }]),
+        title: None,
+    });
+    answer
+}
+
+/// The tool call the question is shown as.
+fn question(ctx: &TurnContext, server: &Held, declared: &Declared) -> ToolCallView {
+    let spec = &server.spec;
+    let source = server.source.display();
+    let mut env: Vec<&String> = spec.env.keys().collect();
+    env.sort();
+    let mut headers: Vec<&String> = spec.headers.keys().collect();
+    headers.sort();
+    let (title, kind, runs) = match &spec.command {
+        Some(_) => {
+            let dir = std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|_| "tandem's working directory".into());
+            let program = trust::command_line(&crate::config::ServerSpec {
+                env: Default::default(),
+                ..spec.clone()
+            });
+            let setting = match env.is_empty() {
+                true => String::new(),
+                false => format!(", setting {}", listed(&env)),
+            };
+            (
+                format!(
+                    "Start MCP server `{}` from {source}: {}",
+                    spec.name, declared.command
+                ),
+                ToolKind::Execute,
+                format!("It runs `{program}` in {dir} with your rights{setting}."),
+            )
+        }
+        None => (
+            format!(
+                "Connect to MCP server `{}` from {source}: {}",
+                spec.name, declared.command
+            ),
+            ToolKind::Other,
+            format!("It connects to {}.", declared.command),
+        ),
+    };
+    let text = format!(
+        "The project's {source} declares the MCP server `{}`. {runs} Its tools would be offered to the model.\n\n\
+         tandem starts nothing a project declares until you trust it. \"Always\" is remembered for this project \
+         and this exact definition (a changed definition asks again); `/permissions` lists the answers and \
+         `/permissions untrust` forgets them.",
+        spec.name
+    );
+    ToolCallView {
+        id: format!("trust-{}", uuid::Uuid::new_v4()),
+        title,
+        kind,
+        status: ToolStatus::Pending,
+        locations: vec![Location {
+            path: server.source.clone(),
+            line: None,
+        }],
+        raw_input: Some(json!({
+            "name": spec.name,
+            "command": spec.command,
+            "args": spec.args,
+            "env": env,
+            "url": spec.url,
+            "headers": headers,
+            "declaredBy": server.source,
+            "project": ctx.cwd,
+            "fingerprint": declared.fingerprint,
+        })),
+        content: vec![ToolContent::Text { text }],
+    }
+}
+
+/// `` `A`, `B` `` for people.
+fn listed(names: &[&String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    quoted.join(", ")
+}
+
+/// The four answers, each saying what it means for a project's program.
+fn choices() -> Vec<PermissionChoice> {
+    let choice = |answer, label: &str| PermissionChoice {
+        answer,
+        label: label.into(),
+    };
+    vec![
+        choice(PermissionAnswer::AllowOnce, "Allow once (this session)"),
+        choice(
+            PermissionAnswer::AllowAlways,
+            "Always allow (trust this definition in this project)",
+        ),
+        choice(PermissionAnswer::RejectOnce, "Reject (this session)"),
+        choice(
+            PermissionAnswer::RejectAlways,
+            "Always reject (do not ask again for this definition)",
+        ),
+    ]
+}
+
+/// `/permissions` with the project's trust: `untrust` forgets the answers about this
+/// project's programs; the rules and remembered answers follow as before, then the trust.
+pub async fn permissions(ctx: TurnContext, history: History, args: String) -> TurnOutcome {
+    let store = TrustStore::new(&ctx.config.home);
+    let mut forgot = None;
+    let passed = match args.trim() {
+        "untrust" => {
+            forgot = Some(store.forget(Some(&ctx.cwd)));
+            String::new()
+        }
+        "" | "clear" => args,
+        other => {
+            ctx.emit(TurnEvent::Text(format!(
+                "`/permissions {other}`: unknown argument; `/permissions` shows, `/permissions clear` forgets this session's answers, `/permissions untrust` forgets which of this project's programs you trusted or refused.\n\n"
+            )));
+            String::new()
+        }
+    };
+    let outcome = super::show_permissions(ctx.clone(), history, passed).await;
+    let mut text = format!(
+        "\n\n**Programs this project declares** (`{}`; they start only once you trust them):\n",
+        ctx.cwd.join(".tandem").join("config.toml").display()
+    );
+    let entries = store.for_project(&ctx.cwd);
+    for entry in &entries {
+        text.push_str(&format!(
+            "- {} MCP server `{}`: `{}` — since {}\n",
+            entry.verdict.name(),
+            entry.name,
+            entry.command,
+            entry.at
+        ));
+    }
+    let waiting: Vec<String> = ctx
+        .mcp
+        .states()
+        .into_iter()
+        .filter(|(_, state, _)| *state == "held")
+        .map(|(name, ..)| name)
+        .collect();
+    for name in &waiting {
+        text.push_str(&format!(
+            "- waiting: MCP server `{name}` (asked at the next prompt)\n"
+        ));
+    }
+    if entries.is_empty() && waiting.is_empty() {
+        text.push_str("- none trusted or refused\n");
+    }
+    match forgot {
+        Some(Ok(gone)) => text.push_str(&format!(
+            "\nForgot {} trust answer(s) for this project: the next session asks again. Servers already running keep running until their session closes.",
+            gone.len()
+        )),
+        Some(Err(e)) => text.push_str(&format!("\nCould not forget them: {e}")),
+        None => text.push_str("\n`/permissions untrust` forgets these answers for this project."),
+    }
+    ctx.emit(TurnEvent::Text(text));
+    outcome
+}
