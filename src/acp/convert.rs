@@ -353,15 +353,12 @@ pub fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> 
     servers
         .into_iter()
         .filter_map(|server| match server {
-            acp::McpServer::Stdio(s) => Some(crate::mcp::ServerSpec {
-                name: s.name,
-                command: Some(s.command),
-                args: s.args,
-                env: s.env.into_iter().map(|v| (v.name, v.value)).collect(),
-                url: None,
-                headers: Default::default(),
-                sse: false,
-            }),
+            acp::McpServer::Stdio(s) => Some(crate::mcp::ServerSpec::local(
+                s.name,
+                s.command,
+                s.args,
+                s.env.into_iter().map(|v| (v.name, v.value)).collect(),
+            )),
             acp::McpServer::Http(s) => Some(crate::mcp::ServerSpec::remote(
                 s.name,
                 s.url,

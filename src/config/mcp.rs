@@ -32,6 +32,24 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
+    /// A server tandem starts: `command` with `args` and `env`, spoken to over stdio.
+    pub fn local(
+        name: String,
+        command: PathBuf,
+        args: Vec<String>,
+        env: HashMap<String, String>,
+    ) -> Self {
+        Self {
+            name,
+            command: Some(command),
+            args,
+            env,
+            url: None,
+            headers: HashMap::new(),
+            sse: false,
+        }
+    }
+
     /// A server reached over HTTP (`sse` for the old HTTP+SSE transport).
     pub fn remote(name: String, url: String, headers: HashMap<String, String>, sse: bool) -> Self {
         Self {

@@ -378,18 +378,9 @@ impl Drop for Hub {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     fn spec(name: &str, command: &str) -> ServerSpec {
-        ServerSpec {
-            name: name.into(),
-            command: Some(command.into()),
-            args: vec![],
-            env: HashMap::new(),
-            url: None,
-            headers: HashMap::new(),
-            sse: false,
-        }
+        ServerSpec::local(name.into(), command.into(), Vec::new(), Default::default())
     }
 
     #[test]

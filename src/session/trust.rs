@@ -154,15 +154,7 @@ mod tests {
     use super::*;
 
     fn spec(name: &str, command: &str) -> ServerSpec {
-        ServerSpec {
-            name: name.into(),
-            command: Some(command.into()),
-            args: Vec::new(),
-            env: Default::default(),
-            url: None,
-            headers: Default::default(),
-            sse: false,
-        }
+        ServerSpec::local(name.into(), command.into(), Vec::new(), Default::default())
     }
 
     fn names(specs: &[ServerSpec]) -> Vec<String> {

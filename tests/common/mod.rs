@@ -7,6 +7,7 @@ pub mod editor;
 pub mod mock_model;
 pub mod proxy;
 pub mod real_server;
+pub mod stubs;
 pub mod wine;
 
 use std::path::{Path, PathBuf};

@@ -5,29 +5,12 @@ use serde_json::{Value, json};
 
 use crate::common::calls::tool_result;
 use crate::common::editor::{Answer, FakeEditor};
-use crate::common::{Reply, Workspace, path_str, session_with_env};
+use crate::common::stubs::{logging_programs, ran};
+use crate::common::{Reply, Workspace, session_with_env};
 
 /// Fake `cargo`, `git` and `npm` that only log how they were called, first on PATH.
 fn fake_tools(ws: &Workspace) -> Vec<(String, String)> {
-    let bin = ws.project().parent().unwrap().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let log = ws.project().parent().unwrap().join("ran.log");
-    for tool in ["cargo", "git", "npm"] {
-        let script = bin.join(tool);
-        std::fs::write(
-            &script,
-            format!("#!/bin/sh\necho \"{tool} $*\" >> '{}'\n", log.display()),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let path = format!("{}:{}", path_str(&bin), std::env::var("PATH").unwrap());
-    vec![("PATH".into(), path)]
-}
-
-fn ran(ws: &Workspace) -> String {
-    std::fs::read_to_string(ws.project().parent().unwrap().join("ran.log")).unwrap_or_default()
+    logging_programs(ws, &["cargo", "git", "npm"])
 }
 
 fn run(id: &str, command: &str) -> (String, String, Value) {

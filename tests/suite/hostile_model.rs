@@ -9,27 +9,12 @@ use serde_json::{Value, json};
 
 use crate::common::calls::tool_result;
 use crate::common::editor::{Answer, FakeEditor};
-use crate::common::{Reply, Workspace, path_str, session_with_env};
+use crate::common::stubs::{logging_programs, ran};
+use crate::common::{Reply, Workspace, session_with_env};
 
 /// A `git` that only logs how it was called, first on the PATH.
 fn fake_git(ws: &Workspace) -> Vec<(String, String)> {
-    let bin = ws.project().parent().unwrap().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let log = ws.project().parent().unwrap().join("git.log");
-    let script = bin.join("git");
-    std::fs::write(
-        &script,
-        format!("#!/bin/sh\necho \"git $*\" >> '{}'\n", log.display()),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", path_str(&bin), std::env::var("PATH").unwrap());
-    vec![("PATH".into(), path)]
-}
-
-fn git_log(ws: &Workspace) -> String {
-    std::fs::read_to_string(ws.project().parent().unwrap().join("git.log")).unwrap_or_default()
+    logging_programs(ws, &["git"])
 }
 
 fn call(id: &str, tool: &str, args: Value) -> Reply {
@@ -176,7 +161,7 @@ async fn a_deny_rule_holds_against_indirection_and_grammar() {
         .await;
     agent.prompt(&session, "go").await;
     assert!(asked_ids(&editor).is_empty());
-    assert_eq!(git_log(&ws), "git status\n", "something reached git");
+    assert_eq!(ran(&ws), "git status\n", "something reached git");
     let requests = mock.requests();
     for (i, line) in lines.iter().enumerate() {
         let result = tool_result(&requests[i + 1], &format!("d{i}"));
@@ -239,7 +224,7 @@ async fn a_grant_covers_exactly_its_label_and_its_folder() {
     );
     let root = requests[4]["title"].as_str().unwrap();
     assert!(root.contains("in /"), "{root}");
-    assert_eq!(git_log(&ws), "git status\n");
+    assert_eq!(ran(&ws), "git status\n");
     let offered = editor.params_of("session/request_permission")[4]["options"].to_string();
     assert!(!offered.contains("allow_always"), "{offered}");
 }
