@@ -9,8 +9,7 @@
 
 use super::file::FileConfig;
 use super::presets::{self, Preset};
-use super::resolve::checked_key;
-use super::{ConfigError, Endpoint, KeyFrom, Overrides};
+use super::{ApiKey, ConfigError, Endpoint, KeyFrom, Overrides};
 
 /// Looks an environment variable up (unset and blank alike give `None`).
 type Set<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -158,6 +157,19 @@ fn unused_note(level: Level, url: &str, by: Level, preset: &Preset) -> String {
         "{given} ({url}) is not used: {named} names its own server, {}; to reach another, give {instead} as well",
         preset.base_url
     )
+}
+
+/// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
+/// `$(cat keyfile)`) is dropped, and what a header cannot carry (control or non-ASCII
+/// characters) is refused with a clear message.
+pub fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
+    let key = key.trim();
+    if key.chars().any(|c| c.is_control() || !c.is_ascii()) {
+        return Err(ConfigError::Invalid(format!(
+            "the API key in {var} contains control or non-ASCII characters and cannot be sent in an HTTP header"
+        )));
+    }
+    Ok(ApiKey::new(key))
 }
 
 #[cfg(test)]

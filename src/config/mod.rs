@@ -21,11 +21,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::types::Mode;
+pub use endpoint::checked_key;
 pub use limits::{LoopGuard, Timeouts};
 pub use mcp::ServerSpec;
 pub use presets::Preset;
 pub use project::{ProjectConfig, project};
-pub use resolve::checked_key;
 pub use settings::Settings;
 
 /// Settings given on the command line; `None` means "not given".

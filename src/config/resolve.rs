@@ -11,7 +11,7 @@ use super::endpoint::endpoint;
 use super::file::FileConfig;
 use super::models::resolve_models;
 use super::presets;
-use super::{ApiKey, Config, ConfigError, Overrides, limits, permissions};
+use super::{Config, ConfigError, Overrides, limits, permissions};
 use crate::platform::Shell;
 use crate::types::Mode;
 
@@ -240,17 +240,4 @@ fn parse_env<T: std::str::FromStr>(
         .ok()
         .filter(|v| valid(v))
         .ok_or_else(|| ConfigError::Invalid(format!("{name} must be {what}, got `{value}`")))
-}
-
-/// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
-/// `$(cat keyfile)`) is dropped, and what a header cannot carry (control or non-ASCII
-/// characters) is refused with a clear message.
-pub fn checked_key(var: &str, key: &str) -> Result<ApiKey, ConfigError> {
-    let key = key.trim();
-    if key.chars().any(|c| c.is_control() || !c.is_ascii()) {
-        return Err(ConfigError::Invalid(format!(
-            "the API key in {var} contains control or non-ASCII characters and cannot be sent in an HTTP header"
-        )));
-    }
-    Ok(ApiKey::new(key))
 }
