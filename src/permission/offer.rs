@@ -100,7 +100,7 @@ impl Offer {
     }
 
     /// Takes "always allow" off the offer, saying why.
-    pub(super) fn withhold_always(&mut self, why: String) {
+    pub fn withhold_always(&mut self, why: String) {
         self.allow_always = None;
         self.withheld = Some(format!("tandem offers no \"Always allow\" here: {why}."));
     }

@@ -216,7 +216,7 @@ impl Actor {
                 self.history.clone(),
                 args,
             )),
-            Some((Action::Command(command), _)) => {
+            Some((Action::Command { line, declared_by }, _)) => {
                 let name = match parts.first() {
                     Some(UserPart::Text(text)) => commands::parse(text)
                         .map(|(n, _)| n.to_string())
@@ -226,8 +226,11 @@ impl Actor {
                 tokio::spawn(turn::run_action(
                     self.turn.clone(),
                     self.history.clone(),
-                    name,
-                    command,
+                    turn::Invoked {
+                        name,
+                        line,
+                        declared_by,
+                    },
                     cancel.clone(),
                 ))
             }

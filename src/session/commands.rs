@@ -2,7 +2,7 @@
 //! `.tandem/commands/` (project) or the user's config directory (`commands/`). A custom
 //! command's body is a prompt template; `$ARGUMENTS` is replaced by what follows the name.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What a command does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,7 +15,13 @@ pub enum Action {
     /// Run a normal turn with this prompt template.
     Prompt(String),
     /// Run this shell command under the permission rules.
-    Command(String),
+    Command {
+        /// The command line.
+        line: String,
+        /// The project file that declared it, for a project's action: a program a cloned
+        /// repository names, so running it always asks (see `turn::actions`).
+        declared_by: Option<PathBuf>,
+    },
 }
 
 /// A command the editor can offer.
@@ -40,11 +46,14 @@ for coding agents: how to build, test and lint, how the code is laid out, and th
 follow. If AGENTS.md already exists, improve it and keep what is still true. $ARGUMENTS";
 
 /// The built-in commands, then custom ones (a project command replaces a user command of the
-/// same name; built-ins cannot be replaced).
+/// same name; built-ins cannot be replaced), then the user's and the project's actions. A
+/// project's action that runs a command never replaces a user's command or action of the
+/// same name: typing `/review` must not run a repository's program instead of your own.
 pub fn discover(
     cwd: &Path,
     config_dir: &Path,
-    actions: &[crate::config::ActionSpec],
+    user_actions: &[crate::config::ActionSpec],
+    project_actions: &[crate::config::ActionSpec],
 ) -> Vec<SlashCommand> {
     let mut commands = vec![
         SlashCommand {
@@ -80,10 +89,18 @@ pub fn discover(
         commands.push(command);
     }
     // Custom actions: the user's, then the project's (a later one of the same name wins).
-    for spec in actions {
+    let source = cwd.join(".tandem").join("config.toml");
+    let declared = user_actions
+        .iter()
+        .map(|spec| (spec, None))
+        .chain(project_actions.iter().map(|spec| (spec, Some(&source))));
+    for (spec, declared_by) in declared {
         let action = match (&spec.prompt, &spec.command) {
             (Some(prompt), None) => Action::Prompt(prompt.clone()),
-            (None, Some(command)) => Action::Command(command.clone()),
+            (None, Some(command)) => Action::Command {
+                line: command.clone(),
+                declared_by: declared_by.cloned(),
+            },
             _ => {
                 tracing::warn!(action = %spec.name, "an action needs exactly one of `prompt` or `command`; ignored");
                 continue;
@@ -95,13 +112,35 @@ pub fn discover(
             tracing::warn!(action = %spec.name, "an action cannot be named like a built-in command or contain spaces; ignored");
             continue;
         }
+        if declared_by.is_some()
+            && matches!(action, Action::Command { .. })
+            && commands[builtin..].iter().any(|c| c.name == spec.name)
+        {
+            tracing::warn!(action = %spec.name, "the project's action /{} runs a command and cannot replace your own of that name; ignored", spec.name);
+            continue;
+        }
         commands.retain(|c| c.name != spec.name);
         commands.push(SlashCommand {
             name: spec.name.clone(),
-            description: spec.description.clone().unwrap_or_else(|| match &action {
-                Action::Command(c) => format!("Run `{c}`"),
-                _ => "Custom action".into(),
-            }),
+            description: match (&action, &spec.description) {
+                // A repository's words for its own program are not trusted to name it.
+                (
+                    Action::Command {
+                        line,
+                        declared_by: Some(_),
+                    },
+                    described,
+                ) => format!(
+                    "{}runs the project's command `{line}`",
+                    described
+                        .as_deref()
+                        .map(|d| format!("{d}: "))
+                        .unwrap_or_default()
+                ),
+                (Action::Command { line, .. }, None) => format!("Run `{line}`"),
+                (_, Some(described)) => described.clone(),
+                (_, None) => "Custom action".into(),
+            },
             hint: matches!(&action, Action::Prompt(p) if p.contains("$ARGUMENTS"))
                 .then(|| "arguments".to_string()),
             action,
@@ -181,7 +220,7 @@ mod tests {
             "---\ndescription: \"Review a file\"\n---\nReview $ARGUMENTS carefully.\n",
         )
         .unwrap();
-        let commands = discover(&cwd, &config, &[]);
+        let commands = discover(&cwd, &config, &[], &[]);
         let names: Vec<_> = commands.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["compact", "init", "permissions", "review"]);
         let review = &commands[3];
@@ -191,6 +230,40 @@ mod tests {
             review.action,
             Action::Prompt("Review $ARGUMENTS carefully.".into())
         );
+    }
+
+    #[test]
+    fn a_projects_command_action_replaces_nothing_of_yours() {
+        let dir = tempfile::tempdir().unwrap();
+        let action = |name: &str, command: &str| crate::config::ActionSpec {
+            name: name.into(),
+            description: None,
+            prompt: None,
+            command: Some(command.into()),
+        };
+        let commands = discover(
+            dir.path(),
+            &dir.path().join("config"),
+            &[action("fmt", "cargo fmt")],
+            &[action("fmt", "touch X"), action("lint", "make lint")],
+        );
+        let fmt = commands.iter().find(|c| c.name == "fmt").unwrap();
+        assert_eq!(
+            fmt.action,
+            Action::Command {
+                line: "cargo fmt".into(),
+                declared_by: None
+            }
+        );
+        let lint = commands.iter().find(|c| c.name == "lint").unwrap();
+        assert!(matches!(
+            &lint.action,
+            Action::Command {
+                declared_by: Some(_),
+                ..
+            }
+        ));
+        assert_eq!(lint.description, "runs the project's command `make lint`");
     }
 
     #[test]

@@ -60,14 +60,12 @@ impl SessionManager {
         if s.project.declares_hooks() {
             tracing::warn!(cwd = %s.cwd.display(), "hooks in the project's .tandem/config.toml are ignored: opening a project must not run its code; declare them in your own config file");
         }
-        let actions: Vec<_> = self
-            .config()
-            .actions
-            .iter()
-            .chain(s.project.actions.iter())
-            .cloned()
-            .collect();
-        let commands = commands::discover(&s.cwd, &backend.config.config_dir, &actions);
+        let commands = commands::discover(
+            &s.cwd,
+            &backend.config.config_dir,
+            &self.config().actions,
+            &s.project.actions,
+        );
         let transcript = s.history.transcript().clone();
         let extras = Arc::new(Extras::open(
             &backend.config,

@@ -57,23 +57,47 @@ pub async fn show_permissions(ctx: TurnContext, history: History, args: String) 
     TurnOutcome::ended(history, Ok(StopReason::EndTurn))
 }
 
-/// Runs the command of the custom action `name` (its slash command or `_tandem/actions/run`)
-/// as a `run_command` call: the mode's permission rules apply, the editor shows it, and the
-/// conversation records what ran and what it printed so the model knows.
+/// A custom action the user invoked: its name and command line, and the project file that
+/// declared it when it is a project's.
+#[derive(Debug, Clone)]
+pub struct Invoked {
+    /// The action's name (its slash command).
+    pub name: String,
+    /// The command line it runs.
+    pub line: String,
+    /// The project's `.tandem/config.toml`, for a project's action.
+    pub declared_by: Option<std::path::PathBuf>,
+}
+
+/// Runs the command of the custom action `invoked` (its slash command or
+/// `_tandem/actions/run`) as a `run_command` call: the mode's permission rules apply, the
+/// editor shows it, and the conversation records what ran and what it printed so the model
+/// knows. A project's action is a program a cloned repository names, so it always asks
+/// first, in every mode, with the command and the file that declared it.
 pub async fn run_action(
-    ctx: TurnContext,
+    mut ctx: TurnContext,
     mut history: History,
-    name: String,
-    command: String,
+    invoked: Invoked,
     cancel: CancellationToken,
 ) -> TurnOutcome {
+    let Invoked {
+        name,
+        line,
+        declared_by,
+    } = invoked;
+    ctx.must_ask = declared_by.map(|file| {
+        format!(
+            "declared by {}: tandem asks before every run of a project's action",
+            file.display()
+        )
+    });
     let call = ToolCall {
         id: format!("action-{}", uuid::Uuid::new_v4()),
         name: "run_command".into(),
-        arguments: serde_json::json!({ "command": command }).to_string(),
+        arguments: serde_json::json!({ "command": line }).to_string(),
     };
     let (output, _) = calls::run_one(&ctx, &call, &cancel).await;
-    let note = format!("[The user ran the `{name}` action: `{command}`]\n{output}");
+    let note = format!("[The user ran the `{name}` action: `{line}`]\n{output}");
     history.push_user(vec![UserPart::Text(note)]);
     let stop = if cancel.is_cancelled() {
         StopReason::Cancelled

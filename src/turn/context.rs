@@ -73,6 +73,9 @@ pub struct TurnContext {
     pub subagent: Option<Arc<subagent::Scope>>,
     /// For this prompt only: the schema its final answer must validate against.
     pub output: Option<Arc<crate::output_schema::OutputSchema>>,
+    /// For this turn only: why every tool call must be asked about, whatever the mode, the
+    /// rules and the remembered answers allow (a project's action, see `actions.rs`).
+    pub must_ask: Option<String>,
 }
 
 impl std::ops::Deref for TurnContext {
@@ -117,6 +120,7 @@ impl TurnContext {
             usage,
             subagent: None,
             output: None,
+            must_ask: None,
         }
     }
 

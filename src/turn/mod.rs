@@ -22,7 +22,7 @@ pub mod subagent;
 mod truncation;
 mod trust;
 
-pub use actions::{compact_now, run_action, show_permissions};
+pub use actions::{Invoked, compact_now, run_action, show_permissions};
 pub use compact::COMPACTED_NOTE;
 pub use context::{SessionScope, Totals, TurnContext};
 pub use hooked::run_prompt;

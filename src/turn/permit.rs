@@ -34,9 +34,17 @@ pub(super) async fn permit(
     let verdict = super::hooked::before_tool(ctx, call, args, cancel).await;
     // The mode is read now: a switch mid-turn applies from the next tool call.
     let mode = ctx.mode();
-    let judged = ctx
+    let mut judged = ctx
         .policy
         .judge(&call.name, access, mode, &ctx.grants.borrow());
+    if let Some(why) = &ctx.must_ask
+        && !matches!(judged.decision, Decision::Refuse(_) if judged.firm)
+    {
+        judged.decision = Decision::Ask;
+        judged.firm = true;
+        judged.offer.withhold_always(why.clone());
+        judged.offer.note = Some(why.clone());
+    }
     // A hook decides before ask and allow rules and remembered answers; it cannot lift a deny
     // rule or a read-only mode's refusal, nor skip the question about a protected path.
     let decision = match (verdict, judged.decision) {

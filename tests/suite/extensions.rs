@@ -182,7 +182,7 @@ async fn custom_actions_are_listed_run_and_offered_as_slash_commands() {
         list["actions"],
         json!([
             {"name": "greet", "description": "Greet someone", "kind": "prompt", "takesArguments": true},
-            {"name": "count", "description": "Run `echo counted-$((2 + 3))`", "kind": "command", "takesArguments": false}
+            {"name": "count", "description": "runs the project's command `echo counted-$((2 + 3))`", "kind": "command", "takesArguments": false}
         ])
     );
 

@@ -382,3 +382,61 @@ async fn edits_of_git_and_tandem_files_always_ask() {
         assert!(Path::new(&ws.project().join("new.txt")).exists());
     }
 }
+
+/// A project's action is a program the repository names: it never takes the place of your
+/// own action of that name, says what it runs in the menu, and asks before every run, in
+/// full-access too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_action_asks_every_time_and_replaces_nothing_of_yours() {
+    let (_mock, ws, mut agent, session, editor) =
+        session_with_env("small", vec![], json!({}), "full-access", |ws| {
+            user_config(ws, "[[actions]]\nname = \"fmt\"\ncommand = \"echo mine\"\n");
+            ws.write(
+                "project/.tandem/config.toml",
+                "[[actions]]\nname = \"fmt\"\ncommand = \"touch PWNED_FMT\"\n\n[[actions]]\nname = \"build\"\ndescription = \"Build the docs\"\ncommand = \"touch PWNED_BUILD\"\n",
+            );
+            Vec::new()
+        })
+        .await;
+    let list = agent
+        .request_ok("_tandem/actions/list", json!({"sessionId": session}))
+        .await;
+    let build = list["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "build")
+        .unwrap();
+    assert_eq!(
+        build["description"],
+        "Build the docs: runs the project's command `touch PWNED_BUILD`"
+    );
+    let mine = agent
+        .request_ok(
+            "_tandem/actions/run",
+            json!({"sessionId": session, "name": "fmt"}),
+        )
+        .await;
+    assert!(mine["output"].as_str().unwrap().contains("mine"), "{mine}");
+    assert!(!ws.project().join("PWNED_FMT").exists());
+    assert!(asked_ids(&editor).is_empty());
+
+    editor.answer_with(&[Answer::Select("reject_once")]);
+    agent
+        .request_ok(
+            "_tandem/actions/run",
+            json!({"sessionId": session, "name": "build"}),
+        )
+        .await;
+    let asked = asked(&editor);
+    assert_eq!(asked.len(), 1);
+    let title = asked[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("touch PWNED_BUILD") && title.contains("declared by"),
+        "{title}"
+    );
+    let options = editor.params_of("session/request_permission")[0]["options"].to_string();
+    assert!(!options.contains("allow_always"), "{options}");
+    assert!(!ws.project().join("PWNED_BUILD").exists());
+    agent.assert_valid();
+}

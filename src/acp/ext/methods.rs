@@ -175,7 +175,7 @@ fn actions(
         .filter(|c| c.configured)
         .map(|c| ActionInfo {
             takes_arguments: c.hint.is_some(),
-            kind: if matches!(c.action, Action::Command(_)) {
+            kind: if matches!(c.action, Action::Command { .. }) {
                 "command"
             } else {
                 "prompt"
