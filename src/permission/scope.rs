@@ -121,23 +121,28 @@ impl CommandScope {
         }
     }
 
-    /// Whether a deny or ask rule with this scope may match `command` (see the module
-    /// docs): word by word from the program, where a literal option (`-C`, `--no-pager`,
-    /// `+nightly`) and the word after it may come between the rule's words, and a word that
-    /// is not a literal may stand for any number of words.
-    pub fn reaches(&self, command: &SimpleCommand) -> Reach {
+    /// Whether a deny or ask rule with this scope may match a command with `words` (see the
+    /// module docs): word by word from the program (named by its path or its base name),
+    /// where a literal option (`-C`, `--no-pager`, `+nightly`) and the word after it may come
+    /// between the rule's words, and a word that is not a literal may stand for any number of
+    /// words. With `open`, words read from input may follow (`xargs git`).
+    pub fn reaches(&self, words: &[Word], open: bool) -> Reach {
         let (want, prefix) = match self {
             CommandScope::Prefix(words) => (words.as_slice(), true),
             CommandScope::Exact(words) => (words.as_slice(), false),
         };
-        let words = command.words.as_slice();
         let (Some(first), Some(program)) = (want.first(), words.first()) else {
             return Reach::Never;
         };
         if !program.literal {
             return Reach::Maybe;
         }
-        if program.text != first.text {
+        let base = program
+            .text
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(&program.text);
+        if program.text != first.text && base != first.text {
             return Reach::Never;
         }
         // The positions where the next wanted word may be.
@@ -148,6 +153,7 @@ impl CommandScope {
                 match words.get(i) {
                     Some(w) if !w.literal => return Reach::Maybe,
                     Some(w) if w.text == wanted.text => next.push(i + 1),
+                    None if open => return Reach::Maybe,
                     _ => {}
                 }
             }
@@ -183,9 +189,16 @@ impl CommandScope {
 }
 
 /// `from`, and every position reached from one of them by passing a literal option and,
-/// perhaps, its value.
+/// perhaps, its value (each position once, so a long line stays linear).
 fn options_skipped(words: &[Word], from: &[usize]) -> Vec<usize> {
-    let mut out: Vec<usize> = from.to_vec();
+    let mut seen = vec![false; words.len() + 2];
+    let mut out: Vec<usize> = Vec::with_capacity(from.len());
+    for &at in from {
+        if !seen[at.min(words.len() + 1)] {
+            seen[at.min(words.len() + 1)] = true;
+            out.push(at);
+        }
+    }
     let mut i = 0;
     while let Some(&at) = out.get(i) {
         let option = words
@@ -193,7 +206,8 @@ fn options_skipped(words: &[Word], from: &[usize]) -> Vec<usize> {
             .is_some_and(|w| w.literal && w.text.len() > 1 && w.text.starts_with(['-', '+']));
         if option {
             for next in [at + 1, at + 2] {
-                if next <= words.len() && !out.contains(&next) {
+                if next <= words.len() && !seen[next] {
+                    seen[next] = true;
                     out.push(next);
                 }
             }

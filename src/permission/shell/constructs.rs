@@ -21,7 +21,15 @@ pub(super) fn lexical_hazard(line: &str) -> Option<Hazard> {
     let joins = bytes.windows(2).enumerate().any(|(i, pair)| {
         pair == b"\\\n" && !matches!(i.checked_sub(1).map(|j| bytes[j]), Some(b' ' | b'\t'))
     });
-    joins.then(|| Hazard::Lexical("a backslash-newline inside a word".into()))
+    if joins {
+        return Some(Hazard::Lexical("a backslash-newline inside a word".into()));
+    }
+    // `p1 \ #|p2`: the blank is part of a word, so `#` does not start a comment; the grammar
+    // takes it for one and hides `p2`.
+    let escaped_blank_hash = bytes
+        .windows(3)
+        .any(|w| w[0] == b'\\' && matches!(w[1], b' ' | b'\t') && w[2] == b'#');
+    escaped_blank_hash.then(|| Hazard::Lexical("`#` after an escaped blank".into()))
 }
 
 /// What the grammar is given instead of `line`: every non-ASCII character replaced by as many
@@ -75,7 +83,39 @@ pub(super) fn test_hazard(node: Node, src: &str) -> Option<Hazard> {
         return Some(Hazard::Divergence("`[[ … ]]`".into()));
     }
     let text = words::text(node, src);
-    arithmetic_test(text.split_whitespace()).then(|| Hazard::Evaluates(text.to_string()))
+    // An operator made by a pattern (`-[v]`) is whatever file matches it.
+    let pattern = text
+        .split_whitespace()
+        .any(|w| w.starts_with('-') && w.contains(['[', '*', '?']));
+    (pattern || arithmetic_test(text.split_whitespace()))
+        .then(|| Hazard::Evaluates(text.to_string()))
+}
+
+/// Variables whose value bash expands as a prompt, running the `$( … )` it holds (`PS4`
+/// under `set -x`), or reads a file from (`BASH_ENV`).
+pub(super) const PROMPTS: &[&str] = &[
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
+    "PROMPT_COMMAND",
+    "BASH_ENV",
+    "ENV",
+];
+
+/// Whether an assignment or declaration's source makes bash evaluate text as code: an
+/// array subscript (evaluated as arithmetic), a prompt variable, a name that is computed,
+/// or a declaration with an attribute that evaluates its values (`-i` integer, `-n`
+/// name reference, `-a`/`-A` arrays).
+pub(super) fn evaluating_assignment(text: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    text.contains('[')
+        || words.iter().any(|w| {
+            let name = w.split('=').next().unwrap_or("");
+            PROMPTS.contains(&name)
+                || (w.starts_with(['-', '+']) && w.contains(['i', 'n', 'a', 'A']))
+        })
+        || words.iter().skip(1).any(|w| w.starts_with(['$', '`', '"']))
 }
 
 /// Whether a test's words hold an operator bash evaluates as arithmetic.

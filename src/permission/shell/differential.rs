@@ -287,6 +287,7 @@ fn the_lines_the_review_found() {
         "{p1,hi}",
         "rm build 2>/dev/null p1",
         "echo hi\np1 {a,b}",
+        "p1 \\ #|case x in x) p2 ;& y) p3;; esac",
     ]
     .iter()
     .enumerate()
@@ -300,8 +301,13 @@ fn the_lines_the_review_found() {
 #[test]
 fn generated_lines_run_only_what_the_judge_named() {
     let Some(lab) = Lab::new() else { return };
+    // `TANDEM_DIFF_CASES` runs more (a long search before a release, say).
+    let cases = std::env::var("TANDEM_DIFF_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(800);
     let config = ProptestConfig {
-        cases: 800,
+        cases,
         failure_persistence: None,
         ..ProptestConfig::default()
     };

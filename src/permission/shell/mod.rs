@@ -18,6 +18,7 @@ mod constructs;
 mod dialects;
 #[cfg(test)]
 mod differential;
+pub mod git;
 mod hazard;
 mod programs;
 mod reach;
@@ -27,7 +28,7 @@ use tree_sitter::{Node, Parser};
 
 pub use dialects::Grammar;
 pub use hazard::Hazard;
-pub use reach::{ANYTHING, reachable};
+pub use reach::{ANYTHING, Reached, reachable};
 pub use words::Word;
 
 use constructs::{
@@ -130,8 +131,6 @@ pub fn parse(line: &str) -> CommandLine {
 /// Nodes that only group or sequence other nodes.
 const STRUCTURE: &[&str] = &[
     "program",
-    "list",
-    "pipeline",
     "subshell",
     "compound_statement",
     "negated_command",
@@ -208,6 +207,7 @@ impl Walk<'_> {
         let kind = node.kind();
         match kind {
             "command" => return self.command(node, depth),
+            "list" | "pipeline" => return self.chain(node, depth),
             "redirected_statement" => return self.redirected(node, depth),
             "file_redirect" => self.redirect(node),
             "comment" => return,
@@ -242,10 +242,10 @@ impl Walk<'_> {
                 self.hazard(Hazard::Divergence("brace expansion (`{1..3}`)".into()));
             }
             "variable_assignment" | "declaration_command" | "unset_command"
-                if words::text(node, self.src).contains('[') =>
+                if constructs::evaluating_assignment(words::text(node, self.src)) =>
             {
                 // bash evaluates array subscripts as arithmetic, which runs `$( … )` hidden
-                // in a variable's value.
+                // in a variable's value; and prompts, integers and name references.
                 self.hazard(Hazard::Evaluates(self.source(node)));
             }
             "for_statement"
@@ -286,7 +286,7 @@ impl Walk<'_> {
             }
             match child.kind() {
                 "variable_assignment" if !named => {
-                    if words::text(child, self.src).contains('[') {
+                    if constructs::evaluating_assignment(words::text(child, self.src)) {
                         self.hazard(Hazard::Evaluates(self.source(child)));
                     }
                     command.words.push(words::word(child, self.src));
@@ -310,6 +310,30 @@ impl Walk<'_> {
             self.visit(child, depth + 1);
         }
         self.out.commands.push(command);
+    }
+
+    /// `a && b && c` is `list(list(a, b), c)` to the grammar: a long chain nests deep. The
+    /// left side is walked down without counting depth, so only real nesting counts.
+    fn chain(&mut self, node: Node, depth: usize) {
+        let kind = node.kind();
+        let mut spine = vec![node];
+        while let Some(inner) = spine
+            .last()
+            .and_then(|n| n.child(0))
+            .filter(|c| c.kind() == kind)
+        {
+            spine.push(inner);
+        }
+        for (outer, n) in spine.iter().rev().enumerate() {
+            let mut cursor = n.walk();
+            for (i, child) in n.children(&mut cursor).enumerate() {
+                // An outer link's first child is the inner link, already walked.
+                if outer > 0 && i == 0 {
+                    continue;
+                }
+                self.visit(child, depth + 1);
+            }
+        }
     }
 
     /// A command with redirections after it. The grammar takes the words that follow a

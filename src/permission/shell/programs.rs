@@ -109,7 +109,8 @@ pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
     if name == "alias" && args.iter().any(|w| !w.literal || w.text.contains('=')) {
         return Some(Hazard::Defines(command.source.clone()));
     }
-    if name == "hash" && args.iter().any(|w| w.text.starts_with("-p")) {
+    // `hash -p PATH NAME` (also in a cluster: `-rp`, `-dp`) makes NAME run PATH.
+    if name == "hash" && !args.is_empty() {
         return Some(Hazard::Defines(command.source.clone()));
     }
     if name == "env" {
@@ -135,14 +136,31 @@ pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
     None
 }
 
-/// Why `command` (named `name`) makes bash evaluate text as arithmetic, if it does: `let`,
-/// a test with an arithmetic operator, or a builtin assigning to a subscripted name.
+/// Why `command` (named `name`) makes bash evaluate text as code, if it does: `let`; a test
+/// with an arithmetic operator or an operator made by a pattern (`-[v]`); a builtin
+/// assigning to a subscripted or computed name (`printf -v "$n"`, `read 'a[…]'`), or to a
+/// prompt (`read PS4`); `set -x` (which expands `PS4`); `mapfile -C` (runs a callback).
 fn evaluates(name: &str, command: &SimpleCommand) -> Option<Hazard> {
     let args = command.arguments();
     let test = matches!(name, "test" | "[")
-        && super::constructs::arithmetic_test(args.iter().map(|w| w.text.as_str()));
-    let subscript = ASSIGNING.contains(&name) && args.iter().any(|w| w.text.contains('['));
-    (name == "let" || test || subscript).then(|| Hazard::Evaluates(command.source.clone()))
+        && (super::constructs::arithmetic_test(args.iter().map(|w| w.text.as_str()))
+            || args.iter().any(|w| !w.literal && w.text.starts_with('-')));
+    let assigns = ASSIGNING.contains(&name)
+        && args.iter().any(|w| {
+            !w.literal
+                || w.text.contains('[')
+                || super::constructs::PROMPTS.contains(&w.text.as_str())
+        });
+    let traces = name == "set"
+        && args.iter().any(|w| {
+            w.text == "xtrace" || (w.text.starts_with(['-', '+']) && w.text.contains('x'))
+        });
+    let callback = matches!(name, "mapfile" | "readarray")
+        && args
+            .iter()
+            .any(|w| w.text.starts_with('-') && w.text.contains('C'));
+    (name == "let" || test || assigns || traces || callback)
+        .then(|| Hazard::Evaluates(command.source.clone()))
 }
 
 /// Whether `name` is a shell (whose program from stdin is shell code tandem cannot see).
@@ -152,7 +170,7 @@ pub fn is_shell(name: &str) -> bool {
 
 /// The program's name without its folder and, on Windows, its `.exe`, in lower case where
 /// the file system ignores case.
-fn base_name(program: &str) -> String {
+pub fn base_name(program: &str) -> String {
     let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
     let lower = name.to_ascii_lowercase();
     match lower.strip_suffix(".exe") {

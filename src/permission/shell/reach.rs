@@ -5,138 +5,194 @@
 //! [hides commands](super::Hazard::hides_commands), a command string nested too deeply), the
 //! answer holds [`anything`]: a command whose one word is not a literal, which a rule's
 //! words may always match.
+//!
+//! A program that runs the command in its arguments (`sudo`, `env`, `xargs`, `sh -c`) is
+//! marked [`Reached::suffixes`]: each tail of its arguments may be the command it runs, and
+//! a rule is matched against each (by the caller, on slices, so a long line costs no copies).
+//! Each literal argument of such a program is also read as a command string, once.
 
-use super::{CommandLine, SimpleCommand, Word, parse, programs};
+use std::collections::HashSet;
 
-/// How many wrappers deep [`reachable`] looks into command strings; deeper is [`anything`].
+use super::{CommandLine, SimpleCommand, Word, git, parse, programs};
+
+/// How many command strings deep [`reachable`] reads (`sh -c "sh -c '…'"`); deeper is
+/// [`anything`].
 const MAX_UNWRAP: usize = 8;
 
-/// Most commands [`reachable`] lists for one line before it answers [`anything`] instead
-/// (a hostile line of nested wrappers must not take long to judge).
+/// Most commands [`reachable`] lists, and most command strings it reads, for one line before
+/// it answers [`anything`] instead (a hostile line must not take long to judge).
 const MAX_REACHED: usize = 4096;
 
 /// The placeholder word of [`anything`].
 pub const ANYTHING: &str = "…";
 
-/// A command that stands for anything: a rule's words may always match it.
-pub fn anything(source: &str) -> SimpleCommand {
-    SimpleCommand {
-        words: vec![Word {
-            text: ANYTHING.to_string(),
-            literal: false,
-        }],
-        assignments: 0,
-        source: source.to_string(),
+/// Programs that add words read from their input to the command they run.
+const APPENDING: &[&str] = &["xargs", "parallel"];
+
+/// One command a line may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reached {
+    /// Its words (assignments first, as written).
+    pub words: Vec<Word>,
+    /// Whether each tail of its words after the first may be a command it runs.
+    pub suffixes: bool,
+    /// With `suffixes`: the first position from which tails may have words from the
+    /// program's input added at their end (after `xargs`).
+    pub open_after: Option<usize>,
+}
+
+impl Reached {
+    fn plain(words: Vec<Word>) -> Reached {
+        Reached {
+            words,
+            suffixes: false,
+            open_after: None,
+        }
+    }
+
+    /// The commands to match a rule against: its words, and with `suffixes` each tail of
+    /// them, with whether words may be added at the end.
+    pub fn candidates(&self) -> impl Iterator<Item = (&[Word], bool)> {
+        let tails = if self.suffixes { self.words.len() } else { 1 };
+        (0..tails).map(|i| {
+            let open = self.open_after.is_some_and(|at| i > at);
+            (&self.words[i..], open)
+        })
     }
 }
 
-/// Programs that add words read from their input to the command they run.
-const APPENDING: &[&str] = &["xargs", "parallel"];
+/// A command that stands for anything: a rule's words may always match it.
+pub fn anything() -> Reached {
+    Reached::plain(vec![Word {
+        text: ANYTHING.to_string(),
+        literal: false,
+    }])
+}
 
 /// Every command `line` may run, as far as can be seen: its simple commands; for a program
 /// that runs code from its arguments, what those arguments would run (`sudo git push` may
 /// run `git push`, so may `sh -c 'git push'`, and `echo push | xargs git` may run `git`
 /// with any words after it); and [`anything`] when part of the line cannot be seen.
-pub fn reachable(line: &CommandLine) -> Vec<SimpleCommand> {
+pub fn reachable(line: &CommandLine) -> Vec<Reached> {
     let mut reach = Reach {
         out: Vec::new(),
+        read: HashSet::new(),
         cut: false,
     };
-    if let Some(hazard) = line.hazards.iter().find(|h| h.hides_commands()) {
-        reach.out.push(anything(&hazard.to_string()));
+    if line.hazards.iter().any(|h| h.hides_commands()) {
+        reach.out.push(anything());
     }
     for command in &line.commands {
-        reach.unwrap(command, 0);
+        reach.command(command, 0);
     }
     reach.out
 }
 
 struct Reach {
-    out: Vec<SimpleCommand>,
+    out: Vec<Reached>,
+    /// Command strings already read.
+    read: HashSet<String>,
     /// Whether [`MAX_REACHED`] was hit (and [`anything`] added).
     cut: bool,
 }
 
 impl Reach {
-    fn full(&mut self, source: &str) -> bool {
-        if self.out.len() < MAX_REACHED {
+    fn full(&mut self) -> bool {
+        if self.out.len() + self.read.len() < MAX_REACHED {
             return false;
         }
         if !self.cut {
             self.cut = true;
-            self.out.push(anything(source));
+            self.out.push(anything());
         }
         true
     }
 
-    fn unwrap(&mut self, command: &SimpleCommand, depth: usize) {
-        if self.full(&command.source) {
+    fn command(&mut self, command: &SimpleCommand, depth: usize) {
+        if self.full() {
             return;
         }
-        self.variants(command);
-        let Some(super::Hazard::RunsCode(name)) = programs::judge(command) else {
-            return;
-        };
-        if depth >= MAX_UNWRAP {
-            self.out.push(anything(&command.source));
-            return;
-        }
-        let args = command.arguments();
-        let appends = APPENDING.contains(&name.as_str());
-        for (i, arg) in args.iter().enumerate() {
-            // Whatever follows the wrapper's own options may be the command it runs.
-            let mut words = args[i..].to_vec();
-            if appends {
-                words.push(Word {
-                    text: ANYTHING.to_string(),
-                    literal: false,
-                });
+        let bare = command.words.get(command.assignments..).unwrap_or(&[]);
+        // Values that name programs to run (`GIT_SSH_COMMAND='…' git fetch`), and git's own
+        // ways of running commands (`git -c core.pager='…' log`, `git bisect run …`).
+        let mut strings: Vec<String> = command.words[..command.assignments]
+            .iter()
+            .filter(|w| w.literal)
+            .filter_map(|w| w.text.split_once('=').map(|(_, value)| value.to_string()))
+            .collect();
+        let mut runs_code = matches!(programs::judge(command), Some(super::Hazard::RunsCode(_)));
+        match git::reach(bare) {
+            git::Reach::Plain => {}
+            git::Reach::Strings(more) => strings.extend(more),
+            git::Reach::Wraps(more) => {
+                strings.extend(more);
+                runs_code = true;
             }
-            let rest = SimpleCommand {
+            git::Reach::Anything => self.out.push(anything()),
+        }
+        if runs_code {
+            strings.extend(
+                bare.iter()
+                    .skip(1)
+                    .filter(|w| w.literal)
+                    .map(|w| w.text.clone()),
+            );
+        }
+        let appends = bare
+            .iter()
+            .position(|w| APPENDING.contains(&programs::base_name(&w.text).as_str()));
+        let mut variants = vec![command.words.clone()];
+        let named = based(bare);
+        if named.as_slice() != command.words.as_slice() {
+            variants.push(named);
+        }
+        for words in variants {
+            let shift = words.len() - bare.len();
+            self.out.push(Reached {
+                suffixes: runs_code,
+                open_after: appends.map(|at| at + shift),
                 words,
-                assignments: 0,
-                source: command.source.clone(),
-            };
-            self.unwrap(&rest, depth + 1);
-            // A command string (`sh -c 'a; b'`, `eval "…"`, `su -c 'git${IFS}push'`).
-            if arg.literal {
-                let inner = parse(&arg.text);
-                if let Some(hazard) = inner.hazards.iter().find(|h| h.hides_commands()) {
-                    self.out.push(anything(&hazard.to_string()));
-                }
-                for nested in &inner.commands {
-                    self.unwrap(nested, depth + 1);
-                }
-            }
-            if self.full(&command.source) {
-                return;
-            }
+            });
+        }
+        for text in strings {
+            self.string(&text, depth);
         }
     }
 
-    /// `command`, and the same command without its assignments (`X=1 git push`) and named
-    /// by its program's base name (`/usr/bin/git push`).
-    fn variants(&mut self, command: &SimpleCommand) {
-        self.out.push(command.clone());
-        let bare = command.words.get(command.assignments..).unwrap_or(&[]);
-        if let Some((program, args)) = bare.split_first() {
-            let base = program
-                .text
-                .rsplit(['/', '\\'])
-                .next()
-                .unwrap_or(&program.text);
-            let mut words = vec![Word {
-                text: base.to_string(),
-                literal: program.literal,
-            }];
-            words.extend_from_slice(args);
-            if words.as_slice() != command.words.as_slice() {
-                self.out.push(SimpleCommand {
-                    words,
-                    assignments: 0,
-                    source: command.source.clone(),
-                });
-            }
+    /// Reads `text` as a command string (`sh -c TEXT`), once per line.
+    fn string(&mut self, text: &str, depth: usize) {
+        if self.full() || !self.read.insert(text.to_string()) {
+            return;
+        }
+        if depth >= MAX_UNWRAP {
+            self.out.push(anything());
+            return;
+        }
+        let inner = parse(text);
+        if inner.hazards.iter().any(|h| h.hides_commands()) {
+            self.out.push(anything());
+        }
+        for nested in &inner.commands {
+            self.command(nested, depth + 1);
         }
     }
+}
+
+/// `bare` (a program and its arguments) with the program named by its base name
+/// (`/usr/bin/git push` as `git push`).
+fn based(bare: &[Word]) -> Vec<Word> {
+    let Some((program, args)) = bare.split_first() else {
+        return Vec::new();
+    };
+    let base = program
+        .text
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(&program.text);
+    let mut words = vec![Word {
+        text: base.to_string(),
+        literal: program.literal,
+    }];
+    words.extend_from_slice(args);
+    words
 }
