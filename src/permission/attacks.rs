@@ -253,3 +253,175 @@ fn another_shell_gets_plain_lines_only() {
         Decision::Refuse(_)
     ));
 }
+
+/// The second review: a granted command that writes into `.git/` or changes git's config.
+#[test]
+fn commands_that_name_protected_paths_or_change_gits_config_ask() {
+    let policy = policy(&[]);
+    let grants = allow_always(&policy, "git log -1");
+    for line in [
+        "git log -1 --output=.git/config",
+        "git log -1 --output .tandem/config.toml",
+        "git log -1 > .git/hooks/pre-commit",
+    ] {
+        let judged = judge(&policy, &grants, Mode::AcceptEdits, line);
+        assert_eq!(judged.decision, Decision::Ask, "{line}");
+        assert!(judged.firm, "{line}");
+        assert!(judged.offer.allow_always.is_none(), "{line}");
+    }
+    let ruled = tests::policy(&[(Effect::Allow, "run_command(git config:*)")]);
+    let judged = judge(
+        &ruled,
+        &Grants::default(),
+        Mode::Ask,
+        "git config core.fsmonitor 'touch X'",
+    );
+    assert_eq!(judged.decision, Decision::Ask);
+    assert!(judged.firm);
+    assert!(
+        judged
+            .offer
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("git's config")
+    );
+    // Reading a setting is no change.
+    assert_eq!(
+        judge(
+            &ruled,
+            &Grants::default(),
+            Mode::Ask,
+            "git config --get user.name"
+        )
+        .decision,
+        Decision::Allow
+    );
+}
+
+/// The second review: `~user`, option values and assignments name paths too.
+#[test]
+fn tildes_option_values_and_assignments_are_paths() {
+    let policy = policy(&[]);
+    for (granted, line) in [
+        (
+            "git diff HEAD",
+            "git diff --no-index ~root/.bashrc /dev/null",
+        ),
+        ("git status", "git status ~root"),
+        ("head -n 50", "head -n 50 <~root/.bashrc"),
+        ("make test", "make test -C.."),
+        ("make test", "make test -C~root"),
+        ("make test", "make test O=/etc"),
+        ("git status", "git status ~+"),
+    ] {
+        let first = judge(&policy, &Grants::default(), Mode::Ask, granted);
+        assert!(first.offer.allow_always.is_some(), "{granted}: {first:?}");
+        let grants = allow_always(&policy, granted);
+        assert_eq!(
+            judge(&policy, &grants, Mode::Ask, line).decision,
+            Decision::Ask,
+            "{line} after {granted}"
+        );
+    }
+}
+
+/// The second review: git's own ways of running commands, under a deny rule.
+#[test]
+fn git_aliases_and_command_options_cannot_dodge_a_deny_rule() {
+    let policy = policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    for line in [
+        "git -c alias.p=push p origin HEAD",
+        "git config alias.q push && git q origin",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
+        "git -c core.sshCommand='git push' fetch",
+        "git -c core.editor='git push' commit",
+        "git rebase --exec 'git push' HEAD~2",
+        "git bisect run git push",
+        "git submodule foreach git push",
+        "git --exec-path=/tmp/x status",
+        "GIT_SSH_COMMAND='git push' git fetch",
+        "git config core.fsmonitor 'git push' && git status",
+    ] {
+        let judged = judge(&policy, &Grants::default(), Mode::FullAccess, line);
+        assert!(
+            matches!(judged.decision, Decision::Refuse(_)),
+            "{line:?}: {judged:?}"
+        );
+    }
+    for line in [
+        "git status",
+        "git -C sub log -1",
+        "git -c color.ui=never status",
+    ] {
+        assert_eq!(
+            judge(&policy, &Grants::default(), Mode::FullAccess, line).decision,
+            Decision::Allow,
+            "{line}"
+        );
+    }
+}
+
+/// The second review: what bash evaluates as code when it runs the line (`shell = ["bash",
+/// "-c"]`), under a deny rule.
+#[test]
+fn what_bash_evaluates_cannot_dodge_a_deny_rule() {
+    let policy = policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    for line in [
+        "read n <<'E'\na[$(git push)]\nE\nprintf -v \"$n\" x",
+        "read \"$n\" </dev/null",
+        "declare -i y; y=$n",
+        "declare \"$n=1\"",
+        "mapfile -C 'git push' -c 1 x <<'E'\na\nE",
+        "readarray -C 'git push' -c 1 x < /dev/null",
+        "read PS4 <<'E'\n$(git push)\nE\nset -x; :",
+        "PS4='$(git push)'; set -x; :",
+        "hash -rp \"$(command -v git)\" gut; gut push",
+        "hash -dp /usr/bin/git gut; gut push",
+        "test -[v] 'a[$(git push)]'",
+        "[ -[v] 'a[$(git push)]' ]",
+    ] {
+        let judged = judge(&policy, &Grants::default(), Mode::FullAccess, line);
+        assert!(
+            matches!(judged.decision, Decision::Refuse(_)),
+            "{line:?}: {judged:?}"
+        );
+    }
+}
+
+/// The second review: spellings of a read-denied path.
+#[test]
+fn every_spelling_of_a_read_denied_path_is_refused() {
+    let policy = policy(&[(Effect::Deny, "read_file(.env)")]);
+    for line in [
+        "cd a && cat ../.env",
+        "cd a && cp ../.env ../leak",
+        "cat a://../.env",
+        "cat -- .env",
+        "cat --file=.env",
+        "cat 0<.env",
+    ] {
+        let judged = judge(&policy, &Grants::default(), Mode::FullAccess, line);
+        assert!(
+            matches!(&judged.decision, Decision::Refuse(r) if r.contains("read_file(.env)")),
+            "{line:?}: {judged:?}"
+        );
+    }
+}
+
+/// A pattern's matches are not in its label, so it is never remembered; a long chain of
+/// plain commands is still judged (no nesting limit), also under a deny rule.
+#[test]
+fn patterns_get_no_always_and_long_chains_are_judged() {
+    let policy = policy(&[]);
+    let judged = judge(&policy, &Grants::default(), Mode::Ask, "tar czf b.tgz *");
+    assert!(judged.offer.allow_always.is_none());
+    assert!(judged.offer.withheld.unwrap().contains("`*`"));
+    let chain = vec!["ls src"; 300].join(" && ");
+    assert!(shell::parse(&chain).hazards.is_empty());
+    let denying = tests::policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    assert_eq!(
+        judge(&denying, &Grants::default(), Mode::FullAccess, &chain).decision,
+        Decision::Allow
+    );
+}

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::shell::{CommandLine, Word};
+use super::shell::{CommandLine, Word, git};
 use crate::tools::paths::Place;
 
 /// Something a command line names that may be a path.
@@ -20,6 +20,8 @@ pub(super) enum Named {
     /// A word whose value cannot be known before the shell expands it (`$DIR`, `` `pwd` ``),
     /// or that moves the shell somewhere unseen (`cd` alone goes home).
     Unknown(String),
+    /// git's config, which `git config` changes without naming it (the command's source).
+    GitConfig(String),
 }
 
 /// Devices outside every project that name no file worth asking about.
@@ -34,29 +36,57 @@ const HARMLESS: &[&str] = &[
 /// Commands that change the shell's folder, so later relative paths mean something else.
 const CHANGES_FOLDER: &[&str] = &["cd", "pushd", "popd"];
 
-/// Everything `line` names that may be a path, at `place` (the command's folder).
+/// Everything `line` names that may be a path, at `place` (the command's folder). After a
+/// `cd DIR` the shell resolves relative paths in DIR, so every path from then on is resolved
+/// in each folder the line may be in (the grammar's order is the shell's, but a `cd` in a
+/// subshell ends with it: both are considered).
 pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
     let mut out = Vec::new();
+    let mut places = vec![place.clone()];
     for command in &line.commands {
         let args = command.arguments();
         let program = command.program().map(|p| p.text.as_str()).unwrap_or("");
-        let operands = args.iter().filter(|w| !w.text.starts_with('-')).count();
-        if CHANGES_FOLDER.contains(&program)
-            && (operands == 0 || args.iter().any(|w| w.text == "-"))
-        {
+        let operands: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
+        let moves = CHANGES_FOLDER.contains(&program);
+        let bare = command.words.get(command.assignments..).unwrap_or(&[]);
+        if git::changes_config(bare) {
+            out.push(Named::GitConfig(command.source.clone()));
+        }
+        if moves && (operands.is_empty() || args.iter().any(|w| w.text == "-")) {
             out.push(Named::Unknown(command.source.clone()));
         }
-        for word in args {
-            out.extend(word_paths(word, place));
+        // Every word but the program: assignments (`O=/etc make`) and arguments.
+        let words = command
+            .words
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != command.assignments)
+            .map(|(_, w)| w);
+        for word in words {
+            for at in &places {
+                out.extend(word_paths(word, at));
+            }
+        }
+        if moves && let [dir] = operands.as_slice() {
+            let moved: Vec<Place> = places
+                .iter()
+                .filter_map(|at| match word_paths(dir, at) {
+                    Some(Named::Path(cwd)) => Some(Place { cwd, ..at.clone() }),
+                    _ => None,
+                })
+                .collect();
+            places.extend(moved);
         }
     }
     for target in &line.redirects {
-        out.extend(word_paths(target, place));
+        for at in &places {
+            out.extend(word_paths(target, at));
+        }
     }
     out
 }
 
-/// The paths one word may name.
+/// The path one word may name at `place`.
 fn word_paths(word: &Word, place: &Place) -> Option<Named> {
     if !word.literal {
         if word.text.contains(['$', '`']) {
@@ -69,32 +99,48 @@ fn word_paths(word: &Word, place: &Place) -> Option<Named> {
             .filter(|c| !matches!(c, '\'' | '"' | '\\'))
             .collect();
         let fixed = plain.split(['*', '?', '[', '{']).next().unwrap_or("");
+        let fixed = candidate(fixed)?;
         let folder = match fixed.rfind('/') {
             Some(at) => &fixed[..=at],
             None if fixed.starts_with('~') => fixed,
             None => return None,
         };
-        let folder = if folder == "~" { "~/" } else { folder };
-        return Some(Named::Path(place.resolve(folder)));
+        return Some(at_home(folder, word, place));
     }
     let text = candidate(&word.text)?;
-    if text.is_empty() || text == "-" || text.contains("://") {
+    if text.is_empty() || text == "-" {
         return None;
     }
-    Some(Named::Path(place.resolve(text)))
+    Some(at_home(text, word, place))
 }
 
-/// The part of a literal word that may be a path: the word, or an option's value
-/// (`--manifest-path=../x/Cargo.toml`, `-I/usr/include`).
+/// `text` resolved at `place`; a tilde is the home folder only as `~` or `~/…`: `~user`,
+/// `~+` and `~-` name folders tandem does not know.
+fn at_home(text: &str, word: &Word, place: &Place) -> Named {
+    match text.strip_prefix('~') {
+        Some("") => Named::Path(place.resolve("~/")),
+        Some(rest) if !rest.starts_with('/') => Named::Unknown(word.text.clone()),
+        _ => Named::Path(place.resolve(text)),
+    }
+}
+
+/// The part of a word that may be a path: the word, an option's value
+/// (`--manifest-path=../x/Cargo.toml`, `-I/usr/include`, `-C..`), or an assignment's
+/// (`O=/etc`).
 fn candidate(word: &str) -> Option<&str> {
-    if !word.starts_with('-') {
-        return Some(word);
+    if let Some(long) = word.strip_prefix("--") {
+        return long.split_once('=').map(|(_, value)| value);
     }
-    if let Some((_, value)) = word.split_once('=') {
-        return Some(value);
+    if let Some(short) = word.strip_prefix('-') {
+        return match short.split_once('=') {
+            Some((_, value)) => Some(value),
+            None => short.get(1..).filter(|v| !v.is_empty()),
+        };
     }
-    let attached = word.get(2..).filter(|_| !word.starts_with("--"))?;
-    attached.contains('/').then_some(attached)
+    match word.split_once('=') {
+        Some((name, value)) if !name.is_empty() && !name.contains('/') => Some(value),
+        _ => Some(word),
+    }
 }
 
 /// Whether `path` is a device nobody needs to be asked about.
@@ -130,11 +176,21 @@ mod tests {
         assert!(
             names("git clone https://example.com/x.git")
                 .iter()
-                .all(|n| match n {
-                    Named::Path(p) => p.starts_with(&ws),
-                    Named::Unknown(_) => false,
-                })
+                .all(|n| matches!(n, Named::Path(p) if p.starts_with(&ws)))
         );
         assert!(names("ls *.rs").is_empty());
+        assert!(
+            names("git diff --no-index ~root/.bashrc x")
+                .contains(&Named::Unknown("~root/.bashrc".into()))
+        );
+        assert!(names("make test -C..").contains(&Named::Path(parent.clone())));
+        assert!(names("make O=/etc").contains(&path("/etc")));
+        assert!(names("cat a://../x").contains(&Named::Path(ws.join("x"))));
+        std::fs::create_dir_all(ws.join("a")).unwrap();
+        assert!(names("cd a && cat ../../x").contains(&Named::Path(parent.join("x"))));
+        assert!(matches!(
+            names("git config core.fsmonitor x")[0],
+            Named::GitConfig(_)
+        ));
     }
 }

@@ -177,14 +177,10 @@ impl Policy {
             ));
             return verdict(Decision::Ask, false, offer);
         }
-        if let Subject::Path {
-            access: PathAccess::Edit,
-            path,
-        } = &subject
-            && mode != Mode::FullAccess
-            && let Some(why) = self.protected.why(path)
+        if mode != Mode::FullAccess
+            && let Some(why) = self.protected(&subject, &named)
         {
-            offer.withhold_always(format!("{} is {why}", self.display(path)));
+            offer.withhold_always(why.clone());
             offer.note = Some(format!("protected: {why}"));
             return verdict(Decision::Ask, true, offer);
         }
@@ -243,7 +239,7 @@ impl Policy {
             } => (read_denied(path)?, path.to_path_buf()),
             Subject::Command { .. } => named.iter().find_map(|n| match n {
                 Named::Path(path) => read_denied(path).map(|hit| (hit, path.clone())),
-                Named::Unknown(_) => None,
+                Named::Unknown(_) | Named::GitConfig(_) => None,
             })?,
             _ => return None,
         };
@@ -268,7 +264,33 @@ impl Policy {
                 "`{}` may name a folder outside the project",
                 shell::one_line(word, 40)
             )),
+            Named::GitConfig(_) => None,
         })
+    }
+
+    /// Why a call must ask outside `full-access` whatever covers it: it edits a protected
+    /// path, or is a command that names one or changes git's config.
+    fn protected(&self, subject: &Subject, named: &[Named]) -> Option<String> {
+        match subject {
+            Subject::Path {
+                access: PathAccess::Edit,
+                path,
+            } => {
+                let why = self.protected.why(path)?;
+                Some(format!("{} is {why}", self.display(path)))
+            }
+            Subject::Command { .. } => named.iter().find_map(|n| match n {
+                Named::Path(path) => {
+                    let why = self.protected.why_named(path)?;
+                    Some(format!("it names {}, {why}", self.display(path)))
+                }
+                Named::GitConfig(_) => Some(
+                    "it changes git's config, which names programs git runs (hooks, fsmonitor, aliases), so tandem asks every time".into(),
+                ),
+                Named::Unknown(_) => None,
+            }),
+            _ => None,
+        }
     }
 
     /// Where a command run in `cwd` resolves the paths it names.

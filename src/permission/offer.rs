@@ -55,8 +55,20 @@ impl Offer {
                     }
                     _ => vec![Grant::Line(line.to_string())],
                 };
+                let pattern = parsed
+                    .commands
+                    .iter()
+                    .flat_map(|c| c.words.iter())
+                    .find(|w| !w.literal);
                 if let Some(hazard) = parsed.hazards.first() {
                     offer.withheld = Some(withheld(hazard));
+                    (None, reject)
+                } else if let Some(word) = pattern {
+                    // `tar czf b.tgz *` is another command once a file named like an
+                    // option exists: a label cannot say what a pattern will match.
+                    offer.withheld = Some(format!(
+                        "tandem offers no \"Always allow\" for this command: `{word}` stands for whatever it matches when the command runs."
+                    ));
                     (None, reject)
                 } else {
                     (Some(command_grants(parsed, rules, grants)), reject)

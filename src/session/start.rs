@@ -174,11 +174,14 @@ impl SessionManager {
                 home,
             ),
             // What decides what runs later: tandem's own folders and the skills'.
-            protected: Protected::new(
+            protected: Protected::for_project(
                 [config.config_dir.clone(), config.home.clone()]
                     .into_iter()
                     .chain(config.config_file.clone())
                     .chain(config.skill_dirs.iter().cloned()),
+                &std::iter::once(root.to_path_buf())
+                    .chain(folders.iter().cloned())
+                    .collect::<Vec<_>>(),
             ),
             grammar: Grammar::of(&config.shell),
         })

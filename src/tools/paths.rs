@@ -31,7 +31,7 @@ impl Place {
         } else {
             self.cwd.join(expanded)
         };
-        canonical_prefix(&lexical(&joined))
+        physical(&joined)
     }
 
     /// `path` relative to the cwd when inside it, for titles; absolute otherwise.
@@ -57,6 +57,24 @@ impl Place {
             _ => format!("the workspace's {} folders", roots.len()),
         }
     }
+}
+
+/// `path` resolved as the kernel resolves it: a `..` leaves the folder the path before it
+/// really is (`link/..` is the parent of the link's target, not the folder holding the
+/// link), then symlinks are followed through the deepest part that exists.
+fn physical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out = canonical_prefix(&out);
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    canonical_prefix(&out)
 }
 
 /// Folds `.` and `..` without touching the disk.
@@ -184,6 +202,13 @@ mod tests {
         std::os::unix::fs::symlink(root.join("nowhere/deeper"), ws.join("deep")).unwrap();
         assert_eq!(resolve("deep/x.txt"), root.join("nowhere/deeper/x.txt"));
         std::os::unix::fs::symlink("loop", ws.join("loop")).unwrap();
+        // `..` after a link leaves where the link points, as the kernel does.
+        std::fs::create_dir_all(root.join("outside/d")).unwrap();
+        std::os::unix::fs::symlink(root.join("outside/d"), ws.join("lo")).unwrap();
+        assert_eq!(resolve("lo/../secret.txt"), root.join("outside/secret.txt"));
+        std::fs::create_dir_all(ws.join("a/b")).unwrap();
+        std::os::unix::fs::symlink(ws.join("a/b"), ws.join("l")).unwrap();
+        assert_eq!(resolve("l/../../.env"), ws.join(".env"));
         assert_eq!(resolve("loop/x"), ws.join("loop/x"));
         assert_eq!(display(&ws.join("src/a.rs"), &ws), "src/a.rs");
     }

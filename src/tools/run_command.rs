@@ -92,23 +92,34 @@ fn visible(line: &str) -> String {
             '\n' => out.push_str(" ⏎ "),
             '\r' => out.push('␍'),
             '\t' => out.push(' '),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if c.is_control() || hides_text(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
     out
 }
 
+/// Characters that change how the text around them is shown without showing themselves:
+/// direction overrides and isolates (which can make `rm -rf ~ # safe` read backwards), and
+/// line and paragraph separators.
+fn hides_text(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+}
+
 /// The whole command as the user reviews it before allowing it: fenced, every line.
 fn reviewed(command: &str, dir: &std::path::Path) -> ToolContent {
     let longest = command.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
+    let shown: String = command
+        .trim_end_matches('\n')
+        .chars()
+        .map(|c| match hides_text(c) {
+            true => format!("\\u{{{:x}}}", c as u32),
+            false => c.to_string(),
+        })
+        .collect();
     ToolContent::Text {
-        text: format!(
-            "{fence}sh\n{}\n{fence}\nin {}",
-            command.trim_end_matches('\n'),
-            dir.display()
-        ),
+        text: format!("{fence}sh\n{shown}\n{fence}\nin {}", dir.display()),
     }
 }
 
@@ -327,6 +338,7 @@ mod tests {
             "echo hi $'\\' ⏎ touch PWNED ⏎ #'"
         );
         assert_eq!(visible("a\rb\u{b}c\n"), "a␍b\\u{b}c");
+        assert_eq!(visible("ls \u{202e}fdp.exe"), "ls \\u{202e}fdp.exe");
         let ToolContent::Text { text } = reviewed("a ```b```\nc", std::path::Path::new("/ws"))
         else {
             panic!()

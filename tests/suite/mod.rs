@@ -15,6 +15,7 @@ mod folders;
 mod fork;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
+mod git_attacks;
 mod handshake;
 mod help;
 mod hooks;
