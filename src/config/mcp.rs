@@ -29,6 +29,10 @@ pub struct ServerSpec {
     /// The server speaks the old HTTP+SSE transport (which tandem cannot use).
     #[serde(skip)]
     pub sse: bool,
+    /// The folder it runs in: a project's own servers run in the project (their relative
+    /// paths mean files there); others in tandem's working directory.
+    #[serde(skip)]
+    pub cwd: Option<PathBuf>,
 }
 
 impl ServerSpec {
@@ -47,6 +51,7 @@ impl ServerSpec {
             url: None,
             headers: HashMap::new(),
             sse: false,
+            cwd: None,
         }
     }
 
@@ -60,6 +65,7 @@ impl ServerSpec {
             url: Some(url),
             headers,
             sse,
+            cwd: None,
         }
     }
 }

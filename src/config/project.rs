@@ -34,10 +34,22 @@ pub fn project(cwd: &Path) -> ProjectConfig {
     let Ok(text) = std::fs::read_to_string(&path) else {
         return ProjectConfig::default();
     };
-    toml::from_str(&text).unwrap_or_else(|e| {
+    let mut config: ProjectConfig = toml::from_str(&text).unwrap_or_else(|e| {
         tracing::warn!(path = %path.display(), "ignoring the project's config: {e}");
         ProjectConfig::default()
-    })
+    });
+    // A project's servers run in the project, so `./tools/mcp.sh` is the project's file
+    // whichever folder the editor started tandem in (and what is trusted is that file).
+    for spec in &mut config.mcp_servers {
+        spec.cwd = Some(cwd.to_path_buf());
+        if let Some(command) = &spec.command
+            && command.is_relative()
+            && command.components().count() > 1
+        {
+            spec.command = Some(cwd.join(command));
+        }
+    }
+    config
 }
 
 impl ProjectConfig {

@@ -100,6 +100,9 @@ pub async fn connect(
     for name in &scrubbed {
         cmd.env_remove(name);
     }
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
     cmd.args(&spec.args)
         .envs(&spec.env)
         .stdin(Stdio::piped())

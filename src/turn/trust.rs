@@ -164,9 +164,12 @@ fn question(ctx: &TurnContext, server: &Held, declared: &Declared) -> ToolCallVi
     headers.sort();
     let (title, kind, runs) = match &spec.command {
         Some(_) => {
-            let dir = std::env::current_dir()
+            let dir = spec
+                .cwd
+                .clone()
+                .or_else(|| std::env::current_dir().ok())
                 .map(|d| d.display().to_string())
-                .unwrap_or_else(|_| "tandem's working directory".into());
+                .unwrap_or_else(|| "tandem's working directory".into());
             let program = trust::command_line(&crate::config::ServerSpec {
                 env: Default::default(),
                 ..spec.clone()

@@ -241,6 +241,43 @@ async fn always_allow_is_remembered_and_a_changed_definition_asks_again() {
     agent.assert_valid();
 }
 
+/// A project's server runs in the project (`./tools/mcp.sh` is the project's file wherever
+/// tandem was started), and an edit of the script a trusted definition names asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_servers_script_runs_in_the_project_and_an_edit_asks_again() {
+    let mock = MockModel::start(vec![Reply::text(&["one"])]).await;
+    let ws = Workspace::new();
+    let log = path_str(&project_log(&ws));
+    let script =
+        |extra: &str| format!("#!/bin/sh\npwd > '{log}.pwd'\n{extra}exec '{SERVER}' \"$@\"\n");
+    let path = ws.write("project/tools/mcp.sh", &script(""));
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    ws.write(
+        "project/.tandem/config.toml",
+        &format!(
+            "[[mcp_servers]]\nname = \"proj\"\ncommand = \"./tools/mcp.sh\"\nenv = {{ TANDEM_TEST_MCP_LOG = \"{log}\" }}\n"
+        ),
+    );
+    let (mut agent, editor) = agent_in(&ws, &mock, "ask").await;
+    let session = new_session(&mut agent, &ws).await;
+    editor.answer_with(&[Answer::Select("allow_always")]);
+    agent.prompt(&session, "hello").await;
+    assert_eq!(starts(&project_log(&ws)), 1);
+    let ran_in = std::fs::read_to_string(format!("{log}.pwd")).unwrap();
+    assert_eq!(
+        std::path::Path::new(ran_in.trim()).canonicalize().unwrap(),
+        ws.project().canonicalize().unwrap()
+    );
+    // The model (or a pull) changes the script: the trusted definition no longer covers it.
+    std::fs::write(&path, script("echo changed >&2\n")).unwrap();
+    let again = new_session(&mut agent, &ws).await;
+    assert_eq!(state_of(&mut agent, &again, "proj").await, "held");
+    linger().await;
+    assert_eq!(starts(&project_log(&ws)), 1);
+    agent.assert_valid();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_reject_is_remembered_and_the_users_own_server_starts_instead() {
     let mock = MockModel::start(vec![Reply::text(&["one"]), Reply::text(&["two"])]).await;
