@@ -158,6 +158,23 @@ fn permission(c: &mut Criterion) {
             assert_eq!(judged.decision, tandem::permission::Decision::Allow);
         })
     });
+    // A hostile line: wrappers nested eight deep around a long command string, which a deny
+    // rule must read through (a review once found this took seconds at 80 KB).
+    for kb in [2usize, 40] {
+        let words = "a ".repeat(kb * 512);
+        let hostile = format!("{}'{words}'", "sudo ".repeat(8));
+        let access = tandem::types::Access::Execute {
+            command: hostile,
+            cwd: root.clone(),
+        };
+        group.bench_function(format!("judge_hostile_{kb}kb_deny_rule"), |b| {
+            b.iter(|| {
+                let judged =
+                    denying.judge("run_command", std::hint::black_box(&access), mode, &grants);
+                assert_eq!(judged.decision, tandem::permission::Decision::Ask);
+            })
+        });
+    }
     group.finish();
 }
 
