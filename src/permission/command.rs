@@ -13,7 +13,7 @@ use super::shell::{CommandLine, Word, git};
 use crate::tools::paths::Place;
 
 /// Something a command line names that may be a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Named {
     /// A path, resolved (`..` folded, symlinks followed).
     Path(PathBuf),
@@ -41,19 +41,36 @@ const CHANGES_FOLDER: &[&str] = &["cd", "pushd", "popd"];
 /// in each folder the line may be in (the grammar's order is the shell's, but a `cd` in a
 /// subshell ends with it: both are considered).
 pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
-    let mut out = Vec::new();
+    let mut found = Found::default();
     let mut places = vec![place.clone()];
-    for command in &line.commands {
+    // Subshells the walk is in: where each ends, and how many folders there were before.
+    let mut inside: Vec<(usize, usize)> = Vec::new();
+    for (i, command) in line.commands.iter().enumerate() {
+        while let Some(&(end, kept)) = inside.last()
+            && end <= i
+        {
+            places.truncate(kept);
+            inside.pop();
+        }
+        let mut entered: Vec<usize> = line
+            .subshells
+            .iter()
+            .filter(|r| r.start == i && !r.is_empty())
+            .map(|r| r.end)
+            .collect();
+        // Outer ones first, so the innermost ends first.
+        entered.sort_unstable_by(|a, b| b.cmp(a));
+        inside.extend(entered.into_iter().map(|end| (end, places.len())));
         let args = command.arguments();
         let program = command.program().map(|p| p.text.as_str()).unwrap_or("");
         let operands: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
         let moves = CHANGES_FOLDER.contains(&program);
         let bare = command.words.get(command.assignments..).unwrap_or(&[]);
         if git::changes_config(bare) {
-            out.push(Named::GitConfig(command.source.clone()));
+            found.add(Named::GitConfig(command.source.clone()));
         }
         if moves && (operands.is_empty() || args.iter().any(|w| w.text == "-")) {
-            out.push(Named::Unknown(command.source.clone()));
+            found.add(Named::Unknown(command.source.clone()));
         }
         // Every word but the program: assignments (`O=/etc make`) and arguments.
         let words = command
@@ -63,9 +80,7 @@ pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
             .filter(|(i, _)| *i != command.assignments)
             .map(|(_, w)| w);
         for word in words {
-            for at in &places {
-                out.extend(word_paths(word, at));
-            }
+            found.word(word, &places);
         }
         if moves && let [dir] = operands.as_slice() {
             let moved: Vec<Place> = places
@@ -75,15 +90,52 @@ pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
                     _ => None,
                 })
                 .collect();
-            places.extend(moved);
+            for at in moved {
+                if places.iter().any(|p| p.cwd == at.cwd) {
+                    continue;
+                }
+                if places.len() >= MAX_PLACES {
+                    found.add(Named::Unknown(command.source.clone()));
+                    break;
+                }
+                places.push(at);
+            }
         }
     }
     for target in &line.redirects {
-        for at in &places {
-            out.extend(word_paths(target, at));
+        found.word(target, &places);
+    }
+    found.out
+}
+
+/// Most folders [`named`] follows a line into with `cd`; a line that changes folder more
+/// often names an unknown folder.
+const MAX_PLACES: usize = 16;
+
+/// What a line names, each once, with each word resolved once per folder.
+#[derive(Default)]
+struct Found {
+    out: Vec<Named>,
+    seen: std::collections::HashSet<Named>,
+    resolved: std::collections::HashSet<(usize, Word)>,
+}
+
+impl Found {
+    fn add(&mut self, named: Named) {
+        if self.seen.insert(named.clone()) {
+            self.out.push(named);
         }
     }
-    out
+
+    fn word(&mut self, word: &Word, places: &[Place]) {
+        for (i, at) in places.iter().enumerate() {
+            if self.resolved.insert((i, word.clone()))
+                && let Some(named) = word_paths(word, at)
+            {
+                self.add(named);
+            }
+        }
+    }
 }
 
 /// The path one word may name at `place`.
@@ -120,7 +172,21 @@ fn at_home(text: &str, word: &Word, place: &Place) -> Named {
     match text.strip_prefix('~') {
         Some("") => Named::Path(place.resolve("~/")),
         Some(rest) if !rest.starts_with('/') => Named::Unknown(word.text.clone()),
-        _ => Named::Path(place.resolve(text)),
+        _ => Named::Path(plain_name(text, place).unwrap_or_else(|| place.resolve(text))),
+    }
+}
+
+/// The most common word, a plain name in the folder (`status`, `README.md`), without
+/// resolving a whole path: one look at the disk says it is nothing or no link.
+fn plain_name(text: &str, place: &Place) -> Option<PathBuf> {
+    if text.contains(['/', '\\']) || text == ".." || text == "." {
+        return None;
+    }
+    let path = place.cwd.join(text);
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if !meta.file_type().is_symlink() => Some(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(path),
+        _ => None,
     }
 }
 

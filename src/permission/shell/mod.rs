@@ -49,6 +49,9 @@ pub struct CommandLine {
     pub hazards: Vec<Hazard>,
     /// The files its redirections read or write (`< in.txt`, `> /dev/null`), in order.
     pub redirects: Vec<Word>,
+    /// The commands (by index) that run in a subshell or a substitution: a `cd` among them
+    /// moves only them.
+    pub subshells: Vec<std::ops::Range<usize>>,
 }
 
 /// One simple command: assignments, a program, its arguments.
@@ -208,12 +211,19 @@ impl Walk<'_> {
         match kind {
             "command" => return self.command(node, depth),
             "list" | "pipeline" => return self.chain(node, depth),
+            "subshell" | "command_substitution" | "process_substitution" => {
+                if kind != "subshell" {
+                    self.hazard(Hazard::Substitution(self.source(node)));
+                }
+                let start = self.out.commands.len();
+                self.children(node, depth);
+                let end = self.out.commands.len();
+                self.out.subshells.push(start..end);
+                return;
+            }
             "redirected_statement" => return self.redirected(node, depth),
             "file_redirect" => self.redirect(node),
             "comment" => return,
-            "command_substitution" | "process_substitution" => {
-                self.hazard(Hazard::Substitution(self.source(node)));
-            }
             "arithmetic_expansion" => self.hazard(Hazard::Evaluates(self.source(node))),
             "heredoc_redirect" => {
                 if let Some(why) = heredoc_hazard(node, self.src) {
