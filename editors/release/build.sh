@@ -19,9 +19,7 @@ if [ ${#targets[@]} -eq 0 ]; then
   targets=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl x86_64-pc-windows-gnu)
 fi
 
-apt_install() {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+apt_install() { .ci/apt-install "$@"; }
 
 # dist from PyPI (a prebuilt cargo-dist 0.33.0; building it from crates.io takes ten minutes),
 # with the helpers it calls: cargo-zigbuild for aarch64 Linux, cargo-xwin for Windows.

@@ -105,7 +105,7 @@ if ! installed "$py_dir"; then
   if ! python3 -m venv "$py_dir/venv" >/dev/null 2>&1; then
     # Debian ships venv without ensurepip unless python3-venv is installed.
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-      apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+      "$repo/.ci/apt-install" python3-venv
       fresh "$py_dir"
       python3 -m venv "$py_dir/venv"
     else

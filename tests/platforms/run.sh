@@ -9,9 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-apt_install() {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
+apt_install() { .ci/apt-install "$@"; }
 rustup target add aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-musl \
   aarch64-unknown-linux-musl x86_64-pc-windows-gnu >/dev/null
 # zig and cargo-zigbuild from PyPI, in a venv of their own (a system Python may refuse pip).
