@@ -197,12 +197,14 @@ impl Policy {
             return verdict(Decision::Ask, false, offer);
         }
         let approved = match &subject {
+            // A pattern or an expansion is words no label shows (`git fetch origin *` once a file
+            // named `--upload-pack=…` exists): never approved ahead of time.
             Subject::Command { parsed, .. } => {
                 parsed.hazards.is_empty()
-                    && parsed
-                        .commands
-                        .iter()
-                        .all(|c| self.rules.allowing(c).is_some() || grants.allows_command(c))
+                    && parsed.commands.iter().all(|c| {
+                        c.words.iter().all(|w| w.literal)
+                            && (self.rules.allowing(c).is_some() || grants.allows_command(c))
+                    })
             }
             Subject::Free => true,
             other => self.rules.find(Effect::Allow, other).is_some() || grants.allows(other),
@@ -237,10 +239,21 @@ impl Policy {
                 access: PathAccess::Edit,
                 path,
             } => (read_denied(path)?, path.to_path_buf()),
-            Subject::Command { .. } => named.iter().find_map(|n| match n {
-                Named::Path(path) => read_denied(path).map(|hit| (hit, path.clone())),
-                Named::Unknown(_) | Named::GitConfig(_) => None,
-            })?,
+            Subject::Command { parsed, .. } => {
+                if let Some(hit) = self.rules.any_read_deny()
+                    && let Some(why) = unseen_reads(parsed, named)
+                {
+                    return Some(format!(
+                        "Refused: while the rule `{}` (deny) in {} is in force, tandem refuses command lines that may read files it cannot see, and in this one {why}. Name the files plainly; do not try to work around the rule.",
+                        hit.text,
+                        hit.source.display()
+                    ));
+                }
+                named.iter().find_map(|n| match n {
+                    Named::Path(path) => read_denied(path).map(|hit| (hit, path.clone())),
+                    Named::Unknown(_) | Named::Lost(_) | Named::GitConfig(_) => None,
+                })?
+            }
             _ => return None,
         };
         Some(format!(
@@ -263,6 +276,10 @@ impl Policy {
             Named::Unknown(word) => Some(format!(
                 "`{}` may name a folder outside the project",
                 shell::one_line(word, 40)
+            )),
+            Named::Lost(source) => Some(format!(
+                "after `{}` it works in a folder tandem cannot follow",
+                shell::one_line(source, 40)
             )),
             Named::GitConfig(_) => None,
         })
@@ -287,7 +304,7 @@ impl Policy {
                 Named::GitConfig(_) => Some(
                     "it changes git's config, which names programs git runs (hooks, fsmonitor, aliases), so tandem asks every time".into(),
                 ),
-                Named::Unknown(_) => None,
+                Named::Unknown(_) | Named::Lost(_) => None,
             }),
             _ => None,
         }
@@ -352,6 +369,22 @@ impl Policy {
     }
 }
 
+/// What in a command line may read a file no check can see, if anything: a part the walk
+/// cannot read (a shell fed from a pipe, an alias, what sh and bash read differently), or a
+/// folder it cannot follow after which any relative path may be the denied one.
+fn unseen_reads(parsed: &CommandLine, named: &[Named]) -> Option<String> {
+    if let Some(hazard) = parsed.hazards.iter().find(|h| h.hides_commands()) {
+        return Some(hazard.to_string());
+    }
+    named.iter().find_map(|n| match n {
+        Named::Lost(source) => Some(format!(
+            "after `{}` it works in a folder tandem cannot follow",
+            shell::one_line(source, 40)
+        )),
+        _ => None,
+    })
+}
+
 /// What the model reads when a deny rule refused its call.
 fn refused_by(hit: Hit, subject: &Subject) -> String {
     let rule = format!(
@@ -371,6 +404,8 @@ fn refused_by(hit: Hit, subject: &Subject) -> String {
 
 #[cfg(test)]
 mod attacks;
+#[cfg(test)]
+mod attacks_grants;
 #[cfg(test)]
 mod property;
 #[cfg(test)]

@@ -110,6 +110,20 @@ impl Rules {
         maybe
     }
 
+    /// The first deny rule on reading paths, if there is one.
+    pub fn any_read_deny(&self) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .find(|c| {
+                c.rule.effect == Effect::Deny
+                    && matches!(
+                        c.matcher,
+                        Matcher::AnyPath(PathAccess::Read) | Matcher::Path(PathAccess::Read, _)
+                    )
+            })
+            .map(|c| &c.rule)
+    }
+
     /// The allow rule that covers `command`, if one does.
     pub fn allowing(&self, command: &SimpleCommand) -> Option<&Rule> {
         self.rules

@@ -77,8 +77,8 @@ fn physical(path: &Path) -> PathBuf {
     canonical_prefix(&out)
 }
 
-/// Folds `.` and `..` without touching the disk.
-fn lexical(path: &Path) -> PathBuf {
+/// Folds `.` and `..` without touching the disk (as `cd` reads a path, before it looks).
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {

@@ -284,3 +284,75 @@ async fn what_bash_evaluates_reaches_no_denied_command() {
     assert_eq!(ran(&ws), "");
     assert!(asked_ids(&editor).is_empty());
 }
+
+/// The third review, in full-access with deny rules on `git push` and on reading `.env`:
+/// exported variables, git's plumbing, command strings and folders tandem cannot follow
+/// reach neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exports_plumbing_and_command_strings_reach_no_denied_command_or_file() {
+    let lines = [
+        "export GIT_EXTERNAL_DIFF='git push origin HEAD:refs/heads/viaexport; :'; echo x >> README.md; git diff",
+        "git send-pack ../remote.git HEAD:refs/heads/viasendpack",
+        "sh -c 'cat .env'",
+        "cd sub x && cat ../.env",
+    ];
+    let mut script: Vec<Reply> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| run(&format!("d{i}"), line))
+        .collect();
+    script.push(Reply::text(&["done"]));
+    let (mock, ws, mut agent, session, editor) =
+        session_with_env("small", script, json!({}), "full-access", |ws| {
+            user_config(
+                ws,
+                "[permissions]\ndeny = [\"run_command(git push:*)\", \"read_file(.env)\"]\n",
+            );
+            repository(ws);
+            ws.write("project/.env", "SECRET=hunter2\n");
+            std::fs::create_dir_all(ws.project().join("sub")).unwrap();
+            Vec::new()
+        })
+        .await;
+    agent.prompt(&session, "go").await;
+    let requests = mock.requests();
+    for i in 0..lines.len() {
+        let id = format!("d{i}");
+        let result = tool_result(&requests[i + 1], &id);
+        assert!(result.starts_with("Refused"), "{id}: {result}");
+        assert!(!result.contains("hunter2"), "{id}: {result}");
+    }
+    let remote = ws.project().parent().unwrap().join("remote.git");
+    let refs = std::process::Command::new("git")
+        .args(["for-each-ref", "--format=%(refname)"])
+        .current_dir(&remote)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&refs.stdout), "");
+    assert!(asked_ids(&editor).is_empty());
+}
+
+/// The third review, in ask mode after "Always allow" on `git fetch origin`: a pattern that
+/// a file named like an option turns into `--upload-pack=…` asks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pattern_rides_on_no_grant() {
+    let script = vec![
+        run("f1", "git fetch origin"),
+        run("f2", "git fetch origin *"),
+        Reply::text(&["done"]),
+    ];
+    let (_mock, ws, mut agent, session, editor) =
+        session_with_env("small", script, json!({}), "ask", |ws| {
+            repository(ws);
+            ws.write("project/--upload-pack=touch PWNED; git-upload-pack", "");
+            Vec::new()
+        })
+        .await;
+    editor.answer_with(&[
+        Answer::Select("allow_always"),
+        Answer::Select("reject_once"),
+    ]);
+    agent.prompt(&session, "go").await;
+    assert_eq!(asked_ids(&editor), ["f1", "f2"]);
+    assert!(!ws.project().join("PWNED").exists());
+}

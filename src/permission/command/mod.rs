@@ -2,24 +2,32 @@
 //! paths its words and redirections name. A grant or an allow rule covers a command only
 //! inside the project: run elsewhere, or naming a path outside (`rm build -r ../x`, `cat
 //! /etc/passwd`, `git -C / status`), it asks. A path a deny rule forbids reading may not be
-//! named by a command either (`cp .env leak.txt`).
+//! named by a command either (`cp .env leak.txt`), nor by a command string it runs (`sh -c
+//! 'cat .env'`).
 //!
 //! Only what the line itself spells can be seen: a program that finds files on its own, a
-//! variable's value or a pattern's matches are not (README, "Tools and permissions").
+//! variable's value or a pattern's matches are not (README, "Tools and permissions"). Where
+//! the line may work in a folder tandem cannot follow (`cd "$DIR"`, `cd a b`, `eval cd x`, a
+//! `CDPATH`), later relative paths could be anything: [`Named::Lost`].
 
+mod words;
+
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::shell::{CommandLine, Word, git};
+use super::shell::{CommandLine, SimpleCommand, Word, git, reachable};
 use crate::tools::paths::Place;
 
 /// Something a command line names that may be a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Named {
-    /// A path, resolved (`..` folded, symlinks followed).
+    /// A path, resolved (`..` and symlinks as the kernel follows them).
     Path(PathBuf),
-    /// A word whose value cannot be known before the shell expands it (`$DIR`, `` `pwd` ``),
-    /// or that moves the shell somewhere unseen (`cd` alone goes home).
+    /// A word whose value cannot be known before the shell expands it (`$DIR`, `~user`).
     Unknown(String),
+    /// The line may move to a folder tandem cannot follow (the command's source): its later
+    /// relative paths could name anything.
+    Lost(String),
     /// git's config, which `git config` changes without naming it (the command's source).
     GitConfig(String),
 }
@@ -36,13 +44,22 @@ const HARMLESS: &[&str] = &[
 /// Commands that change the shell's folder, so later relative paths mean something else.
 const CHANGES_FOLDER: &[&str] = &["cd", "pushd", "popd"];
 
+/// Most folders [`named`] follows a line into with `cd`, and most words it resolves; past
+/// either, the line's folder counts as lost.
+const MAX_PLACES: usize = 16;
+const MAX_RESOLVED: usize = 4096;
+
 /// Everything `line` names that may be a path, at `place` (the command's folder). After a
 /// `cd DIR` the shell resolves relative paths in DIR, so every path from then on is resolved
-/// in each folder the line may be in (the grammar's order is the shell's, but a `cd` in a
-/// subshell ends with it: both are considered).
+/// in each folder the line may be in; a `cd` inside `( … )` or a substitution moves only the
+/// commands there. Command strings a wrapper runs (`sh -c '…'`) are read too, at `place`.
 pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
     let mut found = Found::default();
     let mut places = vec![place.clone()];
+    let mut starts: HashMap<usize, Vec<usize>> = HashMap::new();
+    for range in line.subshells.iter().filter(|r| !r.is_empty()) {
+        starts.entry(range.start).or_default().push(range.end);
+    }
     // Subshells the walk is in: where each ends, and how many folders there were before.
     let mut inside: Vec<(usize, usize)> = Vec::new();
     for (i, command) in line.commands.iter().enumerate() {
@@ -52,50 +69,19 @@ pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
             places.truncate(kept);
             inside.pop();
         }
-        let mut entered: Vec<usize> = line
-            .subshells
-            .iter()
-            .filter(|r| r.start == i && !r.is_empty())
-            .map(|r| r.end)
-            .collect();
-        // Outer ones first, so the innermost ends first.
-        entered.sort_unstable_by(|a, b| b.cmp(a));
-        inside.extend(entered.into_iter().map(|end| (end, places.len())));
-        let args = command.arguments();
-        let program = command.program().map(|p| p.text.as_str()).unwrap_or("");
-        let operands: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
-        let moves = CHANGES_FOLDER.contains(&program);
-        let bare = command.words.get(command.assignments..).unwrap_or(&[]);
-        if git::changes_config(bare) {
-            found.add(Named::GitConfig(command.source.clone()));
+        if let Some(ends) = starts.get_mut(&i) {
+            // Outer ones first, so the innermost ends first.
+            ends.sort_unstable_by(|a, b| b.cmp(a));
+            inside.extend(ends.iter().map(|end| (*end, places.len())));
         }
-        if moves && (operands.is_empty() || args.iter().any(|w| w.text == "-")) {
-            found.add(Named::Unknown(command.source.clone()));
-        }
-        // Every word but the program: assignments (`O=/etc make`) and arguments.
-        let words = command
-            .words
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != command.assignments)
-            .map(|(_, w)| w);
-        for word in words {
-            found.word(word, &places);
-        }
-        if moves && let [dir] = operands.as_slice() {
-            let moved: Vec<Place> = places
-                .iter()
-                .filter_map(|at| match word_paths(dir, at) {
-                    Some(Named::Path(cwd)) => Some(Place { cwd, ..at.clone() }),
-                    _ => None,
-                })
-                .collect();
+        found.command(command, &places);
+        if let Some(moved) = moves(command, &places, &mut found) {
             for at in moved {
                 if places.iter().any(|p| p.cwd == at.cwd) {
                     continue;
                 }
                 if places.len() >= MAX_PLACES {
-                    found.add(Named::Unknown(command.source.clone()));
+                    found.add(Named::Lost(command.source.clone()));
                     break;
                 }
                 places.push(at);
@@ -105,19 +91,69 @@ pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
     for target in &line.redirects {
         found.word(target, &places);
     }
+    if line.assigned.iter().any(|w| w.text.starts_with("CDPATH=")) {
+        found.add(Named::Lost("CDPATH".into()));
+    }
+    // What wrappers and command strings run (`sh -c 'cat .env'`), read at the start.
+    let start = [place.clone()];
+    for reached in reachable(line) {
+        found.words(reached.words.iter().skip(1), &start);
+    }
     found.out
 }
 
-/// Most folders [`named`] follows a line into with `cd`; a line that changes folder more
-/// often names an unknown folder.
-const MAX_PLACES: usize = 16;
+/// Where `command` moves the shell, if it is a `cd`, `pushd` or `popd` tandem can follow:
+/// one literal folder, reached logically (`a/link/..` is `a`, as `cd` reads it) and
+/// physically. One it cannot follow loses the line's folder (recorded in `found`).
+fn moves(command: &SimpleCommand, places: &[Place], found: &mut Found) -> Option<Vec<Place>> {
+    let program = command.program().map(|p| p.text.as_str()).unwrap_or("");
+    let args = command.arguments();
+    if !CHANGES_FOLDER.contains(&program) {
+        // `command cd x`, `eval cd x`, `builtin cd x`: a move tandem does not follow.
+        if args
+            .iter()
+            .any(|w| CHANGES_FOLDER.contains(&w.text.as_str()))
+        {
+            found.add(Named::Lost(command.source.clone()));
+        }
+        return None;
+    }
+    let operands: Vec<&Word> = args
+        .iter()
+        .filter(|w| !w.text.starts_with('-') || w.text == "-")
+        .collect();
+    let [dir] = operands.as_slice() else {
+        // `cd` alone goes home, `cd a b` is read differently by each shell.
+        found.add(Named::Lost(command.source.clone()));
+        return None;
+    };
+    if !dir.literal || dir.text == "-" {
+        found.add(Named::Lost(command.source.clone()));
+        return None;
+    }
+    let mut moved = Vec::new();
+    for at in places {
+        if let [Named::Path(cwd)] = words::paths(dir, at).as_slice() {
+            moved.push(Place {
+                cwd: cwd.clone(),
+                ..at.clone()
+            });
+        }
+        let logical = crate::tools::paths::lexical(&at.cwd.join(&dir.text));
+        moved.push(Place {
+            cwd: logical,
+            ..at.clone()
+        });
+    }
+    Some(moved)
+}
 
 /// What a line names, each once, with each word resolved once per folder.
 #[derive(Default)]
 struct Found {
     out: Vec<Named>,
-    seen: std::collections::HashSet<Named>,
-    resolved: std::collections::HashSet<(usize, Word)>,
+    seen: HashSet<Named>,
+    resolved: HashSet<(PathBuf, Word)>,
 }
 
 impl Found {
@@ -127,85 +163,40 @@ impl Found {
         }
     }
 
+    /// Every word of `command` but its program (assignments and arguments), and whether it
+    /// changes git's config.
+    fn command(&mut self, command: &SimpleCommand, places: &[Place]) {
+        let bare = command.words.get(command.assignments..).unwrap_or(&[]);
+        if git::changes_config(bare) {
+            self.add(Named::GitConfig(command.source.clone()));
+        }
+        let words = command
+            .words
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != command.assignments)
+            .map(|(_, w)| w);
+        self.words(words, places);
+    }
+
+    fn words<'a>(&mut self, words: impl Iterator<Item = &'a Word>, places: &[Place]) {
+        for word in words {
+            self.word(word, places);
+        }
+    }
+
     fn word(&mut self, word: &Word, places: &[Place]) {
-        for (i, at) in places.iter().enumerate() {
-            if self.resolved.insert((i, word.clone()))
-                && let Some(named) = word_paths(word, at)
-            {
-                self.add(named);
+        for at in places {
+            if self.resolved.len() >= MAX_RESOLVED {
+                self.add(Named::Lost("too many paths to follow".into()));
+                return;
+            }
+            if self.resolved.insert((at.cwd.clone(), word.clone())) {
+                for named in words::paths(word, at) {
+                    self.add(named);
+                }
             }
         }
-    }
-}
-
-/// The path one word may name at `place`.
-fn word_paths(word: &Word, place: &Place) -> Option<Named> {
-    if !word.literal {
-        if word.text.contains(['$', '`']) {
-            return Some(Named::Unknown(word.text.clone()));
-        }
-        // A pattern or a tilde: the folder before its first wildcard.
-        let plain: String = word
-            .text
-            .chars()
-            .filter(|c| !matches!(c, '\'' | '"' | '\\'))
-            .collect();
-        let fixed = plain.split(['*', '?', '[', '{']).next().unwrap_or("");
-        let fixed = candidate(fixed)?;
-        let folder = match fixed.rfind('/') {
-            Some(at) => &fixed[..=at],
-            None if fixed.starts_with('~') => fixed,
-            None => return None,
-        };
-        return Some(at_home(folder, word, place));
-    }
-    let text = candidate(&word.text)?;
-    if text.is_empty() || text == "-" {
-        return None;
-    }
-    Some(at_home(text, word, place))
-}
-
-/// `text` resolved at `place`; a tilde is the home folder only as `~` or `~/…`: `~user`,
-/// `~+` and `~-` name folders tandem does not know.
-fn at_home(text: &str, word: &Word, place: &Place) -> Named {
-    match text.strip_prefix('~') {
-        Some("") => Named::Path(place.resolve("~/")),
-        Some(rest) if !rest.starts_with('/') => Named::Unknown(word.text.clone()),
-        _ => Named::Path(plain_name(text, place).unwrap_or_else(|| place.resolve(text))),
-    }
-}
-
-/// The most common word, a plain name in the folder (`status`, `README.md`), without
-/// resolving a whole path: one look at the disk says it is nothing or no link.
-fn plain_name(text: &str, place: &Place) -> Option<PathBuf> {
-    if text.contains(['/', '\\']) || text == ".." || text == "." {
-        return None;
-    }
-    let path = place.cwd.join(text);
-    match std::fs::symlink_metadata(&path) {
-        Ok(meta) if !meta.file_type().is_symlink() => Some(path),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(path),
-        _ => None,
-    }
-}
-
-/// The part of a word that may be a path: the word, an option's value
-/// (`--manifest-path=../x/Cargo.toml`, `-I/usr/include`, `-C..`), or an assignment's
-/// (`O=/etc`).
-fn candidate(word: &str) -> Option<&str> {
-    if let Some(long) = word.strip_prefix("--") {
-        return long.split_once('=').map(|(_, value)| value);
-    }
-    if let Some(short) = word.strip_prefix('-') {
-        return match short.split_once('=') {
-            Some((_, value)) => Some(value),
-            None => short.get(1..).filter(|v| !v.is_empty()),
-        };
-    }
-    match word.split_once('=') {
-        Some((name, value)) if !name.is_empty() && !name.contains('/') => Some(value),
-        _ => Some(word),
     }
 }
 
@@ -238,7 +229,21 @@ mod tests {
         assert!(names("ls ~/.ssh/*").contains(&path("/home/u/.ssh")));
         assert!(names("cat < /etc/hosts").contains(&path("/etc/hosts")));
         assert!(names("rm $DIR").contains(&Named::Unknown("$DIR".into())));
-        assert!(matches!(names("cd && ls")[0], Named::Unknown(_)));
+        assert!(names("cat \"$PWD/.env\"").contains(&Named::Path(ws.join(".env"))));
+        assert!(names("cat /proc/self/cwd/.env").contains(&Named::Path(ws.join(".env"))));
+        assert!(matches!(names("cd && ls")[0], Named::Lost(_)));
+        for line in [
+            "cd a b && ls",
+            "cd \"$X\" && ls",
+            "eval cd a; ls",
+            "CDPATH=/ cd a; ls",
+            "cd sub*; ls",
+        ] {
+            assert!(
+                names(line).iter().any(|n| matches!(n, Named::Lost(_))),
+                "{line}"
+            );
+        }
         assert!(
             names("git clone https://example.com/x.git")
                 .iter()
@@ -250,10 +255,18 @@ mod tests {
                 .contains(&Named::Unknown("~root/.bashrc".into()))
         );
         assert!(names("make test -C..").contains(&Named::Path(parent.clone())));
+        assert!(names("make all -sC../o").contains(&Named::Path(parent.join("o"))));
         assert!(names("make O=/etc").contains(&path("/etc")));
         assert!(names("cat a://../x").contains(&Named::Path(ws.join("x"))));
+        assert!(names("git show HEAD:.env").contains(&Named::Path(ws.join(".env"))));
+        assert!(names("curl -d @.env x").contains(&Named::Path(ws.join(".env"))));
+        assert!(names("sh -c 'cat .env'").contains(&Named::Path(ws.join(".env"))));
         std::fs::create_dir_all(ws.join("a")).unwrap();
         assert!(names("cd a && cat ../../x").contains(&Named::Path(parent.join("x"))));
+        // A `cd` in a subshell moves only the subshell.
+        assert!(!names("(cd a) && cat ../../y").contains(&Named::Path(parent.join("y"))));
+        assert!(names("(cd a && cat ../../y)").contains(&Named::Path(parent.join("y"))));
+        assert!(names("(cd a/b); cd a && cat ../../z").contains(&Named::Path(parent.join("z"))));
         assert!(matches!(
             names("git config core.fsmonitor x")[0],
             Named::GitConfig(_)

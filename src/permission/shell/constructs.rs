@@ -32,6 +32,26 @@ pub(super) fn lexical_hazard(line: &str) -> Option<Hazard> {
     escaped_blank_hash.then(|| Hazard::Lexical("`#` after an escaped blank".into()))
 }
 
+/// Whether a simple command's source holds a line break the shell ends the command at: one
+/// outside quotes and not escaped. The grammar reads `p2 ⏎\p1` as one command, the shell
+/// as two, so such a command is a [`Hazard::Lexical`].
+pub(super) fn broken_command(source: &str) -> bool {
+    let mut quote: Option<char> = None;
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some('"') | None, '\\') => {
+                chars.next();
+            }
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '\n') => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// What the grammar is given instead of `line`: every non-ASCII character replaced by as many
 /// `x` bytes as it takes in UTF-8, so byte offsets (and so the words read from `line`) stay
 /// the same. The shell gives non-ASCII characters no meaning (a non-breaking space separates
@@ -79,10 +99,15 @@ pub(super) fn plain_expansion(text: &str) -> bool {
 /// program name), and bash evaluates `-v`, `-R` and numeric comparisons as arithmetic,
 /// which runs `$( … )` hidden in array subscripts.
 pub(super) fn test_hazard(node: Node, src: &str) -> Option<Hazard> {
-    if first_token(node) == Some("[[") {
-        return Some(Hazard::Divergence("`[[ … ]]`".into()));
-    }
     let text = words::text(node, src);
+    if first_token(node) == Some("[[") {
+        // bash evaluates `[[ ]]` operands as arithmetic for numeric comparisons and `-v`.
+        return Some(if arithmetic_test(text.split_whitespace()) {
+            Hazard::Evaluates(text.to_string())
+        } else {
+            Hazard::Divergence("`[[ … ]]`".into())
+        });
+    }
     // An operator made by a pattern (`-[v]`) is whatever file matches it.
     let pattern = text
         .split_whitespace()
@@ -116,6 +141,66 @@ pub(super) fn evaluating_assignment(text: &str) -> bool {
                 || (w.starts_with(['-', '+']) && w.contains(['i', 'n', 'a', 'A']))
         })
         || words.iter().skip(1).any(|w| w.starts_with(['$', '`', '"']))
+}
+
+/// Variables that decide which programs run or which files programs read their settings and
+/// code from: set on a line, they make it run what no walk can see (`HOME=. git status`
+/// reads the project's `.gitconfig`).
+const DECIDING: &[&str] = &[
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CONFIG_DIRS",
+    "XDG_DATA_HOME",
+    "GIT_DIR",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "LESSOPEN",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "NODE_OPTIONS",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PERL5OPT",
+    "PERL5LIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "RUSTDOCFLAGS",
+    "RUSTFLAGS",
+    "CC",
+    "CXX",
+    "MAKEFLAGS",
+    "IFS",
+];
+
+/// Whether an assignment to `name` decides what runs (see [`DECIDING`]; also every
+/// `GIT_CONFIG*` variable and macOS's `DYLD_*`).
+pub(super) fn decides_what_runs(name: &str) -> bool {
+    DECIDING.contains(&name)
+        || name.starts_with("GIT_CONFIG")
+        || name.starts_with("DYLD_")
+        || name.starts_with("CARGO_TARGET_")
 }
 
 /// Whether a test's words hold an operator bash evaluates as arithmetic.

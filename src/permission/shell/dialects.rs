@@ -77,7 +77,7 @@ pub(super) fn token(node: Node, src: &str) -> Option<&'static str> {
 /// Whether unquoted text in `word` (its source) would be brace-expanded by bash: a `{` that
 /// is not `${`, with a `,` or `..` before its `}`. dash leaves the braces as they are, so the
 /// two run different words (`{rm,-rf,x}` is the command `rm -rf x` only to bash).
-pub(super) fn brace_expansion(word: &str) -> bool {
+pub(crate) fn brace_expansion(word: &str) -> bool {
     let bytes = word.as_bytes();
     let mut quote: Option<u8> = None;
     let mut open: Option<usize> = None;

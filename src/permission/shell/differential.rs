@@ -288,6 +288,7 @@ fn the_lines_the_review_found() {
         "rm build 2>/dev/null p1",
         "echo hi\np1 {a,b}",
         "p1 \\ #|case x in x) p2 ;& y) p3;; esac",
+        "[[ -n x ]] && p2 \n\\p1 ",
     ]
     .iter()
     .enumerate()

@@ -6,7 +6,7 @@ use std::fmt;
 use super::{one_line, programs};
 
 /// Something in a command line that no grant or allow rule may approve ahead of time.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Hazard {
     /// The grammar could not parse the line.
     Unparsable,
@@ -28,8 +28,12 @@ pub enum Hazard {
     TooDeep,
     /// Text the grammar and the shell would split differently (what it is).
     Lexical(String),
-    /// A construct bash and the POSIX `sh` read differently (what it is).
+    /// A construct bash and the POSIX `sh` read differently (what it is); the judge names
+    /// what either shell runs.
     Divergence(String),
+    /// Quoting bash and the POSIX `sh` end in different places (`$'…'`), so the two may run
+    /// different commands, which the judge cannot both name (what it is).
+    Quoting(String),
     /// Text bash evaluates as code where it does not look like a command: arithmetic
     /// (`let`, `$(( ))`, array subscripts) and the expansions beyond `${NAME}` (its source).
     Evaluates(String),
@@ -38,6 +42,9 @@ pub enum Hazard {
     /// The session's shell is one whose grammar tandem does not read, and the line is more
     /// than plain words (the shell's name).
     Foreign(String),
+    /// It sets a variable that decides which programs run or where they read their settings
+    /// (its name).
+    Environment(String),
     /// No command at all.
     Empty,
 }
@@ -48,15 +55,20 @@ impl Hazard {
     /// collected or unwrapped); a shell reading its program from a pipe is not.
     pub fn hides_commands(&self) -> bool {
         match self {
+            // Arithmetic on numbers alone (`$((1 + 2))`) evaluates nothing hidden.
+            Hazard::Evaluates(source) => !numeric(source),
             Hazard::Unparsable
             | Hazard::NotLiteral(_)
             | Hazard::Construct(_)
             | Hazard::TooDeep
             | Hazard::Lexical(_)
-            | Hazard::Divergence(_)
-            | Hazard::Evaluates(_)
             | Hazard::Defines(_)
-            | Hazard::Foreign(_) => true,
+            | Hazard::Quoting(_)
+            | Hazard::Foreign(_)
+            | Hazard::Environment(_) => true,
+            // What sh reads differently is named by the judge both ways (`&>`'s trailing words
+            // are a command of their own too).
+            Hazard::Divergence(_) => false,
             Hazard::Stdin(program) => programs::is_shell(program),
             Hazard::Substitution(_)
             | Hazard::Redirect(_)
@@ -83,7 +95,7 @@ impl fmt::Display for Hazard {
             ),
             Hazard::TooDeep => f.write_str("it is nested too deeply to judge"),
             Hazard::Lexical(what) => write!(f, "it contains {what}, which tandem does not judge"),
-            Hazard::Divergence(what) => write!(
+            Hazard::Divergence(what) | Hazard::Quoting(what) => write!(
                 f,
                 "it uses {what}, which bash and sh read differently (commands run with `sh -c`)"
             ),
@@ -93,6 +105,10 @@ impl fmt::Display for Hazard {
                 short(s)
             ),
             Hazard::Defines(s) => write!(f, "`{}` defines what a command name runs", short(s)),
+            Hazard::Environment(name) => write!(
+                f,
+                "it sets `{name}`, which decides which programs run or where they read their settings"
+            ),
             Hazard::Foreign(shell) => write!(
                 f,
                 "commands run in {shell}, and tandem reads only plain lines for it (words of letters, digits and `-_./:=+,@`)"
@@ -100,6 +116,19 @@ impl fmt::Display for Hazard {
             Hazard::Empty => f.write_str("it names no command"),
         }
     }
+}
+
+/// Whether `source` is arithmetic on numbers only: `$(( … ))` or `(( … ))` around digits,
+/// blanks and operators.
+fn numeric(source: &str) -> bool {
+    let inner = source
+        .strip_prefix("$((")
+        .or_else(|| source.strip_prefix("(("))
+        .and_then(|s| s.strip_suffix("))"));
+    inner.is_some_and(|s| {
+        s.chars()
+            .all(|c| c.is_ascii_digit() || c.is_whitespace() || "+-*/%()<>=!&|^~?:,".contains(c))
+    })
 }
 
 /// At most 60 characters of `s`, on one line.

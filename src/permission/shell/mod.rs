@@ -22,9 +22,10 @@ pub mod git;
 mod hazard;
 mod programs;
 mod reach;
+mod syntax;
 mod words;
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 pub use dialects::Grammar;
 pub use hazard::Hazard;
@@ -52,6 +53,8 @@ pub struct CommandLine {
     /// The commands (by index) that run in a subshell or a substitution: a `cd` among them
     /// moves only them.
     pub subshells: Vec<std::ops::Range<usize>>,
+    /// Every assignment on the line (`X=1 cmd`, `export X=1`, `X=1;`), as `NAME=value`.
+    pub assigned: Vec<Word>,
 }
 
 /// One simple command: assignments, a program, its arguments.
@@ -88,30 +91,17 @@ pub fn one_line(s: &str, max: usize) -> String {
     }
 }
 
-thread_local! {
-    /// One parser per thread, made once: a command line is judged on every `run_command`.
-    static PARSER: std::cell::RefCell<Option<Parser>> = std::cell::RefCell::new({
-        let mut parser = Parser::new();
-        parser
-            .set_language(&tree_sitter_bash::LANGUAGE.into())
-            .ok()
-            .map(|()| parser)
-    });
-}
-
 /// Takes `line` apart.
 pub fn parse(line: &str) -> CommandLine {
     let mut walk = Walk {
         src: line,
         out: CommandLine::default(),
+        seen: std::collections::HashSet::new(),
     };
     if let Some(hazard) = lexical_hazard(line) {
         walk.hazard(hazard);
     }
-    let tree = PARSER.with_borrow_mut(|parser| {
-        let parser = parser.as_mut()?;
-        parser.parse(ascii_shadow(line).as_bytes(), None)
-    });
+    let tree = syntax::tree(&ascii_shadow(line));
     match tree {
         Some(tree) => {
             let root = tree.root_node();
@@ -122,9 +112,26 @@ pub fn parse(line: &str) -> CommandLine {
         }
         None => walk.hazard(Hazard::Unparsable),
     }
+    if walk
+        .out
+        .commands
+        .iter()
+        .any(|c| constructs::broken_command(&c.source))
+    {
+        walk.hazard(Hazard::Lexical(
+            "a line break inside what tandem read as one command".into(),
+        ));
+    }
+    let judged: Vec<Hazard> = walk
+        .out
+        .commands
+        .iter()
+        .filter_map(programs::judge)
+        .collect();
+    for hazard in judged {
+        walk.hazard(hazard);
+    }
     let mut out = walk.out;
-    let judged: Vec<Hazard> = out.commands.iter().filter_map(programs::judge).collect();
-    out.hazards.extend(judged);
     if out.commands.is_empty() && out.hazards.is_empty() {
         out.hazards.push(Hazard::Empty);
     }
@@ -180,13 +187,25 @@ const WORD_PARTS: &[&str] = &[
 struct Walk<'a> {
     src: &'a str,
     out: CommandLine,
+    /// The hazards found so far, to name each once in linear time.
+    seen: std::collections::HashSet<Hazard>,
 }
 
 impl Walk<'_> {
     fn hazard(&mut self, hazard: Hazard) {
-        if !self.out.hazards.contains(&hazard) {
+        if self.seen.insert(hazard.clone()) {
             self.out.hazards.push(hazard);
         }
+    }
+
+    /// Records an assignment; one to a variable that decides which programs or settings
+    /// run (`PATH`, `HOME`, `GIT_CONFIG_GLOBAL`, `LD_PRELOAD`) hides what the line runs.
+    fn assigned(&mut self, word: Word) {
+        let name = word.text.split('=').next().unwrap_or("").to_string();
+        if constructs::decides_what_runs(&name) {
+            self.hazard(Hazard::Environment(name));
+        }
+        self.out.assigned.push(word);
     }
 
     fn source(&self, node: Node) -> String {
@@ -208,6 +227,9 @@ impl Walk<'_> {
             return;
         }
         let kind = node.kind();
+        if kind == "variable_assignment" {
+            self.assigned(words::word(node, self.src));
+        }
         match kind {
             "command" => return self.command(node, depth),
             "list" | "pipeline" => return self.chain(node, depth),
@@ -244,7 +266,7 @@ impl Walk<'_> {
             "word" | "concatenation" if dialects::brace_expansion(words::text(node, self.src)) => {
                 self.hazard(Hazard::Divergence("brace expansion (`{a,b}`)".into()));
             }
-            "ansi_c_string" => self.hazard(Hazard::Divergence("`$'…'` quoting".into())),
+            "ansi_c_string" => self.hazard(Hazard::Quoting("`$'…'` quoting".into())),
             "herestring_redirect" => {
                 self.hazard(Hazard::Divergence("a here-string (`<<<`)".into()))
             }
@@ -299,7 +321,9 @@ impl Walk<'_> {
                     if constructs::evaluating_assignment(words::text(child, self.src)) {
                         self.hazard(Hazard::Evaluates(self.source(child)));
                     }
-                    command.words.push(words::word(child, self.src));
+                    let word = words::word(child, self.src);
+                    self.assigned(word.clone());
+                    command.words.push(word);
                     command.assignments += 1;
                     self.children(child, depth + 1);
                     continue;
@@ -375,13 +399,27 @@ impl Walk<'_> {
     }
 
     /// The words a redirection's node holds after its target (see [`Self::redirected`]).
-    fn trailing_words(&self, redirect: Node) -> Vec<Word> {
+    /// After `&>` or `&>>`, sh reads them as a command of their own (`a &` then `>FILE b c`),
+    /// which is recorded too, so the judge names what either shell runs.
+    fn trailing_words(&mut self, redirect: Node) -> Vec<Word> {
         let mut cursor = redirect.walk();
-        redirect
+        let words: Vec<Word> = redirect
             .children_by_field_name("destination", &mut cursor)
             .skip(1)
             .map(|d| words::word(d, self.src))
-            .collect()
+            .collect();
+        let mut cursor = redirect.walk();
+        let backgrounds = redirect
+            .children(&mut cursor)
+            .any(|c| matches!(c.kind(), "&>" | "&>>"));
+        if backgrounds && !words.is_empty() {
+            self.out.commands.push(SimpleCommand {
+                words: words.clone(),
+                assignments: 0,
+                source: self.source(redirect),
+            });
+        }
+        words
     }
 
     /// `>`, `>>`, `&>`, `>|` and `<>` write a file unless it is `/dev/null`; `<` reads one;
@@ -420,6 +458,13 @@ impl Walk<'_> {
             };
         if !safe {
             self.hazard(Hazard::Redirect(self.source(node)));
+        }
+        // `10>file`: bash moves descriptor 10; dash takes `10` for an argument.
+        let wide = node
+            .child_by_field_name("descriptor")
+            .is_some_and(|d| words::text(d, self.src).len() > 1);
+        if wide {
+            self.hazard(Hazard::Divergence("a descriptor above 9 (`10>`)".into()));
         }
         let moves_descriptor = duplicate && matches!(operator, ">&" | "<&");
         if let Some(target) = destination.filter(|_| !moves_descriptor) {

@@ -38,6 +38,32 @@ const WRAPPERS: &[&str] = &[
     "systemd-run",
     "firejail",
     "coproc",
+    "prlimit",
+    "setarch",
+    "linux32",
+    "linux64",
+    "setpriv",
+    "choom",
+    "ssh-agent",
+    "numactl",
+    "cpulimit",
+    "chpst",
+    "sg",
+    "dbus-launch",
+    "xvfb-run",
+    "valgrind",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "bwrap",
+    "unbuffer",
+    "rlwrap",
+    "catchsegv",
+    "eatmydata",
+    "fakechroot",
+    "trickle",
+    "sshpass",
+    "schroot",
 ];
 
 /// Run their arguments as shell code in this shell (or, `enable -f`, load it).
@@ -104,6 +130,10 @@ pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
         return runs_code();
     }
     if let Some(hazard) = evaluates(&name, command) {
+        return Some(hazard);
+    }
+    let bare = command.words.get(command.assignments..).unwrap_or(&[]);
+    if let Some(hazard) = super::git::hazard(bare) {
         return Some(hazard);
     }
     if name == "alias" && args.iter().any(|w| !w.literal || w.text.contains('=')) {

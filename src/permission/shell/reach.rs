@@ -23,8 +23,46 @@ const MAX_UNWRAP: usize = 8;
 /// it answers [`anything`] instead (a hostile line must not take long to judge).
 const MAX_REACHED: usize = 4096;
 
+/// Most `=` in one value read as settings that may hold a command line.
+const MAX_SETTINGS: usize = 16;
+
 /// The placeholder word of [`anything`].
 pub const ANYTHING: &str = "…";
+
+/// Tools that run a command named in their arguments but are not wrappers a grant must
+/// never cover (`npx jest`, `uv run pytest`): for deny and ask rules, each tail of their
+/// arguments may be a command (`uv run git push`).
+const RUNNERS: &[&str] = &[
+    "npx",
+    "pnpx",
+    "bunx",
+    "uv",
+    "uvx",
+    "poetry",
+    "pipenv",
+    "pnpm",
+    "yarn",
+    "npm",
+    "bun",
+    "mise",
+    "asdf",
+    "direnv",
+    "dotenv",
+    "cross-env",
+    "env-cmd",
+    "nix-shell",
+    "hyperfine",
+    "watchexec",
+    "entr",
+    "nodemon",
+    "concurrently",
+    "devbox",
+    "pixi",
+    "conda",
+    "mamba",
+    "hatch",
+    "rye",
+];
 
 /// Programs that add words read from their input to the command they run.
 const APPENDING: &[&str] = &["xargs", "parallel"];
@@ -39,6 +77,9 @@ pub struct Reached {
     /// With `suffixes`: the first position from which tails may have words from the
     /// program's input added at their end (after `xargs`).
     pub open_after: Option<usize>,
+    /// With `suffixes`, for a runner (`npx`, `uv run`): only tails that start with a literal
+    /// word count (`npm test -- $FLAGS` runs no command named by `$FLAGS`).
+    pub literal_tails: bool,
 }
 
 impl Reached {
@@ -47,6 +88,7 @@ impl Reached {
             words,
             suffixes: false,
             open_after: None,
+            literal_tails: false,
         }
     }
 
@@ -54,10 +96,12 @@ impl Reached {
     /// them, with whether words may be added at the end.
     pub fn candidates(&self) -> impl Iterator<Item = (&[Word], bool)> {
         let tails = if self.suffixes { self.words.len() } else { 1 };
-        (0..tails).map(|i| {
-            let open = self.open_after.is_some_and(|at| i > at);
-            (&self.words[i..], open)
-        })
+        (0..tails)
+            .filter(|&i| i == 0 || !self.literal_tails || self.words[i].literal)
+            .map(|i| {
+                let open = self.open_after.is_some_and(|at| i > at);
+                (&self.words[i..], open)
+            })
     }
 }
 
@@ -84,6 +128,12 @@ pub fn reachable(line: &CommandLine) -> Vec<Reached> {
     }
     for command in &line.commands {
         reach.command(command, 0);
+    }
+    // Values that may be command lines a program runs (`EDITOR=…`, `export PAGER=…`).
+    for word in line.assigned.iter().filter(|w| w.literal) {
+        if let Some((_, value)) = word.text.split_once('=') {
+            reach.string(value, 0);
+        }
     }
     reach.out
 }
@@ -113,20 +163,25 @@ impl Reach {
             return;
         }
         let bare = command.words.get(command.assignments..).unwrap_or(&[]);
-        // Values that name programs to run (`GIT_SSH_COMMAND='…' git fetch`), and git's own
-        // ways of running commands (`git -c core.pager='…' log`, `git bisect run …`).
-        let mut strings: Vec<String> = command.words[..command.assignments]
-            .iter()
-            .filter(|w| w.literal)
-            .filter_map(|w| w.text.split_once('=').map(|(_, value)| value.to_string()))
-            .collect();
+        // git's own ways of running commands (`git -c core.pager='…' log`, `git bisect run`).
+        let mut strings: Vec<String> = Vec::new();
         let mut runs_code = matches!(programs::judge(command), Some(super::Hazard::RunsCode(_)));
+        let runner = !runs_code
+            && bare
+                .first()
+                .is_some_and(|p| RUNNERS.contains(&programs::base_name(&p.text).as_str()));
         match git::reach(bare) {
             git::Reach::Plain => {}
-            git::Reach::Strings(more) => strings.extend(more),
-            git::Reach::Wraps(more) => {
+            git::Reach::Strings {
+                strings: more,
+                wraps,
+                alias,
+            } => {
                 strings.extend(more);
-                runs_code = true;
+                runs_code |= wraps;
+                if let Some(words) = alias {
+                    self.out.push(Reached::plain(words));
+                }
             }
             git::Reach::Anything => self.out.push(anything()),
         }
@@ -149,8 +204,9 @@ impl Reach {
         for words in variants {
             let shift = words.len() - bare.len();
             self.out.push(Reached {
-                suffixes: runs_code,
+                suffixes: runs_code || runner,
                 open_after: appends.map(|at| at + shift),
+                literal_tails: runner,
                 words,
             });
         }
@@ -159,8 +215,22 @@ impl Reach {
         }
     }
 
-    /// Reads `text` as a command string (`sh -c TEXT`), once per line.
+    /// Reads `text` as a command string (`sh -c TEXT`), once per line; and, since a value
+    /// may be a setting that holds one (`'core.fsmonitor=git push'`, `!git push` for a
+    /// credential helper), what follows each `=` and a leading `!` too.
     fn string(&mut self, text: &str, depth: usize) {
+        let trimmed = text.trim_matches(|c| c == '\'' || c == '"');
+        if let Some(shell) = trimmed.strip_prefix('!') {
+            self.one_string(shell, depth);
+        }
+        for (at, _) in trimmed.match_indices('=').take(MAX_SETTINGS) {
+            let value = trimmed[at + 1..].trim_matches(|c| c == '\'' || c == '"');
+            self.one_string(value.strip_prefix('!').unwrap_or(value), depth);
+        }
+        self.one_string(text, depth);
+    }
+
+    fn one_string(&mut self, text: &str, depth: usize) {
         if self.full() || !self.read.insert(text.to_string()) {
             return;
         }

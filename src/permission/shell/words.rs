@@ -28,11 +28,12 @@ impl Word {
 impl fmt::Display for Word {
     /// The word as a user would type it: literal words quoted where the shell needs it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Written bare, the text must read back as itself: `HEAD~1` and `stash@{0}` do.
         let plain = !self.text.is_empty()
-            && self
-                .text
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,%^".contains(c) || !c.is_ascii());
+            && unquoted(&self.text).as_deref() == Some(self.text.as_str())
+            && self.text.chars().all(|c| {
+                c.is_ascii_alphanumeric() || "-_./:=@+,%^~{}".contains(c) || !c.is_ascii()
+            });
         if !self.literal || plain {
             f.write_str(&self.text)
         } else {
@@ -43,7 +44,9 @@ impl fmt::Display for Word {
 
 /// The word `node` stands for.
 pub fn word(node: Node, src: &str) -> Word {
-    match value(node, src) {
+    // The grammar splits `{p1,p2}` into pieces that each read as plain text.
+    let expands = super::dialects::brace_expansion(text(node, src));
+    match value(node, src).filter(|_| !expands) {
         Some(text) => Word {
             text,
             literal: true,
@@ -97,19 +100,27 @@ fn value(node: Node, src: &str) -> Option<String> {
 }
 
 /// An unquoted word's value: backslashes removed; `None` when something in it expands
-/// (wildcards, braces, a tilde, `$`) or quotes that belong to another node.
+/// (wildcards, `$`, a tilde where the shell expands one: at the start, or after `=` or `:`
+/// as in an assignment, braces that would be brace-expanded) or quotes that belong to
+/// another node. `HEAD~1` and `stash@{0}` are what they say.
 fn unquoted(raw: &str) -> Option<String> {
+    if super::dialects::brace_expansion(raw) {
+        return None;
+    }
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars();
+    let mut previous: Option<char> = None;
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
                 Some('\n') | None => {}
                 Some(c) => out.push(c),
             },
-            '*' | '?' | '[' | ']' | '{' | '}' | '~' | '$' | '`' | '\'' | '"' => return None,
+            '~' if matches!(previous, None | Some('=' | ':')) => return None,
+            '*' | '?' | '[' | ']' | '$' | '`' | '\'' | '"' => return None,
             c => out.push(c),
         }
+        previous = Some(c);
     }
     Some(out)
 }
@@ -146,6 +157,10 @@ mod tests {
         assert_eq!(unquoted(r"r\m").as_deref(), Some("rm"));
         assert_eq!(unquoted("*.o"), None);
         assert_eq!(unquoted("~/x"), None);
+        assert_eq!(unquoted("a=~/x"), None);
+        assert_eq!(unquoted("HEAD~1").as_deref(), Some("HEAD~1"));
+        assert_eq!(unquoted("stash@{0}").as_deref(), Some("stash@{0}"));
+        assert_eq!(unquoted("x{a,b}"), None);
         assert_eq!(
             double_quoted(r#"a \"b\" \n"#).as_deref(),
             Some(r#"a "b" \n"#)
@@ -158,6 +173,8 @@ mod tests {
         assert_eq!(Word::literal("cargo").to_string(), "cargo");
         assert_eq!(Word::literal("a b").to_string(), "'a b'");
         assert_eq!(Word::literal("it's").to_string(), r"'it'\''s'");
+        assert_eq!(Word::literal("HEAD~1").to_string(), "HEAD~1");
+        assert_eq!(Word::literal("~/x").to_string(), "'~/x'");
         let glob = Word {
             text: "*.o".into(),
             literal: false,
