@@ -92,7 +92,7 @@ impl Rules {
         let reachable = shell::reachable(parsed);
         let mut maybe: Option<Hit> = None;
         for compiled in rules {
-            for reached in &reachable {
+            for reached in reachable {
                 for (words, open) in reached.candidates() {
                     match compiled.matcher.reaches(words, open) {
                         Reach::Certainly => return Some(Hit::certain(&compiled.rule)),

@@ -94,9 +94,10 @@ pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
     if line.assigned.iter().any(|w| w.text.starts_with("CDPATH=")) {
         found.add(Named::Lost("CDPATH".into()));
     }
-    // What wrappers and command strings run (`sh -c 'cat .env'`), read at the start.
+    // What command strings run (`sh -c 'cat .env'`), read at the start; the line's own
+    // commands (wrapped ones included: `sudo cat .env`) were read above.
     let start = [place.clone()];
-    for reached in reachable(line) {
+    for reached in reachable(line).iter().filter(|r| r.nested) {
         found.words(reached.words.iter().skip(1), &start);
     }
     found.out

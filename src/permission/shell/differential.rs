@@ -289,6 +289,8 @@ fn the_lines_the_review_found() {
         "echo hi\np1 {a,b}",
         "p1 \\ #|case x in x) p2 ;& y) p3;; esac",
         "[[ -n x ]] && p2 \n\\p1 ",
+        "if true; then touch &>/dev/null >/dev/null p2; fi",
+        "p1 &>/dev/null 2>/dev/null p2 &>>/dev/null p3",
     ]
     .iter()
     .enumerate()

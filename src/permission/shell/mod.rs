@@ -40,6 +40,15 @@ use constructs::{
 /// stack.
 const MAX_DEPTH: usize = 100;
 
+/// Whether a redirection is `&>` or `&>>`, which sh reads as `&` (run in the background)
+/// and a redirection that starts the next command.
+fn backgrounds(redirect: Node) -> bool {
+    let mut cursor = redirect.walk();
+    redirect
+        .children(&mut cursor)
+        .any(|c| matches!(c.kind(), "&>" | "&>>"))
+}
+
 /// One command line, taken apart.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommandLine {
@@ -55,6 +64,9 @@ pub struct CommandLine {
     pub subshells: Vec<std::ops::Range<usize>>,
     /// Every assignment on the line (`X=1 cmd`, `export X=1`, `X=1;`), as `NAME=value`.
     pub assigned: Vec<Word>,
+    /// What the line may run ([`reachable`]), worked out at its first use; a line changed
+    /// after that keeps the old answer, so build a new line rather than edit one.
+    reach: std::sync::OnceLock<Vec<Reached>>,
 }
 
 /// One simple command: assignments, a program, its arguments.
@@ -126,7 +138,10 @@ pub fn parse(line: &str) -> CommandLine {
         .out
         .commands
         .iter()
-        .filter_map(programs::judge)
+        .filter_map(|c| {
+            // git's own options (`--output`, `--upload-pack`) after what any program may do.
+            programs::judge(c).or_else(|| git::hazard(c.words.get(c.assignments..)?))
+        })
         .collect();
     for hazard in judged {
         walk.hazard(hazard);
@@ -377,6 +392,10 @@ impl Walk<'_> {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.children(&mut cursor).collect();
         let mut body = None;
+        // What sh runs after a `&>` or `&>>`: it reads `a &>F b >G c` as `a &` then
+        // `>F b >G c`, a command of its own made of every word after the operator, up to
+        // the next `&>` (which starts another one).
+        let mut after_ampersand: Option<(Vec<Word>, String)> = None;
         for child in &children {
             let before = self.out.commands.len();
             self.visit(*child, depth + 1);
@@ -387,39 +406,47 @@ impl Walk<'_> {
             if child.kind() != "file_redirect" {
                 continue;
             }
+            if backgrounds(*child) {
+                self.sh_command(after_ampersand.take());
+                after_ampersand = Some((Vec::new(), self.source(*child)));
+            }
             let extra = self.trailing_words(*child);
             if extra.is_empty() {
                 continue;
+            }
+            if let Some((words, _)) = after_ampersand.as_mut() {
+                words.extend(extra.iter().cloned());
             }
             match body.and_then(|i| self.out.commands.get_mut(i)) {
                 Some(command) => command.words.extend(extra),
                 None => self.hazard(Hazard::Lexical("words after a redirection".into())),
             }
         }
+        self.sh_command(after_ampersand);
+    }
+
+    /// Records the command sh runs after a `&>` (see [`Self::redirected`]), so the judge
+    /// names what either shell runs.
+    fn sh_command(&mut self, command: Option<(Vec<Word>, String)>) {
+        if let Some((words, source)) = command
+            && !words.is_empty()
+        {
+            self.out.commands.push(SimpleCommand {
+                words,
+                assignments: 0,
+                source,
+            });
+        }
     }
 
     /// The words a redirection's node holds after its target (see [`Self::redirected`]).
-    /// After `&>` or `&>>`, sh reads them as a command of their own (`a &` then `>FILE b c`),
-    /// which is recorded too, so the judge names what either shell runs.
-    fn trailing_words(&mut self, redirect: Node) -> Vec<Word> {
+    fn trailing_words(&self, redirect: Node) -> Vec<Word> {
         let mut cursor = redirect.walk();
-        let words: Vec<Word> = redirect
+        redirect
             .children_by_field_name("destination", &mut cursor)
             .skip(1)
             .map(|d| words::word(d, self.src))
-            .collect();
-        let mut cursor = redirect.walk();
-        let backgrounds = redirect
-            .children(&mut cursor)
-            .any(|c| matches!(c.kind(), "&>" | "&>>"));
-        if backgrounds && !words.is_empty() {
-            self.out.commands.push(SimpleCommand {
-                words: words.clone(),
-                assignments: 0,
-                source: self.source(redirect),
-            });
-        }
-        words
+            .collect()
     }
 
     /// `>`, `>>`, `&>`, `>|` and `<>` write a file unless it is `/dev/null`; `<` reads one;

@@ -112,7 +112,8 @@ const FIND_EXEC: &[&str] = &[
     "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
 ];
 
-/// Why `command` can never be approved ahead of time, if it cannot.
+/// Why `command` can never be approved ahead of time, if it cannot (git's own options are
+/// judged by [`super::git::hazard`]).
 pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
     let Some(program) = command.program() else {
         return Some(Hazard::Variables(command.source.clone()));
@@ -130,10 +131,6 @@ pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
         return runs_code();
     }
     if let Some(hazard) = evaluates(&name, command) {
-        return Some(hazard);
-    }
-    let bare = command.words.get(command.assignments..).unwrap_or(&[]);
-    if let Some(hazard) = super::git::hazard(bare) {
         return Some(hazard);
     }
     if name == "alias" && args.iter().any(|w| !w.literal || w.text.contains('=')) {

@@ -80,6 +80,9 @@ pub struct Reached {
     /// With `suffixes`, for a runner (`npx`, `uv run`): only tails that start with a literal
     /// word count (`npm test -- $FLAGS` runs no command named by `$FLAGS`).
     pub literal_tails: bool,
+    /// Whether it is not one of the line's own simple commands: read from a command string
+    /// (`sh -c '…'`, a setting's value), an alias git resolves, or [`anything`].
+    pub nested: bool,
 }
 
 impl Reached {
@@ -89,6 +92,7 @@ impl Reached {
             suffixes: false,
             open_after: None,
             literal_tails: false,
+            nested: true,
         }
     }
 
@@ -117,7 +121,12 @@ pub fn anything() -> Reached {
 /// that runs code from its arguments, what those arguments would run (`sudo git push` may
 /// run `git push`, so may `sh -c 'git push'`, and `echo push | xargs git` may run `git`
 /// with any words after it); and [`anything`] when part of the line cannot be seen.
-pub fn reachable(line: &CommandLine) -> Vec<Reached> {
+/// Worked out once per line: deny rules and the paths a line names both need it.
+pub fn reachable(line: &CommandLine) -> &[Reached] {
+    line.reach.get_or_init(|| reach(line))
+}
+
+fn reach(line: &CommandLine) -> Vec<Reached> {
     let mut reach = Reach {
         out: Vec::new(),
         read: HashSet::new(),
@@ -207,6 +216,7 @@ impl Reach {
                 suffixes: runs_code || runner,
                 open_after: appends.map(|at| at + shift),
                 literal_tails: runner,
+                nested: depth > 0,
                 words,
             });
         }
