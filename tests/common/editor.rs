@@ -53,6 +53,9 @@ pub struct FakeEditor {
     in_flight: Mutex<HashMap<String, usize>>,
     terminals: Mutex<HashMap<String, Term>>,
     next_terminal: Mutex<u32>,
+    /// Zed's rules for `fs/*` when set (see `zed::editor`): only paths inside these folders,
+    /// and no read past the end.
+    pub worktrees: Mutex<Option<Vec<std::path::PathBuf>>>,
 }
 
 impl FakeEditor {
@@ -155,6 +158,11 @@ impl FakeEditor {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("{method} failed in the editor")}}),
             );
         }
+        if let Some(refusal) = self.zed_refusal(&method, &params) {
+            return Some(
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": refusal.0, "message": refusal.1}}),
+            );
+        }
         let result = match method.as_str() {
             "fs/read_text_file" => {
                 let path = super::wine::host_path(params["path"].as_str().unwrap_or(""))
@@ -255,6 +263,31 @@ impl FakeEditor {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
             }
         })
+    }
+
+    /// Zed's answer to an `fs/*` request it refuses, when [`Self::worktrees`] is set: a path
+    /// outside every worktree is `resource_not_found` (-32002), a `line` past the end of the
+    /// file `invalid_params` (-32602).
+    fn zed_refusal(&self, method: &str, params: &Value) -> Option<(i64, String)> {
+        let worktrees = self.worktrees.lock().unwrap().clone()?;
+        if !method.starts_with("fs/") {
+            return None;
+        }
+        let path = std::path::PathBuf::from(params["path"].as_str().unwrap_or_default());
+        if !worktrees.iter().any(|w| path.starts_with(w)) {
+            return Some((-32002, format!("Resource not found: {}", path.display())));
+        }
+        if method == "fs/read_text_file"
+            && let Some(line) = params["line"].as_u64()
+            && let Ok(text) = std::fs::read_to_string(&path)
+            && line as usize > text.lines().count().max(1)
+        {
+            return Some((
+                -32602,
+                format!("Invalid params: line {line} is past the end"),
+            ));
+        }
+        None
     }
 
     fn create_terminal(&self, params: &Value) -> Value {

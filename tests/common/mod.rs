@@ -9,6 +9,7 @@ pub mod proxy;
 pub mod real_server;
 pub mod stubs;
 pub mod wine;
+pub mod zed;
 
 use std::path::{Path, PathBuf};
 

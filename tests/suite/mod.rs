@@ -52,3 +52,4 @@ mod tool_loop;
 mod tools;
 mod windows;
 mod wire_trace;
+mod zed_client;

@@ -1,0 +1,141 @@
+//! A client that behaves as Zed does, for tests that must hold in Zed. Zed cannot run on the
+//! test machine, so each rule here is taken from its source (zed-industries/zed; the files
+//! and the rules are summarised in `../shared/clients/README.md`) and quoted where it is
+//! checked:
+//!
+//! - [`initialize`]: Zed's exact `clientCapabilities`, `_meta` and `clientInfo`
+//!   (`crates/agent_servers/src/acp/mod.rs`);
+//! - [`editor`]: `fs/*` only inside the worktrees, else `resource_not_found`; reading past the
+//!   end is `invalid_params`; `terminal/release` kills a terminal and forgets it;
+//! - [`thread_problems`]: what Zed's thread (`crates/acp_thread/src/acp_thread.rs`) would
+//!   refuse or drop among the messages the agent sent: a `tool_call_update` for an unknown
+//!   tool call, terminal content naming a terminal already released or never created;
+//! - [`error_text`]: what Zed shows for a JSON-RPC error (`-32603`'s `data` unwrapped only when
+//!   it is exactly `{"details": …}`, `-32000` as "authentication required").
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::editor::FakeEditor;
+use super::{Agent, path_str};
+
+/// Zed's `clientCapabilities`, `_meta` included (`ClientCapabilities` built in
+/// `crates/agent_servers/src/acp/mod.rs`): "fs: read_text_file: true, write_text_file: true",
+/// "terminal: true", "auth: terminal: true", and the meta keys "terminal_output" and
+/// "terminal-auth".
+pub fn capabilities() -> Value {
+    json!({
+        "fs": {"readTextFile": true, "writeTextFile": true},
+        "terminal": true,
+        "auth": {"terminal": true},
+        "_meta": {"terminal_output": true, "terminal-auth": true}
+    })
+}
+
+/// `initialize` exactly as Zed sends it; returns the agent's answer.
+pub async fn initialize(agent: &mut Agent) -> Value {
+    agent
+        .request_ok(
+            "initialize",
+            json!({
+                "protocolVersion": 1,
+                "clientCapabilities": capabilities(),
+                "clientInfo": {"name": "zed", "title": "Zed", "version": "0.220.0"}
+            }),
+        )
+        .await
+}
+
+/// A fake editor with Zed's rules for `fs/*`: paths outside `worktrees` are
+/// `resource_not_found` ("Zed refuses paths outside its worktrees"), and a read past the end
+/// of a file is `invalid_params`.
+pub fn editor(worktrees: &[PathBuf]) -> Arc<FakeEditor> {
+    let editor = FakeEditor::new();
+    *editor.worktrees.lock().unwrap() = Some(worktrees.to_vec());
+    editor
+}
+
+/// `session/new` as Zed sends it: `cwd` the first folder, the others as
+/// `additionalDirectories` (Zed sends them only when the agent advertises
+/// `sessionCapabilities.additionalDirectories`), and the user's context servers.
+pub async fn new_session(agent: &mut Agent, folders: &[PathBuf], mcp_servers: Value) -> Value {
+    let mut params = json!({"cwd": path_str(&folders[0]), "mcpServers": mcp_servers});
+    if folders.len() > 1 {
+        params["additionalDirectories"] = folders[1..].iter().map(|f| json!(path_str(f))).collect();
+    }
+    agent.request_ok("session/new", params).await
+}
+
+/// What Zed shows for an error answer: for `-32603` (internal error) it reads `data` only
+/// when it is exactly `{"details": "…"}` ("a strict struct" in its error conversion), and then
+/// shows the details; any other `data` is shown raw, after the message. `-32000` is
+/// "Authentication required" with the message as the description.
+pub fn error_text(error: &Value) -> String {
+    let message = error["message"].as_str().unwrap_or_default();
+    match error["code"].as_i64() {
+        Some(-32000) => format!("Authentication required: {message}"),
+        Some(-32603) => match error.get("data") {
+            None | Some(Value::Null) => message.to_string(),
+            Some(Value::Object(data)) if data.len() == 1 && data["details"].is_string() => {
+                data["details"].as_str().unwrap_or_default().to_string()
+            }
+            Some(data) => format!("{message}: {data}"),
+        },
+        _ => message.to_string(),
+    }
+}
+
+/// What Zed's thread would refuse or drop among `messages` (what the agent sent, in order,
+/// as [`Agent::drain`] returns them), given that the fake editor names terminals `term-1`,
+/// `term-2`, … in the order they were created:
+/// - "a `tool_call_update` for an unknown id shows a red 'Tool call not found' entry";
+/// - "terminal content looks the id up in the thread's terminal map: an unknown id is an
+///   error that drops the update", and `terminal/release` removes the terminal from the map.
+pub fn thread_problems(messages: &[Value]) -> Vec<String> {
+    let mut calls: HashSet<String> = HashSet::new();
+    let mut terminals: HashSet<String> = HashSet::new();
+    let mut created = 0;
+    let mut problems = Vec::new();
+    for message in messages {
+        match message["method"].as_str() {
+            Some("terminal/create") => {
+                created += 1;
+                terminals.insert(format!("term-{created}"));
+            }
+            Some("terminal/release") => {
+                terminals.remove(message["params"]["terminalId"].as_str().unwrap_or_default());
+            }
+            Some("session/update") => {
+                let update = &message["params"]["update"];
+                let id = update["toolCallId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                match update["sessionUpdate"].as_str() {
+                    Some("tool_call") => {
+                        calls.insert(id.clone());
+                    }
+                    Some("tool_call_update") if !calls.contains(&id) => {
+                        problems.push(format!("Tool call not found: {id}"));
+                    }
+                    _ => {}
+                }
+                for block in update["content"].as_array().into_iter().flatten() {
+                    if block["type"] == "terminal" {
+                        let terminal = block["terminalId"].as_str().unwrap_or_default();
+                        if !terminals.contains(terminal) {
+                            problems.push(format!(
+                                "Terminal with id {terminal} not found (update for {id} dropped)"
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    problems
+}
