@@ -2,8 +2,8 @@
 """Writes tandem's ACP registry entry (agent.json) for the version in Cargo.toml.
 
 Each `distribution.binary` platform points at the archive `dist` built for it
-(tandem-<target>.tar.gz or .zip) under --base-url, with `cmd` the path of the binary inside
-that archive, read from the archive itself. Without --require-all, platforms whose archive is
+(tandem-<target>.tar.gz or .zip) under --base-url, pinned by its sha256, with `cmd` the path
+of the binary inside that archive, read from the archive itself. Without --require-all, platforms whose archive is
 missing are left out (a local check has no macOS build); a release entry needs all six.
 
     editors/registry/agent_json.py --archives target/distrib \
@@ -11,6 +11,7 @@ missing are left out (a local check has no macOS build); a release entry needs a
 """
 
 import argparse
+import hashlib
 import json
 import sys
 import tomllib
@@ -19,6 +20,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "editors" / "release"))
 import archives as dist  # noqa: E402
+
+
+def sha256_of(archive: Path) -> str:
+    """The archive's SHA-256, which the registry and its clients check after downloading; the
+    `.sha256` file the release writes beside it must agree."""
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    written = archive.with_name(archive.name + ".sha256")
+    if written.is_file() and written.read_text().split()[0].lower() != digest:
+        raise SystemExit(f"{written} does not match {archive.name} ({digest})")
+    return digest
 
 
 def main() -> int:
@@ -41,6 +52,7 @@ def main() -> int:
             continue
         binary[platform] = {
             "archive": f"{args.base_url.rstrip('/')}/{archive.name}",
+            "sha256": sha256_of(archive),
             "cmd": "./" + dist.binary_member(archive).removeprefix("./"),
         }
     if missing and args.require_all:
