@@ -36,10 +36,9 @@ async fn exec(ws: &Workspace, server: &Server, args: &[&str]) -> std::process::O
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn exec_streams_a_plain_answer() {
-    let Some((_turn, cache)) = turn().await else {
-        return;
-    };
+    let (_turn, cache) = turn().await;
     let server = Server::start(&cache).await;
     let ws = Workspace::new();
     let out = exec(
@@ -73,15 +72,14 @@ async fn exec_streams_a_plain_answer() {
 /// JSON Schema (it turns it into a grammar), so even the 135M model answers with a value that
 /// validates.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn exec_output_schema_through_llama_servers_json_schema() {
     let why = "it takes no json_schema response_format (tandem then asks without one, see \
                suite::output_schema), and without a grammar the 135M model writes no valid JSON";
     if not_for(&[Kind::LlamaCppPython], why) {
         return;
     }
-    let Some((_turn, cache)) = turn().await else {
-        return;
-    };
+    let (_turn, cache) = turn().await;
     let server = Server::start(&cache).await;
     let ws = Workspace::new();
     let schema = ws.write(
@@ -110,14 +108,13 @@ async fn exec_output_schema_through_llama_servers_json_schema() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn a_read_goes_through_the_editor_and_its_result_back_to_the_model() {
     let why = "its tool calling needs a function-calling model; SmolLM2 answers in prose";
     if not_for(&[Kind::LlamaCppPython], why) {
         return;
     }
-    let Some((_turn, cache)) = turn().await else {
-        return;
-    };
+    let (_turn, cache) = turn().await;
     let server = Server::start(&cache).await;
     let ws = Workspace::new();
     ws.write("project/notes.txt", "buy eggs\n");
@@ -172,13 +169,12 @@ async fn a_read_goes_through_the_editor_and_its_result_back_to_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn usage_comes_from_the_servers_own_counts() {
     if not_for(&[Kind::LlamaCppPython], "it reports no usage in a stream") {
         return;
     }
-    let Some((_turn, cache)) = turn().await else {
-        return;
-    };
+    let (_turn, cache) = turn().await;
     let server = Server::start(&cache).await;
     let ws = Workspace::new();
     let mut agent = Agent::spawn(&env(&ws, &server), &[]).patient(PATIENCE);
@@ -240,10 +236,9 @@ async fn usage_comes_from_the_servers_own_counts() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
-    let Some((_turn, cache)) = turn().await else {
-        return;
-    };
+    let (_turn, cache) = turn().await;
     let server = Server::start(&cache).await;
     let port = server.port;
     let ws = Workspace::new();
