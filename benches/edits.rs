@@ -118,7 +118,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut tallies: BTreeMap<(bool, Tier), Tally> = BTreeMap::new();
+    // Keyed by (hand-written adversarial case, patch case, most lenient tier tried).
+    let mut tallies: BTreeMap<(bool, bool, Tier), Tally> = BTreeMap::new();
     let started = Instant::now();
     for max in [Tier::Exact, Tier::Punctuation] {
         for case in &corpus.cases {
@@ -130,27 +131,34 @@ fn main() -> ExitCode {
                 }
             };
             let expects_refusal = !Tier::ALL.iter().any(|t| t.name() == case.expect);
-            tallies.entry((case.patch.is_some(), max)).or_default().add(
-                &case.name,
-                expects_refusal,
-                verdict,
-            );
+            let adversarial = case.group.ends_with("-adversarial");
+            tallies
+                .entry((adversarial, case.patch.is_some(), max))
+                .or_default()
+                .add(&case.name, expects_refusal, verdict);
         }
     }
     let elapsed = started.elapsed();
-    let get = |patch: bool, max: Tier| tallies.get(&(patch, max));
-    let empty = Tally::default();
+    let get = |adversarial: bool, patch: bool, max: Tier| tallies.get(&(adversarial, patch, max));
     let mut report = String::from("## Edit corpus (fixtures/edits/)\n");
-    report.push_str(&table(
-        "edit_file",
-        get(false, Tier::Exact).unwrap_or(&empty),
-        get(false, Tier::Punctuation).unwrap_or(&empty),
-    ));
-    report.push_str(&table(
-        "apply_patch (V4A)",
-        get(true, Tier::Exact).unwrap_or(&empty),
-        get(true, Tier::Punctuation).unwrap_or(&empty),
-    ));
+    for (adversarial, patch, title) in [
+        (false, false, "edit_file"),
+        (false, true, "apply_patch (V4A)"),
+        (true, false, "edit_file, hand-written adversarial cases"),
+        (
+            true,
+            true,
+            "apply_patch (V4A), hand-written adversarial cases",
+        ),
+    ] {
+        let (Some(exact), Some(tiered)) = (
+            get(adversarial, patch, Tier::Exact),
+            get(adversarial, patch, Tier::Punctuation),
+        ) else {
+            continue;
+        };
+        report.push_str(&table(title, exact, tiered));
+    }
     report.push_str(&format!(
         "\nBoth settings over all {} cases took {:.1} ms.\n",
         corpus.cases.len(),
@@ -159,7 +167,7 @@ fn main() -> ExitCode {
     println!("{report}");
     let wrong: Vec<&String> = tallies
         .iter()
-        .filter(|((_, max), _)| *max == Tier::Punctuation)
+        .filter(|((_, _, max), _)| *max == Tier::Punctuation)
         .flat_map(|(_, t)| &t.wrong)
         .collect();
     if wrong.is_empty() {

@@ -1,6 +1,9 @@
 //! `edit_file`'s replacements: each quote found at the first tier that finds it, refused when
 //! that tier finds it in more than one place; several replacements apply in order, all or
-//! none.
+//! none. An exact match is replaced by exactly the new text (line ends and all, in the
+//! file's line-end style); every tier then checks that the file changed and holds the new
+//! text where the quote was, as that tier reads it, and refuses the edit when it does not,
+//! so an edit is never reported done that was not made.
 
 use super::document::Eol;
 use super::indent;
@@ -64,6 +67,10 @@ pub enum EditError {
         "old_string was not found, not even ignoring whitespace, indentation and Unicode punctuation{0}; read the file again and quote it as it is now"
     )]
     NotFound(String),
+    /// Found, but replacing it would not leave the new text where it was (or would change
+    /// nothing): why.
+    #[error("{0}; nothing was changed")]
+    NotApplied(String),
     /// Found in more than one place at the first tier that found it.
     #[error(
         "old_string matches {count} places ({where_}) {when}; include more surrounding lines to pick one, or set replace_all to change them all",
@@ -139,6 +146,7 @@ fn apply_one(text: &str, edit: &Replacement, max: Tier) -> Result<(String, Lande
                 let (range, replacement) = splice.render();
                 out.replace_range(range, &replacement);
             }
+            holds_new(text, &out, &starts, needle.len(), &new, tier)?;
             let how = Landed {
                 tier,
                 line: first + 1,
@@ -157,23 +165,17 @@ fn exact(text: &str, edit: &Replacement) -> Result<Option<(String, Landed)>, Edi
         true => s.replace("\r\n", "\n").replace('\n', "\r\n"),
         false => s.to_string(),
     };
-    let (find, mut put) = (with_ends(&edit.old), with_ends(&edit.new));
+    let (find, put) = (with_ends(&edit.old), with_ends(&edit.new));
     let starts: Vec<usize> = text.match_indices(&find).map(|(i, _)| i).collect();
     let Some(&first) = starts.first() else {
         return Ok(None);
     };
-    // Whole lines stay whole: a quote that ends its line keeps the line end when the new
-    // text forgot it, and does not gain a blank line when the new text added one.
-    let eol = if crlf { "\r\n" } else { "\n" };
-    let ends_line = find.ends_with('\n');
-    if ends_line && !put.is_empty() && !put.ends_with('\n') {
-        put.push_str(eol);
-    } else if !ends_line
-        && !edit.all
-        && put.ends_with(eol)
-        && text[first + find.len()..].starts_with(eol)
-    {
-        put.truncate(put.len() - eol.len());
+    if find == put {
+        // `old\n` for `old\r\n` in a CRLF file: the file's line ends are kept.
+        return Err(EditError::NotApplied(
+            "old_string and new_string differ only in their line ends, and the file keeps its own"
+                .into(),
+        ));
     }
     if starts.len() > 1 && !edit.all {
         return Err(EditError::Ambiguous(Candidates {
@@ -194,6 +196,44 @@ fn exact(text: &str, edit: &Replacement) -> Result<Option<(String, Landed)>, Edi
             count: starts.len(),
         },
     )))
+}
+
+/// The post-condition of a lenient tier: the file changed, and where each quote was (its
+/// lines shifted by what earlier replacements added or removed) it now holds the new lines,
+/// compared as `tier` compares them.
+fn holds_new(
+    before: &str,
+    after: &str,
+    starts: &[usize],
+    needle: usize,
+    new: &[&str],
+    tier: Tier,
+) -> Result<(), EditError> {
+    if after == before {
+        return Err(EditError::NotApplied(format!(
+            "old_string was found {}, and new_string differs from it only in what that ignores",
+            tier.when()
+        )));
+    }
+    let lines: Vec<&str> = lines::split(after).iter().map(|l| l.text).collect();
+    let grown = new.len() as isize - needle as isize;
+    for (k, &start) in starts.iter().enumerate() {
+        let at = (start as isize + k as isize * grown) as usize;
+        let landed = lines.get(at..at + new.len()).unwrap_or_default();
+        let same = landed.len() == new.len()
+            && landed
+                .iter()
+                .zip(new)
+                .all(|(l, n)| key(tier, l) == key(tier, n));
+        if !same {
+            return Err(EditError::NotApplied(format!(
+                "the replacement at line {} would not read as new_string {}",
+                at + 1,
+                tier.when()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Starts whose blocks of `n` lines do not overlap an earlier one.
@@ -254,12 +294,34 @@ mod tests {
         assert_eq!(done.landed[0].line, 2);
     }
 
+    /// Issue 32: an exact match is replaced by exactly the new text, so joins, splits,
+    /// blank lines and the final newline do what was asked; a CRLF file stays CRLF.
     #[test]
-    fn whole_lines_stay_whole_and_crlf_stays_crlf() {
-        assert_eq!(one("a\nb\nc\n", "b\n", "B").unwrap().text, "a\nB\nc\n");
-        assert_eq!(one("a\nb\nc\n", "b", "B\n").unwrap().text, "a\nB\nc\n");
+    fn exact_matches_do_exactly_what_was_asked() {
+        let join = one("f(a,\n  b)\n", "f(a,\n", "f(a, ").unwrap();
+        assert_eq!(join.text, "f(a,   b)\n");
+        let blank = one("a\nb\nc\n", "b", "b\n").unwrap();
+        assert_eq!(blank.text, "a\nb\n\nc\n");
+        let last = one("first\nlast\n", "last\n", "last").unwrap();
+        assert_eq!(last.text, "first\nlast");
+        let split = one("a, b\n", "a, ", "a,\n").unwrap();
+        assert_eq!(split.text, "a,\nb\n");
+        assert_eq!(one("a\nb\nc\n", "b\n", "B").unwrap().text, "a\nBc\n");
         let crlf = one("k = 1\r\nj = 2\r\n", "k = 1\r\n", "k = 3\n").unwrap();
         assert_eq!(crlf.text, "k = 3\r\nj = 2\r\n");
+        let crlf_blank = one("a\r\nb\r\n", "a\n", "a\n\n").unwrap();
+        assert_eq!(crlf_blank.text, "a\r\n\r\nb\r\n");
+    }
+
+    /// Issue 32: an edit that would change nothing is refused, never reported done.
+    #[test]
+    fn an_edit_that_changes_nothing_is_refused() {
+        let (_, err) = one("a\r\nb\r\n", "a\r\n", "a\n").unwrap_err();
+        assert!(matches!(err, EditError::NotApplied(_)), "{err}");
+        // Found ignoring trailing whitespace, with only trailing whitespace changed.
+        let (_, err) = one("a  \nb\n", "a\nb\n", "a \nb\n").unwrap_err();
+        assert!(matches!(err, EditError::NotApplied(_)), "{err}");
+        assert!(err.to_string().contains("nothing was changed"), "{err}");
     }
 
     #[test]

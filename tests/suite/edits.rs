@@ -147,13 +147,15 @@ fn check_files(corpus: &Corpus, case: &Case, dir: &Path, file: Option<&str>, res
 }
 
 /// Runs a sample of the corpus through the real binary: the model makes each case's call,
-/// the editor serves and takes the files over `fs/*`, the user is asked and allows.
-async fn sample_through_the_editor(model: &str, patches: bool, every: usize) {
+/// the editor serves and takes the files over `fs/*`, the user is asked and allows. Every
+/// `every`th case of the kind (patches or not; the hand-written adversarial ones or the rest).
+async fn sample_through_the_editor(model: &str, patches: bool, adversarial: bool, every: usize) {
     let corpus = corpus();
     let cases: Vec<&Case> = corpus
         .cases
         .iter()
         .filter(|c| c.patch.is_some() == patches)
+        .filter(|c| c.group.ends_with("-adversarial") == adversarial)
         .step_by(every)
         .collect();
     assert!(cases.len() >= 8, "a sample of {}", cases.len());
@@ -211,12 +213,21 @@ async fn sample_through_the_editor(model: &str, patches: bool, every: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sample_of_the_edit_corpus_lands_through_the_editor() {
-    sample_through_the_editor("qwen2.5-coder:7b", false, 7).await;
+    sample_through_the_editor("qwen2.5-coder:7b", false, false, 7).await;
+}
+
+/// Issue 32: joins, blank lines, the final newline, quotes found twice once folded, CRLF and
+/// tabs — every hand-written adversarial case, through the binary: each lands exactly as
+/// asked or is refused, and the card says which ("failed" for a refusal, never "completed"
+/// for an edit that was not made).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_adversarial_edit_lands_as_asked_or_is_refused_through_the_editor() {
+    sample_through_the_editor("qwen2.5-coder:7b", false, true, 1).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sample_of_the_patch_corpus_lands_through_the_editor() {
-    sample_through_the_editor("gpt-4.1", true, 3).await;
+    sample_through_the_editor("gpt-4.1", true, false, 3).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

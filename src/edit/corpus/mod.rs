@@ -6,7 +6,10 @@
 //! `files/`, or inline `text`; `eol = "crlf"` and `bom = true` convert it), its
 //! replacements (`old`/`new`/`all`, or an `edits` list) and what must happen: `expect` is
 //! the tier that must match, with `want` swaps that turn the file into the expected one, or
-//! a refusal (`ambiguous` with its `lines`, `not-found`, `empty`, `unchanged`). A patch case
+//! a refusal (`ambiguous` with its `lines`, `not-found`, `empty`, `unchanged`, and
+//! `not-applied` for a quote found whose replacement would not change the file as asked).
+//! Files named `*-adversarial.toml` hold hand-written cases where a wrong place or a false
+//! success is possible; the benchmark reports them on their own. A patch case
 //! has a V4A `patch`, the files `before` it, their state `after` it, and `expect` a tier or
 //! a refusal (`invalid`, `missing`, `exists`, `twice`, `anchor`, `not-found`, `ambiguous`).
 
@@ -59,6 +62,9 @@ pub struct Case {
     /// into the expected one.
     #[serde(default)]
     pub want: Vec<Swap>,
+    /// The case file it came from, without `.toml` (set when the corpus is read).
+    #[serde(skip)]
+    pub group: String,
 }
 
 /// A text and its replacement.
@@ -145,7 +151,14 @@ impl Corpus {
         for path in names {
             let parsed: CaseFile = toml::from_str(&std::fs::read_to_string(&path)?)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            cases.extend(parsed.case);
+            let group = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            cases.extend(parsed.case.into_iter().map(|case| Case {
+                group: group.clone(),
+                ..case
+            }));
         }
         Ok(Corpus { cases, files })
     }

@@ -50,6 +50,7 @@ impl Corpus {
                 let (kind, lines) = match &error {
                     EditError::Empty => ("empty", Vec::new()),
                     EditError::Unchanged => ("unchanged", Vec::new()),
+                    EditError::NotApplied(_) => ("not-applied", Vec::new()),
                     EditError::NotFound(_) => ("not-found", Vec::new()),
                     EditError::Ambiguous(c) => ("ambiguous", c.lines.clone()),
                 };
