@@ -22,6 +22,7 @@ mod hooks;
 mod hostile_model;
 mod key_binding;
 mod large_files;
+mod left_out;
 mod live_output;
 mod load;
 mod local_models;
@@ -29,6 +30,7 @@ mod login;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
+#[cfg(feature = "test-mcp-server")]
 mod mcp_restart;
 mod mentions;
 mod model_faults;
