@@ -409,4 +409,6 @@ mod attacks_grants;
 #[cfg(test)]
 mod property;
 #[cfg(test)]
+mod rule_forms;
+#[cfg(test)]
 mod tests;

@@ -1,6 +1,8 @@
-//! Property test: lines built from a grammar of separators, substitutions, wrappers and
-//! redirections, each hiding a command the user never allowed behind `echo hi`, are never
-//! approved by an "always allow" on `echo hi`.
+//! Property tests: lines built from a grammar of separators, substitutions, wrappers,
+//! redirections and what sh and bash read differently (`$'…'`, `&>`, backslash-newlines,
+//! `${IFS}`, brace expansion), each hiding a command the user never allowed behind `echo hi`,
+//! are never approved by an "always allow" on `echo hi`, and a deny rule on the hidden
+//! program refuses every one of them, in every mode.
 
 use std::path::Path;
 
@@ -8,7 +10,7 @@ use proptest::prelude::*;
 
 use super::*;
 
-/// Commands the user never allowed.
+/// Commands the user never allowed: known ones, and made-up programs with made-up arguments.
 fn other() -> impl Strategy<Value = String> {
     prop_oneof![
         Just("touch X".to_string()),
@@ -17,7 +19,17 @@ fn other() -> impl Strategy<Value = String> {
         Just("sh".to_string()),
         Just("python3 run.py".to_string()),
         Just("git push --force".to_string()),
+        ("[a-z][a-z0-9]{1,7}", "[a-z0-9./-]{0,8}").prop_map(|(program, arg)| format!(
+            "zz{program} {arg}"
+        )
+        .trim_end()
+        .to_string()),
     ]
+}
+
+/// The program `other` runs.
+fn program_of(other: &str) -> &str {
+    other.split_whitespace().next().unwrap_or(other)
 }
 
 /// Arguments that change nothing about what runs.
@@ -59,6 +71,25 @@ fn hiding(other: String) -> Vec<String> {
         format!("; for f in a; do {other}; done"),
         format!("; f() {{ {other}; }}; f"),
         format!(" <<EOF | {other}\nx\nEOF"),
+        // What sh (dash) and bash read differently: each runs `other` in at least one.
+        format!(" &>/dev/null {other}"),
+        format!(" &>>/dev/null {other}"),
+        format!(" $'\\''\n{other}\n#'"),
+        format!(" \\\n; {other}"),
+        format!(";${{IFS}}{other}"),
+        format!("; {{{other},true}}"),
+        format!(" <<< x; {other}"),
+        format!("; [[ -n x ]] && {other}"),
+        format!(" |& {other}"),
+        format!("; case x in x) {other} ;; esac"),
+        format!("; while false; do :; done; {other}"),
+        format!("; X='{other}'; $X"),
+        format!("; alias a='{other}'\na"),
+        format!(" | sh -c '{other}'"),
+        format!("; timeout 5 {other}"),
+        format!("; nohup {other}"),
+        format!("; command {other}"),
+        format!("; exec {other}"),
         " > out.txt".to_string(),
         " >> out.txt".to_string(),
         " &> out.txt".to_string(),
@@ -117,6 +148,32 @@ proptest! {
     fn any_text_parses_without_panicking(line in "\\PC{0,200}") {
         let parsed = shell::parse(&line);
         prop_assert!(!parsed.commands.is_empty() || !parsed.hazards.is_empty());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// A deny rule on the hidden program refuses the line, whatever hides it.
+    #[test]
+    fn a_deny_rule_on_the_hidden_program_refuses_the_line(
+        (hidden, line) in other().prop_flat_map(|o| {
+            let fragments = proptest::sample::select(hiding(o.clone()));
+            (Just(o), fragments, proptest::collection::vec(argument(), 0..3))
+        }).prop_map(|(o, fragment, args)| (o, format!("echo hi {}{fragment}", args.join(" "))))
+    ) {
+        let program = program_of(&hidden);
+        // Fragments that hide no command (`> out.txt`) have nothing to deny.
+        prop_assume!(line.contains(program));
+        let policy = super::tests::policy(&[(Effect::Deny, &format!("run_command({program}:*)"))]);
+        let access = Access::Execute { command: line.clone(), cwd: "/ws".into() };
+        for mode in [Mode::Ask, Mode::AcceptEdits, Mode::FullAccess] {
+            let judged = policy.judge("run_command", &access, mode, &Grants::default());
+            prop_assert!(
+                matches!(judged.decision, Decision::Refuse(_)),
+                "{:?} not refused in {:?}: {:?}", line, mode, judged.decision
+            );
+        }
     }
 }
 

@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::common::calls::tool_result;
+use crate::common::calls::{final_status, tool_result};
 use crate::common::editor::Answer;
 use crate::common::mock_model::Recorded;
-use crate::common::{Reply, Workspace, of_kind, path_str, tool_session};
+use crate::common::{Reply, Workspace, of_kind, path_str, still_usable, tool_session};
 
 fn asked(editor: &crate::common::editor::FakeEditor) -> BTreeSet<String> {
     editor
@@ -179,12 +179,16 @@ async fn allow_always_is_remembered_for_the_tool_and_scope() {
     assert!(tool_result(&mock.requests()[2], "r2").contains("one"));
 }
 
+/// Calls run in the model's order (reads next to each other run together): a cancelled
+/// question stops the turn, a call before it keeps its real result and every call after it is
+/// "Not run" — also a read, which never runs ahead of an earlier write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_permission_cancels_the_turn() {
     let script = vec![
         Reply::tools(&[
+            ("r1", "read_file", json!({"path": "README.md"})),
             ("w", "write_file", json!({"path": "a.txt", "content": "1"})),
-            ("r", "read_file", json!({"path": "README.md"})),
+            ("r2", "read_file", json!({"path": "README.md"})),
         ]),
         Reply::text(&["after"]),
     ];
@@ -193,18 +197,47 @@ async fn a_cancelled_permission_cancels_the_turn() {
     let (response, _) = agent.prompt(&session, "write").await;
     assert_eq!(response["result"]["stopReason"], "cancelled", "{response}");
     assert!(!ws.project().join("a.txt").exists());
-    // The history stays whole: the next request answers both calls.
+    // The history stays whole: the next request answers every call.
     let (next, _) = agent.prompt(&session, "next").await;
     assert_eq!(next["result"]["stopReason"], "end_turn");
     let second = &mock.requests()[1];
-    assert_eq!(
-        tool_result(second, "w"),
-        "Not run: the user cancelled the turn."
-    );
+    let readme = std::fs::read_to_string(ws.project().join("README.md")).unwrap();
+    let first_line = readme.lines().next().unwrap();
     assert!(
-        tool_result(second, "r").starts_with("Not run")
-            || tool_result(second, "r").contains("small")
+        tool_result(second, "r1").contains(first_line),
+        "{}",
+        tool_result(second, "r1")
     );
+    for call in ["w", "r2"] {
+        assert_eq!(
+            tool_result(second, call),
+            "Not run: the user cancelled the turn.",
+            "{call}"
+        );
+    }
+}
+
+/// Issue 32: an editor that answers the permission request with an error. The call does not
+/// run, the model reads that the editor could not ask, the card fails, the turn goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_error_for_the_permission_question_runs_nothing() {
+    let script = vec![
+        Reply::tools(&[("w", "write_file", json!({"path": "a.txt", "content": "1"}))]),
+        Reply::text(&["after"]),
+    ];
+    let (mock, ws, mut agent, session, editor) = tool_session(script, json!({}), "ask").await;
+    editor.answer_with(&[Answer::Error]);
+    let (response, updates) = agent.prompt(&session, "write").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(!ws.project().join("a.txt").exists());
+    assert_eq!(final_status(&updates, "w"), "failed");
+    let result = tool_result(&mock.requests()[1], "w");
+    assert!(
+        result.contains("the editor could not ask the user for permission"),
+        "{result}"
+    );
+    still_usable(&mock, &mut agent, &session).await;
+    agent.assert_valid();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
