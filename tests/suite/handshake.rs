@@ -158,3 +158,37 @@ fn the_schema_check_catches_bad_messages() {
     let good_stop = json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}});
     assert!(schema_violations_for(&good_stop, Some("session/prompt")).is_empty());
 }
+
+/// Some clients write the protocol version as a string: `"1"` is version 1, answered with
+/// the number; nonsense is still refused, saying what is wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protocol_version_written_as_a_string_is_negotiated_like_the_number() {
+    let mock = MockModel::start(vec![]).await;
+    let ws = Workspace::new();
+    for (version, answer) in [("1", 1), ("7", 1)] {
+        let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+        let init = agent
+            .request_ok(
+                "initialize",
+                json!({"protocolVersion": version, "clientCapabilities": {}}),
+            )
+            .await;
+        assert_eq!(init["protocolVersion"], json!(answer), "{version}: {init}");
+        let session = agent.new_session(&ws.project()).await;
+        assert!(session["sessionId"].is_string(), "{session}");
+        agent.assert_valid();
+    }
+    for nonsense in [json!("abc"), json!(-1), json!("-1"), json!("1.5")] {
+        let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+        let refused = agent
+            .request(
+                "initialize",
+                json!({"protocolVersion": nonsense, "clientCapabilities": {}}),
+            )
+            .await;
+        assert_eq!(refused["error"]["code"], -32602, "{nonsense}: {refused}");
+        let details = refused["error"]["data"]["details"].as_str().unwrap();
+        assert!(details.contains("protocolVersion"), "{details}");
+        assert!(agent.is_running());
+    }
+}
