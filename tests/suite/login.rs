@@ -2,10 +2,11 @@
 //! ACP registry's check) is offered, `tandem login` scripted and typed, and `tandem logout`.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+use crate::common::terminal::{self, type_secret};
 use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, path_str};
 
 /// The environment of a user who set nothing up but their home: the key lives in the file
@@ -340,44 +341,14 @@ async fn an_unknown_host_is_named_as_such() {
     assert!(stderr.contains("could not resolve host"), "{stderr}");
 }
 
-/// `tandem login ARGS` in a pseudo-terminal with `env` only. The terminal starts with echo
-/// on, as a user's does (the pty library turns it off), so that [`type_secret`] can tell when
-/// the hidden-input prompt is reading.
+/// `tandem login ARGS` in a pseudo-terminal with `env` only.
 #[cfg(unix)]
-fn login_terminal(env: &[(String, String)], args: &[&str]) -> expectrl::session::OsSession {
-    let mut command = Command::new("sh");
-    command
-        .args([
-            "-c",
-            "stty echo && exec \"$0\" login \"$@\"",
-            env!("CARGO_BIN_EXE_tandem"),
-        ])
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TERM", "xterm")
-        .envs(env.iter().cloned());
-    let mut term = expectrl::Session::spawn(command).unwrap();
-    term.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
-    term
-}
-
-/// Types `text` at a hidden-input prompt once the prompt reads: the terminal's echo goes off
-/// then, and switching it off discards what was typed before (`TCSAFLUSH`), as a real
-/// terminal would lose keys typed that early.
-#[cfg(unix)]
-fn type_secret(term: &mut expectrl::session::OsSession, text: &str) {
-    use expectrl::Expect;
-    use expectrl::process::Termios;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while term.is_echo().unwrap() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the key prompt never started reading"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    term.send(text).unwrap();
+fn login_terminal(env: &[(String, String)], args: &[&str]) -> terminal::Terminal {
+    let args: Vec<String> = std::iter::once("login")
+        .chain(args.iter().copied())
+        .map(String::from)
+        .collect();
+    terminal::spawn(env!("CARGO_BIN_EXE_tandem"), &args, env)
 }
 
 /// The login a person types: the server from the menu, a URL, a wrong key (refused, asked
