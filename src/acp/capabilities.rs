@@ -41,14 +41,14 @@ impl AuthCaps {
 
 /// How the editor can get tandem a key: `tandem login` run in a terminal where the editor can
 /// do that, otherwise an `agent` method whose `authenticate` looks for a key again. None
-/// when the server needs no key, or answers come from a replay fixture.
+/// when no login can help (a keyless server), or answers come from a replay fixture.
 ///
 /// An editor that announced `_meta["terminal-auth"]` also gets the command line under the
 /// method's `_meta["terminal-auth"]`, whichever its type: Zed runs a `terminal` method's own
 /// command only behind a beta flag, and otherwise runs what that `_meta` names, or else sends
 /// `authenticate` (`terminal_auth_task` in its `crates/agent_servers/src/acp/mod.rs`).
 pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
-    if config.replay.is_some() || !config.endpoint.requires_key {
+    if config.replay.is_some() || !config.endpoint.offers_login() {
         return Vec::new();
     }
     let name = "Log in with an API key";

@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 use crate::common::terminal::type_secret;
 use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, joined, path_str, zed};
 
+/// The key the user types when logging in again.
+const NEW_KEY: &str = "sk-test-second-4d2e9a";
+
 /// The environment of a user who set nothing up but their home; keys go to the file store
 /// (a test must not write to the developer's own keychain).
 fn home_only(ws: &Workspace) -> Vec<(String, String)> {
@@ -25,6 +28,26 @@ async fn listing_mock(script: Vec<Reply>) -> MockModel {
         json!({"object": "list", "data": [{"id": "mock-model"}, {"id": "other-model"}]}),
     );
     mock
+}
+
+/// `tandem login --key-stdin` for the server at `base_url` with `key`, as a script would run
+/// it; fails the test unless it saved.
+async fn scripted_login(env: &[(String, String)], base_url: &str, key: &str) {
+    let mut env = env.to_vec();
+    env.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
+    let args: Vec<String> = ["login", "--base-url", base_url, "--model", "mock-model"]
+        .iter()
+        .map(|a| a.to_string())
+        .chain(["--key-stdin".to_string()])
+        .collect();
+    let key = key.to_string();
+    let (status, _, stderr) = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        crate::common::run_tandem(&args, &env, Some(&key), None)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, 0, "{stderr}");
 }
 
 fn bearer(key: &str) -> Option<String> {
@@ -97,6 +120,95 @@ async fn zeds_login_button_runs_tandem_login_and_then_the_session_starts() {
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     assert_eq!(joined(&updates, "agent_message_chunk"), "hello");
     assert_eq!(mock.requests()[1].authorization(), bearer(TEST_KEY));
+    agent.assert_valid();
+}
+
+/// A key that worked is refused later (revoked, expired). Zed shows its login callout only
+/// for "auth required": its prompt path has "`if err.code == acp::ErrorCode::AuthRequired {
+/// return Err(anyhow!(acp::Error::auth_required())); }`" and shows any `-32603` as an error.
+/// So the prompt answers `-32000`, naming the login methods. The user logs in again from
+/// that callout (in the terminal: Enter for the configured server, Enter for its URL, the
+/// new key, Enter for the model); Zed reopens the thread with `session/load` on the same
+/// connection, and the next prompt goes out with the new key, after the whole conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_key_brings_zeds_login_back_and_the_thread_goes_on() {
+    let body = r#"{"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}}"#;
+    let mock = listing_mock(vec![
+        Reply::text(&["OK"]),
+        Reply::text(&["first answer"]),
+        Reply::status(401, body),
+        Reply::text(&["OK"]),
+        Reply::text(&["after login"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let env = home_only(&ws);
+    // Logged in once, to a server of the user's own that takes a key.
+    scripted_login(&env, &mock.base_url, TEST_KEY).await;
+    let folders = [ws.project()];
+    let mut agent = Agent::spawn_with(&env, &[], Some(zed::editor(&folders)));
+    let init = zed::initialize(&mut agent).await;
+    let methods = init["authMethods"].as_array().unwrap().clone();
+    assert_eq!(
+        methods.len(),
+        1,
+        "a saved key can be replaced by a login: {init}"
+    );
+    let id = zed::new_session(&mut agent, &folders, json!([])).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (first, _) = agent.prompt(&id, "first").await;
+    assert_eq!(first["result"]["stopReason"], "end_turn", "{first}");
+
+    let (refused, _) = agent.prompt(&id, "second").await;
+    let error = &refused["error"];
+    assert_eq!(error["code"], -32000, "{refused}");
+    assert_eq!(error["data"]["authMethods"], json!(methods));
+    assert!(
+        zed::error_text(error).starts_with("Authentication required"),
+        "{error}"
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("rejected the API key (401)") && message.contains("tandem login"),
+        "{message}"
+    );
+
+    let login = zed::login_command(&methods[0]).expect("Zed can run the login");
+    let status = zed::run_login(&login, &env, |term| {
+        term.expect("Which model server?").unwrap();
+        term.send("\r").unwrap();
+        term.expect("Base URL").unwrap();
+        term.send("\r").unwrap();
+        term.expect("press Enter to keep the stored key").unwrap();
+        type_secret(term, &format!("{NEW_KEY}\r"));
+        term.expect("Which model?").unwrap();
+        term.send("\r").unwrap();
+        term.expect("tandem is ready").unwrap();
+    })
+    .await;
+    assert_eq!(status, 0);
+
+    let reopened = zed::reconnect(&mut agent, &folders, Some(&id)).await;
+    assert!(reopened.get("result").is_some(), "{reopened}");
+    let replayed = agent.drain();
+    assert!(
+        joined(&replayed, "agent_message_chunk").contains("first answer"),
+        "the thread is whole: {replayed:?}"
+    );
+    let (third, updates) = agent.prompt(&id, "third").await;
+    assert_eq!(third["result"]["stopReason"], "end_turn", "{third}");
+    assert_eq!(joined(&updates, "agent_message_chunk"), "after login");
+    let requests = mock.requests();
+    assert_eq!(requests[2].authorization(), bearer(TEST_KEY));
+    assert_eq!(requests[4].authorization(), bearer(NEW_KEY));
+    assert!(
+        requests[4].body["messages"]
+            .to_string()
+            .contains("first answer"),
+        "the model gets the conversation so far"
+    );
     agent.assert_valid();
 }
 
