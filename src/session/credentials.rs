@@ -24,7 +24,7 @@ use crate::model::{ErrorClass, EventStream, ModelClient, ModelError, ModelReques
 /// sessions start from with its client, and the key the server last refused.
 pub(super) struct Shared {
     /// Replaced whole when a login brings a usable setup.
-    pub(super) backend: RwLock<Arc<Backend>>,
+    backend: RwLock<Arc<Backend>>,
     /// The refused key (a digest of it) and the server's answer, until a new key is found.
     refused: Mutex<Option<Refused>>,
 }
