@@ -24,7 +24,8 @@ const ENVIRONMENT_AND_EXAMPLES: &str = "Environment:
   TANDEM_TRACE_WIRE         record the protocol lines in this file (like --trace-wire)
   TANDEM_EOF_GRACE_SECS     how long prompts may run after stdin closes (default 300)
   TANDEM_MAX_MESSAGE_BYTES  longest JSON-RPC line accepted from the editor
-  RUST_LOG                  log filter for stderr, e.g. debug or tandem=trace
+  RUST_LOG                  log filter for stderr, e.g. debug or tandem=trace (default:
+                            warnings; -v for tandem's progress)
 
 Examples:
   tandem login
@@ -41,8 +42,8 @@ Examples:
     about,
     long_about = "A fast, small Agent Client Protocol (ACP) coding agent for any OpenAI-compatible \
                   model.\n\nWith no subcommand, tandem speaks ACP (newline-delimited JSON-RPC) on \
-                  stdin/stdout: this is how editors such as Zed launch it. Logs go to stderr \
-                  (RUST_LOG=debug for more). To set up a model server and its key, run \
+                  stdin/stdout: this is how editors such as Zed launch it. Logs go to stderr: \
+                  warnings and errors, more with -v or RUST_LOG=debug. To set up a model server and its key, run \
                   `tandem login`; to try a prompt from the shell, `tandem exec`.",
     after_help = ENVIRONMENT_AND_EXAMPLES
 )]
@@ -80,6 +81,10 @@ pub struct CommonArgs {
     /// TANDEM_TRACE_WIRE); for bug reports.
     #[arg(long, global = true, value_name = "FILE")]
     pub trace_wire: Option<PathBuf>,
+    /// Log tandem's progress to stderr (-v), or more (-vv, -vvv); without it, and without
+    /// RUST_LOG, only warnings and errors.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 /// Subcommands.

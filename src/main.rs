@@ -12,13 +12,11 @@ fn main() -> ExitCode {
     // Before the key is read: commands tandem starts cannot read it out of tandem (Linux).
     tandem::platform::close_to_inspection();
     let cli = Cli::parse();
-    // The agent logs its progress; the subcommands keep stderr for their own lines (and the
-    // SDK's notes about error responses are theirs to word).
-    tandem::logging::init(if cli.command.is_some() {
-        "warn,agent_client_protocol=error"
-    } else {
-        "tandem=info,warn"
-    });
+    // Warnings only unless -v or RUST_LOG asks for more: editors may show every stderr line.
+    tandem::logging::init(&tandem::logging::default_filter(
+        cli.command.is_some(),
+        cli.common.verbose,
+    ));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -41,9 +41,14 @@ impl AuthCaps {
 
 /// How the editor can get tandem a key: `tandem login` run in a terminal where the editor can
 /// do that, otherwise an `agent` method whose `authenticate` looks for a key again. None
-/// when the server needs no key, or answers come from a replay fixture.
+/// when no login can help (a keyless server), or answers come from a replay fixture.
+///
+/// An editor that announced `_meta["terminal-auth"]` also gets the command line under the
+/// method's `_meta["terminal-auth"]`, whichever its type: Zed runs a `terminal` method's own
+/// command only behind a beta flag, and otherwise runs what that `_meta` names, or else sends
+/// `authenticate` (`terminal_auth_task` in its `crates/agent_servers/src/acp/mod.rs`).
 pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
-    if config.replay.is_some() || !config.endpoint.requires_key {
+    if config.replay.is_some() || !config.endpoint.offers_login() {
         return Vec::new();
     }
     let name = "Log in with an API key";
@@ -52,28 +57,38 @@ pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
         crate::credentials::system_store_name(),
         config.endpoint.api_key_env
     );
+    let meta = if caps.terminal_meta {
+        terminal_auth_meta()
+    } else {
+        None
+    };
     if caps.terminal {
         return vec![AuthMethod::Terminal(
             AuthMethodTerminal::new(AUTH_METHOD_ID, name)
                 .description(description)
-                .args(vec!["login".to_string()]),
+                .args(vec!["login".to_string()])
+                .meta(meta),
         )];
     }
-    let mut method = AuthMethodAgent::new(AUTH_METHOD_ID, name).description(description);
-    if caps.terminal_meta
-        && let Ok(exe) = std::env::current_exe()
-    {
-        method = method.meta(
-            serde_json::json!({"terminal-auth": {
-                "label": "tandem login",
-                "command": exe.to_string_lossy(),
-                "args": ["login"],
-            }})
-            .as_object()
-            .cloned(),
-        );
-    }
-    vec![AuthMethod::Agent(method)]
+    vec![AuthMethod::Agent(
+        AuthMethodAgent::new(AUTH_METHOD_ID, name)
+            .description(description)
+            .meta(meta),
+    )]
+}
+
+/// `{"terminal-auth": {label, command, args, env}}`: the login as a whole command line, this
+/// very binary's path with `login`; none when the path cannot be known.
+fn terminal_auth_meta() -> Option<serde_json::Map<String, serde_json::Value>> {
+    let exe = std::env::current_exe().ok()?;
+    serde_json::json!({"terminal-auth": {
+        "label": "tandem login",
+        "command": exe.to_string_lossy(),
+        "args": ["login"],
+        "env": {},
+    }})
+    .as_object()
+    .cloned()
 }
 
 /// tandem's answer to `initialize`: protocol v1 whatever the client asked (the SDK has

@@ -28,22 +28,27 @@ pub fn invalid_params(message: impl Into<String>) -> Error {
     Error::new(Error::invalid_params().code, message)
 }
 
-/// A model failure: `-32000` when credentials must be fixed, `-32603` otherwise, with the
-/// class (and HTTP details when known) in `data`.
+/// A model failure: `-32000` when credentials must be fixed, `-32603` otherwise. What kind
+/// of failure it was (`class`, `attempts`, and `status` and `retryAfterSecs` when the server
+/// gave them) goes in `_meta.tandem`, for scripts; `data` keeps only what clients show (its
+/// `details`, added on the way out): Zed shows a `-32603`'s details only when `data` is
+/// exactly `{"details": …}` (a struct that denies unknown fields), and the raw error
+/// otherwise. The SDK's error type has no `_meta` of its own, so it travels as `data._meta`
+/// and the transport lifts it onto the error object (`transport/details.rs`).
 pub fn model_error(e: &ModelError) -> Error {
     let code = if e.class.is_auth() {
         Error::auth_required().code
     } else {
         Error::internal_error().code
     };
-    let mut data = json!({ "class": e.class.as_str(), "attempts": e.attempts });
+    let mut about = json!({ "class": e.class.as_str(), "attempts": e.attempts });
     if let Some(status) = e.status {
-        data["status"] = json!(status);
+        about["status"] = json!(status);
     }
     if let Some(after) = e.retry_after {
-        data["retryAfterSecs"] = json!(after.as_secs_f64());
+        about["retryAfterSecs"] = json!(after.as_secs_f64());
     }
-    Error::new(code, e.message.clone()).data(data)
+    Error::new(code, e.message.clone()).data(json!({ "_meta": { "tandem": about } }))
 }
 
 /// `error` with the login methods in its `data.authMethods` when it is "authentication

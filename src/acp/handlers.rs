@@ -1,4 +1,5 @@
-//! One async method per ACP method, on one [`Handlers`] value the connection shares.
+//! One async method per ACP method, on one [`Handlers`] value the connection shares
+//! (`authenticate`, and the errors that name the login methods, in auth.rs).
 //!
 //! A method that waits on a session (a prompt, a settings change) or does real work (opening
 //! a session reads the project and replays its transcript) moves its responder into a task
@@ -8,12 +9,12 @@
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, AuthenticateResponse, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, InitializeRequest,
-    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    ResumeSessionRequest, ResumeSessionResponse, SessionInfo, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
+    DeleteSessionResponse, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionInfo, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, JsonRpcResponse};
@@ -33,21 +34,13 @@ pub struct Handlers {
     /// What the editor can do, learned at `initialize`, used by every session it opens.
     caps: Mutex<ClientCaps>,
     /// The login methods the editor can run, learned at `initialize`.
-    auth: Mutex<capabilities::AuthCaps>,
+    pub(super) auth: Mutex<capabilities::AuthCaps>,
     /// Sessions being opened, and the requests waiting for them.
     order: Order,
 }
 
 /// What a handler returns to the SDK (an error only when a response could not be sent).
-type Handled = Result<(), Error>;
-
-/// Sends `result` as the answer (a session error as its JSON-RPC error).
-fn respond<R: JsonRpcResponse>(responder: Responder<R>, result: Result<R, SessionError>) {
-    log_unsent(match result {
-        Ok(response) => responder.respond(response),
-        Err(e) => responder.respond_with_error(errors::session_error(e)),
-    });
-}
+pub(super) type Handled = Result<(), Error>;
 
 impl Handlers {
     /// Handlers over `manager`'s sessions.
@@ -82,39 +75,16 @@ impl Handlers {
         ))
     }
 
-    /// The login methods to name in an "authentication required" error.
-    pub(super) fn auth_methods(&self) -> Vec<agent_client_protocol::v1::schema::AuthMethod> {
-        capabilities::auth_methods(&self.manager.config(), *self.auth.lock())
-    }
-
-    /// `authenticate`: succeeds when a key can be used now: one in the environment, or one
-    /// `tandem login` stored (looked for again, so a login in a terminal counts at once).
-    pub async fn authenticate(
-        self: Arc<Self>,
-        req: AuthenticateRequest,
-        responder: Responder<AuthenticateResponse>,
-        _cx: ConnectionTo<Client>,
-    ) -> Handled {
-        let id = capabilities::AUTH_METHOD_ID;
-        if req.method_id.0.as_ref() != id {
-            return responder.respond_with_error(errors::invalid_params(format!(
-                "unknown authentication method `{}`; tandem offers `{id}`",
-                req.method_id.0
-            )));
-        }
-        let manager = self.manager.clone();
-        let checked = tokio::task::spawn_blocking(move || manager.check_credentials()).await;
-        match checked {
-            Ok(Ok(())) => responder.respond(AuthenticateResponse::new()),
-            Ok(Err(e)) => responder.respond_with_error(errors::with_auth_methods(
-                errors::model_error(&e),
-                &self.auth_methods(),
-            )),
-            Err(e) => responder.respond_with_error(Error::new(
-                Error::internal_error().code,
-                format!("the credential check failed: {e}"),
-            )),
-        }
+    /// Sends `result` as the answer (a session error as its JSON-RPC error).
+    fn respond<R: JsonRpcResponse>(
+        &self,
+        responder: Responder<R>,
+        result: Result<R, SessionError>,
+    ) {
+        log_unsent(match result {
+            Ok(response) => responder.respond(response),
+            Err(e) => responder.respond_with_error(self.error_for(e)),
+        });
     }
 
     /// `session/new`. `_meta.tandem.sessionId` lets a script choose the id it will refer to.
@@ -315,6 +285,7 @@ impl Handlers {
         let id = req.session_id.0.to_string();
         let manager = self.manager.clone();
         let session = id.clone();
+        let h = self.clone();
         let job: Job = Box::new(move || {
             Box::pin(async move {
                 // Sent now, so a cancel that came after the prompt finds it.
@@ -335,7 +306,7 @@ impl Handlers {
                             PromptResponse::new(convert::stop_reason(ran.stop))
                                 .meta(ext::structured_meta(ran.structured)),
                         ),
-                        Err(e) => responder.respond_with_error(errors::session_error(e)),
+                        Err(e) => responder.respond_with_error(h.error_for(e)),
                     });
                     Ok(())
                 });
@@ -423,7 +394,7 @@ impl Handlers {
     {
         let h = self.clone();
         let job: Job =
-            Box::new(move || Box::pin(async move { respond(responder, answer(&h.manager)) }));
+            Box::new(move || Box::pin(async move { h.respond(responder, answer(&h.manager)) }));
         self.after_opening(id, job).await;
     }
 
@@ -445,7 +416,7 @@ impl Handlers {
             Box::pin(async move {
                 let answer = start(&h.manager);
                 // The runtime's task, not the connection's: the work may read files.
-                tokio::spawn(async move { respond(responder, answer.await) });
+                tokio::spawn(async move { h.respond(responder, answer.await) });
             })
         });
         self.after_opening(id, job).await;

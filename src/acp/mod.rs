@@ -3,6 +3,7 @@
 //! else (sessions, turns, tools) knows nothing of JSON-RPC: conversions live in
 //! [`convert`], errors in [`errors`], and [`client`] is what the core asks of the editor.
 
+mod auth;
 mod capabilities;
 pub mod client;
 pub mod convert;

@@ -91,6 +91,17 @@ pub struct Endpoint {
     pub key_from: KeyFrom,
 }
 
+impl Endpoint {
+    /// Whether tandem offers the editor its login for this server, and so answers a refused
+    /// key as ACP's "authentication required": the server needs a key, or the key is one
+    /// `tandem login` saved for it (a server of the user's own with a key), which a new login
+    /// replaces. A key from the environment of a server that needs none is not a login's to
+    /// change: it comes before any saved key.
+    pub fn offers_login(&self) -> bool {
+        self.requires_key || matches!(self.key_from, KeyFrom::Stored(_))
+    }
+}
+
 /// Where the API key was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyFrom {

@@ -275,7 +275,7 @@ fn save(
         target.label()
     ));
     say(
-        "tandem is ready: your editor's next tandem session uses them (no restart needed). `tandem doctor` checks the setup; `tandem logout` removes the key.",
+        "tandem is ready: your editor's next tandem session uses them, and so do open ones on this server (no restart needed). `tandem doctor` checks the setup; `tandem logout` removes the key.",
     );
     Ok(())
 }

@@ -23,14 +23,18 @@ fn io_error(e: dialoguer::Error) -> io::Error {
     }
 }
 
-/// The server: one of the presets (the configured one first selected), or a URL.
+/// The server: one of the presets, or a URL; the configured one is selected first (a URL of
+/// the user's own filled in), so logging in again after a key was refused is Enter, Enter.
 pub fn server(current: &Target) -> io::Result<Target> {
     let mut items: Vec<String> = PRESETS.iter().map(describe).collect();
     items.push("another OpenAI-compatible server (enter its URL)".into());
-    let default = PRESETS
-        .iter()
-        .position(|p| Some(p.name) == current.provider.map(|c| c.name))
-        .unwrap_or(0);
+    let default = match current.provider {
+        Some(configured) => PRESETS
+            .iter()
+            .position(|p| p.name == configured.name)
+            .unwrap_or(0),
+        None => PRESETS.len(),
+    };
     let picked = Select::with_theme(&theme())
         .with_prompt("Which model server? (arrow keys, Enter)")
         .items(&items)
@@ -40,11 +44,14 @@ pub fn server(current: &Target) -> io::Result<Target> {
     if let Some(preset) = PRESETS.get(picked) {
         return Ok(Target::preset(preset));
     }
-    let url: String = Input::with_theme(&theme())
+    let theme = theme();
+    let mut input = Input::with_theme(&theme)
         .with_prompt("Base URL of the server (the part before /chat/completions)")
-        .validate_with(|text: &String| super::check_url(text).map(|_| ()))
-        .interact_text()
-        .map_err(io_error)?;
+        .validate_with(|text: &String| super::check_url(text).map(|_| ()));
+    if current.provider.is_none() {
+        input = input.with_initial_text(current.base_url.clone());
+    }
+    let url: String = input.interact_text().map_err(io_error)?;
     Ok(Target::custom(super::check_url(&url).unwrap_or(url)))
 }
 

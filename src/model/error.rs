@@ -80,10 +80,13 @@ impl ErrorClass {
 pub struct KeyUse<'a> {
     /// The environment variable the key is read from.
     pub env: &'a str,
-    /// Whether the endpoint needs a key, so tandem offers the editor an auth method for it.
+    /// Whether tandem offers the editor its login for this server (it needs a key, or one
+    /// is sent): then a rejected key is for a new login to fix.
     pub offered: bool,
     /// Whether a key was sent.
     pub sent: bool,
+    /// Whether the key sent is the one `tandem login` saved (not one from the environment).
+    pub stored: bool,
 }
 
 /// A model request that failed, with a message written for the user.
@@ -161,8 +164,12 @@ impl ModelError {
                         ErrorClass::AccessDenied
                     },
                     format!(
-                        "the model server at {base_url} rejected the API key ({status}){said}. Check {}.",
-                        key.env
+                        "the model server at {base_url} rejected the API key ({status}){said}. {}",
+                        if key.stored {
+                            "Log in again with `tandem login` to replace the saved key.".to_string()
+                        } else {
+                            format!("Check {}.", key.env)
+                        }
                     ),
                 ),
                 401 | 403 => (
@@ -302,6 +309,7 @@ mod tests {
         env: "OPENAI_API_KEY",
         offered: true,
         sent: true,
+        stored: false,
     };
 
     #[test]
@@ -310,6 +318,7 @@ mod tests {
             env: "OPENAI_API_KEY",
             offered: false,
             sent: false,
+            stored: false,
         };
         let e = ModelError::from_http("http://x", "m", keyless, 403, b"{}", 1, None);
         assert_eq!(e.class, ErrorClass::AccessDenied);
@@ -330,6 +339,13 @@ mod tests {
         assert_eq!(e.class, ErrorClass::Auth);
         assert!(e.message.contains("rejected the API key (401)"));
         assert!(e.message.contains("OPENAI_API_KEY"));
+        let stored = KeyUse {
+            stored: true,
+            ..KEY
+        };
+        let e = ModelError::from_http("http://x", "m", stored, 403, b"{}", 1, None);
+        assert_eq!(e.class, ErrorClass::Auth);
+        assert!(e.message.contains("`tandem login`"), "{}", e.message);
         let e = ModelError::from_http("http://x", "m", KEY, 503, b"down", 4, None);
         assert_eq!(e.class, ErrorClass::ServerError);
         assert!(

@@ -154,8 +154,9 @@ impl OpenAiClient {
     fn key_use(&self) -> super::error::KeyUse<'_> {
         super::error::KeyUse {
             env: &self.endpoint.api_key_env,
-            offered: self.endpoint.requires_key,
+            offered: self.endpoint.offers_login(),
             sent: self.endpoint.api_key.is_some(),
+            stored: matches!(self.endpoint.key_from, crate::config::KeyFrom::Stored(_)),
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod actor;
 pub mod commands;
+mod credentials;
 mod discovery;
 pub mod instructions;
 mod open;
@@ -32,6 +33,7 @@ use crate::types::StopReason;
 use crate::types::UserPart;
 use actor::Command;
 pub use actor::Ran;
+use credentials::{SessionModel, Shared};
 use discovery::Discovery;
 use options::OptionError;
 pub use status::LiveSession;
@@ -118,7 +120,8 @@ impl Replay {
 }
 
 /// The configuration new sessions are made from, with its model client and what its server
-/// said about itself. Replaced whole when `tandem login` stored a key after start-up.
+/// said about itself. Replaced whole when `tandem login` stored a key after start-up
+/// (credentials.rs).
 struct Backend {
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
@@ -127,7 +130,8 @@ struct Backend {
 
 /// Owns every live session of a connection.
 pub struct SessionManager {
-    backend: parking_lot::RwLock<Arc<Backend>>,
+    /// The configuration and client, shared with the sessions' [`SessionModel`]s.
+    shared: Arc<Shared>,
     /// The built-in tools with their specs, made once for every session.
     builtins: Vec<Entry>,
     store: Store,
@@ -143,7 +147,7 @@ impl SessionManager {
     pub fn new(config: Arc<Config>, client: Arc<dyn ModelClient>) -> Self {
         let store = Store::new(&config.home);
         Self {
-            backend: parking_lot::RwLock::new(Arc::new(Backend {
+            shared: Arc::new(Shared::new(Backend {
                 discovered: discovery::start(&config),
                 config,
                 client,
@@ -163,7 +167,7 @@ impl SessionManager {
     }
 
     fn backend(&self) -> Arc<Backend> {
-        self.backend.read().clone()
+        self.shared.current()
     }
 
     /// The configuration new sessions are created from.
@@ -176,52 +180,26 @@ impl SessionManager {
     }
 
     /// Whether model requests can be made at all (a hosted server needs a key). Without one,
-    /// the configuration is read again first: `tandem login` may have stored a key (or chosen
-    /// a server that needs none) since tandem started.
+    /// or after the server refused the key, the configuration is read again first: `tandem
+    /// login` may have stored a key (or chosen a server that needs none) since. A refused key
+    /// with nothing new is left for the server to judge again.
     pub fn check_credentials(&self) -> Result<(), ModelError> {
-        match missing_key(&self.config()) {
-            None => Ok(()),
-            Some(error) => match self.reload() {
-                Some(config) => missing_key(&config).map_or(Ok(()), Err),
-                None => Err(error),
-            },
+        let missing = missing_key(&self.config());
+        if missing.is_none() && !self.shared.is_refused() {
+            return Ok(());
+        }
+        match (self.shared.reload(), missing) {
+            (Some(config), _) => missing_key(&config).map_or(Ok(()), Err),
+            (None, Some(error)) => Err(error),
+            (None, None) => Ok(()),
         }
     }
 
-    /// Reads the configuration and the stored key again; when that gives a usable setup,
-    /// new sessions use it. Sessions already open keep theirs.
-    fn reload(&self) -> Option<Arc<Config>> {
-        let current = self.config();
-        if current.replay.is_some() {
-            return None;
-        }
-        let config = match Config::load(&current.overrides) {
-            Ok(config) => Arc::new(config),
-            Err(e) => {
-                tracing::warn!("cannot read the configuration again: {e}");
-                return None;
-            }
-        };
-        if missing_key(&config).is_some() {
-            return None;
-        }
-        let client = match crate::model::client_for(&config) {
-            Ok(client) => client,
-            Err(e) => {
-                tracing::warn!("cannot set up the model client: {e}");
-                return None;
-            }
-        };
-        if let Some(key) = &config.endpoint.api_key {
-            crate::secrets::protect(key.expose(), config.key_vars());
-        }
-        tracing::info!(provider = %config.endpoint.provider, base_url = %config.endpoint.base_url, model = %config.default_model, "credentials found; new sessions use them");
-        *self.backend.write() = Arc::new(Backend {
-            discovered: discovery::start(&config),
-            config: config.clone(),
-            client,
-        });
-        Some(config)
+    /// `authenticate`: whether a key can be used now, one found again as
+    /// [`Self::check_credentials`] looks for it, and not the one the server refused.
+    pub fn authenticate(&self) -> Result<(), ModelError> {
+        self.check_credentials()?;
+        self.shared.refusal().map_or(Ok(()), Err)
     }
 
     /// Stored sessions, newest first (see [`Store::list`]); a session open here reports the

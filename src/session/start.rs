@@ -82,7 +82,11 @@ impl SessionManager {
             cwd: root.clone(),
             folders: folders.clone(),
             config: backend.config.clone(),
-            model: backend.client.clone(),
+            // Through the shared backend: a key found again after a refusal counts at once.
+            model: Arc::new(super::SessionModel::new(
+                self.shared.clone(),
+                backend.clone(),
+            )),
             settings: settings_rx.clone(),
             tools: Arc::new(self.registry(&extras, &s.mcp)),
             client: s.editor.ops,

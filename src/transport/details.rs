@@ -3,6 +3,11 @@
 //! come from tandem's handlers, from the ACP SDK (unknown methods, bad params) and from the
 //! transport itself, so they are completed here, on the way out, whoever made them. The same
 //! place bounds what an error echoes: a 1 MB bad line gets a short error back, not itself.
+//!
+//! A `_meta` member of the data (tandem's classification of a model failure, see
+//! `acp/errors.rs`) is moved onto the error object itself: Zed reads a `-32603`'s data only
+//! when it is exactly `{"details": …}` ("deny_unknown_fields" on its struct), so nothing else
+//! may sit beside the details there.
 
 use serde_json::{Value, json};
 
@@ -29,11 +34,19 @@ pub(super) fn with_details(line: String) -> String {
         .and_then(Value::as_str)
         .unwrap_or("error")
         .to_string();
+    let meta = error
+        .get_mut("data")
+        .and_then(Value::as_object_mut)
+        .and_then(|data| data.remove("_meta"));
+    let moved = meta.is_some();
+    if let Some(meta) = meta {
+        error.insert("_meta".into(), meta);
+    }
     match error.get_mut("data") {
         Some(Value::Object(data)) => {
             if !data.get("details").is_some_and(Value::is_string) {
                 data.insert("details".into(), Value::String(sentence(&text)));
-            } else if line.len() <= 2 * MAX_ECHO {
+            } else if !moved && line.len() <= 2 * MAX_ECHO {
                 return line;
             }
         }
@@ -119,6 +132,18 @@ mod tests {
             (data["details"].as_str(), &data["value"]),
             (Some("Bad."), &json!([1]))
         );
+    }
+
+    #[test]
+    fn data_meta_moves_onto_the_error_leaving_details_alone() {
+        let line = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"the model server failed","data":{"_meta":{"tandem":{"class":"server_error","attempts":4}}}}}"#;
+        let out: Value = serde_json::from_str(&with_details(line.to_string())).unwrap();
+        assert_eq!(
+            out["error"]["data"],
+            json!({"details": "The model server failed."})
+        );
+        assert_eq!(out["error"]["_meta"]["tandem"]["class"], "server_error");
+        assert_eq!(out["error"]["_meta"]["tandem"]["attempts"], 4);
     }
 
     #[test]

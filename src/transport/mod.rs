@@ -11,6 +11,8 @@
 //! parse error, answered by its id when its leading bytes name one for sure (recover.rs).
 //! Either way the connection goes on. Every error answer gets readable details and never
 //! echoes a huge input (details.rs), and the wire trace records both directions (trace.rs).
+//! An `initialize` whose protocol version is a number in a string is read as the number
+//! (compat.rs).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -25,6 +27,7 @@ use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
+mod compat;
 mod details;
 mod frames;
 mod recover;
@@ -254,7 +257,7 @@ async fn read_input<R: AsyncBufRead + Unpin>(
     close: CancellationToken,
 ) {
     loop {
-        let line = match next_text(&mut input, max_line, &answers).await {
+        let mut line = match next_text(&mut input, max_line, &answers).await {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(e) => {
@@ -266,7 +269,7 @@ async fn read_input<R: AsyncBufRead + Unpin>(
             // Blank lines between messages are not messages; ndjson writers leave them.
             continue;
         }
-        let message: Option<Value> = match serde_json::from_str(&line) {
+        let message: Option<Value> = match read_message(&mut line) {
             Ok(message) => Some(message),
             Err(e) => {
                 // Answered here rather than by the SDK, which cannot name the request: the
@@ -322,6 +325,15 @@ async fn read_input<R: AsyncBufRead + Unpin>(
         cancel_running(&tx, &ledger).await;
     }
     close.cancel();
+}
+
+/// `line` as JSON, after what [`compat`] puts right (the line rewritten to match).
+fn read_message(line: &mut String) -> Result<Value, serde_json::Error> {
+    let mut message: Value = serde_json::from_str(line)?;
+    if compat::normalise(&mut message) {
+        *line = message.to_string();
+    }
+    Ok(message)
 }
 
 /// On SIGTERM or SIGINT: running prompts are cancelled (their commands killed, terminals

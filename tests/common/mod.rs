@@ -8,6 +8,8 @@ pub mod mock_model;
 pub mod proxy;
 pub mod real_server;
 pub mod stubs;
+#[cfg(unix)]
+pub mod terminal;
 pub mod wine;
 pub mod zed;
 

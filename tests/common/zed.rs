@@ -11,7 +11,9 @@
 //!   refuse or drop among the messages the agent sent: a `tool_call_update` for an unknown
 //!   tool call, terminal content naming a terminal already released or never created;
 //! - [`error_text`]: what Zed shows for a JSON-RPC error (`-32603`'s `data` unwrapped only when
-//!   it is exactly `{"details": …}`, `-32000` as "authentication required").
+//!   it is exactly `{"details": …}`, `-32000` as "authentication required");
+//! - [`login_command`], [`run_login`], [`reconnect`]: Zed's login button (the command it runs
+//!   in its terminal, or none and then `authenticate`), and what it does after a login.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -138,4 +140,95 @@ pub fn thread_problems(messages: &[Value]) -> Vec<String> {
         }
     }
     problems
+}
+
+// Logging in, as Zed does it (`crates/agent_ui/src/conversation_view.rs`, `authenticate`, and
+// `terminal_auth_task` in `crates/agent_servers/src/acp/mod.rs`).
+
+/// A command line Zed runs in its terminal panel to log in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoginCommand {
+    /// The terminal's title.
+    pub label: String,
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables set for it, over the user's environment.
+    pub env: Vec<(String, String)>,
+}
+
+/// What Zed runs when the user clicks the button of auth method `method` (without the ACP
+/// beta flag, as Zed ships): `terminal_auth_task` matches
+/// "`acp::AuthMethod::Terminal(terminal) if cx.has_flag::<AcpBetaFeatureFlag>()`" and
+/// otherwise falls to `meta_terminal_auth_task`, which reads, whatever the method's type,
+/// `meta.get("terminal-auth")` as `MetaTerminalAuth { label: String, command: String,
+/// #[serde(default)] args, #[serde(default)] env }`. `None` (no such `_meta`, or one without
+/// its label or command) is when Zed sends `authenticate` with the method's id instead.
+pub fn login_command(method: &Value) -> Option<LoginCommand> {
+    let meta = method.get("_meta")?.get("terminal-auth")?;
+    let label = meta.get("label")?.as_str()?.to_string();
+    let command = meta.get("command")?.as_str()?.to_string();
+    let args = match meta.get("args") {
+        None => Vec::new(),
+        Some(args) => args
+            .as_array()?
+            .iter()
+            .map(|a| a.as_str().map(String::from))
+            .collect::<Option<_>>()?,
+    };
+    let env = match meta.get("env") {
+        None => Vec::new(),
+        Some(env) => env
+            .as_object()?
+            .iter()
+            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+            .collect::<Option<_>>()?,
+    };
+    Some(LoginCommand {
+        label,
+        command,
+        args,
+        env,
+    })
+}
+
+/// Runs `login` in a terminal as Zed's terminal panel does (`spawn_external_agent_login`: the
+/// command with its arguments, its `env` over the user's environment `env`), `user` typing at
+/// its prompts; returns the exit status, which is all Zed looks at: "No success patterns
+/// specified: wait for the process to exit and check exit code" (0 is logged in).
+#[cfg(unix)]
+pub async fn run_login(
+    login: &LoginCommand,
+    env: &[(String, String)],
+    user: impl FnOnce(&mut super::terminal::Terminal) + Send + 'static,
+) -> i32 {
+    let mut env = env.to_vec();
+    env.extend(login.env.iter().cloned());
+    let (command, args) = (login.command.clone(), login.args.clone());
+    tokio::task::spawn_blocking(move || {
+        let mut term = super::terminal::spawn(&command, &args, &env);
+        user(&mut term);
+        super::terminal::exit_status(&mut term)
+    })
+    .await
+    .unwrap()
+}
+
+/// What Zed does once a login exited 0: `this.reset(window, cx)`, which asks the connection
+/// store for the agent's connection (the same process: `request_connection` returns the
+/// `Ready` one) and opens the thread that was open again, with `session/load` when the agent
+/// supports it (else `session/resume`), or a new session when there was none. The answer.
+pub async fn reconnect(agent: &mut Agent, folders: &[PathBuf], thread: Option<&str>) -> Value {
+    let mut params = json!({"cwd": path_str(&folders[0]), "mcpServers": []});
+    if folders.len() > 1 {
+        params["additionalDirectories"] = folders[1..].iter().map(|f| json!(path_str(f))).collect();
+    }
+    match thread {
+        None => agent.request("session/new", params).await,
+        Some(id) => {
+            params["sessionId"] = json!(id);
+            agent.request("session/load", params).await
+        }
+    }
 }

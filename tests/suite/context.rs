@@ -246,7 +246,7 @@ async fn a_context_length_error_compacts_once_and_retries() {
     mock.push(Reply::status(400, too_long));
     let (response, _) = agent.prompt(&id, "Third question").await;
     assert_eq!(
-        response["error"]["data"]["class"], "context_length",
+        response["error"]["_meta"]["tandem"]["class"], "context_length",
         "{response}"
     );
 }

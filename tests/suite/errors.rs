@@ -87,8 +87,8 @@ async fn a_rejected_key_is_reported_at_once_as_auth_only_where_an_auth_method_ex
             "{message}"
         );
         assert!(message.contains("OPENAI_API_KEY"), "{message}");
-        assert_eq!(error["data"]["class"], class);
-        assert_eq!(error["data"]["status"], 401);
+        assert_eq!(error["_meta"]["tandem"]["class"], class);
+        assert_eq!(error["_meta"]["tandem"]["status"], 401);
         assert_eq!(mock.requests().len(), 1, "401 is not retried");
         still_usable(&mock, &mut agent, &session).await;
     }
@@ -103,8 +103,8 @@ async fn server_errors_are_retried_then_reported() {
     let (response, _) = agent.prompt(&session, "hi").await;
     let error = error_of(&response);
     assert_eq!(error["code"], -32603);
-    assert_eq!(error["data"]["class"], "server_error");
-    assert_eq!(error["data"]["attempts"], 4);
+    assert_eq!(error["_meta"]["tandem"]["class"], "server_error");
+    assert_eq!(error["_meta"]["tandem"]["attempts"], 4);
     let message = error["message"].as_str().unwrap();
     assert!(
         message.contains("failed with HTTP 500 after 4 attempts: upstream exploded"),
@@ -125,7 +125,7 @@ async fn a_stream_cut_off_mid_answer_is_an_error_not_a_success() {
         "what arrived was shown"
     );
     let error = error_of(&response);
-    assert_eq!(error["data"]["class"], "stream_interrupted");
+    assert_eq!(error["_meta"]["tandem"]["class"], "stream_interrupted");
     assert!(
         error["message"]
             .as_str()
@@ -146,7 +146,10 @@ async fn a_stream_that_ends_without_finishing_is_an_error() {
     let (mock, _ws, mut agent, session) =
         started(vec![Reply::chunks(vec![mock_model::text("partial")])], 1).await;
     let (response, _) = agent.prompt(&session, "hi").await;
-    assert_eq!(error_of(&response)["data"]["class"], "stream_interrupted");
+    assert_eq!(
+        error_of(&response)["_meta"]["tandem"]["class"],
+        "stream_interrupted"
+    );
     still_usable(&mock, &mut agent, &session).await;
 }
 
@@ -162,7 +165,7 @@ async fn a_malformed_chunk_is_an_error() {
     let (mock, _ws, mut agent, session) = started(vec![bad], 1).await;
     let (response, _) = agent.prompt(&session, "hi").await;
     let error = error_of(&response);
-    assert_eq!(error["data"]["class"], "malformed_response");
+    assert_eq!(error["_meta"]["tandem"]["class"], "malformed_response");
     assert!(
         error["message"]
             .as_str()
@@ -181,7 +184,7 @@ async fn an_error_object_inside_a_200_stream_is_an_error() {
     let (mock, _ws, mut agent, session) = started(vec![reply], 1).await;
     let (response, _) = agent.prompt(&session, "hi").await;
     let error = error_of(&response);
-    assert_eq!(error["data"]["class"], "stream_error");
+    assert_eq!(error["_meta"]["tandem"]["class"], "stream_error");
     assert!(
         error["message"]
             .as_str()
@@ -198,7 +201,7 @@ async fn context_length_errors_with_numeric_codes_are_explained() {
     let (response, _) = agent.prompt(&session, "hi").await;
     let error = error_of(&response);
     assert_eq!(error["code"], -32603);
-    assert_eq!(error["data"]["class"], "context_length");
+    assert_eq!(error["_meta"]["tandem"]["class"], "context_length");
     let message = error["message"].as_str().unwrap();
     assert!(
         message.starts_with("the conversation no longer fits the model's context window"),
@@ -214,7 +217,7 @@ async fn other_client_errors_keep_the_servers_words() {
     let (mock, _ws, mut agent, session) = started(vec![Reply::status(404, body)], 4).await;
     let (response, _) = agent.prompt(&session, "hi").await;
     let error = error_of(&response);
-    assert_eq!(error["data"]["class"], "not_found");
+    assert_eq!(error["_meta"]["tandem"]["class"], "not_found");
     assert!(
         error["message"]
             .as_str()
@@ -247,7 +250,7 @@ async fn an_unreachable_server_is_retried_then_reported() {
     let id = agent.open_session(&ws.project()).await;
     let (response, _) = agent.prompt(&id, "hi").await;
     let error = error_of(&response);
-    assert_eq!(error["data"]["class"], "connection");
+    assert_eq!(error["_meta"]["tandem"]["class"], "connection");
     let message = error["message"].as_str().unwrap();
     assert!(
         message.contains("could not reach the model server")
@@ -278,7 +281,7 @@ async fn a_missing_key_is_auth_required_naming_the_variable() {
             .contains("set OPENAI_API_KEY"),
         "{error}"
     );
-    assert_eq!(error["data"]["class"], "missing_api_key");
+    assert_eq!(error["_meta"]["tandem"]["class"], "missing_api_key");
     let auth = agent
         .request("authenticate", json!({"methodId": "api-key"}))
         .await;
@@ -349,8 +352,8 @@ async fn every_error_has_readable_details() {
         assert!(details.len() > 8, "no readable details: {error}");
     }
     assert_eq!(
-        errors[0]["data"]["class"], "server_error",
-        "the rest is kept"
+        errors[0]["_meta"]["tandem"]["class"], "server_error",
+        "the classification is kept, on the error"
     );
     assert!(
         errors[0]["data"]["details"]
@@ -386,7 +389,7 @@ async fn a_keyless_provider_refused_is_not_auth_required() {
     let error = error_of(&response);
     assert_ne!(error["code"], -32000, "{error}");
     assert_eq!(error["code"], -32603);
-    assert_eq!(error["data"]["class"], "access_denied");
+    assert_eq!(error["_meta"]["tandem"]["class"], "access_denied");
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("sent no API key"), "{message}");
     assert!(message.contains("LLAMACPP_API_KEY"), "{message}");

@@ -158,3 +158,79 @@ fn the_schema_check_catches_bad_messages() {
     let good_stop = json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}});
     assert!(schema_violations_for(&good_stop, Some("session/prompt")).is_empty());
 }
+
+/// Some clients write the protocol version as a string: `"1"` is version 1, answered with
+/// the number; nonsense is still refused, saying what is wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protocol_version_written_as_a_string_is_negotiated_like_the_number() {
+    let mock = MockModel::start(vec![]).await;
+    let ws = Workspace::new();
+    for (version, answer) in [("1", 1), ("7", 1)] {
+        let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+        let init = agent
+            .request_ok(
+                "initialize",
+                json!({"protocolVersion": version, "clientCapabilities": {}}),
+            )
+            .await;
+        assert_eq!(init["protocolVersion"], json!(answer), "{version}: {init}");
+        let session = agent.new_session(&ws.project()).await;
+        assert!(session["sessionId"].is_string(), "{session}");
+        agent.assert_valid();
+    }
+    for nonsense in [json!("abc"), json!(-1), json!("-1"), json!("1.5")] {
+        let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+        let refused = agent
+            .request(
+                "initialize",
+                json!({"protocolVersion": nonsense, "clientCapabilities": {}}),
+            )
+            .await;
+        assert_eq!(refused["error"]["code"], -32602, "{nonsense}: {refused}");
+        let details = refused["error"]["data"]["details"].as_str().unwrap();
+        assert!(details.contains("protocolVersion"), "{details}");
+        assert!(agent.is_running());
+    }
+}
+
+/// Without `RUST_LOG`, stderr says only what went wrong: editors may show every line of it
+/// (agent-shell prints each as a notice), so a start, a prompt and a cancel print nothing.
+/// `-v` brings tandem's progress back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stderr_stays_quiet_through_a_start_a_prompt_and_a_cancel_unless_asked() {
+    let pieces: Vec<String> = (0..100).map(|i| format!("t{i} ")).collect();
+    let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let slow = || crate::common::Reply::text(&refs).slow(std::time::Duration::from_millis(50));
+    let mock = MockModel::start(vec![crate::common::Reply::text(&["hi"]), slow(), slow()]).await;
+    let ws = Workspace::new();
+    let env: Vec<_> = ws
+        .env(&mock)
+        .into_iter()
+        .filter(|(name, _)| name != "RUST_LOG")
+        .collect();
+    for (args, quiet) in [(&[][..], true), (&["-v"][..], false)] {
+        let mut agent = Agent::spawn(&env, args);
+        let id = agent.open_session(&ws.project()).await;
+        if quiet {
+            let (done, _) = agent.prompt(&id, "hello").await;
+            assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+        }
+        let pending = agent.start_prompt(&id, "long").await;
+        agent.next_message().await;
+        agent
+            .notify("session/cancel", json!({"sessionId": id}))
+            .await;
+        let cancelled = crate::common::response(pending).await;
+        assert_eq!(
+            cancelled["result"]["stopReason"], "cancelled",
+            "{cancelled}"
+        );
+        let (status, stderr) = agent.shutdown().await;
+        assert!(status.success(), "{stderr}");
+        if quiet {
+            assert_eq!(stderr, "", "nothing on stderr by default");
+        } else {
+            assert!(stderr.contains("INFO"), "-v logs progress: {stderr}");
+        }
+    }
+}

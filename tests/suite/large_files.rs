@@ -57,7 +57,10 @@ async fn a_prompt_larger_than_the_window_is_refused_before_any_request() {
     let huge = "word ".repeat(1_600_000); // 8 MB: about 2M tokens, for a 128k model
     let (response, _) = agent.prompt(&session, &huge).await;
     let error = &response["error"];
-    assert_eq!(error["data"]["class"], "context_length", "{response:.300}");
+    assert_eq!(
+        error["_meta"]["tandem"]["class"], "context_length",
+        "{response:.300}"
+    );
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("nothing was sent"), "{message}");
     assert!(mock.requests().is_empty(), "no compaction, no request");

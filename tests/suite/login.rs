@@ -2,10 +2,11 @@
 //! ACP registry's check) is offered, `tandem login` scripted and typed, and `tandem logout`.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+use crate::common::terminal::{self, type_secret};
 use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, path_str};
 
 /// The environment of a user who set nothing up but their home: the key lives in the file
@@ -285,6 +286,104 @@ async fn a_login_counts_at_once_in_a_running_agent() {
     agent.shutdown().await;
 }
 
+/// The model server refuses the key a login saved (revoked, expired), in a client that runs
+/// no terminal itself: the prompt answers "authentication required" with the login methods;
+/// `authenticate` keeps saying so while that key is all there is; the user logs in again in
+/// a terminal, `authenticate` succeeds, and the same session goes on with the new key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_refused_key_a_new_login_serves_the_open_session() {
+    let refused = r#"{"error":{"message":"Incorrect API key provided"}}"#;
+    let mock = listing_mock(vec![
+        Reply::text(&["OK"]),
+        Reply::status(401, refused),
+        Reply::text(&["OK"]),
+        Reply::text(&["with the new key"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let mut env = home_only(&ws);
+    env.push(("TANDEM_PROVIDER".into(), "openai".into()));
+    env.push(("OPENAI_BASE_URL".into(), mock.base_url.clone()));
+    env.push(("TANDEM_MODEL".into(), "mock-model".into()));
+    let (status, _, stderr) =
+        tandem_blocking(env.clone(), &["login", "--key-stdin"], TEST_KEY).await;
+    assert_eq!(status, 0, "{stderr}");
+    let mut agent = Agent::spawn(&env, &[]);
+    let init = agent.initialize().await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (response, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["error"]["code"], -32000, "{response}");
+    assert_eq!(
+        response["error"]["data"]["authMethods"],
+        init["authMethods"]
+    );
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`tandem login`"), "{message}");
+    let still = agent
+        .request("authenticate", json!({"methodId": "api-key"}))
+        .await;
+    assert_eq!(
+        still["error"]["code"], -32000,
+        "the refused key is all there is: {still}"
+    );
+
+    let new_key = "sk-test-renewed-0b7e";
+    let (status, _, stderr) =
+        tandem_blocking(env.clone(), &["login", "--key-stdin"], new_key).await;
+    assert_eq!(status, 0, "{stderr}");
+    let authenticated = agent
+        .request("authenticate", json!({"methodId": "api-key"}))
+        .await;
+    assert_eq!(authenticated["result"], json!({}), "{authenticated}");
+    let (response, updates) = agent.prompt(&session, "again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(format!("{updates:?}").contains("with the new key"));
+    assert_eq!(
+        mock.requests()[3].authorization().as_deref(),
+        Some(format!("Bearer {new_key}").as_str())
+    );
+    let (_, stderr) = agent.shutdown().await;
+    assert!(!stderr.contains(new_key) && !stderr.contains(TEST_KEY));
+}
+
+/// `tandem exec` with a saved key the server now refuses: a model error (exit status 1),
+/// said in one line that names the way out, nothing on stdout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_says_to_log_in_again_when_the_saved_key_is_refused() {
+    let refused = r#"{"error":{"message":"key expired"}}"#;
+    let mock = listing_mock(vec![Reply::text(&["OK"]), Reply::status(403, refused)]).await;
+    let ws = Workspace::new();
+    let env = home_only(&ws);
+    let login = [
+        "login",
+        "--base-url",
+        &mock.base_url,
+        "--model",
+        "mock-model",
+        "--key-stdin",
+    ];
+    let (status, _, stderr) = tandem_blocking(env.clone(), &login, TEST_KEY).await;
+    assert_eq!(status, 0, "{stderr}");
+    let project = ws.project();
+    let (status, stdout, stderr) = tokio::task::spawn_blocking(move || {
+        let mut env = env;
+        env.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
+        crate::common::run_tandem(&["exec", "hi"], &env, None, Some(&project))
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, 1, "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr
+            .contains("rejected the API key (403): key expired. Log in again with `tandem login`"),
+        "{stderr}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_key_is_said_plainly_and_nothing_is_saved() {
     let mock = MockModel::start(vec![]).await;
@@ -340,44 +439,14 @@ async fn an_unknown_host_is_named_as_such() {
     assert!(stderr.contains("could not resolve host"), "{stderr}");
 }
 
-/// `tandem login ARGS` in a pseudo-terminal with `env` only. The terminal starts with echo
-/// on, as a user's does (the pty library turns it off), so that [`type_secret`] can tell when
-/// the hidden-input prompt is reading.
+/// `tandem login ARGS` in a pseudo-terminal with `env` only.
 #[cfg(unix)]
-fn login_terminal(env: &[(String, String)], args: &[&str]) -> expectrl::session::OsSession {
-    let mut command = Command::new("sh");
-    command
-        .args([
-            "-c",
-            "stty echo && exec \"$0\" login \"$@\"",
-            env!("CARGO_BIN_EXE_tandem"),
-        ])
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TERM", "xterm")
-        .envs(env.iter().cloned());
-    let mut term = expectrl::Session::spawn(command).unwrap();
-    term.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
-    term
-}
-
-/// Types `text` at a hidden-input prompt once the prompt reads: the terminal's echo goes off
-/// then, and switching it off discards what was typed before (`TCSAFLUSH`), as a real
-/// terminal would lose keys typed that early.
-#[cfg(unix)]
-fn type_secret(term: &mut expectrl::session::OsSession, text: &str) {
-    use expectrl::Expect;
-    use expectrl::process::Termios;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while term.is_echo().unwrap() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the key prompt never started reading"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    term.send(text).unwrap();
+fn login_terminal(env: &[(String, String)], args: &[&str]) -> terminal::Terminal {
+    let args: Vec<String> = std::iter::once("login")
+        .chain(args.iter().copied())
+        .map(String::from)
+        .collect();
+    terminal::spawn(env!("CARGO_BIN_EXE_tandem"), &args, env)
 }
 
 /// The login a person types: the server from the menu, a URL, a wrong key (refused, asked

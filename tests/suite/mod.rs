@@ -54,4 +54,6 @@ mod tool_loop;
 mod tools;
 mod windows;
 mod wire_trace;
+#[cfg(unix)]
+mod zed_auth;
 mod zed_client;

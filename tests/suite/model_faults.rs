@@ -35,7 +35,7 @@ fn error_class(response: &Value) -> (&str, &str) {
     let error = &response["error"];
     assert!(error.is_object(), "expected an error: {response}");
     (
-        error["data"]["class"].as_str().unwrap_or(""),
+        error["_meta"]["tandem"]["class"].as_str().unwrap_or(""),
         error["message"].as_str().unwrap_or(""),
     )
 }

@@ -272,7 +272,9 @@ async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
         .await
         .unwrap()
         .unwrap();
-    let class = failed["error"]["data"]["class"].as_str().unwrap_or("");
+    let class = failed["error"]["_meta"]["tandem"]["class"]
+        .as_str()
+        .unwrap_or("");
     assert!(
         ["stream_interrupted", "connection"].contains(&class),
         "{failed}"

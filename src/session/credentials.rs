@@ -1,0 +1,181 @@
+//! The key sessions send, kept current while tandem runs.
+//!
+//! A key can be missing when tandem starts, or be refused later (revoked, expired): the user
+//! then runs `tandem login` in a terminal, often from the editor's own login button, while
+//! this process goes on. So the configuration and the stored key are read again when it
+//! matters: when an editor opens a session or calls `authenticate` and there was no usable
+//! key, and before the next model request after the server refused the key. A key found that
+//! way serves new sessions and every open session that talks to the same server (their model
+//! requests go through [`SessionModel`]), so a conversation goes on where it failed; a login
+//! that chose another server serves new sessions only, as an open one's model may not be
+//! there.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use parking_lot::{Mutex, RwLock};
+
+use super::{Backend, discovery, missing_key};
+use crate::config::{ApiKey, Config};
+use crate::model::{ErrorClass, EventStream, ModelClient, ModelError, ModelRequest};
+
+/// What the sessions of one manager share about the model server: the configuration new
+/// sessions start from with its client, and the key the server last refused.
+pub(super) struct Shared {
+    /// Replaced whole when a login brings a usable setup.
+    backend: RwLock<Arc<Backend>>,
+    /// The refused key (a digest of it) and the server's answer, until a new key is found.
+    refused: Mutex<Option<Refused>>,
+}
+
+/// A key the server refused, and what it said.
+struct Refused {
+    key: Option<u64>,
+    error: ModelError,
+}
+
+impl Shared {
+    /// Sharing `backend`, with no key refused yet.
+    pub(super) fn new(backend: Backend) -> Self {
+        Self {
+            backend: RwLock::new(Arc::new(backend)),
+            refused: Mutex::new(None),
+        }
+    }
+
+    /// The current configuration and client.
+    pub(super) fn current(&self) -> Arc<Backend> {
+        self.backend.read().clone()
+    }
+
+    /// Whether the server refused the key in use, and no other has been found since.
+    pub(super) fn is_refused(&self) -> bool {
+        self.refused.lock().is_some()
+    }
+
+    /// The server's answer when it refused the key in use.
+    pub(super) fn refusal(&self) -> Option<ModelError> {
+        self.refused.lock().as_ref().map(|r| r.error.clone())
+    }
+
+    /// Notes how the server answered a request with the key `config` sends: refused (an
+    /// error of class `auth`), or taken (the refusal, if it was of this key, is over).
+    fn note_answer(&self, config: &Config, answer: Result<(), &ModelError>) {
+        let key = digest(config.endpoint.api_key.as_ref());
+        let mut refused = self.refused.lock();
+        match answer {
+            Err(error) if error.class == ErrorClass::Auth => {
+                *refused = Some(Refused {
+                    key,
+                    error: error.clone(),
+                });
+            }
+            Err(_) => {}
+            Ok(()) => {
+                if refused.as_ref().is_some_and(|r| r.key == key) {
+                    *refused = None;
+                }
+            }
+        }
+    }
+
+    /// Reads the configuration and the stored key again; when that gives a usable setup that
+    /// is not the key the server refused, it becomes current (for new sessions, and for open
+    /// ones on the same server) and is returned.
+    pub(super) fn reload(&self) -> Option<Arc<Config>> {
+        let current = self.current().config.clone();
+        if current.replay.is_some() {
+            return None;
+        }
+        let config = match Config::load(&current.overrides) {
+            Ok(config) => Arc::new(config),
+            Err(e) => {
+                tracing::warn!("cannot read the configuration again: {e}");
+                return None;
+            }
+        };
+        if missing_key(&config).is_some() {
+            return None;
+        }
+        let refused = self
+            .refused
+            .lock()
+            .as_ref()
+            .is_some_and(|r| r.key == digest(config.endpoint.api_key.as_ref()));
+        if refused {
+            return None;
+        }
+        let client = match crate::model::client_for(&config) {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!("cannot set up the model client: {e}");
+                return None;
+            }
+        };
+        if let Some(key) = &config.endpoint.api_key {
+            crate::secrets::protect(key.expose(), config.key_vars());
+        }
+        tracing::info!(provider = %config.endpoint.provider, base_url = %config.endpoint.base_url, model = %config.default_model, "credentials found; sessions use them");
+        *self.backend.write() = Arc::new(Backend {
+            discovered: discovery::start(&config),
+            config: config.clone(),
+            client,
+        });
+        *self.refused.lock() = None;
+        Some(config)
+    }
+}
+
+/// A digest of `key`, to know it again without keeping another copy.
+fn digest(key: Option<&ApiKey>) -> Option<u64> {
+    key.map(|key| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        key.expose().hash(&mut hasher);
+        hasher.finish()
+    })
+}
+
+/// The model client a session asks: the current one when it talks to the server the session
+/// started with (so a new key counts at the next request), else the one it started with.
+pub(super) struct SessionModel {
+    shared: Arc<Shared>,
+    started: Arc<Backend>,
+}
+
+impl SessionModel {
+    /// For a session started from `started`.
+    pub(super) fn new(shared: Arc<Shared>, started: Arc<Backend>) -> Self {
+        Self { shared, started }
+    }
+
+    /// The backend this session's next request goes through.
+    fn backend(&self) -> Arc<Backend> {
+        let current = self.shared.current();
+        if current.config.endpoint.base_url == self.started.config.endpoint.base_url {
+            current
+        } else {
+            self.started.clone()
+        }
+    }
+}
+
+impl ModelClient for SessionModel {
+    fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
+        Box::pin(async move {
+            if self.shared.is_refused() {
+                // A login in a terminal may have stored a new key since the server refused
+                // the last one; reading it blocks (files, the system's credential store).
+                let shared = self.shared.clone();
+                if let Err(e) = tokio::task::spawn_blocking(move || shared.reload()).await {
+                    tracing::warn!("looking for a new key failed: {e}");
+                }
+            }
+            let backend = self.backend();
+            let opened = backend.client.open(request).await;
+            self.shared
+                .note_answer(&backend.config, opened.as_ref().map(|_| ()));
+            opened
+        })
+    }
+}
