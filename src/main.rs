@@ -47,7 +47,9 @@ async fn run(cli: Cli) -> ExitCode {
     let config = match Config::load(&overrides) {
         Ok(config) => config,
         Err(e) => {
-            tracing::error!("{e}");
+            // The same form as every other error a command reports (`tandem: error: …`),
+            // not a log line: it is the answer to what the user typed.
+            let _ = writeln!(std::io::stderr(), "tandem: error: {e}");
             return ExitCode::from(2);
         }
     };

@@ -89,6 +89,10 @@ pub(super) fn endpoint(
         tracing::warn!("{}", unused_note(*level, url, by, p));
     }
     let openai = &presets::PRESETS[0];
+    let explicit_base = explicit_base
+        .map(|url| super::check_url(&url))
+        .transpose()
+        .map_err(|e| ConfigError::Invalid(format!("the model server's URL: {e}")))?;
     let base_url = explicit_base
         .clone()
         .unwrap_or_else(|| preset.unwrap_or(openai).base_url.to_string())

@@ -15,6 +15,7 @@ pub mod presets;
 mod project;
 mod resolve;
 mod settings;
+mod url;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -27,6 +28,7 @@ pub use mcp::ServerSpec;
 pub use presets::Preset;
 pub use project::{ProjectConfig, project};
 pub use settings::Settings;
+pub use url::check_url;
 
 /// Settings given on the command line; `None` means "not given".
 #[derive(Debug, Clone, Default)]

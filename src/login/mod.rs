@@ -13,11 +13,12 @@ mod target;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
+pub use crate::config::check_url;
 use crate::config::{ApiKey, Config};
 use crate::credentials::Place;
 use crate::model::probe::{self, ListError, Listing};
 pub use config_file::Choice;
-pub use target::{Target, check_url};
+pub use target::Target;
 
 /// Why a login ended without saving.
 #[derive(Debug, thiserror::Error)]

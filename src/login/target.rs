@@ -89,32 +89,9 @@ impl Target {
     }
 }
 
-/// A base URL as typed: http or https, trailing slashes dropped.
-pub fn check_url(text: &str) -> Result<String, String> {
-    let text = text.trim().trim_end_matches('/');
-    match url::Url::parse(text) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {
-            Ok(text.to_string())
-        }
-        Ok(_) => Err("the URL must start with http:// or https:// and name a host".into()),
-        Err(e) => Err(format!("not a URL: {e}")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_checked_and_trimmed() {
-        assert_eq!(
-            check_url(" http://box:8000/v1/ ").unwrap(),
-            "http://box:8000/v1"
-        );
-        assert!(check_url("box:8000").is_err());
-        assert!(check_url("ftp://box/v1").is_err());
-        assert!(check_url("").is_err());
-    }
 
     #[test]
     fn local_presets_are_not_asked_for_a_key_and_urls_are() {

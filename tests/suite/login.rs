@@ -523,3 +523,44 @@ async fn the_interactive_login_in_a_terminal() {
         Some(format!("Bearer {TEST_KEY}").as_str())
     );
 }
+
+/// Issue 31: a server URL written without a scheme. A local address is taken as http:// (the
+/// request reaches the server), any other host gets one clear message, and every wrong
+/// setting is reported in one form, `tandem: error: …`, never as a timestamped log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_without_a_scheme_and_other_wrong_settings_get_one_clear_message() {
+    let mock = crate::common::MockModel::start(vec![crate::common::Reply::text(&["hello"])]).await;
+    let ws = crate::common::Workspace::new();
+    let mut env = ws.base_env();
+    env.retain(|(k, _)| k != "RUST_LOG");
+    let bare = mock.base_url.trim_start_matches("http://").to_string();
+    let (code, out, err) = crate::common::run_tandem(
+        &["exec", "--base-url", &bare, "--model", "m", "hi"],
+        &env,
+        None,
+        Some(&ws.project()),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("hello"), "{out}");
+    assert_eq!(mock.requests().len(), 1);
+    for (args, needle) in [
+        (
+            vec!["exec", "--base-url", "api.example.com/v1", "hi"],
+            "`api.example.com/v1` has no scheme: write https://api.example.com/v1",
+        ),
+        (
+            vec!["exec", "--mode", "yolo", "hi"],
+            "unknown mode `yolo`; modes:",
+        ),
+        (
+            vec!["exec", "--provider", "olama", "hi"],
+            "unknown provider `olama`; known providers:",
+        ),
+    ] {
+        let (code, _, err) = crate::common::run_tandem(&args, &env, None, Some(&ws.project()));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.starts_with("tandem: error: "), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("ERROR"), "a log line: {err}");
+    }
+}
