@@ -253,10 +253,12 @@ async fn execute(
     if let Some(title) = output.title {
         shown.retitle(title);
     }
-    shown.update(Some(status), Some(output.content));
     if cancel.is_cancelled() && output.failed {
+        // The editor marks the calls of a cancelled turn cancelled itself.
+        shown.leave(status, Some(output.content));
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
+    shown.update(Some(status), Some(output.content));
     shown.done(format!("{}{}", output.model, extra.unwrap_or_default()))
 }
 

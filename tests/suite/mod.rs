@@ -53,3 +53,4 @@ mod tools;
 mod windows;
 mod wire_trace;
 mod zed_client;
+mod zed_tools;
