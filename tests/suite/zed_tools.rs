@@ -1,13 +1,13 @@
 //! Tool calls as Zed shows them, through the binary with the Zed-shaped client
 //! (`tests/common/zed.rs`): a command's card never names a terminal Zed has already
-//! forgotten.
+//! forgotten, and a rejected call keeps Zed's "Rejected".
 
 use std::sync::Arc;
 
 use serde_json::json;
 
 use crate::common::calls::tool_result;
-use crate::common::editor::FakeEditor;
+use crate::common::editor::{Answer, FakeEditor};
 use crate::common::{Agent, MockModel, Reply, Workspace, response, zed};
 
 /// An agent started as Zed starts it (in `mode`, with `extra` variables), its session over
@@ -101,4 +101,46 @@ async fn a_command_card_never_names_its_terminal_after_the_release() {
         "Canceled"
     );
     assert_eq!(editor.params_of("terminal/release").len(), 4);
+}
+
+/// When the user picks a reject option Zed marks the card "Rejected" itself
+/// (`authorize_tool_call`: "`acp::PermissionOptionKind::RejectOnce |
+/// acp::PermissionOptionKind::RejectAlways => ToolCallStatus::Rejected`"), and any status the
+/// agent sends afterwards replaces it (`update_fields`: "`if let Some(status) = status {
+/// self.status = status.into(); }`"). A rejected edit and a rejected command stay "Rejected";
+/// the model is still told, and nothing ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_call_stays_rejected_in_zed() {
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![
+        Reply::tools(&[(
+            "w",
+            "write_file",
+            json!({"path": "a.txt", "content": "x\n"}),
+        )]),
+        Reply::tools(&[("r", "run_command", json!({"command": "touch ran"}))]),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let (mut agent, session, editor) = zed_session(&ws, &mock, "ask", &[]).await;
+    editor.answer_with(&[
+        Answer::Select("reject_once"),
+        Answer::Select("reject_always"),
+    ]);
+    let (answer, updates) = agent.prompt(&session, "write and run").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        zed::card_status(&updates, "w", Some("reject_once"), "end_turn"),
+        "Rejected"
+    );
+    assert_eq!(
+        zed::card_status(&updates, "r", Some("reject_always"), "end_turn"),
+        "Rejected"
+    );
+    let requests = mock.requests();
+    assert!(tool_result(&requests[1], "w").starts_with("Rejected"));
+    assert!(tool_result(&requests[2], "r").starts_with("Rejected"));
+    assert!(!ws.project().join("a.txt").exists());
+    assert!(!ws.project().join("ran").exists());
+    assert_eq!(zed::thread_problems(&updates), Vec::<String>::new());
 }
