@@ -1,14 +1,16 @@
 //! Tool calls as Zed shows them, through the binary with the Zed-shaped client
 //! (`tests/common/zed.rs`): a command's card never names a terminal Zed has already
-//! forgotten, and a rejected call keeps Zed's "Rejected".
+//! forgotten, a rejected call keeps Zed's "Rejected", and a file outside Zed's worktrees is
+//! not called missing: tandem reads or writes it itself once the call is allowed.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::calls::tool_result;
 use crate::common::editor::{Answer, FakeEditor};
-use crate::common::{Agent, MockModel, Reply, Workspace, response, zed};
+use crate::common::{Agent, MockModel, Reply, Workspace, path_str, response, zed};
 
 /// An agent started as Zed starts it (in `mode`, with `extra` variables), its session over
 /// the project folder (Zed's only worktree), and Zed's editor.
@@ -28,6 +30,18 @@ async fn zed_session(
     let session = zed::new_session(&mut agent, &folders, json!([])).await;
     let id = session["sessionId"].as_str().unwrap().to_string();
     (agent, id, editor)
+}
+
+/// A file next to the project, outside Zed's worktree.
+fn outside(ws: &Workspace, name: &str, text: &str) -> PathBuf {
+    let path = ws.project().with_file_name("outside").join(name);
+    ws.write(&format!("outside/{name}"), text);
+    path
+}
+
+/// Every request the model was sent, as text, to look for what must not be there.
+fn everything_sent(mock: &MockModel) -> String {
+    mock.requests().iter().map(|r| r.body.to_string()).collect()
 }
 
 /// Zed forgets a terminal on `terminal/release` (`release_terminal` in `acp_thread.rs`:
@@ -142,5 +156,120 @@ async fn a_rejected_call_stays_rejected_in_zed() {
     assert!(tool_result(&requests[2], "r").starts_with("Rejected"));
     assert!(!ws.project().join("a.txt").exists());
     assert!(!ws.project().join("ran").exists());
+    assert_eq!(zed::thread_problems(&updates), Vec::<String>::new());
+}
+
+/// Zed refuses `fs/read_text_file` outside its worktrees with `resource_not_found`
+/// (`read_text_file` in `acp_thread.rs`: "`project_path_for_absolute_path(&path, cx)
+/// .ok_or_else(|| acp::Error::resource_not_found(Some(path.display().to_string())))`"): the
+/// file is there, so the model is not told it does not exist. The user's "no" keeps it
+/// from the model; once the user allows the read, tandem reads the file itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_read_outside_zeds_worktrees_is_read_by_tandem() {
+    let ws = Workspace::new();
+    let notes = outside(&ws, "notes.txt", "far away\n");
+    let read = json!({"path": path_str(&notes)});
+    let mock = MockModel::start(vec![
+        Reply::tools(&[("r1", "read_file", read.clone())]),
+        Reply::tools(&[("r2", "read_file", read)]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let (mut agent, session, editor) = zed_session(&ws, &mock, "ask", &[]).await;
+    editor.answer_with(&[Answer::Select("reject_once"), Answer::Select("allow_once")]);
+    let (answer, updates) = agent.prompt(&session, "read it").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let requests = mock.requests();
+    assert!(tool_result(&requests[1], "r1").starts_with("Rejected"));
+    assert!(!requests[1].body.to_string().contains("far away"));
+    let allowed = tool_result(&requests[2], "r2");
+    assert!(allowed.contains("far away"), "{allowed}");
+    assert!(!allowed.contains("does not exist"), "{allowed}");
+    // Zed was asked first (an editor may hold the file unsaved), only after the user allowed.
+    assert_eq!(editor.params_of("fs/read_text_file").len(), 1);
+    assert_eq!(zed::thread_problems(&updates), Vec::<String>::new());
+}
+
+/// The mode lets reads outside the project run unasked (`full-access`); a deny rule still
+/// keeps a file from the model, and tandem's own read of a file Zed refused is no way
+/// around it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_rule_still_holds_where_tandem_reads_for_zed() {
+    let ws = Workspace::new();
+    let notes = outside(&ws, "notes.txt", "far away\n");
+    let secret = outside(&ws, "secret.txt", "hunter2\n");
+    ws.write(
+        "home/.config/tandem/config.toml",
+        &format!(
+            "[permissions]\ndeny = [\"read_file({})\"]\n",
+            path_str(&secret)
+        ),
+    );
+    let mock = MockModel::start(vec![
+        Reply::tools(&[
+            ("n", "read_file", json!({"path": path_str(&notes)})),
+            ("s", "read_file", json!({"path": path_str(&secret)})),
+        ]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let (mut agent, session, editor) = zed_session(&ws, &mock, "full-access", &[]).await;
+    let (answer, _) = agent.prompt(&session, "read both").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let requests = mock.requests();
+    assert!(tool_result(&requests[1], "n").contains("far away"));
+    assert!(tool_result(&requests[1], "s").starts_with("Refused by the rule"));
+    assert!(!everything_sent(&mock).contains("hunter2"));
+    let asked: Vec<Value> = editor.params_of("fs/read_text_file");
+    assert!(
+        asked.iter().all(|p| p["path"] != path_str(&secret)),
+        "{asked:?}"
+    );
+}
+
+/// Zed refuses a write outside its worktrees too (`write_text_file` in `acp_thread.rs`:
+/// "`.context(\"invalid path\")?`", an internal error). tandem asks before an edit outside the
+/// project; once the user allows it, tandem reads and writes the file itself, and the card
+/// shows the change. Before that, nothing of the file was read for the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_edit_outside_zeds_worktrees_is_made_by_tandem() {
+    let ws = Workspace::new();
+    let notes = outside(&ws, "notes.txt", "one\ntwo\n");
+    let new = ws.project().with_file_name("outside").join("new.txt");
+    let mock = MockModel::start(vec![
+        Reply::tools(&[(
+            "e",
+            "edit_file",
+            json!({"path": path_str(&notes), "old_string": "two", "new_string": "three"}),
+        )]),
+        Reply::tools(&[(
+            "w",
+            "write_file",
+            json!({"path": path_str(&new), "content": "fresh\n"}),
+        )]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let (mut agent, session, editor) = zed_session(&ws, &mock, "ask", &[]).await;
+    let (answer, updates) = agent.prompt(&session, "edit outside").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let requests = mock.requests();
+    let edited = tool_result(&requests[1], "e");
+    assert!(edited.starts_with("Edited"), "{edited}");
+    assert!(tool_result(&requests[2], "w").starts_with("Created"));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "one\nthree\n");
+    assert_eq!(std::fs::read_to_string(&new).unwrap(), "fresh\n");
+    // Each was asked about (an edit outside the project asks in `ask`), once, the edit with
+    // a note instead of a diff, since nothing of the file was read before the user allowed it.
+    let asked = editor.params_of("session/request_permission");
+    assert_eq!(asked.len(), 2);
+    let note = asked[0]["toolCall"]["content"].to_string();
+    assert!(note.contains("would not open"), "{note}");
+    assert!(!note.contains("two"), "{note}");
+    let diffs = crate::common::calls::shown_contents(&updates, "diff");
+    assert!(
+        diffs.iter().any(|d| d["newText"] == "one\nthree\n"),
+        "{diffs:?}"
+    );
     assert_eq!(zed::thread_problems(&updates), Vec::<String>::new());
 }
