@@ -1,7 +1,8 @@
 //! Tool calls as Zed shows them, through the binary with the Zed-shaped client
 //! (`tests/common/zed.rs`): a command's card never names a terminal Zed has already
 //! forgotten, a rejected call keeps Zed's "Rejected", and a file outside Zed's worktrees is
-//! not called missing: tandem reads or writes it itself once the call is allowed.
+//! not called missing: tandem reads or writes it itself once the call is allowed. Images
+//! are advertised only when a model takes them, and one left out is reported.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::common::calls::tool_result;
 use crate::common::editor::{Answer, FakeEditor};
-use crate::common::{Agent, MockModel, Reply, Workspace, path_str, response, zed};
+use crate::common::{Agent, MockModel, Reply, Workspace, joined, path_str, response, zed};
 
 /// An agent started as Zed starts it (in `mode`, with `extra` variables), its session over
 /// the project folder (Zed's only worktree), and Zed's editor.
@@ -272,4 +273,56 @@ async fn an_allowed_edit_outside_zeds_worktrees_is_made_by_tandem() {
         "{diffs:?}"
     );
     assert_eq!(zed::thread_problems(&updates), Vec::<String>::new());
+}
+
+/// Zed lets the user paste an image only when the agent says it takes them
+/// (`MessageEditor::supports_images` in `crates/agent_ui/src/message_editor.rs`:
+/// "`self.read(cx).prompt_capabilities.borrow().image`"). tandem says so when one of the
+/// models it offers takes images, and not for a model it does not know to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_are_advertised_only_when_a_model_takes_them() {
+    let mock = MockModel::start(vec![]).await;
+    for (models, image) in [
+        (None, false),
+        (Some("gpt-4o"), true),
+        (Some("mock-model,gpt-4o"), true),
+    ] {
+        let ws = Workspace::new();
+        let mut env = ws.env(&mock);
+        if let Some(list) = models {
+            env.push(("TANDEM_MODELS".into(), list.into()));
+        }
+        let mut agent = Agent::spawn_with(&env, &[], Some(zed::editor(&[ws.project()])));
+        let init = zed::initialize(&mut agent).await;
+        assert_eq!(
+            init["agentCapabilities"]["promptCapabilities"]["image"], image,
+            "{models:?}: {init}"
+        );
+        agent.shutdown().await;
+    }
+}
+
+/// An image sent to a model that does not take it (an editor that ignores the capability, a
+/// switch to another model) is left out for the model, and the user is told so in the turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_the_model_cannot_take_is_reported_to_the_user() {
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![Reply::text(&["I read your words"])]).await;
+    let (mut agent, session, _) = zed_session(&ws, &mock, "ask", &[]).await;
+    let answer = agent
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+            ]}),
+        )
+        .await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let shown = joined(&agent.drain(), "agent_message_chunk");
+    assert!(shown.contains("mock-model"), "{shown}");
+    assert!(shown.contains("image"), "{shown}");
+    assert!(shown.ends_with("I read your words"), "{shown}");
+    let sent = mock.requests()[0].last_user_text();
+    assert!(sent.contains("image omitted"), "{sent}");
 }
