@@ -1,8 +1,10 @@
 ;;; tandem in agent-shell (xenodium/agent-shell, built on acp.el).
 ;; Evaluate this (or put it in your init file), then M-x agent-shell and pick "tandem".
-;; tandem inherits Emacs's environment, so OPENAI_API_KEY must be set there (for example
-;; with `setenv'); agent-shell authenticates with tandem's one auth method, "api-key", which
-;; fails early with a clear message when the key is missing.
+;; Run `tandem login' once first: tandem then uses the server, model and key it saved, so
+;; the command needs no arguments (--provider, --model ... would override the login). A key
+;; can also come from Emacs's environment (OPENAI_API_KEY, e.g. with `setenv'). agent-shell
+;; authenticates with tandem's one auth method, "api-key", which fails early with a clear
+;; message when no key is found.
 (require 'agent-shell)
 
 (defun tandem-agent-shell-config ()
@@ -18,7 +20,6 @@
                                  (acp-make-authenticate-request :method-id "api-key"))
    :client-maker (lambda (buffer)
                    (acp-make-client :context-buffer buffer
-                                    :command "tandem"
-                                    :command-params '("--provider" "openai" "--model" "gpt-4o-mini")))))
+                                    :command "tandem"))))
 
 (add-to-list 'agent-shell-agent-configs (tandem-agent-shell-config))

@@ -4,9 +4,11 @@
 -- This is a standalone adapter, the shape CodeCompanion documents for custom ACP agents.
 -- Do not extend a preset such as gemini_cli: it would bring that agent's auth method
 -- ("oauth-personal"), which tandem does not offer, and CodeCompanion refuses to connect.
--- tandem offers one auth method, "api-key" (the key in its environment), and only when
--- the provider needs a key; with a keyless provider (ollama, llamacpp) CodeCompanion skips
--- authentication.
+-- Run `tandem login` once first: tandem then uses the server, model and key it saved, so
+-- the command needs no flags (--provider, --model … would override what the login saved).
+-- tandem offers one auth method, "api-key" (a key from `tandem login` or the environment),
+-- and only when the provider needs a key; with a keyless server (ollama, llamacpp, a local
+-- vLLM) CodeCompanion skips authentication.
 require("codecompanion").setup({
   adapters = {
     acp = {
@@ -21,18 +23,18 @@ require("codecompanion").setup({
             user = "user",
           },
           opts = {
-            vision = true, -- tandem accepts images in prompts
+            vision = true, -- tandem passes images on to models that take them
           },
           commands = {
-            default = { "tandem", "--provider", "openai", "--model", "gpt-4o-mini" },
+            default = { "tandem" },
           },
           defaults = {
             auth_method = "api-key",
             mcpServers = {},
             timeout = 20000, -- 20 seconds
           },
-          -- No `env` table: tandem inherits Neovim's environment, so OPENAI_API_KEY set in
-          -- your shell reaches it. (CodeCompanion passes an unset variable's *name* as its
+          -- No `env` table: tandem inherits Neovim's environment, so a key set in your
+          -- shell (OPENAI_API_KEY) reaches it too. (CodeCompanion passes an unset variable's *name* as its
           -- value, which would hide a missing key until the first prompt.)
           parameters = {
             protocolVersion = 1,

@@ -99,7 +99,13 @@ pub(super) fn initialize_response(config: &Config, auth: AuthCaps) -> Initialize
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                // Images only when a model tandem offers takes them (the server's own list
+                // is not known yet); one sent anyway is left out, and the user is told.
+                .prompt_capabilities(
+                    PromptCapabilities::new()
+                        .image(config.models.iter().any(|m| m.images))
+                        .embedded_context(true),
+                )
                 // Streamable HTTP works; the old HTTP+SSE transport does not.
                 .mcp_capabilities(McpCapabilities::new().http(true))
                 // tandem's extension methods.

@@ -153,14 +153,18 @@ impl PatchCall {
         content
     }
 
-    /// The files as they are now, each path as the patch names it.
-    async fn read_all(&self, env: &ToolEnv) -> Result<HashMap<String, Option<Document>>, String> {
+    /// The files as they are now, each path as the patch names it; or a file that could not
+    /// be read (as titles show it) and why.
+    async fn read_all(
+        &self,
+        env: &ToolEnv,
+    ) -> Result<HashMap<String, Option<Document>>, (String, ReadError)> {
         let mut docs = HashMap::new();
         for (name, target) in &self.targets {
             let doc = match files::read_document(env, &target.path).await {
                 Ok(doc) => Some(doc),
                 Err(ReadError::Missing) => None,
-                Err(e) => return Err(e.describe(&target.shown)),
+                Err(e) => return Err((target.shown.clone(), e)),
             };
             docs.insert(name.clone(), doc);
         }
@@ -251,7 +255,12 @@ impl Call for PatchCall {
         env: &'a ToolEnv,
     ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolOutput>> {
         Box::pin(async move {
-            let docs = self.read_all(env).await.map_err(ToolOutput::error)?;
+            let docs = match self.read_all(env).await {
+                Ok(docs) => docs,
+                // Read, and so planned, once the patch is allowed.
+                Err((shown, ReadError::Refused(_))) => return Ok(vec![files::unseen(&shown)]),
+                Err((shown, e)) => return Err(ToolOutput::error(e.describe(&shown))),
+            };
             let outcomes = v4a::apply(&self.patch, &docs, Tier::Punctuation).map_err(|e| {
                 ToolOutput::error(format!(
                     "the patch does not apply: {e}. Nothing was changed."

@@ -176,6 +176,8 @@ impl Call for EditCall {
         Box::pin(async move {
             let doc = match files::read_document(env, &self.path).await {
                 Ok(doc) => doc,
+                // Read, and so planned, once the edit is allowed.
+                Err(ReadError::Refused(_)) => return Ok(vec![files::unseen(&self.shown)]),
                 Err(ReadError::Missing) => {
                     return Err(ToolOutput::error(format!(
                         "{} does not exist; use write_file to create it",

@@ -1,5 +1,7 @@
 //! File reads and writes for tools: through the editor when it advertised the capability
-//! (unsaved buffers are read, writes are reviewable), on disk otherwise.
+//! (unsaved buffers are read, writes are reviewable), on disk otherwise. An editor may refuse
+//! a file outside the folders it has open (Zed does); once the call is allowed, tandem reads
+//! or writes such a file on disk itself, and before that it says the editor refused.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +18,9 @@ const NOT_FOUND: i32 = -32002;
 pub enum ReadError {
     /// No such file.
     Missing,
+    /// The editor would not open the file, which is outside the folders it has open (what
+    /// it said); tandem reads such a file itself only once the call is allowed.
+    Refused(String),
     /// The file is binary; the size in bytes.
     Binary(usize),
     /// Text in an encoding tandem does not edit (why, in words).
@@ -29,6 +34,9 @@ impl ReadError {
     pub fn describe(&self, shown: &str) -> String {
         match self {
             ReadError::Missing => format!("{shown} does not exist"),
+            ReadError::Refused(said) => format!(
+                "the editor would not open {shown}, which is outside the folders it has open ({said})"
+            ),
             ReadError::Binary(n) => format!("{shown} is a binary file ({n} bytes); not shown"),
             ReadError::Encoding(why) => format!("{shown} {why}"),
             ReadError::Other(e) => format!("cannot read {shown}: {e}"),
@@ -44,12 +52,17 @@ pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
 /// Reads a whole text file to edit it: its byte order mark set aside, and, on disk, only
 /// UTF-8 (other encodings are refused rather than rewritten as replacement characters).
 pub async fn read_document(env: &ToolEnv, path: &Path) -> Result<Document, ReadError> {
-    if env.caps.read_text_file {
-        // The editor decoded the file and will encode the write the same way.
-        return read_some(env, path, None).await.map(Document::from_text);
-    }
     if let Some(why) = local::unreadable(path).await {
         return Err(ReadError::Other(why.to_string()));
+    }
+    if env.caps.read_text_file {
+        // The editor decoded the file and will encode the write the same way.
+        match through_editor(env, path, None).await {
+            Err(ReadError::Refused(said)) if env.permitted => {
+                on_disk_instead(env, path, &said).map_err(ReadError::Other)?;
+            }
+            other => return other.map(Document::from_text),
+        }
     }
     match local::read_text(path).await {
         Ok(bytes) if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) => {
@@ -73,24 +86,12 @@ async fn read_some(env: &ToolEnv, path: &Path, limit: Option<u32>) -> Result<Str
         return Err(ReadError::Other(why.to_string()));
     }
     if env.caps.read_text_file {
-        let error = match env
-            .client
-            .read_text_file(&env.session_id, path, None, limit)
-            .await
-        {
-            Ok(text) => return Ok(text),
-            Err(error) => error,
-        };
-        return Err(match error.code {
-            Some(NOT_FOUND) => ReadError::Missing,
-            // Editors answer a missing file in their own words and codes (the Python SDK:
-            // -32603 "No such file or directory"); the project is on the disk tandem shares
-            // with the editor, so the disk says whether the file is there.
-            Some(_) if missing_on_disk(path).await => ReadError::Missing,
-            Some(_) => ReadError::Other(format!("the editor said: {}", error.message)),
-            // No answer in time (the message says so) or an answer tandem cannot use.
-            None => ReadError::Other(error.message),
-        });
+        match through_editor(env, path, limit).await {
+            Err(ReadError::Refused(said)) if env.permitted => {
+                on_disk_instead(env, path, &said).map_err(ReadError::Other)?;
+            }
+            other => return other,
+        }
     }
     match local::read_text(path).await {
         Ok(bytes) if text::is_binary(&bytes) => Err(ReadError::Binary(bytes.len())),
@@ -98,6 +99,50 @@ async fn read_some(env: &ToolEnv, path: &Path, limit: Option<u32>) -> Result<Str
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ReadError::Missing),
         Err(e) => Err(ReadError::Other(e.to_string())),
     }
+}
+
+/// Reads `path` through the editor; a refusal of a file that is there, outside the folders
+/// the editor has open, is [`ReadError::Refused`], not a missing file.
+async fn through_editor(
+    env: &ToolEnv,
+    path: &Path,
+    limit: Option<u32>,
+) -> Result<String, ReadError> {
+    let error = match env
+        .client
+        .read_text_file(&env.session_id, path, None, limit)
+        .await
+    {
+        Ok(text) => return Ok(text),
+        Err(error) => error,
+    };
+    let there = !missing_on_disk(path).await;
+    Err(match error.code {
+        // Zed answers `resource_not_found` for any path outside its worktrees.
+        Some(_) if there && !env.in_editor_folders(path) => ReadError::Refused(error.message),
+        Some(NOT_FOUND) => ReadError::Missing,
+        // Editors answer a missing file in their own words and codes (the Python SDK:
+        // -32603 "No such file or directory"); the project is on the disk tandem shares
+        // with the editor, so the disk says whether the file is there.
+        Some(_) if !there => ReadError::Missing,
+        Some(_) => ReadError::Other(format!("the editor said: {}", error.message)),
+        // No answer in time (the message says so) or an answer tandem cannot use.
+        None => ReadError::Other(error.message),
+    })
+}
+
+/// Whether tandem may do itself, on disk, what the editor refused for `path` (outside the
+/// folders it has open; `said` is its answer): the call was allowed, by the policy or the
+/// user, and no deny rule forbids reading the file (checked again here: such a file is never
+/// read or written around the rule).
+fn on_disk_instead(env: &ToolEnv, path: &Path, said: &str) -> Result<(), String> {
+    if (env.unreadable)(path) {
+        return Err(format!(
+            "the editor refused it ({said}) and a deny rule forbids reading it"
+        ));
+    }
+    tracing::info!(path = %path.display(), "the editor refused a file outside its folders ({said}); tandem uses the disk");
+    Ok(())
 }
 
 /// Whether nothing at all is at `path` (not even a broken link).
@@ -111,15 +156,34 @@ async fn missing_on_disk(path: &Path) -> bool {
 /// Writes a whole text file.
 pub async fn write(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
     if env.caps.write_text_file {
-        return env
+        let refused = match env
             .client
             .write_text_file(&env.session_id, path, content)
             .await
-            .map_err(|e| format!("the editor refused the write: {}", e.message));
+        {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        let outside = refused.code.is_some() && !env.in_editor_folders(path);
+        if !(outside && env.permitted) {
+            return Err(format!("the editor refused the write: {}", refused.message));
+        }
+        on_disk_instead(env, path, &refused.message)?;
     }
     local::write_atomic(path, content)
         .await
         .map_err(|e| e.to_string())
+}
+
+/// What a change's preview shows instead of a diff when the editor would not open the file
+/// (`shown`), which is outside the folders it has open: tandem reads the file only once the
+/// change is allowed, so the diff comes afterwards.
+pub fn unseen(shown: &str) -> ToolContent {
+    ToolContent::Text {
+        text: format!(
+            "The editor would not open {shown}: it is outside the folders the editor has open. If you allow this change, tandem reads and writes the file itself and shows the change afterwards."
+        ),
+    }
 }
 
 /// Removes a file (on disk: ACP has no way to ask the editor to delete one).
@@ -236,6 +300,11 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::{
+        ClientCaps, ClientError, ClientOps, ExitStatus, PermissionAnswer, PermissionChoice,
+        TerminalOutput, TerminalSpec,
+    };
+    use futures::future::BoxFuture;
 
     fn texts(content: &[ToolContent]) -> Vec<String> {
         content
@@ -280,5 +349,153 @@ mod tests {
         assert!(matches!(&note[..], [ToolContent::Text { .. }]), "{note:?}");
         // A huge new file is described, not sent.
         assert!(texts(&diff(path, None, &big))[0].starts_with("New file of"));
+    }
+
+    /// An editor that refuses every file, as Zed refuses one outside its worktrees.
+    struct Refusing;
+
+    fn refused<T>() -> BoxFuture<'static, Result<T, ClientError>> {
+        Box::pin(async {
+            Err(ClientError {
+                code: Some(NOT_FOUND),
+                message: "Resource not found".into(),
+            })
+        })
+    }
+
+    impl ClientOps for Refusing {
+        fn read_text_file<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a Path,
+            _: Option<u32>,
+            _: Option<u32>,
+        ) -> BoxFuture<'a, Result<String, ClientError>> {
+            refused()
+        }
+        fn write_text_file<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a Path,
+            _: &'a str,
+        ) -> BoxFuture<'a, Result<(), ClientError>> {
+            refused()
+        }
+        fn request_permission<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a crate::types::ToolCallView,
+            _: &'a [PermissionChoice],
+        ) -> BoxFuture<'a, Result<PermissionAnswer, ClientError>> {
+            refused()
+        }
+        fn create_terminal<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a TerminalSpec,
+        ) -> BoxFuture<'a, Result<String, ClientError>> {
+            refused()
+        }
+        fn wait_for_terminal_exit<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+        ) -> BoxFuture<'a, Result<ExitStatus, ClientError>> {
+            refused()
+        }
+        fn terminal_output<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+        ) -> BoxFuture<'a, Result<TerminalOutput, ClientError>> {
+            refused()
+        }
+        fn kill_terminal<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+        ) -> BoxFuture<'a, Result<(), ClientError>> {
+            refused()
+        }
+        fn release_terminal<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+        ) -> BoxFuture<'a, Result<(), ClientError>> {
+            refused()
+        }
+    }
+
+    struct Nowhere;
+
+    impl crate::types::EventSink for Nowhere {
+        fn emit(&self, _: &str, _: crate::types::TurnEvent) {}
+    }
+
+    /// A call in `cwd` whose editor refuses every file; `denied` files are under a deny rule.
+    fn env(cwd: &Path, permitted: bool, denied: &'static str) -> ToolEnv {
+        ToolEnv {
+            session_id: "s".into(),
+            cwd: cwd.to_path_buf(),
+            client: std::sync::Arc::new(Refusing),
+            caps: ClientCaps {
+                read_text_file: true,
+                write_text_file: true,
+                ..ClientCaps::default()
+            },
+            sink: std::sync::Arc::new(Nowhere),
+            call_id: "c".into(),
+            cancel: tokio_util::sync::CancellationToken::new(),
+            unreadable: std::sync::Arc::new(move |p: &Path| p.ends_with(denied)),
+            subagents: None,
+            shell: crate::platform::Shell::system(),
+            folders: Vec::new(),
+            permitted,
+        }
+    }
+
+    /// Outside the folders the editor has open, a file the editor refused is read and written
+    /// on disk only by an allowed call, and never one a deny rule covers.
+    #[tokio::test]
+    async fn the_disk_stands_in_for_a_refusing_editor_only_once_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("project");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let notes = dir.path().join("notes.txt");
+        let secret = dir.path().join("secret.txt");
+        std::fs::write(&notes, "far\n").unwrap();
+        std::fs::write(&secret, "hunter2\n").unwrap();
+
+        let asking = env(&cwd, false, "secret.txt");
+        assert!(matches!(
+            read(&asking, &notes).await,
+            Err(ReadError::Refused(_))
+        ));
+        assert!(write(&asking, &notes, "changed\n").await.is_err());
+
+        let allowed = env(&cwd, true, "secret.txt");
+        assert_eq!(read(&allowed, &notes).await, Ok("far\n".to_string()));
+        assert_eq!(
+            read_document(&allowed, &notes).await.map(|d| d.text),
+            Ok("far\n".into())
+        );
+        assert_eq!(write(&allowed, &notes, "near\n").await, Ok(()));
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), "near\n");
+
+        let denied = read(&allowed, &secret).await;
+        assert!(
+            matches!(&denied, Err(ReadError::Other(why)) if why.contains("deny rule")),
+            "{denied:?}"
+        );
+        assert!(read_document(&allowed, &secret).await.is_err());
+        assert!(write(&allowed, &secret, "x").await.is_err());
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "hunter2\n");
+
+        // Inside the editor's folders a refusal is the editor's word, even for an allowed call.
+        let inside = cwd.join("in.txt");
+        std::fs::write(&inside, "in\n").unwrap();
+        assert!(read(&allowed, &inside).await.is_err());
+        assert!(write(&allowed, &inside, "x").await.is_err());
+        assert_eq!(std::fs::read_to_string(&inside).unwrap(), "in\n");
     }
 }

@@ -102,6 +102,20 @@ pub struct ToolEnv {
     pub subagents: Option<Arc<dyn Subagents>>,
     /// The shell command lines run in.
     pub shell: crate::platform::Shell,
+    /// The workspace's other folders (ACP `additionalDirectories`, canonical): with `cwd`,
+    /// the folders the editor has open.
+    pub folders: Vec<PathBuf>,
+    /// Whether the call was allowed (by the policy or the user) and runs: only then may
+    /// tandem read or write on disk a file the editor would not open (one outside its
+    /// folders). `false` while the call is previewed for the permission question.
+    pub permitted: bool,
+}
+
+impl ToolEnv {
+    /// Whether `path` is inside the folders the editor has open.
+    pub fn in_editor_folders(&self, path: &Path) -> bool {
+        paths::inside(path, std::slice::from_ref(&self.cwd)) || paths::inside(path, &self.folders)
+    }
 }
 
 /// Tells the paths a deny rule forbids reading.

@@ -74,6 +74,8 @@ impl Call for WriteCall {
                     Some(doc.render(&doc.text))
                 }
                 Err(ReadError::Missing) => None,
+                // Read, and so compared, once the write is allowed.
+                Err(ReadError::Refused(_)) => return Ok(vec![files::unseen(&self.shown)]),
                 Err(ReadError::Binary(_)) => {
                     return Err(ToolOutput::error(format!(
                         "{} is a binary file; write_file only writes text",

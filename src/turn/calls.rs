@@ -229,6 +229,10 @@ async fn execute(
     mut shown: Shown<'_>,
 ) -> (String, Option<ToolCallView>) {
     let cancel = env.cancel.clone();
+    let env = ToolEnv {
+        permitted: true,
+        ..env
+    };
     shown.update(Some(ToolStatus::InProgress), None);
     let output = if tools::mutates(kind) {
         // Edits, commands and subagents stop themselves on cancel (a command is killed and
@@ -253,10 +257,12 @@ async fn execute(
     if let Some(title) = output.title {
         shown.retitle(title);
     }
-    shown.update(Some(status), Some(output.content));
     if cancel.is_cancelled() && output.failed {
+        // The editor marks the calls of a cancelled turn cancelled itself.
+        shown.leave(status, Some(output.content));
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
+    shown.update(Some(status), Some(output.content));
     shown.done(format!("{}{}", output.model, extra.unwrap_or_default()))
 }
 
@@ -278,5 +284,7 @@ fn tool_env(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken) -> T
         unreadable: Arc::new(move |path: &std::path::Path| policy.denies_read(path)),
         subagents,
         shell: ctx.config.shell.clone(),
+        folders: ctx.folders.clone(),
+        permitted: false,
     }
 }

@@ -162,6 +162,7 @@ impl TurnContext {
             id: id.to_string(),
             name: id.to_string(),
             edit_tool: crate::config::presets::known_edit_tool(id),
+            images: crate::config::presets::known_images(id),
             ..self.config.models[0].clone()
         });
         if !spec.window_configured

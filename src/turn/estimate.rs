@@ -36,6 +36,31 @@ pub(super) fn fit_to_model(message: Message, spec: &ModelSpec) -> Message {
     }
 }
 
+/// What the user is told when the prompt's images are left out because the model does not
+/// take images (or is not known to); `None` when nothing was left out.
+pub(super) fn images_left_out(messages: &[Message], spec: &ModelSpec) -> Option<String> {
+    if spec.images {
+        return None;
+    }
+    let prompt = messages.iter().rev().find_map(|m| match m {
+        Message::User(parts) => Some(parts),
+        _ => None,
+    })?;
+    let images = prompt
+        .iter()
+        .filter(|p| matches!(p, UserPart::Image { .. }))
+        .count();
+    let what = match images {
+        0 => return None,
+        1 => "The image was".to_string(),
+        n => format!("The {n} images were"),
+    };
+    Some(format!(
+        "{what} not sent: tandem does not know model `{}` to take images, so it was told only that an image was left out. If the model does take images, set `images = true` for it under `[[models]]` in tandem's config.",
+        spec.id
+    ))
+}
+
 /// About four characters a token: good enough to show the context filling up.
 pub(super) fn estimate_text(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)

@@ -81,6 +81,11 @@ pub async fn run_turn(
     cancel: CancellationToken,
 ) -> TurnOutcome {
     let mut turn = Turn::new(ctx, history, cancel);
+    let spec = turn.ctx.model_spec(&turn.ctx.settings());
+    if let Some(note) = estimate::images_left_out(turn.history.messages(), &spec) {
+        turn.ctx.emit(TurnEvent::Text(format!("_{note}_\n\n")));
+        turn.history.push_note(note);
+    }
     // The project's servers the user has not trusted yet were held back when the session
     // opened: asked about now, before anything is sent.
     if trust::ask_held(&turn.ctx, &turn.cancel).await.is_err() {

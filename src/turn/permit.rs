@@ -120,11 +120,18 @@ async fn ask(
                 ctx.grants
                     .send_modify(|g| g.remember(&offer.reject_always, false));
             }
-            Err(fail(shown, "Rejected by the user.".into(), "Rejected: the user declined this tool call. Do not retry it unchanged; ask the user how to proceed or try another approach.".into()))
+            // The editor shows the user's choice ("Rejected" in Zed); the card keeps what it
+            // showed, with why nothing happened, and no status that would replace the choice.
+            let mut content = shown.view.content.clone();
+            content.push(ToolContent::Text {
+                text: "Rejected by the user.".into(),
+            });
+            shown.leave(ToolStatus::Failed, Some(content));
+            Err(Refusal("Rejected: the user declined this tool call. Do not retry it unchanged; ask the user how to proceed or try another approach.".into()))
         }
         Ok(PermissionAnswer::Cancelled) => {
             cancel.cancel();
-            shown.update(Some(ToolStatus::Failed), None);
+            shown.leave(ToolStatus::Failed, None);
             Err(Refusal(super::CANCELLED.into()))
         }
         Err(e) => {

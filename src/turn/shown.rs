@@ -23,6 +23,9 @@ impl<'a> Shown<'a> {
         }
     }
 
+    /// Shows the call with a new `status` and `content` (`None`: unchanged). Content that
+    /// names a released terminal is recorded but not sent: the editor already shows that
+    /// terminal and may not be sent its id again.
     pub(super) fn update(&mut self, status: Option<ToolStatus>, content: Option<Vec<ToolContent>>) {
         if let Some(status) = status {
             self.view.status = status;
@@ -30,13 +33,25 @@ impl<'a> Shown<'a> {
         if let Some(content) = &content {
             self.view.content = content.clone();
         }
-        if self.announced {
+        let content = content.filter(|c| !c.iter().any(ToolContent::is_released_terminal));
+        if self.announced && (status.is_some() || content.is_some()) {
             self.ctx.emit(TurnEvent::ToolCallUpdate {
                 id: self.view.id.clone(),
                 status,
                 content,
                 title: None,
             });
+        }
+    }
+
+    /// Records that the call ended as `status` without sending that status: the user's choice
+    /// already set the card (Zed shows "Rejected" once a reject option is picked and
+    /// "Canceled" once the turn is cancelled), and any status sent now would replace it.
+    /// `content`, when given, is still shown.
+    pub(super) fn leave(&mut self, status: ToolStatus, content: Option<Vec<ToolContent>>) {
+        self.view.status = status;
+        if content.is_some() {
+            self.update(None, content);
         }
     }
 

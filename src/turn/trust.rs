@@ -126,10 +126,13 @@ async fn ask(
         answer = ctx.client.request_permission(&ctx.session_id, &view, &choices) => answer,
         () = cancel.cancelled() => Ok(PermissionAnswer::Cancelled),
     };
-    let answer = answer.unwrap_or_else(|e| {
-        tracing::warn!(server = %declared.name, "the editor could not ask about the project's MCP server, so it is not started: {}", e.message);
-        PermissionAnswer::RejectOnce
-    });
+    let (answer, chosen) = match answer {
+        Ok(answer) => (answer, true),
+        Err(e) => {
+            tracing::warn!(server = %declared.name, "the editor could not ask about the project's MCP server, so it is not started: {}", e.message);
+            (PermissionAnswer::RejectOnce, false)
+        }
+    };
     let (status, said) = match answer {
         PermissionAnswer::AllowOnce => (ToolStatus::Completed, "Started for this session."),
         PermissionAnswer::AllowAlways => (
@@ -145,9 +148,12 @@ async fn ask(
             (ToolStatus::Failed, "Not started: the prompt was cancelled.")
         }
     };
+    // The user's reject or cancel already set the card (Zed shows "Rejected", "Canceled"):
+    // no status replaces it, only what came of it is said.
+    let status = Some(status).filter(|s| *s == ToolStatus::Completed || !chosen);
     ctx.emit(TurnEvent::ToolCallUpdate {
         id: view.id,
-        status: Some(status),
+        status,
         content: Some(vec![ToolContent::Text { text: said.into() }]),
         title: None,
     });

@@ -51,6 +51,21 @@ pub enum ToolContent {
     },
 }
 
+impl ToolContent {
+    /// A command's terminal after the command ended: tandem has released it, and an editor
+    /// may no longer be sent its id (Zed forgets a released terminal and drops a whole update
+    /// that names one); the card keeps showing the terminal it was given at the start.
+    pub fn is_released_terminal(&self) -> bool {
+        matches!(
+            self,
+            ToolContent::Terminal {
+                output: Some(_),
+                ..
+            }
+        )
+    }
+}
+
 /// A file (and line) a tool call touches, so the editor can follow along.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {

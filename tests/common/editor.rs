@@ -158,10 +158,8 @@ impl FakeEditor {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("{method} failed in the editor")}}),
             );
         }
-        if let Some(refusal) = self.zed_refusal(&method, &params) {
-            return Some(
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": refusal.0, "message": refusal.1}}),
-            );
+        if let Some(error) = self.zed_refusal(&method, &params) {
+            return Some(json!({"jsonrpc": "2.0", "id": id, "error": error}));
         }
         let result = match method.as_str() {
             "fs/read_text_file" => {
@@ -265,27 +263,34 @@ impl FakeEditor {
         })
     }
 
-    /// Zed's answer to an `fs/*` request it refuses, when [`Self::worktrees`] is set: a path
-    /// outside every worktree is `resource_not_found` (-32002), a `line` past the end of the
-    /// file `invalid_params` (-32602).
-    fn zed_refusal(&self, method: &str, params: &Value) -> Option<(i64, String)> {
+    /// Zed's answer to an `fs/*` request it refuses, when [`Self::worktrees`] is set: a read
+    /// outside every worktree is `resource_not_found` (-32002, `data.uri`), a write there an
+    /// internal error whose `data` is "invalid path" (`write_text_file` in
+    /// `crates/acp_thread/src/acp_thread.rs`: `project_path_for_absolute_path(&path, cx)
+    /// .context("invalid path")?`), a `line` past the end of the file `invalid_params`
+    /// (-32602).
+    fn zed_refusal(&self, method: &str, params: &Value) -> Option<Value> {
         let worktrees = self.worktrees.lock().unwrap().clone()?;
         if !method.starts_with("fs/") {
             return None;
         }
         let path = std::path::PathBuf::from(params["path"].as_str().unwrap_or_default());
         if !worktrees.iter().any(|w| path.starts_with(w)) {
-            return Some((-32002, format!("Resource not found: {}", path.display())));
+            if method == "fs/write_text_file" {
+                return Some(
+                    json!({"code": -32603, "message": "Internal error", "data": "invalid path"}),
+                );
+            }
+            return Some(json!({"code": -32002, "message": "Resource not found",
+                               "data": {"uri": path.display().to_string()}}));
         }
         if method == "fs/read_text_file"
             && let Some(line) = params["line"].as_u64()
             && let Ok(text) = std::fs::read_to_string(&path)
             && line as usize > text.lines().count().max(1)
         {
-            return Some((
-                -32602,
-                format!("Invalid params: line {line} is past the end"),
-            ));
+            return Some(json!({"code": -32602,
+                               "message": format!("Invalid params: line {line} is past the end")}));
         }
         None
     }

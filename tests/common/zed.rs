@@ -10,6 +10,8 @@
 //! - [`thread_problems`]: what Zed's thread (`crates/acp_thread/src/acp_thread.rs`) would
 //!   refuse or drop among the messages the agent sent: a `tool_call_update` for an unknown
 //!   tool call, terminal content naming a terminal already released or never created;
+//! - [`card_status`]: the status Zed's card for a tool call ends with (what the user's answer
+//!   to a permission request made it, what the agent's later updates overwrite);
 //! - [`error_text`]: what Zed shows for a JSON-RPC error (`-32603`'s `data` unwrapped only when
 //!   it is exactly `{"details": …}`, `-32000` as "authentication required");
 //! - [`login_command`], [`run_login`], [`reconnect`]: Zed's login button (the command it runs
@@ -231,4 +233,48 @@ pub async fn reconnect(agent: &mut Agent, folders: &[PathBuf], thread: Option<&s
             agent.request("session/load", params).await
         }
     }
+}
+
+/// The status Zed's thread shows at the end for tool call `id`, after `messages` (what the
+/// agent sent, in order), when the user answered its permission request with the option
+/// `answer` and the prompt ended with `stop` (its `stopReason`). Zed's rules
+/// (`crates/acp_thread/src/acp_thread.rs`):
+/// - a permission request puts the card in `WaitingForConfirmation`; `authorize_tool_call`
+///   then makes it "`RejectOnce | RejectAlways => ToolCallStatus::Rejected`", an allow
+///   `InProgress`;
+/// - any later `status` replaces it (`update_fields`: "`if let Some(status) = status {
+///   self.status = status.into(); }`"), an update without one leaves it;
+/// - a `cancelled` stop reason runs `mark_pending_tools_as_canceled`, which turns
+///   `Pending | WaitingForConfirmation | InProgress` into `Canceled`.
+pub fn card_status(messages: &[Value], id: &str, answer: Option<&str>, stop: &str) -> String {
+    let mut status = "None".to_string();
+    let named = |value: &Value| value["toolCallId"] == id;
+    for message in messages {
+        match message["method"].as_str() {
+            Some("session/request_permission") if named(&message["params"]["toolCall"]) => {
+                status = match answer {
+                    Some(option) if option.starts_with("reject") => "Rejected",
+                    Some(_) => "InProgress",
+                    None => "WaitingForConfirmation",
+                }
+                .to_string();
+            }
+            Some("session/update") if named(&message["params"]["update"]) => {
+                status = match message["params"]["update"]["status"].as_str() {
+                    Some("pending") => "Pending",
+                    Some("in_progress") => "InProgress",
+                    Some("completed") => "Completed",
+                    Some("failed") => "Failed",
+                    _ => continue,
+                }
+                .to_string();
+            }
+            _ => {}
+        }
+    }
+    let unfinished = ["Pending", "WaitingForConfirmation", "InProgress"];
+    if stop == "cancelled" && unfinished.contains(&status.as_str()) {
+        status = "Canceled".to_string();
+    }
+    status
 }

@@ -126,6 +126,15 @@ fn quoted_between(text: &str, open: &str, close: char) -> Vec<String> {
         .collect()
 }
 
+/// The arguments agent-shell's snippet starts tandem with (`:command-params`, none when it
+/// gives none).
+fn emacs_args(code: &str) -> Vec<String> {
+    match code.contains(":command-params") {
+        true => quoted_between(code, ":command-params '(", ')'),
+        false => Vec::new(),
+    }
+}
+
 /// The string that follows each `key "` in `code`, e.g. every `auth_method = "…"`.
 fn values_after(code: &str, key: &str) -> Vec<String> {
     code.match_indices(key)
@@ -152,10 +161,7 @@ fn lua_and_elisp_snippets_use_the_real_binary_and_flags() {
 
     let emacs = code_only(&snippet("emacs-agent-shell.el"), ";");
     assert!(emacs.contains(":command \"tandem\""));
-    assert_flags_accepted(
-        "emacs-agent-shell.el",
-        &quoted_between(&emacs, ":command-params '(", ')'),
-    );
+    assert_flags_accepted("emacs-agent-shell.el", &emacs_args(&emacs));
     // Balanced parentheses: the snippet evaluates as pasted.
     let depth = emacs.chars().try_fold(0i32, |d, c| {
         let d = d + match c {
@@ -263,12 +269,7 @@ async fn every_auth_method_a_snippet_names_is_one_tandem_offers() {
         !named.is_empty() || !emacs.contains(":needs-authentication t"),
         "`:needs-authentication t` needs an authenticate request naming a method"
     );
-    assert_auth_methods_offered(
-        "emacs-agent-shell.el",
-        &quoted_between(&emacs, ":command-params '(", ')'),
-        &named,
-    )
-    .await;
+    assert_auth_methods_offered("emacs-agent-shell.el", &emacs_args(&emacs), &named).await;
 }
 
 #[test]
@@ -278,4 +279,127 @@ fn a_wrong_flag_would_be_caught() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Every Neovim and Emacs snippet's command line, with the auth methods the snippet names.
+fn lua_and_elisp_command_lines() -> Vec<(&'static str, Vec<String>, Vec<String>)> {
+    let codecompanion = code_only(&snippet("neovim-codecompanion.lua"), "--");
+    let avante = code_only(&snippet("neovim-avante.lua"), "--");
+    let emacs = code_only(&snippet("emacs-agent-shell.el"), ";");
+    vec![
+        (
+            "neovim-codecompanion.lua",
+            quoted_between(&codecompanion, "default = {", '}')[1..].to_vec(),
+            values_after(&codecompanion, "auth_method = \""),
+        ),
+        (
+            "neovim-avante.lua",
+            quoted_between(&avante, "args = {", '}'),
+            values_after(&avante, "auth_method = \""),
+        ),
+        (
+            "emacs-agent-shell.el",
+            emacs_args(&emacs),
+            values_after(&emacs, ":method-id \""),
+        ),
+    ]
+}
+
+/// `tandem login ARGS` (with `key` piped in, if any) as a user runs it once, off the runtime
+/// that serves the mock model.
+async fn log_in(env: &[(String, String)], args: &[&str], key: Option<&str>) {
+    let mut env = env.to_vec();
+    env.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
+    let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    if key.is_some() {
+        args.push("--key-stdin".into());
+    }
+    let stdin = key.unwrap_or_default().to_string();
+    let (status, _, stderr) = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        crate::common::run_tandem(
+            &["login"].into_iter().chain(args).collect::<Vec<_>>(),
+            &env,
+            Some(&stdin),
+            None,
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, 0, "tandem login: {stderr}");
+}
+
+/// The snippets need no flags once `tandem login` has run (editors/README.md): started with
+/// exactly a snippet's arguments after a login to a server of the user's own, tandem talks
+/// to that server with the saved model (and key), and accepts the auth method the snippet
+/// names. Flags in a snippet would beat the login: `--provider openai` asks a keyless vLLM
+/// server for a key, `--model` forces another model on a keyed login.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_lua_and_elisp_snippet_uses_what_tandem_login_saved() {
+    let snippets = lua_and_elisp_command_lines();
+    for key in [None, Some(TEST_KEY)] {
+        let mock = crate::common::MockModel::start(vec![crate::common::Reply::text(&["OK"])]).await;
+        mock.serve_info(
+            "/v1/models",
+            200,
+            json!({"object": "list", "data": [{"id": "saved-model"}]}),
+        );
+        let ws = Workspace::new();
+        let mut env = ws.base_env();
+        env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
+        // A keyless vLLM server, or a keyed server of the user's own.
+        let provider = if key.is_some() { "openai" } else { "vllm" };
+        let login = [
+            "--provider",
+            provider,
+            "--base-url",
+            &mock.base_url,
+            "--model",
+            "saved-model",
+        ];
+        log_in(&env, &login, key).await;
+        for (source, args, methods) in &snippets {
+            mock.push(crate::common::Reply::text(&["hello"]));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let mut agent = Agent::spawn(&env, &args);
+            agent.initialize().await;
+            for method in methods {
+                let answer = agent
+                    .request("authenticate", json!({"methodId": method}))
+                    .await;
+                assert_eq!(
+                    answer["result"],
+                    json!({}),
+                    "{source}, key {key:?}: {answer}"
+                );
+            }
+            let session = agent
+                .request(
+                    "session/new",
+                    json!({"cwd": crate::common::path_str(&ws.project()), "mcpServers": []}),
+                )
+                .await;
+            assert!(
+                session.get("error").is_none(),
+                "{source}, key {key:?}: {session}"
+            );
+            let id = session["result"]["sessionId"].as_str().unwrap().to_string();
+            let (answer, _) = agent.prompt(&id, "hi").await;
+            assert_eq!(
+                answer["result"]["stopReason"], "end_turn",
+                "{source}: {answer}"
+            );
+            let sent = mock.requests().last().cloned().unwrap();
+            assert_eq!(sent.body["model"], "saved-model", "{source}, key {key:?}");
+            let header = sent.authorization();
+            match key {
+                Some(key) => assert_eq!(header, Some(format!("Bearer {key}")), "{source}"),
+                None => assert!(
+                    header.as_deref().is_none_or(|h| h.trim() == "Bearer"),
+                    "{header:?}"
+                ),
+            }
+            agent.shutdown().await;
+        }
+    }
 }

@@ -57,3 +57,4 @@ mod wire_trace;
 #[cfg(unix)]
 mod zed_auth;
 mod zed_client;
+mod zed_tools;

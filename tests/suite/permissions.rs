@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::common::calls::{final_status, tool_result};
+use crate::common::calls::{call_events, final_status, tool_result};
 use crate::common::editor::Answer;
 use crate::common::mock_model::Recorded;
 use crate::common::{Reply, Workspace, of_kind, path_str, still_usable, tool_session};
@@ -113,7 +113,7 @@ async fn full_access_mode_never_asks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rejections_fail_the_call_and_tell_the_model() {
+async fn rejections_tell_the_model_and_leave_the_card_to_the_editor() {
     let script = vec![
         Reply::tools(&[("w1", "write_file", json!({"path": "a.txt", "content": "1"}))]),
         Reply::tools(&[("w2", "write_file", json!({"path": "a.txt", "content": "2"}))]),
@@ -135,11 +135,19 @@ async fn rejections_fail_the_call_and_tell_the_model() {
     assert!(tool_result(&requests[4], "w4").contains("always reject"));
     assert_eq!(asked(&editor), set(&["w1", "w2"]));
     assert!(!ws.project().join("a.txt").exists());
-    let failed = updates
+    // The user's reject already set the card (Zed shows "Rejected", zed_tools.rs): w1 and w2
+    // get why nothing happened but no status; w3 and w4, refused without asking, fail.
+    let failed: Vec<&serde_json::Value> = updates
         .iter()
         .filter(|u| u["params"]["update"]["status"] == "failed")
-        .count();
-    assert_eq!(failed, 4);
+        .map(|u| &u["params"]["update"]["toolCallId"])
+        .collect();
+    assert_eq!(failed, [&json!("w3"), &json!("w4")]);
+    for id in ["w1", "w2"] {
+        let last = call_events(&updates, id).last().copied().unwrap().clone();
+        assert!(last.get("status").is_none(), "{last}");
+        assert!(last.to_string().contains("Rejected by the user."), "{last}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

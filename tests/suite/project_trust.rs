@@ -181,8 +181,16 @@ async fn a_project_server_waits_for_the_first_prompt_and_starts_once_allowed() {
     let other = new_session(&mut agent, &ws).await;
     assert_eq!(state_of(&mut agent, &other, "proj").await, "held");
     editor.answer_with(&[Answer::Select("reject_once")]);
-    agent.prompt(&other, "third").await;
+    let (_, third) = agent.prompt(&other, "third").await;
     assert_eq!(questions(&editor).len(), 2);
+    // The card keeps the user's choice: Zed marks it "Rejected" itself, and a status sent
+    // afterwards would replace that (zed_tools.rs).
+    let question = questions(&editor)[1]["toolCall"]["toolCallId"].clone();
+    let id = question.as_str().unwrap();
+    assert_eq!(
+        crate::common::zed::card_status(&third, id, Some("reject_once"), "end_turn"),
+        "Rejected"
+    );
     assert_eq!(state_of(&mut agent, &other, "proj").await, "not_started");
     assert!(!offered(&mock, 2).contains(&"mcp__proj__echo".to_string()));
     assert_eq!(starts(&project_log(&ws)), 1);
