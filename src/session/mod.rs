@@ -98,22 +98,20 @@ pub struct NewSession {
     pub replay: Replay,
 }
 
-/// What a load shows before its response: the stored conversation, then `after` (the mode
-/// and options). The updates are made where they are sent, on the connection's thread.
+/// What a load shows before its response: the stored conversation, and nothing else. The
+/// mode and options travel in the response itself: an update about them sent before it
+/// reaches a client that has no session yet to apply it to (agent-shell prints "Session
+/// mode: nil"). The updates are made where they are sent, on the connection's thread.
 #[derive(Debug, Default)]
 pub struct Replay {
     /// The transcript's records.
     pub lines: Vec<Line>,
-    /// What follows the conversation.
-    pub after: Vec<crate::types::TurnEvent>,
 }
 
 impl Replay {
     /// The updates, in order.
     pub fn events(self) -> Vec<crate::types::TurnEvent> {
-        let mut events = playback::events(&self.lines);
-        events.extend(self.after);
-        events
+        playback::events(&self.lines)
     }
 }
 

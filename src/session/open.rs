@@ -8,7 +8,7 @@ use super::start::Start;
 use super::{EditorLink, NewSession, SessionError, SessionManager};
 use crate::config::{ServerSpec, Settings};
 use crate::store::{self, History, Line, Record};
-use crate::types::{Mode, TurnEvent};
+use crate::types::Mode;
 
 impl SessionManager {
     /// Starts a session in `cwd`, which must be an absolute path to an existing directory;
@@ -159,11 +159,7 @@ impl SessionManager {
         });
         let mut opened = opened;
         if replay {
-            let after = vec![
-                TurnEvent::ModeChanged(opened.settings.mode),
-                TurnEvent::OptionsChanged(opened.options.clone()),
-            ];
-            opened.replay = super::Replay { lines, after };
+            opened.replay = super::Replay { lines };
         }
         Ok(opened)
     }

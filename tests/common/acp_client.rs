@@ -396,12 +396,13 @@ impl Agent {
         session: &str,
         cwd: &Path,
     ) -> (Value, Vec<Value>) {
-        let result = self
-            .request_ok(
-                method,
-                json!({"sessionId": session, "cwd": super::path_str(cwd), "mcpServers": []}),
-            )
-            .await;
+        let params = json!({"sessionId": session, "cwd": super::path_str(cwd), "mcpServers": []});
+        self.open_stored_with(method, params).await
+    }
+
+    /// [`Agent::open_stored`] with these exact parameters.
+    pub async fn open_stored_with(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let result = self.request_ok(method, params).await;
         let mut updates = self.drain();
         while !updates
             .last()

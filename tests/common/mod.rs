@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod acp_client;
+pub mod agent_shell;
 pub mod calls;
 pub mod editor;
 pub mod mock_model;

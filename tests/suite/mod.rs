@@ -41,6 +41,7 @@ mod project_trust;
 mod protocol_edges;
 mod real_local;
 mod real_model;
+mod reopen;
 mod replay;
 mod runaway;
 mod secrets;
