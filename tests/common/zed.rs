@@ -139,3 +139,20 @@ pub fn thread_problems(messages: &[Value]) -> Vec<String> {
     }
     problems
 }
+
+/// `session/load` as Zed sends it (it prefers load over resume): the thread's folders as for
+/// `session/new`, and the user's context servers. Returns the answer and the updates that
+/// came with it, up to the `available_commands_update` after the answer.
+pub async fn load_session(
+    agent: &mut Agent,
+    session: &str,
+    folders: &[PathBuf],
+    mcp_servers: Value,
+) -> (Value, Vec<Value>) {
+    let mut params =
+        json!({"sessionId": session, "cwd": path_str(&folders[0]), "mcpServers": mcp_servers});
+    if folders.len() > 1 {
+        params["additionalDirectories"] = folders[1..].iter().map(|f| json!(path_str(f))).collect();
+    }
+    agent.open_stored_with("session/load", params).await
+}
