@@ -22,6 +22,7 @@ use parking_lot::Mutex;
 
 use super::open::{self, log_unsent};
 use super::order::{Job, Order};
+use super::session_models::{Answer, WithModels};
 use super::{ConnectionSink, capabilities, client, convert, errors, ext};
 use crate::client::ClientCaps;
 use crate::session::{EditorLink, SessionError, SessionManager};
@@ -120,8 +121,8 @@ impl Handlers {
     /// `session/new`. `_meta.tandem.sessionId` lets a script choose the id it will refer to.
     pub async fn new_session(
         self: Arc<Self>,
-        req: NewSessionRequest,
-        responder: Responder<NewSessionResponse>,
+        WithModels(req): WithModels<NewSessionRequest>,
+        responder: Responder<Answer<NewSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let requested = req
@@ -156,8 +157,8 @@ impl Handlers {
     /// `session/load`: the conversation is replayed before the answer.
     pub async fn load_session(
         self: Arc<Self>,
-        req: LoadSessionRequest,
-        responder: Responder<LoadSessionResponse>,
+        WithModels(req): WithModels<LoadSessionRequest>,
+        responder: Responder<Answer<LoadSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.0.to_string();
@@ -185,8 +186,8 @@ impl Handlers {
     /// `session/resume`: like load, without the replay.
     pub async fn resume_session(
         self: Arc<Self>,
-        req: ResumeSessionRequest,
-        responder: Responder<ResumeSessionResponse>,
+        WithModels(req): WithModels<ResumeSessionRequest>,
+        responder: Responder<Answer<ResumeSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.0.to_string();

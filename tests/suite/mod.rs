@@ -45,6 +45,7 @@ mod reopen;
 mod replay;
 mod runaway;
 mod secrets;
+mod session_models;
 mod sessions;
 mod skills;
 mod streaming;
