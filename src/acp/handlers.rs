@@ -22,10 +22,12 @@ use parking_lot::Mutex;
 
 use super::open::{self, log_unsent};
 use super::order::{Job, Order};
+use super::sent;
 use super::session_models::{Answer, WithModels};
 use super::{ConnectionSink, capabilities, client, convert, errors, ext};
 use crate::client::ClientCaps;
 use crate::session::{EditorLink, SessionError, SessionManager};
+use crate::types::Prompt;
 
 /// What the handlers of one connection share.
 pub struct Handlers {
@@ -305,6 +307,7 @@ impl Handlers {
         responder: Responder<PromptResponse>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
+        let sent = sent::prompt_blocks(&req.prompt);
         let parts = match convert::prompt_parts(req.prompt) {
             Ok(parts) => parts,
             Err(message) => return responder.respond_with_error(errors::invalid_params(message)),
@@ -319,7 +322,7 @@ impl Handlers {
         let job: Job = Box::new(move || {
             Box::pin(async move {
                 // Sent now, so a cancel that came after the prompt finds it.
-                let prompt = manager.run(&session, parts, output);
+                let prompt = manager.run(&session, Prompt { parts, sent }, output);
                 let spawned = cx.spawn(async move {
                     let withdrawn = responder.cancellation();
                     tokio::pin!(prompt);

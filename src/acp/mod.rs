@@ -11,6 +11,7 @@ pub mod ext;
 mod handlers;
 mod open;
 mod order;
+mod sent;
 pub mod session_models;
 
 use std::sync::Arc;

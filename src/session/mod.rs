@@ -29,7 +29,7 @@ use crate::tools::Entry;
 use crate::types::EventSink;
 use crate::types::OptionView;
 use crate::types::StopReason;
-use crate::types::UserPart;
+use crate::types::{Prompt, UserPart};
 use actor::Command;
 pub use actor::Ran;
 use discovery::Discovery;
@@ -311,11 +311,12 @@ impl SessionManager {
     pub fn run(
         &self,
         id: &str,
-        parts: Vec<UserPart>,
+        prompt: impl Into<Prompt>,
         output: Option<Arc<crate::output_schema::OutputSchema>>,
     ) -> impl Future<Output = Result<Ran, SessionError>> + Send + 'static {
+        let prompt = prompt.into();
         self.ask(id, |reply| Command::Prompt {
-            parts,
+            prompt,
             output,
             reply,
         })

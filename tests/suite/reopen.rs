@@ -5,7 +5,134 @@
 use serde_json::{Value, json};
 
 use crate::common::mock_model::Reply;
-use crate::common::{Agent, MockModel, Workspace, agent_shell, zed};
+use crate::common::{Agent, MockModel, Workspace, agent_shell, of_kind, zed};
+
+fn file_uri(path: &std::path::Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// The user's blocks among `updates`, separators between texts left out.
+fn user_blocks(updates: &[Value]) -> Vec<Value> {
+    of_kind(updates, "user_message_chunk")
+        .into_iter()
+        .map(|u| u["content"].clone())
+        .filter(|b| b["text"] != "\n\n")
+        .collect()
+}
+
+/// Zed sends @-mentions as `resource` blocks with the file's text embedded, a selection as a
+/// `resource` whose URI names its lines (`file:///path#L1:2`), a folder as a `resource_link`
+/// (`/work/shared/clients/README.md`, from `crates/acp_thread/src/mention.rs`), and renders
+/// each as a chip when the thread is replayed: `block_string_contents` turns a
+/// `resource_link` or a text `resource` into "[@name](uri)" (`acp_thread.rs`). A replay of
+/// text blocks holding `<context uri=…>` and the whole file showed the raw context instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zed_shows_a_reopened_threads_mentions_as_chips() {
+    let ws = Workspace::new();
+    let notes = ws.write("project/notes.txt", "one\ntwo\n");
+    ws.write("project/src/lib.rs", "pub fn f() {}\n");
+    let mock = MockModel::start(vec![Reply::text(&["Read them."])]).await;
+    let folders = [ws.project()];
+    let mut agent = Agent::spawn_with(&ws.env(&mock), &[], Some(zed::editor(&folders)));
+    zed::initialize(&mut agent).await;
+    let session = zed::new_session(&mut agent, &folders, json!([])).await;
+    let session = session["sessionId"].as_str().unwrap().to_string();
+    let sent = json!([
+        {"type": "text", "text": "Compare "},
+        {"type": "resource", "resource": {"uri": file_uri(&notes), "text": "one\ntwo\n"}},
+        {"type": "text", "text": " with "},
+        {"type": "resource", "resource": {
+            "uri": format!("{}#L1:1", file_uri(&notes)), "text": "one", "mimeType": "text/plain"}},
+        {"type": "text", "text": " in "},
+        {"type": "resource_link", "name": "src", "uri": format!("{}/", file_uri(&ws.project().join("src")))},
+        {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+    ]);
+    let answer = agent
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": sent}),
+        )
+        .await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    // The model read the mentions inlined, as before.
+    let said = crate::common::mock_model::content_text(
+        &mock.requests()[0].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"],
+    );
+    assert!(
+        said.contains(&format!(
+            "<context uri=\"{}\">\none\ntwo\n",
+            file_uri(&notes)
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("kind=\"folder\">\nlib.rs\n</context>"),
+        "{said}"
+    );
+    agent.shutdown().await;
+
+    let mut agent = Agent::spawn_with(&ws.env(&mock), &[], Some(zed::editor(&folders)));
+    zed::initialize(&mut agent).await;
+    let (_, updates) = zed::load_session(&mut agent, &session, &folders, json!([])).await;
+    assert_eq!(
+        user_blocks(&updates),
+        *sent.as_array().unwrap(),
+        "each block as it was sent"
+    );
+    let shown = zed::user_messages(&updates);
+    let live: String = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(zed::block_markdown)
+        .collect();
+    assert_eq!(shown, [live.as_str()], "the thread as it was");
+    assert!(live.contains(&format!("[@notes.txt]({})", file_uri(&notes))));
+    assert!(!shown[0].contains("<context"), "{shown:?}");
+    assert_eq!(zed::thread_problems(&updates), Vec::<String>::new());
+}
+
+/// A transcript written before tandem kept the blocks as sent holds only what the model
+/// read: a mentioned file as `<context uri="…">` text. It still loads, and the mention is a
+/// chip again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_transcripts_mentions_come_back_as_chips() {
+    let ws = Workspace::new();
+    let notes = ws.write("project/notes.txt", "one\n");
+    let mock = MockModel::start(vec![]).await;
+    let uri = file_uri(&notes);
+    let at = "\"v\":1,\"at\":\"2026-01-01T00:00:00.000Z\"";
+    let lines = [
+        json!({"type": "meta", "id": "older", "cwd": ws.project()}),
+        json!({"type": "settings", "mode": "ask", "model": "mock-model", "reasoning_effort": "medium"}),
+        json!({"type": "user", "parts": [{"text": "Explain "},
+                                         {"text": format!("<context uri=\"{uri}\">\none\n</context>")}]}),
+        json!({"type": "assistant", "text": "It says one.", "reasoning": "", "tool_calls": []}),
+        json!({"type": "title", "title": "Explain"}),
+    ];
+    let text: String = lines
+        .iter()
+        .map(|l| format!("{{{at},{}\n", &l.to_string()[1..]))
+        .collect();
+    ws.write("home/data/sessions/older.jsonl", &text);
+
+    let folders = [ws.project()];
+    let mut agent = Agent::spawn_with(&ws.env(&mock), &[], Some(zed::editor(&folders)));
+    zed::initialize(&mut agent).await;
+    let (_, updates) = zed::load_session(&mut agent, "older", &folders, json!([])).await;
+    assert_eq!(
+        zed::user_messages(&updates),
+        [format!("Explain [@notes.txt]({uri})")]
+    );
+    assert_eq!(
+        user_blocks(&updates)[1],
+        json!({"type": "resource", "resource": {"uri": uri, "text": "one"}})
+    );
+}
 
 /// agent-shell "prints a mode update that arrives before `session/load`'s answer as 'Session
 /// mode: nil'" (`/work/shared/clients/README.md`): it has no session yet to apply it to. The
