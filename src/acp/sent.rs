@@ -48,12 +48,27 @@ pub(super) fn prompt_blocks(blocks: &[ContentBlock]) -> Vec<PromptBlock> {
         .collect()
 }
 
-/// A replayed prompt: each block as a chunk of its own, as it was sent.
+/// What separates two text blocks of one replayed prompt. Editors join a message's chunks
+/// as they come (CodeCompanion with `table.concat`, Zed appending to one Markdown block), so
+/// texts sent as blocks of their own would run into each other; the model reads them apart
+/// too (chat requests join them with a blank line).
+const TEXT_SEPARATOR: &str = "\n\n";
+
+/// A replayed prompt: each block as a chunk of its own, as it was sent, with
+/// [`TEXT_SEPARATOR`] between two texts.
 pub(super) fn user_chunks(blocks: Vec<PromptBlock>) -> Vec<SessionUpdate> {
-    blocks
-        .into_iter()
-        .map(|b| SessionUpdate::UserMessageChunk(ContentChunk::new(user_block(b))))
-        .collect()
+    let chunk = |block| SessionUpdate::UserMessageChunk(ContentChunk::new(block));
+    let mut updates = Vec::with_capacity(blocks.len());
+    let mut after_text = false;
+    for block in blocks {
+        let text = matches!(block, PromptBlock::Text { .. });
+        if text && after_text {
+            updates.push(chunk(ContentBlock::Text(TextContent::new(TEXT_SEPARATOR))));
+        }
+        after_text = text;
+        updates.push(chunk(user_block(block)));
+    }
+    updates
 }
 
 /// A prompt's block as the editor sent it.
@@ -137,6 +152,34 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .clone()
+        );
+    }
+
+    #[test]
+    fn texts_sent_apart_are_shown_apart() {
+        let blocks = vec![
+            PromptBlock::text("write a long text"),
+            PromptBlock::text("are you still there?"),
+            PromptBlock::Resource {
+                uri: "file:///p/a".into(),
+                mime_type: None,
+                text: "a".into(),
+            },
+            PromptBlock::text(" and this"),
+        ];
+        let texts: Vec<Value> = chunks(user_chunks(blocks))
+            .into_iter()
+            .map(|c| c.get("text").cloned().unwrap_or(Value::Null))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                json!("write a long text"),
+                json!("\n\n"),
+                json!("are you still there?"),
+                Value::Null,
+                json!(" and this")
+            ]
         );
     }
 }

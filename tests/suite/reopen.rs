@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::common::mock_model::Reply;
-use crate::common::{Agent, MockModel, Workspace, agent_shell, of_kind, zed};
+use crate::common::{Agent, MockModel, Workspace, agent_shell, codecompanion, of_kind, zed};
 
 fn file_uri(path: &std::path::Path) -> String {
     format!("file://{}", path.display())
@@ -132,6 +132,51 @@ async fn an_older_transcripts_mentions_come_back_as_chips() {
         user_blocks(&updates)[1],
         json!({"type": "resource", "resource": {"uri": uri, "text": "one"}})
     );
+}
+
+/// CodeCompanion sends each user message the agent has not seen as a text block of its own
+/// (`form_messages`: "type = \"text\", text = msg.content"), so a cancelled prompt goes
+/// again with the next one; a loaded chat's user chunks are joined with
+/// "table.concat(user_chunks)", no separator. The model reads the texts apart, and so must
+/// the reopened chat show them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn texts_sent_as_blocks_of_their_own_stay_apart_when_reopened() {
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![Reply::text(&["Yes, here."])]).await;
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let session = codecompanion::new_session(&mut agent, &ws.project()).await;
+    let prompt = codecompanion::prompt_blocks(&["write a long text", "are you still there?"]);
+    let answer = agent
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": prompt}),
+        )
+        .await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(
+        mock.requests()[0].last_user_text(),
+        "write a long text\n\nare you still there?",
+        "the model reads them apart"
+    );
+    codecompanion::disconnect(agent).await;
+
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let (_, updates) = agent
+        .open_stored("session/load", &session, &ws.project())
+        .await;
+    assert_eq!(
+        codecompanion::restored_messages(&updates),
+        [
+            (
+                "user",
+                "write a long text\n\nare you still there?".to_string()
+            ),
+            ("llm", "Yes, here.".to_string())
+        ]
+    );
+    assert_eq!(user_blocks(&updates), *prompt.as_array().unwrap());
 }
 
 /// agent-shell "prints a mode update that arrives before `session/load`'s answer as 'Session
