@@ -263,7 +263,7 @@ impl Handlers {
         responder.respond(ListSessionsResponse::new(sessions).next_cursor(next))
     }
 
-    /// `session/close`: the session stops here; its transcript stays.
+    /// `session/close`: the session stops here; its transcript stays if it got a prompt.
     pub async fn close_session(
         self: Arc<Self>,
         req: CloseSessionRequest,
@@ -272,10 +272,12 @@ impl Handlers {
     ) -> Handled {
         let id = req.session_id.0.to_string();
         let session = id.clone();
-        self.reply(&id, responder, move |manager| {
-            manager
-                .close(&session)
-                .map(|()| CloseSessionResponse::new())
+        self.reply_later(&id, responder, move |manager| {
+            let closed = manager.close(&session);
+            Box::pin(async move {
+                closed.await?;
+                Ok(CloseSessionResponse::new())
+            })
         })
         .await;
         Ok(())

@@ -252,18 +252,19 @@ impl SessionManager {
         out
     }
 
-    /// The end of the connection: every open session's transcript reaches the disk, and the
-    /// MCP servers its sessions started are killed (none outlives tandem).
+    /// The end of the connection: every open session's transcript reaches the disk (or goes,
+    /// for a session that never got a prompt), and the MCP servers its sessions started are
+    /// killed (none outlives tandem).
     pub async fn shutdown(&self) {
         self.children.kill_all();
         let transcripts: Vec<_> = self
             .sessions
             .lock()
-            .values()
-            .map(|live| live.status.transcript.clone())
+            .iter()
+            .map(|(id, live)| (id.clone(), live.status.transcript.clone()))
             .collect();
-        for transcript in transcripts {
-            transcript.flush().await;
+        for (id, transcript) in transcripts {
+            keep_if_used(&self.store, &id, &transcript).await;
         }
     }
 
@@ -274,14 +275,22 @@ impl SessionManager {
         Ok(self.store.read(id)?)
     }
 
-    /// Frees an open session (its running turn is cancelled); the transcript stays.
-    pub fn close(&self, id: &str) -> Result<(), SessionError> {
-        match self.sessions.lock().remove(id) {
-            Some(live) => {
-                live.stop();
-                Ok(())
-            }
-            None => Err(SessionError::NotFound(id.to_string())),
+    /// Frees an open session (its running turn is cancelled) at once; the future resolves
+    /// once its transcript is written out, or gone when the session never got a prompt.
+    pub fn close(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<(), SessionError>> + Send + 'static {
+        let closed = self.sessions.lock().remove(id).map(|live| {
+            let transcript = live.status.transcript.clone();
+            live.stop();
+            transcript
+        });
+        let (store, id) = (self.store.clone(), id.to_string());
+        async move {
+            let transcript = closed.ok_or_else(|| SessionError::NotFound(id.clone()))?;
+            keep_if_used(&store, &id, &transcript).await;
+            Ok(())
         }
     }
 
@@ -399,6 +408,20 @@ impl Live {
     /// rather than whenever the actor next runs (it cancels any running turn as it ends).
     fn stop(self) {
         self.status.mcp.shutdown();
+    }
+}
+
+/// Writes out what the session `id` recorded; then, when it never got a prompt, removes its
+/// transcript: an editor that opens a session for every chat (CodeCompanion) would otherwise
+/// leave one behind for every chat that was never used.
+async fn keep_if_used(store: &Store, id: &str, transcript: &store::Transcript) {
+    transcript.flush().await;
+    if store.prompted(id) {
+        return;
+    }
+    match store.delete(id) {
+        Ok(()) => tracing::debug!(session = %id, "closed without a prompt: not kept"),
+        Err(e) => tracing::debug!(session = %id, "an unused session's transcript stays: {e}"),
     }
 }
 

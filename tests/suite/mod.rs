@@ -52,6 +52,7 @@ mod streaming;
 mod subagents;
 mod tool_loop;
 mod tools;
+mod unused_sessions;
 mod windows;
 mod wire_trace;
 mod zed_client;
