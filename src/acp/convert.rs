@@ -10,12 +10,12 @@ use agent_client_protocol::v1::schema::{
 
 use crate::types::Mode;
 use crate::types::StopReason;
-use crate::types::UserPart;
 use crate::types::{
     CompactionStatus, Location, PlanItem, ToolCallView, ToolContent, ToolKind, ToolStatus,
     TurnEvent,
 };
 use crate::types::{OptionCategory, OptionView};
+use crate::types::{UserPart, context_text};
 
 /// The text of a base64 `blob` whose MIME type is a text type, when it decodes to UTF-8.
 fn text_blob(mime: &str, blob: &str) -> Option<String> {
@@ -72,19 +72,13 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
             }),
             ContentBlock::Resource(embedded) => match embedded.resource {
                 EmbeddedResourceResource::TextResourceContents(r) => {
-                    parts.push(UserPart::Text(format!(
-                        "<context uri=\"{}\">\n{}\n</context>",
-                        r.uri, r.text
-                    )));
+                    parts.push(UserPart::Text(context_text(&r.uri, &r.text)));
                 }
                 EmbeddedResourceResource::BlobResourceContents(r) => {
                     let mime = r.mime_type.unwrap_or_default();
                     // Some clients (toad) send @-files as base64 with a text type.
                     if let Some(text) = text_blob(&mime, &r.blob) {
-                        parts.push(UserPart::Text(format!(
-                            "<context uri=\"{}\">\n{text}\n</context>",
-                            r.uri
-                        )));
+                        parts.push(UserPart::Text(context_text(&r.uri, &text)));
                     } else if mime.starts_with("image/") {
                         parts.push(UserPart::Image {
                             url: format!("data:{mime};base64,{}", r.blob),
@@ -118,12 +112,7 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
 /// The `session/update` payloads for an event (a replayed user message may take several).
 pub fn session_updates(event: TurnEvent) -> Vec<SessionUpdate> {
     let update = match event {
-        TurnEvent::UserMessage(parts) => {
-            return parts
-                .into_iter()
-                .map(|p| SessionUpdate::UserMessageChunk(ContentChunk::new(user_block(p))))
-                .collect();
-        }
+        TurnEvent::UserMessage(blocks) => return super::sent::user_chunks(blocks),
 
         TurnEvent::Text(t) => SessionUpdate::AgentMessageChunk(text_chunk(t)),
         TurnEvent::Thought(t) => SessionUpdate::AgentThoughtChunk(text_chunk(t)),
@@ -177,25 +166,6 @@ pub fn session_updates(event: TurnEvent) -> Vec<SessionUpdate> {
         ),
     };
     vec![update]
-}
-
-/// A user message part as a content block (images keep their data).
-fn user_block(part: UserPart) -> ContentBlock {
-    match part {
-        UserPart::Text(t) => ContentBlock::Text(TextContent::new(t)),
-        UserPart::Image { url } => match url
-            .strip_prefix("data:")
-            .and_then(|rest| rest.split_once(";base64,"))
-        {
-            Some((mime, data)) => ContentBlock::Image(acp::ImageContent::new(data, mime)),
-            None => ContentBlock::ResourceLink(acp::ResourceLink::new(url.clone(), url)),
-        },
-        UserPart::Link {
-            uri,
-            name,
-            description,
-        } => ContentBlock::ResourceLink(acp::ResourceLink::new(name, uri).description(description)),
-    }
 }
 
 fn tool_call(view: ToolCallView) -> acp::ToolCall {

@@ -23,9 +23,12 @@ use parking_lot::Mutex;
 
 use super::open::{self, log_unsent};
 use super::order::{Job, Order};
+use super::sent;
+use super::session_models::{Answer, WithModels};
 use super::{ConnectionSink, capabilities, client, convert, errors, ext};
 use crate::client::ClientCaps;
 use crate::session::{EditorLink, SessionError, SessionManager};
+use crate::types::Prompt;
 
 /// What the handlers of one connection share.
 pub struct Handlers {
@@ -90,8 +93,8 @@ impl Handlers {
     /// `session/new`. `_meta.tandem.sessionId` lets a script choose the id it will refer to.
     pub async fn new_session(
         self: Arc<Self>,
-        req: NewSessionRequest,
-        responder: Responder<NewSessionResponse>,
+        WithModels(req): WithModels<NewSessionRequest>,
+        responder: Responder<Answer<NewSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let requested = req
@@ -126,8 +129,8 @@ impl Handlers {
     /// `session/load`: the conversation is replayed before the answer.
     pub async fn load_session(
         self: Arc<Self>,
-        req: LoadSessionRequest,
-        responder: Responder<LoadSessionResponse>,
+        WithModels(req): WithModels<LoadSessionRequest>,
+        responder: Responder<Answer<LoadSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.0.to_string();
@@ -155,8 +158,8 @@ impl Handlers {
     /// `session/resume`: like load, without the replay.
     pub async fn resume_session(
         self: Arc<Self>,
-        req: ResumeSessionRequest,
-        responder: Responder<ResumeSessionResponse>,
+        WithModels(req): WithModels<ResumeSessionRequest>,
+        responder: Responder<Answer<ResumeSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let id = req.session_id.0.to_string();
@@ -230,7 +233,7 @@ impl Handlers {
         responder.respond(ListSessionsResponse::new(sessions).next_cursor(next))
     }
 
-    /// `session/close`: the session stops here; its transcript stays.
+    /// `session/close`: the session stops here; its transcript stays if it got a prompt.
     pub async fn close_session(
         self: Arc<Self>,
         req: CloseSessionRequest,
@@ -239,10 +242,12 @@ impl Handlers {
     ) -> Handled {
         let id = req.session_id.0.to_string();
         let session = id.clone();
-        self.reply(&id, responder, move |manager| {
-            manager
-                .close(&session)
-                .map(|()| CloseSessionResponse::new())
+        self.reply_later(&id, responder, move |manager| {
+            let closed = manager.close(&session);
+            Box::pin(async move {
+                closed.await?;
+                Ok(CloseSessionResponse::new())
+            })
         })
         .await;
         Ok(())
@@ -274,6 +279,7 @@ impl Handlers {
         responder: Responder<PromptResponse>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
+        let sent = sent::prompt_blocks(&req.prompt);
         let parts = match convert::prompt_parts(req.prompt) {
             Ok(parts) => parts,
             Err(message) => return responder.respond_with_error(errors::invalid_params(message)),
@@ -289,7 +295,7 @@ impl Handlers {
         let job: Job = Box::new(move || {
             Box::pin(async move {
                 // Sent now, so a cancel that came after the prompt finds it.
-                let prompt = manager.run(&session, parts, output);
+                let prompt = manager.run(&session, Prompt { parts, sent }, output);
                 let spawned = cx.spawn(async move {
                     let withdrawn = responder.cancellation();
                     tokio::pin!(prompt);

@@ -12,6 +12,8 @@ pub mod ext;
 mod handlers;
 mod open;
 mod order;
+mod sent;
+pub mod session_models;
 
 use std::sync::Arc;
 
@@ -52,6 +54,8 @@ pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
     let agent = request!(agent, h, prompt);
     let agent = request!(agent, h, set_mode);
     let agent = request!(agent, h, set_config_option);
+    // The older way to switch models, still sent by agent-shell.
+    let agent = request!(agent, h, set_model);
     // ACP's own `session/fork` is still unstable in the protocol: only built on request.
     #[cfg(feature = "acp-session-fork")]
     let agent = request!(agent, h, fork_session);

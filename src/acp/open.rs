@@ -9,6 +9,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, JsonRpcResponse};
 
+use super::session_models::{self, Answer};
 use super::{ConnectionSink, convert, errors, ext};
 use crate::session::{NewSession, SessionError};
 use crate::types::{EventSink, TurnEvent};
@@ -44,6 +45,21 @@ impl Opening for ResumeSessionResponse {
         ResumeSessionResponse::new()
             .modes(convert::mode_state(s.settings.mode))
             .config_options(convert::config_options(&s.options))
+    }
+}
+
+/// The answers of `session/new`, `session/load` and `session/resume` also carry the older
+/// `models` field, for clients that read only that (agent-shell).
+impl<R: Opening> Opening for Answer<R> {
+    fn opening(s: &NewSession) -> Self {
+        Answer {
+            response: R::opening(s),
+            models: session_models::model_state(&s.options),
+        }
+    }
+
+    fn after(cx: &ConnectionTo<Client>, s: &NewSession) {
+        R::after(cx, s);
     }
 }
 

@@ -19,7 +19,7 @@ use crate::types::Mode;
 use crate::types::OptionView;
 use crate::types::StopReason;
 use crate::types::TurnEvent;
-use crate::types::UserPart;
+use crate::types::{Prompt, UserPart};
 
 /// How a prompt ended.
 #[derive(Debug)]
@@ -35,7 +35,7 @@ pub struct Ran {
 /// A request to the actor.
 pub(super) enum Command {
     Prompt {
-        parts: Vec<UserPart>,
+        prompt: Prompt,
         output: Option<Arc<OutputSchema>>,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
     },
@@ -124,7 +124,7 @@ impl Actor {
     async fn handle(&mut self, command: Command, running: &mut Option<Running>) {
         match command {
             Command::Prompt {
-                parts,
+                prompt,
                 output,
                 reply,
             } => {
@@ -132,7 +132,7 @@ impl Actor {
                     let _ = reply.send(Err(SessionError::Busy(self.turn.session_id.clone())));
                     return;
                 }
-                *running = Some(self.start_prompt(parts, output, reply));
+                *running = Some(self.start_prompt(prompt, output, reply));
             }
             Command::Cancel => {
                 if let Some(r) = running.as_ref() {
@@ -190,10 +190,11 @@ impl Actor {
     /// Starts a prompt: a slash command's action, or a normal turn.
     fn start_prompt(
         &mut self,
-        mut parts: Vec<UserPart>,
+        prompt: Prompt,
         output: Option<Arc<OutputSchema>>,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
     ) -> Running {
+        let Prompt { mut parts, sent } = prompt;
         let invoked = match parts.first() {
             Some(UserPart::Text(text)) => commands::parse(text).and_then(|(name, args)| {
                 self.commands
@@ -245,7 +246,7 @@ impl Actor {
                 tokio::spawn(turn::run_prompt(
                     ctx,
                     self.history.clone(),
-                    parts,
+                    Prompt { parts, sent },
                     cancel.clone(),
                 ))
             }

@@ -30,7 +30,7 @@ use crate::tools::Entry;
 use crate::types::EventSink;
 use crate::types::OptionView;
 use crate::types::StopReason;
-use crate::types::UserPart;
+use crate::types::{Prompt, UserPart};
 use actor::Command;
 pub use actor::Ran;
 use credentials::{SessionModel, Shared};
@@ -100,22 +100,20 @@ pub struct NewSession {
     pub replay: Replay,
 }
 
-/// What a load shows before its response: the stored conversation, then `after` (the mode
-/// and options). The updates are made where they are sent, on the connection's thread.
+/// What a load shows before its response: the stored conversation, and nothing else. The
+/// mode and options travel in the response itself: an update about them sent before it
+/// reaches a client that has no session yet to apply it to (agent-shell prints "Session
+/// mode: nil"). The updates are made where they are sent, on the connection's thread.
 #[derive(Debug, Default)]
 pub struct Replay {
     /// The transcript's records.
     pub lines: Vec<Line>,
-    /// What follows the conversation.
-    pub after: Vec<crate::types::TurnEvent>,
 }
 
 impl Replay {
     /// The updates, in order.
     pub fn events(self) -> Vec<crate::types::TurnEvent> {
-        let mut events = playback::events(&self.lines);
-        events.extend(self.after);
-        events
+        playback::events(&self.lines)
     }
 }
 
@@ -232,18 +230,19 @@ impl SessionManager {
         out
     }
 
-    /// The end of the connection: every open session's transcript reaches the disk, and the
-    /// MCP servers its sessions started are killed (none outlives tandem).
+    /// The end of the connection: every open session's transcript reaches the disk (or goes,
+    /// for a session that never got a prompt), and the MCP servers its sessions started are
+    /// killed (none outlives tandem).
     pub async fn shutdown(&self) {
         self.children.kill_all();
         let transcripts: Vec<_> = self
             .sessions
             .lock()
-            .values()
-            .map(|live| live.status.transcript.clone())
+            .iter()
+            .map(|(id, live)| (id.clone(), live.status.transcript.clone()))
             .collect();
-        for transcript in transcripts {
-            transcript.flush().await;
+        for (id, transcript) in transcripts {
+            keep_if_used(&self.store, &id, &transcript).await;
         }
     }
 
@@ -254,14 +253,22 @@ impl SessionManager {
         Ok(self.store.read(id)?)
     }
 
-    /// Frees an open session (its running turn is cancelled); the transcript stays.
-    pub fn close(&self, id: &str) -> Result<(), SessionError> {
-        match self.sessions.lock().remove(id) {
-            Some(live) => {
-                live.stop();
-                Ok(())
-            }
-            None => Err(SessionError::NotFound(id.to_string())),
+    /// Frees an open session (its running turn is cancelled) at once; the future resolves
+    /// once its transcript is written out, or gone when the session never got a prompt.
+    pub fn close(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<(), SessionError>> + Send + 'static {
+        let closed = self.sessions.lock().remove(id).map(|live| {
+            let transcript = live.status.transcript.clone();
+            live.stop();
+            transcript
+        });
+        let (store, id) = (self.store.clone(), id.to_string());
+        async move {
+            let transcript = closed.ok_or_else(|| SessionError::NotFound(id.clone()))?;
+            keep_if_used(&store, &id, &transcript).await;
+            Ok(())
         }
     }
 
@@ -291,11 +298,12 @@ impl SessionManager {
     pub fn run(
         &self,
         id: &str,
-        parts: Vec<UserPart>,
+        prompt: impl Into<Prompt>,
         output: Option<Arc<crate::output_schema::OutputSchema>>,
     ) -> impl Future<Output = Result<Ran, SessionError>> + Send + 'static {
+        let prompt = prompt.into();
         self.ask(id, |reply| Command::Prompt {
-            parts,
+            prompt,
             output,
             reply,
         })
@@ -378,6 +386,20 @@ impl Live {
     /// rather than whenever the actor next runs (it cancels any running turn as it ends).
     fn stop(self) {
         self.status.mcp.shutdown();
+    }
+}
+
+/// Writes out what the session `id` recorded; then, when it never got a prompt, removes its
+/// transcript: an editor that opens a session for every chat (CodeCompanion) would otherwise
+/// leave one behind for every chat that was never used.
+async fn keep_if_used(store: &Store, id: &str, transcript: &store::Transcript) {
+    transcript.flush().await;
+    if store.prompted(id) {
+        return;
+    }
+    match store.delete(id) {
+        Ok(()) => tracing::debug!(session = %id, "closed without a prompt: not kept"),
+        Err(e) => tracing::debug!(session = %id, "an unused session's transcript stays: {e}"),
     }
 }
 

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::start::Start;
 use super::{EditorLink, NewSession, SessionError, SessionManager};
-use crate::config::{ServerSpec, Settings};
+use crate::config::{Config, ServerSpec, Settings};
 use crate::store::{self, History, Line, Record};
-use crate::types::{Mode, TurnEvent};
+use crate::types::Mode;
 
 impl SessionManager {
     /// Starts a session in `cwd`, which must be an absolute path to an existing directory;
@@ -117,6 +117,8 @@ impl SessionManager {
             check_folders(folders)?;
         }
         self.check_credentials().map_err(SessionError::Model)?;
+        // The saved model is checked against the server's list when that decides the picker.
+        super::discovery::settle_for_picker(&self.config(), &self.discovered()).await;
         // What the session open here has queued belongs in what is read.
         self.flush_open(id).await;
         let (lines, transcript) = self.store.open(id)?;
@@ -159,11 +161,7 @@ impl SessionManager {
         });
         let mut opened = opened;
         if replay {
-            let after = vec![
-                TurnEvent::ModeChanged(opened.settings.mode),
-                TurnEvent::OptionsChanged(opened.options.clone()),
-            ];
-            opened.replay = super::Replay { lines, after };
+            opened.replay = super::Replay { lines };
         }
         Ok(opened)
     }
@@ -197,7 +195,8 @@ impl SessionManager {
 
     /// The last recorded settings that still make sense with this configuration.
     fn restored_settings(&self, lines: &[Line]) -> Settings {
-        let mut settings = Settings::initial(&self.config());
+        let config = self.config();
+        let mut settings = Settings::initial(&config);
         if let Some((mode, model, effort)) = lines.iter().rev().find_map(|l| match &l.record {
             Record::Settings {
                 mode,
@@ -209,14 +208,30 @@ impl SessionManager {
             if let Some(mode) = Mode::parse(mode) {
                 settings.mode = mode;
             }
-            if self.config().model(model).is_some() {
+            if self.offers(&config, model) {
                 settings.model = model.clone();
             } else {
-                tracing::warn!(%model, "the stored session's model is no longer configured; using the default");
+                tracing::warn!(%model, "the stored session's model is no longer offered; using the default");
             }
             settings.reasoning_effort = effort.clone();
         }
         settings
+    }
+
+    /// Whether a session may still use `model`: a configured one, or (with no models
+    /// configured, when the picker lists what the server serves) one the server lists, or
+    /// any while the server has not said what it serves: the choice is trusted until then.
+    fn offers(&self, config: &Config, model: &str) -> bool {
+        if config.model(model).is_some() {
+            return true;
+        }
+        if config.models_configured {
+            return false;
+        }
+        match self.discovered().borrow().as_deref() {
+            Some(found) if !found.models.is_empty() => found.models.iter().any(|m| m == model),
+            _ => true,
+        }
     }
 }
 

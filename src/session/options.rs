@@ -57,7 +57,7 @@ pub fn views(settings: &Settings, config: &Config, server: Option<&Discovered>) 
             description: "The model that answers.",
             category: OptionCategory::Model,
             current: settings.model.clone(),
-            values: models(config, server),
+            values: models(config, server, &settings.model),
         },
     ];
     if settings.effort_for_request(config).is_some() {
@@ -81,23 +81,28 @@ pub fn views(settings: &Settings, config: &Config, server: Option<&Discovered>) 
 }
 
 /// The models offered: the configured ones, or (with none configured) those the server
-/// lists, the session's default first.
-fn models(config: &Config, server: Option<&Discovered>) -> Vec<OptionValue> {
-    let configured = config.models.iter().map(|m| OptionValue {
-        id: m.id.clone(),
-        name: m.name.clone(),
-        description: None,
-    });
-    let listed = server.filter(|s| !config.models_configured && !s.models.is_empty());
-    let Some(listed) = listed else {
-        return configured.collect();
-    };
-    let mut values: Vec<OptionValue> = configured.collect();
-    for id in &listed.models {
-        if !values.iter().any(|v| &v.id == id) {
+/// lists, the session's default first. With none configured, the session's `current` model
+/// is always among them: a reopened session keeps a model chosen from the server's list
+/// before the server has said what it serves.
+fn models(config: &Config, server: Option<&Discovered>, current: &str) -> Vec<OptionValue> {
+    let mut values: Vec<OptionValue> = config
+        .models
+        .iter()
+        .map(|m| OptionValue {
+            id: m.id.clone(),
+            name: m.name.clone(),
+            description: None,
+        })
+        .collect();
+    if config.models_configured {
+        return values;
+    }
+    let listed = server.map_or(&[][..], |s| s.models.as_slice());
+    for id in listed.iter().map(String::as_str).chain([current]) {
+        if !values.iter().any(|v| v.id == id) {
             values.push(OptionValue {
-                id: id.clone(),
-                name: id.clone(),
+                id: id.to_string(),
+                name: id.to_string(),
                 description: None,
             });
         }
@@ -212,6 +217,10 @@ mod tests {
         );
         apply(&mut s, &c, Some(&server), "model", "qwen").unwrap();
         assert_eq!(s.model, "qwen");
+        // A model chosen from the list stays offered while the server has not answered (a
+        // reopened session), and is not offered twice once it has.
+        assert!(ids(views(&s, &c, None)).contains(&"qwen".to_string()));
+        assert_eq!(ids(views(&s, &c, Some(&server))).len(), 3);
         // Configured models win over the server's list.
         let c = config("a,b");
         assert_eq!(ids(views(&s, &c, Some(&server))).len(), 3);

@@ -3,7 +3,7 @@
 use crate::model::ToolCall;
 use crate::store::{CallIds, Line, Record};
 use crate::turn::COMPACTED_NOTE;
-use crate::types::UserPart;
+use crate::types::{PromptBlock, UserPart};
 use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
 /// What a replayed command shows when its transcript kept no output (written by an older
@@ -20,9 +20,14 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
     let mut open = Open::default();
     for line in lines {
         match &line.record {
-            Record::User { parts } | Record::Command { parts } => {
+            Record::User { parts, sent } => {
                 open.interrupted(&mut events);
-                events.push(TurnEvent::UserMessage(parts.clone()));
+                let blocks = sent.clone().unwrap_or_else(|| PromptBlock::of_parts(parts));
+                events.push(TurnEvent::UserMessage(blocks));
+            }
+            Record::Command { parts } => {
+                open.interrupted(&mut events);
+                events.push(TurnEvent::UserMessage(PromptBlock::of_parts(parts)));
             }
             Record::Assistant {
                 text,

@@ -15,7 +15,7 @@ use super::frame::Frame;
 use super::record::{self, Line, Record};
 use super::transcript::Transcript;
 use crate::model::{Message, ToolCall};
-use crate::types::{ToolCallView, UserPart};
+use crate::types::{PromptBlock, ToolCallView, UserPart};
 
 /// What a call whose result never reached the transcript (tandem stopped mid-turn) reads.
 pub const NOT_FINISHED: &str = "Not run: tandem stopped before this call finished.";
@@ -57,7 +57,7 @@ impl History {
         let mut call_ids = CallIds::default();
         for line in lines {
             match &line.record {
-                Record::User { parts } => conversation.user(parts.clone()),
+                Record::User { parts, .. } => conversation.user(parts.clone()),
                 Record::Assistant {
                     text, tool_calls, ..
                 } => {
@@ -98,11 +98,23 @@ impl History {
         &self.transcript
     }
 
-    /// Adds a user message.
+    /// Adds a user message tandem wrote itself (a subagent's task, a note for the model).
     pub fn push_user(&mut self, parts: Vec<UserPart>) {
+        self.push(parts, None);
+    }
+
+    /// Adds the user's prompt: `parts` as the model reads them, `sent` as the editor sent
+    /// them (recorded only where a load would not show them from `parts`).
+    pub fn push_prompt(&mut self, parts: Vec<UserPart>, sent: Vec<PromptBlock>) {
+        let sent = (sent != PromptBlock::of_parts(&parts)).then_some(sent);
+        self.push(parts, sent);
+    }
+
+    fn push(&mut self, parts: Vec<UserPart>, sent: Option<Vec<PromptBlock>>) {
         self.close_unanswered(NOT_FINISHED);
         self.transcript.append(Record::User {
             parts: parts.clone(),
+            sent,
         });
         self.conversation.user(parts);
     }
@@ -323,7 +335,10 @@ mod tests {
     async fn results_follow_their_calls_in_call_order_and_missing_ones_are_filled() {
         let dir = tempfile::tempdir().unwrap();
         let lines = vec![
-            line(Record::User { parts: text("hi") }),
+            line(Record::User {
+                sent: None,
+                parts: text("hi"),
+            }),
             line(Record::Assistant {
                 text: String::new(),
                 reasoning: "r".into(),
@@ -364,15 +379,24 @@ mod tests {
             })
         };
         let lines = vec![
-            line(Record::User { parts: text("1") }),
+            line(Record::User {
+                sent: None,
+                parts: text("1"),
+            }),
             said("one"),
-            line(Record::User { parts: text("2") }),
+            line(Record::User {
+                sent: None,
+                parts: text("2"),
+            }),
             said("two"),
             line(Record::Compaction {
                 summary: "S".into(),
                 kept: 2,
             }),
-            line(Record::User { parts: text("3") }),
+            line(Record::User {
+                sent: None,
+                parts: text("3"),
+            }),
         ];
         let t = Transcript::open(&dir.path().join("s.jsonl")).unwrap();
         let h = History::rebuild(&lines, t);
@@ -384,6 +408,37 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A prompt's blocks are recorded only where a load could not show them from what the
+    /// model read.
+    #[tokio::test]
+    async fn the_blocks_sent_are_kept_only_when_they_differ() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut live = History::new(Transcript::open(&path).unwrap());
+        live.push_prompt(text("plain"), vec![PromptBlock::text("plain")]);
+        // A linked file the turn put in the prompt: it would show as a resource.
+        let link = PromptBlock::Link {
+            uri: "file:///p/a.rs".into(),
+            name: "a.rs".into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+        };
+        let inlined = crate::types::context_text("file:///p/a.rs", "fn a() {}");
+        live.push_prompt(text(&inlined), vec![link.clone()]);
+        live.transcript().flush().await;
+        let sent: Vec<_> = transcript::read(&path)
+            .unwrap()
+            .into_iter()
+            .map(|l| match l.record {
+                Record::User { sent, .. } => sent,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(sent, [None, Some(vec![link])]);
     }
 
     /// What a live turn pushes, a load rebuilds: the same messages, whatever the order the

@@ -1,6 +1,8 @@
 //! The embedded transcript store: one append-only JSONL file per session under
 //! `TANDEM_HOME/sessions/` (DESIGN.md §3). No server, no index to keep in sync: listing reads
 //! each file's first lines, and a corrupt file never stops the others from being listed.
+//! Only sessions that got a prompt are listed: editors such as CodeCompanion open a session
+//! for every chat, used or not, and those would bury the history.
 
 pub mod call_ids;
 pub mod frame;
@@ -166,8 +168,24 @@ impl Store {
         Ok(())
     }
 
-    /// Stored sessions, newest first, optionally only those in `cwd`; one page from `cursor`.
-    /// Returns the page and the cursor of the next one.
+    /// Whether the stored session `id` got a prompt (a slash command counts); `false` for a
+    /// session that is not stored. Reads only as far as the first prompt.
+    pub fn prompted(&self, id: &str) -> bool {
+        if !valid_id(id) {
+            return false;
+        }
+        let Ok(file) = std::fs::File::open(self.path(id)) else {
+            return false;
+        };
+        std::io::BufReader::new(file)
+            .split(b'\n')
+            .map_while(Result::ok)
+            .filter_map(|bytes| serde_json::from_slice::<Line>(&bytes).ok())
+            .any(|line| is_prompt(&line.record))
+    }
+
+    /// Stored sessions that got a prompt, newest first, optionally only those in `cwd`; one
+    /// page from `cursor`. Returns the page and the cursor of the next one.
     pub fn list(&self, cwd: Option<&Path>, cursor: Option<&str>) -> (Vec<Summary>, Option<String>) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return (Vec::new(), None);
@@ -186,8 +204,13 @@ impl Store {
     }
 }
 
+/// Whether `record` is the user's: a prompt or a slash command.
+fn is_prompt(record: &Record) -> bool {
+    matches!(record, Record::User { .. } | Record::Command { .. })
+}
+
 /// A transcript's id, cwd and title (reading only as far as the title), or `None` when the
-/// file does not start with a session record.
+/// file does not start with a session record or the session never got a prompt.
 fn summarize(path: &Path) -> Option<Summary> {
     let file = std::fs::File::open(path).ok()?;
     let modified = file.metadata().and_then(|m| m.modified()).ok()?;
@@ -201,17 +224,24 @@ fn summarize(path: &Path) -> Option<Summary> {
     };
     // Read only as far as the title: a session's folders are recorded when it opens, so for
     // all but sessions reopened with other folders after their first exchange, that is enough.
+    // A title is written after the first exchange, so a titled session got a prompt.
     let mut folders = Vec::new();
     let mut title = None;
+    let mut prompted = false;
     for bytes in lines.map_while(Result::ok) {
         match serde_json::from_slice::<Line>(&bytes).map(|l| l.record) {
             Ok(Record::Title { title: t }) => {
                 title = Some(t);
+                prompted = true;
                 break;
             }
             Ok(Record::Folders { folders: f }) => folders = f,
+            Ok(record) if is_prompt(&record) => prompted = true,
             _ => {}
         }
+    }
+    if !prompted {
+        return None;
     }
     let updated_at = chrono::DateTime::<chrono::Utc>::from(modified)
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
@@ -228,6 +258,14 @@ fn summarize(path: &Path) -> Option<Summary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::UserPart;
+
+    fn prompt(text: &str) -> Record {
+        Record::User {
+            parts: vec![UserPart::Text(text.into())],
+            sent: None,
+        }
+    }
 
     #[tokio::test]
     async fn create_list_open_delete() {
@@ -237,7 +275,10 @@ mod tests {
             title: "First".into(),
         };
         store.create("s1", Path::new("/p"), [title]).await.unwrap();
-        store.create("s2", Path::new("/q"), []).await.unwrap();
+        store
+            .create("s2", Path::new("/q"), [prompt("hi")])
+            .await
+            .unwrap();
         std::fs::write(home.path().join("sessions/broken.jsonl"), "garbage\n").unwrap();
         let (all, next) = store.list(None, None);
         assert_eq!(all.len(), 2, "the broken file is skipped, not fatal");
@@ -264,12 +305,47 @@ mod tests {
         let store = Store::new(home.path());
         for i in 0..(PAGE + 5) {
             let id = format!("s{i:03}");
-            store.create(&id, Path::new("/p"), []).await.unwrap();
+            store
+                .create(&id, Path::new("/p"), [prompt("hi")])
+                .await
+                .unwrap();
         }
         let (first, next) = store.list(None, None);
         assert_eq!(first.len(), PAGE);
         let (second, last) = store.list(None, next.as_deref());
         assert_eq!(second.len(), 5);
         assert!(last.is_none());
+    }
+
+    #[tokio::test]
+    async fn sessions_without_a_prompt_are_not_listed() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::new(home.path());
+        let settings = Record::Settings {
+            mode: "ask".into(),
+            model: "m".into(),
+            reasoning_effort: "medium".into(),
+        };
+        store
+            .create("unused", Path::new("/p"), [settings])
+            .await
+            .unwrap();
+        let command = Record::Command {
+            parts: vec![UserPart::Text("/compact".into())],
+        };
+        store
+            .create("command", Path::new("/p"), [command])
+            .await
+            .unwrap();
+        store
+            .create("used", Path::new("/p"), [prompt("hi")])
+            .await
+            .unwrap();
+        let (all, _) = store.list(None, None);
+        let mut ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+        ids.sort();
+        assert_eq!(ids, ["command", "used"]);
+        assert!(!store.prompted("unused") && store.prompted("used"));
+        assert!(!store.prompted("missing"));
     }
 }

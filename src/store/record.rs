@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::model::ToolCall;
-use crate::types::UserPart;
 use crate::types::{PlanItem, ToolCallView};
+use crate::types::{PromptBlock, UserPart};
 
 /// The record format version written by this build.
 pub const VERSION: u32 = 1;
@@ -44,8 +44,12 @@ pub enum Record {
     },
     /// A prompt from the user.
     User {
-        /// Its content.
+        /// What the model reads of it (mentioned files inlined, hooks' context added).
         parts: Vec<UserPart>,
+        /// The blocks as the editor sent them, which a load shows; absent when they would
+        /// show as `parts` do (and in records written before tandem kept them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sent: Option<Vec<PromptBlock>>,
     },
     /// A slash command the user ran that is not a prompt for the model (`/compact`): the
     /// editor sees it again on load, the model never does.

@@ -13,7 +13,7 @@ use crate::store::History;
 use crate::tools::ToolOutput;
 use crate::types::StopReason;
 use crate::types::TurnEvent;
-use crate::types::UserPart;
+use crate::types::{Prompt, UserPart};
 
 /// Refuses a prompt that alone (with the system prompt) is larger than the model's whole
 /// context window: compaction cannot make room for it, and the server would only refuse it
@@ -41,13 +41,15 @@ fn fits(ctx: &TurnContext, parts: &[UserPart]) -> Result<(), ModelError> {
 }
 
 /// Runs a prompt from the user: its `user_prompt_submit` hooks (which may add context or
-/// block it), the turn, then the `stop` hooks. `history` is the conversation before `parts`.
+/// block it), the turn, then the `stop` hooks. `history` is the conversation before it.
+/// The transcript keeps what the model read and the blocks as the user sent them.
 pub async fn run_prompt(
     ctx: TurnContext,
     mut history: History,
-    parts: Vec<UserPart>,
+    prompt: Prompt,
     cancel: CancellationToken,
 ) -> TurnOutcome {
+    let Prompt { parts, sent } = prompt;
     let hooks = ctx.extras.hooks.clone();
     // Linked files and folders become context before hooks and the model see the prompt.
     let mut parts = super::mentions::expand(&ctx, parts).await;
@@ -75,7 +77,7 @@ pub async fn run_prompt(
         // request of the session.
         return TurnOutcome::ended(history, Err(too_big));
     }
-    history.push_user(parts);
+    history.push_prompt(parts, sent);
     let outcome = run_turn(ctx.clone(), history, cancel).await;
     if hooks.hooks.any(Event::Stop) {
         let stop_reason = outcome.result.as_ref().map_or("error", |s| s.as_str());

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::TurnContext;
 use crate::local;
 use crate::tools::text;
-use crate::types::UserPart;
+use crate::types::{UserPart, context_text, folder_context_text};
 
 /// Most bytes of a mentioned file put in the prompt.
 const MAX_FILE_BYTES: usize = 64 * 1024;
@@ -53,9 +53,7 @@ async fn content(uri: &str, path: &Path) -> Option<String> {
         })
         .await
         .ok()??;
-        return Some(format!(
-            "<context uri=\"{uri}\" kind=\"folder\">\n{listing}\n</context>"
-        ));
+        return Some(folder_context_text(uri, &listing));
     }
     if local::unreadable(path).await.is_some() {
         return None;
@@ -75,7 +73,7 @@ async fn content(uri: &str, path: &Path) -> Option<String> {
             "\n[… cut at {end} of {total} bytes; read_file reads the rest]"
         ));
     }
-    Some(format!("<context uri=\"{uri}\">\n{body}\n</context>"))
+    Some(context_text(uri, &body))
 }
 
 /// A folder's entries, directories ending in `/`, sorted and bounded.

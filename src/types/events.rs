@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Mode, OptionView, ToolKind, UserPart};
+use super::{Mode, OptionView, PromptBlock, ToolKind};
 
 /// Where a tool call is in its life (ACP `ToolCallStatus`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,8 +138,9 @@ pub enum TurnEvent {
     },
     /// The agent's plan, whole (sent as `plan`).
     Plan(Vec<PlanItem>),
-    /// A user message, when a stored session is replayed (sent as `user_message_chunk`s).
-    UserMessage(Vec<UserPart>),
+    /// A user message, when a stored session is replayed (sent as `user_message_chunk`s):
+    /// its blocks as the user sent them.
+    UserMessage(Vec<PromptBlock>),
     /// The session's title (sent as `session_info_update`).
     Title(String),
     /// A compaction started, finished or failed (sent as `compaction_update`; only for editors

@@ -5,6 +5,7 @@ mod events;
 mod mode;
 mod options;
 mod parts;
+mod prompt;
 mod stop;
 mod tool;
 
@@ -14,6 +15,7 @@ pub use events::{
 };
 pub use mode::Mode;
 pub use options::{OptionCategory, OptionValue, OptionView};
-pub use parts::UserPart;
+pub use parts::{UserPart, context_text, folder_context_text, parse_context};
+pub use prompt::{Prompt, PromptBlock};
 pub use stop::{FinishReason, StopReason};
 pub use tool::{Access, ToolKind, ToolSpec};

@@ -49,3 +49,25 @@ impl UserPart {
         }
     }
 }
+
+/// How the content of a mentioned file is put in the prompt for the model.
+pub fn context_text(uri: &str, body: &str) -> String {
+    format!("<context uri=\"{uri}\">\n{body}\n</context>")
+}
+
+/// How the listing of a mentioned folder is put in the prompt for the model.
+pub fn folder_context_text(uri: &str, listing: &str) -> String {
+    format!("<context uri=\"{uri}\" kind=\"folder\">\n{listing}\n</context>")
+}
+
+/// The other way round: the URI, the body and whether it is a folder's listing, when `text`
+/// is exactly what [`context_text`] or [`folder_context_text`] make.
+pub fn parse_context(text: &str) -> Option<(&str, &str, bool)> {
+    let rest = text.strip_prefix("<context uri=\"")?;
+    let (uri, rest) = rest.split_once('"')?;
+    let (body, folder) = match rest.strip_prefix(">\n") {
+        Some(body) => (body, false),
+        None => (rest.strip_prefix(" kind=\"folder\">\n")?, true),
+    };
+    Some((uri, body.strip_suffix("\n</context>")?, folder))
+}

@@ -78,13 +78,48 @@ static METHOD_SCHEMAS: LazyLock<MethodSchemas> = LazyLock::new(|| method_schemas
 static UNSTABLE_METHOD_SCHEMAS: LazyLock<MethodSchemas> =
     LazyLock::new(|| method_schemas(&UNSTABLE_SCHEMA));
 
+/// ACP's older session-models API, which ACP's schema no longer has but agent-shell still
+/// uses: `session/set_model` and the `models` field of session answers. Their shapes are
+/// tandem's generated `protocol/extensions/session-models.json` (its `response` and
+/// `models`); the agent's messages are checked against them like the rest.
+static SESSION_MODELS: LazyLock<HashMap<&'static str, jsonschema::Validator>> =
+    LazyLock::new(|| {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol/extensions/session-models.json");
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        ["response", "models"]
+            .into_iter()
+            .map(|part| (part, jsonschema::validator_for(&doc[part]).unwrap()))
+            .collect()
+    });
+
+/// The answers that carry the older `models` field.
+const ANSWERS_WITH_MODELS: &[&str] = &["session/new", "session/load", "session/resume"];
+
 fn check(kind: &str, method: &str, value: &Value, out: &mut Vec<String>) {
     let schemas = if UNSTABLE_METHODS.contains(&method) {
         &*UNSTABLE_METHOD_SCHEMAS
     } else {
         &*METHOD_SCHEMAS
     };
-    match schemas.get(&(method.to_string(), kind.to_string())) {
+    let legacy = match (method, kind) {
+        ("session/set_model", "Response") => SESSION_MODELS.get("response"),
+        _ => None,
+    };
+    if kind == "Response"
+        && ANSWERS_WITH_MODELS.contains(&method)
+        && let Some(models) = value.get("models")
+    {
+        out.extend(
+            SESSION_MODELS["models"]
+                .iter_errors(models)
+                .map(|e| format!("{method} models: {e} at {}", e.instance_path())),
+        );
+    }
+    match schemas
+        .get(&(method.to_string(), kind.to_string()))
+        .or(legacy)
+    {
         Some(validator) => out.extend(
             validator
                 .iter_errors(value)
@@ -396,12 +431,13 @@ impl Agent {
         session: &str,
         cwd: &Path,
     ) -> (Value, Vec<Value>) {
-        let result = self
-            .request_ok(
-                method,
-                json!({"sessionId": session, "cwd": super::path_str(cwd), "mcpServers": []}),
-            )
-            .await;
+        let params = json!({"sessionId": session, "cwd": super::path_str(cwd), "mcpServers": []});
+        self.open_stored_with(method, params).await
+    }
+
+    /// [`Agent::open_stored`] with these exact parameters.
+    pub async fn open_stored_with(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+        let result = self.request_ok(method, params).await;
         let mut updates = self.drain();
         while !updates
             .last()

@@ -2,7 +2,9 @@
 #![allow(dead_code)]
 
 pub mod acp_client;
+pub mod agent_shell;
 pub mod calls;
+pub mod codecompanion;
 pub mod editor;
 pub mod mock_model;
 pub mod proxy;

@@ -278,3 +278,81 @@ pub fn card_status(messages: &[Value], id: &str, answer: Option<&str>, stop: &st
     }
     status
 }
+
+/// `session/load` as Zed sends it (it prefers load over resume): the thread's folders as for
+/// `session/new`, and the user's context servers. Returns the answer and the updates that
+/// came with it, up to the `available_commands_update` after the answer.
+pub async fn load_session(
+    agent: &mut Agent,
+    session: &str,
+    folders: &[PathBuf],
+    mcp_servers: Value,
+) -> (Value, Vec<Value>) {
+    let mut params =
+        json!({"sessionId": session, "cwd": path_str(&folders[0]), "mcpServers": mcp_servers});
+    if folders.len() > 1 {
+        params["additionalDirectories"] = folders[1..].iter().map(|f| json!(path_str(f))).collect();
+    }
+    agent.open_stored_with("session/load", params).await
+}
+
+/// What Zed's thread shows for each user message among `messages`: consecutive
+/// `user_message_chunk`s make one message, whose content Zed builds with
+/// `ContentBlock::append` (`crates/acp_thread/src/acp_thread.rs`): a message that starts with
+/// a `resource_link` or an image is that block alone until more comes; otherwise "Markdown
+/// { markdown } => markdown.append(&new_content)" with `block_string_contents`: a text block's
+/// text, and for a `resource_link` or a text `resource` `resource_link_md(uri)`, the mention
+/// as "[@{name}]({uri})" (`MentionLink` in `mention.rs`), which Zed draws as a chip; an image
+/// is "`Image`". The chip's name is the URI's last path segment here (Zed's
+/// `MentionUri::name` adds a selection's lines).
+pub fn user_messages(messages: &[Value]) -> Vec<String> {
+    let mut shown = Vec::new();
+    let mut current: Option<String> = None;
+    for message in messages {
+        let update = &message["params"]["update"];
+        if message["method"] != "session/update" {
+            continue;
+        }
+        if update["sessionUpdate"] != "user_message_chunk" {
+            shown.extend(current.take());
+            continue;
+        }
+        let block = &update["content"];
+        let text = block_markdown(block);
+        current = Some(match current {
+            None => text,
+            // A message that is one chip or one image so far gets a line break after it.
+            Some(so_far) if so_far.ends_with(')') && so_far.starts_with("[@") => {
+                format!("{so_far}\n{text}")
+            }
+            Some(so_far) if so_far == "`Image`" => format!("{so_far}\n{text}"),
+            Some(so_far) => so_far + &text,
+        });
+    }
+    shown.extend(current);
+    shown
+}
+
+/// What Zed shows of one prompt block inside a user message (`block_string_contents`).
+pub fn block_markdown(block: &Value) -> String {
+    let mention = |uri: &str| {
+        let name = uri
+            .split(['#', '?'])
+            .next()
+            .unwrap_or(uri)
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(uri);
+        format!("[@{name}]({uri})")
+    };
+    match block["type"].as_str() {
+        Some("text") => block["text"].as_str().unwrap_or_default().to_string(),
+        Some("resource_link") => mention(block["uri"].as_str().unwrap_or_default()),
+        Some("resource") if block["resource"].get("text").is_some() => {
+            mention(block["resource"]["uri"].as_str().unwrap_or_default())
+        }
+        Some("image") => "`Image`".to_string(),
+        _ => String::new(),
+    }
+}

@@ -43,15 +43,18 @@ mod project_trust;
 mod protocol_edges;
 mod real_local;
 mod real_model;
+mod reopen;
 mod replay;
 mod runaway;
 mod secrets;
+mod session_models;
 mod sessions;
 mod skills;
 mod streaming;
 mod subagents;
 mod tool_loop;
 mod tools;
+mod unused_sessions;
 mod windows;
 mod wire_trace;
 #[cfg(unix)]

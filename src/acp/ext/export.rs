@@ -25,7 +25,7 @@ pub fn render(lines: &[Line]) -> String {
                     line.at
                 ));
             }
-            Record::User { parts } | Record::Command { parts } => {
+            Record::User { parts, .. } | Record::Command { parts } => {
                 out.push_str("## User\n\n");
                 for part in parts {
                     match part {

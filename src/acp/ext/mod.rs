@@ -18,6 +18,8 @@ pub use export::render;
 pub use methods::methods;
 pub use structured::{output_schema, structured_meta};
 
+use super::session_models::{SessionModelState, SetModelRequest, SetModelResponse};
+
 /// The methods tandem answers, as advertised under `agentCapabilities._meta.tandem`.
 pub const METHODS: [&str; 6] = [
     "_tandem/status",
@@ -342,6 +344,12 @@ pub fn schema_files() -> Vec<(&'static str, Value)> {
         (
             "actions-run.json",
             json!({"method": "_tandem/actions/run", "request": of::<ActionsRunRequest>(), "response": of::<ActionsRunResponse>()}),
+        ),
+        // Not an extension: ACP's older session-models API, whose shapes ACP's schema no
+        // longer has (see `crate::acp::session_models`).
+        (
+            "session-models.json",
+            json!({"method": "session/set_model", "request": of::<SetModelRequest>(), "response": of::<SetModelResponse>(), "models": of::<SessionModelState>()}),
         ),
     ]
 }
