@@ -5,19 +5,14 @@
 //! through either is seen through both. ACP's current schema has neither, so their shapes
 //! are defined here, and `protocol/extensions/session-models.json` is generated from them.
 
-use std::sync::Arc;
-
-use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{
-    Client, Error, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, UntypedMessage,
+    Error, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, UntypedMessage,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ConnectionSink;
-use super::handlers::Handlers;
-use crate::types::{EventSink, OptionCategory, OptionView, TurnEvent};
+use crate::types::{OptionCategory, OptionView};
 
 /// The models a session offers, and the one it answers with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -129,30 +124,6 @@ impl<T: JsonRpcResponse> JsonRpcResponse for Answer<T> {
             response: T::from_json(method, value)?,
             models,
         })
-    }
-}
-
-impl Handlers {
-    /// `session/set_model`: the `model` option changes, and the editor is told every option
-    /// as it now stands (clients that follow config options see the switch too).
-    pub async fn set_model(
-        self: Arc<Self>,
-        req: SetModelRequest,
-        responder: Responder<SetModelResponse>,
-        cx: ConnectionTo<Client>,
-    ) -> Result<(), Error> {
-        let id = req.session_id.clone();
-        let sink = ConnectionSink { cx };
-        self.reply_later(&id, responder, move |manager| {
-            let set = manager.set_option(&req.session_id, "model", &req.model_id);
-            Box::pin(async move {
-                let views = set.await?;
-                sink.emit(&req.session_id, TurnEvent::OptionsChanged(views));
-                Ok(SetModelResponse {})
-            })
-        })
-        .await;
-        Ok(())
     }
 }
 
