@@ -230,19 +230,21 @@ impl SessionManager {
         out
     }
 
-    /// The end of the connection: every open session's transcript reaches the disk (or goes,
-    /// for a session that never got a prompt), and the MCP servers its sessions started are
-    /// killed (none outlives tandem).
+    /// The end of the connection: every open session's transcript reaches the disk, and the
+    /// MCP servers its sessions started are killed (none outlives tandem). A session that
+    /// never got a prompt is kept too (unlisted): a client may make one ahead and prompt it
+    /// from its next process (`acpx sessions new`, then `acpx prompt`, resumes it); only
+    /// `session/close` says it is done with.
     pub async fn shutdown(&self) {
         self.children.kill_all();
         let transcripts: Vec<_> = self
             .sessions
             .lock()
-            .iter()
-            .map(|(id, live)| (id.clone(), live.status.transcript.clone()))
+            .values()
+            .map(|live| live.status.transcript.clone())
             .collect();
-        for (id, transcript) in transcripts {
-            keep_if_used(&self.store, &id, &transcript).await;
+        for transcript in transcripts {
+            transcript.flush().await;
         }
     }
 

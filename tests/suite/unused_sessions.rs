@@ -1,8 +1,10 @@
 //! CodeCompanion "opens a session for every chat, used or not" (`/work/shared/clients/
 //! README.md`; `Connection:_establish_session` sends `session/new` when a chat opens), and
 //! closing the chat ends tandem with "self._state.handle:kill(\"sigterm\")". Sessions that
-//! never got a prompt are neither listed by `session/list` nor kept once closed; a session
-//! that got one is listed and kept as before.
+//! never got a prompt are not listed by `session/list`, and one closed with `session/close`
+//! is not kept; a session that got one is listed and kept as before. One left open when
+//! tandem stops stays on disk, unlisted, since acpx makes a session ahead (`acpx sessions
+//! new`) and prompts it from its next process with `session/resume`.
 
 use std::path::Path;
 
@@ -41,7 +43,7 @@ fn stored(home: &Path) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn codecompanion_chats_never_used_leave_nothing_behind() {
+async fn codecompanion_chats_never_used_are_not_listed() {
     let ws = Workspace::new();
     let mock = MockModel::start(vec![Reply::text(&["hi"])]).await;
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
@@ -53,11 +55,32 @@ async fn codecompanion_chats_never_used_leave_nothing_behind() {
     // The unused one still works while open.
     agent.set_option(&unused, "mode", "read-only").await;
     codecompanion::disconnect(agent).await;
-    assert_eq!(stored(&ws.home()), [used.as_str()]);
 
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
     agent.initialize().await;
     assert_eq!(listed(&mut agent).await, [used]);
+}
+
+/// acpx makes a session in one process (`acpx sessions new`) and prompts it from the next
+/// (`session/resume`): a session without a prompt outlives the process that made it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_made_ahead_is_resumed_by_the_next_process() {
+    let ws = Workspace::new();
+    let mock = MockModel::start(vec![Reply::text(&["hi"])]).await;
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let ahead = agent.open_session(&ws.project()).await;
+    agent.shutdown().await;
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    agent
+        .request_ok(
+            "session/resume",
+            json!({"sessionId": ahead, "cwd": ws.project(), "mcpServers": []}),
+        )
+        .await;
+    let (response, _) = agent.prompt(&ahead, "hello").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(listed(&mut agent).await, [ahead]);
 }
 
 /// Zed sends "`session/close` when the last handle to a thread is dropped"
