@@ -212,3 +212,15 @@ pub async fn still_usable(mock: &MockModel, agent: &mut Agent, session: &str) {
     assert_eq!(joined(&updates, "agent_message_chunk"), "recovered");
     assert!(agent.is_running());
 }
+
+/// A mock server that also lists two models (`mock-model`, `other-model`) at `/v1/models`, as
+/// `tandem login` and model discovery ask.
+pub async fn listing_mock(script: Vec<Reply>) -> MockModel {
+    let mock = MockModel::start(script).await;
+    mock.serve_info(
+        "/v1/models",
+        200,
+        serde_json::json!({"object": "list", "data": [{"id": "mock-model"}, {"id": "other-model"}]}),
+    );
+    mock
+}

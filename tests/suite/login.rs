@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 #[cfg(unix)]
 use crate::common::terminal::{self, type_secret};
-use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, path_str};
+use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, listing_mock, path_str};
 
 /// The environment of a user who set nothing up but their home: the key lives in the file
 /// store (a test must not write to the developer's own keychain).
@@ -38,17 +38,6 @@ async fn tandem_blocking(
     })
     .await
     .unwrap()
-}
-
-/// A mock server that lists two models.
-async fn listing_mock(script: Vec<Reply>) -> MockModel {
-    let mock = MockModel::start(script).await;
-    mock.serve_info(
-        "/v1/models",
-        200,
-        json!({"object": "list", "data": [{"id": "mock-model"}, {"id": "other-model"}]}),
-    );
-    mock
 }
 
 /// Every file under `dir` whose bytes contain `needle`, except those named `except`.

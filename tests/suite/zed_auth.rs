@@ -6,7 +6,9 @@ use expectrl::Expect;
 use serde_json::{Value, json};
 
 use crate::common::terminal::type_secret;
-use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, joined, path_str, zed};
+use crate::common::{
+    Agent, MockModel, Reply, TEST_KEY, Workspace, joined, listing_mock, path_str, zed,
+};
 
 /// The key the user types when logging in again.
 const NEW_KEY: &str = "sk-test-second-4d2e9a";
@@ -17,17 +19,6 @@ fn home_only(ws: &Workspace) -> Vec<(String, String)> {
     let mut env = ws.base_env();
     env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
     env
-}
-
-/// A mock server that lists its models, as `tandem login` asks.
-async fn listing_mock(script: Vec<Reply>) -> MockModel {
-    let mock = MockModel::start(script).await;
-    mock.serve_info(
-        "/v1/models",
-        200,
-        json!({"object": "list", "data": [{"id": "mock-model"}, {"id": "other-model"}]}),
-    );
-    mock
 }
 
 /// `tandem login --key-stdin` for the server at `base_url` with `key`, as a script would run
