@@ -2,6 +2,9 @@
 //! SDK's v1 agent builder; the `_tandem/*` extension methods register in [`ext`]. Everything
 //! else (sessions, turns, tools) knows nothing of JSON-RPC: conversions live in
 //! [`convert`], errors in [`errors`], and [`client`] is what the core asks of the editor.
+//! `auth` answers `authenticate` and shapes the login methods per client; `sent` keeps the
+//! prompt blocks as the editor sent them for replay; [`session_models`] carries the older
+//! `models` field and `session/set_model` beside `configOptions`.
 
 mod auth;
 mod capabilities;

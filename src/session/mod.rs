@@ -1,4 +1,6 @@
 //! Sessions: the manager maps ids to handles; each session is an actor task (actor.rs).
+//! The model server's key is re-read after a refusal and at each opening (credentials.rs),
+//! so a new `tandem login` serves sessions already open.
 
 mod actor;
 pub mod commands;
