@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::common::{Agent, MockModel, Workspace};
+use crate::common::{Agent, MockModel, Reply, Workspace, response};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initialize_reports_tandem_and_honest_capabilities() {
@@ -123,13 +123,55 @@ async fn session_new_returns_modes_and_config_options() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sessions_are_independent() {
-    let mock = MockModel::start(vec![]).await;
+    let mock = MockModel::start(vec![Reply::text(&["A1"]), Reply::text(&["B1"])]).await;
     let ws = Workspace::new();
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
     agent.initialize().await;
-    let a = agent.new_session(&ws.project()).await;
-    let b = agent.new_session(&ws.project()).await;
-    assert_ne!(a["sessionId"], b["sessionId"]);
+    let a = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(a, b);
+    // History: each session's request holds its own conversation only.
+    agent.prompt(&a, "alpha").await;
+    agent.prompt(&b, "beta").await;
+    let second = mock.requests()[1].body.to_string();
+    assert!(second.contains("beta") && !second.contains("alpha") && !second.contains("A1"));
+    // Mode: switching one leaves the other.
+    agent.set_option(&a, "mode", "read-only").await;
+    let status = agent.request_ok("_tandem/status", json!({})).await;
+    let mode_of = |id: &str| {
+        status["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sessionId"] == id)
+            .map(|s| s["mode"].clone())
+            .unwrap()
+    };
+    assert_eq!(mode_of(&a), "read-only");
+    assert_eq!(mode_of(&b), "ask");
+    // Cancel: cancelling one session's turn leaves the other's to finish.
+    mock.push(Reply::Stall(
+        std::time::Duration::from_secs(30),
+        Box::new(Reply::text(&["late"])),
+    ));
+    mock.push(Reply::text(&["B2"]));
+    let stalled = agent.start_prompt(&a, "wait").await;
+    while mock.requests().len() < 3 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let running = agent.start_prompt(&b, "go on").await;
+    agent
+        .notify("session/cancel", json!({"sessionId": a}))
+        .await;
+    assert_eq!(response(stalled).await["result"]["stopReason"], "cancelled");
+    assert_eq!(response(running).await["result"]["stopReason"], "end_turn");
+    agent.assert_valid();
 }
 
 #[test]
