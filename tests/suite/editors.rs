@@ -255,11 +255,20 @@ async fn every_auth_method_a_snippet_names_is_one_tandem_offers() {
     )
     .await;
 
-    let avante = code_only(&snippet("neovim-avante.lua"), "--");
+    // avante's snippet names no method in its code (a key-less login needs none); its comment
+    // tells the user which `auth_method` to add with a key, and that one must be real too.
+    let avante_text = snippet("neovim-avante.lua");
+    let avante = code_only(&avante_text, "--");
+    let documented = values_after(&avante_text, "auth_method = \"");
+    assert!(
+        !documented.is_empty(),
+        "the avante snippet says which auth_method to add"
+    );
+    assert!(values_after(&avante, "auth_method = \"").is_empty());
     assert_auth_methods_offered(
         "neovim-avante.lua",
         &quoted_between(&avante, "args = {", '}'),
-        &values_after(&avante, "auth_method = \""),
+        &documented,
     )
     .await;
 
