@@ -54,7 +54,10 @@ pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
     let name = "Log in with an API key";
     let description = format!(
         "Choose a model server, enter its API key (kept in {}) and pick a model, in a terminal: `tandem login`. Or set {} in the environment the editor starts tandem with.",
-        crate::credentials::system_store_name(),
+        config.credentials().map_or_else(
+            |_| crate::credentials::system_store_name().to_string(),
+            |store| store.where_kept()
+        ),
         config.endpoint.api_key_env
     );
     let meta = if caps.terminal_meta {

@@ -107,6 +107,17 @@ impl Credentials {
         self.file.path()
     }
 
+    /// Where `save` keeps a key, as the user knows it: the store in use, not a guess (the
+    /// system store is not asked, so that saying this costs nothing at start-up).
+    pub fn where_kept(&self) -> String {
+        let file = Place::File(self.file.path().to_path_buf());
+        match self.choice {
+            Choice::File => file.to_string(),
+            Choice::Keyring => system_store_name().to_string(),
+            Choice::Auto => format!("{} where one answers, else in {file}", system_store_name()),
+        }
+    }
+
     /// The key stored for `server` and where it was found: the system store first.
     pub fn lookup(&self, server: &str) -> Result<Option<(String, Place)>, CredentialError> {
         if self.choice != Choice::File {

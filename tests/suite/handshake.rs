@@ -277,3 +277,28 @@ async fn stderr_stays_quiet_through_a_start_a_prompt_and_a_cancel_unless_asked()
         }
     }
 }
+
+/// Issue 31: the login method says where `tandem login` keeps the key, as it will: the file
+/// when the credentials file is the store in use, not the system keyring.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_login_method_names_the_store_in_use() {
+    let ws = Workspace::new();
+    let description = |answer: &serde_json::Value| {
+        answer["authMethods"][0]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut env = ws.base_env();
+    env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let file = description(&agent.initialize().await);
+    assert!(file.contains("credentials.toml"), "{file}");
+    assert!(!file.contains("keyring"), "{file}");
+    let mut agent = Agent::spawn(&ws.base_env(), &[]);
+    let auto = description(&agent.initialize().await);
+    assert!(
+        auto.contains("where one answers, else in") && auto.contains("credentials.toml"),
+        "{auto}"
+    );
+}
