@@ -123,7 +123,7 @@ async fn session_new_returns_modes_and_config_options() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sessions_are_independent() {
-    let mock = MockModel::start(vec![Reply::text(&["A1"]), Reply::text(&["B1"])]).await;
+    let mock = MockModel::start(vec![Reply::text(&["answer-a-4410"]), Reply::text(&["B1"])]).await;
     let ws = Workspace::new();
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
     agent.initialize().await;
@@ -137,10 +137,12 @@ async fn two_sessions_are_independent() {
         .to_string();
     assert_ne!(a, b);
     // History: each session's request holds its own conversation only.
-    agent.prompt(&a, "alpha").await;
-    agent.prompt(&b, "beta").await;
-    let second = mock.requests()[1].body.to_string();
-    assert!(second.contains("beta") && !second.contains("alpha") && !second.contains("A1"));
+    agent.prompt(&a, "alpha-5521").await;
+    agent.prompt(&b, "beta-8830").await;
+    // (Found by content: the mock also records tandem's look at the server's model list.)
+    let bodies: Vec<String> = mock.requests().iter().map(|r| r.body.to_string()).collect();
+    let b_request = bodies.iter().find(|b| b.contains("beta-8830")).unwrap();
+    assert!(!b_request.contains("alpha-5521") && !b_request.contains("answer-a-4410"));
     // Mode: switching one leaves the other.
     agent.set_option(&a, "mode", "read-only").await;
     let status = agent.request_ok("_tandem/status", json!({})).await;
@@ -161,8 +163,13 @@ async fn two_sessions_are_independent() {
         Box::new(Reply::text(&["late"])),
     ));
     mock.push(Reply::text(&["B2"]));
-    let stalled = agent.start_prompt(&a, "wait").await;
-    while mock.requests().len() < 3 {
+    let stalled = agent.start_prompt(&a, "hold-on-7731").await;
+    // b's prompt goes out once a's request has taken the stalling reply.
+    while !mock
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("hold-on-7731"))
+    {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     let running = agent.start_prompt(&b, "go on").await;
