@@ -104,7 +104,7 @@ fn a_prefix_run_command_rule_covers_the_words_after_it() {
 }
 
 #[test]
-fn bare_and_globbed_file_rules() {
+fn bare_file_rules_cover_every_path() {
     let deny_edits = policy(&[(Effect::Deny, "edit_file")]);
     for path in ["/ws/a.txt", "/ws/src/lib.rs", "/elsewhere/x"] {
         for mode in [Mode::AcceptEdits, Mode::FullAccess] {
@@ -146,6 +146,10 @@ fn bare_and_globbed_file_rules() {
         )
         .decision
     ));
+}
+
+#[test]
+fn globbed_file_rules_cover_the_paths_they_match() {
     let globbed = policy(&[(Effect::Ask, "edit_file(src/**)")]);
     assert_eq!(
         decide(

@@ -30,7 +30,7 @@ use tree_sitter::Node;
 pub use dialects::Grammar;
 pub use hazard::Hazard;
 pub use reach::{ANYTHING, Reached, reachable};
-pub use words::Word;
+pub use words::{Word, one_line};
 
 use constructs::{
     ascii_shadow, first_token, heredoc_hazard, lexical_hazard, plain_expansion, test_hazard,
@@ -89,17 +89,6 @@ impl SimpleCommand {
     /// The words after the program.
     pub fn arguments(&self) -> &[Word] {
         self.words.get(self.assignments + 1..).unwrap_or(&[])
-    }
-}
-
-/// `s` on one line (runs of whitespace as one space), cut to `max` characters with `…`.
-pub fn one_line(s: &str, max: usize) -> String {
-    let line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() > max {
-        let kept: String = line.chars().take(max.saturating_sub(1)).collect();
-        format!("{kept}…")
-    } else {
-        line
     }
 }
 

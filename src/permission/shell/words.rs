@@ -148,6 +148,17 @@ fn double_quoted(inner: &str) -> Option<String> {
     Some(out)
 }
 
+/// `s` on one line (runs of whitespace as one space), cut to `max` characters with `…`.
+pub fn one_line(s: &str, max: usize) -> String {
+    let line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > max {
+        let kept: String = line.chars().take(max.saturating_sub(1)).collect();
+        format!("{kept}…")
+    } else {
+        line
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
