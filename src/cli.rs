@@ -9,7 +9,7 @@ use crate::config::Overrides;
 /// What `tandem --help` ends with.
 const ENVIRONMENT_AND_EXAMPLES: &str = "Environment:
   OPENAI_API_KEY            the model server's key (or the preset's own variable, e.g.
-                            OPENROUTER_API_KEY); without one, the key `tandem login` stored
+                            OPENROUTER_API_KEY); without one, the key `{tandem} login` stored
   OPENAI_BASE_URL           the server's base URL (like --base-url)
   TANDEM_PROVIDER           a provider preset (like --provider)
   TANDEM_MODEL              the model new sessions start with (like --model)
@@ -19,7 +19,7 @@ const ENVIRONMENT_AND_EXAMPLES: &str = "Environment:
                             else ~/.config/tandem/config.toml)
   TANDEM_HOME               where sessions are stored (default $XDG_DATA_HOME/tandem, else
                             ~/.local/share/tandem)
-  TANDEM_CREDENTIAL_STORE   where `tandem login` keeps keys: keyring or file (default: the
+  TANDEM_CREDENTIAL_STORE   where `{tandem} login` keeps keys: keyring or file (default: the
                             system store, else a file only you can read)
   TANDEM_TRACE_WIRE         record the protocol lines in this file (like --trace-wire)
   TANDEM_EOF_GRACE_SECS     how long prompts may run after stdin closes (default 300)
@@ -28,35 +28,87 @@ const ENVIRONMENT_AND_EXAMPLES: &str = "Environment:
                             warnings; -v for tandem's progress)
 
 Examples:
-  tandem login
-  tandem doctor
-  tandem exec \"Summarize this project in three lines\"
-  tandem --provider ollama --model qwen2.5-coder:7b
-  OPENAI_API_KEY=sk-... tandem --model gpt-4o-mini";
+  {tandem} login
+  {tandem} doctor
+  {tandem} exec \"Summarize this project in three lines\"
+  {tandem} --provider ollama --model qwen2.5-coder:7b
+  OPENAI_API_KEY=sk-... {tandem} --model gpt-4o-mini";
+
+/// What `tandem --help` says after the one-line summary.
+const LONG_ABOUT: &str = "A fast, small Agent Client Protocol (ACP) coding agent for any \
+                          OpenAI-compatible model.\n\nWith no subcommand, tandem speaks ACP \
+                          (newline-delimited JSON-RPC) on stdin/stdout: this is how editors such \
+                          as Zed launch it. Logs go to stderr: warnings and errors, more with -v \
+                          or RUST_LOG=debug. To set up a model server and its key, run \
+                          `{tandem} login`; to try a prompt from the shell, `{tandem} exec`.";
+
+/// What `tandem exec --help` ends with.
+const EXEC_AFTER: &str = "Sessions started by exec are read-only unless --mode says otherwise: \
+                          the model may read and search, but edits and commands are refused. \
+                          A mode from TANDEM_MODE or the config file does not apply to exec. \
+                          MCP servers that the project's .tandem/config.toml declares are not \
+                          started unless --trust-project is given.\n\n\
+                          Exit status: 0 when the model finished its answer, 1 on a model or tool \
+                          error, 2 on a usage or configuration error (a missing API key or a \
+                          replay fixture that cannot be read among them), 3 when the model \
+                          refused, 4 when it hit its output limit or --max-turns, 5 when \
+                          --timeout expired, 6 when the answer does not validate against \
+                          --output-schema, 130 when interrupted.\n\nExamples:\n  \
+                          {tandem} exec \"Explain what src/main.rs does\"\n  \
+                          echo \"List the TODOs in this project\" | {tandem} exec --model gpt-4o-mini\n  \
+                          {tandem} exec --mode full-access --max-turns 20 --timeout 600 \"Fix the failing test\"\n  \
+                          {tandem} exec --output json --session 7f3c... \"Now add a changelog entry\"";
+
+/// What `tandem doctor --help` ends with.
+const DOCTOR_AFTER: &str = "Exit status: 0 when every check passes, 1 otherwise. The API key is \
+                            never printed.\n\nExamples:\n  \
+                            {tandem} doctor\n  \
+                            {tandem} doctor --provider ollama --model qwen2.5-coder:7b";
+
+/// What `tandem login --help` ends with.
+const LOGIN_AFTER: &str = "The key is kept in the system credential store (macOS Keychain, \
+                           Windows Credential Manager, the Secret Service on Linux), or where none \
+                           answers in credentials.toml in the config directory, readable only by \
+                           you. The provider and model go into the config file. Nothing is saved \
+                           until a one-token test request works.\n\n\
+                           Exit status: 0 when saved, 1 when the server refused the key or failed, \
+                           2 on a usage error, 130 when stopped at a prompt.\n\nExamples:\n  \
+                           {tandem} login\n  \
+                           {tandem} login --provider ollama\n  \
+                           printf %s \"$OPENROUTER_API_KEY\" | {tandem} login --provider openrouter --key-stdin --model qwen/qwen3-coder\n  \
+                           printf %s \"$KEY\" | {tandem} login --base-url http://gpu-box:8000/v1 --key-stdin --model my-model";
+
+/// What `tandem logout --help` ends with.
+const LOGOUT_AFTER: &str = "Examples:\n  {tandem} logout\n  {tandem} logout --provider openrouter";
 
 /// A fast, small ACP coding agent for any OpenAI-compatible model.
+///
+/// Each subcommand takes only the flags it uses: the server flags (`--config`, `--provider`,
+/// `--base-url`, `-v`) go anywhere; the agent's (`--model`, `--mode`, `--replay`,
+/// `--trace-wire`) belong to the stdio agent and are not taken before a subcommand.
 #[derive(Debug, Parser)]
 #[command(
     name = "tandem",
+    bin_name = crate::invocation::command(),
     version,
     about,
-    long_about = "A fast, small Agent Client Protocol (ACP) coding agent for any OpenAI-compatible \
-                  model.\n\nWith no subcommand, tandem speaks ACP (newline-delimited JSON-RPC) on \
-                  stdin/stdout: this is how editors such as Zed launch it. Logs go to stderr: \
-                  warnings and errors, more with -v or RUST_LOG=debug. To set up a model server and its key, run \
-                  `tandem login`; to try a prompt from the shell, `tandem exec`.",
-    after_help = ENVIRONMENT_AND_EXAMPLES
+    long_about = crate::invocation::spell(LONG_ABOUT),
+    after_help = crate::invocation::spell(ENVIRONMENT_AND_EXAMPLES),
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
-    /// Settings shared by every subcommand.
+    /// The model server, shared by every subcommand.
     #[command(flatten)]
     pub common: CommonArgs,
+    /// The stdio agent's settings.
+    #[command(flatten)]
+    pub agent: AgentArgs,
     /// What to do; the stdio agent when absent.
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
-/// Settings shared by every subcommand.
+/// The model server and the logging, for every subcommand.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Config file (default: $XDG_CONFIG_HOME/tandem/config.toml).
@@ -68,79 +120,78 @@ pub struct CommonArgs {
     /// OpenAI-compatible base URL (overrides OPENAI_BASE_URL and the preset).
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Model id for new sessions (overrides TANDEM_MODEL).
-    #[arg(long, global = true, value_name = "ID")]
-    pub model: Option<String>,
-    /// Mode new sessions start in: ask, accept-edits, read-only, full-access.
-    #[arg(long, global = true, value_name = "MODE")]
-    pub mode: Option<String>,
-    /// Serve scripted model turns from a fixture file instead of a model server (offline).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub replay: Option<PathBuf>,
-    /// Record every protocol line in and out, timed and redacted, in FILE (also
-    /// TANDEM_TRACE_WIRE); for bug reports.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub trace_wire: Option<PathBuf>,
     /// Log tandem's progress to stderr (-v), or more (-vv, -vvv); without it, and without
     /// RUST_LOG, only warnings and errors.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
 
+/// The model a run starts with (the stdio agent, exec, login, doctor).
+#[derive(Debug, Args, Default)]
+pub struct ModelArg {
+    /// Model id for new sessions (overrides TANDEM_MODEL).
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+}
+
+/// How sessions run: the stdio agent's and exec's.
+#[derive(Debug, Args, Default)]
+pub struct SessionArgs {
+    #[command(flatten)]
+    pub model: ModelArg,
+    /// Mode new sessions start in: ask, accept-edits, read-only, full-access.
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Serve scripted model turns from a fixture file instead of a model server (offline).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+}
+
+/// The stdio agent's settings.
+#[derive(Debug, Args, Default)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Record every protocol line in and out, timed and redacted, in FILE (also
+    /// TANDEM_TRACE_WIRE); for bug reports.
+    #[arg(long, value_name = "FILE")]
+    pub trace_wire: Option<PathBuf>,
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one prompt headless and print the streamed answer to stdout.
-    #[command(
-        after_help = "Sessions started by exec are read-only unless --mode says otherwise: \
-                            the model may read and search, but edits and commands are refused. \
-                            A mode from TANDEM_MODE or the config file does not apply to exec. \
-                            MCP servers that the project's .tandem/config.toml declares are not started \
-                            unless --trust-project is given.\n\n\
-                            Exit status: 0 when the model finished its answer, 1 on a model or tool error, 2 on a usage or configuration error (a missing API key among them), \
-                            3 when the model refused, 4 when it hit its output limit or --max-turns, \
-                            5 when --timeout expired, 6 when the answer does not validate against --output-schema, \
-                            130 when interrupted.\n\nExamples:\n  \
-                            tandem exec \"Explain what src/main.rs does\"\n  \
-                            echo \"List the TODOs in this project\" | tandem exec --model gpt-4o-mini\n  \
-                            tandem exec --mode full-access --max-turns 20 --timeout 600 \"Fix the failing test\"\n  \
-                            tandem exec --output json --session 7f3c... \"Now add a changelog entry\""
-    )]
+    #[command(after_help = crate::invocation::spell(EXEC_AFTER))]
     Exec(ExecArgs),
     /// Check the configuration, data directory, API key, hooks and model server, and say what
     /// to fix.
-    #[command(
-        after_help = "Exit status: 0 when every check passes, 1 otherwise. The API key is never printed.\n\n\
-                            Examples:\n  \
-                            tandem doctor\n  \
-                            tandem doctor --provider ollama --model qwen2.5-coder:7b"
-    )]
-    Doctor,
+    #[command(after_help = crate::invocation::spell(DOCTOR_AFTER))]
+    Doctor(DoctorArgs),
     /// Set up a model server in the terminal: choose a provider or URL, enter its API key
     /// (not echoed), pick a model, test it, and save.
-    #[command(
-        after_help = "The key is kept in the system credential store (macOS Keychain, Windows Credential Manager, \
-                            the Secret Service on Linux), or where none answers in credentials.toml in the config \
-                            directory, readable only by you. The provider and model go into the config file. \
-                            Nothing is saved until a one-token test request works.\n\n\
-                            Exit status: 0 when saved, 1 when the server refused the key or failed, 2 on a usage error, \
-                            130 when stopped at a prompt.\n\n\
-                            Examples:\n  \
-                            tandem login\n  \
-                            tandem login --provider ollama\n  \
-                            printf %s \"$OPENROUTER_KEY\" | tandem login --provider openrouter --key-stdin --model qwen/qwen3-coder\n  \
-                            printf %s \"$KEY\" | tandem login --base-url http://gpu-box:8000/v1 --key-stdin --model my-model"
-    )]
+    #[command(after_help = crate::invocation::spell(LOGIN_AFTER))]
     Login(LoginArgs),
     /// Remove the API key `tandem login` stored for the configured model server.
-    #[command(after_help = "Examples:\n  tandem logout\n  tandem logout --provider openrouter")]
+    #[command(after_help = crate::invocation::spell(LOGOUT_AFTER))]
     Logout,
 }
 
-/// `tandem login` arguments (the server and model come from --provider, --base-url and
-/// --model).
+/// `tandem doctor` arguments.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub model: ModelArg,
+    /// Check this replay fixture instead of a model server.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+}
+
+/// `tandem login` arguments (the server comes from --provider and --base-url).
 #[derive(Debug, Args)]
 pub struct LoginArgs {
+    #[command(flatten)]
+    pub model: ModelArg,
     /// Read the API key from stdin instead of asking (for scripts); no prompts are shown.
     #[arg(long)]
     pub key_stdin: bool,
@@ -151,7 +202,8 @@ pub struct LoginArgs {
 pub enum Output {
     /// The answer as it streams; progress, reasoning and tool calls on stderr.
     Text,
-    /// One JSON object at the end: stop reason, answer, session id, usage.
+    /// One JSON object at the end: sessionId, stopReason, answer, usage, toolCalls (id,
+    /// title, status), and structuredOutput with --output-schema.
     Json,
     /// Every `session/update` as it happens, one JSON object per line.
     Ndjson,
@@ -160,6 +212,9 @@ pub enum Output {
 /// `tandem exec` arguments.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
+    /// The model, mode and replay fixture of the session.
+    #[command(flatten)]
+    pub run: SessionArgs,
     /// Working directory of the session (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -197,20 +252,38 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-impl CommonArgs {
-    /// The flags as configuration overrides.
+impl Cli {
+    /// The flags as configuration overrides: the server's from anywhere, the rest from the
+    /// subcommand that takes them.
     pub fn overrides(&self) -> Overrides {
-        Overrides {
-            config_file: self.config.clone(),
-            provider: self.provider.clone(),
-            base_url: self.base_url.clone(),
-            model: self.model.clone(),
-            mode: self.mode.clone(),
-            replay: self.replay.clone(),
-            trace_wire: self.trace_wire.clone(),
-            fallback_mode: None,
-            max_turn_requests: None,
-            mode_from_flag_only: false,
+        let common = &self.common;
+        let mut overrides = Overrides {
+            config_file: common.config.clone(),
+            provider: common.provider.clone(),
+            base_url: common.base_url.clone(),
+            ..Overrides::default()
+        };
+        let (session, model) = match &self.command {
+            None => {
+                overrides.trace_wire = self.agent.trace_wire.clone();
+                (Some(&self.agent.session), None)
+            }
+            Some(Command::Exec(args)) => (Some(&args.run), None),
+            Some(Command::Doctor(args)) => {
+                overrides.replay = args.replay.clone();
+                (None, Some(&args.model))
+            }
+            Some(Command::Login(args)) => (None, Some(&args.model)),
+            Some(Command::Logout) => (None, None),
+        };
+        if let Some(session) = session {
+            overrides.model = session.model.model.clone();
+            overrides.mode = session.mode.clone();
+            overrides.replay = session.replay.clone();
         }
+        if let Some(model) = model {
+            overrides.model = model.model.clone();
+        }
+        overrides
     }
 }

@@ -7,21 +7,33 @@
 
 use tracing_subscriber::EnvFilter;
 
-/// The filter when `RUST_LOG` is unset: warnings and errors; with `verbose` (`-v`, `-vv`,
-/// `-vvv`) tandem's own info, debug or trace lines too. `subcommand` is a command other than
-/// the stdio agent, whose stderr is the user's terminal and whose error lines are its own, so
-/// the ACP SDK's notes about error answers are left out there.
-pub fn default_filter(subcommand: bool, verbose: u8) -> String {
+/// Who reads the stderr lines a run writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// An editor, which may show every line: the stdio agent.
+    Editor,
+    /// A person at a terminal, running a command (`exec`, `doctor`, `logout`) whose error
+    /// lines are its own: the ACP SDK's notes about error answers are left out.
+    Command,
+    /// A person answering questions (`login`): the command says everything that matters
+    /// itself, and a log line would land in the middle of a prompt.
+    Prompted,
+}
+
+/// The filter when `RUST_LOG` is unset: warnings and errors (nothing while a person answers
+/// prompts); with `verbose` (`-v`, `-vv`, `-vvv`) tandem's own info, debug or trace lines too.
+pub fn default_filter(audience: Audience, verbose: u8) -> String {
     let own = match verbose {
         0 => None,
         1 => Some("tandem=info"),
         2 => Some("tandem=debug"),
         _ => Some("tandem=trace"),
     };
-    let base = if subcommand {
-        "warn,agent_client_protocol=error"
-    } else {
-        "warn"
+    let base = match audience {
+        Audience::Editor => "warn",
+        Audience::Command => "warn,agent_client_protocol=error",
+        Audience::Prompted if own.is_some() => "warn,agent_client_protocol=error",
+        Audience::Prompted => "off",
     };
     match own {
         Some(own) => format!("{own},{base}"),
@@ -42,16 +54,25 @@ pub fn init(default: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::default_filter;
+    use super::{Audience, default_filter};
 
     #[test]
     fn warnings_by_default_and_more_with_each_v() {
-        assert_eq!(default_filter(false, 0), "warn");
-        assert_eq!(default_filter(false, 1), "tandem=info,warn");
-        assert_eq!(default_filter(false, 2), "tandem=debug,warn");
-        assert_eq!(default_filter(false, 9), "tandem=trace,warn");
+        assert_eq!(default_filter(Audience::Editor, 0), "warn");
+        assert_eq!(default_filter(Audience::Editor, 1), "tandem=info,warn");
+        assert_eq!(default_filter(Audience::Editor, 2), "tandem=debug,warn");
+        assert_eq!(default_filter(Audience::Editor, 9), "tandem=trace,warn");
         assert_eq!(
-            default_filter(true, 1),
+            default_filter(Audience::Command, 1),
+            "tandem=info,warn,agent_client_protocol=error"
+        );
+    }
+
+    #[test]
+    fn nothing_is_logged_into_prompts_unless_asked() {
+        assert_eq!(default_filter(Audience::Prompted, 0), "off");
+        assert_eq!(
+            default_filter(Audience::Prompted, 1),
             "tandem=info,warn,agent_client_protocol=error"
         );
     }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use tandem::cli::{Cli, Command};
 use tandem::config::Config;
+use tandem::logging::Audience;
 
 fn main() -> ExitCode {
     tandem::platform::tune_allocator();
@@ -13,8 +14,13 @@ fn main() -> ExitCode {
     tandem::platform::close_to_inspection();
     let cli = Cli::parse();
     // Warnings only unless -v or RUST_LOG asks for more: editors may show every stderr line.
+    let audience = match cli.command {
+        None => Audience::Editor,
+        Some(Command::Login(_)) => Audience::Prompted,
+        Some(_) => Audience::Command,
+    };
     tandem::logging::init(&tandem::logging::default_filter(
-        cli.command.is_some(),
+        audience,
         cli.common.verbose,
     ));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -35,7 +41,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> ExitCode {
-    let mut overrides = cli.common.overrides();
+    let mut overrides = cli.overrides();
     if let Some(Command::Exec(args)) = &cli.command {
         // Nobody can answer a permission prompt in a headless run: read-only unless the
         // command line itself says otherwise (a mode in the config or TANDEM_MODE is for
@@ -65,7 +71,9 @@ async fn run(cli: Cli) -> ExitCode {
                 // Someone typed `tandem` in a shell: say what it is waiting for.
                 let _ = writeln!(
                     std::io::stderr(),
-                    "tandem speaks the Agent Client Protocol on stdin/stdout, for an editor to start. Try a prompt here with `tandem exec \"…\"`; set up a model server with `tandem login`. Ctrl-D quits."
+                    "tandem speaks the Agent Client Protocol on stdin/stdout, for an editor to start. Try a prompt here with `{} exec \"…\"`; set up a model server with `{} login`. Ctrl-D quits.",
+                    tandem::invocation::command(),
+                    tandem::invocation::command()
                 );
             }
             serve(config).await
@@ -73,7 +81,7 @@ async fn run(cli: Cli) -> ExitCode {
         Some(Command::Exec(args)) => tandem::exec::run(config, args).await,
         Some(Command::Login(args)) => tandem::login::login(&config, args.key_stdin).await,
         Some(Command::Logout) => tandem::login::logout(&config),
-        Some(Command::Doctor) => {
+        Some(Command::Doctor(_)) => {
             if tandem::doctor::run(&config).await {
                 ExitCode::SUCCESS
             } else {

@@ -6,6 +6,7 @@
 "use strict";
 
 const { spawn } = require("node:child_process");
+const path = require("node:path");
 
 const PACKAGES = {
   "darwin-arm64": "tandem-acp-darwin-arm64",
@@ -38,7 +39,15 @@ try {
   process.exit(1);
 }
 
-const child = spawn(binary, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
+// How the user runs tandem, so that the commands it tells them to type work: npx puts no
+// `tandem` on the PATH, so there the advice is `npx tandem-acp login`, not `tandem login`.
+const bin = path.basename(process.argv[1] || "tandem-acp").replace(/\.js$/, "");
+const invokedAs = process.env.npm_lifecycle_event === "npx" ? `npx ${bin}` : bin;
+const child = spawn(binary, process.argv.slice(2), {
+  stdio: "inherit",
+  windowsHide: true,
+  env: { ...process.env, TANDEM_INVOKED_AS: invokedAs },
+});
 const forward = (signal) => {
   if (child.exitCode === null && child.signalCode === null) child.kill(signal);
 };

@@ -52,6 +52,13 @@ for attempt in range(5):
     assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1, answer
     assert methods and methods[0]["id"] == "api-key", methods
     assert status == 0, (status, proc.stderr.read())
+    assert "`npx tandem-acp login`" in methods[0]["description"], methods
+# npx puts no `tandem` on the PATH: the advice tandem gives names the command as run.
+proc = subprocess.run(["npx", "--no-install", "tandem-acp", "exec", "hi"], cwd=project,
+                      env={"PATH": path, "HOME": home}, capture_output=True, text=True, timeout=60)
+assert proc.returncode == 2, (proc.returncode, proc.stderr)
+assert "run `npx tandem-acp login` in a terminal" in proc.stderr, proc.stderr
+print("  ✓ without a key, npx tandem-acp exec says to run `npx tandem-acp login`")
 times.sort()
 print(f"  ✓ answered by tandem {answer['result']['agentInfo']['version']} through npx; "
       f"spawn to answer: median {times[len(times) // 2]:.0f} ms of {len(times)} (min {times[0]:.0f}, max {times[-1]:.0f})")

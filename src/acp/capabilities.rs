@@ -53,11 +53,12 @@ pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
     }
     let name = "Log in with an API key";
     let description = format!(
-        "Choose a model server, enter its API key (kept in {}) and pick a model, in a terminal: `tandem login`. Or set {} in the environment the editor starts tandem with.",
+        "Choose a model server, enter its API key (kept in {}) and pick a model, in a terminal: `{} login`. Or set {} in the environment the editor starts tandem with.",
         config.credentials().map_or_else(
             |_| crate::credentials::system_store_name().to_string(),
             |store| store.where_kept()
         ),
+        crate::invocation::command(),
         config.endpoint.api_key_env
     );
     let meta = if caps.terminal_meta {
@@ -85,7 +86,7 @@ pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
 fn terminal_auth_meta() -> Option<serde_json::Map<String, serde_json::Value>> {
     let exe = std::env::current_exe().ok()?;
     serde_json::json!({"terminal-auth": {
-        "label": "tandem login",
+        "label": format!("{} login", crate::invocation::command()),
         "command": exe.to_string_lossy(),
         "args": ["login"],
         "env": {},

@@ -113,6 +113,8 @@ pub enum KeyFrom {
     Env(String),
     /// `tandem login`'s store.
     Stored(crate::credentials::Place),
+    /// Given to `tandem login`, which is trying it before saving it.
+    Given,
 }
 
 /// What tandem knows about one model it can offer.

@@ -57,10 +57,17 @@ pub async fn run(config: &Config) -> bool {
     checks.push(data_dir(config));
     checks.push(shell(config));
     checks.extend(hooks::checks(config));
-    if config.replay.is_some() {
-        checks.push(ok(
-            "replay mode: answers come from the fixture, no model server is needed",
-        ));
+    if let Some(path) = &config.replay {
+        checks.push(match crate::model::client_for(config) {
+            Ok(_) => ok(format!(
+                "replay mode: answers come from {}, no model server is needed",
+                path.display()
+            )),
+            Err(e) => bad(
+                format!("the replay fixture cannot be used: {e}"),
+                "give --replay a replay fixture that exists and can be read",
+            ),
+        });
     } else {
         let key = api_key(config);
         let key_missing = !key.ok;
@@ -110,8 +117,9 @@ fn config_file(config: &Config) -> Check {
     match &config.config_file {
         Some(path) => ok(format!("config file {} parses", path.display())),
         None => ok(format!(
-            "no config file at {}; using flags, environment and defaults (`tandem login` writes one)",
-            config.config_dir.join("config.toml").display()
+            "no config file at {}; using flags, environment and defaults (`{} login` writes one)",
+            config.config_dir.join("config.toml").display(),
+            crate::invocation::command()
         )),
     }
 }
@@ -145,14 +153,15 @@ fn api_key(config: &Config) -> Check {
             "an API key is stored for {} in {place} (not shown)",
             endpoint.base_url
         )),
-        (KeyFrom::Nowhere, true) => bad(
+        (KeyFrom::Nowhere | KeyFrom::Given, true) => bad(
             format!("no API key: {} needs one", endpoint.base_url),
             format!(
-                "run `tandem login`, or set {} in the environment tandem runs in; or use a model on this machine, with no key: `tandem login --provider ollama` (or llamacpp, lmstudio, vllm)",
-                endpoint.api_key_env
+                "run `{tandem} login`, or set {} in the environment tandem runs in; or use a model on this machine, with no key: `{tandem} login --provider ollama` (or llamacpp, lmstudio, vllm)",
+                endpoint.api_key_env,
+                tandem = crate::invocation::command()
             ),
         ),
-        (KeyFrom::Nowhere, false) => ok(format!(
+        (KeyFrom::Nowhere | KeyFrom::Given, false) => ok(format!(
             "no API key set ({}); {} does not need one",
             endpoint.api_key_env, endpoint.base_url
         )),
@@ -173,12 +182,17 @@ async fn models(config: &Config) -> (Check, bool) {
             false,
         ),
         Err(e @ ListError::Refused { .. }) => {
+            let tandem = crate::invocation::command();
             let fix = match &endpoint.key_from {
-                KeyFrom::Env(var) => format!("the server rejected the key: check {var}"),
+                KeyFrom::Env(var) => format!(
+                    "the server rejected the key from {var}: correct it, or unset it to use the one `{tandem} login` saves"
+                ),
                 KeyFrom::Stored(_) => {
-                    "the server rejected the stored key: run `tandem login` again".into()
+                    format!("the server rejected the stored key: run `{tandem} login` again")
                 }
-                KeyFrom::Nowhere => "the server wants a key: run `tandem login`".into(),
+                KeyFrom::Nowhere | KeyFrom::Given => {
+                    format!("the server wants a key: run `{tandem} login`")
+                }
             };
             (bad(format!("GET {url}: {e}"), fix), false)
         }
@@ -186,9 +200,24 @@ async fn models(config: &Config) -> (Check, bool) {
             bad(format!("GET {url}: {e}"), "see the server's logs"),
             true,
         ),
-        Ok(Listing::NotOffered) => (
+        Err(ListError::NotCompatible { answered, suggest }) => (
+            bad(
+                format!(
+                    "GET {url} answered {answered}: this does not look like an OpenAI-compatible server's API"
+                ),
+                match suggest {
+                    Some(v1) => format!(
+                        "{v1}/models does list models: use {v1} as the base URL (--base-url, OPENAI_BASE_URL, base_url in the config file, or `{} login`)",
+                        crate::invocation::command()
+                    ),
+                    None => "the base URL is the part before /chat/completions, often ending in /v1; check it, and that this address is the model server".into(),
+                },
+            ),
+            false,
+        ),
+        Ok(Listing::NotOffered(answered)) => (
             ok(format!(
-                "GET {url}: the server does not list its models; the completion check below tells whether chat works"
+                "GET {url} answered {answered}: the server lists no models; the completion check below tells whether chat works"
             )),
             true,
         ),
@@ -208,7 +237,8 @@ async fn models(config: &Config) -> (Check, bool) {
                     config.default_model
                 ),
                 format!(
-                    "choose one the server has (--model / TANDEM_MODEL / `tandem login`): {}",
+                    "choose one the server has (--model / TANDEM_MODEL / `{} login`): {}",
+                    crate::invocation::command(),
                     ids.iter().take(8).cloned().collect::<Vec<_>>().join(", ")
                 ),
             ),
@@ -269,9 +299,32 @@ async fn completion(config: &Config) -> Check {
             "a one-token chat completion with {} works",
             config.default_model
         )),
-        Err(e) => bad(
-            format!("the chat completion failed: {e}"),
-            "the message says what the server answered",
+        Err(e) => {
+            let fix = completion_fix(config, &e);
+            bad(format!("the chat completion failed: {e}"), fix)
+        }
+    }
+}
+
+/// What to do about a chat completion that failed, by the kind of failure.
+fn completion_fix(config: &Config, error: &crate::model::ModelError) -> String {
+    use crate::model::ErrorClass;
+    match error.class {
+        ErrorClass::NotFound => format!(
+            "the server has no chat endpoint at {}/chat/completions, or no model {}: the base URL is the part before /chat/completions (often ending in /v1), and the model one the server lists",
+            config.endpoint.base_url, config.default_model
         ),
+        ErrorClass::Auth | ErrorClass::AccessDenied | ErrorClass::MissingApiKey => format!(
+            "the server wants another key: run `{} login`",
+            crate::invocation::command()
+        ),
+        ErrorClass::Connection | ErrorClass::Timeout => unreachable_fix(config),
+        ErrorClass::ToolsUnsupported | ErrorClass::FormatUnsupported => {
+            "the server needs another setting for this model; the message names it".into()
+        }
+        ErrorClass::MalformedResponse | ErrorClass::StreamInterrupted => {
+            "the server's answer was not an OpenAI-compatible chat completion stream: check that the base URL is the model server's API".into()
+        }
+        _ => "the server's logs say more about why it failed".into(),
     }
 }

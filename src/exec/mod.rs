@@ -48,7 +48,20 @@ pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
         display.progress(&format!("error: {}", e.message));
         return ExitCode::from(2);
     }
-    match run_inner(config, args, schema, &display).await {
+    // A replay fixture that cannot be read is a configuration error too.
+    let model_client = match crate::model_client(&config) {
+        Ok(client) => client,
+        Err(e) => {
+            display.progress(&format!("error: {e:#}"));
+            return ExitCode::from(2);
+        }
+    };
+    let setup = Setup {
+        config,
+        model_client,
+        schema,
+    };
+    match run_inner(setup, args, &display).await {
         Ok(Ended::Stopped(stop)) => match stop {
             StopReason::EndTurn => ExitCode::SUCCESS,
             StopReason::Refusal => ExitCode::from(3),
@@ -65,12 +78,19 @@ pub async fn run(config: Config, args: ExecArgs) -> ExitCode {
     }
 }
 
-async fn run_inner(
+/// What a run starts from, checked before anything runs.
+struct Setup {
     config: Config,
-    args: ExecArgs,
+    model_client: Arc<dyn crate::model::ModelClient>,
     schema: Option<serde_json::Value>,
-    display: &Arc<Display>,
-) -> anyhow::Result<Ended> {
+}
+
+async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyhow::Result<Ended> {
+    let Setup {
+        config,
+        model_client,
+        schema,
+    } = setup;
     let prompt = prompt_text(&args.prompt)?;
     let cwd = match args.cwd {
         Some(dir) => std::path::absolute(dir)?,
@@ -78,7 +98,6 @@ async fn run_inner(
     };
     // clap has checked that it is a positive number.
     let timeout = args.timeout.map(std::time::Duration::from_secs_f64);
-    let model_client = crate::model_client(&config)?;
     let model = config.default_model.clone();
     let mode = config.default_mode.id();
     let stored = args

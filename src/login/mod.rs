@@ -8,6 +8,7 @@
 
 mod config_file;
 mod prompt;
+mod server;
 mod target;
 
 use std::io::{IsTerminal, Read, Write};
@@ -79,10 +80,10 @@ async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), 
         .map_err(|e| LoginError::Usage(e.to_string()))?;
     let named = config.overrides.provider.is_some() || config.overrides.base_url.is_some();
     let current = Target::of(config);
-    let target = if interactive && !named {
-        prompt::server(&current)?
+    let (target, keyless) = if interactive {
+        server::settle(current, !named).await?
     } else {
-        current
+        (current, None)
     };
     let (key, listing) = if interactive && !key_stdin {
         // A key stored earlier for this server can be kept by pressing Enter.
@@ -95,24 +96,42 @@ async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), 
                 None
             }
         };
-        key_by_prompt(&target, stored.as_deref()).await?
+        key_by_prompt(&target, stored.as_deref(), keyless).await?
     } else {
         key_from_stdin(&target, key_stdin).await?
     };
-    let models = match listing {
-        Listing::Models(models) => models,
-        Listing::NotOffered => Vec::new(),
+    let models = match &listing {
+        Listing::Models(models) => models.clone(),
+        Listing::NotOffered(answered) => {
+            say(format!(
+                "! {}/models answered {answered}: the server lists no models, so it may not be an OpenAI-compatible server; the test request will tell",
+                target.base_url
+            ));
+            Vec::new()
+        }
     };
     let model = choose_model(config, &models, interactive)?;
     let trial = target.config(config, key.as_ref(), &model);
     say(format!("… sending {model} a one-token request"));
-    probe::one_token(&trial).await.map_err(|e| {
-        LoginError::Failed(format!(
-            "the test request to {} failed: {}. Nothing was saved.",
-            target.base_url, e.message
-        ))
-    })?;
+    probe::one_token(&trial)
+        .await
+        .map_err(|e| test_failed(&target, &listing, &e))?;
     save(config, &store, &target, key.as_ref(), &model)
+}
+
+/// Why the one-token request failed, in one line.
+fn test_failed(target: &Target, listing: &Listing, e: &crate::model::ModelError) -> LoginError {
+    let message = e.message.trim_end_matches('.');
+    if matches!(listing, Listing::NotOffered(_)) && e.class == crate::model::ErrorClass::NotFound {
+        return LoginError::Failed(format!(
+            "{} does not look like an OpenAI-compatible server: it lists no models, and the chat request failed ({message}). The base URL is the part before /chat/completions, often ending in /v1. Nothing was saved.",
+            target.base_url
+        ));
+    }
+    LoginError::Failed(format!(
+        "the test request to {} failed: {message}. Nothing was saved.",
+        target.base_url
+    ))
 }
 
 /// Asks for the key until the server takes it (a few tries), and returns it with the
@@ -120,9 +139,15 @@ async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), 
 async fn key_by_prompt(
     target: &Target,
     stored: Option<&str>,
+    keyless: Option<Listing>,
 ) -> Result<(Option<ApiKey>, Listing), LoginError> {
+    // What the server listed without a key serves a login that gives none.
+    let without_key = async |keyless: Option<Listing>| match keyless {
+        Some(listing) => Ok(listing),
+        None => list(target, None).await,
+    };
     if !target.asks_key() {
-        return Ok((None, list(target, None).await?));
+        return Ok((None, without_key(keyless).await?));
     }
     for attempt in 1..=prompt::KEY_ATTEMPTS {
         let typed = prompt::key(target, attempt, stored.is_some())?;
@@ -131,7 +156,7 @@ async fn key_by_prompt(
                 say(format!("✗ {} needs an API key.", target.label()));
                 continue;
             }
-            return Ok((None, list(target, None).await?));
+            return Ok((None, without_key(keyless).await?));
         };
         let key = checked(text)?;
         match list(target, Some(&key)).await {
@@ -141,9 +166,10 @@ async fn key_by_prompt(
         }
     }
     Err(LoginError::Failed(format!(
-        "{} refused {} keys. Nothing was saved; check the key and run `tandem login` again.",
+        "{} refused {} keys. Nothing was saved; check the key and run `{} login` again.",
         target.label(),
-        prompt::KEY_ATTEMPTS
+        prompt::KEY_ATTEMPTS,
+        crate::invocation::command()
     )))
 }
 
@@ -165,9 +191,10 @@ async fn key_from_stdin(
     };
     if key.is_none() && target.needs_key {
         return Err(LoginError::Usage(format!(
-            "{} needs an API key: pipe it in, e.g. `printf %s \"$KEY\" | tandem login --provider {} --key-stdin --model MODEL`, or run `tandem login` in a terminal",
+            "{} needs an API key: pipe it in, e.g. `printf %s \"$KEY\" | {tandem} login --provider {} --key-stdin --model MODEL`, or run `{tandem} login` in a terminal",
             target.label(),
-            target.provider.map_or("NAME", |p| p.name)
+            target.provider.map_or("NAME", |p| p.name),
+            tandem = crate::invocation::command()
         )));
     }
     let listing = list(target, key.as_ref()).await?;
@@ -204,6 +231,10 @@ async fn list(target: &Target, key: Option<&ApiKey>) -> Result<Listing, LoginErr
             ListError::Failed { .. } => {
                 LoginError::Failed(format!("{}: {e}. Nothing was saved.", target.base_url))
             }
+            ListError::NotCompatible { .. } => LoginError::Failed(format!(
+                "{}/models answered {e}. Nothing was saved.",
+                target.base_url
+            )),
         })
 }
 
@@ -275,9 +306,9 @@ fn save(
         path.display(),
         target.label()
     ));
-    say(
-        "tandem is ready: your editor's next tandem session uses them, and so do open ones on this server (no restart needed). `tandem doctor` checks the setup; `tandem logout` removes the key.",
-    );
+    say(crate::invocation::spell(
+        "tandem is ready: your editor's next tandem session uses them, and so do open ones on this server (no restart needed). `{tandem} doctor` checks the setup; `{tandem} logout` removes the key.",
+    ));
     Ok(())
 }
 

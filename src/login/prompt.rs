@@ -3,8 +3,9 @@
 
 use std::io;
 
-use dialoguer::theme::ColorfulTheme;
-use dialoguer::{FuzzySelect, Input, Password, Select};
+use dialoguer::console::Term;
+use dialoguer::theme::{ColorfulTheme, Theme};
+use dialoguer::{Confirm, FuzzySelect, Input, Password, Select};
 
 use super::Target;
 use crate::config::presets::{PRESETS, Preset};
@@ -81,13 +82,37 @@ pub fn key(target: &Target, attempt: usize, stored: bool) -> io::Result<Option<S
     if attempt > 1 {
         prompt.push_str(&format!(", attempt {attempt} of {KEY_ATTEMPTS}"));
     }
-    let key = Password::with_theme(&theme())
-        .with_prompt(prompt)
+    let theme = theme();
+    let key = Password::with_theme(&theme)
+        .with_prompt(&prompt)
         .allow_empty_password(true)
+        .report(false)
         .interact()
         .map_err(io_error)?;
     let key = key.trim().to_string();
+    // The theme would show eight stars whatever was typed; say what happened instead.
+    let what = match (key.is_empty(), stored) {
+        (false, _) => "(typed, not shown)",
+        (true, true) => "(nothing typed: keeping the stored key)",
+        (true, false) => "(nothing typed)",
+    };
+    let mut line = String::new();
+    if theme
+        .format_input_prompt_selection(&mut line, &prompt, what)
+        .is_ok()
+    {
+        Term::stderr().write_line(&line)?;
+    }
     Ok((!key.is_empty()).then_some(key))
+}
+
+/// A yes-or-no question, yes unless the user says no.
+pub fn confirm(question: &str) -> io::Result<bool> {
+    Confirm::with_theme(&theme())
+        .with_prompt(question)
+        .default(true)
+        .interact()
+        .map_err(io_error)
 }
 
 /// The model: picked from the server's list (type to filter), or typed when it lists none.

@@ -33,6 +33,11 @@ impl Target {
         }
     }
 
+    /// The same server at another address (its API's, where the user gave the host's).
+    pub fn at(self, base_url: String) -> Self {
+        Self { base_url, ..self }
+    }
+
     /// The server `config` names (flags, environment, config file).
     pub fn of(config: &Config) -> Self {
         let endpoint = &config.endpoint;
@@ -81,7 +86,11 @@ impl Target {
             api_key: key.cloned(),
             api_key_env: provider.api_key_env.to_string(),
             requires_key: self.needs_key,
-            key_from: KeyFrom::Nowhere,
+            key_from: if key.is_some() {
+                KeyFrom::Given
+            } else {
+                KeyFrom::Nowhere
+            },
         };
         trial.default_model = model.to_string();
         trial.replay = None;

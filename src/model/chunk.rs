@@ -154,17 +154,13 @@ impl ErrorDetail {
     /// Reads an error body: `{"error": {...}}`, `{"error": "text"}`, a bare `{message, code}`
     /// object (vLLM), `{"detail": ...}`, or plain text.
     pub fn parse(body: &[u8]) -> ErrorDetail {
-        let text = String::from_utf8_lossy(body);
-        match serde_json::from_slice::<Value>(body) {
-            Ok(value) => Self::from_value(&value).unwrap_or_else(|| ErrorDetail {
-                message: truncate(text.trim(), 500),
+        serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|value| Self::from_value(&value))
+            .unwrap_or_else(|| ErrorDetail {
+                message: super::excerpt::of(body),
                 ..ErrorDetail::default()
-            }),
-            Err(_) => ErrorDetail {
-                message: truncate(text.trim(), 500),
-                ..ErrorDetail::default()
-            },
-        }
+            })
     }
 
     /// Reads an error value found in a JSON body or chunk.
@@ -195,17 +191,6 @@ impl ErrorDetail {
             kind: obj.get("type").and_then(text_of),
         })
     }
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 #[cfg(test)]
@@ -267,7 +252,8 @@ mod tests {
         assert_eq!(d.message, "model 'x' not found");
         let d = ErrorDetail::parse(br#"{"object":"error","message":"too long","code":400}"#);
         assert_eq!(d.message, "too long");
-        let d = ErrorDetail::parse(b"<html>Bad Gateway</html>");
-        assert_eq!(d.message, "<html>Bad Gateway</html>");
+        let d =
+            ErrorDetail::parse(b"<html><title>502 Bad Gateway</title>\n<body>nginx</body></html>");
+        assert_eq!(d.message, "an HTML page titled \"502 Bad Gateway\"");
     }
 }

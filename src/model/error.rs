@@ -85,8 +85,38 @@ pub struct KeyUse<'a> {
     pub offered: bool,
     /// Whether a key was sent.
     pub sent: bool,
-    /// Whether the key sent is the one `tandem login` saved (not one from the environment).
-    pub stored: bool,
+    /// Where the key sent came from, so a refusal names the place to fix.
+    pub from: KeySource<'a>,
+}
+
+/// Where the key a request carried came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySource<'a> {
+    /// This environment variable.
+    Env(&'a str),
+    /// The store `tandem login` saved it in.
+    Store,
+    /// Typed or piped into `tandem login`, which is testing it.
+    Given,
+    /// No key was sent.
+    Nowhere,
+}
+
+impl KeySource<'_> {
+    /// What to do about a key the server refused.
+    fn fix(self, env: &str) -> String {
+        let tandem = crate::invocation::command();
+        match self {
+            KeySource::Env(var) => format!(
+                "The key came from {var} in the environment tandem runs in (it is used before a key `{tandem} login` saved): correct or unset it."
+            ),
+            KeySource::Store => format!(
+                "The key is the one `{tandem} login` saved: run `{tandem} login` to replace it."
+            ),
+            KeySource::Given => "Check the key you gave.".to_string(),
+            KeySource::Nowhere => format!("Set {env}, or run `{tandem} login`."),
+        }
+    }
 }
 
 /// A model request that failed, with a message written for the user.
@@ -128,10 +158,12 @@ impl ModelError {
         retry_after: Option<Duration>,
     ) -> Self {
         let detail = ErrorDetail::parse(body);
-        let said = if detail.message.is_empty() {
+        // The server's own sentence, without its final stop: tandem's sentence goes on.
+        let message = detail.message.trim_end_matches(['.', ' ']);
+        let said = if message.is_empty() {
             String::new()
         } else {
-            format!(": {}", detail.message)
+            format!(": {message}")
         };
         let tries = if attempts > 1 {
             format!(" after {attempts} attempts")
@@ -165,11 +197,7 @@ impl ModelError {
                     },
                     format!(
                         "the model server at {base_url} rejected the API key ({status}){said}. {}",
-                        if key.stored {
-                            "Log in again with `tandem login` to replace the saved key.".to_string()
-                        } else {
-                            format!("Check {}.", key.env)
-                        }
+                        key.from.fix(key.env)
                     ),
                 ),
                 401 | 403 => (
@@ -309,7 +337,7 @@ mod tests {
         env: "OPENAI_API_KEY",
         offered: true,
         sent: true,
-        stored: false,
+        from: KeySource::Env("OPENAI_API_KEY"),
     };
 
     #[test]
@@ -318,7 +346,7 @@ mod tests {
             env: "OPENAI_API_KEY",
             offered: false,
             sent: false,
-            stored: false,
+            from: KeySource::Nowhere,
         };
         let e = ModelError::from_http("http://x", "m", keyless, 403, b"{}", 1, None);
         assert_eq!(e.class, ErrorClass::AccessDenied);
@@ -334,18 +362,41 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_key_names_where_it_came_from_in_one_sentence() {
+        let body = br#"{"error":{"message":"Invalid API key."}}"#;
+        let given = KeyUse {
+            from: KeySource::Given,
+            offered: false,
+            ..KEY
+        };
+        let e = ModelError::from_http("http://x", "m", given, 401, body, 1, None);
+        assert_eq!(
+            e.message,
+            "the model server at http://x rejected the API key (401): Invalid API key. Check the key you gave."
+        );
+        let e = ModelError::from_http("http://x", "m", KEY, 401, body, 1, None);
+        assert!(
+            e.message
+                .ends_with("Invalid API key. The key came from OPENAI_API_KEY in the environment tandem runs in (it is used before a key `tandem login` saved): correct or unset it."),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
     fn classes_by_status() {
         let e = ModelError::from_http("http://x", "m", KEY, 401, b"{}", 1, None);
         assert_eq!(e.class, ErrorClass::Auth);
         assert!(e.message.contains("rejected the API key (401)"));
         assert!(e.message.contains("OPENAI_API_KEY"));
         let stored = KeyUse {
-            stored: true,
+            from: KeySource::Store,
             ..KEY
         };
         let e = ModelError::from_http("http://x", "m", stored, 403, b"{}", 1, None);
         assert_eq!(e.class, ErrorClass::Auth);
-        assert!(e.message.contains("`tandem login`"), "{}", e.message);
+        assert!(e.message.contains("`tandem login` saved"), "{}", e.message);
+        assert!(!e.message.contains("OPENAI_API_KEY"), "{}", e.message);
         let e = ModelError::from_http("http://x", "m", KEY, 503, b"down", 4, None);
         assert_eq!(e.class, ErrorClass::ServerError);
         assert!(

@@ -8,6 +8,7 @@ mod body;
 pub mod chunk;
 pub mod discover;
 pub mod error;
+pub mod excerpt;
 pub mod http;
 pub mod openai;
 pub mod probe;

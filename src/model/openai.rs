@@ -156,7 +156,14 @@ impl OpenAiClient {
             env: &self.endpoint.api_key_env,
             offered: self.endpoint.offers_login(),
             sent: self.endpoint.api_key.is_some(),
-            stored: matches!(self.endpoint.key_from, crate::config::KeyFrom::Stored(_)),
+            from: match &self.endpoint.key_from {
+                _ if self.endpoint.api_key.is_none() => super::error::KeySource::Nowhere,
+                crate::config::KeyFrom::Env(var) => super::error::KeySource::Env(var),
+                crate::config::KeyFrom::Stored(_) => super::error::KeySource::Store,
+                crate::config::KeyFrom::Given | crate::config::KeyFrom::Nowhere => {
+                    super::error::KeySource::Given
+                }
+            },
         }
     }
 
@@ -219,7 +226,8 @@ pub fn missing_key_error(base_url: &str, key_env: &str) -> ModelError {
     ModelError::new(
         ErrorClass::MissingApiKey,
         format!(
-            "no API key for the model server at {base_url}: run `tandem login` in a terminal, or set {key_env} in the environment tandem runs in"
+            "no API key for the model server at {base_url}: run `{tandem} login` in a terminal, or set {key_env} in the environment tandem runs in",
+            tandem = crate::invocation::command()
         ),
     )
 }

@@ -31,9 +31,28 @@ pub enum ListError {
         /// The server's words, shortened.
         detail: String,
     },
+    /// Something answered, but not as an OpenAI-compatible server does: a web page, or no
+    /// model list where one was asked for. `suggest` is the same address with `/v1` when
+    /// that one answers with a model list.
+    #[error("{answered}: this does not look like an OpenAI-compatible server's API{}", suggest_suffix(.suggest))]
+    NotCompatible {
+        /// What it answered, shortened (`HTTP 404 with an HTML page titled "Not Found"`).
+        answered: String,
+        /// The base URL to use instead, when one was found.
+        suggest: Option<String>,
+    },
     /// Nothing answered: the cause in words ("could not resolve host …").
     #[error("{0}")]
     Unreachable(String),
+}
+
+fn suggest_suffix(suggest: &Option<String>) -> String {
+    match suggest {
+        Some(url) => format!(" at this address, but {url} is: use that as the base URL"),
+        None => {
+            " (the base URL is the part before /chat/completions, often ending in /v1)".to_string()
+        }
+    }
 }
 
 fn detail_suffix(detail: &str) -> String {
@@ -49,8 +68,9 @@ fn detail_suffix(detail: &str) -> String {
 pub enum Listing {
     /// The model ids, sorted.
     Models(Vec<String>),
-    /// The server has no such endpoint (404 or 405).
-    NotOffered,
+    /// The server has no model list: `GET /models` answered 404 or 405 (what it said,
+    /// shortened). It may still chat; the one-token request tells.
+    NotOffered(String),
 }
 
 /// The models `base_url` lists, asked with `key` when there is one.
@@ -60,20 +80,28 @@ pub async fn list_models(base_url: &str, key: Option<&ApiKey>) -> Result<Listing
         .timeout(PATIENCE)
         .build()
         .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
-    let mut request = client.get(format!("{base_url}/models"));
-    if let Some(key) = key {
-        request = request.bearer_auth(key.expose());
-    }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
-    let status = response.status().as_u16();
-    let body = response.bytes().await.unwrap_or_default();
+    let (status, body) = get_models(&client, base_url, key).await?;
     let detail = || short_detail(&body);
+    let answered = || answered(status, &body);
     match status {
-        200..=299 => Ok(Listing::Models(model_ids(&body))),
-        404 | 405 => Ok(Listing::NotOffered),
+        200..=299 => match model_ids(&body) {
+            Some(ids) => Ok(Listing::Models(ids)),
+            None => Err(ListError::NotCompatible {
+                answered: answered(),
+                suggest: with_v1(&client, base_url, key).await,
+            }),
+        },
+        404 | 405 => match with_v1(&client, base_url, key).await {
+            Some(url) => Err(ListError::NotCompatible {
+                answered: answered(),
+                suggest: Some(url),
+            }),
+            None if looks_like_a_page(&body) => Err(ListError::NotCompatible {
+                answered: answered(),
+                suggest: None,
+            }),
+            None => Ok(Listing::NotOffered(answered())),
+        },
         401 | 403 => Err(ListError::Refused {
             status,
             detail: detail(),
@@ -85,23 +113,79 @@ pub async fn list_models(base_url: &str, key: Option<&ApiKey>) -> Result<Listing
     }
 }
 
-/// The ids in an OpenAI-style model list, sorted and without repeats.
-fn model_ids(body: &[u8]) -> Vec<String> {
-    let mut ids: Vec<String> = serde_json::from_slice::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| v["data"].as_array().cloned())
-        .unwrap_or_default()
+/// `GET {base_url}/models`: the status and the body.
+async fn get_models(
+    client: &reqwest::Client,
+    base_url: &str,
+    key: Option<&ApiKey>,
+) -> Result<(u16, Vec<u8>), ListError> {
+    let mut request = client.get(format!("{base_url}/models"));
+    if let Some(key) = key {
+        request = request.bearer_auth(key.expose());
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
+    let status = response.status().as_u16();
+    let body = response.bytes().await.unwrap_or_default();
+    Ok((status, body.to_vec()))
+}
+
+/// `base_url` with `/v1` added, when it lacks it and that address lists models: the usual
+/// slip is the server's address without its API's path.
+async fn with_v1(client: &reqwest::Client, base_url: &str, key: Option<&ApiKey>) -> Option<String> {
+    let path = reqwest::Url::parse(base_url).ok()?.path().to_string();
+    if path.split('/').any(|part| part == "v1") {
+        return None;
+    }
+    let candidate = format!("{}/v1", base_url.trim_end_matches('/'));
+    match get_models(client, &candidate, key).await {
+        Ok((200..=299, body)) if model_ids(&body).is_some() => Some(candidate),
+        _ => None,
+    }
+}
+
+/// A web page, where an API answers JSON or a short line.
+fn looks_like_a_page(body: &[u8]) -> bool {
+    super::excerpt::looks_like_html(String::from_utf8_lossy(body).trim())
+}
+
+/// `HTTP 404 with …`: the status and the body in a few words.
+fn answered(status: u16, body: &[u8]) -> String {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        format!("HTTP {status} with an empty body")
+    } else {
+        format!("HTTP {status} with {}", quoted(&super::excerpt::of(body)))
+    }
+}
+
+/// An excerpt in quotes, unless it already names what it is (`an HTML page …`).
+fn quoted(excerpt: &str) -> String {
+    if excerpt.starts_with("an HTML page") {
+        excerpt.to_string()
+    } else {
+        format!("\"{excerpt}\"")
+    }
+}
+
+/// The ids in an OpenAI-style model list (`{"data": [{"id": …}]}`), sorted and without
+/// repeats; `None` when the body is not such a list.
+fn model_ids(body: &[u8]) -> Option<Vec<String>> {
+    let value = serde_json::from_slice::<serde_json::Value>(body).ok()?;
+    let mut ids: Vec<String> = value["data"]
+        .as_array()?
         .iter()
         .filter_map(|m| m["id"].as_str().map(String::from))
         .collect();
     ids.sort();
     ids.dedup();
-    ids
+    Some(ids)
 }
 
 /// The server's error message (`error.message`, else the body), on one short line.
 fn short_detail(body: &[u8]) -> String {
-    let text = serde_json::from_slice::<serde_json::Value>(body)
+    let message = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .and_then(|v| {
             v["error"]["message"]
@@ -109,14 +193,11 @@ fn short_detail(body: &[u8]) -> String {
                 .or_else(|| v["error"].as_str())
                 .or_else(|| v["message"].as_str())
                 .map(String::from)
-        })
-        .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut short: String = line.chars().take(200).collect();
-    if short.len() < line.len() {
-        short.push('…');
+        });
+    match message {
+        Some(message) => super::excerpt::of(message.as_bytes()),
+        None => super::excerpt::of(body),
     }
-    crate::secrets::redact(&short).into_owned()
 }
 
 /// Sends `config`'s default model a one-token chat completion and reads the answer through.
@@ -156,12 +237,17 @@ mod tests {
     #[test]
     fn model_ids_are_sorted_and_unique_and_errors_are_short() {
         let body = br#"{"data":[{"id":"b"},{"id":"a"},{"id":"b"},{"x":1}]}"#;
-        assert_eq!(model_ids(body), ["a", "b"]);
-        assert_eq!(model_ids(b"not json"), Vec::<String>::new());
+        assert_eq!(
+            model_ids(body),
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
+        assert_eq!(model_ids(b"not json"), None);
+        assert_eq!(model_ids(br#"{"models": []}"#), None);
+        assert_eq!(model_ids(br#"{"data": []}"#), Some(Vec::new()));
         assert_eq!(
             short_detail(br#"{"error":{"message":"Incorrect  API\nkey"}}"#),
             "Incorrect API key"
         );
-        assert_eq!(short_detail(&[b'x'; 300]).chars().count(), 201);
+        assert_eq!(short_detail(&[b'x'; 300]).chars().count(), 161);
     }
 }

@@ -76,7 +76,7 @@ async fn doctor_checks_the_server_and_never_prints_the_key() {
         bad.1.contains("refused the request (HTTP 401): bad key")
             && bad
                 .1
-                .contains("the server rejected the key: check OPENAI_API_KEY"),
+                .contains("the server rejected the key from OPENAI_API_KEY: correct it"),
         "{}",
         bad.1
     );

@@ -115,3 +115,54 @@ fn plain_tandem_on_a_terminal_says_what_it_is() {
     term.send("\x04").unwrap();
     term.expect(expectrl::Eof).unwrap();
 }
+
+/// Issue 31: each subcommand takes only the flags it uses, a replay fixture that cannot be
+/// read is a configuration error, and exec's JSON output is described whole.
+#[test]
+fn each_subcommand_takes_only_the_flags_it_uses() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(args)
+            .env("HOME", std::env::temp_dir())
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for args in [
+        &["login", "--mode", "ask"][..],
+        &["login", "--replay", "f.json"],
+        &["login", "--trace-wire", "t"],
+        &["logout", "--model", "m"],
+        &["logout", "--mode", "ask"],
+        &["doctor", "--mode", "ask"],
+        &["doctor", "--trace-wire", "t"],
+        &["--mode", "ask", "exec", "hi"],
+        &["exec", "--trace-wire", "t", "hi"],
+    ] {
+        let (code, _, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?} was taken: {stderr}");
+        assert!(
+            stderr.contains("unexpected argument") || stderr.contains("cannot be used"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let (code, stdout, _) = run(&["doctor", "--replay", "/nonexistent/fixture.json"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("✗ the replay fixture cannot be used"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("All checks passed"), "{stdout}");
+    let (code, _, stderr) = run(&["exec", "--replay", "/nonexistent/fixture.json", "hi"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot read replay fixture"), "{stderr}");
+    let text = help(&["exec"]);
+    assert!(text.contains("toolCalls"), "{text}");
+    let text = help(&["login"]);
+    assert!(text.contains("\"$OPENROUTER_API_KEY\""), "{text}");
+}

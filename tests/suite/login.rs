@@ -367,8 +367,9 @@ async fn exec_says_to_log_in_again_when_the_saved_key_is_refused() {
     assert_eq!(status, 1, "{stderr}");
     assert_eq!(stdout, "");
     assert!(
-        stderr
-            .contains("rejected the API key (403): key expired. Log in again with `tandem login`"),
+        stderr.contains(
+            "rejected the API key (403): key expired. The key is the one `tandem login` saved: run `tandem login` to replace it."
+        ),
         "{stderr}"
     );
 }

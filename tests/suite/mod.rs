@@ -27,6 +27,7 @@ mod live_output;
 mod load;
 mod local_models;
 mod login;
+mod login_servers;
 mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
