@@ -89,11 +89,11 @@ const LOGOUT_AFTER: &str = "Examples:\n  {tandem} logout\n  {tandem} logout --pr
 #[derive(Debug, Parser)]
 #[command(
     name = "tandem",
-    bin_name = crate::invocation::command(),
+    bin_name = crate::config::invocation::command(),
     version,
     about,
-    long_about = crate::invocation::spell(LONG_ABOUT),
-    after_help = crate::invocation::spell(ENVIRONMENT_AND_EXAMPLES),
+    long_about = crate::config::invocation::spell(LONG_ABOUT),
+    after_help = crate::config::invocation::spell(ENVIRONMENT_AND_EXAMPLES),
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -162,18 +162,18 @@ pub struct AgentArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one prompt headless and print the streamed answer to stdout.
-    #[command(after_help = crate::invocation::spell(EXEC_AFTER))]
+    #[command(after_help = crate::config::invocation::spell(EXEC_AFTER))]
     Exec(ExecArgs),
     /// Check the configuration, data directory, API key, hooks and model server, and say what
     /// to fix.
-    #[command(after_help = crate::invocation::spell(DOCTOR_AFTER))]
+    #[command(after_help = crate::config::invocation::spell(DOCTOR_AFTER))]
     Doctor(DoctorArgs),
     /// Set up a model server in the terminal: choose a provider or URL, enter its API key
     /// (not echoed), pick a model, test it, and save.
-    #[command(after_help = crate::invocation::spell(LOGIN_AFTER))]
+    #[command(after_help = crate::config::invocation::spell(LOGIN_AFTER))]
     Login(LoginArgs),
     /// Remove the API key `tandem login` stored for the configured model server.
-    #[command(after_help = crate::invocation::spell(LOGOUT_AFTER))]
+    #[command(after_help = crate::config::invocation::spell(LOGOUT_AFTER))]
     Logout,
 }
 

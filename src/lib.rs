@@ -15,7 +15,6 @@ pub mod edit;
 pub mod exec;
 #[cfg(feature = "fuzzing")]
 pub mod harness;
-pub mod invocation;
 pub mod local;
 pub mod logging;
 pub mod login;

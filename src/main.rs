@@ -72,8 +72,8 @@ async fn run(cli: Cli) -> ExitCode {
                 let _ = writeln!(
                     std::io::stderr(),
                     "tandem speaks the Agent Client Protocol on stdin/stdout, for an editor to start. Try a prompt here with `{} exec \"…\"`; set up a model server with `{} login`. Ctrl-D quits.",
-                    tandem::invocation::command(),
-                    tandem::invocation::command()
+                    tandem::config::invocation::command(),
+                    tandem::config::invocation::command()
                 );
             }
             serve(config).await

@@ -58,7 +58,7 @@ pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
             |_| crate::credentials::system_store_name().to_string(),
             |store| store.where_kept()
         ),
-        crate::invocation::command(),
+        crate::config::invocation::command(),
         config.endpoint.api_key_env
     );
     let meta = if caps.terminal_meta {
@@ -86,7 +86,7 @@ pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
 fn terminal_auth_meta() -> Option<serde_json::Map<String, serde_json::Value>> {
     let exe = std::env::current_exe().ok()?;
     serde_json::json!({"terminal-auth": {
-        "label": format!("{} login", crate::invocation::command()),
+        "label": format!("{} login", crate::config::invocation::command()),
         "command": exe.to_string_lossy(),
         "args": ["login"],
         "env": {},

@@ -7,6 +7,7 @@ mod dirs;
 mod endpoint;
 mod file;
 pub mod hooks;
+pub mod invocation;
 pub mod limits;
 mod mcp;
 mod models;

@@ -119,7 +119,7 @@ fn config_file(config: &Config) -> Check {
         None => ok(format!(
             "no config file at {}; using flags, environment and defaults (`{} login` writes one)",
             config.config_dir.join("config.toml").display(),
-            crate::invocation::command()
+            crate::config::invocation::command()
         )),
     }
 }
@@ -158,7 +158,7 @@ fn api_key(config: &Config) -> Check {
             format!(
                 "run `{tandem} login`, or set {} in the environment tandem runs in; or use a model on this machine, with no key: `{tandem} login --provider ollama` (or llamacpp, lmstudio, vllm)",
                 endpoint.api_key_env,
-                tandem = crate::invocation::command()
+                tandem = crate::config::invocation::command()
             ),
         ),
         (KeyFrom::Nowhere | KeyFrom::Given, false) => ok(format!(
@@ -182,7 +182,7 @@ async fn models(config: &Config) -> (Check, bool) {
             false,
         ),
         Err(e @ ListError::Refused { .. }) => {
-            let tandem = crate::invocation::command();
+            let tandem = crate::config::invocation::command();
             let fix = match &endpoint.key_from {
                 KeyFrom::Env(var) => format!(
                     "the server rejected the key from {var}: correct it, or unset it to use the one `{tandem} login` saves"
@@ -208,7 +208,7 @@ async fn models(config: &Config) -> (Check, bool) {
                 match suggest {
                     Some(v1) => format!(
                         "{v1}/models does list models: use {v1} as the base URL (--base-url, OPENAI_BASE_URL, base_url in the config file, or `{} login`)",
-                        crate::invocation::command()
+                        crate::config::invocation::command()
                     ),
                     None => "the base URL is the part before /chat/completions, often ending in /v1; check it, and that this address is the model server".into(),
                 },
@@ -238,7 +238,7 @@ async fn models(config: &Config) -> (Check, bool) {
                 ),
                 format!(
                     "choose one the server has (--model / TANDEM_MODEL / `{} login`): {}",
-                    crate::invocation::command(),
+                    crate::config::invocation::command(),
                     ids.iter().take(8).cloned().collect::<Vec<_>>().join(", ")
                 ),
             ),
@@ -316,7 +316,7 @@ fn completion_fix(config: &Config, error: &crate::model::ModelError) -> String {
         ),
         ErrorClass::Auth | ErrorClass::AccessDenied | ErrorClass::MissingApiKey => format!(
             "the server wants another key: run `{} login`",
-            crate::invocation::command()
+            crate::config::invocation::command()
         ),
         ErrorClass::Connection | ErrorClass::Timeout => unreachable_fix(config),
         ErrorClass::ToolsUnsupported | ErrorClass::FormatUnsupported => {

@@ -169,7 +169,7 @@ async fn key_by_prompt(
         "{} refused {} keys. Nothing was saved; check the key and run `{} login` again.",
         target.label(),
         prompt::KEY_ATTEMPTS,
-        crate::invocation::command()
+        crate::config::invocation::command()
     )))
 }
 
@@ -194,7 +194,7 @@ async fn key_from_stdin(
             "{} needs an API key: pipe it in, e.g. `printf %s \"$KEY\" | {tandem} login --provider {} --key-stdin --model MODEL`, or run `{tandem} login` in a terminal",
             target.label(),
             target.provider.map_or("NAME", |p| p.name),
-            tandem = crate::invocation::command()
+            tandem = crate::config::invocation::command()
         )));
     }
     let listing = list(target, key.as_ref()).await?;
@@ -306,7 +306,7 @@ fn save(
         path.display(),
         target.label()
     ));
-    say(crate::invocation::spell(
+    say(crate::config::invocation::spell(
         "tandem is ready: your editor's next tandem session uses them, and so do open ones on this server (no restart needed). `{tandem} doctor` checks the setup; `{tandem} logout` removes the key.",
     ));
     Ok(())

@@ -105,7 +105,7 @@ pub enum KeySource<'a> {
 impl KeySource<'_> {
     /// What to do about a key the server refused.
     fn fix(self, env: &str) -> String {
-        let tandem = crate::invocation::command();
+        let tandem = crate::config::invocation::command();
         match self {
             KeySource::Env(var) => format!(
                 "The key came from {var} in the environment tandem runs in (it is used before a key `{tandem} login` saved): correct or unset it."

@@ -227,7 +227,7 @@ pub fn missing_key_error(base_url: &str, key_env: &str) -> ModelError {
         ErrorClass::MissingApiKey,
         format!(
             "no API key for the model server at {base_url}: run `{tandem} login` in a terminal, or set {key_env} in the environment tandem runs in",
-            tandem = crate::invocation::command()
+            tandem = crate::config::invocation::command()
         ),
     )
 }
