@@ -13,6 +13,8 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::acp_client::WAIT;
+
 /// One piece of an SSE body.
 #[derive(Clone, Debug)]
 pub enum Piece {
@@ -263,6 +265,8 @@ impl Reply {
 struct State {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
+    /// Woken whenever a request is recorded, for [`MockModel::wait_until`].
+    arrived: tokio::sync::Notify,
     /// What the server says about itself (`/v1/models`, `/props`, `/api/show`…), by path:
     /// such requests neither take a scripted reply nor count as requests.
     info: Mutex<std::collections::HashMap<String, (u16, String)>>,
@@ -281,6 +285,7 @@ impl MockModel {
         let state = Arc::new(State {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
+            arrived: tokio::sync::Notify::new(),
             info: Mutex::new(std::collections::HashMap::new()),
         });
         let app_state = state.clone();
@@ -299,6 +304,40 @@ impl MockModel {
     /// Every request received so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.requests.lock().unwrap().clone()
+    }
+
+    /// Waits until at least `n` requests have arrived (their replies may still be going out:
+    /// a stalled or held reply is then what the agent is waiting on); fails the test after
+    /// [`WAIT`].
+    pub async fn wait_for_requests(&self, n: usize) -> Vec<Recorded> {
+        self.wait_until(&format!("{n} requests"), |requests| requests.len() >= n)
+            .await
+    }
+
+    /// Waits until the requests received so far satisfy `done`, and returns them; fails the
+    /// test, naming `what` was awaited, after [`WAIT`].
+    pub async fn wait_until(
+        &self,
+        what: &str,
+        done: impl Fn(&[Recorded]) -> bool,
+    ) -> Vec<Recorded> {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            // Registered before the check, so a request recorded in between still wakes us.
+            let arrived = self.state.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            let requests = self.requests();
+            if done(&requests) {
+                return requests;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                panic!(
+                    "the mock model never saw {what}; it got {} requests",
+                    self.requests().len()
+                );
+            }
+        }
     }
 
     /// Answers `path` (e.g. `/v1/models`, `/props`) with `status` and `body` from now on;
@@ -346,6 +385,7 @@ fn answer(
         other => other,
     };
     state.requests.lock().unwrap().push(recorded);
+    state.arrived.notify_waiters();
     respond(reply)
 }
 
