@@ -197,6 +197,8 @@ pub struct Agent {
     violations: Arc<Mutex<Vec<String>>>,
     stderr: Arc<Mutex<String>>,
     stdout_lines: Arc<Mutex<Vec<String>>>,
+    /// The task reading stdout; it ends when the agent's stdout closes.
+    reader: tokio::task::JoinHandle<()>,
     next_id: u64,
     /// How long a response or message may take (`WAIT` unless [`Agent::patient`]).
     wait: Duration,
@@ -255,7 +257,7 @@ impl Agent {
             stdout_lines.clone(),
             stdin.clone(),
         );
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut reader = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = reader.next_line().await {
                 lines.lock().unwrap().push(line.clone());
@@ -322,6 +324,7 @@ impl Agent {
             violations,
             stderr,
             stdout_lines,
+            reader,
             next_id: 1,
             wait: WAIT,
         }
@@ -545,7 +548,11 @@ impl Agent {
             .await
             .unwrap_or_else(|_| panic!("agent exits after {after}"))
             .unwrap();
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Every line it wrote has been read (and checked) once its stdout is at its end.
+        tokio::time::timeout(WAIT, &mut self.reader)
+            .await
+            .unwrap_or_else(|_| panic!("the agent's stdout stays open after it exited"))
+            .unwrap();
         self.assert_valid();
         (status, self.stderr())
     }
