@@ -460,7 +460,7 @@ fn an_interrupt_cancels_the_prompt_and_exits_130() {
             .collect();
         serde_json::json!({"turns": [{"delay_ms": 50, "events": events}]}).to_string()
     });
-    let child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
         .args(["exec", "--replay", &slow.to_string_lossy(), "go"])
         .env_clear()
         .envs(ws.base_env())
@@ -471,7 +471,9 @@ fn an_interrupt_cancels_the_prompt_and_exits_130() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // The interrupt comes while the answer streams: its first word is out.
+    let printed = Pipe::read(child.stdout.take().unwrap());
+    printed.wait_for("t0 ");
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")
@@ -487,10 +489,50 @@ fn an_interrupt_cancels_the_prompt_and_exits_130() {
         stderr.contains("interrupted, cancelling") && stderr.contains("stopped: cancelled"),
         "{stderr}"
     );
+    // What was printed is the start of the answer, cut off by the interrupt.
+    let stdout = String::from_utf8(printed.join()).unwrap();
     assert!(
-        String::from_utf8_lossy(&out.stdout).starts_with("t0 t1"),
-        "the answer so far was printed"
+        stdout.starts_with("t0 ") && !stdout.contains("t399"),
+        "{stdout}"
     );
+}
+
+/// Reads `pipe` to its end on a thread of its own, into a buffer shared with the caller.
+struct Pipe {
+    bytes: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Pipe {
+    fn read(mut pipe: impl std::io::Read + Send + 'static) -> Pipe {
+        let bytes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = bytes.clone();
+        let thread = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Pipe { bytes, thread }
+    }
+
+    /// Waits until what was read starts with `text`; fails after `WAIT`.
+    fn wait_for(&self, text: &str) {
+        let deadline = std::time::Instant::now() + crate::common::acp_client::WAIT;
+        while !self.bytes.lock().unwrap().starts_with(text.as_bytes()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "`{text}` was never printed"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Everything, once the pipe is closed.
+    fn join(self) -> Vec<u8> {
+        self.thread.join().unwrap();
+        std::mem::take(&mut self.bytes.lock().unwrap())
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
