@@ -5,6 +5,7 @@ pub mod acp_client;
 pub mod agent_shell;
 pub mod calls;
 pub mod codecompanion;
+pub mod dice;
 pub mod editor;
 pub mod mock_model;
 pub mod proxy;
