@@ -22,6 +22,8 @@ pub enum Piece {
     Data(String),
     /// Raw bytes, for malformed streams.
     Raw(String),
+    /// A wait until the test opens this gate.
+    Gate(super::gate::Gate),
     /// A pause.
     Delay(Duration),
 }
@@ -437,6 +439,10 @@ fn respond(reply: Option<Reply>) -> BoxFuture<'static, Response> {
                     match item {
                         Ok(Piece::Delay(d)) => {
                             tokio::time::sleep(d).await;
+                            Ok(Bytes::new())
+                        }
+                        Ok(Piece::Gate(gate)) => {
+                            gate.pass().await;
                             Ok(Bytes::new())
                         }
                         Ok(Piece::Data(json)) => Ok(Bytes::from(format!("data: {json}\n\n"))),

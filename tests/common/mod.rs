@@ -7,6 +7,7 @@ pub mod calls;
 pub mod codecompanion;
 pub mod dice;
 pub mod editor;
+pub mod gate;
 pub mod mock_model;
 pub mod proxy;
 pub mod real_server;
