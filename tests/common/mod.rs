@@ -5,6 +5,8 @@ pub mod acp_client;
 pub mod agent_shell;
 pub mod calls;
 pub mod codecompanion;
+#[cfg(target_os = "linux")]
+pub mod cpus;
 pub mod dice;
 pub mod editor;
 pub mod gate;
