@@ -523,10 +523,16 @@ impl Agent {
         self.child.try_wait().unwrap().is_none()
     }
 
-    /// Kills the process with SIGKILL, as a crash would, and waits for it.
-    pub async fn kill(mut self) {
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the agent has not been waited for")
+    }
+
+    /// Kills the process with SIGKILL, as a crash would, and waits for it; how it ended
+    /// (it may have died of something else first).
+    pub async fn kill(mut self) -> ExitStatus {
         self.child.start_kill().unwrap();
-        let _ = self.child.wait().await;
+        self.child.wait().await.unwrap()
     }
 
     /// Sends `signal` (stdin stays open) and waits for the process to exit.
@@ -534,6 +540,11 @@ impl Agent {
         let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
         nix::sys::signal::kill(pid, signal).unwrap();
         self.exited("the signal").await
+    }
+
+    /// Waits for the process to end by itself (a crash the test arranged); its status.
+    pub async fn dies(self) -> (ExitStatus, String) {
+        self.exited("its crash").await
     }
 
     /// Closes stdin and waits for the process to exit.
