@@ -2,6 +2,8 @@
 //! mid-write leaves it: after every restart, every record the new process writes loads.
 //! Before torn tails were repaired, the first record after a restart was glued onto the
 //! torn line and both were skipped, so the user's next prompt vanished from history.
+//! The tear here is made by the test, after the kill; `kills_mid_write.rs` has tandem die
+//! inside its own `write`.
 
 use std::time::Duration;
 
