@@ -11,6 +11,7 @@ pub mod dice;
 pub mod editor;
 pub mod gate;
 pub mod mock_model;
+pub mod pipe;
 pub mod proxy;
 pub mod real_server;
 pub mod stubs;

@@ -472,7 +472,7 @@ fn an_interrupt_cancels_the_prompt_and_exits_130() {
         .spawn()
         .unwrap();
     // The interrupt comes while the answer streams: its first word is out.
-    let printed = Pipe::read(child.stdout.take().unwrap());
+    let printed = crate::common::pipe::Pipe::read(child.stdout.take().unwrap());
     printed.wait_for("t0 ");
     let pid = child.id().to_string();
     assert!(
@@ -495,44 +495,6 @@ fn an_interrupt_cancels_the_prompt_and_exits_130() {
         stdout.starts_with("t0 ") && !stdout.contains("t399"),
         "{stdout}"
     );
-}
-
-/// Reads `pipe` to its end on a thread of its own, into a buffer shared with the caller.
-struct Pipe {
-    bytes: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-impl Pipe {
-    fn read(mut pipe: impl std::io::Read + Send + 'static) -> Pipe {
-        let bytes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = bytes.clone();
-        let thread = std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n @ 1..) = pipe.read(&mut buf) {
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        Pipe { bytes, thread }
-    }
-
-    /// Waits until what was read starts with `text`; fails after `WAIT`.
-    fn wait_for(&self, text: &str) {
-        let deadline = std::time::Instant::now() + crate::common::acp_client::WAIT;
-        while !self.bytes.lock().unwrap().starts_with(text.as_bytes()) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "`{text}` was never printed"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    }
-
-    /// Everything, once the pipe is closed.
-    fn join(self) -> Vec<u8> {
-        self.thread.join().unwrap();
-        std::mem::take(&mut self.bytes.lock().unwrap())
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
