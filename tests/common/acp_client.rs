@@ -197,6 +197,8 @@ pub struct Agent {
     violations: Arc<Mutex<Vec<String>>>,
     stderr: Arc<Mutex<String>>,
     stdout_lines: Arc<Mutex<Vec<String>>>,
+    /// The task reading stdout; it ends when the agent's stdout closes.
+    reader: tokio::task::JoinHandle<()>,
     next_id: u64,
     /// How long a response or message may take (`WAIT` unless [`Agent::patient`]).
     wait: Duration,
@@ -255,7 +257,7 @@ impl Agent {
             stdout_lines.clone(),
             stdin.clone(),
         );
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut reader = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = reader.next_line().await {
                 lines.lock().unwrap().push(line.clone());
@@ -322,6 +324,7 @@ impl Agent {
             violations,
             stderr,
             stdout_lines,
+            reader,
             next_id: 1,
             wait: WAIT,
         }
@@ -520,10 +523,16 @@ impl Agent {
         self.child.try_wait().unwrap().is_none()
     }
 
-    /// Kills the process with SIGKILL, as a crash would, and waits for it.
-    pub async fn kill(mut self) {
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the agent has not been waited for")
+    }
+
+    /// Kills the process with SIGKILL, as a crash would, and waits for it; how it ended
+    /// (it may have died of something else first).
+    pub async fn kill(mut self) -> ExitStatus {
         self.child.start_kill().unwrap();
-        let _ = self.child.wait().await;
+        self.child.wait().await.unwrap()
     }
 
     /// Sends `signal` (stdin stays open) and waits for the process to exit.
@@ -531,6 +540,11 @@ impl Agent {
         let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
         nix::sys::signal::kill(pid, signal).unwrap();
         self.exited("the signal").await
+    }
+
+    /// Waits for the process to end by itself (a crash the test arranged); its status.
+    pub async fn dies(self) -> (ExitStatus, String) {
+        self.exited("its crash").await
     }
 
     /// Closes stdin and waits for the process to exit.
@@ -545,7 +559,11 @@ impl Agent {
             .await
             .unwrap_or_else(|_| panic!("agent exits after {after}"))
             .unwrap();
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Every line it wrote has been read (and checked) once its stdout is at its end.
+        tokio::time::timeout(WAIT, &mut self.reader)
+            .await
+            .unwrap_or_else(|_| panic!("the agent's stdout stays open after it exited"))
+            .unwrap();
         self.assert_valid();
         (status, self.stderr())
     }

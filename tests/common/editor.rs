@@ -358,8 +358,3 @@ impl FakeEditor {
 pub fn full_caps() -> Value {
     json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true})
 }
-
-/// Waits a moment for asynchronous editor work to land.
-pub async fn settle() {
-    tokio::time::sleep(Duration::from_millis(50)).await;
-}

@@ -13,6 +13,8 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::acp_client::WAIT;
+
 /// One piece of an SSE body.
 #[derive(Clone, Debug)]
 pub enum Piece {
@@ -20,6 +22,8 @@ pub enum Piece {
     Data(String),
     /// Raw bytes, for malformed streams.
     Raw(String),
+    /// A wait until the test opens this gate.
+    Gate(super::gate::Gate),
     /// A pause.
     Delay(Duration),
 }
@@ -263,6 +267,8 @@ impl Reply {
 struct State {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
+    /// Woken whenever a request is recorded, for [`MockModel::wait_until`].
+    arrived: tokio::sync::Notify,
     /// What the server says about itself (`/v1/models`, `/props`, `/api/show`…), by path:
     /// such requests neither take a scripted reply nor count as requests.
     info: Mutex<std::collections::HashMap<String, (u16, String)>>,
@@ -281,6 +287,7 @@ impl MockModel {
         let state = Arc::new(State {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
+            arrived: tokio::sync::Notify::new(),
             info: Mutex::new(std::collections::HashMap::new()),
         });
         let app_state = state.clone();
@@ -299,6 +306,40 @@ impl MockModel {
     /// Every request received so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.requests.lock().unwrap().clone()
+    }
+
+    /// Waits until at least `n` requests have arrived (their replies may still be going out:
+    /// a stalled or held reply is then what the agent is waiting on); fails the test after
+    /// [`WAIT`].
+    pub async fn wait_for_requests(&self, n: usize) -> Vec<Recorded> {
+        self.wait_until(&format!("{n} requests"), |requests| requests.len() >= n)
+            .await
+    }
+
+    /// Waits until the requests received so far satisfy `done`, and returns them; fails the
+    /// test, naming `what` was awaited, after [`WAIT`].
+    pub async fn wait_until(
+        &self,
+        what: &str,
+        done: impl Fn(&[Recorded]) -> bool,
+    ) -> Vec<Recorded> {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            // Registered before the check, so a request recorded in between still wakes us.
+            let arrived = self.state.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            let requests = self.requests();
+            if done(&requests) {
+                return requests;
+            }
+            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                panic!(
+                    "the mock model never saw {what}; it got {} requests",
+                    self.requests().len()
+                );
+            }
+        }
     }
 
     /// Answers `path` (e.g. `/v1/models`, `/props`) with `status` and `body` from now on;
@@ -346,6 +387,7 @@ fn answer(
         other => other,
     };
     state.requests.lock().unwrap().push(recorded);
+    state.arrived.notify_waiters();
     respond(reply)
 }
 
@@ -397,6 +439,10 @@ fn respond(reply: Option<Reply>) -> BoxFuture<'static, Response> {
                     match item {
                         Ok(Piece::Delay(d)) => {
                             tokio::time::sleep(d).await;
+                            Ok(Bytes::new())
+                        }
+                        Ok(Piece::Gate(gate)) => {
+                            gate.pass().await;
                             Ok(Bytes::new())
                         }
                         Ok(Piece::Data(json)) => Ok(Bytes::from(format!("data: {json}\n\n"))),

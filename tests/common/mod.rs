@@ -5,8 +5,13 @@ pub mod acp_client;
 pub mod agent_shell;
 pub mod calls;
 pub mod codecompanion;
+#[cfg(target_os = "linux")]
+pub mod cpus;
+pub mod dice;
 pub mod editor;
+pub mod gate;
 pub mod mock_model;
+pub mod pipe;
 pub mod proxy;
 pub mod real_server;
 pub mod stubs;

@@ -56,12 +56,13 @@ async fn cancel_mid_stream_stops_the_turn_and_the_next_prompt_works() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_while_waiting_for_the_server_stops_the_turn() {
     // The server holds the response before the first byte.
-    let (_mock, _ws, mut agent, session) = session_with(vec![
+    let (mock, _ws, mut agent, session) = session_with(vec![
         Reply::text(&["never seen"]).slow(Duration::from_secs(30)),
     ])
     .await;
     let pending = agent.start_prompt(&session, "hi").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The request is at the server, which holds its answer: tandem is waiting for it.
+    mock.wait_for_requests(1).await;
     agent
         .notify("session/cancel", json!({"sessionId": session}))
         .await;
@@ -110,12 +111,38 @@ mod tools {
     use crate::common::editor::{Answer, full_caps};
     use crate::common::{Reply, response, tool_session};
 
+    /// The state a call is in when the user cancels it.
+    enum Until<'a> {
+        /// The agent's request of this method is pending in the editor.
+        Editor(&'a str),
+        /// A local process whose command line holds this marker is running.
+        Process(&'a str),
+    }
+
+    /// Whether a process whose command line contains `marker` is running.
+    fn running(marker: &str) -> bool {
+        let ps = std::process::Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&ps.stdout).contains(marker)
+    }
+
+    /// Waits until a process whose command line contains `marker` runs; fails after `WAIT`.
+    async fn wait_for_process(marker: &str) {
+        let deadline = Instant::now() + crate::common::acp_client::WAIT;
+        while !running(marker) {
+            assert!(Instant::now() < deadline, "`{marker}` never started");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     async fn cancel_after(
         caps: serde_json::Value,
         mode: &str,
         call: (&str, &str, serde_json::Value),
         setup: impl FnOnce(&crate::common::editor::FakeEditor),
-        wait_for: Option<&str>,
+        until: Until<'_>,
     ) -> (
         crate::common::MockModel,
         std::sync::Arc<crate::common::editor::FakeEditor>,
@@ -125,19 +152,10 @@ mod tools {
         let (mock, _ws, mut agent, session, editor) = tool_session(script, caps, mode).await;
         setup(&editor);
         let pending = agent.start_prompt(&session, "go").await;
-        match wait_for {
-            // An editor request that is now pending.
-            Some(method) => editor.wait_for(method).await,
-            // The call is running (a local command started).
-            None => loop {
-                let m = agent.next_message().await;
-                if m["params"]["update"]["status"] == "in_progress" {
-                    break;
-                }
-            },
+        match until {
+            Until::Editor(method) => editor.wait_for(method).await,
+            Until::Process(marker) => wait_for_process(marker).await,
         }
-        // Let the command get going before it is cancelled.
-        tokio::time::sleep(Duration::from_millis(200)).await;
         let start = Instant::now();
         agent
             .notify("session/cancel", json!({"sessionId": session}))
@@ -166,7 +184,7 @@ mod tools {
             "ask",
             ("w", "write_file", json!({"path": "a.txt", "content": "x"})),
             |e| e.answer_with(&[Answer::Hang]),
-            Some("session/request_permission"),
+            Until::Editor("session/request_permission"),
         )
         .await;
         assert!(latency < Duration::from_secs(3), "{latency:?}");
@@ -185,7 +203,7 @@ mod tools {
                 json!({"command": format!("sleep 30 && echo {marker}")}),
             ),
             |_| {},
-            None,
+            Until::Process(&marker),
         )
         .await;
         assert!(latency < Duration::from_secs(3), "{latency:?}");
@@ -202,14 +220,7 @@ mod tools {
             result.contains("Cancelled by the user; the command was killed."),
             "{result}"
         );
-        let ps = std::process::Command::new("ps")
-            .args(["-eo", "args"])
-            .output()
-            .unwrap();
-        assert!(
-            !String::from_utf8_lossy(&ps.stdout).contains(&marker),
-            "the command was killed"
-        );
+        assert!(!running(&marker), "the command was killed");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -219,7 +230,7 @@ mod tools {
             "full-access",
             ("c", "run_command", json!({"command": "sleep 30"})),
             |_| {},
-            Some("terminal/wait_for_exit"),
+            Until::Editor("terminal/wait_for_exit"),
         )
         .await;
         assert!(latency < Duration::from_secs(3), "{latency:?}");
@@ -241,7 +252,7 @@ mod tools {
             "ask",
             ("r", "read_file", json!({"path": "README.md"})),
             |e| e.hanging.lock().unwrap().push("fs/read_text_file".into()),
-            Some("fs/read_text_file"),
+            Until::Editor("fs/read_text_file"),
         )
         .await;
         assert!(latency < Duration::from_secs(3), "{latency:?}");

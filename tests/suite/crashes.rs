@@ -2,28 +2,17 @@
 //! mid-write leaves it: after every restart, every record the new process writes loads.
 //! Before torn tails were repaired, the first record after a restart was glued onto the
 //! torn line and both were skipped, so the user's next prompt vanished from history.
+//! The tear here is made by the test, after the kill; `kills_mid_write.rs` has tandem die
+//! inside its own `write`.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::common::dice::Dice;
 use crate::common::{Agent, MockModel, Reply, Workspace};
 
 const KILLS: usize = 200;
-
-/// A small deterministic generator, seeded from the clock and printed, so a failure can be
-/// replayed with `TANDEM_CRASH_SEED`.
-struct Dice(u64);
-
-impl Dice {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n.max(1)
-    }
-}
 
 /// Initializes `agent` and resumes `session` in it.
 async fn resume(agent: &mut Agent, ws: &Workspace, session: &str) {
@@ -38,15 +27,7 @@ async fn resume(agent: &mut Agent, ws: &Workspace, session: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_record_is_lost_after_two_hundred_torn_kills() {
-    let seed = std::env::var("TANDEM_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        });
-    let mut dice = Dice(seed);
+    let (mut dice, seed) = Dice::from_env("TANDEM_CRASH_SEED");
     let mock = MockModel::start(Vec::new()).await;
     let ws = Workspace::new();
     let mut session = String::new();

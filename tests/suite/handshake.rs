@@ -165,13 +165,12 @@ async fn two_sessions_are_independent() {
     mock.push(Reply::text(&["B2"]));
     let stalled = agent.start_prompt(&a, "hold-on-7731").await;
     // b's prompt goes out once a's request has taken the stalling reply.
-    while !mock
-        .requests()
-        .iter()
-        .any(|r| r.body.to_string().contains("hold-on-7731"))
-    {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    mock.wait_until("a's prompt", |requests| {
+        requests
+            .iter()
+            .any(|r| r.body.to_string().contains("hold-on-7731"))
+    })
+    .await;
     let running = agent.start_prompt(&b, "go on").await;
     agent
         .notify("session/cancel", json!({"sessionId": a}))

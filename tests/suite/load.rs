@@ -38,7 +38,8 @@ async fn fifty_sessions_prompting_at_once_keep_their_streams_apart() {
             "session {i}: {answer}"
         );
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Every update of a prompt goes out before its answer, and all answers are in: the
+    // updates are all here (any sent late would be missing and fail the check below).
     let mut text: HashMap<String, String> = HashMap::new();
     let mut chunks: HashMap<String, usize> = HashMap::new();
     for update in agent.drain() {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::acp_client::WAIT;
 use crate::common::calls::{call_events, final_status, tool_result};
 use crate::common::editor::{Answer, FakeEditor};
 use crate::common::{Agent, MockModel, Reply, Workspace, joined, path_str, response};
@@ -245,13 +246,15 @@ async fn cancel_during_a_slow_call_notifies_the_server() {
     let (_mock, _ws, mut agent, session, _editor) =
         mcp_session(script, "full-access", json!([server("t", &log)])).await;
     let pending = agent.start_prompt(&session, "wait").await;
-    loop {
-        let m = agent.next_message().await;
-        if m["params"]["update"]["status"] == "in_progress" {
-            break;
-        }
+    // The server has the call and is working on it.
+    let called = Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("call slow")
+    {
+        assert!(called.elapsed() < WAIT, "the server never got the call");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
     let start = Instant::now();
     agent
         .notify("session/cancel", json!({"sessionId": session}))

@@ -21,6 +21,8 @@ mod help;
 mod hooks;
 mod hostile_model;
 mod key_binding;
+#[cfg(target_os = "linux")]
+mod kills_mid_write;
 mod large_files;
 mod left_out;
 mod live_output;

@@ -398,12 +398,22 @@ async fn delete_or_close_mid_prompt_ends_it_cancelled() {
                 .to_string(),
         );
     }
+    let stored = |session: &str| ws.home().join(format!("data/sessions/{session}.jsonl"));
+    let mut closed = Vec::new();
     for (method, session) in ["session/delete", "session/close"]
         .into_iter()
         .zip(sessions)
     {
         let pending = agent.start_prompt(&session, "talk for a while").await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The prompt streams: a first piece of its answer has reached the editor.
+        loop {
+            let m = agent.next_message().await;
+            if m["params"]["sessionId"] == session.as_str()
+                && m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+            {
+                break;
+            }
+        }
         agent
             .request_ok(method, json!({"sessionId": session}))
             .await;
@@ -412,9 +422,23 @@ async fn delete_or_close_mid_prompt_ends_it_cancelled() {
             answer["result"]["stopReason"], "cancelled",
             "{method}: {answer}"
         );
-        let stored = ws.home().join(format!("data/sessions/{session}.jsonl"));
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(stored.exists(), method == "session/close", "{method}");
+        // The prompt answers once its transcript is written: nothing is left to bring it back.
+        assert_eq!(
+            stored(&session).exists(),
+            method == "session/close",
+            "{method}"
+        );
+        closed.push((method, session));
     }
     assert!(agent.is_running());
+    // Once tandem has exited, every writer it had is done: the deleted one stayed deleted.
+    let (status, _) = agent.shutdown().await;
+    assert!(status.success());
+    for (method, session) in closed {
+        assert_eq!(
+            stored(&session).exists(),
+            method == "session/close",
+            "{method}"
+        );
+    }
 }
