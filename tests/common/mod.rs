@@ -14,6 +14,7 @@ pub mod mock_model;
 pub mod pipe;
 pub mod proxy;
 pub mod real_server;
+pub mod schema;
 pub mod stubs;
 #[cfg(unix)]
 pub mod terminal;
