@@ -223,8 +223,8 @@ async fn models(config: &Config) -> (Check, bool) {
         ),
         Ok(Listing::Models(ids)) if ids.contains(&config.default_model) => (
             ok(format!(
-                "GET {url}: {} models, including {}",
-                ids.len(),
+                "GET {url}: {}, including {}",
+                count_models(ids.len()),
                 config.default_model
             )),
             true,
@@ -232,8 +232,8 @@ async fn models(config: &Config) -> (Check, bool) {
         Ok(Listing::Models(ids)) => (
             bad(
                 format!(
-                    "GET {url}: {} models, but not {}",
-                    ids.len(),
+                    "GET {url}: {}, but not {}",
+                    count_models(ids.len()),
                     config.default_model
                 ),
                 format!(
@@ -263,8 +263,8 @@ async fn window(config: &Config) -> Check {
         crate::model::discover::discover(&config.endpoint, std::slice::from_ref(model)).await;
     let picker = if !config.models_configured && !found.models.is_empty() {
         format!(
-            "; the editor's model picker lists the server's {} models",
-            found.models.len()
+            "; the editor's model picker lists the server's {}",
+            count_models(found.models.len())
         )
     } else {
         String::new()
@@ -326,5 +326,14 @@ fn completion_fix(config: &Config, error: &crate::model::ModelError) -> String {
             "the server's answer was not an OpenAI-compatible chat completion stream: check that the base URL is the model server's API".into()
         }
         _ => "the server's logs say more about why it failed".into(),
+    }
+}
+
+/// "1 model", "12 models".
+fn count_models(n: usize) -> String {
+    if n == 1 {
+        "1 model".to_string()
+    } else {
+        format!("{n} models")
     }
 }
