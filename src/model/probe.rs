@@ -88,10 +88,10 @@ pub async fn list_models(base_url: &str, key: Option<&ApiKey>) -> Result<Listing
             Some(ids) => Ok(Listing::Models(ids)),
             None => Err(ListError::NotCompatible {
                 answered: answered(),
-                suggest: with_v1(&client, base_url, key).await,
+                suggest: with_v1(&client, base_url).await,
             }),
         },
-        404 | 405 => match with_v1(&client, base_url, key).await {
+        404 | 405 => match with_v1(&client, base_url).await {
             Some(url) => Err(ListError::NotCompatible {
                 answered: answered(),
                 suggest: Some(url),
@@ -132,16 +132,20 @@ async fn get_models(
     Ok((status, body.to_vec()))
 }
 
-/// `base_url` with `/v1` added, when it lacks it and that address lists models: the usual
-/// slip is the server's address without its API's path.
-async fn with_v1(client: &reqwest::Client, base_url: &str, key: Option<&ApiKey>) -> Option<String> {
+/// `base_url` with `/v1` added, when it lacks it and an API answers there: the usual slip
+/// is the server's address without its API's path. The key is not sent: it goes only to the
+/// address the user gave. A list of models, or a JSON refusal for want of a key, is an API.
+async fn with_v1(client: &reqwest::Client, base_url: &str) -> Option<String> {
     let path = reqwest::Url::parse(base_url).ok()?.path().to_string();
     if path.split('/').any(|part| part == "v1") {
         return None;
     }
     let candidate = format!("{}/v1", base_url.trim_end_matches('/'));
-    match get_models(client, &candidate, key).await {
+    match get_models(client, &candidate, None).await {
         Ok((200..=299, body)) if model_ids(&body).is_some() => Some(candidate),
+        Ok((401 | 403, body)) if serde_json::from_slice::<serde_json::Value>(&body).is_ok() => {
+            Some(candidate)
+        }
         _ => None,
     }
 }

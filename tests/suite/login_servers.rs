@@ -2,8 +2,10 @@
 //! mistake — a web server, an address without its `/v1`, one that is down — and the words
 //! each gives: short, about the server, with the way out, and no log lines among prompts.
 
+use std::sync::{Arc, Mutex};
+
 use axum::Router;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Html;
 use axum::routing::get;
 use serde_json::json;
@@ -20,16 +22,38 @@ async fn web_server() -> String {
     serve_local(app).await.trim_end_matches("/v1").to_string()
 }
 
-/// An OpenAI-compatible API under `/v1`, and the web server's 404 page everywhere else. Its
-/// address, without the `/v1`.
-async fn api_under_v1() -> String {
+/// An OpenAI-compatible API under `/v1` (listing its models, or refusing without a key when
+/// `locked`), and the web server's 404 page everywhere else. Its address without the `/v1`,
+/// and the `Authorization` headers `/v1/models` was sent.
+async fn api_under_v1(locked: bool) -> (String, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let models = move |headers: HeaderMap| {
+        let record = record.clone();
+        async move {
+            if let Some(auth) = headers.get("authorization") {
+                record
+                    .lock()
+                    .unwrap()
+                    .push(auth.to_str().unwrap_or("?").to_string());
+            }
+            if locked {
+                let refusal = json!({"error": {"message": "no key"}});
+                return (StatusCode::UNAUTHORIZED, axum::Json(refusal));
+            }
+            (
+                StatusCode::OK,
+                axum::Json(json!({"object": "list", "data": [{"id": "m"}]})),
+            )
+        }
+    };
     let app = Router::new()
-        .route(
-            "/v1/models",
-            get(|| async { axum::Json(json!({"object": "list", "data": [{"id": "m"}]})) }),
-        )
+        .route("/v1/models", get(models))
         .fallback(|| async { (StatusCode::NOT_FOUND, Html(NOT_FOUND_PAGE)) });
-    serve_local(app).await.trim_end_matches("/v1").to_string()
+    (
+        serve_local(app).await.trim_end_matches("/v1").to_string(),
+        seen,
+    )
 }
 
 fn file_store(ws: &Workspace) -> Vec<(String, String)> {
@@ -99,16 +123,25 @@ async fn a_web_server_is_not_taken_for_a_model_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_address_without_its_v1_gets_the_v1_suggested() {
-    let host = api_under_v1().await;
     let ws = Workspace::new();
-    let args = ["login", "--base-url", &host, "--key-stdin", "--model", "m"];
-    let (status, _, stderr) = run(file_store(&ws), &args, "").await;
-    assert_eq!(status, 1, "{stderr}");
-    assert!(
-        stderr.contains(&format!("{host}/v1 is: use that as the base URL")),
-        "{stderr}"
-    );
-    assert_brief(&stderr);
+    for locked in [false, true] {
+        let (host, seen) = api_under_v1(locked).await;
+        let args = ["login", "--base-url", &host, "--key-stdin", "--model", "m"];
+        let (status, _, stderr) = run(file_store(&ws), &args, "sk-given-123456").await;
+        assert_eq!(status, 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!("{host}/v1 is: use that as the base URL")),
+            "locked {locked}: {stderr}"
+        );
+        assert_brief(&stderr);
+        // The key goes only to the address the user gave, not to one tandem guessed.
+        assert!(
+            seen.lock().unwrap().is_empty(),
+            "{:?}",
+            seen.lock().unwrap()
+        );
+    }
+    let (host, _) = api_under_v1(false).await;
 
     let (status, stdout, _) = run(
         file_store(&ws),
