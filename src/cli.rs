@@ -85,7 +85,8 @@ const LOGOUT_AFTER: &str = "Examples:\n  {tandem} logout\n  {tandem} logout --pr
 ///
 /// Each subcommand takes only the flags it uses: the server flags (`--config`, `--provider`,
 /// `--base-url`, `-v`) go anywhere; the agent's (`--model`, `--mode`, `--replay`,
-/// `--trace-wire`) belong to the stdio agent and are not taken before a subcommand.
+/// `--trace-wire`) belong to the stdio agent and are refused before a subcommand
+/// ([`Cli::parse_checked`]).
 #[derive(Debug, Parser)]
 #[command(
     name = "tandem",
@@ -93,8 +94,7 @@ const LOGOUT_AFTER: &str = "Examples:\n  {tandem} logout\n  {tandem} logout --pr
     version,
     about,
     long_about = crate::config::invocation::spell(LONG_ABOUT),
-    after_help = crate::config::invocation::spell(ENVIRONMENT_AND_EXAMPLES),
-    args_conflicts_with_subcommands = true
+    after_help = crate::config::invocation::spell(ENVIRONMENT_AND_EXAMPLES)
 )]
 pub struct Cli {
     /// The model server, shared by every subcommand.
@@ -158,6 +158,21 @@ pub struct AgentArgs {
     pub trace_wire: Option<PathBuf>,
 }
 
+impl AgentArgs {
+    /// The first of the agent's flags that was given, as typed.
+    fn first_given(&self) -> Option<&'static str> {
+        let session = &self.session;
+        [
+            (session.model.model.is_some(), "--model"),
+            (session.mode.is_some(), "--mode"),
+            (session.replay.is_some(), "--replay"),
+            (self.trace_wire.is_some(), "--trace-wire"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -175,6 +190,18 @@ pub enum Command {
     /// Remove the API key `tandem login` stored for the configured model server.
     #[command(after_help = crate::config::invocation::spell(LOGOUT_AFTER))]
     Logout,
+}
+
+impl Command {
+    /// The subcommand's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Exec(_) => "exec",
+            Command::Doctor(_) => "doctor",
+            Command::Login(_) => "login",
+            Command::Logout => "logout",
+        }
+    }
 }
 
 /// `tandem doctor` arguments.
@@ -253,6 +280,23 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
 }
 
 impl Cli {
+    /// The command line, parsed; the agent's flags before a subcommand are a usage error
+    /// (exit status 2), as clap would say it.
+    pub fn parse_checked() -> Self {
+        let cli = Self::parse();
+        if let (Some(command), Some(flag)) = (&cli.command, cli.agent.first_given()) {
+            let name = command.name();
+            let message = format!(
+                "the argument '{flag}' cannot be used before the subcommand '{name}': it belongs to the stdio agent (`{tandem} {name} --help` lists what {name} takes, after its name)",
+                tandem = crate::config::invocation::command()
+            );
+            <Self as clap::CommandFactory>::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, message)
+                .exit();
+        }
+        cli
+    }
+
     /// The flags as configuration overrides: the server's from anywhere, the rest from the
     /// subcommand that takes them.
     pub fn overrides(&self) -> Overrides {

@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
 use tandem::cli::{Cli, Command};
 use tandem::config::Config;
 use tandem::logging::Audience;
@@ -12,11 +11,18 @@ fn main() -> ExitCode {
     tandem::platform::tune_allocator();
     // Before the key is read: commands tandem starts cannot read it out of tandem (Linux).
     tandem::platform::close_to_inspection();
-    let cli = Cli::parse();
+    let cli = Cli::parse_checked();
     // Warnings only unless -v or RUST_LOG asks for more: editors may show every stderr line.
-    let audience = match cli.command {
+    let audience = match &cli.command {
         None => Audience::Editor,
-        Some(Command::Login(_)) => Audience::Prompted,
+        // Only a login that asks questions keeps log lines out; a scripted one logs warnings.
+        Some(Command::Login(args))
+            if !args.key_stdin
+                && std::io::IsTerminal::is_terminal(&std::io::stdin())
+                && std::io::IsTerminal::is_terminal(&std::io::stderr()) =>
+        {
+            Audience::Prompted
+        }
         Some(_) => Audience::Command,
     };
     tandem::logging::init(&tandem::logging::default_filter(

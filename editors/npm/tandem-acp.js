@@ -41,8 +41,9 @@ try {
 
 // How the user runs tandem, so that the commands it tells them to type work: npx puts no
 // `tandem` on the PATH, so there the advice is `npx tandem-acp login`, not `tandem login`.
+// Under npx it is the package that is named (`npx tandem` would fetch another package).
 const bin = path.basename(process.argv[1] || "tandem-acp").replace(/\.js$/, "");
-const invokedAs = process.env.npm_lifecycle_event === "npx" ? `npx ${bin}` : bin;
+const invokedAs = process.env.npm_lifecycle_event === "npx" ? "npx tandem-acp" : bin;
 const child = spawn(binary, process.argv.slice(2), {
   stdio: "inherit",
   windowsHide: true,

@@ -22,10 +22,10 @@ pub(super) async fn settle(
         say(format!("… checking {}", target.base_url));
         match probe::list_models(&target.base_url, None).await {
             Ok(listing) => return Ok((target, Some(listing))),
-            // It answers; whether the key is right is the next question.
-            Err(ListError::Refused { .. } | ListError::Failed { .. }) => {
-                return Ok((target, None));
-            }
+            // It answers; whether the key is right is the next question. A server error
+            // (a proxy whose model server is down) is not an answer.
+            Err(ListError::Refused { .. }) => return Ok((target, None)),
+            Err(ListError::Failed { status, .. }) if status < 500 => return Ok((target, None)),
             Err(ListError::NotCompatible {
                 answered,
                 suggest: Some(v1),

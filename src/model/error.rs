@@ -180,7 +180,7 @@ impl ModelError {
                 ErrorClass::ToolsUnsupported,
                 format!("the model server at {base_url} takes no tools for `{model}`{said}"),
             )
-        } else if is_context_length(status, &detail) {
+        } else if is_context_length(status, &detail, body) {
             (
                 ErrorClass::ContextLength,
                 format!(
@@ -270,7 +270,7 @@ impl ModelError {
             message: value.to_string(),
             ..ErrorDetail::default()
         });
-        if is_context_length(400, &detail) {
+        if is_context_length(400, &detail, detail.message.as_bytes()) {
             return Self::new(
                 ErrorClass::ContextLength,
                 format!(
@@ -308,14 +308,16 @@ pub fn format_refused(status: u16, body: &[u8]) -> bool {
 }
 
 /// Servers say "context too long" in many ways; match the common ones.
-fn is_context_length(status: u16, detail: &ErrorDetail) -> bool {
+/// Whether the answer says the request does not fit the context window: by its code, or by
+/// its words anywhere in the body (the message shown may be a shortened excerpt of it).
+fn is_context_length(status: u16, detail: &ErrorDetail, body: &[u8]) -> bool {
     if !(status == 400 || status == 413 || status == 422) {
         return false;
     }
     if detail.code.as_deref() == Some("context_length_exceeded") {
         return true;
     }
-    let m = detail.message.to_ascii_lowercase();
+    let m = String::from_utf8_lossy(body).to_ascii_lowercase();
     [
         "context length",
         "context_length",

@@ -9,16 +9,16 @@ const MOST: usize = 160;
 /// cut at [`MOST`] characters with `…`. Keys tandem knows are redacted.
 pub fn of(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    let text = text.trim();
-    let short = if looks_like_html(text) {
-        match title(text) {
+    // Redacted whole, before any cut: a key the cut went through would no longer be known.
+    let text = crate::secrets::redact(text.trim());
+    if looks_like_html(&text) {
+        match title(&text) {
             Some(title) => format!("an HTML page titled \"{}\"", cut(&fold(&title))),
             None => "an HTML page".to_string(),
         }
     } else {
-        cut(&fold(text))
-    };
-    crate::secrets::redact(&short).into_owned()
+        cut(&fold(&text))
+    }
 }
 
 /// Whether `text` reads as a web page rather than an API's answer.
@@ -44,9 +44,14 @@ fn title(html: &str) -> Option<String> {
     (!title.is_empty()).then(|| title.to_string())
 }
 
-/// Every run of whitespace (newlines among them) as one space.
+/// Every run of whitespace (newlines among them) as one space, and no control characters: a
+/// server's escape sequences must not reach the user's terminal.
 fn fold(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.split_whitespace()
+        .map(|word| word.chars().filter(|c| !c.is_control()).collect::<String>())
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// At most [`MOST`] characters, `…` where cut.
@@ -62,6 +67,15 @@ fn cut(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_across_the_cut_is_redacted_whole() {
+        let key = "sk-excerpt-test-0123456789abcdefghijklmnopqrstuv";
+        crate::secrets::protect(key, Vec::new());
+        let body = format!("{} {key}", "x".repeat(130));
+        let short = of(body.as_bytes());
+        assert!(!short.contains("sk-excerpt"), "{short}");
+    }
 
     #[test]
     fn a_web_page_is_named_with_its_title() {

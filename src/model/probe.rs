@@ -128,8 +128,24 @@ async fn get_models(
         .await
         .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
     let status = response.status().as_u16();
-    let body = response.bytes().await.unwrap_or_default();
-    Ok((status, body.to_vec()))
+    Ok((status, capped_body(response).await))
+}
+
+/// At most this much of an answer is read: a list of thousands of models is a few MiB, and a
+/// hostile server must not fill tandem's memory before a key is even typed.
+const MOST_BODY: usize = 16 << 20;
+
+/// The body, cut at [`MOST_BODY`] (a cut list then reads as no list).
+async fn capped_body(mut response: reqwest::Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = MOST_BODY - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MOST_BODY {
+            break;
+        }
+    }
+    body
 }
 
 /// `base_url` with `/v1` added, when it lacks it and an API answers there: the usual slip
@@ -173,12 +189,22 @@ fn quoted(excerpt: &str) -> String {
     }
 }
 
-/// The ids in an OpenAI-style model list (`{"data": [{"id": …}]}`), sorted and without
-/// repeats; `None` when the body is not such a list.
+/// The ids in an OpenAI-style model list (`{"data": [{"id": …}]}`; `"data": null` is
+/// Ollama's empty list, and a bare array of models is what some hosts send), sorted and
+/// without repeats; `None` when the body is not such a list.
 fn model_ids(body: &[u8]) -> Option<Vec<String>> {
     let value = serde_json::from_slice::<serde_json::Value>(body).ok()?;
-    let mut ids: Vec<String> = value["data"]
-        .as_array()?
+    let empty = Vec::new();
+    let models = match &value {
+        serde_json::Value::Array(models) => models,
+        serde_json::Value::Object(object) => match object.get("data")? {
+            serde_json::Value::Array(models) => models,
+            serde_json::Value::Null => &empty,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut ids: Vec<String> = models
         .iter()
         .filter_map(|m| m["id"].as_str().map(String::from))
         .collect();
@@ -248,6 +274,12 @@ mod tests {
         assert_eq!(model_ids(b"not json"), None);
         assert_eq!(model_ids(br#"{"models": []}"#), None);
         assert_eq!(model_ids(br#"{"data": []}"#), Some(Vec::new()));
+        assert_eq!(
+            model_ids(br#"{"object": "list", "data": null}"#),
+            Some(Vec::new())
+        );
+        assert_eq!(model_ids(br#"[{"id": "x"}]"#), Some(vec!["x".to_string()]));
+        assert_eq!(model_ids(br#"{"data": "no"}"#), None);
         assert_eq!(
             short_detail(br#"{"error":{"message":"Incorrect  API\nkey"}}"#),
             "Incorrect API key"

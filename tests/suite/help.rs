@@ -151,6 +151,15 @@ fn each_subcommand_takes_only_the_flags_it_uses() {
             "{args:?}: {stderr}"
         );
     }
+    // The server's flags go anywhere, before the subcommand too.
+    for args in [
+        &["--provider", "ollama", "logout"][..],
+        &["-v", "logout"],
+        &["logout", "--base-url", "http://127.0.0.1:9/v1"],
+    ] {
+        let (code, _, stderr) = run(args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+    }
     let (code, stdout, _) = run(&["doctor", "--replay", "/nonexistent/fixture.json"]);
     assert_eq!(code, 1, "{stdout}");
     assert!(
