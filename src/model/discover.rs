@@ -154,9 +154,24 @@ impl Probe<'_> {
     }
 }
 
+/// The models of an OpenAI-style `GET /models` answer: `{"data": [...]}`, with
+/// `"data": null` for Ollama's empty list, or a bare array as some hosts send; `None` when
+/// the answer is no such list.
+pub(crate) fn model_entries(list: &Value) -> Option<&[Value]> {
+    match list {
+        Value::Array(entries) => Some(entries),
+        Value::Object(object) => match object.get("data")? {
+            Value::Array(entries) => Some(entries),
+            Value::Null => Some(&[]),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// `GET /models`: ids, and the window fields some servers add.
 fn read_model_list(list: &Value, found: &mut Discovered) {
-    let Some(entries) = list["data"].as_array().or_else(|| list.as_array()) else {
+    let Some(entries) = model_entries(list) else {
         return;
     };
     for entry in entries {

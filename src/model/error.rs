@@ -188,46 +188,7 @@ impl ModelError {
                 ),
             )
         } else {
-            match status {
-                401 | 403 if key.offered || key.sent => (
-                    if key.offered {
-                        ErrorClass::Auth
-                    } else {
-                        ErrorClass::AccessDenied
-                    },
-                    format!(
-                        "the model server at {base_url} rejected the API key ({status}){said}. {}",
-                        key.from.fix(key.env)
-                    ),
-                ),
-                401 | 403 => (
-                    ErrorClass::AccessDenied,
-                    format!(
-                        "the model server at {base_url} refused the request ({status}){said}. tandem sent no API key, because this provider is set up without one; if the server needs a key, set {} (or pick the provider preset that uses one).",
-                        key.env
-                    ),
-                ),
-                429 => (
-                    ErrorClass::RateLimited,
-                    format!(
-                        "the model server at {base_url} is rate-limiting requests (429){tries}{said}"
-                    ),
-                ),
-                404 => (
-                    ErrorClass::NotFound,
-                    format!(
-                        "the model server at {base_url} does not know model `{model}` or its chat endpoint (404){said}"
-                    ),
-                ),
-                s if s >= 500 => (
-                    ErrorClass::ServerError,
-                    format!("the model server at {base_url} failed with HTTP {s}{tries}{said}"),
-                ),
-                s => (
-                    ErrorClass::BadRequest,
-                    format!("the model server at {base_url} rejected the request ({s}){said}"),
-                ),
-            }
+            by_status(base_url, model, key, status, &said, &tries)
         };
         Self {
             class,
@@ -308,6 +269,56 @@ pub fn format_refused(status: u16, body: &[u8]) -> bool {
 }
 
 /// Servers say "context too long" in many ways; match the common ones.
+/// The class and words of an error answer by its status alone; `said` is the server's own
+/// sentence (`: …` or empty), `tries` how many attempts were made (` after N attempts`).
+fn by_status(
+    base_url: &str,
+    model: &str,
+    key: KeyUse<'_>,
+    status: u16,
+    said: &str,
+    tries: &str,
+) -> (ErrorClass, String) {
+    match status {
+        401 | 403 if key.offered || key.sent => (
+            if key.offered {
+                ErrorClass::Auth
+            } else {
+                ErrorClass::AccessDenied
+            },
+            format!(
+                "the model server at {base_url} rejected the API key ({status}){said}. {}",
+                key.from.fix(key.env)
+            ),
+        ),
+        401 | 403 => (
+            ErrorClass::AccessDenied,
+            format!(
+                "the model server at {base_url} refused the request ({status}){said}. tandem sent no API key, because this provider is set up without one; if the server needs a key, set {} (or pick the provider preset that uses one).",
+                key.env
+            ),
+        ),
+        429 => (
+            ErrorClass::RateLimited,
+            format!("the model server at {base_url} is rate-limiting requests (429){tries}{said}"),
+        ),
+        404 => (
+            ErrorClass::NotFound,
+            format!(
+                "the model server at {base_url} does not know model `{model}` or its chat endpoint (404){said}"
+            ),
+        ),
+        s if s >= 500 => (
+            ErrorClass::ServerError,
+            format!("the model server at {base_url} failed with HTTP {s}{tries}{said}"),
+        ),
+        s => (
+            ErrorClass::BadRequest,
+            format!("the model server at {base_url} rejected the request ({s}){said}"),
+        ),
+    }
+}
+
 /// Whether the answer says the request does not fit the context window: by its code, or by
 /// its words anywhere in the body (the message shown may be a shortened excerpt of it).
 fn is_context_length(status: u16, detail: &ErrorDetail, body: &[u8]) -> bool {

@@ -189,21 +189,11 @@ fn quoted(excerpt: &str) -> String {
     }
 }
 
-/// The ids in an OpenAI-style model list (`{"data": [{"id": …}]}`; `"data": null` is
-/// Ollama's empty list, and a bare array of models is what some hosts send), sorted and
-/// without repeats; `None` when the body is not such a list.
+/// The ids in an OpenAI-style model list (`discover::model_entries`), sorted and without
+/// repeats; `None` when the body is not such a list.
 fn model_ids(body: &[u8]) -> Option<Vec<String>> {
     let value = serde_json::from_slice::<serde_json::Value>(body).ok()?;
-    let empty = Vec::new();
-    let models = match &value {
-        serde_json::Value::Array(models) => models,
-        serde_json::Value::Object(object) => match object.get("data")? {
-            serde_json::Value::Array(models) => models,
-            serde_json::Value::Null => &empty,
-            _ => return None,
-        },
-        _ => return None,
-    };
+    let models = super::discover::model_entries(&value)?;
     let mut ids: Vec<String> = models
         .iter()
         .filter_map(|m| m["id"].as_str().map(String::from))

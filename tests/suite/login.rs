@@ -11,7 +11,7 @@ use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, listing_mock, 
 
 /// The environment of a user who set nothing up but their home: the key lives in the file
 /// store (a test must not write to the developer's own keychain).
-fn home_only(ws: &Workspace) -> Vec<(String, String)> {
+pub(super) fn home_only(ws: &Workspace) -> Vec<(String, String)> {
     let mut env = ws.base_env();
     env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
     env
@@ -25,7 +25,7 @@ fn tandem(env: &[(String, String)], args: &[&str], stdin: &str) -> (i32, String,
 }
 
 /// [`tandem`] off the runtime that serves the mock model.
-async fn tandem_blocking(
+pub(super) async fn tandem_blocking(
     env: Vec<(String, String)>,
     args: &[&str],
     stdin: &str,
@@ -431,7 +431,7 @@ async fn an_unknown_host_is_named_as_such() {
 
 /// `tandem login ARGS` in a pseudo-terminal with `env` only.
 #[cfg(unix)]
-fn login_terminal(env: &[(String, String)], args: &[&str]) -> terminal::Terminal {
+pub(super) fn login_terminal(env: &[(String, String)], args: &[&str]) -> terminal::Terminal {
     let args: Vec<String> = std::iter::once("login")
         .chain(args.iter().copied())
         .map(String::from)

@@ -10,6 +10,7 @@ use axum::response::Html;
 use axum::routing::get;
 use serde_json::json;
 
+use super::login::{home_only, tandem_blocking};
 use crate::common::mock_model::serve_local;
 use crate::common::{Reply, Workspace, listing_mock};
 
@@ -56,23 +57,11 @@ async fn api_under_v1(locked: bool) -> (String, Arc<Mutex<Vec<String>>>) {
     )
 }
 
+/// A home of its own, keys in the file store, and no RUST_LOG: log lines must not show.
 fn file_store(ws: &Workspace) -> Vec<(String, String)> {
-    let mut env = ws.base_env();
+    let mut env = home_only(ws);
     env.retain(|(k, _)| k != "RUST_LOG");
-    env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
     env
-}
-
-/// `tandem ARGS` with `stdin`, off the runtime that serves the test servers.
-async fn run(env: Vec<(String, String)>, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let stdin = stdin.to_string();
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        crate::common::run_tandem(&args, &env, Some(&stdin), None)
-    })
-    .await
-    .unwrap()
 }
 
 /// No page, no log line: what the user reads is a few lines of tandem's own.
@@ -93,7 +82,7 @@ async fn a_web_server_is_not_taken_for_a_model_server() {
     let web = web_server().await;
     let ws = Workspace::new();
     let args = ["login", "--base-url", &web, "--key-stdin", "--model", "m"];
-    let (status, _, stderr) = run(file_store(&ws), &args, "sk-abc").await;
+    let (status, _, stderr) = tandem_blocking(file_store(&ws), &args, "sk-abc").await;
     assert_eq!(status, 1, "{stderr}");
     assert!(
         stderr.contains("does not look like an OpenAI-compatible server"),
@@ -107,7 +96,7 @@ async fn a_web_server_is_not_taken_for_a_model_server() {
     assert_brief(&stderr);
     assert!(!ws.home().join(".config/tandem").exists());
 
-    let (status, stdout, stderr) = run(
+    let (status, stdout, stderr) = tandem_blocking(
         file_store(&ws),
         &["doctor", "--base-url", &web, "--model", "m"],
         "",
@@ -127,7 +116,7 @@ async fn an_address_without_its_v1_gets_the_v1_suggested() {
     for locked in [false, true] {
         let (host, seen) = api_under_v1(locked).await;
         let args = ["login", "--base-url", &host, "--key-stdin", "--model", "m"];
-        let (status, _, stderr) = run(file_store(&ws), &args, "sk-given-123456").await;
+        let (status, _, stderr) = tandem_blocking(file_store(&ws), &args, "sk-given-123456").await;
         assert_eq!(status, 1, "{stderr}");
         assert!(
             stderr.contains(&format!("{host}/v1 is: use that as the base URL")),
@@ -143,7 +132,7 @@ async fn an_address_without_its_v1_gets_the_v1_suggested() {
     }
     let (host, _) = api_under_v1(false).await;
 
-    let (status, stdout, _) = run(
+    let (status, stdout, _) = tandem_blocking(
         file_store(&ws),
         &["doctor", "--base-url", &host, "--model", "m"],
         "",
@@ -171,7 +160,7 @@ async fn a_key_refused_at_the_test_request_is_the_key_given() {
         "--model",
         "mock-model",
     ];
-    let (status, _, stderr) = run(file_store(&ws), &args, "sk-wrong-1234").await;
+    let (status, _, stderr) = tandem_blocking(file_store(&ws), &args, "sk-wrong-1234").await;
     assert_eq!(status, 1, "{stderr}");
     assert!(
         stderr.contains("rejected the API key (401): Invalid API key. Check the key you gave."),
@@ -191,13 +180,13 @@ async fn under_npx_the_advice_names_npx() {
     let mut env = file_store(&ws);
     env.retain(|(k, _)| !k.ends_with("API_KEY"));
     env.push(("TANDEM_INVOKED_AS".into(), "npx tandem-acp".into()));
-    let (status, _, stderr) = run(env.clone(), &["exec", "hi"], "").await;
+    let (status, _, stderr) = tandem_blocking(env.clone(), &["exec", "hi"], "").await;
     assert_eq!(status, 2, "{stderr}");
     assert!(
         stderr.contains("run `npx tandem-acp login` in a terminal"),
         "{stderr}"
     );
-    let (status, stdout, _) = run(env.clone(), &["login", "--help"], "").await;
+    let (status, stdout, _) = tandem_blocking(env.clone(), &["login", "--help"], "").await;
     assert_eq!(status, 0);
     assert!(stdout.contains("Usage: npx tandem-acp login"), "{stdout}");
     assert!(
@@ -205,7 +194,7 @@ async fn under_npx_the_advice_names_npx() {
         "{stdout}"
     );
     assert!(!stdout.contains("  tandem login"), "{stdout}");
-    let (_, stdout, _) = run(env, &["doctor"], "").await;
+    let (_, stdout, _) = tandem_blocking(env, &["doctor"], "").await;
     assert!(stdout.contains("run `npx tandem-acp login`"), "{stdout}");
 }
 
@@ -215,7 +204,8 @@ async fn under_npx_the_advice_names_npx() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_is_down_is_said_first_and_the_user_chooses_again() {
-    use crate::common::terminal::{self, type_secret};
+    use super::login::login_terminal;
+    use crate::common::terminal::type_secret;
     let mock = listing_mock(vec![Reply::text(&["OK"]), Reply::text(&["OK"])]).await;
     let down = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -227,14 +217,11 @@ async fn a_server_that_is_down_is_said_first_and_the_user_chooses_again() {
     let ws = Workspace::new();
     let env = file_store(&ws);
     let base_url = mock.base_url.clone();
-    let login = move |env: &[(String, String)]| {
-        terminal::spawn(env!("CARGO_BIN_EXE_tandem"), &["login".to_string()], env)
-    };
     let first = env.clone();
     let typed_url = base_url.clone();
     tokio::task::spawn_blocking(move || {
         use expectrl::Expect;
-        let mut term = login(&first);
+        let mut term = login_terminal(&first, &[]);
         term.expect("Which model server?").unwrap();
         for _ in 0..8 {
             term.send("\x1b[B").unwrap();
@@ -270,7 +257,7 @@ async fn a_server_that_is_down_is_said_first_and_the_user_chooses_again() {
     // Again: Enter at every question keeps the server and the model.
     tokio::task::spawn_blocking(move || {
         use expectrl::Expect;
-        let mut term = login(&env);
+        let mut term = login_terminal(&env, &[]);
         term.expect("Which model server?").unwrap();
         term.send("\r").unwrap();
         term.expect("Base URL").unwrap();
