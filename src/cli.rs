@@ -120,6 +120,10 @@ pub struct CommonArgs {
     /// OpenAI-compatible base URL (overrides OPENAI_BASE_URL and the preset).
     #[arg(long, global = true, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Wire API: chat-completions, responses or anthropic-messages (overrides TANDEM_API
+    /// and the preset's).
+    #[arg(long, global = true, value_name = "API")]
+    pub api: Option<String>,
     /// Log tandem's progress to stderr (-v), or more (-vv, -vvv); without it, and without
     /// RUST_LOG, only warnings and errors.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -305,6 +309,7 @@ impl Cli {
             config_file: common.config.clone(),
             provider: common.provider.clone(),
             base_url: common.base_url.clone(),
+            api: common.api.clone(),
             ..Overrides::default()
         };
         let (session, model) = match &self.command {

@@ -85,6 +85,22 @@ pub(super) fn endpoint(
         file.base_url.clone(),
     );
     let (explicit_base, unused) = base_for(named.map(|(level, _)| level), &bases);
+    // The server is chosen at the level of its preset or URL, whichever is higher; an API
+    // named below that was meant for another server.
+    let server_level = [named.map(|(l, _)| l), bases.first().map(|(l, _)| l)]
+        .into_iter()
+        .flatten()
+        .min();
+    let apis = Levels::new(overrides.api.clone(), set("TANDEM_API"), file.api.clone());
+    let api = match apis.at_or_above(server_level) {
+        Some((_, name)) => super::Api::parse(name).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "unknown api `{name}`; known APIs: {}",
+                super::Api::ALL.map(super::Api::name).join(", ")
+            ))
+        })?,
+        None => preset.map_or(super::Api::default(), |p| p.api),
+    };
     if let (Some((level, url)), Some((by, _)), Some(p)) = (&unused, named, preset) {
         tracing::warn!("{}", unused_note(*level, url, by, p));
     }
@@ -116,6 +132,7 @@ pub(super) fn endpoint(
     let endpoint = Endpoint {
         provider,
         base_url,
+        api,
         api_key,
         api_key_env,
         requires_key,

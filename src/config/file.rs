@@ -13,6 +13,7 @@ use super::{ConfigError, RetryPolicy};
 pub(super) struct FileConfig {
     pub provider: Option<String>,
     pub base_url: Option<String>,
+    pub api: Option<String>,
     pub api_key_env: Option<String>,
     pub model: Option<String>,
     pub mode: Option<String>,

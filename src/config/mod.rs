@@ -40,6 +40,8 @@ pub struct Overrides {
     pub provider: Option<String>,
     /// `--base-url`: the OpenAI-compatible endpoint.
     pub base_url: Option<String>,
+    /// `--api`: the wire API.
+    pub api: Option<String>,
     /// `--model`: the default model id.
     pub model: Option<String>,
     /// `--mode`: the mode new sessions start in.
@@ -77,13 +79,55 @@ impl fmt::Debug for ApiKey {
     }
 }
 
+/// The wire API a server is spoken to in.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Api {
+    /// `POST /chat/completions`: every OpenAI-compatible server.
+    #[default]
+    ChatCompletions,
+    /// `POST /responses`: OpenAI's Responses API (reasoning kept as encrypted items).
+    Responses,
+    /// `POST /messages`: Anthropic's Messages API (thinking blocks with signatures).
+    AnthropicMessages,
+}
+
+impl Api {
+    /// Every API, in the order the README lists them.
+    pub const ALL: [Api; 3] = [Api::ChatCompletions, Api::Responses, Api::AnthropicMessages];
+
+    /// The name used in config files, flags and `TANDEM_API`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::ChatCompletions => "chat-completions",
+            Api::Responses => "responses",
+            Api::AnthropicMessages => "anthropic-messages",
+        }
+    }
+
+    /// Reads a name as [`Api::name`] writes it.
+    pub fn parse(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|a| a.name() == name.trim())
+    }
+}
+
+impl fmt::Display for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Where model requests go and how they authenticate.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     /// Preset name, or `custom` for a bare base URL.
     pub provider: String,
-    /// Base URL of the chat-completions API, without a trailing slash.
+    /// Base URL of the API (the part before `/chat/completions`), without a trailing slash.
     pub base_url: String,
+    /// The wire API requests go out in.
+    pub api: Api,
     /// The key, when one is set.
     pub api_key: Option<ApiKey>,
     /// The variable the key is (or would be) read from, for error messages.

@@ -8,6 +8,8 @@ pub struct Preset {
     pub name: &'static str,
     /// The chat-completions base URL (without `/chat/completions`).
     pub base_url: &'static str,
+    /// The wire API it is spoken to in unless `api` says otherwise.
+    pub api: super::Api,
     /// The environment variable the key is read from.
     pub api_key_env: &'static str,
     /// Whether requests without a key are pointless (hosted services) or normal (local servers).
@@ -24,6 +26,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "openai",
         base_url: "https://api.openai.com/v1",
+        api: super::Api::ChatCompletions,
         api_key_env: "OPENAI_API_KEY",
         requires_key: true,
         default_context_window: 128_000,
@@ -32,6 +35,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "ollama",
         base_url: "http://localhost:11434/v1",
+        api: super::Api::ChatCompletions,
         api_key_env: "OLLAMA_API_KEY",
         requires_key: false,
         default_context_window: 8_192,
@@ -40,6 +44,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "openrouter",
         base_url: "https://openrouter.ai/api/v1",
+        api: super::Api::ChatCompletions,
         api_key_env: "OPENROUTER_API_KEY",
         requires_key: true,
         default_context_window: 128_000,
@@ -48,6 +53,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "vllm",
         base_url: "http://localhost:8000/v1",
+        api: super::Api::ChatCompletions,
         api_key_env: "VLLM_API_KEY",
         requires_key: false,
         default_context_window: 32_768,
@@ -56,6 +62,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "llamacpp",
         base_url: "http://localhost:8080/v1",
+        api: super::Api::ChatCompletions,
         api_key_env: "LLAMACPP_API_KEY",
         requires_key: false,
         default_context_window: 8_192,
@@ -64,6 +71,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "lmstudio",
         base_url: "http://localhost:1234/v1",
+        api: super::Api::ChatCompletions,
         api_key_env: "LMSTUDIO_API_KEY",
         requires_key: false,
         default_context_window: 32_768,
@@ -72,6 +80,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "deepseek",
         base_url: "https://api.deepseek.com/v1",
+        api: super::Api::ChatCompletions,
         api_key_env: "DEEPSEEK_API_KEY",
         requires_key: true,
         default_context_window: 128_000,
@@ -80,6 +89,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "groq",
         base_url: "https://api.groq.com/openai/v1",
+        api: super::Api::ChatCompletions,
         api_key_env: "GROQ_API_KEY",
         requires_key: true,
         default_context_window: 131_072,

@@ -83,6 +83,7 @@ impl Target {
         trial.endpoint = Endpoint {
             provider: self.provider.map_or("custom", |p| p.name).to_string(),
             base_url: self.base_url.clone(),
+            api: config.endpoint.api,
             api_key: key.cloned(),
             api_key_env: provider.api_key_env.to_string(),
             requires_key: self.needs_key,

@@ -14,6 +14,27 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments' JSON text, as the model wrote it.
     pub arguments: String,
+    /// What the server hung on the call and wants back with it (Gemini's
+    /// `extra_content.google.thought_signature`); it goes back only to the origin of the
+    /// message's [`super::Carried`] state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<serde_json::Value>,
+}
+
+impl ToolCall {
+    /// A call with nothing carried.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            extra: None,
+        }
+    }
 }
 
 /// A fragment of a tool call; the pieces are joined by `index` (or by position when absent).
@@ -28,6 +49,9 @@ pub struct ToolCallDelta {
     /// Name and argument text.
     #[serde(default)]
     pub function: Option<FunctionDelta>,
+    /// Provider extras on the call (Gemini's `extra_content`), kept to send back.
+    #[serde(default)]
+    pub extra_content: Option<serde_json::Value>,
 }
 
 /// Function name and a piece of its JSON arguments.
@@ -68,20 +92,16 @@ impl ToolCallAccumulator {
         let slot = match slot {
             Some(slot) => slot,
             None => {
-                self.calls.push((
-                    delta.index,
-                    ToolCall {
-                        id: String::new(),
-                        name: String::new(),
-                        arguments: String::new(),
-                    },
-                ));
+                self.calls.push((delta.index, ToolCall::new("", "", "")));
                 self.calls.len() - 1
             }
         };
         let call = &mut self.calls[slot].1;
         if let Some(id) = delta.id.filter(|id| !id.is_empty()) {
             call.id = id;
+        }
+        if let Some(extra) = delta.extra_content.filter(|e| !e.is_null()) {
+            call.extra = Some(extra);
         }
         if let Some(function) = delta.function {
             if let Some(name) = function.name {
@@ -155,14 +175,7 @@ mod tests {
             r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"tern\":\"*\"}"}}]}}]}"#,
         );
         let calls = acc.finish();
-        assert_eq!(
-            calls[0],
-            ToolCall {
-                id: "a".into(),
-                name: "read_file".into(),
-                arguments: r#"{"path":"x"}"#.into()
-            }
-        );
+        assert_eq!(calls[0], ToolCall::new("a", "read_file", r#"{"path":"x"}"#));
         assert_eq!(calls[1].arguments, r#"{"pattern":"*"}"#);
     }
 

@@ -1,21 +1,31 @@
 //! The JSON body of a chat-completions request: what a [`ModelRequest`] looks like on the
 //! wire to any OpenAI-compatible server. Every request the model reads is built here, so this
 //! is where the keys tandem knows are taken out of it (`secrets::redact_json`).
+//!
+//! An assistant message's provider state goes back when it came from the same server and
+//! model ([`Origin`]): its reasoning in the field it arrived in (`reasoning_content` for
+//! DeepSeek, vLLM and llama.cpp; `reasoning` for Ollama and OpenRouter), OpenRouter's
+//! `reasoning_details` unchanged, and each call's `extra_content` (Gemini's thought
+//! signatures).
 
 use serde_json::{Value, json};
 
-use super::{Message, ModelRequest, UserPart};
+use super::{Carried, Message, ModelRequest, Origin, UserPart};
 
-/// The JSON body of a streaming chat-completions request, with no key in it.
-pub fn request_body(request: &ModelRequest) -> Value {
-    let mut body = body_of(request);
+/// The JSON body of a streaming chat-completions request to `origin`, with no key in it.
+pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
+    let mut body = body_of(request, origin);
     crate::secrets::refresh_stored_keys();
     crate::secrets::redact_json(&mut body);
     body
 }
 
-fn body_of(request: &ModelRequest) -> Value {
-    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+fn body_of(request: &ModelRequest, origin: &Origin) -> Value {
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .map(|m| message_json(m, origin))
+        .collect();
     let mut body = json!({
         "model": request.model,
         "messages": messages,
@@ -48,26 +58,46 @@ fn body_of(request: &ModelRequest) -> Value {
     body
 }
 
-fn message_json(message: &Message) -> Value {
+fn message_json(message: &Message, origin: &Origin) -> Value {
     match message {
         Message::System(text) => json!({ "role": "system", "content": text }),
-        Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
-            json!({ "role": "assistant", "content": text })
-        }
-        Message::Assistant { text, tool_calls } => {
-            let calls: Vec<Value> = tool_calls
-                .iter()
-                .map(|c| {
-                    json!({"id": c.id, "type": "function",
-                           "function": {"name": c.name, "arguments": c.arguments}})
-                })
-                .collect();
-            let content = if text.is_empty() {
-                Value::Null
+        Message::Assistant {
+            text,
+            reasoning,
+            tool_calls,
+            carried,
+        } => {
+            let state = Carried::for_origin(carried.as_ref(), origin);
+            let mut out = if tool_calls.is_empty() {
+                json!({ "role": "assistant", "content": text })
             } else {
-                json!(text)
+                let calls: Vec<Value> = tool_calls
+                    .iter()
+                    .map(|c| {
+                        let mut call = json!({"id": c.id, "type": "function",
+                               "function": {"name": c.name, "arguments": c.arguments}});
+                        if let (Some(extra), Some(_)) = (&c.extra, state) {
+                            call["extra_content"] = extra.clone();
+                        }
+                        call
+                    })
+                    .collect();
+                let content = if text.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                };
+                json!({ "role": "assistant", "content": content, "tool_calls": calls })
             };
-            json!({ "role": "assistant", "content": content, "tool_calls": calls })
+            if let Some(state) = state {
+                if let Some(field) = state["reasoning_field"].as_str() {
+                    out[field] = json!(reasoning);
+                }
+                if let Some(details) = state.get("reasoning_details") {
+                    out["reasoning_details"] = details.clone();
+                }
+            }
+            out
         }
         Message::Tool { call_id, content } => {
             json!({ "role": "tool", "tool_call_id": call_id, "content": content })
@@ -97,6 +127,54 @@ fn message_json(message: &Message) -> Value {
 mod tests {
     use super::*;
 
+    fn origin() -> Origin {
+        Origin {
+            api: crate::config::Api::ChatCompletions,
+            server: "http://s/v1".into(),
+            model: "m".into(),
+        }
+    }
+
+    #[test]
+    fn state_goes_back_to_its_own_server_and_model_only() {
+        let said = |model: &str| Message::Assistant {
+            text: String::new(),
+            reasoning: "because".into(),
+            tool_calls: vec![super::super::ToolCall {
+                extra: Some(json!({"google": {"thought_signature": "T"}})),
+                ..super::super::ToolCall::new("c1", "read_file", "{}")
+            }],
+            carried: Some(Carried {
+                origin: Origin {
+                    model: model.into(),
+                    ..origin()
+                },
+                data: json!({"reasoning_field": "reasoning_content",
+                             "reasoning_details": [{"type": "reasoning.text", "text": "because"}]}),
+            }),
+        };
+        let req = |model: &str| ModelRequest {
+            model: "m".into(),
+            messages: vec![said(model)],
+            reasoning_effort: None,
+            tools: Vec::new(),
+            max_tokens: None,
+            response_format: None,
+        };
+        let body = request_body(&req("m"), &origin());
+        let m = &body["messages"][0];
+        assert_eq!(m["reasoning_content"], "because");
+        assert_eq!(m["reasoning_details"][0]["text"], "because");
+        assert_eq!(
+            m["tool_calls"][0]["extra_content"]["google"]["thought_signature"],
+            "T"
+        );
+        let body = request_body(&req("other"), &origin());
+        let m = &body["messages"][0];
+        assert!(m.get("reasoning_content").is_none() && m.get("reasoning_details").is_none());
+        assert!(m["tool_calls"][0].get("extra_content").is_none());
+    }
+
     #[test]
     fn text_only_user_content_is_a_string() {
         let req = ModelRequest {
@@ -110,7 +188,7 @@ mod tests {
             max_tokens: None,
             response_format: None,
         };
-        let body = request_body(&req);
+        let body = request_body(&req, &origin());
         assert_eq!(body["messages"][1]["content"], "a\n\nb");
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["reasoning_effort"], "low");
@@ -123,11 +201,9 @@ mod tests {
             messages: vec![
                 Message::Assistant {
                     text: String::new(),
-                    tool_calls: vec![super::super::ToolCall {
-                        id: "c1".into(),
-                        name: "read_file".into(),
-                        arguments: "{}".into(),
-                    }],
+                    reasoning: String::new(),
+                    tool_calls: vec![super::super::ToolCall::new("c1", "read_file", "{}")],
+                    carried: None,
                 },
                 Message::Tool {
                     call_id: "c1".into(),
@@ -143,7 +219,7 @@ mod tests {
             max_tokens: Some(1),
             response_format: None,
         };
-        let body = request_body(&req);
+        let body = request_body(&req, &origin());
         assert_eq!(body["messages"][0]["content"], Value::Null);
         assert_eq!(body["max_tokens"], 1);
         assert_eq!(
@@ -169,7 +245,7 @@ mod tests {
             max_tokens: None,
             response_format: None,
         };
-        let body = request_body(&req);
+        let body = request_body(&req, &origin());
         assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");
         assert!(body.get("reasoning_effort").is_none());
     }

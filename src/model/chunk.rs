@@ -4,12 +4,15 @@
 //! (DeepSeek, vLLM, llama.cpp) or `reasoning` (Ollama, OpenRouter), `finish_reason` can be any
 //! string, tool-call `index` may be missing, an `error` object may arrive inside a 200 stream,
 //! and error `code`s may be numbers. These types accept all of that.
+//!
+//! What must go back to the server is gathered too (see [`Gathered`]): the name of the
+//! reasoning field, OpenRouter's `reasoning_details`, and tool calls' `extra_content`.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::accumulate::{ToolCallAccumulator, ToolCallDelta};
-use super::{ModelEvent, Usage};
+use super::{Carried, ModelEvent, Origin, Usage};
 use crate::types::FinishReason;
 
 /// One `data:` line of the stream.
@@ -49,6 +52,10 @@ pub struct Delta {
     /// Reasoning as Ollama and OpenRouter name it.
     #[serde(default)]
     pub reasoning: Option<String>,
+    /// OpenRouter's structured reasoning (text, summaries, encrypted pieces with
+    /// signatures), streamed as pieces keyed by `index`; it must come back unchanged.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub reasoning_details: Vec<Value>,
     /// A refusal message (OpenAI structured refusals).
     #[serde(default)]
     pub refusal: Option<String>,
@@ -93,17 +100,79 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// What one response's chunks leave for the end: its tool-call fragments and the state
+/// that goes back to the server.
+#[derive(Debug)]
+pub struct Gathered {
+    /// Tool-call fragments so far.
+    pub calls: ToolCallAccumulator,
+    /// Where this response comes from.
+    origin: Origin,
+    /// The field reasoning arrived in (`reasoning_content` or `reasoning`), which is where
+    /// the server reads it back.
+    field: Option<&'static str>,
+    /// `reasoning_details` pieces, merged by index.
+    details: Vec<Value>,
+}
+
+impl Gathered {
+    /// Nothing gathered yet from a response of `origin`.
+    pub fn new(origin: Origin) -> Self {
+        Self {
+            calls: ToolCallAccumulator::default(),
+            origin,
+            field: None,
+            details: Vec::new(),
+        }
+    }
+
+    /// The response's calls and state, emptied into `events` when a choice finishes.
+    fn finish(&mut self, events: &mut Vec<ModelEvent>) {
+        let calls = std::mem::take(&mut self.calls).finish();
+        let extras = calls.iter().any(|c| c.extra.is_some());
+        if !calls.is_empty() {
+            events.push(ModelEvent::ToolCalls(calls));
+        }
+        if self.field.is_none() && self.details.is_empty() && !extras {
+            return;
+        }
+        let mut data = serde_json::Map::new();
+        if let Some(field) = self.field {
+            data.insert("reasoning_field".into(), Value::from(field));
+        }
+        if !self.details.is_empty() {
+            data.insert(
+                "reasoning_details".into(),
+                Value::Array(std::mem::take(&mut self.details)),
+            );
+        }
+        events.push(ModelEvent::Carried(Carried {
+            origin: self.origin.clone(),
+            data: Value::Object(data),
+        }));
+    }
+}
+
 impl Chunk {
-    /// The model events this chunk carries, in order. Tool-call fragments go into `calls`,
-    /// which is emptied into one [`ModelEvent::ToolCalls`] when the choice finishes.
-    pub fn events(self, calls: &mut ToolCallAccumulator) -> Vec<ModelEvent> {
+    /// The model events this chunk carries, in order. Tool-call fragments and state to send
+    /// back go into `gathered`, which is emptied into [`ModelEvent::ToolCalls`] and
+    /// [`ModelEvent::Carried`] when the choice finishes.
+    pub fn events(self, gathered: &mut Gathered) -> Vec<ModelEvent> {
         let mut events = Vec::new();
         for choice in self.choices {
             if let Some(delta) = choice.delta {
-                let reasoning = delta.reasoning_content.or(delta.reasoning);
-                if let Some(r) = reasoning.filter(|s| !s.is_empty()) {
-                    events.push(ModelEvent::Reasoning(r));
+                let reasoning = match (delta.reasoning_content, delta.reasoning) {
+                    (Some(r), _) => Some(("reasoning_content", r)),
+                    (None, Some(r)) => Some(("reasoning", r)),
+                    (None, None) => None,
+                };
+                if let Some((field, r)) = reasoning {
+                    gathered.field.get_or_insert(field);
+                    if !r.is_empty() {
+                        events.push(ModelEvent::Reasoning(r));
+                    }
                 }
+                super::carried::merge_indexed(&mut gathered.details, &delta.reasoning_details);
                 if let Some(t) = delta.content.filter(|s| !s.is_empty()) {
                     events.push(ModelEvent::Text(t));
                 }
@@ -111,13 +180,11 @@ impl Chunk {
                     events.push(ModelEvent::Text(t));
                 }
                 for fragment in delta.tool_calls {
-                    calls.push(fragment);
+                    gathered.calls.push(fragment);
                 }
             }
             if let Some(reason) = choice.finish_reason.filter(|s| !s.is_empty()) {
-                if !calls.is_empty() {
-                    events.push(ModelEvent::ToolCalls(std::mem::take(calls).finish()));
-                }
+                gathered.finish(&mut events);
                 events.push(ModelEvent::Finish(FinishReason::parse(&reason)));
             }
         }
@@ -197,10 +264,48 @@ impl ErrorDetail {
 mod tests {
     use super::*;
 
+    fn origin() -> Origin {
+        Origin {
+            api: crate::config::Api::ChatCompletions,
+            server: "http://s/v1".into(),
+            model: "m".into(),
+        }
+    }
+
     fn events(json: &str) -> Vec<ModelEvent> {
         serde_json::from_str::<Chunk>(json)
             .unwrap()
-            .events(&mut ToolCallAccumulator::default())
+            .events(&mut Gathered::new(origin()))
+    }
+
+    #[test]
+    fn what_goes_back_is_gathered_until_the_finish() {
+        let mut g = Gathered::new(origin());
+        let mut all = Vec::new();
+        for json in [
+            r#"{"choices":[{"delta":{"reasoning":"hm","reasoning_details":[{"type":"reasoning.text","index":0,"text":"hm"}]}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning_details":[{"type":"reasoning.text","index":0,"text":"!","signature":"S"}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"x","arguments":"{}"},"extra_content":{"google":{"thought_signature":"T"}}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ] {
+            all.extend(serde_json::from_str::<Chunk>(json).unwrap().events(&mut g));
+        }
+        let ModelEvent::ToolCalls(calls) = &all[1] else {
+            panic!("{all:?}")
+        };
+        assert_eq!(
+            calls[0].extra,
+            Some(serde_json::json!({"google": {"thought_signature": "T"}}))
+        );
+        let ModelEvent::Carried(c) = &all[2] else {
+            panic!("{all:?}")
+        };
+        assert_eq!(c.origin, origin());
+        assert_eq!(
+            c.data,
+            serde_json::json!({"reasoning_field": "reasoning",
+                "reasoning_details": [{"type": "reasoning.text", "index": 0, "text": "hm!", "signature": "S"}]})
+        );
     }
 
     #[test]

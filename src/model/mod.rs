@@ -5,6 +5,7 @@
 
 pub mod accumulate;
 mod body;
+pub mod carried;
 pub mod chunk;
 pub mod discover;
 pub mod error;
@@ -20,6 +21,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
 pub use accumulate::ToolCall;
+pub use carried::{Carried, Origin};
 pub use error::{ErrorClass, ModelError};
 
 use crate::types::{FinishReason, ToolSpec, UserPart};
@@ -31,12 +33,17 @@ pub enum Message {
     System(String),
     /// What the user sent: text and images.
     User(Vec<UserPart>),
-    /// What the model answered (reasoning is not sent back), with the tools it called.
+    /// What the model answered, with the tools it called.
     Assistant {
         /// The visible answer text (may be empty when the model only called tools).
         text: String,
+        /// The model's reasoning as it streamed; sent back only with `carried` of the same
+        /// origin (a server that sent it as a field wants it in that field).
+        reasoning: String,
         /// The calls, in the model's order; each is answered by one [`Message::Tool`].
         tool_calls: Vec<ToolCall>,
+        /// What the server wants back verbatim (see [`carried`]).
+        carried: Option<Carried>,
     },
     /// The result of one tool call.
     Tool {
@@ -52,7 +59,9 @@ impl Message {
     pub fn assistant(text: impl Into<String>) -> Message {
         Message::Assistant {
             text: text.into(),
+            reasoning: String::new(),
             tool_calls: Vec::new(),
+            carried: None,
         }
     }
 }
@@ -98,6 +107,8 @@ pub enum ModelEvent {
     Usage(Usage),
     /// Whole tool calls, joined from their fragments; sent just before [`ModelEvent::Finish`].
     ToolCalls(Vec<ToolCall>),
+    /// State the server wants back with this response; sent before [`ModelEvent::Finish`].
+    Carried(Carried),
     /// Why the model stopped.
     Finish(FinishReason),
 }

@@ -11,8 +11,7 @@ use futures::future::BoxFuture;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::accumulate::ToolCallAccumulator;
-use super::chunk::Chunk;
+use super::chunk::{Chunk, Gathered};
 use super::http::{self, ConnectFailure, FirstByteTimeout, HttpFailure, NotAStream};
 use super::{ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest};
 use crate::config::{Config, Endpoint, RetryPolicy, Timeouts};
@@ -123,7 +122,7 @@ impl OpenAiClient {
         if endpoint.requires_key && endpoint.api_key.is_none() {
             return Err(missing_key_error(&endpoint.base_url, &endpoint.api_key_env));
         }
-        let body = super::body::request_body(request);
+        let body = super::body::request_body(request, &self.origin(&request.model));
         tracing::debug!(model = %request.model, messages = request.messages.len(), "model request");
         let cut_off = http::CutOff::default();
         let chat = self.client()?.chat();
@@ -137,7 +136,7 @@ impl OpenAiClient {
         let st = StreamState {
             inner: stream,
             pending: VecDeque::new(),
-            calls: ToolCallAccumulator::default(),
+            gathered: Gathered::new(self.origin(&request.model)),
             finished: false,
             done: false,
             started: false,
@@ -148,6 +147,15 @@ impl OpenAiClient {
             model: request.model.clone(),
         };
         Ok(events(st).boxed())
+    }
+
+    /// Where a response to a request for `model` comes from.
+    fn origin(&self, model: &str) -> super::Origin {
+        super::Origin {
+            api: crate::config::Api::ChatCompletions,
+            server: self.endpoint.base_url.clone(),
+            model: model.to_string(),
+        }
     }
 
     /// How this endpoint uses its API key.
@@ -263,7 +271,7 @@ fn connection_error(base_url: &str, detail: &str, attempts: u32) -> ModelError {
 struct StreamState<S> {
     inner: S,
     pending: VecDeque<ModelEvent>,
-    calls: ToolCallAccumulator,
+    gathered: Gathered,
     finished: bool,
     done: bool,
     started: bool,
@@ -306,7 +314,7 @@ where
                         let e = ModelError::from_stream_error(&st.base_url, &st.model, error);
                         return Some((Err(e), st));
                     }
-                    for event in chunk.events(&mut st.calls) {
+                    for event in chunk.events(&mut st.gathered) {
                         if matches!(event, ModelEvent::Finish(_)) {
                             st.finished = true;
                         }

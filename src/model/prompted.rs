@@ -21,7 +21,9 @@ pub fn prompted(request: &ModelRequest) -> ModelRequest {
                     tools_section(&request.tools)
                 )));
             }
-            Message::Assistant { text, tool_calls } if !tool_calls.is_empty() => {
+            Message::Assistant {
+                text, tool_calls, ..
+            } if !tool_calls.is_empty() => {
                 let mut written = text.clone();
                 for call in tool_calls {
                     let arguments: serde_json::Value =
@@ -92,17 +94,11 @@ mod tests {
                 Message::User(vec![UserPart::Text("look".into())]),
                 Message::Assistant {
                     text: "Looking.".into(),
+                    reasoning: String::new(),
+                    carried: None,
                     tool_calls: vec![
-                        ToolCall {
-                            id: "a".into(),
-                            name: "read_file".into(),
-                            arguments: r#"{"path":"x"}"#.into(),
-                        },
-                        ToolCall {
-                            id: "b".into(),
-                            name: "list_dir".into(),
-                            arguments: r#"{"path":"."}"#.into(),
-                        },
+                        ToolCall::new("a", "read_file", r#"{"path":"x"}"#),
+                        ToolCall::new("b", "list_dir", r#"{"path":"."}"#),
                     ],
                 },
                 Message::Tool {

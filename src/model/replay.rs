@@ -139,11 +139,11 @@ impl ModelClient for ReplayClient {
                         id,
                         name,
                         arguments,
-                    } => calls.push(ToolCall {
-                        id: id.unwrap_or_else(|| format!("call_{index}_{}", calls.len())),
+                    } => calls.push(ToolCall::new(
+                        id.unwrap_or_else(|| format!("call_{index}_{}", calls.len())),
                         name,
-                        arguments: arguments.to_string(),
-                    }),
+                        arguments.to_string(),
+                    )),
                     ScriptEvent::Usage {
                         prompt_tokens,
                         completion_tokens,
@@ -237,11 +237,11 @@ mod tests {
             .await;
         assert_eq!(
             events[1],
-            ModelEvent::ToolCalls(vec![ToolCall {
-                id: "call_0_0".into(),
-                name: "read_file".into(),
-                arguments: r#"{"path":"a"}"#.into(),
-            }])
+            ModelEvent::ToolCalls(vec![ToolCall::new(
+                "call_0_0",
+                "read_file",
+                r#"{"path":"a"}"#
+            )])
         );
         assert_eq!(events[2], ModelEvent::Finish(FinishReason::ToolCalls));
     }

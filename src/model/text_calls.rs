@@ -54,11 +54,7 @@ fn numbered(calls: Vec<(String, String)>) -> Vec<ToolCall> {
     calls
         .into_iter()
         .enumerate()
-        .map(|(n, (name, arguments))| ToolCall {
-            id: format!("call_{n}"),
-            name,
-            arguments,
-        })
+        .map(|(n, (name, arguments))| ToolCall::new(format!("call_{n}"), name, arguments))
         .collect()
 }
 

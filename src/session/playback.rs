@@ -33,6 +33,7 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
                 text,
                 reasoning,
                 tool_calls,
+                ..
             } => {
                 open.interrupted(&mut events);
                 if !reasoning.is_empty() {

@@ -14,7 +14,7 @@ use super::call_ids::CallIds;
 use super::frame::Frame;
 use super::record::{self, Line, Record};
 use super::transcript::Transcript;
-use crate::model::{Message, ToolCall};
+use crate::model::Message;
 use crate::types::{PromptBlock, ToolCallView, UserPart};
 
 /// What a call whose result never reached the transcript (tandem stopped mid-turn) reads.
@@ -59,10 +59,18 @@ impl History {
             match &line.record {
                 Record::User { parts, .. } => conversation.user(parts.clone()),
                 Record::Assistant {
-                    text, tool_calls, ..
+                    text,
+                    reasoning,
+                    tool_calls,
+                    carried,
                 } => {
                     call_ids.issue_all(tool_calls);
-                    conversation.assistant(text.clone(), tool_calls.clone());
+                    conversation.assistant(Message::Assistant {
+                        text: text.clone(),
+                        reasoning: reasoning.clone(),
+                        tool_calls: tool_calls.clone(),
+                        carried: carried.clone(),
+                    });
                 }
                 Record::ToolResult {
                     call_id, content, ..
@@ -119,25 +127,31 @@ impl History {
         self.conversation.user(parts);
     }
 
-    /// Adds one model response. It is recorded when it said anything (reasoning included);
-    /// the model sees it again when it has text or calls, and its calls wait for results.
-    /// Returns the ids the editor knows its calls by (see [`CallIds`]).
-    pub fn push_assistant(
-        &mut self,
-        text: String,
-        reasoning: String,
-        calls: Vec<ToolCall>,
-    ) -> Vec<String> {
+    /// Adds one model response (a [`Message::Assistant`]). It is recorded when it said
+    /// anything (reasoning included); the model sees it again when it has text or calls, and
+    /// its calls wait for results. Returns the ids the editor knows its calls by (see
+    /// [`CallIds`]).
+    pub fn push_assistant(&mut self, answer: Message) -> Vec<String> {
         self.close_unanswered(NOT_FINISHED);
-        let shown = self.call_ids.issue_all(&calls);
-        if !text.is_empty() || !reasoning.is_empty() || !calls.is_empty() {
+        let Message::Assistant {
+            text,
+            reasoning,
+            tool_calls,
+            carried,
+        } = &answer
+        else {
+            return Vec::new();
+        };
+        let shown = self.call_ids.issue_all(tool_calls);
+        if !text.is_empty() || !reasoning.is_empty() || !tool_calls.is_empty() {
             self.transcript.append(Record::Assistant {
                 text: text.clone(),
-                reasoning,
-                tool_calls: calls.clone(),
+                reasoning: reasoning.clone(),
+                tool_calls: tool_calls.clone(),
+                carried: carried.clone(),
             });
         }
-        self.conversation.assistant(text, calls);
+        self.conversation.assistant(answer);
         shown
     }
 
@@ -219,21 +233,24 @@ impl Conversation {
         self.messages.push(Message::User(parts));
     }
 
-    fn assistant(&mut self, text: String, calls: Vec<ToolCall>) {
+    fn assistant(&mut self, answer: Message) {
         self.settle(NOT_FINISHED);
-        if text.is_empty() && calls.is_empty() {
+        let Message::Assistant {
+            text, tool_calls, ..
+        } = &answer
+        else {
+            return;
+        };
+        if text.is_empty() && tool_calls.is_empty() {
             return;
         }
-        if !calls.is_empty() {
+        if !tool_calls.is_empty() {
             self.open = Some(OpenCalls {
-                ids: calls.iter().map(|c| c.id.clone()).collect(),
+                ids: tool_calls.iter().map(|c| c.id.clone()).collect(),
                 results: HashMap::new(),
             });
         }
-        self.messages.push(Message::Assistant {
-            text,
-            tool_calls: calls,
-        });
+        self.messages.push(answer);
     }
 
     /// Takes the first result of an open call; a result for anything else is ignored.
@@ -308,6 +325,7 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ToolCall;
     use crate::store::record::VERSION;
     use crate::store::transcript;
 
@@ -319,12 +337,17 @@ mod tests {
         }
     }
 
-    fn call(id: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: "read_file".into(),
-            arguments: "{}".into(),
+    fn said(text: &str, reasoning: &str, calls: Vec<ToolCall>) -> Message {
+        Message::Assistant {
+            text: text.into(),
+            reasoning: reasoning.into(),
+            tool_calls: calls,
+            carried: None,
         }
+    }
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall::new(id, "read_file", "{}")
     }
 
     fn text(t: &str) -> Vec<UserPart> {
@@ -343,6 +366,7 @@ mod tests {
                 text: String::new(),
                 reasoning: "r".into(),
                 tool_calls: vec![call("a"), call("b"), call("c")],
+                carried: None,
             }),
             line(Record::ToolResult {
                 call_id: "b".into(),
@@ -376,6 +400,7 @@ mod tests {
                 text: t.into(),
                 reasoning: String::new(),
                 tool_calls: vec![],
+                carried: None,
             })
         };
         let lines = vec![
@@ -449,13 +474,13 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         let mut live = History::new(Transcript::open(&path).unwrap());
         live.push_user(text("go"));
-        live.push_assistant("".into(), "thinking".into(), vec![]);
-        live.push_assistant("looking".into(), String::new(), vec![call("a"), call("b")]);
+        live.push_assistant(said("", "thinking", vec![]));
+        live.push_assistant(said("looking", "", vec![call("a"), call("b")]));
         live.answer("b", "B".into(), None);
         live.answer("x", "stray".into(), None);
         assert_eq!(live.messages().len(), 2, "results wait for the whole batch");
         live.answer("a", "A".into(), None);
-        live.push_assistant(String::new(), String::new(), vec![call("c"), call("d")]);
+        live.push_assistant(said("", "", vec![call("c"), call("d")]));
         live.answer("c", "C".into(), None);
         live.close_unanswered("cancelled");
         live.push_user(text("more"));
@@ -469,7 +494,7 @@ mod tests {
 
         let mut before = History::new(Transcript::open(&path).unwrap());
         before.push_user(text("go"));
-        before.push_assistant("looking".into(), String::new(), vec![call("a"), call("b")]);
+        before.push_assistant(said("looking", "", vec![call("a"), call("b")]));
         before.answer("b", "B".into(), None);
         before.answer("a", "A".into(), None);
         let ids: Vec<&str> = before

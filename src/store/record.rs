@@ -6,12 +6,14 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::ToolCall;
+use crate::model::{Carried, ToolCall};
 use crate::types::{PlanItem, ToolCallView};
 use crate::types::{PromptBlock, UserPart};
 
-/// The record format version written by this build.
-pub const VERSION: u32 = 1;
+/// The record format version written by this build. Version 2 added the provider state
+/// of model responses (`carried`, tool calls' `extra`); version 1 lines read as version 2
+/// lines without it.
+pub const VERSION: u32 = 2;
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,12 +75,16 @@ pub enum Record {
     Assistant {
         /// Visible text.
         text: String,
-        /// Reasoning shown to the user (never sent back to the model).
+        /// Reasoning shown to the user; sent back to the model only with `carried` state of
+        /// the same origin.
         #[serde(default)]
         reasoning: String,
         /// Calls it made.
         #[serde(default)]
         tool_calls: Vec<ToolCall>,
+        /// What the server wants back with this response (absent in version 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        carried: Option<Carried>,
     },
     /// A tool call's result, and how the editor last showed it.
     ToolResult {
@@ -147,7 +153,7 @@ mod tests {
             record: Record::Title { title: "t".into() },
         };
         let text = serde_json::to_string(&l).unwrap();
-        assert!(text.contains("\"v\":1") && text.contains("\"type\":\"title\""));
+        assert!(text.contains("\"v\":2") && text.contains("\"type\":\"title\""));
         assert_eq!(serde_json::from_str::<Line>(&text).unwrap(), l);
     }
 }

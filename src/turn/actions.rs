@@ -91,11 +91,11 @@ pub async fn run_action(
             file.display()
         )
     });
-    let call = ToolCall {
-        id: format!("action-{}", uuid::Uuid::new_v4()),
-        name: "run_command".into(),
-        arguments: serde_json::json!({ "command": line }).to_string(),
-    };
+    let call = ToolCall::new(
+        format!("action-{}", uuid::Uuid::new_v4()),
+        "run_command",
+        serde_json::json!({ "command": line }).to_string(),
+    );
     let (output, _) = calls::run_one(&ctx, &call, &cancel).await;
     let note = format!("[The user ran the `{name}` action: `{line}`]\n{output}");
     history.push_user(vec![UserPart::Text(note)]);

@@ -71,8 +71,20 @@ pub(super) fn estimate_tokens(messages: &[Message]) -> u64 {
         .iter()
         .map(|m| match m {
             Message::System(t) | Message::Tool { content: t, .. } => estimate_text(t),
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text,
+                reasoning,
+                tool_calls,
+                carried,
+            } => {
+                // Reasoning goes back (and counts) only with state to carry it.
+                let reasoning = if carried.is_some() {
+                    reasoning.as_str()
+                } else {
+                    ""
+                };
                 estimate_text(text)
+                    + estimate_text(reasoning)
                     + tool_calls
                         .iter()
                         .map(|c| estimate_text(&c.arguments) + 8)

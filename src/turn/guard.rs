@@ -167,11 +167,7 @@ mod tests {
     use super::*;
 
     fn call(name: &str, args: &str) -> ToolCall {
-        ToolCall {
-            id: "x".into(),
-            name: name.into(),
-            arguments: args.into(),
-        }
+        ToolCall::new("x", name, args)
     }
 
     #[test]

@@ -194,10 +194,12 @@ impl Turn {
         };
         let response = stream_response(&self.ctx, &spec, request, &self.cancel).await;
         let calls = response.calls;
-        let text = response.text;
-        let shown_ids = self
-            .history
-            .push_assistant(text, response.reasoning, calls.clone());
+        let shown_ids = self.history.push_assistant(Message::Assistant {
+            text: response.text,
+            reasoning: response.reasoning,
+            tool_calls: calls.clone(),
+            carried: response.carried,
+        });
         if let Some(note) = response.cut {
             self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
             self.history.push_note(note);

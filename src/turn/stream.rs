@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use super::estimate::{estimate_text, estimate_tokens};
 use super::{TurnContext, coalesce};
 use crate::config::ModelSpec;
-use crate::model::{ModelError, ModelEvent, ModelRequest, ToolCall, text_calls};
+use crate::model::{Carried, ModelError, ModelEvent, ModelRequest, ToolCall, text_calls};
 use crate::secrets::StreamRedactor;
 use crate::types::{FinishReason, TurnEvent};
 
@@ -29,6 +29,8 @@ pub(super) struct Response {
     pub(super) reasoning: String,
     /// The calls, whole.
     pub(super) calls: Vec<ToolCall>,
+    /// What the server wants back with this response.
+    pub(super) carried: Option<Carried>,
     /// How it ended.
     pub(super) end: End,
     /// What to tell the user when the server was first seen to cut the prompt.
@@ -50,6 +52,7 @@ pub(super) async fn stream_response(
         text: String::new(),
         reasoning: String::new(),
         calls: Vec::new(),
+        carried: None,
         end: End::Cancelled,
         cut: None,
     };
@@ -103,6 +106,7 @@ pub(super) async fn stream_response(
             }
             Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
             Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
+            Some(Ok(ModelEvent::Carried(carried))) => response.carried = Some(carried),
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
         }
     }

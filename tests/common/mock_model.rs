@@ -272,6 +272,10 @@ struct State {
     /// What the server says about itself (`/v1/models`, `/props`, `/api/show`…), by path:
     /// such requests neither take a scripted reply nor count as requests.
     info: Mutex<std::collections::HashMap<String, (u16, String)>>,
+    /// The provider whose rules on returned state the mock enforces, if any.
+    contract: Mutex<Option<super::contract::Contract>>,
+    /// The provider state each scripted answer sent, by call id.
+    issued: Mutex<super::contract::Issued>,
 }
 
 /// The running mock server.
@@ -289,6 +293,8 @@ impl MockModel {
             requests: Mutex::new(Vec::new()),
             arrived: tokio::sync::Notify::new(),
             info: Mutex::new(std::collections::HashMap::new()),
+            contract: Mutex::new(None),
+            issued: Mutex::new(Default::default()),
         });
         let app_state = state.clone();
         let app = axum::Router::new()
@@ -352,6 +358,12 @@ impl MockModel {
             .insert(path.to_string(), (status, body.to_string()));
     }
 
+    /// Enforces `contract`'s rules on state sent back from now on: a request that breaks one
+    /// is answered with the provider's 400 and takes no scripted reply.
+    pub fn enforce(&self, contract: super::contract::Contract) {
+        *self.state.contract.lock().unwrap() = Some(contract);
+    }
+
     /// Adds replies to the end of the script.
     pub fn push(&self, reply: Reply) {
         self.state.script.lock().unwrap().push_back(reply);
@@ -379,7 +391,19 @@ fn answer(
         headers,
         body,
     };
-    let reply = state.script.lock().unwrap().pop_front();
+    let contract = *state.contract.lock().unwrap();
+    let refused = contract.and_then(|c| state.issued.lock().unwrap().check(c, &recorded.body));
+    let reply = match refused {
+        Some((status, body)) => Some(Reply::Status {
+            status,
+            headers: Vec::new(),
+            body,
+        }),
+        None => state.script.lock().unwrap().pop_front(),
+    };
+    if let Some(reply) = &reply {
+        state.issued.lock().unwrap().note(reply);
+    }
     let reply = match reply {
         Some(Reply::Echo { pieces, pause }) => {
             Some(echo(&recorded.last_user_text(), pieces, pause))

@@ -5,6 +5,7 @@ pub mod acp_client;
 pub mod agent_shell;
 pub mod calls;
 pub mod codecompanion;
+pub mod contract;
 #[cfg(target_os = "linux")]
 pub mod cpus;
 pub mod dice;

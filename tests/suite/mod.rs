@@ -44,6 +44,7 @@ mod pipes;
 #[cfg(feature = "test-mcp-server")]
 mod project_trust;
 mod protocol_edges;
+mod provider_state;
 mod real_local;
 mod real_model;
 mod reopen;

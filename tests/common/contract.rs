@@ -1,0 +1,223 @@
+//! What hosted chat-completions providers demand back, enforced the way they enforce it: the
+//! mock remembers the provider state each scripted answer carried and answers a later request
+//! that drops or changes it with HTTP 400 and the provider's own message.
+//!
+//! - DeepSeek (thinking mode): an assistant message with tool calls must carry its
+//!   `reasoning_content`.
+//! - Gemini (OpenAI-compatible endpoint): a tool call must carry its
+//!   `extra_content.google.thought_signature`.
+//! - OpenRouter (reasoning models with tools): `reasoning_details` come back unchanged.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use super::mock_model::{Piece, Reply, delta, finish, usage};
+
+/// Which provider's rules the mock applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contract {
+    DeepSeek,
+    Gemini,
+    OpenRouter,
+}
+
+/// What one answer sent with its calls.
+#[derive(Clone, Debug, Default)]
+struct Sent {
+    reasoning_content: String,
+    details: Vec<Value>,
+    extra: Option<Value>,
+    /// Whether this is the first call of its answer (the one the message is found by).
+    first: bool,
+}
+
+/// The state each call id went out with.
+#[derive(Debug, Default)]
+pub struct Issued {
+    by_call: HashMap<String, Sent>,
+}
+
+impl Issued {
+    /// Notes what `reply` sends, before it is served.
+    pub fn note(&mut self, reply: &Reply) {
+        let Reply::Stream { pieces, .. } = reply else {
+            return;
+        };
+        let mut reasoning = String::new();
+        let mut details: Vec<Value> = Vec::new();
+        let mut calls: Vec<(u64, String, Option<Value>)> = Vec::new();
+        for piece in pieces {
+            let Piece::Data(text) = piece else { continue };
+            let Ok(chunk) = serde_json::from_str::<Value>(text) else {
+                continue;
+            };
+            let d = &chunk["choices"][0]["delta"];
+            if let Some(r) = d["reasoning_content"].as_str() {
+                reasoning.push_str(r);
+            }
+            for piece in d["reasoning_details"].as_array().into_iter().flatten() {
+                merge(&mut details, piece);
+            }
+            for call in d["tool_calls"].as_array().into_iter().flatten() {
+                let index = call["index"].as_u64().unwrap_or(0);
+                match calls.iter_mut().find(|(i, ..)| *i == index) {
+                    Some(existing) => {
+                        if !call["extra_content"].is_null() {
+                            existing.2 = Some(call["extra_content"].clone());
+                        }
+                    }
+                    None => calls.push((
+                        index,
+                        call["id"].as_str().unwrap_or_default().to_string(),
+                        Some(call["extra_content"].clone()).filter(|e| !e.is_null()),
+                    )),
+                }
+            }
+        }
+        for (n, (_, id, extra)) in calls.into_iter().enumerate() {
+            let sent = Sent {
+                reasoning_content: reasoning.clone(),
+                details: details.clone(),
+                extra,
+                first: n == 0,
+            };
+            self.by_call.insert(id, sent);
+        }
+    }
+
+    /// The provider's refusal of `body`, when it breaks `contract`'s rule.
+    pub fn check(&self, contract: Contract, body: &Value) -> Option<(u16, String)> {
+        let messages = body["messages"].as_array()?;
+        for message in messages.iter().filter(|m| m["role"] == "assistant") {
+            for (position, call) in message["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let id = call["id"].as_str().unwrap_or_default();
+                let Some(sent) = self.by_call.get(id) else {
+                    continue;
+                };
+                let broken = match contract {
+                    Contract::DeepSeek => {
+                        sent.first
+                            && message["reasoning_content"].as_str()
+                                != Some(sent.reasoning_content.as_str())
+                    }
+                    Contract::OpenRouter => {
+                        sent.first
+                            && !sent.details.is_empty()
+                            && message["reasoning_details"] != Value::Array(sent.details.clone())
+                    }
+                    Contract::Gemini => sent
+                        .extra
+                        .as_ref()
+                        .is_some_and(|e| &call["extra_content"] != e),
+                };
+                if broken {
+                    return Some(refusal(contract, call, position));
+                }
+            }
+        }
+        None
+    }
+}
+
+fn refusal(contract: Contract, call: &Value, position: usize) -> (u16, String) {
+    let body = match contract {
+        Contract::DeepSeek => json!({"error": {
+            "message": "The reasoning_content in the thinking mode must be passed back to the API.",
+            "type": "invalid_request_error", "param": null, "code": "invalid_request_error"}}),
+        Contract::Gemini => json!([{"error": {"code": 400, "status": "INVALID_ARGUMENT",
+            "message": format!("Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{}` , position {}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+                call["function"]["name"].as_str().unwrap_or_default(), position + 1)}}]),
+        Contract::OpenRouter => json!({"error": {"code": 400,
+            "message": "Provider returned error: reasoning_details must be passed back unchanged with the assistant message that produced them"}}),
+    };
+    (400, body.to_string())
+}
+
+/// Joins a streamed `reasoning_details` piece into `into` by its `index`.
+fn merge(into: &mut Vec<Value>, piece: &Value) {
+    let index = piece["index"].as_u64();
+    let Some(existing) = into.iter_mut().find(|e| e["index"].as_u64() == index) else {
+        into.push(piece.clone());
+        return;
+    };
+    for (key, value) in piece.as_object().into_iter().flatten() {
+        match (existing.get(key).and_then(Value::as_str), value.as_str()) {
+            (Some(old), Some(more))
+                if ["text", "summary", "data", "signature"].contains(&key.as_str()) =>
+            {
+                existing[key] = json!(format!("{old}{more}"));
+            }
+            _ => existing[key] = value.clone(),
+        }
+    }
+}
+
+/// One tool call chunk, with `extra` on it when given.
+fn call_chunk(index: usize, id: &str, name: &str, args: &Value, extra: Option<Value>) -> Value {
+    let mut call = json!({"index": index, "id": id, "type": "function",
+        "function": {"name": name, "arguments": args.to_string()}});
+    if let Some(extra) = extra {
+        call["extra_content"] = extra;
+    }
+    delta(json!({"tool_calls": [call]}))
+}
+
+/// A DeepSeek thinking-mode answer: `thought` as `reasoning_content` in two pieces, then
+/// the calls.
+pub fn deepseek_round(thought: &str, calls: &[(&str, &str, Value)]) -> Reply {
+    let (a, b) = thought.split_at(thought.len() / 2);
+    let mut chunks = vec![
+        delta(json!({"role": "assistant", "content": null, "reasoning_content": a})),
+        delta(json!({"reasoning_content": b})),
+    ];
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        chunks.push(call_chunk(i, id, name, args, None));
+    }
+    chunks.push(finish("tool_calls"));
+    chunks.push(usage(300, 40));
+    Reply::chunks(chunks)
+}
+
+/// A Gemini 3 answer: the first call carries a thought signature, as Google sends it.
+pub fn gemini_round(calls: &[(&str, &str, Value)]) -> Reply {
+    let mut chunks = Vec::new();
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        let extra = (i == 0)
+            .then(|| json!({"google": {"thought_signature": format!("sig-{id}-Cq0BAXLI")}}));
+        chunks.push(call_chunk(i, id, name, args, extra));
+    }
+    chunks.push(finish("tool_calls"));
+    chunks.push(usage(300, 40));
+    Reply::chunks(chunks)
+}
+
+/// An OpenRouter reasoning answer: `reasoning` text and `reasoning_details` streamed in
+/// pieces (text, then its signature, then an encrypted block), then the calls.
+pub fn openrouter_round(thought: &str, calls: &[(&str, &str, Value)]) -> Reply {
+    let (a, b) = thought.split_at(thought.len() / 2);
+    let text = |t: &str| json!({"type": "reasoning.text", "index": 0, "format": "anthropic-claude-v1", "text": t});
+    let mut chunks = vec![
+        delta(
+            json!({"role": "assistant", "content": "", "reasoning": a, "reasoning_details": [text(a)]}),
+        ),
+        delta(json!({"reasoning": b, "reasoning_details": [text(b)]})),
+        delta(
+            json!({"reasoning_details": [{"type": "reasoning.text", "index": 0, "signature": "EqQBCkgIBhABGAIiQ"}]}),
+        ),
+        delta(
+            json!({"reasoning_details": [{"type": "reasoning.encrypted", "index": 1, "format": "anthropic-claude-v1", "data": "RXJyb3IgZGVjcnlwdGluZw=="}]}),
+        ),
+    ];
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        chunks.push(call_chunk(i, id, name, args, None));
+    }
+    chunks.push(finish("tool_calls"));
+    chunks.push(usage(300, 40));
+    Reply::chunks(chunks)
+}
