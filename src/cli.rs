@@ -114,7 +114,8 @@ pub struct CommonArgs {
     /// Config file (default: $XDG_CONFIG_HOME/tandem/config.toml).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Provider preset: openai, ollama, openrouter, vllm, llamacpp, lmstudio, deepseek, groq.
+    /// Provider preset: openai, anthropic, gemini, ollama, openrouter, vllm, llamacpp, lmstudio,
+    /// deepseek, groq.
     #[arg(long, global = true, value_name = "NAME")]
     pub provider: Option<String>,
     /// OpenAI-compatible base URL (overrides OPENAI_BASE_URL and the preset).

@@ -85,22 +85,18 @@ pub(super) fn endpoint(
         file.base_url.clone(),
     );
     let (explicit_base, unused) = base_for(named.map(|(level, _)| level), &bases);
-    // The server is chosen at the level of its preset or URL, whichever is higher; an API
-    // named below that was meant for another server.
     let server_level = [named.map(|(l, _)| l), bases.first().map(|(l, _)| l)]
         .into_iter()
         .flatten()
         .min();
-    let apis = Levels::new(overrides.api.clone(), set("TANDEM_API"), file.api.clone());
-    let api = match apis.at_or_above(server_level) {
-        Some((_, name)) => super::Api::parse(name).ok_or_else(|| {
-            ConfigError::Invalid(format!(
-                "unknown api `{name}`; known APIs: {}",
-                super::Api::ALL.map(super::Api::name).join(", ")
-            ))
-        })?,
-        None => preset.map_or(super::Api::default(), |p| p.api),
-    };
+    let api = api_for(
+        overrides,
+        set,
+        file,
+        server_level,
+        preset,
+        explicit_base.as_deref(),
+    )?;
     if let (Some((level, url)), Some((by, _)), Some(p)) = (&unused, named, preset) {
         tracing::warn!("{}", unused_note(*level, url, by, p));
     }
@@ -139,6 +135,29 @@ pub(super) fn endpoint(
         key_from,
     };
     Ok((endpoint, preset))
+}
+
+/// The wire API: named at the level the server was chosen (its preset's or URL's, whichever
+/// is higher) or above (an API named below was meant for another server), else what
+/// [`presets::api_at`] says for the server.
+fn api_for(
+    overrides: &Overrides,
+    set: Set<'_>,
+    file: &FileConfig,
+    server_level: Option<Level>,
+    preset: Option<&Preset>,
+    explicit_base: Option<&str>,
+) -> Result<super::Api, ConfigError> {
+    let apis = Levels::new(overrides.api.clone(), set("TANDEM_API"), file.api.clone());
+    Ok(match apis.at_or_above(server_level) {
+        Some((_, name)) => super::Api::parse(name).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "unknown api `{name}`; known APIs: {}",
+                super::Api::ALL.map(super::Api::name).join(", ")
+            ))
+        })?,
+        None => presets::api_at(preset, explicit_base),
+    })
 }
 
 /// The key from the environment: the preset's own variable first, then `OPENAI_API_KEY`,

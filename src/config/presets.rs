@@ -26,10 +26,29 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "openai",
         base_url: "https://api.openai.com/v1",
-        api: super::Api::ChatCompletions,
+        // Reasoning models keep their reasoning across tool calls only here.
+        api: super::Api::Responses,
         api_key_env: "OPENAI_API_KEY",
         requires_key: true,
         default_context_window: 128_000,
+        structured_output: true,
+    },
+    Preset {
+        name: "anthropic",
+        base_url: "https://api.anthropic.com/v1",
+        api: super::Api::AnthropicMessages,
+        api_key_env: "ANTHROPIC_API_KEY",
+        requires_key: true,
+        default_context_window: 200_000,
+        structured_output: false,
+    },
+    Preset {
+        name: "gemini",
+        base_url: "https://generativelanguage.googleapis.com/v1beta/openai",
+        api: super::Api::ChatCompletions,
+        api_key_env: "GEMINI_API_KEY",
+        requires_key: true,
+        default_context_window: 1_048_576,
         structured_output: true,
     },
     Preset {
@@ -97,6 +116,20 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
+/// The API a server is spoken to in when none is named: its preset's, except that OpenAI's
+/// Responses API is the `openai` preset's only at OpenAI's own URL (another server under that
+/// preset, a proxy or a gateway, most likely speaks chat completions, as every compatible
+/// server does); no preset and no URL is OpenAI itself; a bare URL, chat completions.
+pub fn api_at(preset: Option<&Preset>, base_url: Option<&str>) -> super::Api {
+    let own = |p: &Preset| base_url.is_none_or(|url| url.trim_end_matches('/') == p.base_url);
+    match preset {
+        Some(p) if p.api == super::Api::Responses && !own(p) => super::Api::ChatCompletions,
+        Some(p) => p.api,
+        None if base_url.is_none() => PRESETS[0].api,
+        None => super::Api::default(),
+    }
+}
+
 /// Looks a preset up by name, case-insensitively.
 pub fn preset(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
@@ -142,12 +175,24 @@ pub fn known_context_window(model: &str) -> Option<u64> {
         .map(|(_, window)| *window)
 }
 
-/// Whether a model family accepts OpenAI's `reasoning_effort` parameter.
+/// Whether a model family takes a reasoning effort: OpenAI's `reasoning_effort`, Gemini's
+/// through its OpenAI-compatible endpoint, Claude's extended thinking (a thinking budget).
 pub fn known_reasoning_effort(model: &str) -> bool {
     let bare = model.rsplit('/').next().unwrap_or(model);
-    ["o1", "o3", "o4", "gpt-5"]
-        .iter()
-        .any(|p| bare.starts_with(p))
+    [
+        "o1",
+        "o3",
+        "o4",
+        "gpt-5",
+        "gemini-2.5",
+        "gemini-3",
+        "claude-3-7",
+        "claude-sonnet-4",
+        "claude-opus-4",
+        "claude-haiku-4",
+    ]
+    .iter()
+    .any(|p| bare.starts_with(p))
 }
 
 /// Whether a model family accepts image parts in user messages.

@@ -167,3 +167,86 @@ fn errors_in_a_config_file_name_the_file_and_the_table() {
         "hooks.stop: `matcher` only applies to tool events"
     );
 }
+
+#[test]
+fn the_api_comes_from_flag_env_file_or_the_preset() {
+    let api = |overrides: Overrides, vars: &[(&str, &str)]| {
+        resolve(overrides, vars).map(|c| c.endpoint.api)
+    };
+    assert_eq!(
+        api(Overrides::default(), &[]).unwrap(),
+        Api::Responses,
+        "OpenAI itself"
+    );
+    assert_eq!(
+        api(
+            Overrides::default(),
+            &[("OPENAI_BASE_URL", "http://box:8080/v1")]
+        )
+        .unwrap(),
+        Api::ChatCompletions,
+        "a bare URL"
+    );
+    assert_eq!(
+        api(Overrides::default(), &[("TANDEM_PROVIDER", "anthropic")]).unwrap(),
+        Api::AnthropicMessages
+    );
+    assert_eq!(
+        api(Overrides::default(), &[("TANDEM_PROVIDER", "gemini")]).unwrap(),
+        Api::ChatCompletions
+    );
+    assert_eq!(
+        api(Overrides::default(), &[("TANDEM_PROVIDER", "openai")]).unwrap(),
+        Api::Responses
+    );
+    assert_eq!(
+        api(
+            Overrides::default(),
+            &[
+                ("TANDEM_PROVIDER", "openai"),
+                ("OPENAI_BASE_URL", "http://gateway/v1")
+            ]
+        )
+        .unwrap(),
+        Api::ChatCompletions,
+        "another server under OpenAI's preset"
+    );
+    let flag = Overrides {
+        api: Some("anthropic-messages".into()),
+        base_url: Some("http://box:8080/v1".into()),
+        ..Overrides::default()
+    };
+    assert_eq!(
+        api(flag, &[("TANDEM_API", "responses")]).unwrap(),
+        Api::AnthropicMessages
+    );
+    assert_eq!(
+        api(
+            Overrides::default(),
+            &[
+                ("OPENAI_BASE_URL", "http://box:8080/v1"),
+                ("TANDEM_API", "responses")
+            ]
+        )
+        .unwrap(),
+        Api::Responses
+    );
+    // An API named below the level the server was chosen at belonged to another server.
+    let by_flag = Overrides {
+        provider: Some("ollama".into()),
+        ..Overrides::default()
+    };
+    assert_eq!(
+        api(by_flag, &[("TANDEM_API", "anthropic-messages")]).unwrap(),
+        Api::ChatCompletions
+    );
+    let wrong = Overrides {
+        api: Some("soap".into()),
+        ..Overrides::default()
+    };
+    let e = api(wrong, &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("unknown api `soap`") && e.contains("anthropic-messages"),
+        "{e}"
+    );
+}

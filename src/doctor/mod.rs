@@ -173,7 +173,7 @@ fn api_key(config: &Config) -> Check {
 async fn models(config: &Config) -> (Check, bool) {
     let endpoint = &config.endpoint;
     let url = format!("{}/models", endpoint.base_url);
-    match probe::list_models(&endpoint.base_url, endpoint.api_key.as_ref()).await {
+    match probe::list_models(&endpoint.base_url, endpoint.api, endpoint.api_key.as_ref()).await {
         Err(ListError::Unreachable(cause)) => (
             bad(
                 format!("cannot reach {url}: {cause}"),

@@ -15,6 +15,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 pub use crate::config::check_url;
+use crate::config::presets;
 use crate::config::{ApiKey, Config};
 use crate::credentials::Place;
 use crate::model::probe::{self, ListError, Listing};
@@ -212,30 +213,34 @@ fn checked(text: &str) -> Result<ApiKey, LoginError> {
 /// The server's models, asked with `key`: a refusal means a wrong key.
 async fn list(target: &Target, key: Option<&ApiKey>) -> Result<Listing, LoginError> {
     say(format!("… asking {} for its models", target.base_url));
-    probe::list_models(&target.base_url, key)
-        .await
-        .map_err(|e| match e {
-            ListError::Refused { .. } if key.is_some() => LoginError::Refused(format!(
-                "{} refused the key ({e}). Nothing was saved.",
-                target.label()
-            )),
-            ListError::Refused { .. } => LoginError::Failed(format!(
-                "{} needs an API key ({e}). Nothing was saved.",
-                target.label()
-            )),
-            ListError::Unreachable(cause) => LoginError::Failed(format!(
-                "cannot reach {}: {cause}. {}Nothing was saved.",
-                target.base_url,
-                target.start_hint()
-            )),
-            ListError::Failed { .. } => {
-                LoginError::Failed(format!("{}: {e}. Nothing was saved.", target.base_url))
-            }
-            ListError::NotCompatible { .. } => LoginError::Failed(format!(
-                "{}/models answered {e}. Nothing was saved.",
-                target.base_url
-            )),
-        })
+    probe::list_models(
+        &target.base_url,
+        presets::api_at(target.provider, Some(&target.base_url)),
+        key,
+    )
+    .await
+    .map_err(|e| match e {
+        ListError::Refused { .. } if key.is_some() => LoginError::Refused(format!(
+            "{} refused the key ({e}). Nothing was saved.",
+            target.label()
+        )),
+        ListError::Refused { .. } => LoginError::Failed(format!(
+            "{} needs an API key ({e}). Nothing was saved.",
+            target.label()
+        )),
+        ListError::Unreachable(cause) => LoginError::Failed(format!(
+            "cannot reach {}: {cause}. {}Nothing was saved.",
+            target.base_url,
+            target.start_hint()
+        )),
+        ListError::Failed { .. } => {
+            LoginError::Failed(format!("{}: {e}. Nothing was saved.", target.base_url))
+        }
+        ListError::NotCompatible { .. } => LoginError::Failed(format!(
+            "{}/models answered {e}. Nothing was saved.",
+            target.base_url
+        )),
+    })
 }
 
 /// `--model`, else a pick from the list (on a terminal), else the configured model when the

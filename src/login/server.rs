@@ -20,7 +20,7 @@ pub(super) async fn settle(
             current.clone()
         };
         say(format!("… checking {}", target.base_url));
-        match probe::list_models(&target.base_url, None).await {
+        match probe::list_models(&target.base_url, Default::default(), None).await {
             Ok(listing) => return Ok((target, Some(listing))),
             // It answers; whether the key is right is the next question. A server error
             // (a proxy whose model server is down) is not an answer.

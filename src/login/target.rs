@@ -83,7 +83,11 @@ impl Target {
         trial.endpoint = Endpoint {
             provider: self.provider.map_or("custom", |p| p.name).to_string(),
             base_url: self.base_url.clone(),
-            api: config.endpoint.api,
+            // An API the user named for this run holds; else the chosen server's own.
+            api: match &config.overrides.api {
+                Some(_) => config.endpoint.api,
+                None => presets::api_at(self.provider, Some(&self.base_url)),
+            },
             api_key: key.cloned(),
             api_key_env: provider.api_key_env.to_string(),
             requires_key: self.needs_key,

@@ -75,6 +75,81 @@ pub fn merge_indexed(into: &mut Vec<Value>, pieces: &[Value]) {
     }
 }
 
+/// One part of an answer rebuilt from its recorded order (see [`in_order`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Slot<'a> {
+    /// A block kept verbatim (reasoning with its signature or encrypted content).
+    Kept(&'a Value),
+    /// A piece of the answer's text.
+    Text(&'a str),
+    /// One of its calls.
+    Call(&'a super::ToolCall),
+}
+
+/// An answer's parts in the order the server sent them. `layout` lists them as recorded:
+/// `{"type": TEXT, "bytes": n}` for the next `n` bytes of `text`, `{"type": CALL, "id": id}`
+/// for the call with that id, anything else kept verbatim. Text or calls the layout does not
+/// place (it never should) follow at the end, so nothing of the answer is lost.
+pub fn in_order<'a>(
+    layout: &'a [Value],
+    text: &'a str,
+    calls: &'a [super::ToolCall],
+) -> Vec<Slot<'a>> {
+    let mut slots = Vec::with_capacity(layout.len() + calls.len() + 1);
+    let mut rest = text;
+    let mut placed = vec![false; calls.len()];
+    for entry in layout {
+        match entry.get("type").and_then(Value::as_str) {
+            Some(TEXT) => {
+                let n = entry.get("bytes").and_then(Value::as_u64).unwrap_or(0) as usize;
+                let n = if rest.is_char_boundary(n.min(rest.len())) {
+                    n.min(rest.len())
+                } else {
+                    rest.len()
+                };
+                let (piece, after) = rest.split_at(n);
+                if !piece.is_empty() {
+                    slots.push(Slot::Text(piece));
+                }
+                rest = after;
+            }
+            Some(CALL) => {
+                let id = entry.get("id").and_then(Value::as_str);
+                if let Some(n) = calls.iter().position(|c| Some(c.id.as_str()) == id)
+                    && !placed[n]
+                {
+                    placed[n] = true;
+                    slots.push(Slot::Call(&calls[n]));
+                }
+            }
+            _ => slots.push(Slot::Kept(entry)),
+        }
+    }
+    if !rest.is_empty() {
+        slots.push(Slot::Text(rest));
+    }
+    for (call, placed) in calls.iter().zip(placed) {
+        if !placed {
+            slots.push(Slot::Call(call));
+        }
+    }
+    slots
+}
+
+/// The layout entry for `bytes` bytes of answer text.
+pub fn text_entry(bytes: usize) -> Value {
+    serde_json::json!({"type": TEXT, "bytes": bytes})
+}
+
+/// The layout entry for the call `id`.
+pub fn call_entry(id: &str) -> Value {
+    serde_json::json!({"type": CALL, "id": id})
+}
+
+/// Layout entry types that stand for the answer's own text and calls.
+const TEXT: &str = "tandem.text";
+const CALL: &str = "tandem.call";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,6 +175,36 @@ mod tests {
             ..origin
         };
         assert_eq!(Carried::for_origin(Some(&carried), &other), None);
+    }
+
+    #[test]
+    fn parts_come_back_in_the_order_recorded() {
+        let calls = [
+            super::super::ToolCall::new("a", "x", "{}"),
+            super::super::ToolCall::new("b", "y", "{}"),
+        ];
+        let think = json!({"type": "thinking", "thinking": "t", "signature": "s"});
+        let layout = [
+            think.clone(),
+            text_entry(5),
+            call_entry("a"),
+            json!({"type": "thinking", "thinking": "u", "signature": "v"}),
+            text_entry(6),
+        ];
+        let slots = in_order(&layout, "Hello world!", &calls);
+        assert_eq!(slots[0], Slot::Kept(&think));
+        assert_eq!(slots[1], Slot::Text("Hello"));
+        assert_eq!(slots[2], Slot::Call(&calls[0]));
+        assert_eq!(slots[4], Slot::Text(" world"));
+        assert_eq!(slots[5], Slot::Text("!"), "unplaced text is kept");
+        assert_eq!(slots[6], Slot::Call(&calls[1]), "unplaced calls are kept");
+        let layout = [text_entry(1)];
+        let odd = in_order(&layout, "é!", &[]);
+        assert_eq!(
+            odd,
+            [Slot::Text("é!")],
+            "a cut inside a character takes it all"
+        );
     }
 
     #[test]

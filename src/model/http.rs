@@ -1,5 +1,7 @@
-//! The HTTP layer under async-openai: bounded retries with backoff that honour `Retry-After`,
-//! and failures that keep their status, headers and raw body for classification.
+//! The HTTP layer every wire API shares: bounded retries with backoff that honour
+//! `Retry-After`, the first-byte timeout, and failures that keep their status, headers and raw
+//! body for classification ([`send`]). Chat completions reach it through async-openai's
+//! middleware ([`service`]); the Responses and Messages adapters call [`send`] directly.
 
 use std::time::Duration;
 
@@ -63,6 +65,72 @@ pub(super) struct ResponseLimits {
     pub max_bytes: u64,
 }
 
+/// Why a request got no streaming answer.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// A final non-success status.
+    Http(HttpFailure),
+    /// The server could not be reached.
+    Connect(ConnectFailure),
+    /// No answer in time.
+    FirstByte(FirstByteTimeout),
+    /// A JSON body instead of a stream.
+    NotAStream(NotAStream),
+}
+
+impl Failure {
+    /// The failure as async-openai carries it.
+    fn boxed(self) -> OpenAIError {
+        OpenAIError::Boxed(match self {
+            Failure::Http(f) => Box::new(f),
+            Failure::Connect(f) => Box::new(f),
+            Failure::FirstByte(f) => Box::new(f),
+            Failure::NotAStream(f) => Box::new(f),
+        })
+    }
+}
+
+/// Sends `request` with `client`, again per `policy` while the server is busy or unreachable,
+/// and returns the response once it is a stream (its body not yet capped: see
+/// [`super::sse`]).
+pub(super) async fn send(
+    client: &reqwest::Client,
+    request: reqwest::Request,
+    policy: RetryPolicy,
+    limits: ResponseLimits,
+) -> Result<reqwest::Response, Failure> {
+    let response =
+        send_with_retries(client, || async { Ok(request.try_clone()) }, policy, limits).await?;
+    if is_json(&response) {
+        let body = read_capped(response, limits.max_bytes).await;
+        return Err(Failure::NotAStream(NotAStream { body }));
+    }
+    Ok(response)
+}
+
+/// Whether a response says its body is JSON.
+fn is_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("json"))
+}
+
+/// The body, or as much of it as came before an error or `max_bytes`.
+async fn read_capped(response: reqwest::Response, max_bytes: u64) -> Vec<u8> {
+    let mut body = std::pin::pin!(response.bytes_stream());
+    let mut bytes = Vec::new();
+    while let Some(Ok(piece)) = body.next().await {
+        bytes.extend_from_slice(&piece);
+        if bytes.len() as u64 > max_bytes {
+            bytes.truncate(max_bytes as usize);
+            break;
+        }
+    }
+    bytes
+}
+
 /// A tower service for async-openai that sends requests with `client` and retries per `policy`.
 pub(super) fn service(
     client: reqwest::Client,
@@ -80,7 +148,17 @@ pub(super) fn service(
     tower::service_fn(move |factory: HttpRequestFactory| {
         let client = client.clone();
         async move {
-            let response = send_with_retries(&client, &factory, policy, limits).await?;
+            let build = || async {
+                factory.build().await.map(Some).map_err(|e| {
+                    Failure::Connect(ConnectFailure {
+                        message: e.to_string(),
+                        attempts: 1,
+                    })
+                })
+            };
+            let response = send_with_retries(&client, build, policy, limits)
+                .await
+                .map_err(Failure::boxed)?;
             checked_stream(response, limits.max_bytes).await
         }
     })
@@ -127,11 +205,7 @@ async fn checked_stream(
     response: reqwest::Response,
     max_bytes: u64,
 ) -> Result<reqwest::Response, OpenAIError> {
-    let is_json = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
+    let is_json = is_json(&response);
     let mut builder = http::Response::builder()
         .status(response.status())
         .version(response.version());
@@ -166,24 +240,35 @@ async fn checked_stream(
     Ok(reqwest::Response::from(response))
 }
 
-async fn send_with_retries(
+/// Sends the request `build` makes (again for each try; `None` when it cannot be made
+/// again) until it succeeds or `policy` says stop.
+async fn send_with_retries<F, Fut>(
     client: &reqwest::Client,
-    factory: &HttpRequestFactory,
+    build: F,
     policy: RetryPolicy,
     limits: ResponseLimits,
-) -> Result<reqwest::Response, OpenAIError> {
+) -> Result<reqwest::Response, Failure>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<Option<reqwest::Request>, Failure>>,
+{
     let mut waited = Duration::ZERO;
     let mut attempt = 0u32;
     loop {
         attempt += 1;
-        let request = factory.build().await?;
+        let Some(request) = build().await? else {
+            return Err(Failure::Connect(ConnectFailure {
+                message: "the request could not be sent again".into(),
+                attempts: attempt,
+            }));
+        };
         let url = request.url().clone();
         let sent = tokio::time::timeout(limits.first_byte, client.execute(request)).await;
         let Ok(sent) = sent else {
             // Not retried: a server this slow is busy or stuck, and a second try doubles its load.
-            return Err(OpenAIError::Boxed(Box::new(FirstByteTimeout {
+            return Err(Failure::FirstByte(FirstByteTimeout {
                 waited: limits.first_byte,
-            })));
+            }));
         };
         let (reason, server_says, failure) = match sent {
             Ok(response) if response.status().is_success() => return Ok(response),
@@ -199,12 +284,12 @@ async fn send_with_retries(
                 let final_answer = !retryable(status)
                     || super::error::tools_unsupported(&body)
                     || super::error::format_refused(status.as_u16(), &body);
-                let failure = OpenAIError::Boxed(Box::new(HttpFailure {
+                let failure = Failure::Http(HttpFailure {
                     status: status.as_u16(),
                     body,
                     attempts: attempt,
                     retry_after: server_says,
-                }));
+                });
                 if final_answer {
                     return Err(failure);
                 }
@@ -212,10 +297,10 @@ async fn send_with_retries(
             }
             Err(error) => {
                 let message = describe_reqwest(&error);
-                let failure = OpenAIError::Boxed(Box::new(ConnectFailure {
+                let failure = Failure::Connect(ConnectFailure {
                     message: message.clone(),
                     attempts: attempt,
-                }));
+                });
                 (message, None, failure)
             }
         };

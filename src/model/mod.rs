@@ -1,7 +1,10 @@
 //! The model seam: what a turn sends to a chat model and what streams back.
 //!
-//! [`ModelClient`] is implemented by [`openai::OpenAiClient`] (any OpenAI-compatible server)
-//! and [`replay::ReplayClient`] (scripted turns from a fixture, for offline runs).
+//! [`ModelClient`] is implemented once per wire API — [`openai::OpenAiClient`] (chat
+//! completions, any OpenAI-compatible server), [`wire::responses::ResponsesClient`] (OpenAI's
+//! Responses API) and [`wire::anthropic::AnthropicClient`] (Anthropic's Messages API) — and by
+//! [`replay::ReplayClient`] (scripted turns from a fixture, for offline runs). Whatever a
+//! server sends that it wants back travels with the answer as [`Carried`] state.
 
 pub mod accumulate;
 mod body;
@@ -16,6 +19,7 @@ pub mod probe;
 pub mod prompted;
 pub mod replay;
 pub mod text_calls;
+pub mod wire;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
@@ -105,6 +109,13 @@ pub enum ModelEvent {
     Reasoning(String),
     /// Final token counts.
     Usage(Usage),
+    /// A tool call began: its name is known, its arguments are still streaming.
+    CallStarted {
+        /// The call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
     /// Whole tool calls, joined from their fragments; sent just before [`ModelEvent::Finish`].
     ToolCalls(Vec<ToolCall>),
     /// State the server wants back with this response; sent before [`ModelEvent::Finish`].
@@ -127,8 +138,15 @@ pub trait ModelClient: Send + Sync {
 pub fn client_for(
     config: &crate::config::Config,
 ) -> Result<std::sync::Arc<dyn ModelClient>, ModelError> {
-    Ok(match &config.replay {
-        Some(path) => std::sync::Arc::new(replay::ReplayClient::load(path)?),
-        None => std::sync::Arc::new(openai::OpenAiClient::new(config)),
+    use crate::config::Api;
+    Ok(match (&config.replay, config.endpoint.api) {
+        (Some(path), _) => std::sync::Arc::new(replay::ReplayClient::load(path)?),
+        (None, Api::ChatCompletions) => std::sync::Arc::new(openai::OpenAiClient::new(config)),
+        (None, Api::Responses) => {
+            std::sync::Arc::new(wire::responses::ResponsesClient::new(config))
+        }
+        (None, Api::AnthropicMessages) => {
+            std::sync::Arc::new(wire::anthropic::AnthropicClient::new(config))
+        }
     })
 }

@@ -3,7 +3,6 @@
 
 use std::collections::VecDeque;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
@@ -13,6 +12,8 @@ use serde_json::Value;
 
 use super::chunk::{Chunk, Gathered};
 use super::http::{self, ConnectFailure, FirstByteTimeout, HttpFailure, NotAStream};
+use super::wire::{connection_error, missing_key_error, timeout_error};
+
 use super::{ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest};
 use crate::config::{Config, Endpoint, RetryPolicy, Timeouts};
 
@@ -160,19 +161,7 @@ impl OpenAiClient {
 
     /// How this endpoint uses its API key.
     fn key_use(&self) -> super::error::KeyUse<'_> {
-        super::error::KeyUse {
-            env: &self.endpoint.api_key_env,
-            offered: self.endpoint.offers_login(),
-            sent: self.endpoint.api_key.is_some(),
-            from: match &self.endpoint.key_from {
-                _ if self.endpoint.api_key.is_none() => super::error::KeySource::Nowhere,
-                crate::config::KeyFrom::Env(var) => super::error::KeySource::Env(var),
-                crate::config::KeyFrom::Stored(_) => super::error::KeySource::Store,
-                crate::config::KeyFrom::Given | crate::config::KeyFrom::Nowhere => {
-                    super::error::KeySource::Given
-                }
-            },
-        }
+        super::wire::key_use(&self.endpoint)
     }
 
     fn open_error(&self, model: &str, error: OpenAIError) -> ModelError {
@@ -227,45 +216,6 @@ impl ModelClient for OpenAiClient {
     fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
         Box::pin(self.open_adapted(request))
     }
-}
-
-/// The error for a hosted server whose key variable is unset.
-pub fn missing_key_error(base_url: &str, key_env: &str) -> ModelError {
-    ModelError::new(
-        ErrorClass::MissingApiKey,
-        format!(
-            "no API key for the model server at {base_url}: run `{tandem} login` in a terminal, or set {key_env} in the environment tandem runs in",
-            tandem = crate::config::invocation::command()
-        ),
-    )
-}
-
-/// The server did not start answering (`mid_answer` false) or went quiet mid-answer.
-fn timeout_error(base_url: &str, mid_answer: bool, waited: Duration) -> ModelError {
-    let message = if mid_answer {
-        format!(
-            "the model server at {base_url} sent nothing for {waited:?} in the middle of an answer (timeouts.idle_secs); tandem stopped waiting"
-        )
-    } else {
-        format!(
-            "the model server at {base_url} did not start answering within {waited:?} (timeouts.first_byte_secs); tandem stopped waiting"
-        )
-    };
-    ModelError::new(ErrorClass::Timeout, message)
-}
-
-fn connection_error(base_url: &str, detail: &str, attempts: u32) -> ModelError {
-    let tries = if attempts > 1 {
-        format!(" after {attempts} attempts")
-    } else {
-        String::new()
-    };
-    let mut e = ModelError::new(
-        ErrorClass::Connection,
-        format!("could not reach the model server at {base_url}{tries}: {detail}"),
-    );
-    e.attempts = attempts;
-    e
 }
 
 struct StreamState<S> {
@@ -323,13 +273,7 @@ where
                 }
                 Some(Err(_)) if st.cut_off.load(std::sync::atomic::Ordering::Relaxed) => {
                     st.done = true;
-                    let e = ModelError::new(
-                        ErrorClass::ResponseTooLarge,
-                        format!(
-                            "the model server at {} sent more than {} bytes in one response (max_response_bytes); tandem stopped reading it",
-                            st.base_url, st.max_response_bytes
-                        ),
-                    );
+                    let e = super::wire::too_large(&st.base_url, st.max_response_bytes);
                     return Some((Err(e), st));
                 }
                 Some(Err(error)) => {

@@ -74,13 +74,17 @@ pub enum Listing {
 }
 
 /// The models `base_url` lists, asked with `key` when there is one.
-pub async fn list_models(base_url: &str, key: Option<&ApiKey>) -> Result<Listing, ListError> {
+pub async fn list_models(
+    base_url: &str,
+    api: crate::config::Api,
+    key: Option<&ApiKey>,
+) -> Result<Listing, ListError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .timeout(PATIENCE)
         .build()
         .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
-    let (status, body) = get_models(&client, base_url, key).await?;
+    let (status, body) = get_models(&client, base_url, api, key).await?;
     let detail = || short_detail(&body);
     let answered = || answered(status, &body);
     match status {
@@ -117,12 +121,12 @@ pub async fn list_models(base_url: &str, key: Option<&ApiKey>) -> Result<Listing
 async fn get_models(
     client: &reqwest::Client,
     base_url: &str,
+    api: crate::config::Api,
     key: Option<&ApiKey>,
 ) -> Result<(u16, Vec<u8>), ListError> {
-    let mut request = client.get(format!("{base_url}/models"));
-    if let Some(key) = key {
-        request = request.bearer_auth(key.expose());
-    }
+    let request = client
+        .get(format!("{base_url}/models"))
+        .headers(super::wire::auth_headers(api, key));
     let response = request
         .send()
         .await
@@ -157,7 +161,7 @@ async fn with_v1(client: &reqwest::Client, base_url: &str) -> Option<String> {
         return None;
     }
     let candidate = format!("{}/v1", base_url.trim_end_matches('/'));
-    match get_models(client, &candidate, None).await {
+    match get_models(client, &candidate, Default::default(), None).await {
         Ok((200..=299, body)) if model_ids(&body).is_some() => Some(candidate),
         Ok((401 | 403, body)) if serde_json::from_slice::<serde_json::Value>(&body).is_ok() => {
             Some(candidate)

@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::client::{ClientCaps, ClientOps};
 use crate::config::Config;
 use crate::config::Settings;
-use crate::model::openai::missing_key_error;
+use crate::model::wire::missing_key_error;
 use crate::model::{ModelClient, ModelError};
 use crate::store::{self, Line, Store};
 use crate::tools::Entry;

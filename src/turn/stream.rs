@@ -107,6 +107,7 @@ pub(super) async fn stream_response(
             Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
             Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
             Some(Ok(ModelEvent::Carried(carried))) => response.carried = Some(carried),
+            Some(Ok(ModelEvent::CallStarted { .. })) => {}
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
         }
     }

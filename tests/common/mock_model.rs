@@ -1,19 +1,22 @@
 //! A scripted OpenAI-compatible chat-completions server on loopback. Each request is answered
 //! by the next scripted [`Reply`] (SSE chunks with optional delays, a stream that breaks off,
-//! or an HTTP error with headers), and every request is recorded for assertions.
+//! or an HTTP error with headers), and every request is recorded for assertions. Requests to
+//! the Anthropic Messages API (`…/messages`) and the OpenAI Responses API (`…/responses`)
+//! take replies from the same script, translated to their wire ([`super::wire`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, StatusCode};
+use axum::body::Bytes;
+use axum::http::HeaderMap;
 use axum::response::Response;
-use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::acp_client::WAIT;
+use super::wire::{self, Api};
+use super::{anthropic_wire, responses_wire};
 
 /// One piece of an SSE body.
 #[derive(Clone, Debug)]
@@ -75,15 +78,26 @@ impl Recorded {
             .and_then(|v| v.to_str().ok())
             .map(String::from)
     }
-    /// The system prompt text.
+    /// The system prompt text (Anthropic: `system`; Responses: `instructions`).
     pub fn system_prompt(&self) -> String {
+        match Api::of(&self.path) {
+            Some(Api::Anthropic) => return anthropic_wire::system_prompt(&self.body),
+            Some(Api::Responses) => return responses_wire::system_prompt(&self.body),
+            _ => {}
+        }
         self.body["messages"][0]["content"]
             .as_str()
             .unwrap_or("")
             .to_string()
     }
-    /// The last message's content as text (string content, or the text parts joined).
+    /// The last message's content as text (string content, or the text parts joined); on
+    /// the Anthropic and Responses APIs, the last user message's (see their `last_user_text`).
     pub fn last_user_text(&self) -> String {
+        match Api::of(&self.path) {
+            Some(Api::Anthropic) => return anthropic_wire::last_user_text(&self.body),
+            Some(Api::Responses) => return responses_wire::last_user_text(&self.body),
+            _ => {}
+        }
         let messages = self.body["messages"]
             .as_array()
             .cloned()
@@ -276,6 +290,8 @@ struct State {
     contract: Mutex<Option<super::contract::Contract>>,
     /// The provider state each scripted answer sent, by call id.
     issued: Mutex<super::contract::Issued>,
+    /// What the Anthropic and Responses replies sent, for those APIs' rules.
+    wires: wire::Wires,
 }
 
 /// The running mock server.
@@ -295,6 +311,7 @@ impl MockModel {
             info: Mutex::new(std::collections::HashMap::new()),
             contract: Mutex::new(None),
             issued: Mutex::new(Default::default()),
+            wires: Default::default(),
         });
         let app_state = state.clone();
         let app = axum::Router::new()
@@ -349,7 +366,7 @@ impl MockModel {
     }
 
     /// Answers `path` (e.g. `/v1/models`, `/props`) with `status` and `body` from now on;
-    /// other paths than chat completions answer 404.
+    /// other paths than the three APIs' (chat completions, messages, responses) answer 404.
     pub fn serve_info(&self, path: &str, status: u16, body: Value) {
         self.state
             .info
@@ -376,23 +393,25 @@ fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> BoxFuture<'static, Response> {
-    if !path.ends_with("/chat/completions") {
+    let Some(api) = Api::of(&path) else {
         let info = state.info.lock().unwrap().get(&path).cloned();
         let (status, body) = info.unwrap_or((404, r#"{"error":"not found"}"#.to_string()));
-        return respond(Some(Reply::Status {
-            status,
-            headers: Vec::new(),
-            body,
-        }));
-    }
+        let response = wire::status_response(status, &[], &body);
+        return Box::pin(async move { response });
+    };
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let recorded = Recorded {
         path,
         headers,
         body,
     };
-    let contract = *state.contract.lock().unwrap();
-    let refused = contract.and_then(|c| state.issued.lock().unwrap().check(c, &recorded.body));
+    let refused = match api {
+        Api::Chat => {
+            let contract = *state.contract.lock().unwrap();
+            contract.and_then(|c| state.issued.lock().unwrap().check(c, &recorded.body))
+        }
+        _ => state.wires.check(api, &recorded),
+    };
     let reply = match refused {
         Some((status, body)) => Some(Reply::Status {
             status,
@@ -401,18 +420,27 @@ fn answer(
         }),
         None => state.script.lock().unwrap().pop_front(),
     };
-    if let Some(reply) = &reply {
+    if let (Api::Chat, Some(reply)) = (api, &reply) {
         state.issued.lock().unwrap().note(reply);
     }
-    let reply = match reply {
+    let mut reply = match reply {
         Some(Reply::Echo { pieces, pause }) => {
             Some(echo(&recorded.last_user_text(), pieces, pause))
         }
         other => other,
     };
-    state.requests.lock().unwrap().push(recorded);
+    let wire = {
+        // Numbered (`msg_mock_N`…) by the request's place among all the mock received.
+        let mut requests = state.requests.lock().unwrap();
+        let mut wire = state.wires.wire(api, requests.len() + 1, &recorded);
+        if let Some(reply) = &mut reply {
+            wire::translate(reply, wire.as_mut());
+        }
+        requests.push(recorded);
+        wire
+    };
     state.arrived.notify_waiters();
-    respond(reply)
+    wire::respond(reply, wire)
 }
 
 /// `text` back as an answer in `pieces` parts.
@@ -422,76 +450,6 @@ fn echo(text: &str, pieces: usize, pause: Duration) -> Reply {
     let parts: Vec<String> = chars.chunks(size).map(|c| c.iter().collect()).collect();
     let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
     Reply::text(&refs).slow(pause)
-}
-
-fn respond(reply: Option<Reply>) -> BoxFuture<'static, Response> {
-    if let Some(Reply::Stall(pause, then)) = reply {
-        return Box::pin(async move {
-            tokio::time::sleep(pause).await;
-            respond(Some(*then)).await
-        });
-    }
-    let response = match reply {
-        Some(Reply::Stall(..) | Reply::Echo { .. }) => unreachable!(),
-        None => status_response(500, &[], r#"{"error":{"message":"mock script exhausted"}}"#),
-        Some(Reply::Status {
-            status,
-            headers,
-            body,
-        }) => status_response(status, &headers, &body),
-        Some(Reply::Stream { pieces, end }) => {
-            let mut items: Vec<Result<Piece, ()>> = pieces.into_iter().map(Ok).collect();
-            match end {
-                End::Done => items.push(Ok(Piece::Raw("data: [DONE]\n\n".into()))),
-                End::Drop => {
-                    // Let what was sent reach the client before the connection breaks.
-                    items.push(Ok(Piece::Delay(Duration::from_millis(50))));
-                    items.push(Err(()));
-                }
-                End::Hang => items.push(Ok(Piece::Delay(Duration::from_secs(3600)))),
-                End::Flood(_) => {}
-            }
-            let flood = match end {
-                End::Flood(t) => Some(format!("data: {}\n\n", text(t))),
-                _ => None,
-            };
-            let forever = futures::stream::iter(flood)
-                .flat_map(|line| futures::stream::repeat(Ok(Piece::Raw(line))));
-            let stream = futures::stream::iter(items)
-                .chain(forever)
-                .then(|item| async move {
-                    match item {
-                        Ok(Piece::Delay(d)) => {
-                            tokio::time::sleep(d).await;
-                            Ok(Bytes::new())
-                        }
-                        Ok(Piece::Gate(gate)) => {
-                            gate.pass().await;
-                            Ok(Bytes::new())
-                        }
-                        Ok(Piece::Data(json)) => Ok(Bytes::from(format!("data: {json}\n\n"))),
-                        Ok(Piece::Raw(raw)) => Ok(Bytes::from(raw)),
-                        Err(()) => Err(std::io::Error::other("mock drops the connection")),
-                    }
-                });
-            Response::builder()
-                .status(200)
-                .header("content-type", "text/event-stream")
-                .body(Body::from_stream(stream))
-                .unwrap()
-        }
-    };
-    Box::pin(async move { response })
-}
-
-fn status_response(status: u16, headers: &[(String, String)], body: &str) -> Response {
-    let mut builder = Response::builder()
-        .status(StatusCode::from_u16(status).unwrap())
-        .header("content-type", "application/json");
-    for (name, value) in headers {
-        builder = builder.header(name.as_str(), value.as_str());
-    }
-    builder.body(Body::from(body.to_string())).unwrap()
 }
 
 /// Serves `app` on a free loopback port in the background; its OpenAI-style base URL.

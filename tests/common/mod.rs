@@ -3,6 +3,7 @@
 
 pub mod acp_client;
 pub mod agent_shell;
+pub mod anthropic_wire;
 pub mod calls;
 pub mod codecompanion;
 pub mod contract;
@@ -15,17 +16,21 @@ pub mod mock_model;
 pub mod pipe;
 pub mod proxy;
 pub mod real_server;
+pub mod responses_wire;
 pub mod schema;
 pub mod stubs;
 #[cfg(unix)]
 pub mod terminal;
 pub mod wine;
+pub mod wire;
+pub mod wire_client;
 pub mod zed;
 
 use std::path::{Path, PathBuf};
 
 pub use acp_client::{Agent, assert_error, joined, of_kind, response};
 pub use mock_model::{MockModel, Reply};
+pub use wire::fnv_hex;
 
 /// The key every test plants; tests check it never leaks.
 pub const TEST_KEY: &str = "sk-test-7f3a9c1e5b";

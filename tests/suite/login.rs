@@ -455,8 +455,8 @@ async fn the_interactive_login_in_a_terminal() {
         use expectrl::Expect;
         let mut term = login_terminal(&env, &[]);
         term.expect("Which model server?").unwrap();
-        // Down past the eight presets to "another OpenAI-compatible server".
-        for _ in 0..8 {
+        // Down past the ten presets to "another OpenAI-compatible server".
+        for _ in 0..10 {
             term.send("\x1b[B").unwrap();
         }
         term.send("\r").unwrap();

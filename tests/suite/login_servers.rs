@@ -223,7 +223,7 @@ async fn a_server_that_is_down_is_said_first_and_the_user_chooses_again() {
         use expectrl::Expect;
         let mut term = login_terminal(&first, &[]);
         term.expect("Which model server?").unwrap();
-        for _ in 0..8 {
+        for _ in 0..10 {
             term.send("\x1b[B").unwrap();
         }
         term.send("\r").unwrap();

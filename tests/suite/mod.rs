@@ -47,6 +47,7 @@ mod protocol_edges;
 mod provider_state;
 mod real_local;
 mod real_model;
+mod real_wire;
 mod reopen;
 mod replay;
 mod runaway;
@@ -60,6 +61,8 @@ mod tool_loop;
 mod tools;
 mod unused_sessions;
 mod windows;
+mod wire_apis;
+mod wire_mock;
 mod wire_trace;
 #[cfg(unix)]
 mod zed_auth;

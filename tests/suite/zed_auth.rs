@@ -87,7 +87,7 @@ async fn zeds_login_button_runs_tandem_login_and_then_the_session_starts() {
     let status = zed::run_login(&login, &env, move |term| {
         term.expect("Which model server?").unwrap();
         // Down past the presets to "another OpenAI-compatible server".
-        for _ in 0..8 {
+        for _ in 0..10 {
             term.send("\x1b[B").unwrap();
         }
         term.send("\r").unwrap();

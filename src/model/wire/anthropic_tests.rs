@@ -1,0 +1,192 @@
+use super::*;
+use crate::types::ToolSpec;
+
+fn origin() -> Origin {
+    Origin {
+        api: Api::AnthropicMessages,
+        server: "http://s/v1".into(),
+        model: "claude".into(),
+    }
+}
+
+fn request(messages: Vec<Message>, effort: Option<&str>) -> ModelRequest {
+    ModelRequest {
+        model: "claude".into(),
+        messages,
+        reasoning_effort: effort.map(String::from),
+        tools: vec![ToolSpec {
+            name: "read_file".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }],
+        max_tokens: None,
+        response_format: None,
+    }
+}
+
+fn decode(events: &[Value]) -> Vec<ModelEvent> {
+    let mut d = Decode::new(origin(), "http://s/v1", "claude");
+    let mut out = Vec::new();
+    for e in events {
+        out.extend(d.event(None, &e.to_string()).unwrap());
+    }
+    assert!(d.complete());
+    out
+}
+
+#[test]
+fn thinking_text_and_calls_stream_and_keep_their_order() {
+    let out = decode(&[
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Look"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "SIG"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Reading."}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "t1", "name": "read_file", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"path\":"}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "\"a\"}"}}),
+        json!({"type": "content_block_stop", "index": 2}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 30}}),
+        json!({"type": "message_stop"}),
+    ]);
+    assert_eq!(out[0], ModelEvent::Reasoning("Look".into()));
+    assert_eq!(out[1], ModelEvent::Text("Reading.".into()));
+    assert_eq!(
+        out[2],
+        ModelEvent::CallStarted {
+            id: "t1".into(),
+            name: "read_file".into()
+        }
+    );
+    let ModelEvent::ToolCalls(calls) = &out[3] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(calls[0].arguments, r#"{"path":"a"}"#);
+    let ModelEvent::Carried(carried) = &out[4] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(out[5], ModelEvent::Finish(FinishReason::ToolCalls));
+    assert_eq!(
+        out[6],
+        ModelEvent::Usage(Usage {
+            prompt_tokens: 100,
+            completion_tokens: 30,
+            cached_tokens: 90,
+            reasoning_tokens: 0
+        })
+    );
+
+    // Sent back: the same blocks in the same order, the signature untouched.
+    let answer = Message::Assistant {
+        text: "Reading.".into(),
+        reasoning: "Look".into(),
+        tool_calls: calls.clone(),
+        carried: Some(carried.clone()),
+    };
+    let body = request_body(
+        &request(
+            vec![
+                Message::System("sys".into()),
+                Message::User(vec![UserPart::Text("go".into())]),
+                answer.clone(),
+                Message::Tool {
+                    call_id: "t1".into(),
+                    content: "A".into(),
+                },
+            ],
+            Some("high"),
+        ),
+        &origin(),
+    );
+    let content = &body["messages"][1]["content"];
+    assert_eq!(
+        content[0],
+        json!({"type": "thinking", "thinking": "Look", "signature": "SIG"})
+    );
+    assert_eq!(content[1]["text"], "Reading.");
+    assert_eq!(content[2]["input"], json!({"path": "a"}));
+    assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
+    assert_eq!(body["thinking"]["budget_tokens"], 16_384);
+    assert!(body["max_tokens"].as_u64().unwrap() > 16_384);
+    assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+
+    // To another model, no thinking goes.
+    let other = Origin {
+        model: "claude-other".into(),
+        ..origin()
+    };
+    let body = request_body(&request(vec![answer], None), &other);
+    let content = body["messages"][0]["content"].as_array().unwrap();
+    assert!(
+        content.iter().all(|b| b["type"] != "thinking"),
+        "{content:?}"
+    );
+    assert!(body.get("thinking").is_none());
+}
+
+#[test]
+fn results_and_the_next_prompt_share_one_user_message_and_the_ends_are_cached() {
+    let call = ToolCall::new("t1", "read_file", "not json");
+    let body = request_body(
+        &request(
+            vec![
+                Message::User(vec![UserPart::Text("one".into())]),
+                Message::Assistant {
+                    text: String::new(),
+                    reasoning: String::new(),
+                    tool_calls: vec![call],
+                    carried: None,
+                },
+                Message::Tool {
+                    call_id: "t1".into(),
+                    content: "A".into(),
+                },
+                Message::User(vec![
+                    UserPart::Text("two".into()),
+                    UserPart::Image {
+                        url: "data:image/png;base64,AAAA".into(),
+                    },
+                ]),
+            ],
+            None,
+        ),
+        &origin(),
+    );
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    assert_eq!(
+        messages[1]["content"][0]["input"],
+        json!({"arguments": "not json"})
+    );
+    let last = messages[2]["content"].as_array().unwrap();
+    assert_eq!(last[0]["type"], "tool_result");
+    assert_eq!(last[2]["source"]["media_type"], "image/png");
+    assert_eq!(last[2]["cache_control"]["type"], "ephemeral");
+    assert_eq!(
+        messages[0]["content"][0]["cache_control"]["type"],
+        "ephemeral"
+    );
+    let marks = body.to_string().matches("cache_control").count();
+    assert!(marks <= 4, "{marks}");
+}
+
+#[test]
+fn errors_in_the_stream_and_unknown_events() {
+    let mut d = Decode::new(origin(), "http://s/v1", "claude");
+    assert!(
+        d.event(Some("ping"), r#"{"type":"ping"}"#)
+            .unwrap()
+            .is_empty()
+    );
+    let e = d
+        .event(
+            Some("error"),
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
+        .unwrap_err();
+    assert!(e.message.contains("Overloaded"), "{}", e.message);
+    assert!(d.event(None, "not json").is_err());
+}

@@ -1,0 +1,393 @@
+//! The event-stream APIs besides chat completions, one file each: OpenAI's Responses API
+//! ([`responses`]) and Anthropic's Messages API ([`anthropic`]).
+//!
+//! What they share lives here: [`Link`] (the endpoint, the HTTP client built on the first
+//! request, retries through [`super::http::send`], and failures classified as for chat
+//! completions) and [`drive`], which reads a capped server-sent-event stream with the
+//! first-byte and idle timeouts and hands each event to the API's [`Decoder`]. Events are
+//! parsed by `sse-stream`, which reads each byte once however the network splits an event.
+
+pub mod anthropic;
+pub mod responses;
+
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::http::{self, Failure};
+use super::{ErrorClass, EventStream, ModelError, ModelEvent, Origin};
+use crate::config::{Api, Config, Endpoint, KeyFrom, RetryPolicy, Timeouts};
+
+/// One server spoken to in one API: where, with which key, within which limits.
+pub struct Link {
+    endpoint: Endpoint,
+    api: Api,
+    retry: RetryPolicy,
+    timeouts: Timeouts,
+    max_response_bytes: u64,
+    /// Built on the first request: loading TLS roots costs milliseconds that editors would
+    /// otherwise wait for before `initialize` is answered.
+    client: OnceLock<reqwest::Client>,
+}
+
+impl Link {
+    /// A link to `config`'s endpoint in `api`; nothing is set up until the first request.
+    pub fn new(config: &Config, api: Api) -> Self {
+        Self {
+            endpoint: config.endpoint.clone(),
+            api,
+            retry: config.retry,
+            timeouts: config.timeouts,
+            max_response_bytes: config.max_response_bytes,
+            client: OnceLock::new(),
+        }
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// Where an answer to a request for `model` comes from.
+    pub fn origin(&self, model: &str) -> Origin {
+        Origin {
+            api: self.api,
+            server: self.endpoint.base_url.clone(),
+            model: model.to_string(),
+        }
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, ModelError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        // reqwest is built without a default TLS provider; ring is ours. Installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(self.timeouts.connect)
+            .build()
+            .map_err(|e| ModelError::new(ErrorClass::Connection, http::describe_reqwest(&e)))?;
+        Ok(self.client.get_or_init(|| client))
+    }
+
+    /// Posts `body` (keys already taken out) to `path` under the base URL with the key in
+    /// the API's headers, and decodes the event stream that answers with `decoder`.
+    pub async fn open<D: Decoder>(
+        &self,
+        path: &str,
+        body: &Value,
+        model: &str,
+        decoder: D,
+    ) -> Result<EventStream, ModelError> {
+        let endpoint = &self.endpoint;
+        if endpoint.requires_key && endpoint.api_key.is_none() {
+            return Err(missing_key_error(&endpoint.base_url, &endpoint.api_key_env));
+        }
+        let client = self.client()?;
+        let url = format!("{}{path}", endpoint.base_url);
+        let request = client
+            .post(&url)
+            .headers(auth_headers(self.api, endpoint.api_key.as_ref()))
+            .json(body)
+            .build()
+            .map_err(|e| connection_error(&endpoint.base_url, &http::describe_reqwest(&e), 1))?;
+        tracing::debug!(%url, model, "model request");
+        let limits = http::ResponseLimits {
+            first_byte: self.timeouts.first_byte,
+            max_bytes: self.max_response_bytes,
+        };
+        let response = http::send(client, request, self.retry, limits)
+            .await
+            .map_err(|f| self.failure(model, f))?;
+        Ok(drive(
+            response,
+            decoder,
+            Reading {
+                timeouts: self.timeouts,
+                max_bytes: self.max_response_bytes,
+                base_url: endpoint.base_url.clone(),
+            },
+        ))
+    }
+
+    /// How this endpoint uses its API key.
+    pub fn key_use(&self) -> super::error::KeyUse<'_> {
+        key_use(&self.endpoint)
+    }
+
+    fn failure(&self, model: &str, failure: Failure) -> ModelError {
+        let base_url = &self.endpoint.base_url;
+        match failure {
+            Failure::Http(f) => ModelError::from_http(
+                base_url,
+                model,
+                self.key_use(),
+                f.status,
+                &f.body,
+                f.attempts,
+                f.retry_after,
+            ),
+            Failure::Connect(f) => connection_error(base_url, &f.message, f.attempts),
+            Failure::FirstByte(f) => timeout_error(base_url, false, f.waited),
+            Failure::NotAStream(f) => ModelError::from_json_body(base_url, model, &f.body),
+        }
+    }
+}
+
+/// The headers that carry `key` in `api`: `x-api-key` with `anthropic-version` for
+/// Anthropic's Messages API, a bearer token for OpenAI's APIs. Marked sensitive, so no log or
+/// debug print shows them.
+pub fn auth_headers(api: Api, key: Option<&crate::config::ApiKey>) -> reqwest::header::HeaderMap {
+    use reqwest::header::{AUTHORIZATION, HeaderValue};
+    let mut headers = reqwest::header::HeaderMap::new();
+    if api == Api::AnthropicMessages {
+        headers.insert(
+            "anthropic-version",
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+    }
+    let Some(key) = key else {
+        return headers;
+    };
+    let value = match api {
+        Api::AnthropicMessages => HeaderValue::from_str(key.expose()),
+        _ => HeaderValue::from_str(&format!("Bearer {}", key.expose())),
+    };
+    if let Ok(mut value) = value {
+        value.set_sensitive(true);
+        let name = match api {
+            Api::AnthropicMessages => reqwest::header::HeaderName::from_static("x-api-key"),
+            _ => AUTHORIZATION,
+        };
+        headers.insert(name, value);
+    }
+    headers
+}
+
+/// The Messages API version tandem speaks.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// How `endpoint` uses its API key, for error messages.
+pub fn key_use(endpoint: &Endpoint) -> super::error::KeyUse<'_> {
+    use super::error::{KeySource, KeyUse};
+    KeyUse {
+        env: &endpoint.api_key_env,
+        offered: endpoint.offers_login(),
+        sent: endpoint.api_key.is_some(),
+        from: match &endpoint.key_from {
+            _ if endpoint.api_key.is_none() => KeySource::Nowhere,
+            KeyFrom::Env(var) => KeySource::Env(var),
+            KeyFrom::Stored(_) => KeySource::Store,
+            KeyFrom::Given | KeyFrom::Nowhere => KeySource::Given,
+        },
+    }
+}
+
+/// Reads one API's events into model events.
+pub trait Decoder: Send + 'static {
+    /// The model events one server-sent event carries (`event` is its `event:` name).
+    fn event(&mut self, event: Option<&str>, data: &str) -> Result<Vec<ModelEvent>, ModelError>;
+    /// Whether the answer is complete, so the stream may end here.
+    fn complete(&self) -> bool;
+}
+
+/// What reading a response needs to know.
+struct Reading {
+    timeouts: Timeouts,
+    max_bytes: u64,
+    base_url: String,
+}
+
+/// A response being read.
+struct Read<D> {
+    events:
+        std::pin::Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>,
+    decoder: D,
+    reading: Reading,
+    /// Set when the body passed its byte cap.
+    cut: Arc<AtomicBool>,
+    /// Whether any event arrived (the idle timeout applies from then on).
+    started: bool,
+    /// Decoded events not yet handed on.
+    pending: std::collections::VecDeque<ModelEvent>,
+    /// Whether the stream ended (with an error, or complete).
+    done: bool,
+}
+
+/// The model events of `response`'s event stream, ending with an error when the server goes
+/// quiet, sends too much, breaks off before the answer is complete, or sends what `decoder`
+/// cannot read.
+fn drive<D: Decoder>(response: reqwest::Response, decoder: D, reading: Reading) -> EventStream {
+    let cut = Arc::new(AtomicBool::new(false));
+    let bytes = capped(response, reading.max_bytes, cut.clone());
+    let read = Read {
+        events: Box::pin(sse_stream::SseStream::from_bytes_stream(bytes)),
+        decoder,
+        reading,
+        cut,
+        started: false,
+        pending: Default::default(),
+        done: false,
+    };
+    futures::stream::unfold(read, |mut read| async move {
+        let item = read.next().await?;
+        Some((item, read))
+    })
+    .boxed()
+}
+
+impl<D: Decoder> Read<D> {
+    /// The next model event, or the error that ends the stream, or nothing at its end.
+    async fn next(&mut self) -> Option<Result<ModelEvent, ModelError>> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some(Ok(event));
+            }
+            if self.done {
+                return None;
+            }
+            match self.step().await {
+                Ok(()) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+
+    /// Reads one server-sent event into `pending`; marks the end.
+    async fn step(&mut self) -> Result<(), ModelError> {
+        let r = &self.reading;
+        let limit = if self.started {
+            r.timeouts.idle
+        } else {
+            r.timeouts.first_byte
+        };
+        let Ok(next) = tokio::time::timeout(limit, self.events.next()).await else {
+            return Err(timeout_error(&r.base_url, self.started, limit));
+        };
+        self.started = true;
+        match next {
+            Some(Ok(sse)) => {
+                if let Some(data) = sse.data.as_deref() {
+                    let events = self.decoder.event(sse.event.as_deref(), data)?;
+                    self.pending.extend(events);
+                }
+                Ok(())
+            }
+            Some(Err(_)) if self.cut.load(Ordering::Relaxed) => {
+                Err(too_large(&r.base_url, r.max_bytes))
+            }
+            Some(Err(error)) => Err(broken_off(&r.base_url, &error.to_string())),
+            None if self.decoder.complete() => {
+                self.done = true;
+                Ok(())
+            }
+            None => Err(ModelError::new(
+                ErrorClass::StreamInterrupted,
+                format!(
+                    "the model server at {} closed the stream before the answer was complete",
+                    r.base_url
+                ),
+            )),
+        }
+    }
+}
+
+/// The body as a stream of byte pieces that fails once more than `max_bytes` arrived,
+/// setting `cut` so the failure is told as "too large" rather than "broken off".
+fn capped(
+    response: reqwest::Response,
+    max_bytes: u64,
+    cut: Arc<AtomicBool>,
+) -> impl Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static {
+    let mut seen = 0u64;
+    response.bytes_stream().map(move |piece| {
+        let piece = piece.map_err(std::io::Error::other)?;
+        seen = seen.saturating_add(piece.len() as u64);
+        if seen > max_bytes {
+            cut.store(true, Ordering::Relaxed);
+            return Err(std::io::Error::other("the response is too large"));
+        }
+        Ok(piece)
+    })
+}
+
+/// The error for a hosted server whose key variable is unset.
+pub fn missing_key_error(base_url: &str, key_env: &str) -> ModelError {
+    ModelError::new(
+        ErrorClass::MissingApiKey,
+        format!(
+            "no API key for the model server at {base_url}: run `{tandem} login` in a terminal, or set {key_env} in the environment tandem runs in",
+            tandem = crate::config::invocation::command()
+        ),
+    )
+}
+
+/// The server did not start answering (`mid_answer` false) or went quiet mid-answer.
+pub fn timeout_error(base_url: &str, mid_answer: bool, waited: Duration) -> ModelError {
+    let message = if mid_answer {
+        format!(
+            "the model server at {base_url} sent nothing for {waited:?} in the middle of an answer (timeouts.idle_secs); tandem stopped waiting"
+        )
+    } else {
+        format!(
+            "the model server at {base_url} did not start answering within {waited:?} (timeouts.first_byte_secs); tandem stopped waiting"
+        )
+    };
+    ModelError::new(ErrorClass::Timeout, message)
+}
+
+/// The server could not be reached.
+pub fn connection_error(base_url: &str, detail: &str, attempts: u32) -> ModelError {
+    let tries = if attempts > 1 {
+        format!(" after {attempts} attempts")
+    } else {
+        String::new()
+    };
+    let mut e = ModelError::new(
+        ErrorClass::Connection,
+        format!("could not reach the model server at {base_url}{tries}: {detail}"),
+    );
+    e.attempts = attempts;
+    e
+}
+
+/// The response passed `max_response_bytes`.
+pub fn too_large(base_url: &str, max_bytes: u64) -> ModelError {
+    ModelError::new(
+        ErrorClass::ResponseTooLarge,
+        format!(
+            "the model server at {base_url} sent more than {max_bytes} bytes in one response (max_response_bytes); tandem stopped reading it"
+        ),
+    )
+}
+
+/// The stream broke off (a reset, bad bytes) before the answer was complete.
+pub fn broken_off(base_url: &str, detail: &str) -> ModelError {
+    ModelError::new(
+        ErrorClass::StreamInterrupted,
+        format!(
+            "the model server at {base_url} broke off the stream before the answer was complete: {detail}"
+        ),
+    )
+}
+
+/// An event whose JSON tandem cannot read.
+pub fn unreadable(base_url: &str, error: &serde_json::Error, data: &str) -> ModelError {
+    let mut shown: String = data.chars().take(200).collect();
+    if shown.len() < data.len() {
+        shown.push('…');
+    }
+    ModelError::new(
+        ErrorClass::MalformedResponse,
+        format!(
+            "the model server at {base_url} sent an event tandem could not parse ({error}): {shown}"
+        ),
+    )
+}

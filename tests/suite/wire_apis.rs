@@ -1,0 +1,232 @@
+//! The binary over Anthropic's Messages API and OpenAI's Responses API, against the mock that
+//! speaks both and refuses what the real servers refuse: thinking blocks and reasoning items
+//! sent back in order with their signatures and encrypted content through several tool
+//! rounds, keys in each API's own header, cache breakpoints, a reload, and errors.
+
+use serde_json::{Value, json};
+
+use crate::common::contract::deepseek_round;
+use crate::common::mock_model::Recorded;
+use crate::common::{Agent, MockModel, Reply, TEST_KEY, Workspace, fnv_hex, session_with_env};
+
+fn read(id: &str, path: &str) -> (&'static str, &'static str, Value) {
+    let id: &'static str = Box::leak(id.to_string().into_boxed_str());
+    (id, "read_file", json!({ "path": path }))
+}
+
+/// A session over `api` with a reasoning model, its answers `script`.
+async fn session(
+    api: &str,
+    model: &str,
+    script: Vec<Reply>,
+) -> (MockModel, Workspace, Agent, String) {
+    let vars = vec![
+        ("TANDEM_API".to_string(), api.to_string()),
+        ("TANDEM_MODEL".to_string(), model.to_string()),
+    ];
+    let (mock, ws, agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", |_| vars).await;
+    (mock, ws, agent, session)
+}
+
+/// Three rounds of thinking and reading, then an answer.
+fn rounds() -> Vec<Reply> {
+    vec![
+        deepseek_round("First the readme.", &[read("t1", "README.md")]),
+        deepseek_round(
+            "Now the sources.",
+            &[read("t2", "src/lib.rs"), read("t3", "src/main.rs")],
+        ),
+        deepseek_round("One more look.", &[read("t4", "README.md")]),
+        Reply::text(&["All read."]),
+    ]
+}
+
+async fn finishes(agent: &mut Agent, session: &str, text: &str) -> Vec<Value> {
+    let (response, updates) = agent.prompt(session, text).await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    updates
+}
+
+fn header(r: &Recorded, name: &str) -> Option<String> {
+    r.headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_thinking_goes_back_signed_through_every_tool_round() {
+    let (mock, ws, mut agent, session) =
+        session("anthropic-messages", "claude-sonnet-4-5", rounds()).await;
+    let updates = finishes(&mut agent, &session, "look at the project").await;
+    assert_eq!(
+        crate::common::joined(&updates, "agent_thought_chunk"),
+        "First the readme.Now the sources.One more look."
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    for r in &requests {
+        assert!(r.path.ends_with("/v1/messages"), "{}", r.path);
+        assert_eq!(header(r, "x-api-key").as_deref(), Some(TEST_KEY));
+        assert_eq!(
+            header(r, "anthropic-version").as_deref(),
+            Some("2023-06-01")
+        );
+        assert!(
+            r.authorization().is_none(),
+            "the key goes in x-api-key only"
+        );
+        assert_eq!(r.body["thinking"]["type"], "enabled");
+        assert!(r.body["max_tokens"].as_u64() > r.body["thinking"]["budget_tokens"].as_u64());
+        assert!(
+            r.body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|m| m["role"] != "system")
+        );
+    }
+    let last = &requests[3].body;
+    let answers: Vec<&Value> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
+    for (answer, thought) in
+        answers
+            .iter()
+            .zip(["First the readme.", "Now the sources.", "One more look."])
+    {
+        let first = &answer["content"][0];
+        assert_eq!(first["type"], "thinking");
+        assert_eq!(first["thinking"], thought);
+        assert_eq!(first["signature"], format!("sig-{}", fnv_hex(thought)));
+    }
+    // The fixed start and the moving end are cache breakpoints; the mock allows four.
+    assert!(
+        last["system"][0]["cache_control"].is_object(),
+        "{}",
+        last["system"]
+    );
+    let messages = last["messages"].as_array().unwrap();
+    let end = messages.last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
+    assert!(end["cache_control"].is_object(), "{end}");
+
+    // A reload in a new process goes on with the signed thinking still attached.
+    drop(agent);
+    mock.push(deepseek_round("Again.", &[read("t5", "README.md")]));
+    mock.push(Reply::text(&["ok"]));
+    let mut agent = Agent::spawn(
+        &reload_env(&ws, &mock, "anthropic-messages", "claude-sonnet-4-5"),
+        &[],
+    );
+    agent.initialize().await;
+    agent
+        .open_stored("session/load", &session, &ws.project())
+        .await;
+    finishes(&mut agent, &session, "and again").await;
+    assert_eq!(mock.requests().len(), 6, "the mock took every request");
+    agent.assert_valid();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_reasoning_items_go_back_encrypted_through_every_tool_round() {
+    let (mock, ws, mut agent, session) = session("responses", "o4-mini", rounds()).await;
+    let updates = finishes(&mut agent, &session, "look at the project").await;
+    assert_eq!(
+        crate::common::joined(&updates, "agent_thought_chunk"),
+        "First the readme.Now the sources.One more look."
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    for r in &requests {
+        assert!(r.path.ends_with("/v1/responses"), "{}", r.path);
+        assert_eq!(r.authorization(), Some(format!("Bearer {TEST_KEY}")));
+        assert_eq!(r.body["store"], false);
+        assert_eq!(r.body["include"], json!(["reasoning.encrypted_content"]));
+        assert!(r.body["instructions"].as_str().unwrap().len() > 100);
+    }
+    let input = requests[3].body["input"].as_array().unwrap().clone();
+    let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output",
+            "reasoning",
+            "function_call",
+            "function_call",
+            "function_call_output",
+            "function_call_output",
+            "reasoning",
+            "function_call",
+            "function_call_output"
+        ]
+    );
+    assert_eq!(
+        input[1]["encrypted_content"],
+        format!("enc-{}", fnv_hex("First the readme."))
+    );
+
+    drop(agent);
+    mock.push(deepseek_round("Again.", &[read("t5", "README.md")]));
+    mock.push(Reply::text(&["ok"]));
+    let mut agent = Agent::spawn(&reload_env(&ws, &mock, "responses", "o4-mini"), &[]);
+    agent.initialize().await;
+    agent
+        .open_stored("session/load", &session, &ws.project())
+        .await;
+    finishes(&mut agent, &session, "and again").await;
+    assert_eq!(mock.requests().len(), 6);
+    agent.assert_valid();
+}
+
+fn reload_env(ws: &Workspace, mock: &MockModel, api: &str, model: &str) -> Vec<(String, String)> {
+    let mut env = ws.env(mock);
+    env.retain(|(k, _)| k != "TANDEM_MODEL");
+    env.push(("TANDEM_API".into(), api.into()));
+    env.push(("TANDEM_MODEL".into(), model.into()));
+    env
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_apis_refusal_is_a_clear_error_and_the_session_goes_on() {
+    for (api, path, body) in [
+        (
+            "anthropic-messages",
+            "/v1/messages",
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+        ),
+        (
+            "responses",
+            "/v1/responses",
+            r#"{"error":{"message":"Your organization must be verified to use the model `o3`.","type":"invalid_request_error","param":null,"code":null}}"#,
+        ),
+    ] {
+        let script = vec![Reply::status(403, body), Reply::text(&["fine"])];
+        let (mock, _ws, mut agent, session) = session(api, "some-model", script).await;
+        let (response, _) = agent.prompt(&session, "hi").await;
+        let message = response["error"]["message"].as_str().unwrap_or_default();
+        let said = if api == "responses" {
+            "organization must be verified"
+        } else {
+            "prompt is too long"
+        };
+        assert!(message.contains(said), "{api}: {response}");
+        assert!(mock.requests()[0].path.ends_with(path));
+        let updates = finishes(&mut agent, &session, "again").await;
+        assert_eq!(
+            crate::common::joined(&updates, "agent_message_chunk"),
+            "fine"
+        );
+        agent.assert_valid();
+    }
+}
