@@ -124,6 +124,7 @@ pub fn session_updates(event: TurnEvent) -> Vec<SessionUpdate> {
             SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(config_options(&views)))
         }
         TurnEvent::ToolCall(view) => SessionUpdate::ToolCall(tool_call(view)),
+        TurnEvent::ToolCallReady(view) => SessionUpdate::ToolCallUpdate(tool_call_update(&view)),
         TurnEvent::ToolCallUpdate {
             id,
             status,

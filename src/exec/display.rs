@@ -38,6 +38,9 @@ struct State {
     err_answer_open: bool,
     /// Titles and kinds of the calls seen so far, for their status lines.
     calls: HashMap<String, (String, ToolKind)>,
+    /// Calls shown while the model was still writing them, whose `→` line waits for their
+    /// whole title.
+    unannounced: std::collections::HashSet<String>,
     /// What `json` output reports at the end.
     summary: Summary,
 }
@@ -221,16 +224,26 @@ impl State {
                 }
             }
             SessionUpdate::ToolCall(call) => {
-                self.calls.insert(
-                    call.tool_call_id.0.to_string(),
-                    (call.title.clone(), call.kind),
-                );
-                self.progress(&format!("→ {}", call.title));
+                let id = call.tool_call_id.0.to_string();
+                self.calls.insert(id.clone(), (call.title.clone(), call.kind));
+                // A call announced before its arguments came has no input yet: its line
+                // waits for the title that says what it does.
+                if call.raw_input.is_none() && call.status == ToolCallStatus::Pending {
+                    self.unannounced.insert(id);
+                } else {
+                    self.progress(&format!("→ {}", call.title));
+                }
             }
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.0.to_string();
                 if let (Some(title), Some(call)) = (&update.fields.title, self.calls.get_mut(&id)) {
                     call.0 = title.clone();
+                    if let Some(kind) = update.fields.kind {
+                        call.1 = kind;
+                    }
+                    if self.unannounced.remove(&id) {
+                        self.progress(&format!("→ {title}"));
+                    }
                 }
                 let (title, kind) = self
                     .calls

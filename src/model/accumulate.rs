@@ -69,11 +69,31 @@ pub struct FunctionDelta {
 #[derive(Debug, Default)]
 pub struct ToolCallAccumulator {
     calls: Vec<(Option<u32>, ToolCall)>,
+    /// How many calls have been told as started (see [`ToolCallAccumulator::push`]).
+    started: usize,
 }
 
 impl ToolCallAccumulator {
-    /// Adds one fragment.
-    pub fn push(&mut self, delta: ToolCallDelta) {
+    /// Adds one fragment; returns the id and name of a call this fragment starts (its id and
+    /// name both known, the calls before it started too), so it can be shown while its
+    /// arguments stream. Calls without an id from the server are never told early: their id
+    /// is only made up at the end.
+    pub fn push(&mut self, delta: ToolCallDelta) -> Option<(String, String)> {
+        self.add(delta);
+        let (_, next) = self.calls.get(self.started)?;
+        if next.id.is_empty()
+            || next.name.is_empty()
+            || self.calls[..self.started]
+                .iter()
+                .any(|(_, c)| c.id == next.id)
+        {
+            return None;
+        }
+        self.started += 1;
+        Some((next.id.clone(), next.name.clone()))
+    }
+
+    fn add(&mut self, delta: ToolCallDelta) {
         let slot = match delta.index {
             Some(index) => self.calls.iter().position(|(i, _)| *i == Some(index)),
             None => {

@@ -180,7 +180,9 @@ impl Chunk {
                     events.push(ModelEvent::Text(t));
                 }
                 for fragment in delta.tool_calls {
-                    gathered.calls.push(fragment);
+                    if let Some((id, name)) = gathered.calls.push(fragment) {
+                        events.push(ModelEvent::CallStarted { id, name });
+                    }
                 }
             }
             if let Some(reason) = choice.finish_reason.filter(|s| !s.is_empty()) {
@@ -290,14 +292,21 @@ mod tests {
         ] {
             all.extend(serde_json::from_str::<Chunk>(json).unwrap().events(&mut g));
         }
-        let ModelEvent::ToolCalls(calls) = &all[1] else {
+        assert_eq!(
+            all[1],
+            ModelEvent::CallStarted {
+                id: "c".into(),
+                name: "x".into()
+            }
+        );
+        let ModelEvent::ToolCalls(calls) = &all[2] else {
             panic!("{all:?}")
         };
         assert_eq!(
             calls[0].extra,
             Some(serde_json::json!({"google": {"thought_signature": "T"}}))
         );
-        let ModelEvent::Carried(c) = &all[2] else {
+        let ModelEvent::Carried(c) = &all[3] else {
             panic!("{all:?}")
         };
         assert_eq!(c.origin, origin());

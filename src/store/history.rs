@@ -101,6 +101,12 @@ impl History {
         &self.conversation.messages
     }
 
+    /// The editor's ids as they stand: the next response's calls get the ids this gives out
+    /// (see [`CallIds`]).
+    pub fn call_ids(&self) -> CallIds {
+        self.call_ids.clone()
+    }
+
     /// Where the conversation is recorded.
     pub fn transcript(&self) -> &Transcript {
         &self.transcript

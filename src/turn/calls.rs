@@ -21,18 +21,26 @@ use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 pub(super) struct Issued {
     calls: Vec<ToolCall>,
     model_ids: Vec<String>,
+    /// Per call, whether the editor was shown it while the model was writing it.
+    early: Vec<bool>,
 }
 
 impl Issued {
-    /// `calls` as the model made them, shown to the editor under `shown_ids`.
-    pub(super) fn new(calls: Vec<ToolCall>, shown_ids: Vec<String>) -> Self {
+    /// `calls` as the model made them, shown to the editor under `shown_ids`; those in
+    /// `early` were shown while they streamed.
+    pub(super) fn new(calls: Vec<ToolCall>, shown_ids: Vec<String>, early: &[String]) -> Self {
         let model_ids = calls.iter().map(|c| c.id.clone()).collect();
+        let early = shown_ids.iter().map(|id| early.contains(id)).collect();
         let calls = calls
             .into_iter()
             .zip(shown_ids)
             .map(|(call, id)| ToolCall { id, ..call })
             .collect();
-        Self { calls, model_ids }
+        Self {
+            calls,
+            model_ids,
+            early,
+        }
     }
 }
 
@@ -49,7 +57,11 @@ pub(super) async fn run_all(
     refusals: Vec<Option<String>>,
     cancel: &CancellationToken,
 ) -> bool {
-    let Issued { calls, model_ids } = issued;
+    let Issued {
+        calls,
+        model_ids,
+        early,
+    } = issued;
     let mutating: Vec<bool> = calls
         .iter()
         .map(|c| {
@@ -61,7 +73,7 @@ pub(super) async fn run_all(
     let mut done: Vec<bool> = vec![false; calls.len()];
     for (i, refusal) in refusals.into_iter().enumerate() {
         if let (Some(reason), Some(call)) = (refusal, calls.get(i)) {
-            let (content, view) = refused(ctx, call, reason);
+            let (content, view) = refused(ctx, call, reason, early[i]);
             history.answer(&model_ids[i], content, view);
             done[i] = true;
         }
@@ -73,7 +85,7 @@ pub(super) async fn run_all(
             continue;
         }
         if mutating[i] {
-            let (content, view) = run_one(ctx, &calls[i], cancel).await;
+            let (content, view) = run_one(ctx, &calls[i], cancel, early[i]).await;
             history.answer(&model_ids[i], content, view);
             done[i] = true;
             i += 1;
@@ -85,8 +97,8 @@ pub(super) async fn run_all(
         // Read-only calls run together; each is answered as it finishes.
         let mut batch: FuturesUnordered<_> = (i..end)
             .map(|j| {
-                let call = &calls[j];
-                async move { (j, run_one(ctx, call, cancel).await) }
+                let (call, early) = (&calls[j], early[j]);
+                async move { (j, run_one(ctx, call, cancel, early).await) }
             })
             .collect();
         while let Some((j, (content, view))) = batch.next().await {
@@ -103,7 +115,12 @@ pub(super) async fn run_all(
 
 /// Shows a call that tandem will not run (see [`super::guard`]) as failed with `reason`,
 /// which is also what the model reads.
-fn refused(ctx: &TurnContext, call: &ToolCall, reason: String) -> (String, Option<ToolCallView>) {
+fn refused(
+    ctx: &TurnContext,
+    call: &ToolCall,
+    reason: String,
+    early: bool,
+) -> (String, Option<ToolCallView>) {
     let (title, kind) = match ctx.tools.prepare(call, &ctx.place(), |n| ctx.offers(n)) {
         Ok(ready) => (ready.prepared.title, ready.tool.kind()),
         Err(_) => (
@@ -112,7 +129,7 @@ fn refused(ctx: &TurnContext, call: &ToolCall, reason: String) -> (String, Optio
                 .map_or(ToolKind::Other, |t| t.kind()),
         ),
     };
-    let view = show_failed(ctx, call, title, kind, reason.clone());
+    let view = show_failed(ctx, call, title, kind, reason.clone(), early);
     (reason, Some(view))
 }
 
@@ -121,12 +138,20 @@ fn failed_early(
     ctx: &TurnContext,
     call: &ToolCall,
     unusable: Unusable,
+    early: bool,
 ) -> (String, Option<ToolCallView>) {
     if let Some(notice) = &unusable.notice {
         ctx.emit(TurnEvent::Text(format!("\n_{notice}_\n")));
     }
     let message = unusable.message;
-    let view = show_failed(ctx, call, unusable.title, unusable.kind, message.clone());
+    let view = show_failed(
+        ctx,
+        call,
+        unusable.title,
+        unusable.kind,
+        message.clone(),
+        early,
+    );
     (format!("Error: {message}"), Some(view))
 }
 
@@ -137,6 +162,7 @@ fn show_failed(
     title: String,
     kind: ToolKind,
     message: String,
+    early: bool,
 ) -> ToolCallView {
     let view = ToolCallView {
         id: call.id.clone(),
@@ -147,8 +173,18 @@ fn show_failed(
         raw_input: echoed(&call.arguments),
         content: vec![ToolContent::Text { text: message }],
     };
-    ctx.emit(TurnEvent::ToolCall(view.clone()));
+    ctx.emit(shown_event(view.clone(), early));
     view
+}
+
+/// How a call is shown whole: a new `tool_call`, or every field again for one shown while it
+/// streamed.
+fn shown_event(view: ToolCallView, early: bool) -> TurnEvent {
+    if early {
+        TurnEvent::ToolCallReady(view)
+    } else {
+        TurnEvent::ToolCall(view)
+    }
 }
 
 /// Longest arguments a failed call shows the editor whole.
@@ -177,6 +213,7 @@ pub(super) async fn run_one(
     ctx: &TurnContext,
     call: &ToolCall,
     cancel: &CancellationToken,
+    early: bool,
 ) -> (String, Option<ToolCallView>) {
     let Ready {
         tool,
@@ -184,7 +221,7 @@ pub(super) async fn run_one(
         prepared,
     } = match ctx.tools.prepare(call, &ctx.place(), |n| ctx.offers(n)) {
         Ok(ready) => ready,
-        Err(unusable) => return failed_early(ctx, call, unusable),
+        Err(unusable) => return failed_early(ctx, call, unusable, early),
     };
     let view = ToolCallView {
         id: call.id.clone(),
@@ -197,7 +234,7 @@ pub(super) async fn run_one(
     };
     let announced = tool.announced();
     if announced {
-        ctx.emit(TurnEvent::ToolCall(view.clone()));
+        ctx.emit(shown_event(view.clone(), early));
     }
     let mut shown = Shown::new(ctx, view, announced);
     let env = tool_env(ctx, call, cancel);

@@ -38,7 +38,7 @@ use crate::types::TurnEvent;
 use crate::types::{StopReason, UserPart};
 use compact::Compacted;
 use estimate::{fit_to_model, projected};
-use stream::{End, stream_response};
+use stream::{End, settle_early, stream_response};
 
 /// What the model reads for calls not run because the user cancelled the turn.
 pub(crate) const CANCELLED: &str = "Not run: the user cancelled the turn.";
@@ -192,8 +192,10 @@ impl Turn {
             max_tokens: None,
             response_format: self.schema().map(|o| o.schema().clone()),
         };
-        let response = stream_response(&self.ctx, &spec, request, &self.cancel).await;
+        let ids = self.history.call_ids();
+        let response = stream_response(&self.ctx, &spec, request, ids, &self.cancel).await;
         let calls = response.calls;
+        let early = response.early;
         let shown_ids = self.history.push_assistant(Message::Assistant {
             text: response.text,
             reasoning: response.reasoning,
@@ -204,6 +206,7 @@ impl Turn {
             self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
             self.history.push_note(note);
         }
+        let early = settle_early(&self.ctx, early, &shown_ids, &response.end);
         let finish = match response.end {
             End::Cancelled => {
                 self.history.close_unanswered(CANCELLED);
@@ -234,7 +237,7 @@ impl Turn {
         let refusals = self.guard.apply(&self.ctx, &calls);
         // The calls are on disk before any of them runs: a crash mid-call keeps them.
         self.history.transcript().flush().await;
-        let issued = calls::Issued::new(calls, shown_ids);
+        let issued = calls::Issued::new(calls, shown_ids, &early);
         let cancelled =
             calls::run_all(&self.ctx, &mut self.history, issued, refusals, &self.cancel).await;
         if cancelled {

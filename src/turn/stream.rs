@@ -9,7 +9,8 @@ use super::{TurnContext, coalesce};
 use crate::config::ModelSpec;
 use crate::model::{Carried, ModelError, ModelEvent, ModelRequest, ToolCall, text_calls};
 use crate::secrets::StreamRedactor;
-use crate::types::{FinishReason, TurnEvent};
+use crate::store::CallIds;
+use crate::types::{FinishReason, ToolCallView, ToolStatus, TurnEvent};
 
 /// How one model response ended.
 pub(super) enum End {
@@ -31,17 +32,22 @@ pub(super) struct Response {
     pub(super) calls: Vec<ToolCall>,
     /// What the server wants back with this response.
     pub(super) carried: Option<Carried>,
+    /// The editor's ids of the calls shown while the model was still writing them.
+    pub(super) early: Vec<String>,
     /// How it ended.
     pub(super) end: End,
     /// What to tell the user when the server was first seen to cut the prompt.
     pub(super) cut: Option<String>,
 }
 
-/// Sends one request and streams the answer to the editor as it arrives.
+/// Sends one request and streams the answer to the editor as it arrives. `ids` gives out
+/// the editor's ids as the history will when the response is pushed, so a call shown while
+/// it streams keeps its id.
 pub(super) async fn stream_response(
     ctx: &TurnContext,
     spec: &ModelSpec,
     request: ModelRequest,
+    mut ids: CallIds,
     cancel: &CancellationToken,
 ) -> Response {
     let estimate_in = estimate_tokens(&request.messages);
@@ -53,6 +59,7 @@ pub(super) async fn stream_response(
         reasoning: String::new(),
         calls: Vec::new(),
         carried: None,
+        early: Vec::new(),
         end: End::Cancelled,
         cut: None,
     };
@@ -107,7 +114,11 @@ pub(super) async fn stream_response(
             Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
             Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
             Some(Ok(ModelEvent::Carried(carried))) => response.carried = Some(carried),
-            Some(Ok(ModelEvent::CallStarted { .. })) => {}
+            Some(Ok(ModelEvent::CallStarted { id, name })) => {
+                if let Some(shown) = announce(ctx, &mut ids, &id, &name) {
+                    response.early.push(shown);
+                }
+            }
             Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
         }
     }
@@ -120,6 +131,61 @@ pub(super) async fn stream_response(
     count_usage(ctx, spec, &mut response, estimate_in, usage);
     response.end = End::Finished(finish);
     response
+}
+
+/// Shows the editor a call whose name arrived (status pending, titled by its tool) before
+/// its arguments are complete; returns the id it is shown under. Calls the editor is never
+/// shown (the plan) and tools this turn does not offer are left for later.
+fn announce(ctx: &TurnContext, ids: &mut CallIds, model_id: &str, name: &str) -> Option<String> {
+    // Every call takes its id, shown or not, as the history will give them out.
+    let id = ids.issue(model_id);
+    let tool = ctx
+        .find_tool(name)
+        .filter(|t| t.announced() && ctx.offers(name))?;
+    ctx.emit(TurnEvent::ToolCall(ToolCallView {
+        id: id.clone(),
+        title: name.to_string(),
+        kind: tool.kind(),
+        status: ToolStatus::Pending,
+        locations: Vec::new(),
+        raw_input: None,
+        content: Vec::new(),
+    }));
+    Some(id)
+}
+
+/// The calls shown early that will run (those among the response's calls, when it finished);
+/// the rest were cut off with the answer and are shown as failed, with why. Nothing of them
+/// is recorded: a call the model did not finish never reaches the history.
+pub(super) fn settle_early(
+    ctx: &TurnContext,
+    early: Vec<String>,
+    shown_ids: &[String],
+    end: &End,
+) -> Vec<String> {
+    let why = match end {
+        End::Finished(_) => {
+            "The model's answer ended before this call was complete; it was not run."
+        }
+        End::Failed(_) => {
+            "The model's answer broke off before this call was complete; it was not run."
+        }
+        End::Cancelled => "Cancelled before the model finished writing this call; it was not run.",
+    };
+    let (kept, dropped): (Vec<String>, Vec<String>) = early
+        .into_iter()
+        .partition(|id| matches!(end, End::Finished(_)) && shown_ids.contains(id));
+    for id in dropped {
+        ctx.emit(TurnEvent::ToolCallUpdate {
+            id,
+            status: Some(ToolStatus::Failed),
+            content: Some(vec![crate::types::ToolContent::Text {
+                text: why.to_string(),
+            }]),
+            title: None,
+        });
+    }
+    kept
 }
 
 /// When the model wrote its calls as text (and the server found none), makes them the

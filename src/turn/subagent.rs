@@ -176,11 +176,11 @@ impl EventSink for Progress {
         let changed = {
             let mut st = self.state.lock();
             match event {
-                TurnEvent::ToolCall(view) => {
+                TurnEvent::ToolCall(view) | TurnEvent::ToolCallReady(view) => {
                     st.text.clear();
                     st.shown = 0;
                     match st.calls.iter_mut().find(|c| c.0 == view.id) {
-                        Some(c) => c.2 = view.status,
+                        Some(c) => (c.1, c.2) = (view.title, view.status),
                         None => st.calls.push((view.id, view.title, view.status)),
                     }
                     true

@@ -125,6 +125,9 @@ pub enum TurnEvent {
     OptionsChanged(Vec<OptionView>),
     /// A new tool call (sent as `tool_call`).
     ToolCall(ToolCallView),
+    /// A call shown while the model was still writing it, now whole: every field again (sent
+    /// as a `tool_call_update` carrying them all).
+    ToolCallReady(ToolCallView),
     /// A tool call changed (sent as `tool_call_update`); `None` fields are unchanged.
     ToolCallUpdate {
         /// The call.

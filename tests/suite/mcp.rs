@@ -110,7 +110,7 @@ async fn tools_are_discovered_called_and_permissioned() {
     let second = &mock.requests()[1];
     assert_eq!(tool_result(second, "e"), "hi there");
     assert_eq!(tool_result(second, "a"), "5");
-    let echo_call = call_events(&updates, "e")[0];
+    let echo_call = call_events(&updates, "e")[1];
     assert_eq!(echo_call["title"], "Echo (t)");
     assert_eq!(echo_call["kind"], "read");
     // `other` is the default kind and may be left out.

@@ -55,6 +55,7 @@ mod secrets;
 mod session_models;
 mod sessions;
 mod skills;
+mod streamed_calls;
 mod streaming;
 mod subagents;
 mod tool_loop;

@@ -44,7 +44,7 @@ async fn listing_globbing_and_grepping_respect_gitignore_and_binaries() {
     assert!(tool_result(second, "bad").contains("invalid regular expression"));
     assert_eq!(call_events(&updates, "todo")[0]["kind"], "search");
     assert_eq!(
-        call_events(&updates, "todo")[0]["title"],
+        call_events(&updates, "todo")[1]["title"],
         "Search `TODO` in ."
     );
 }

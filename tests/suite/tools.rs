@@ -17,19 +17,24 @@ async fn read_file_locally_shows_the_call_and_returns_the_text() {
     let (response, updates) = agent.prompt(&session, "read lib").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     let events = call_events(&updates, "c1");
+    // Shown as soon as its name arrived, titled by the tool, then whole once complete.
     assert_eq!(events[0]["sessionUpdate"], "tool_call");
-    assert_eq!(events[0]["title"], "Read src/lib.rs");
+    assert_eq!(events[0]["title"], "read_file");
     assert_eq!(events[0]["kind"], "read");
+    assert!(events[0].get("rawInput").is_none(), "{}", events[0]);
+    assert_eq!(events[1]["sessionUpdate"], "tool_call_update");
+    assert_eq!(events[1]["title"], "Read src/lib.rs");
+    assert_eq!(events[1]["kind"], "read");
     // `pending` is the default status and may be left out.
     assert!(
         matches!(events[0]["status"].as_str(), None | Some("pending")),
         "{}",
         events[0]
     );
-    assert_eq!(events[0]["rawInput"], json!({"path": "src/lib.rs"}));
+    assert_eq!(events[1]["rawInput"], json!({"path": "src/lib.rs"}));
     let path = ws.project().canonicalize().unwrap().join("src/lib.rs");
-    assert_eq!(events[0]["locations"][0]["path"], path.to_str().unwrap());
-    assert_eq!(events[1]["status"], "in_progress");
+    assert_eq!(events[1]["locations"][0]["path"], path.to_str().unwrap());
+    assert_eq!(events[2]["status"], "in_progress");
     assert_eq!(events.last().unwrap()["status"], "completed");
     assert!(
         events.last().unwrap()["content"][0]["content"]["text"]
@@ -363,7 +368,7 @@ async fn run_command_locally_returns_exit_code_and_output() {
     assert!(tool_result(second, "bad").contains("Exit code: 2"));
     assert_eq!(final_status(&updates, "ok"), "completed");
     assert_eq!(final_status(&updates, "bad"), "failed");
-    let first = call_events(&updates, "ok")[0];
+    let first = call_events(&updates, "ok")[1];
     assert_eq!(first["title"], "Run `echo hi; echo err >&2`");
     assert_eq!(first["rawInput"]["command"], "echo hi; echo err >&2");
     assert_eq!(first["kind"], "execute");
