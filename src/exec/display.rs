@@ -225,7 +225,8 @@ impl State {
             }
             SessionUpdate::ToolCall(call) => {
                 let id = call.tool_call_id.0.to_string();
-                self.calls.insert(id.clone(), (call.title.clone(), call.kind));
+                self.calls
+                    .insert(id.clone(), (call.title.clone(), call.kind));
                 // A call announced before its arguments came has no input yet: its line
                 // waits for the title that says what it does.
                 if call.raw_input.is_none() && call.status == ToolCallStatus::Pending {

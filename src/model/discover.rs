@@ -8,6 +8,13 @@
 //!   from the Modelfile, the model's own `context_length`); without either Ollama uses its
 //!   default window, whatever the model could take;
 //! - LM Studio: `GET /api/v0/models` (`loaded_context_length`, `max_context_length`).
+//!
+//! Only `GET /models` goes to every server, with the key as its API wants it. The paths of a
+//! server family go only to that family: named by its preset (`ollama`, `llamacpp`,
+//! `lmstudio`), or told by the `owned_by` of its model list. A hosted preset (OpenAI,
+//! Anthropic, Gemini, OpenRouter, DeepSeek, Groq) gets nothing else, and neither does any
+//! server outside the user's own machine and network; an unidentified server there is asked
+//! each family's path in turn.
 
 use std::time::Duration;
 
@@ -74,13 +81,14 @@ pub async fn discover(endpoint: &Endpoint, wanted: &[String]) -> Discovered {
         endpoint,
         root: root_of(&endpoint.base_url),
     };
-    if let Some(list) = probe
+    let list = probe
         .get(&format!("{}/models", endpoint.base_url), &mut found)
-        .await
-    {
-        read_model_list(&list, &mut found);
+        .await;
+    if let Some(list) = &list {
+        read_model_list(list, &mut found);
     }
-    if !is_local(&endpoint.base_url) {
+    let family = Family::of(endpoint, list.as_ref());
+    if family == Family::Hosted {
         return found;
     }
     let missing = |found: &Discovered| -> Vec<String> {
@@ -93,26 +101,80 @@ pub async fn discover(endpoint: &Endpoint, wanted: &[String]) -> Discovered {
     if missing(&found).is_empty() {
         return found;
     }
-    let props = probe
-        .get(&format!("{}/props", probe.root), &mut found)
-        .await;
-    if let Some(n_ctx) = props.as_ref().and_then(llama_cpp_window) {
-        // One llama-server serves one model: its window is every model's here.
-        for id in missing(&found) {
-            found.set_window(&id, n_ctx, "llama.cpp GET /props (n_ctx)");
+    let asks = |f: Family| family == f || family == Family::Unknown;
+    if asks(Family::LlamaCpp) {
+        let props = probe
+            .get(&format!("{}/props", probe.root), &mut found)
+            .await;
+        if let Some(n_ctx) = props.as_ref().and_then(llama_cpp_window) {
+            // One llama-server serves one model: its window is every model's here.
+            for id in missing(&found) {
+                found.set_window(&id, n_ctx, "llama.cpp GET /props (n_ctx)");
+            }
+            return found;
         }
-        return found;
     }
-    let lm_studio = probe
-        .get(&format!("{}/api/v0/models", probe.root), &mut found)
-        .await;
-    if let Some(list) = lm_studio {
-        read_lm_studio(&list, &mut found);
+    if asks(Family::LmStudio) {
+        let lm_studio = probe
+            .get(&format!("{}/api/v0/models", probe.root), &mut found)
+            .await;
+        if let Some(list) = lm_studio {
+            read_lm_studio(&list, &mut found);
+        }
     }
-    for id in missing(&found) {
-        ollama_window(&probe, &id, &mut found).await;
+    if asks(Family::Ollama) {
+        for id in missing(&found) {
+            ollama_window(&probe, &id, &mut found).await;
+        }
     }
     found
+}
+
+/// Which server family's own paths a server is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// A hosted API, or any server off the user's machine and network: `/models` only.
+    Hosted,
+    LlamaCpp,
+    Ollama,
+    LmStudio,
+    /// vLLM reports its window in `/models`.
+    Vllm,
+    /// A local server that did not say what it is: each family's path in turn.
+    Unknown,
+}
+
+impl Family {
+    /// The family of `endpoint`: by its preset, else by the `owned_by` its model list
+    /// gives, else unknown when it is local.
+    fn of(endpoint: &Endpoint, list: Option<&Value>) -> Family {
+        match endpoint.provider.as_str() {
+            "llamacpp" => return Family::LlamaCpp,
+            "ollama" => return Family::Ollama,
+            "lmstudio" => return Family::LmStudio,
+            "vllm" => return Family::Vllm,
+            "custom" => {}
+            _ => return Family::Hosted,
+        }
+        if !is_local(&endpoint.base_url) {
+            return Family::Hosted;
+        }
+        let owners = list
+            .and_then(model_entries)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| e["owned_by"].as_str());
+        for owner in owners {
+            match owner {
+                "llamacpp" => return Family::LlamaCpp,
+                "library" | "ollama" => return Family::Ollama,
+                "organization_owner" => return Family::LmStudio,
+                "vllm" => return Family::Vllm,
+                _ => {}
+            }
+        }
+        Family::Unknown
+    }
 }
 
 /// Where the probes go.
@@ -134,9 +196,10 @@ impl Probe<'_> {
         url: &str,
         found: &mut Discovered,
     ) -> Option<Value> {
-        if let Some(key) = &self.endpoint.api_key {
-            request = request.bearer_auth(key.expose());
-        }
+        request = request.headers(super::wire::auth_headers(
+            self.endpoint.api,
+            self.endpoint.api_key.as_ref(),
+        ));
         let response = match request.send().await {
             Ok(response) => response,
             Err(e) => {

@@ -286,6 +286,8 @@ struct State {
     /// What the server says about itself (`/v1/models`, `/props`, `/api/show`…), by path:
     /// such requests neither take a scripted reply nor count as requests.
     info: Mutex<std::collections::HashMap<String, (u16, String)>>,
+    /// Every request for such a path, in order (method and path).
+    asked: Mutex<Vec<String>>,
     /// The provider whose rules on returned state the mock enforces, if any.
     contract: Mutex<Option<super::contract::Contract>>,
     /// The provider state each scripted answer sent, by call id.
@@ -309,6 +311,7 @@ impl MockModel {
             requests: Mutex::new(Vec::new()),
             arrived: tokio::sync::Notify::new(),
             info: Mutex::new(std::collections::HashMap::new()),
+            asked: Mutex::new(Vec::new()),
             contract: Mutex::new(None),
             issued: Mutex::new(Default::default()),
             wires: Default::default(),
@@ -381,6 +384,11 @@ impl MockModel {
         *self.state.contract.lock().unwrap() = Some(contract);
     }
 
+    /// The paths asked that are not a model request (`/v1/models`, `/props`…), in order.
+    pub fn asked(&self) -> Vec<String> {
+        self.state.asked.lock().unwrap().clone()
+    }
+
     /// Adds replies to the end of the script.
     pub fn push(&self, reply: Reply) {
         self.state.script.lock().unwrap().push_back(reply);
@@ -394,6 +402,7 @@ fn answer(
     body: Bytes,
 ) -> BoxFuture<'static, Response> {
     let Some(api) = Api::of(&path) else {
+        state.asked.lock().unwrap().push(path.clone());
         let info = state.info.lock().unwrap().get(&path).cloned();
         let (status, body) = info.unwrap_or((404, r#"{"error":"not found"}"#.to_string()));
         let response = wire::status_response(status, &[], &body);

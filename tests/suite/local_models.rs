@@ -313,3 +313,58 @@ async fn llama_cpp_props_and_ollama_show_give_the_window_they_really_use() {
     let (_, updates) = described_server(&[("/api/show", show)]).await;
     assert_eq!(last_size(&updates), Some(4096));
 }
+
+/// The paths asked of a server before its first answer, for a session set up by `vars`
+/// with the model list `owned_by` (none: no list).
+async fn probes(vars: Vec<(String, String)>, owned_by: Option<&str>) -> Vec<String> {
+    let mock = crate::common::MockModel::start(vec![Reply::text(&["hi"])]).await;
+    if let Some(owner) = owned_by {
+        mock.serve_info(
+            "/v1/models",
+            200,
+            json!({"object": "list", "data": [{"id": "mock-model", "owned_by": owner}]}),
+        );
+    }
+    let ws = crate::common::Workspace::new();
+    let mut env = ws.env(&mock);
+    env.extend(vars);
+    let mut agent = crate::common::Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (answer, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    // Discovery runs beside the first prompt; it is done once `_tandem/status` has it.
+    agent
+        .request_ok("_tandem/status", json!({"sessionId": session}))
+        .await;
+    mock.asked()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_specific_paths_go_only_to_their_own_servers() {
+    let preset = |p: &str| vec![("TANDEM_PROVIDER".to_string(), p.to_string())];
+    let hosted = probes(preset("openrouter"), Some("openai")).await;
+    assert!(
+        !hosted.is_empty() && hosted.iter().all(|p| p == "/v1/models"),
+        "{hosted:?}"
+    );
+    let llama = probes(preset("llamacpp"), None).await;
+    assert!(llama.contains(&"/props".to_string()), "{llama:?}");
+    assert!(!llama.iter().any(|p| p.starts_with("/api/")), "{llama:?}");
+    let ollama = probes(Vec::new(), Some("library")).await;
+    assert!(ollama.iter().any(|p| p.starts_with("/api/")), "{ollama:?}");
+    assert!(!ollama.contains(&"/props".to_string()), "{ollama:?}");
+    assert!(
+        !ollama.contains(&"/api/v0/models".to_string()),
+        "{ollama:?}"
+    );
+    let vllm = probes(Vec::new(), Some("vllm")).await;
+    assert!(
+        !vllm.is_empty() && vllm.iter().all(|p| p == "/v1/models"),
+        "{vllm:?}"
+    );
+    let unknown = probes(Vec::new(), None).await;
+    assert!(
+        unknown.contains(&"/props".to_string()),
+        "an unknown local server is asked: {unknown:?}"
+    );
+}
