@@ -1,12 +1,10 @@
-//! The HTTP layer every wire API shares: bounded retries with backoff that honour
+//! The HTTP layer every wire API shares ([`send`]): bounded retries with backoff that honour
 //! `Retry-After`, the first-byte timeout, and failures that keep their status, headers and raw
-//! body for classification ([`send`]). Chat completions reach it through async-openai's
-//! middleware ([`service`]); the Responses and Messages adapters call [`send`] directly.
+//! body for classification. Reading the answer (its byte cap and idle timeout) is
+//! [`super::wire`]'s.
 
 use std::time::Duration;
 
-use async_openai::error::OpenAIError;
-use async_openai::middleware::HttpRequestFactory;
 use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
@@ -46,17 +44,7 @@ pub(super) struct NotAStream {
     pub body: Vec<u8>,
 }
 
-/// Set when a response body is cut off at `max_response_bytes`. The layers between (reqwest,
-/// the event-stream parser, async-openai) pass body errors on only as "error decoding
-/// response body", so the request's caller hands this flag down through a task-local.
-pub(super) type CutOff = std::sync::Arc<std::sync::atomic::AtomicBool>;
-
-tokio::task_local! {
-    /// The flag of the request being sent from this task (see [`CutOff`]).
-    pub(super) static CUT_OFF: CutOff;
-}
-
-/// Per-response bounds applied below async-openai.
+/// Per-response bounds.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ResponseLimits {
     /// How long the response headers may take.
@@ -78,18 +66,6 @@ pub(super) enum Failure {
     NotAStream(NotAStream),
 }
 
-impl Failure {
-    /// The failure as async-openai carries it.
-    fn boxed(self) -> OpenAIError {
-        OpenAIError::Boxed(match self {
-            Failure::Http(f) => Box::new(f),
-            Failure::Connect(f) => Box::new(f),
-            Failure::FirstByte(f) => Box::new(f),
-            Failure::NotAStream(f) => Box::new(f),
-        })
-    }
-}
-
 /// Sends `request` with `client`, again per `policy` while the server is busy or unreachable,
 /// and returns the response once it is a stream (its body not yet capped: see
 /// [`super::sse`]).
@@ -99,8 +75,7 @@ pub(super) async fn send(
     policy: RetryPolicy,
     limits: ResponseLimits,
 ) -> Result<reqwest::Response, Failure> {
-    let response =
-        send_with_retries(client, || async { Ok(request.try_clone()) }, policy, limits).await?;
+    let response = send_with_retries(client, &request, policy, limits).await?;
     if is_json(&response) {
         let body = read_capped(response, limits.max_bytes).await;
         return Err(Failure::NotAStream(NotAStream { body }));
@@ -129,39 +104,6 @@ async fn read_capped(response: reqwest::Response, max_bytes: u64) -> Vec<u8> {
         }
     }
     bytes
-}
-
-/// A tower service for async-openai that sends requests with `client` and retries per `policy`.
-pub(super) fn service(
-    client: reqwest::Client,
-    policy: RetryPolicy,
-    limits: ResponseLimits,
-) -> impl tower::Service<
-    HttpRequestFactory,
-    Response = reqwest::Response,
-    Error = OpenAIError,
-    Future = impl Future<Output = Result<reqwest::Response, OpenAIError>> + Send + 'static,
-> + Clone
-+ Send
-+ Sync
-+ 'static {
-    tower::service_fn(move |factory: HttpRequestFactory| {
-        let client = client.clone();
-        async move {
-            let build = || async {
-                factory.build().await.map(Some).map_err(|e| {
-                    Failure::Connect(ConnectFailure {
-                        message: e.to_string(),
-                        attempts: 1,
-                    })
-                })
-            };
-            let response = send_with_retries(&client, build, policy, limits)
-                .await
-                .map_err(Failure::boxed)?;
-            checked_stream(response, limits.max_bytes).await
-        }
-    })
 }
 
 fn retryable(status: StatusCode) -> bool {
@@ -199,64 +141,18 @@ fn next_delay(
     (waited + delay <= policy.max_total).then_some(delay)
 }
 
-/// A success that is really an event stream, with its body capped at `max_bytes`; a JSON
-/// body (what some servers send for errors, with status 200) becomes [`NotAStream`].
-async fn checked_stream(
-    response: reqwest::Response,
-    max_bytes: u64,
-) -> Result<reqwest::Response, OpenAIError> {
-    let is_json = is_json(&response);
-    let mut builder = http::Response::builder()
-        .status(response.status())
-        .version(response.version());
-    if let Some(headers) = builder.headers_mut() {
-        headers.clone_from(response.headers());
-    }
-    let mut seen = 0u64;
-    let cut_off = CUT_OFF.try_with(CutOff::clone).unwrap_or_default();
-    let body = response.bytes_stream().map(move |piece| {
-        let piece = piece?;
-        seen = seen.saturating_add(piece.len() as u64);
-        if seen > max_bytes {
-            cut_off.store(true, std::sync::atomic::Ordering::Relaxed);
-            return Err(format!("the response passed {max_bytes} bytes").into());
-        }
-        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(piece)
-    });
-    if is_json {
-        let mut body = std::pin::pin!(body);
-        let mut bytes = Vec::new();
-        while let Some(piece) = body.next().await {
-            match piece {
-                Ok(piece) => bytes.extend_from_slice(&piece),
-                Err(_) => break,
-            }
-        }
-        return Err(OpenAIError::Boxed(Box::new(NotAStream { body: bytes })));
-    }
-    let response = builder
-        .body(reqwest::Body::wrap_stream(body))
-        .map_err(|e| OpenAIError::Boxed(Box::new(e)))?;
-    Ok(reqwest::Response::from(response))
-}
-
-/// Sends the request `build` makes (again for each try; `None` when it cannot be made
-/// again) until it succeeds or `policy` says stop.
-async fn send_with_retries<F, Fut>(
+/// Sends `request` (a copy of it for each try) until it succeeds or `policy` says stop.
+async fn send_with_retries(
     client: &reqwest::Client,
-    build: F,
+    request: &reqwest::Request,
     policy: RetryPolicy,
     limits: ResponseLimits,
-) -> Result<reqwest::Response, Failure>
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = Result<Option<reqwest::Request>, Failure>>,
-{
+) -> Result<reqwest::Response, Failure> {
     let mut waited = Duration::ZERO;
     let mut attempt = 0u32;
     loop {
         attempt += 1;
-        let Some(request) = build().await? else {
+        let Some(request) = request.try_clone() else {
             return Err(Failure::Connect(ConnectFailure {
                 message: "the request could not be sent again".into(),
                 attempts: attempt,

@@ -1,6 +1,6 @@
 //! The model seam: what a turn sends to a chat model and what streams back.
 //!
-//! [`ModelClient`] is implemented once per wire API — [`openai::OpenAiClient`] (chat
+//! [`ModelClient`] is implemented once per wire API — [`wire::chat::ChatClient`] (chat
 //! completions, any OpenAI-compatible server), [`wire::responses::ResponsesClient`] (OpenAI's
 //! Responses API) and [`wire::anthropic::AnthropicClient`] (Anthropic's Messages API) — and by
 //! [`replay::ReplayClient`] (scripted turns from a fixture, for offline runs). Whatever a
@@ -14,7 +14,6 @@ pub mod discover;
 pub mod error;
 pub mod excerpt;
 pub mod http;
-pub mod openai;
 pub mod probe;
 pub mod prompted;
 pub mod replay;
@@ -141,7 +140,7 @@ pub fn client_for(
     use crate::config::Api;
     Ok(match (&config.replay, config.endpoint.api) {
         (Some(path), _) => std::sync::Arc::new(replay::ReplayClient::load(path)?),
-        (None, Api::ChatCompletions) => std::sync::Arc::new(openai::OpenAiClient::new(config)),
+        (None, Api::ChatCompletions) => std::sync::Arc::new(wire::chat::ChatClient::new(config)),
         (None, Api::Responses) => {
             std::sync::Arc::new(wire::responses::ResponsesClient::new(config))
         }

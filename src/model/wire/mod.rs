@@ -1,5 +1,5 @@
-//! The event-stream APIs besides chat completions, one file each: OpenAI's Responses API
-//! ([`responses`]) and Anthropic's Messages API ([`anthropic`]).
+//! The wire APIs, one file each: chat completions ([`chat`], every OpenAI-compatible server),
+//! OpenAI's Responses API ([`responses`]) and Anthropic's Messages API ([`anthropic`]).
 //!
 //! What they share lives here: [`Link`] (the endpoint, the HTTP client built on the first
 //! request, retries through [`super::http::send`], and failures classified as for chat
@@ -8,6 +8,7 @@
 //! parsed by `sse-stream`, which reads each byte once however the network splits an event.
 
 pub mod anthropic;
+pub mod chat;
 pub mod responses;
 
 use std::sync::Arc;
