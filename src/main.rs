@@ -66,9 +66,7 @@ async fn run(cli: Cli) -> ExitCode {
         }
     };
     // From here on, the key is redacted from everything tandem writes and kept from children.
-    if let Some(key) = &config.endpoint.api_key {
-        tandem::secrets::protect(key.expose(), config.key_vars());
-    }
+    config.protect_keys();
     // Keys stored for other servers are kept from the model too (read at its first request).
     tandem::secrets::watch_key_file(tandem::credentials::KeyFile::new(&config.config_dir));
     match cli.command {

@@ -24,6 +24,8 @@ pub(super) struct FileConfig {
     #[serde(default)]
     pub models: Vec<FileModel>,
     #[serde(default)]
+    pub providers: Vec<super::providers::FileProvider>,
+    #[serde(default)]
     pub retry: FileRetry,
     pub max_response_bytes: Option<u64>,
     pub share_api_key: Option<bool>,
@@ -57,6 +59,7 @@ pub(super) struct FileModel {
     pub reasoning_effort: Option<bool>,
     pub images: Option<bool>,
     pub edit_tool: Option<super::EditTool>,
+    pub provider: Option<String>,
 }
 
 /// The `[retry]` table.

@@ -14,6 +14,7 @@ mod models;
 pub mod permissions;
 pub mod presets;
 mod project;
+mod providers;
 mod resolve;
 mod settings;
 mod url;
@@ -180,6 +181,8 @@ pub struct ModelSpec {
     pub images: bool,
     /// How the model edits files.
     pub edit_tool: EditTool,
+    /// The `[[providers]]` entry whose server serves it; `None`: the default server.
+    pub provider: Option<String>,
 }
 
 /// How a model is offered file edits: `apply_patch` (the V4A format GPT models are trained
@@ -246,6 +249,8 @@ impl Default for RetryPolicy {
 pub struct Config {
     /// The model server.
     pub endpoint: Endpoint,
+    /// Other servers, by the names `[[providers]]` gives them (see `providers.rs`).
+    pub providers: Vec<Endpoint>,
     /// The model new sessions start with.
     pub default_model: String,
     /// Every model offered to the editor; always contains `default_model`.
@@ -345,43 +350,76 @@ impl Config {
     /// must not inherit: the preset's, `OPENAI_API_KEY`, and any other set to the same value.
     /// Empty without a key, or when the user shares it (`share_api_key`).
     pub fn key_vars(&self) -> Vec<String> {
-        let Some(key) = &self.endpoint.api_key else {
-            return Vec::new();
-        };
         if self.share_api_key {
             return Vec::new();
         }
-        let key = key.expose();
-        let mut vars = vec![
-            self.endpoint.api_key_env.clone(),
-            "OPENAI_API_KEY".to_string(),
-        ];
-        vars.extend(
-            std::env::vars_os()
-                .filter(|(_, v)| v.to_str().is_some_and(|v| v.trim() == key))
-                .filter_map(|(k, _)| k.into_string().ok()),
-        );
+        let mut vars = Vec::new();
+        for endpoint in std::iter::once(&self.endpoint).chain(&self.providers) {
+            let Some(key) = &endpoint.api_key else {
+                continue;
+            };
+            let key = key.expose();
+            vars.push(endpoint.api_key_env.clone());
+            if endpoint.provider == self.endpoint.provider {
+                vars.push("OPENAI_API_KEY".to_string());
+            }
+            vars.extend(
+                std::env::vars_os()
+                    .filter(|(_, v)| v.to_str().is_some_and(|v| v.trim() == key))
+                    .filter_map(|(k, _)| k.into_string().ok()),
+            );
+        }
+        vars.retain(|v| !v.is_empty());
         vars.sort();
         vars.dedup();
         vars
     }
 
-    /// Resolves the configuration from the process environment; without a key in the
-    /// environment, the one `tandem login` stored for this server is used.
+    /// Resolves the configuration from the process environment; a server without a key in
+    /// the environment (the default one, or a `[[providers]]` entry's) gets the one
+    /// `tandem login` stored for its URL.
     pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
         let mut config = Self::resolve(overrides, &|name| std::env::var(name).ok())?;
-        if config.endpoint.api_key.is_none() && config.replay.is_none() {
-            let store = config.credentials()?;
-            match store.lookup(&config.endpoint.base_url) {
+        if config.replay.is_some() {
+            return Ok(config);
+        }
+        // A provider that needs no key (a local server) is not looked up: the store may be
+        // slow to answer, and its key would have a variable of its own.
+        let wants =
+            |e: &Endpoint, default: bool| e.api_key.is_none() && (default || e.requires_key);
+        let keyless =
+            wants(&config.endpoint, true) || config.providers.iter().any(|e| wants(e, false));
+        if !keyless {
+            return Ok(config);
+        }
+        let store = config.credentials()?;
+        let default = std::iter::once((&mut config.endpoint, true));
+        for (endpoint, is_default) in default.chain(config.providers.iter_mut().map(|e| (e, false)))
+        {
+            if !wants(endpoint, is_default) {
+                continue;
+            }
+            match store.lookup(&endpoint.base_url) {
                 Ok(Some((key, place))) => {
-                    config.endpoint.api_key = Some(checked_key("tandem login's store", &key)?);
-                    config.endpoint.key_from = KeyFrom::Stored(place);
+                    endpoint.api_key = Some(checked_key("tandem login's store", &key)?);
+                    endpoint.key_from = KeyFrom::Stored(place);
                 }
                 Ok(None) => {}
                 Err(e) => tracing::warn!("cannot read the stored API key: {e}"),
             }
         }
         Ok(config)
+    }
+
+    /// Registers every key in use (the default server's and each provider's) for redaction,
+    /// and the variables that carry them as hidden from child processes.
+    pub fn protect_keys(&self) {
+        let hidden = self.key_vars();
+        for endpoint in std::iter::once(&self.endpoint).chain(&self.providers) {
+            if let Some(key) = &endpoint.api_key {
+                crate::secrets::protect(key.expose(), hidden.clone());
+            }
+        }
     }
 
     /// `tandem login`'s key stores for this configuration (`TANDEM_CREDENTIAL_STORE`).
@@ -399,6 +437,14 @@ impl Config {
     /// The spec of a configured model.
     pub fn model(&self, id: &str) -> Option<&ModelSpec> {
         self.models.iter().find(|m| m.id == id)
+    }
+
+    /// The server that serves model `id`: its provider's, else the default one.
+    pub fn endpoint_for(&self, id: &str) -> &Endpoint {
+        self.model(id)
+            .and_then(|m| m.provider.as_deref())
+            .and_then(|name| self.providers.iter().find(|p| p.provider == name))
+            .unwrap_or(&self.endpoint)
     }
 }
 

@@ -46,6 +46,7 @@ pub(super) fn resolve_models(
                 edit_tool: detail
                     .and_then(|d| d.edit_tool)
                     .unwrap_or_else(|| presets::known_edit_tool(&id)),
+                provider: detail.and_then(|d| d.provider.clone()),
                 id,
             }
         })

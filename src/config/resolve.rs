@@ -43,6 +43,15 @@ impl Config {
         let models_list = set("TANDEM_MODELS");
         let models_configured = models_list.is_some() || !file.models.is_empty();
         let models = resolve_models(&default_model, models_list.as_deref(), &file, window);
+        let providers = super::providers::resolve(&file.providers, &set)?;
+        if let Some((model, name)) = models.iter().find_map(|m| {
+            let name = m.provider.as_deref()?;
+            (!providers.iter().any(|p| p.provider == name)).then_some((&m.id, name))
+        }) {
+            return Err(ConfigError::Invalid(format!(
+                "model `{model}` names provider `{name}`, which no [[providers]] entry defines"
+            )));
+        }
         let permissions = match &config_file {
             Some(path) => permissions::parse_all(&file.permissions, path).map_err(|source| {
                 ConfigError::Rule {
@@ -59,6 +68,7 @@ impl Config {
                 .and_then(|p| p.parent().map(Path::to_path_buf))
                 .unwrap_or_else(|| home_dir(env).join(".config").join("tandem")),
             endpoint,
+            providers,
             default_model,
             models,
             models_configured,

@@ -17,6 +17,7 @@ pub mod http;
 pub mod probe;
 pub mod prompted;
 pub mod replay;
+pub mod router;
 pub mod text_calls;
 pub mod wire;
 
@@ -137,15 +138,24 @@ pub trait ModelClient: Send + Sync {
 pub fn client_for(
     config: &crate::config::Config,
 ) -> Result<std::sync::Arc<dyn ModelClient>, ModelError> {
+    if let Some(path) = &config.replay {
+        return Ok(std::sync::Arc::new(replay::ReplayClient::load(path)?));
+    }
+    let default = endpoint_client(config);
+    if config.providers.is_empty() {
+        return Ok(default);
+    }
+    Ok(std::sync::Arc::new(router::Router::new(config, default)))
+}
+
+/// The client for `config`'s endpoint, in its API.
+fn endpoint_client(config: &crate::config::Config) -> std::sync::Arc<dyn ModelClient> {
     use crate::config::Api;
-    Ok(match (&config.replay, config.endpoint.api) {
-        (Some(path), _) => std::sync::Arc::new(replay::ReplayClient::load(path)?),
-        (None, Api::ChatCompletions) => std::sync::Arc::new(wire::chat::ChatClient::new(config)),
-        (None, Api::Responses) => {
-            std::sync::Arc::new(wire::responses::ResponsesClient::new(config))
-        }
-        (None, Api::AnthropicMessages) => {
+    match config.endpoint.api {
+        Api::ChatCompletions => std::sync::Arc::new(wire::chat::ChatClient::new(config)),
+        Api::Responses => std::sync::Arc::new(wire::responses::ResponsesClient::new(config)),
+        Api::AnthropicMessages => {
             std::sync::Arc::new(wire::anthropic::AnthropicClient::new(config))
         }
-    })
+    }
 }

@@ -113,9 +113,7 @@ impl Shared {
                 return None;
             }
         };
-        if let Some(key) = &config.endpoint.api_key {
-            crate::secrets::protect(key.expose(), config.key_vars());
-        }
+        config.protect_keys();
         tracing::info!(provider = %config.endpoint.provider, base_url = %config.endpoint.base_url, model = %config.default_model, "credentials found; sessions use them");
         *self.backend.write() = Arc::new(Backend {
             discovered: discovery::start(&config),

@@ -230,3 +230,65 @@ async fn each_apis_refusal_is_a_clear_error_and_the_session_goes_on() {
         agent.assert_valid();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_on_two_servers_side_by_side_each_with_its_own_api_and_key() {
+    let local = MockModel::start(vec![Reply::text(&["from the local one"])]).await;
+    let hosted = MockModel::start(vec![Reply::text(&["from the hosted one"])]).await;
+    let ws = Workspace::new();
+    ws.write(
+        "home/.config/tandem/config.toml",
+        &format!(
+            "[[providers]]\nname = \"hosted\"\nbase_url = \"{}\"\napi = \"anthropic-messages\"\napi_key_env = \"HOSTED_KEY\"\n\n\
+             [[models]]\nid = \"mock-model\"\n\n[[models]]\nid = \"claude-sonnet-4-5\"\nprovider = \"hosted\"\n",
+            hosted.base_url
+        ),
+    );
+    let mut env = ws.env(&local);
+    env.push(("HOSTED_KEY".into(), "sk-hosted-0123456789".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let updates = finishes(&mut agent, &session, "hi local").await;
+    assert_eq!(
+        crate::common::joined(&updates, "agent_message_chunk"),
+        "from the local one"
+    );
+    let switched = agent
+        .set_option(&session, "model", "claude-sonnet-4-5")
+        .await;
+    assert!(switched.get("result").is_some(), "{switched}");
+    let updates = finishes(&mut agent, &session, "hi hosted").await;
+    assert_eq!(
+        crate::common::joined(&updates, "agent_message_chunk"),
+        "from the hosted one"
+    );
+
+    assert_eq!(
+        local.requests().len(),
+        1,
+        "the local server got only its model's request"
+    );
+    let sent = &hosted.requests()[0];
+    assert!(sent.path.ends_with("/v1/messages"), "{}", sent.path);
+    assert_eq!(
+        header(sent, "x-api-key").as_deref(),
+        Some("sk-hosted-0123456789")
+    );
+    assert!(sent.authorization().is_none());
+    assert!(
+        !sent.body.to_string().contains(TEST_KEY),
+        "the default key stays home"
+    );
+    let local_sent = &local.requests()[0];
+    assert_eq!(
+        local_sent.authorization(),
+        Some(format!("Bearer {TEST_KEY}"))
+    );
+    // The conversation goes on: the local model's answer is in the hosted one's history.
+    assert!(
+        sent.body["messages"]
+            .to_string()
+            .contains("from the local one")
+    );
+    agent.assert_valid();
+}
