@@ -114,7 +114,9 @@ pub(super) fn endpoint(
         .api_key_env
         .clone()
         .unwrap_or_else(|| preset.unwrap_or(openai).api_key_env.to_string());
-    let (api_key, key_from) = env_key(set, &api_key_env)?;
+    // Anthropic is no OpenAI-compatible service: an OpenAI key set for the run is not its.
+    let fallback = preset.is_none_or(|p| p.api != super::Api::AnthropicMessages);
+    let (api_key, key_from) = env_key(set, &api_key_env, fallback)?;
     let requires_key = match preset {
         Some(p) => p.requires_key,
         // No preset: the OpenAI default needs a key; a custom endpoint is the user's call.
@@ -160,14 +162,21 @@ fn api_for(
     })
 }
 
-/// The key from the environment: the preset's own variable first, then `OPENAI_API_KEY`,
-/// which every compatible client honours. The user set it for this run, so it goes to the
-/// server chosen, whichever that is.
+/// The key from the environment: the preset's own variable first, then (with `fallback`)
+/// `OPENAI_API_KEY`, which every OpenAI-compatible client honours. The user set it for this
+/// run, so it goes to the server chosen, whichever that is, unless that server is no
+/// OpenAI-compatible one (Anthropic's).
 fn env_key(
     set: Set<'_>,
     api_key_env: &str,
+    fallback: bool,
 ) -> Result<(Option<super::ApiKey>, KeyFrom), ConfigError> {
-    for var in [api_key_env, "OPENAI_API_KEY"] {
+    let vars: &[&str] = if fallback {
+        &[api_key_env, "OPENAI_API_KEY"]
+    } else {
+        &[api_key_env]
+    };
+    for &var in vars {
         if let Some(key) = set(var) {
             return Ok((Some(checked_key(var, &key)?), KeyFrom::Env(var.to_string())));
         }

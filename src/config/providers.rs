@@ -78,10 +78,13 @@ fn endpoint(
         })?,
         None => presets::api_at(preset, Some(&base_url)),
     };
+    // A preset's variable holds a key for the preset's own server: another URL under that
+    // preset (a gateway) must name its variable itself.
+    let own_server = preset.filter(|p| p.base_url == base_url);
     let api_key_env = entry
         .api_key_env
         .clone()
-        .or_else(|| preset.map(|p| p.api_key_env.to_string()))
+        .or_else(|| own_server.map(|p| p.api_key_env.to_string()))
         .unwrap_or_default();
     let (api_key, key_from) = match set(&api_key_env).filter(|_| !api_key_env.is_empty()) {
         Some(key) => (
@@ -150,6 +153,24 @@ mod tests {
         );
         assert_eq!(resolved[2].base_url, "http://localhost:11434/v1");
         assert_eq!(resolved[2].provider, "local");
+    }
+
+    #[test]
+    fn a_presets_key_stays_with_the_presets_own_server() {
+        let vars =
+            |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-openai-123456789".to_string());
+        let gateway = FileProvider {
+            preset: Some("openai".into()),
+            base_url: Some("https://llm-gw.example/v1".into()),
+            ..entry("proxy")
+        };
+        let resolved = resolve(&[gateway, entry("openai")], &vars).unwrap();
+        assert!(
+            resolved[0].api_key.is_none(),
+            "not OpenAI's server: not OpenAI's key"
+        );
+        assert_eq!(resolved[0].api, Api::ChatCompletions);
+        assert!(resolved[1].api_key.is_some());
     }
 
     #[test]

@@ -250,3 +250,28 @@ fn the_api_comes_from_flag_env_file_or_the_preset() {
         "{e}"
     );
 }
+
+#[test]
+fn an_openai_key_does_not_go_to_anthropic() {
+    let c = resolve(
+        Overrides::default(),
+        &[
+            ("TANDEM_PROVIDER", "anthropic"),
+            ("OPENAI_API_KEY", "sk-openai-12345678"),
+        ],
+    )
+    .unwrap();
+    assert!(c.endpoint.api_key.is_none());
+    let c = resolve(
+        Overrides::default(),
+        &[
+            ("TANDEM_PROVIDER", "groq"),
+            ("OPENAI_API_KEY", "sk-openai-12345678"),
+        ],
+    )
+    .unwrap();
+    assert!(
+        c.endpoint.api_key.is_some(),
+        "OpenAI-compatible services keep the fallback"
+    );
+}

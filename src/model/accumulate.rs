@@ -145,19 +145,24 @@ impl ToolCallAccumulator {
     /// earlier call of the response already has (each result must answer one call), gets
     /// `call_N` from its position.
     pub fn finish(self) -> Vec<ToolCall> {
-        let mut seen = std::collections::HashSet::new();
-        let mut calls: Vec<ToolCall> = Vec::with_capacity(self.calls.len());
-        for (n, (_, mut call)) in self.calls.into_iter().enumerate() {
-            if call.id.is_empty() || seen.contains(&call.id) {
-                call.id = format!("call_{n}");
-                while seen.contains(&call.id) {
-                    call.id.push('_');
-                }
-            }
-            seen.insert(call.id.clone());
-            calls.push(call);
-        }
+        let mut calls: Vec<ToolCall> = self.calls.into_iter().map(|(_, call)| call).collect();
+        unique_ids(&mut calls);
         calls
+    }
+}
+
+/// Gives a call without an id, or with one an earlier call of the response already has (each
+/// result must answer one call), `call_N` from its position.
+pub fn unique_ids(calls: &mut [ToolCall]) {
+    let mut seen = std::collections::HashSet::new();
+    for (n, call) in calls.iter_mut().enumerate() {
+        if call.id.is_empty() || seen.contains(&call.id) {
+            call.id = format!("call_{n}");
+            while seen.contains(&call.id) {
+                call.id.push('_');
+            }
+        }
+        seen.insert(call.id.clone());
     }
 }
 

@@ -136,6 +136,17 @@ pub fn in_order<'a>(
     slots
 }
 
+/// Gives the calls of an answer's layout the ids of `calls`, in order (after the ids were made
+/// unique, see [`super::accumulate::unique_ids`]).
+pub fn relabel_calls(layout: &mut [Value], calls: &[super::ToolCall]) {
+    let entries = layout
+        .iter_mut()
+        .filter(|e| e.get("type").and_then(Value::as_str) == Some(CALL));
+    for (entry, call) in entries.zip(calls) {
+        entry["id"] = Value::String(call.id.clone());
+    }
+}
+
 /// The layout entry for `bytes` bytes of answer text.
 pub fn text_entry(bytes: usize) -> Value {
     serde_json::json!({"type": TEXT, "bytes": bytes})

@@ -137,7 +137,7 @@ impl Gathered {
             return;
         }
         let mut data = serde_json::Map::new();
-        if let Some(field) = self.field {
+        if let Some(field) = self.field.take() {
             data.insert("reasoning_field".into(), Value::from(field));
         }
         if !self.details.is_empty() {
@@ -166,11 +166,9 @@ impl Chunk {
                     (None, Some(r)) => Some(("reasoning", r)),
                     (None, None) => None,
                 };
-                if let Some((field, r)) = reasoning {
+                if let Some((field, r)) = reasoning.filter(|(_, r)| !r.is_empty()) {
                     gathered.field.get_or_insert(field);
-                    if !r.is_empty() {
-                        events.push(ModelEvent::Reasoning(r));
-                    }
+                    events.push(ModelEvent::Reasoning(r));
                 }
                 super::carried::merge_indexed(&mut gathered.details, &delta.reasoning_details);
                 if let Some(t) = delta.content.filter(|s| !s.is_empty()) {

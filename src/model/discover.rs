@@ -73,7 +73,11 @@ impl Discovered {
 pub async fn discover(endpoint: &Endpoint, wanted: &[String]) -> Discovered {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut found = Discovered::default();
-    let Ok(client) = reqwest::Client::builder().timeout(PROBE_TIMEOUT).build() else {
+    let Ok(client) = reqwest::Client::builder()
+        .timeout(PROBE_TIMEOUT)
+        .redirect(super::wire::same_server_redirects())
+        .build()
+    else {
         return found;
     };
     let probe = Probe {

@@ -82,6 +82,7 @@ pub async fn list_models(
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .timeout(PATIENCE)
+        .redirect(super::wire::same_server_redirects())
         .build()
         .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
     let (status, body) = get_models(&client, base_url, api, key).await?;

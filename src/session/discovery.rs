@@ -28,7 +28,13 @@ pub(super) fn start(config: &Arc<Config>) -> Discovery {
     }
     let config = config.clone();
     runtime.spawn(async move {
-        let wanted: Vec<String> = config.models.iter().map(|m| m.id.clone()).collect();
+        // Models other providers serve are not the default server's to describe.
+        let wanted: Vec<String> = config
+            .models
+            .iter()
+            .filter(|m| m.provider.is_none())
+            .map(|m| m.id.clone())
+            .collect();
         let found = discover(&config.endpoint, &wanted).await;
         for (model, window) in &found.windows {
             tracing::info!(%model, tokens = window.tokens, source = %window.source, "context window reported by the server");

@@ -163,9 +163,12 @@ impl TurnContext {
             name: id.to_string(),
             edit_tool: crate::config::presets::known_edit_tool(id),
             images: crate::config::presets::known_images(id),
+            provider: None,
             ..self.config.models[0].clone()
         });
+        // What the default server says holds for its own models, not another provider's.
         if !spec.window_configured
+            && spec.provider.is_none()
             && let Some(found) = self.discovered.borrow().as_deref()
             && let Some(window) = found.window(&spec.id)
         {

@@ -292,3 +292,28 @@ async fn models_on_two_servers_side_by_side_each_with_its_own_api_and_key() {
     );
     agent.assert_valid();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_another_server_takes_neither_the_key_nor_the_conversation() {
+    let elsewhere = MockModel::start(vec![Reply::text(&["stolen"])]).await;
+    let target = format!("{}/messages", elsewhere.base_url);
+    let script = vec![
+        Reply::status(307, "").header("location", &target),
+        Reply::text(&["fine"]),
+    ];
+    let (mock, _ws, mut agent, session) =
+        session("anthropic-messages", "claude-sonnet-4-5", script).await;
+    let (response, _) = agent.prompt(&session, "a secret plan").await;
+    assert!(response.get("error").is_some(), "{response}");
+    assert!(
+        elsewhere.requests().is_empty(),
+        "nothing reached the other server"
+    );
+    assert!(elsewhere.asked().is_empty());
+    assert_eq!(mock.requests().len(), 1);
+    let updates = finishes(&mut agent, &session, "again").await;
+    assert_eq!(
+        crate::common::joined(&updates, "agent_message_chunk"),
+        "fine"
+    );
+}

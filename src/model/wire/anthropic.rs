@@ -27,8 +27,22 @@ use crate::model::{
 };
 use crate::types::{FinishReason, UserPart};
 
-/// Output tokens asked for when the model's limit is not known and nothing else is said.
+/// Output tokens asked for (besides a thinking budget) when nothing else is said: within
+/// every current model's limit, and small enough for the output-rate limits of new accounts,
+/// which count `max_tokens` up front.
 const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The most output tokens a request may ask of `model`: the Claude 3 models (not 3.5 or
+/// 3.7) take at most 4,096.
+fn answer_tokens(model: &str) -> u32 {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    let claude_3 = ["claude-3-haiku", "claude-3-opus", "claude-3-sonnet"];
+    if claude_3.iter().any(|p| bare.starts_with(p)) {
+        4096
+    } else {
+        DEFAULT_MAX_TOKENS
+    }
+}
 
 /// A [`ModelClient`] for one server's Messages API.
 pub struct AnthropicClient {
@@ -98,7 +112,7 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
     let thinking = request.reasoning_effort.as_deref().map(thinking_budget);
     let max_tokens = request
         .max_tokens
-        .unwrap_or_else(|| DEFAULT_MAX_TOKENS + thinking.unwrap_or(0));
+        .unwrap_or_else(|| answer_tokens(&request.model) + thinking.unwrap_or(0));
     let mut body = json!({
         "model": request.model,
         "max_tokens": max_tokens,
@@ -284,10 +298,14 @@ impl Decode {
             Some("tool_use") => {
                 let id = block["id"].as_str().unwrap_or_default();
                 let name = block["name"].as_str().unwrap_or_default();
-                out.push(ModelEvent::CallStarted {
-                    id: id.to_string(),
-                    name: name.to_string(),
-                });
+                // A call shown early keeps its id: one without, or with a taken one, is shown
+                // when complete instead.
+                if !id.is_empty() && !self.calls.iter().any(|c| c.id == id) {
+                    out.push(ModelEvent::CallStarted {
+                        id: id.to_string(),
+                        name: name.to_string(),
+                    });
+                }
                 Block::Call(ToolCall::new(id, name, ""))
             }
             _ => Block::Other,
@@ -348,7 +366,9 @@ impl Decode {
     fn stop(&mut self, out: &mut Vec<ModelEvent>) {
         self.close();
         self.complete = true;
-        let calls = std::mem::take(&mut self.calls);
+        let mut calls = std::mem::take(&mut self.calls);
+        crate::model::accumulate::unique_ids(&mut calls);
+        carried::relabel_calls(&mut self.layout, &calls);
         let called = !calls.is_empty();
         if called {
             out.push(ModelEvent::ToolCalls(calls));

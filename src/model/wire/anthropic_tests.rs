@@ -190,3 +190,32 @@ fn errors_in_the_stream_and_unknown_events() {
     assert!(e.message.contains("Overloaded"), "{}", e.message);
     assert!(d.event(None, "not json").is_err());
 }
+
+#[test]
+fn older_models_get_what_they_take_and_ids_are_made_unique() {
+    let mut r = request(Vec::new(), None);
+    r.model = "claude-3-haiku-20240307".into();
+    assert_eq!(request_body(&r, &origin())["max_tokens"], 4096);
+    let mut d = Decode::new(origin(), "http://s/v1", "claude");
+    let mut out = Vec::new();
+    for e in [
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "", "name": "read_file"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "", "name": "list_dir"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_stop"}),
+    ] {
+        out.extend(d.event(None, &e.to_string()).unwrap());
+    }
+    assert!(
+        !out.iter()
+            .any(|e| matches!(e, ModelEvent::CallStarted { .. })),
+        "no id: not shown early"
+    );
+    let ModelEvent::ToolCalls(calls) = &out[0] else {
+        panic!("{out:?}")
+    };
+    let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_0", "call_1"]);
+    assert_eq!(calls[0].arguments, "{}");
+}

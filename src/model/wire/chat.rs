@@ -26,6 +26,10 @@ pub struct ChatClient {
     prompted: parking_lot::Mutex<HashSet<String>>,
     /// Whether the server refused a `response_format`: the schema is then only asked for.
     no_format: AtomicBool,
+    /// Whether the server refused the reasoning it sent coming back (a strict server that
+    /// streams `reasoning` but takes no such property on input): answers then go back without
+    /// their state.
+    no_state: AtomicBool,
 }
 
 impl ChatClient {
@@ -35,6 +39,7 @@ impl ChatClient {
             link: Link::new(config, Api::ChatCompletions),
             prompted: Default::default(),
             no_format: AtomicBool::new(false),
+            no_state: AtomicBool::new(false),
         }
     }
 
@@ -77,7 +82,35 @@ impl ChatClient {
         }
     }
 
+    /// Opens `request`; a server that refuses the state sent back gets the request again
+    /// without it, and so does every later one.
     async fn open_stream(&self, request: &ModelRequest) -> Result<EventStream, ModelError> {
+        if self.no_state.load(Ordering::Relaxed) {
+            return self.open_plain(&stateless(request)).await;
+        }
+        let carries = request.messages.iter().any(|m| {
+            matches!(
+                m,
+                crate::model::Message::Assistant {
+                    carried: Some(_),
+                    ..
+                }
+            )
+        });
+        match self.open_plain(request).await {
+            Err(e) if carries && refuses_state(&e) => {
+                tracing::info!(
+                    "the server takes no reasoning back; sending answers without it: {}",
+                    e.message
+                );
+                self.no_state.store(true, Ordering::Relaxed);
+                self.open_plain(&stateless(request)).await
+            }
+            other => other,
+        }
+    }
+
+    async fn open_plain(&self, request: &ModelRequest) -> Result<EventStream, ModelError> {
         let origin = self.link.origin(&request.model);
         let body = crate::model::body::request_body(request, &origin);
         let base_url = &self.link.endpoint().base_url;
@@ -92,6 +125,34 @@ impl ModelClient for ChatClient {
     fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
         Box::pin(self.open_adapted(request))
     }
+}
+
+/// `request` with no provider state on its answers.
+fn stateless(request: &ModelRequest) -> ModelRequest {
+    let mut plain = request.clone();
+    for message in &mut plain.messages {
+        if let crate::model::Message::Assistant { carried, .. } = message {
+            *carried = None;
+        }
+    }
+    plain
+}
+
+/// Whether `error` is a server refusing a reasoning property on an input message.
+fn refuses_state(error: &ModelError) -> bool {
+    let m = error.message.to_ascii_lowercase();
+    error.status == Some(400)
+        && (m.contains("reasoning") || m.contains("extra_content"))
+        && [
+            "unsupported",
+            "not supported",
+            "unrecognized",
+            "unknown",
+            "not allowed",
+            "extra",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
 }
 
 /// Reads chat-completions chunks.
@@ -115,9 +176,6 @@ impl Decode {
 
 impl Decoder for Decode {
     fn event(&mut self, _event: Option<&str>, data: &str) -> Result<Vec<ModelEvent>, ModelError> {
-        if data.trim() == "[DONE]" {
-            return Ok(Vec::new());
-        }
         let chunk: Chunk =
             serde_json::from_str(data).map_err(|e| super::unreadable(&self.base_url, &e, data))?;
         if let Some(error) = &chunk.error {

@@ -70,6 +70,7 @@ impl Link {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .connect_timeout(self.timeouts.connect)
+            .redirect(same_server_redirects())
             .build()
             .map_err(|e| ModelError::new(ErrorClass::Connection, http::describe_reqwest(&e)))?;
         Ok(self.client.get_or_init(|| client))
@@ -171,6 +172,25 @@ pub fn auth_headers(api: Api, key: Option<&crate::config::ApiKey>) -> reqwest::h
 
 /// The Messages API version tandem speaks.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Redirects followed only within the server's own scheme, host and port, a few at most. A
+/// redirect elsewhere would carry the key (reqwest drops `Authorization` across hosts, but not
+/// Anthropic's `x-api-key`) and the whole conversation to a server the user never named.
+pub fn same_server_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first();
+        let same = first.is_some_and(|from| {
+            from.scheme() == attempt.url().scheme()
+                && from.host_str() == attempt.url().host_str()
+                && from.port_or_known_default() == attempt.url().port_or_known_default()
+        });
+        if same && attempt.previous().len() < 5 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
 
 /// How `endpoint` uses its API key, for error messages.
 pub fn key_use(endpoint: &Endpoint) -> super::error::KeyUse<'_> {
@@ -275,7 +295,8 @@ impl<D: Decoder> Read<D> {
         self.started = true;
         match next {
             Some(Ok(sse)) => {
-                if let Some(data) = sse.data.as_deref() {
+                // `[DONE]` ends OpenAI's chat streams; gateways put it after other APIs' too.
+                if let Some(data) = sse.data.as_deref().filter(|d| d.trim() != "[DONE]") {
                     let events = self.decoder.event(sse.event.as_deref(), data)?;
                     self.pending.extend(events);
                 }

@@ -121,7 +121,8 @@ pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) ->
         body["include"] = json!(["reasoning.encrypted_content"]);
     }
     if let Some(max) = request.max_tokens {
-        body["max_output_tokens"] = json!(max);
+        // OpenAI refuses fewer than 16 (a one-token check from login or doctor asks for 1).
+        body["max_output_tokens"] = json!(max.max(16));
     }
     if let Some(schema) = &request.response_format {
         body["text"] = json!({"format": {"type": "json_schema", "name": "answer",
@@ -211,10 +212,19 @@ impl Decode {
         let call_id = item["call_id"].as_str().unwrap_or_default();
         let name = item["name"].as_str().unwrap_or_default();
         let item_id = item["id"].as_str().unwrap_or(call_id);
-        out.push(ModelEvent::CallStarted {
-            id: call_id.to_string(),
-            name: name.to_string(),
-        });
+        // A call shown early keeps its id: one without, or with a taken one, is shown when
+        // complete instead.
+        let taken = self
+            .calls
+            .iter()
+            .chain(self.open_calls.iter().map(|(_, c)| c))
+            .any(|c| c.id == call_id);
+        if !call_id.is_empty() && !taken {
+            out.push(ModelEvent::CallStarted {
+                id: call_id.to_string(),
+                name: name.to_string(),
+            });
+        }
         let call = ToolCall::new(
             call_id,
             name,
@@ -264,7 +274,9 @@ impl Decode {
                     self.layout.push(carried::text_entry(bytes));
                 }
             }
-            Some("reasoning") => {
+            // Only an item that carries its reasoning can go back with nothing stored on the
+            // server: its encrypted content (OpenAI) or its text (llama-server, vLLM).
+            Some("reasoning") if replayable(item) => {
                 let mut item = item.clone();
                 if let Some(fields) = item.as_object_mut() {
                     fields.remove("status");
@@ -283,7 +295,9 @@ impl Decode {
             self.layout.push(carried::call_entry(&call.id));
             self.calls.push(call);
         }
-        let calls = std::mem::take(&mut self.calls);
+        let mut calls = std::mem::take(&mut self.calls);
+        crate::model::accumulate::unique_ids(&mut calls);
+        carried::relabel_calls(&mut self.layout, &calls);
         let called = !calls.is_empty();
         if called {
             out.push(ModelEvent::ToolCalls(calls));
@@ -319,6 +333,15 @@ impl Decode {
     fn failed(&self, error: &Value) -> ModelError {
         ModelError::from_stream_error(&self.base_url, &self.model, error)
     }
+}
+
+/// Whether a reasoning item can be sent back with `store: false`.
+fn replayable(item: &Value) -> bool {
+    let encrypted = item["encrypted_content"]
+        .as_str()
+        .is_some_and(|e| !e.is_empty());
+    let content = item["content"].as_array().is_some_and(|c| !c.is_empty());
+    encrypted || content
 }
 
 impl Decoder for Decode {

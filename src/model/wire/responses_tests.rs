@@ -135,3 +135,28 @@ fn text_answers_incomplete_ones_and_failures() {
         .unwrap_err();
     assert!(e.message.contains("llama says no"), "{}", e.message);
 }
+
+#[test]
+fn reasoning_that_cannot_come_back_is_not_kept_and_done_ends_nothing() {
+    let out = decode(&[
+        json!({"type": "response.output_item.done", "item": {"type": "reasoning", "id": "rs_bare", "summary": []}}),
+        json!({"type": "response.output_item.done", "item": {"type": "function_call", "call_id": "c", "name": "x", "arguments": "{}"}}),
+        json!({"type": "response.completed", "response": {"status": "completed"}}),
+    ]);
+    assert!(
+        !out.iter().any(|e| matches!(e, ModelEvent::Carried(_))),
+        "an item with neither encrypted content nor text would be refused with store false: {out:?}"
+    );
+    let request = ModelRequest {
+        model: "o4-mini".into(),
+        messages: Vec::new(),
+        reasoning_effort: None,
+        tools: Vec::new(),
+        max_tokens: Some(1),
+        response_format: None,
+    };
+    assert_eq!(
+        request_body(&request, &origin(), true)["max_output_tokens"],
+        16
+    );
+}
