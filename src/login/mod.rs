@@ -15,7 +15,6 @@ use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 pub use crate::config::check_url;
-use crate::config::presets;
 use crate::config::{ApiKey, Config};
 use crate::credentials::Place;
 use crate::model::probe::{self, ListError, Listing};
@@ -81,11 +80,15 @@ async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), 
         .map_err(|e| LoginError::Usage(e.to_string()))?;
     let named = config.overrides.provider.is_some() || config.overrides.base_url.is_some();
     let current = Target::of(config);
-    let (target, keyless) = if interactive {
+    let (mut target, keyless) = if interactive {
         server::settle(current, !named).await?
     } else {
         (current, None)
     };
+    // `--api` holds for whichever server is chosen.
+    if config.overrides.api.is_some() {
+        target.named_api = Some(config.endpoint.api);
+    }
     let (key, listing) = if interactive && !key_stdin {
         // A key stored earlier for this server can be kept by pressing Enter.
         let stored = match store.lookup(&target.base_url) {
@@ -213,34 +216,30 @@ fn checked(text: &str) -> Result<ApiKey, LoginError> {
 /// The server's models, asked with `key`: a refusal means a wrong key.
 async fn list(target: &Target, key: Option<&ApiKey>) -> Result<Listing, LoginError> {
     say(format!("… asking {} for its models", target.base_url));
-    probe::list_models(
-        &target.base_url,
-        presets::api_at(target.provider, Some(&target.base_url)),
-        key,
-    )
-    .await
-    .map_err(|e| match e {
-        ListError::Refused { .. } if key.is_some() => LoginError::Refused(format!(
-            "{} refused the key ({e}). Nothing was saved.",
-            target.label()
-        )),
-        ListError::Refused { .. } => LoginError::Failed(format!(
-            "{} needs an API key ({e}). Nothing was saved.",
-            target.label()
-        )),
-        ListError::Unreachable(cause) => LoginError::Failed(format!(
-            "cannot reach {}: {cause}. {}Nothing was saved.",
-            target.base_url,
-            target.start_hint()
-        )),
-        ListError::Failed { .. } => {
-            LoginError::Failed(format!("{}: {e}. Nothing was saved.", target.base_url))
-        }
-        ListError::NotCompatible { .. } => LoginError::Failed(format!(
-            "{}/models answered {e}. Nothing was saved.",
-            target.base_url
-        )),
-    })
+    probe::list_models(&target.base_url, target.api(), key)
+        .await
+        .map_err(|e| match e {
+            ListError::Refused { .. } if key.is_some() => LoginError::Refused(format!(
+                "{} refused the key ({e}). Nothing was saved.",
+                target.label()
+            )),
+            ListError::Refused { .. } => LoginError::Failed(format!(
+                "{} needs an API key ({e}). Nothing was saved.",
+                target.label()
+            )),
+            ListError::Unreachable(cause) => LoginError::Failed(format!(
+                "cannot reach {}: {cause}. {}Nothing was saved.",
+                target.base_url,
+                target.start_hint()
+            )),
+            ListError::Failed { .. } => {
+                LoginError::Failed(format!("{}: {e}. Nothing was saved.", target.base_url))
+            }
+            ListError::NotCompatible { .. } => LoginError::Failed(format!(
+                "{}/models answered {e}. Nothing was saved.",
+                target.base_url
+            )),
+        })
 }
 
 /// `--model`, else a pick from the list (on a terminal), else the configured model when the

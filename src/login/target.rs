@@ -12,6 +12,8 @@ pub struct Target {
     pub base_url: String,
     /// Whether it cannot work without a key (hosted services).
     pub needs_key: bool,
+    /// The API the configuration or the command line names for it; `None`: its own.
+    pub named_api: Option<crate::config::Api>,
 }
 
 impl Target {
@@ -21,6 +23,7 @@ impl Target {
             provider: Some(preset),
             base_url: preset.base_url.to_string(),
             needs_key: preset.requires_key,
+            named_api: None,
         }
     }
 
@@ -30,6 +33,7 @@ impl Target {
             provider: None,
             base_url,
             needs_key: false,
+            named_api: None,
         }
     }
 
@@ -45,6 +49,7 @@ impl Target {
             provider: presets::preset(&endpoint.provider),
             base_url: endpoint.base_url.clone(),
             needs_key: endpoint.requires_key,
+            named_api: Some(endpoint.api),
         }
     }
 
@@ -76,6 +81,13 @@ impl Target {
         }
     }
 
+    /// The API this server is spoken to in: the one named for it, else the server's own (see
+    /// [`presets::api_at`]).
+    pub fn api(&self) -> crate::config::Api {
+        self.named_api
+            .unwrap_or_else(|| presets::api_at(self.provider, Some(&self.base_url)))
+    }
+
     /// `config` pointed at this server with `key` and `model`, for the test request.
     pub fn config(&self, config: &Config, key: Option<&ApiKey>, model: &str) -> Config {
         let mut trial = config.clone();
@@ -83,11 +95,7 @@ impl Target {
         trial.endpoint = Endpoint {
             provider: self.provider.map_or("custom", |p| p.name).to_string(),
             base_url: self.base_url.clone(),
-            // An API the user named for this run holds; else the chosen server's own.
-            api: match &config.overrides.api {
-                Some(_) => config.endpoint.api,
-                None => presets::api_at(self.provider, Some(&self.base_url)),
-            },
+            api: self.api(),
             api_key: key.cloned(),
             api_key_env: provider.api_key_env.to_string(),
             requires_key: self.needs_key,
