@@ -15,6 +15,7 @@ pub mod error;
 pub mod excerpt;
 pub mod http;
 pub mod probe;
+pub mod profile;
 pub mod prompted;
 pub mod replay;
 pub mod router;

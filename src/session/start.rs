@@ -111,6 +111,8 @@ impl SessionManager {
             policy,
             mcp: s.mcp,
             transcript: transcript.clone(),
+            discovered: backend.discovered.clone(),
+            window_cut: scope.window_cut.subscribe(),
         };
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
             inner: s.editor.sink,

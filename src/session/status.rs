@@ -33,15 +33,25 @@ pub(super) struct Watch {
     pub(super) mcp: Arc<Hub>,
     /// Where the session is recorded (to flush before reading it back).
     pub(super) transcript: Transcript,
+    /// What the server reported about itself, for the model's profile.
+    pub(super) discovered: crate::session::Discovery,
+    /// The window the server was seen to cut prompts at.
+    pub(super) window_cut: watch::Receiver<Option<u64>>,
 }
 
 impl Watch {
     /// What the extension methods show of the session `id` now.
     pub(super) fn report(&self, id: &str, config: &Config) -> LiveSession {
         let settings = self.settings.borrow().clone();
-        let context_window = config
-            .model(&settings.model)
-            .map_or(config.models[0].context_window, |m| m.context_window);
+        // The same profile the turn reads, so the window shown here is the one in the
+        // editor's usage updates.
+        let context_window = crate::model::profile::resolve(
+            config,
+            &settings.model,
+            self.discovered.borrow().as_deref(),
+            *self.window_cut.borrow(),
+        )
+        .context_window;
         LiveSession {
             id: id.to_string(),
             cwd: self.cwd.clone(),

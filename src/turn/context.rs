@@ -158,26 +158,12 @@ impl TurnContext {
             .as_ref()
             .and_then(|s| s.agent.model.as_deref())
             .unwrap_or(&settings.model);
-        let mut spec = self.config.model(id).cloned().unwrap_or_else(|| ModelSpec {
-            id: id.to_string(),
-            name: id.to_string(),
-            edit_tool: crate::config::presets::known_edit_tool(id),
-            images: crate::config::presets::known_images(id),
-            provider: None,
-            ..self.config.models[0].clone()
-        });
-        // What the default server says holds for its own models, not another provider's.
-        if !spec.window_configured
-            && spec.provider.is_none()
-            && let Some(found) = self.discovered.borrow().as_deref()
-            && let Some(window) = found.window(&spec.id)
-        {
-            spec.context_window = window.tokens;
-        }
-        if let Some(cut) = *self.window_cut.borrow() {
-            spec.context_window = spec.context_window.min(cut);
-        }
-        spec
+        crate::model::profile::resolve(
+            &self.config,
+            id,
+            self.discovered.borrow().as_deref(),
+            *self.window_cut.borrow(),
+        )
     }
 
     /// The session's settings now.

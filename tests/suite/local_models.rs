@@ -368,3 +368,26 @@ async fn server_specific_paths_go_only_to_their_own_servers() {
         "an unknown local server is asked: {unknown:?}"
     );
 }
+
+/// The window a server reports, or the one it was seen to cut a prompt at, is the one both
+/// the editor's usage updates and `_tandem/usage` show: one profile, read by both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_updates_and_tandem_usage_show_the_same_window() {
+    let mock = crate::common::MockModel::start(vec![Reply::text(&["hi"])]).await;
+    mock.serve_info(
+        "/v1/models",
+        200,
+        json!({"object": "list", "data": [{"id": "mock-model", "owned_by": "vllm", "max_model_len": 32768}]}),
+    );
+    let ws = crate::common::Workspace::new();
+    let mut agent = crate::common::Agent::spawn(&ws.env(&mock), &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (answer, updates) = agent.prompt(&session, "hi").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let size = of_kind(&updates, "usage_update").last().unwrap()["size"].clone();
+    assert_eq!(size, 32768, "{updates:?}");
+    let usage = agent
+        .request_ok("_tandem/usage", json!({"sessionId": session}))
+        .await;
+    assert_eq!(usage["contextWindow"], size, "{usage}");
+}
