@@ -60,6 +60,7 @@ pub(super) struct FileModel {
     pub images: Option<bool>,
     pub edit_tool: Option<super::EditTool>,
     pub provider: Option<String>,
+    pub max_output_tokens: Option<u32>,
 }
 
 /// The `[retry]` table.

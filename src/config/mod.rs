@@ -183,6 +183,9 @@ pub struct ModelSpec {
     pub edit_tool: EditTool,
     /// The `[[providers]]` entry whose server serves it; `None`: the default server.
     pub provider: Option<String>,
+    /// Most tokens one answer may take, when the config or the model table says (sent as
+    /// `max_tokens`; the Messages API, which needs one, asks for 8,192 otherwise).
+    pub max_output_tokens: Option<u32>,
 }
 
 /// How a model is offered file edits: `apply_patch` (the V4A format GPT models are trained

@@ -47,6 +47,9 @@ pub(super) fn resolve_models(
                     .and_then(|d| d.edit_tool)
                     .unwrap_or_else(|| presets::known_edit_tool(&id)),
                 provider: detail.and_then(|d| d.provider.clone()),
+                max_output_tokens: detail
+                    .and_then(|d| d.max_output_tokens)
+                    .or_else(|| presets::known_output_limit(&id)),
                 id,
             }
         })

@@ -195,6 +195,16 @@ pub fn known_reasoning_effort(model: &str) -> bool {
     .any(|p| bare.starts_with(p))
 }
 
+/// The most output tokens a family takes, where it is below what tandem would ask for: the
+/// Claude 3 models (not 3.5 or 3.7) take 4,096.
+pub fn known_output_limit(model: &str) -> Option<u32> {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    ["claude-3-haiku", "claude-3-opus", "claude-3-sonnet"]
+        .iter()
+        .any(|p| bare.starts_with(p))
+        .then_some(4096)
+}
+
 /// Whether a model family accepts image parts in user messages.
 pub fn known_images(model: &str) -> bool {
     let bare = model.rsplit('/').next().unwrap_or(model);

@@ -189,7 +189,7 @@ impl Turn {
             } else {
                 tools
             },
-            max_tokens: None,
+            max_tokens: spec.max_output_tokens,
             response_format: self.schema().map(|o| o.schema().clone()),
         };
         let ids = self.history.call_ids();

@@ -317,3 +317,17 @@ async fn a_redirect_to_another_server_takes_neither_the_key_nor_the_conversation
         "fine"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_models_output_limit_goes_with_each_of_its_requests() {
+    let mock = MockModel::start(vec![Reply::text(&["short"])]).await;
+    let ws = Workspace::new();
+    ws.write(
+        "home/.config/tandem/config.toml",
+        "[[models]]\nid = \"mock-model\"\nmax_output_tokens = 500\n",
+    );
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let session = agent.open_session(&ws.project()).await;
+    finishes(&mut agent, &session, "hi").await;
+    assert_eq!(mock.requests()[0].body["max_tokens"], 500);
+}

@@ -32,16 +32,9 @@ use crate::types::{FinishReason, UserPart};
 /// which count `max_tokens` up front.
 const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-/// The most output tokens a request may ask of `model`: the Claude 3 models (not 3.5 or
-/// 3.7) take at most 4,096.
+/// The output tokens to ask of `model` when its profile sets none.
 fn answer_tokens(model: &str) -> u32 {
-    let bare = model.rsplit('/').next().unwrap_or(model);
-    let claude_3 = ["claude-3-haiku", "claude-3-opus", "claude-3-sonnet"];
-    if claude_3.iter().any(|p| bare.starts_with(p)) {
-        4096
-    } else {
-        DEFAULT_MAX_TOKENS
-    }
+    crate::config::presets::known_output_limit(model).unwrap_or(DEFAULT_MAX_TOKENS)
 }
 
 /// A [`ModelClient`] for one server's Messages API.
@@ -113,6 +106,10 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
     let max_tokens = request
         .max_tokens
         .unwrap_or_else(|| answer_tokens(&request.model) + thinking.unwrap_or(0));
+    // The budget must leave room for the answer; the API's least budget is 1,024.
+    let thinking = thinking
+        .map(|b| b.min(max_tokens.saturating_sub(1024)))
+        .filter(|b| *b >= 1024);
     let mut body = json!({
         "model": request.model,
         "max_tokens": max_tokens,
@@ -122,7 +119,7 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
     if !system.is_empty() {
         body["system"] = Value::Array(system);
     }
-    if let Some(budget) = thinking.filter(|b| *b < max_tokens) {
+    if let Some(budget) = thinking {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
     }
     if !request.tools.is_empty() {

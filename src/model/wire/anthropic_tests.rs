@@ -219,3 +219,18 @@ fn older_models_get_what_they_take_and_ids_are_made_unique() {
     assert_eq!(ids, ["call_0", "call_1"]);
     assert_eq!(calls[0].arguments, "{}");
 }
+
+#[test]
+fn the_thinking_budget_leaves_room_for_the_answer() {
+    let mut r = request(Vec::new(), Some("high"));
+    r.max_tokens = Some(6000);
+    let body = request_body(&r, &origin());
+    assert_eq!(body["max_tokens"], 6000);
+    assert_eq!(body["thinking"]["budget_tokens"], 4976);
+    r.max_tokens = Some(2000);
+    let body = request_body(&r, &origin());
+    assert!(
+        body.get("thinking").is_none(),
+        "no room for the least budget: {body}"
+    );
+}
