@@ -48,6 +48,7 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             }
             Record::ToolResult { call_id, view, .. } => open.answer(call_id, view, &mut events),
             Record::Plan { entries } => events.push(TurnEvent::Plan(entries.clone())),
+            Record::CutOff { call_ids } => ids.reserve(call_ids),
             Record::Note { text } => events.push(TurnEvent::Text(format!("\n_{text}_\n"))),
             Record::Compaction { .. } => {
                 open.interrupted(&mut events);

@@ -42,6 +42,11 @@ impl CallIds {
         id
     }
 
+    /// Marks `ids` (editor ids, given out before) as taken.
+    pub fn reserve(&mut self, ids: &[String]) {
+        self.used.extend(ids.iter().cloned());
+    }
+
     /// The editor's ids for one response's calls, in order.
     pub fn issue_all(&mut self, calls: &[ToolCall]) -> Vec<String> {
         calls.iter().map(|c| self.issue(&c.id)).collect()

@@ -76,6 +76,7 @@ impl History {
                     call_id, content, ..
                 } => conversation.answer(call_id, content.clone()),
                 Record::Context { text } => conversation.context(text.clone()),
+                Record::CutOff { call_ids: cut } => call_ids.reserve(cut),
                 Record::Compaction { summary, kept } => conversation.compact(summary, *kept),
                 Record::Meta { .. }
                 | Record::Command { .. }
@@ -159,6 +160,16 @@ impl History {
         }
         self.conversation.assistant(answer);
         shown
+    }
+
+    /// Keeps the editor ids of calls shown while they streamed and cut off before they were
+    /// complete taken, in the live session and in a reload of it (see [`Record::CutOff`]).
+    pub fn cut_off(&mut self, ids: Vec<String>) {
+        if ids.is_empty() {
+            return;
+        }
+        self.call_ids.reserve(&ids);
+        self.transcript.append(Record::CutOff { call_ids: ids });
     }
 
     /// Records the result of the open call `call_id` (with how the editor last showed it) at

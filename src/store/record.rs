@@ -110,6 +110,13 @@ pub enum Record {
         /// Reasoning effort.
         reasoning_effort: String,
     },
+    /// Calls the editor was shown while the model wrote them, cut off before they were
+    /// complete (a cancel, a broken stream): nothing of them is kept but their ids, which no
+    /// later call may take (the editor still shows them).
+    CutOff {
+        /// The editor's ids.
+        call_ids: Vec<String>,
+    },
     /// The session's title.
     Title {
         /// The title.

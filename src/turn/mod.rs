@@ -206,7 +206,8 @@ impl Turn {
             self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
             self.history.push_note(note);
         }
-        let early = settle_early(&self.ctx, early, &shown_ids, &response.end);
+        let (early, cut_off) = settle_early(&self.ctx, early, &shown_ids, &response.end);
+        self.history.cut_off(cut_off);
         let finish = match response.end {
             End::Cancelled => {
                 self.history.close_unanswered(CANCELLED);

@@ -154,15 +154,15 @@ fn announce(ctx: &TurnContext, ids: &mut CallIds, model_id: &str, name: &str) ->
     Some(id)
 }
 
-/// The calls shown early that will run (those among the response's calls, when it finished);
-/// the rest were cut off with the answer and are shown as failed, with why. Nothing of them
-/// is recorded: a call the model did not finish never reaches the history.
+/// The calls shown early that will run (those among the response's calls, when it finished),
+/// and those cut off with the answer, which are shown as failed, with why. Nothing of a cut-off
+/// call reaches the history but its id (see `History::cut_off`).
 pub(super) fn settle_early(
     ctx: &TurnContext,
     early: Vec<String>,
     shown_ids: &[String],
     end: &End,
-) -> Vec<String> {
+) -> (Vec<String>, Vec<String>) {
     let why = match end {
         End::Finished(_) => {
             "The model's answer ended before this call was complete; it was not run."
@@ -175,9 +175,9 @@ pub(super) fn settle_early(
     let (kept, dropped): (Vec<String>, Vec<String>) = early
         .into_iter()
         .partition(|id| matches!(end, End::Finished(_)) && shown_ids.contains(id));
-    for id in dropped {
+    for id in &dropped {
         ctx.emit(TurnEvent::ToolCallUpdate {
-            id,
+            id: id.clone(),
             status: Some(ToolStatus::Failed),
             content: Some(vec![crate::types::ToolContent::Text {
                 text: why.to_string(),
@@ -185,7 +185,7 @@ pub(super) fn settle_early(
             title: None,
         });
     }
-    kept
+    (kept, dropped)
 }
 
 /// When the model wrote its calls as text (and the server found none), makes them the

@@ -108,6 +108,13 @@ async fn cancelled_while_it_streams(api: &str) {
     let gate = Gate::new();
     let mut script = gated_write(&gate);
     script.truncate(1);
+    // The next answer reuses the model's id for another call, as servers that number calls
+    // per response do.
+    script.push(Reply::tools(&[(
+        "w1",
+        "read_file",
+        json!({"path": "README.md"}),
+    )]));
     script.push(Reply::text(&["after"]));
     let (mock, ws, mut agent, session) = start(api, script).await;
     let pending = agent.start_prompt(&session, "write notes").await;
@@ -127,17 +134,34 @@ async fn cancelled_while_it_streams(api: &str) {
     assert!(!ws.project().join("notes.md").exists());
     gate.open();
 
-    // Nothing half-made was recorded: the next request has no call of it.
-    let (next, _) = agent.prompt(&session, "and now?").await;
+    // Nothing half-made was recorded: the next request has no call of it, and the editor's
+    // id for the cut-off call stays taken.
+    let (next, updates) = agent.prompt(&session, "and now?").await;
     assert_eq!(next["result"]["stopReason"], "end_turn", "{api}: {next}");
-    let body = mock.requests().pop().unwrap().body.to_string();
+    let body = mock.requests()[1].body.to_string();
     assert!(
-        !body.contains("notes.md") && !body.contains("\"w1\""),
+        !body.contains("notes.md") && !body.contains("write_file\",\"arguments"),
         "{api}: {body}"
     );
+    let reused = crate::common::of_kind(&updates, "tool_call");
+    assert_eq!(reused[0]["toolCallId"], "w1-2", "{api}: {reused:?}");
     let transcript =
         std::fs::read_to_string(ws.home().join(format!("data/sessions/{session}.jsonl"))).unwrap();
     assert!(!transcript.contains("write_file"), "{transcript}");
+    // A reload gives the calls the ids the live session gave.
+    drop(agent);
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_API".into(), api.into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let (_, replayed) = agent
+        .open_stored("session/load", &session, &ws.project())
+        .await;
+    let ids: Vec<&Value> = crate::common::of_kind(&replayed, "tool_call")
+        .iter()
+        .map(|c| &c["toolCallId"])
+        .collect();
+    assert_eq!(ids, [&json!("w1-2")], "{api}");
     agent.assert_valid();
 }
 

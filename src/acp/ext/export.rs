@@ -87,6 +87,7 @@ pub fn render(lines: &[Line]) -> String {
             | Record::Folders { .. }
             | Record::Settings { .. }
             | Record::Title { .. }
+            | Record::CutOff { .. }
             | Record::Subagent { .. } => {}
         }
     }
