@@ -61,6 +61,7 @@ pub(super) struct FileModel {
     pub edit_tool: Option<super::EditTool>,
     pub provider: Option<String>,
     pub max_output_tokens: Option<u32>,
+    pub price: Option<super::Price>,
 }
 
 /// The `[retry]` table.

@@ -186,6 +186,35 @@ pub struct ModelSpec {
     /// Most tokens one answer may take, when the config or the model table says (sent as
     /// `max_tokens`; the Messages API, which needs one, asks for 8,192 otherwise).
     pub max_output_tokens: Option<u32>,
+    /// The wire API its server is spoken to in.
+    pub api: Api,
+    /// What its tokens cost, when the config says (or, for the default server's models, the
+    /// server's model list: OpenRouter's `pricing`).
+    pub price: Option<Price>,
+}
+
+/// What a model's tokens cost, in US dollars per million.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// A prompt token.
+    pub input: f64,
+    /// A generated token.
+    pub output: f64,
+    /// A prompt token read from the server's cache (default: as `input`).
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+}
+
+impl Price {
+    /// The cost of `input` prompt tokens (of which `cached` from the cache) and `output`
+    /// generated ones, in US dollars.
+    pub fn cost(&self, input: u64, cached: u64, output: u64) -> f64 {
+        let cached = cached.min(input);
+        let fresh = (input - cached) as f64 * self.input;
+        let read = cached as f64 * self.cached_input.unwrap_or(self.input);
+        (fresh + read + output as f64 * self.output) / 1_000_000.0
+    }
 }
 
 /// How a model is offered file edits: `apply_patch` (the V4A format GPT models are trained

@@ -50,6 +50,9 @@ pub(super) fn resolve_models(
                 max_output_tokens: detail
                     .and_then(|d| d.max_output_tokens)
                     .or_else(|| presets::known_output_limit(&id)),
+                // Set from the model's server once the providers are known.
+                api: super::Api::default(),
+                price: detail.and_then(|d| d.price),
                 id,
             }
         })

@@ -42,8 +42,15 @@ impl Config {
             .default_context_window;
         let models_list = set("TANDEM_MODELS");
         let models_configured = models_list.is_some() || !file.models.is_empty();
-        let models = resolve_models(&default_model, models_list.as_deref(), &file, window);
+        let mut models = resolve_models(&default_model, models_list.as_deref(), &file, window);
         let providers = super::providers::resolve(&file.providers, &set)?;
+        for model in &mut models {
+            let provider = model.provider.as_deref();
+            model.api = providers
+                .iter()
+                .find(|p| Some(p.provider.as_str()) == provider)
+                .map_or(endpoint.api, |p| p.api);
+        }
         if let Some((model, name)) = models.iter().find_map(|m| {
             let name = m.provider.as_deref()?;
             (!providers.iter().any(|p| p.provider == name)).then_some((&m.id, name))

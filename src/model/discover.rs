@@ -39,7 +39,7 @@ pub struct Window {
 }
 
 /// What the server said.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Discovered {
     /// The models `GET /models` listed, in its order.
     pub models: Vec<String>,
@@ -47,6 +47,8 @@ pub struct Discovered {
     pub windows: Vec<(String, Window)>,
     /// Probes that failed, in words (for `tandem doctor`).
     pub failures: Vec<String>,
+    /// Prices by model id, where the list gives them (OpenRouter's `pricing`).
+    pub prices: Vec<(String, crate::config::Price)>,
 }
 
 impl Discovered {
@@ -56,6 +58,14 @@ impl Discovered {
             .iter()
             .find(|(id, _)| id == model)
             .map(|(_, w)| w)
+    }
+
+    /// The price the server lists for `model`.
+    pub fn price(&self, model: &str) -> Option<crate::config::Price> {
+        self.prices
+            .iter()
+            .find(|(id, _)| id == model)
+            .map(|(_, p)| *p)
     }
 
     fn set_window(&mut self, model: &str, tokens: u64, source: impl Into<String>) {
@@ -262,7 +272,27 @@ fn read_model_list(list: &Value, found: &mut Discovered) {
         if let Some(tokens) = entry["meta"]["n_ctx"].as_u64() {
             found.set_window(id, tokens, "llama.cpp GET /models (meta.n_ctx)");
         }
+        if let Some(price) = listed_price(&entry["pricing"]) {
+            found.prices.push((id.to_string(), price));
+        }
     }
+}
+
+/// OpenRouter's `pricing`: US dollars per token, as decimal strings.
+fn listed_price(pricing: &Value) -> Option<crate::config::Price> {
+    let per_million = |key: &str| {
+        let v = &pricing[key];
+        v.as_str()
+            .and_then(|s| s.parse::<f64>().ok())
+            .or_else(|| v.as_f64())
+            .filter(|p| p.is_finite() && *p >= 0.0)
+            .map(|p| p * 1_000_000.0)
+    };
+    Some(crate::config::Price {
+        input: per_million("prompt")?,
+        output: per_million("completion")?,
+        cached_input: per_million("input_cache_read"),
+    })
 }
 
 /// llama.cpp's `/props`: the window each slot has.

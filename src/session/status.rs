@@ -45,17 +45,17 @@ impl Watch {
         let settings = self.settings.borrow().clone();
         // The same profile the turn reads, so the window shown here is the one in the
         // editor's usage updates.
-        let context_window = crate::model::profile::resolve(
+        let profile = crate::model::profile::resolve(
             config,
             &settings.model,
             self.discovered.borrow().as_deref(),
             *self.window_cut.borrow(),
-        )
-        .context_window;
+        );
         LiveSession {
             id: id.to_string(),
             cwd: self.cwd.clone(),
-            context_window,
+            context_window: profile.context_window,
+            profile,
             context_used: self.usage.borrow().map(|(used, _)| used),
             totals: *self.totals.borrow(),
             mcp: self.mcp.states(),
@@ -75,6 +75,8 @@ pub struct LiveSession {
     pub settings: Settings,
     /// The current model's context window.
     pub context_window: u64,
+    /// The current model's profile, as its turns read it.
+    pub profile: crate::config::ModelSpec,
     /// Tokens in use after the last model response, when the server reported them.
     pub context_used: Option<u64>,
     /// Token totals.

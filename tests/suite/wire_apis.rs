@@ -331,3 +331,51 @@ async fn a_models_output_limit_goes_with_each_of_its_requests() {
     finishes(&mut agent, &session, "hi").await;
     assert_eq!(mock.requests()[0].body["max_tokens"], 500);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_the_models_profile_and_usage_its_cost() {
+    let mock = MockModel::start(vec![Reply::text(&["one"]), Reply::text(&["two"])]).await;
+    // The server's list prices the model (OpenRouter's form: dollars per token).
+    mock.serve_info(
+        "/v1/models",
+        200,
+        json!({"data": [{"id": "listed-model", "pricing": {"prompt": "0.000002", "completion": "0.00001"}}]}),
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "home/.config/tandem/config.toml",
+        "[[models]]\nid = \"mock-model\"\nmax_output_tokens = 900\nprice = { input = 3.0, output = 15.0, cached_input = 0.3 }\n\n[[models]]\nid = \"listed-model\"\n",
+    );
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let session = agent.open_session(&ws.project()).await;
+    finishes(&mut agent, &session, "hi").await;
+    let status = agent.request_ok("_tandem/status", json!({})).await;
+    let profile = &status["sessions"][0]["profile"];
+    assert_eq!(profile["api"], "chat-completions", "{profile}");
+    assert_eq!(profile["maxOutputTokens"], 900);
+    assert_eq!(
+        profile["price"],
+        json!({"input": 3.0, "cachedInput": 0.3, "output": 15.0})
+    );
+    assert!(profile["stateKept"].as_str().unwrap().contains("reasoning"));
+    let usage = agent
+        .request_ok("_tandem/usage", json!({"sessionId": session}))
+        .await;
+    // Reply::text reports 100 prompt tokens and one per piece.
+    let cost = usage["costUsd"].as_f64().unwrap();
+    assert!((cost - (100.0 * 3.0 + 15.0) / 1e6).abs() < 1e-12, "{usage}");
+
+    agent.set_option(&session, "model", "listed-model").await;
+    finishes(&mut agent, &session, "again").await;
+    let status = agent.request_ok("_tandem/status", json!({})).await;
+    let price = &status["sessions"][0]["profile"]["price"];
+    assert!(
+        (price["input"].as_f64().unwrap() - 2.0).abs() < 1e-9,
+        "{price}"
+    );
+    assert!(
+        (price["output"].as_f64().unwrap() - 10.0).abs() < 1e-9,
+        "{price}"
+    );
+    agent.assert_valid();
+}

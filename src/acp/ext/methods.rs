@@ -9,8 +9,8 @@ use agent_client_protocol::{Agent, Client, Error, HandleDispatchFrom};
 use super::{
     ActionInfo, ActionsListRequest, ActionsListResponse, ActionsRunRequest, ActionsRunResponse,
     ExportFormat, ExportRequest, ExportResponse, ForkRequest, ForkResponse, GrantStatus,
-    McpServerStatus, PermissionsStatus, RuleStatus, SessionStatus, StatusRequest, StatusResponse,
-    TrustStatus, UsageRequest, UsageResponse, render,
+    McpServerStatus, ModelProfile, PermissionsStatus, PriceView, RuleStatus, SessionStatus,
+    StatusRequest, StatusResponse, TrustStatus, UsageRequest, UsageResponse, render,
 };
 use crate::acp::handlers::Handlers;
 use crate::acp::open;
@@ -220,6 +220,7 @@ fn status(manager: &SessionManager) -> StatusResponse {
                         decided_at: t.at.clone(),
                     })
                     .collect(),
+                profile: profile_view(&config, &s.profile),
                 session_id: s.id,
                 cwd: s.cwd.display().to_string(),
                 model: s.settings.model,
@@ -276,5 +277,34 @@ fn usage(manager: &SessionManager, session_id: &str) -> Option<UsageResponse> {
         repeats_blocked: s.totals.repeats_blocked,
         tools_withdrawn: s.totals.tools_withdrawn,
         budget_refusals: s.totals.budget_refusals,
+        cost_usd: s
+            .profile
+            .price
+            .map(|p| p.cost(s.totals.input, s.totals.cached, s.totals.output)),
     })
+}
+
+/// A model's profile as `_tandem/status` shows it.
+fn profile_view(config: &crate::config::Config, spec: &crate::config::ModelSpec) -> ModelProfile {
+    let endpoint = config.endpoint_for(&spec.id);
+    ModelProfile {
+        api: spec.api.name().to_string(),
+        provider: endpoint.provider.clone(),
+        base_url: endpoint.base_url.clone(),
+        context_window: spec.context_window,
+        max_output_tokens: spec.max_output_tokens,
+        reasoning_effort: spec.reasoning_effort,
+        images: spec.images,
+        edit_tool: match spec.edit_tool {
+            crate::config::EditTool::ApplyPatch => "apply_patch",
+            crate::config::EditTool::EditFile => "edit_file",
+        }
+        .to_string(),
+        state_kept: crate::model::profile::state_kept(spec.api).to_string(),
+        price: spec.price.map(|p| PriceView {
+            input: p.input,
+            cached_input: p.cached_input.unwrap_or(p.input),
+            output: p.output,
+        }),
+    }
 }

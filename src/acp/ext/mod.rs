@@ -81,9 +81,51 @@ pub struct SessionStatus {
     pub mcp_servers: Vec<McpServerStatus>,
     /// Its permission rules and remembered answers.
     pub permissions: PermissionsStatus,
+    /// What tandem knows of its current model, as its turns read it.
+    pub profile: ModelProfile,
     /// What the user answered about the programs its project declares (its
     /// `.tandem/config.toml`'s MCP servers), remembered across sessions.
     pub project_trust: Vec<TrustStatus>,
+}
+
+/// A model's profile (`_tandem/status`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelProfile {
+    /// The wire API: `chat-completions`, `responses` or `anthropic-messages`.
+    pub api: String,
+    /// The provider serving it: the preset, `custom`, or a `[[providers]]` name.
+    pub provider: String,
+    /// Its server's base URL.
+    pub base_url: String,
+    /// Its context window in tokens (the config's, else the server's, else the table's).
+    pub context_window: u64,
+    /// Most tokens one answer may take, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// Whether it takes a reasoning effort.
+    pub reasoning_effort: bool,
+    /// Whether it takes images.
+    pub images: bool,
+    /// How it edits files: `edit_file` or `apply_patch`.
+    pub edit_tool: String,
+    /// What goes back to its server between tool calls.
+    pub state_kept: String,
+    /// What its tokens cost, US dollars per million, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price: Option<PriceView>,
+}
+
+/// Prices in US dollars per million tokens.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PriceView {
+    /// A prompt token.
+    pub input: f64,
+    /// A prompt token read from the cache.
+    pub cached_input: f64,
+    /// A generated token.
+    pub output: f64,
 }
 
 /// A remembered answer about one program a project declares.
@@ -195,6 +237,10 @@ pub struct UsageResponse {
     pub tools_withdrawn: u64,
     /// Tool calls refused because their tool's budget for the prompt was spent.
     pub budget_refusals: u64,
+    /// What the session's tokens cost at the current model's price, in US dollars, when its
+    /// price is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// Export formats.
