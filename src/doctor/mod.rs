@@ -83,6 +83,9 @@ pub async fn run(config: &Config) -> bool {
                 checks.push(completion(config).await);
             }
         }
+        for provider in &config.providers {
+            checks.extend(provider_checks(config, provider).await);
+        }
     }
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
@@ -110,6 +113,41 @@ pub async fn run(config: &Config) -> bool {
         }
     );
     all
+}
+
+/// The key, model list and a one-token answer of a `[[providers]]` server, for its first
+/// model; each line names the provider.
+async fn provider_checks(config: &Config, provider: &crate::config::Endpoint) -> Vec<Check> {
+    let name = &provider.provider;
+    let Some(model) = config
+        .models
+        .iter()
+        .find(|m| m.provider.as_deref() == Some(name.as_str()))
+    else {
+        return vec![bad(
+            format!("provider {name}: no [[models]] entry names it"),
+            format!("add a [[models]] entry with provider = \"{name}\", or remove the provider"),
+        )];
+    };
+    let mut own = config.clone();
+    own.endpoint = provider.clone();
+    own.default_model = model.id.clone();
+    let label = |mut check: Check| {
+        check.what = format!("provider {name}: {}", check.what);
+        check
+    };
+    let key = api_key(&own);
+    let key_ok = key.ok;
+    let mut checks = vec![label(key)];
+    if !key_ok {
+        return checks;
+    }
+    let (listed, reachable) = models(&own).await;
+    checks.push(label(listed));
+    if reachable {
+        checks.push(label(completion(&own).await));
+    }
+    checks
 }
 
 /// Which config file was read, or where tandem looked for one.

@@ -186,3 +186,40 @@ fn readme_config_with_every_key_is_safe_to_copy() {
     assert!(out.contains("✓ 1 configured hook can run"), "{out}");
     assert!(!out.contains(" hook `"), "a hook that cannot run: {out}");
 }
+
+/// Each `[[providers]]` server is checked too, in its own API, and named on its lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_each_provider_in_its_own_api() {
+    let main = MockModel::start(vec![Reply::text(&["O"])]).await;
+    let hosted = MockModel::start(vec![Reply::text(&["K"])]).await;
+    hosted.serve_info(
+        "/v1/models",
+        200,
+        serde_json::json!({"data": [{"id": "claude-sonnet-4-5"}]}),
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "home/.config/tandem/config.toml",
+        &format!(
+            "[[providers]]\nname = \"hosted\"\nbase_url = \"{}\"\napi = \"anthropic-messages\"\napi_key_env = \"HOSTED_KEY\"\n\n[[models]]\nid = \"mock-model\"\n\n[[models]]\nid = \"claude-sonnet-4-5\"\nprovider = \"hosted\"\n",
+            hosted.base_url
+        ),
+    );
+    let mut env = ws.env(&main);
+    env.push(("HOSTED_KEY".into(), "sk-hosted-0123456789".into()));
+    let (code, out) = tokio::task::spawn_blocking(move || doctor(&ws, &env))
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("✓ provider hosted: an API key is set in HOSTED_KEY"),
+        "{out}"
+    );
+    assert!(
+        out.contains("✓ provider hosted: a one-token chat completion with claude-sonnet-4-5 works"),
+        "{out}"
+    );
+    assert!(!out.contains("sk-hosted-0123456789"), "{out}");
+    let asked = &hosted.requests()[0];
+    assert!(asked.path.ends_with("/v1/messages"), "{}", asked.path);
+}
