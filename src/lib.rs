@@ -8,6 +8,7 @@ pub mod acp;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod conversation;
 pub mod credentials;
 pub mod customize;
 pub mod doctor;

@@ -23,6 +23,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::conversation::Api;
 use crate::types::Mode;
 pub use endpoint::checked_key;
 pub use limits::{LoopGuard, Timeouts};
@@ -77,46 +78,6 @@ impl ApiKey {
 impl fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ApiKey(<redacted>)")
-    }
-}
-
-/// The wire API a server is spoken to in.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Api {
-    /// `POST /chat/completions`: every OpenAI-compatible server.
-    #[default]
-    ChatCompletions,
-    /// `POST /responses`: OpenAI's Responses API (reasoning kept as encrypted items).
-    Responses,
-    /// `POST /messages`: Anthropic's Messages API (thinking blocks with signatures).
-    AnthropicMessages,
-}
-
-impl Api {
-    /// Every API, in the order the README lists them.
-    pub const ALL: [Api; 3] = [Api::ChatCompletions, Api::Responses, Api::AnthropicMessages];
-
-    /// The name used in config files, flags and `TANDEM_API`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Api::ChatCompletions => "chat-completions",
-            Api::Responses => "responses",
-            Api::AnthropicMessages => "anthropic-messages",
-        }
-    }
-
-    /// Reads a name as [`Api::name`] writes it.
-    pub fn parse(name: &str) -> Option<Api> {
-        Api::ALL.into_iter().find(|a| a.name() == name.trim())
-    }
-}
-
-impl fmt::Display for Api {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -5,37 +5,7 @@
 
 use serde::Deserialize;
 
-/// A complete tool call the model asked for.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ToolCall {
-    /// The call id the result must answer (generated when the server sent none).
-    pub id: String,
-    /// The tool's name.
-    pub name: String,
-    /// The arguments' JSON text, as the model wrote it.
-    pub arguments: String,
-    /// What the server hung on the call and wants back with it (Gemini's
-    /// `extra_content.google.thought_signature`); it goes back only to the origin of the
-    /// message's [`super::Carried`] state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<serde_json::Value>,
-}
-
-impl ToolCall {
-    /// A call with nothing carried.
-    pub fn new(
-        id: impl Into<String>,
-        name: impl Into<String>,
-        arguments: impl Into<String>,
-    ) -> Self {
-        Self {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-            extra: None,
-        }
-    }
-}
+use crate::conversation::ToolCall;
 
 /// A fragment of a tool call; the pieces are joined by `index` (or by position when absent).
 #[derive(Debug, Default, Deserialize)]

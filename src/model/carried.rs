@@ -1,6 +1,7 @@
-//! Provider state that must go back to the server that sent it: reasoning a model wants to
-//! see again between tool calls, the signatures and encrypted items that vouch for it, and
-//! extras a server hangs on tool calls.
+//! Working with provider state (the [`Carried`] of `conversation`): reasoning a model wants
+//! to see again between tool calls, the signatures and encrypted items that vouch for it, and
+//! extras a server hangs on tool calls; how streamed pieces of it are merged, and how an
+//! answer's parts are put back in the order the server sent them.
 //!
 //! Each wire API keeps its own shape in [`Carried::data`]; the conversation only remembers
 //! where it came from ([`Origin`]). A request sends it back only to that same API, server
@@ -8,37 +9,9 @@
 //! never sent. After a model switch the older messages go without it (their visible text and
 //! calls stay), which every provider accepts for turns before the current one.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::Api;
-
-/// Which API, server and model produced some provider state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Origin {
-    /// The wire API it was read from.
-    pub api: Api,
-    /// The server's base URL.
-    pub server: String,
-    /// The model id as requested.
-    pub model: String,
-}
-
-/// What one response left that its server wants back, verbatim.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Carried {
-    /// Where it came from; it goes back only there.
-    pub origin: Origin,
-    /// The API's own shape (see each adapter in `wire/`).
-    pub data: Value,
-}
-
-impl Carried {
-    /// This state's data when it came from `origin`, else nothing.
-    pub fn for_origin<'a>(carried: Option<&'a Carried>, origin: &Origin) -> Option<&'a Value> {
-        carried.filter(|c| &c.origin == origin).map(|c| &c.data)
-    }
-}
+pub use crate::conversation::{Carried, Origin};
 
 /// The fields of a `reasoning_details` entry that stream in pieces.
 const STREAMED: [&str; 4] = ["text", "summary", "data", "signature"];
@@ -164,6 +137,7 @@ const CALL: &str = "tandem.call";
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::Api;
     use serde_json::json;
 
     #[test]

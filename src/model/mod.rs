@@ -25,51 +25,10 @@ pub mod wire;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 
-pub use accumulate::ToolCall;
-pub use carried::{Carried, Origin};
+pub use crate::conversation::{Carried, Message, Origin, ToolCall};
 pub use error::{ErrorClass, ModelError};
 
 use crate::types::{FinishReason, ToolSpec, UserPart};
-
-/// One message of the conversation as the model sees it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Message {
-    /// Instructions from tandem.
-    System(String),
-    /// What the user sent: text and images.
-    User(Vec<UserPart>),
-    /// What the model answered, with the tools it called.
-    Assistant {
-        /// The visible answer text (may be empty when the model only called tools).
-        text: String,
-        /// The model's reasoning as it streamed; sent back only with `carried` of the same
-        /// origin (a server that sent it as a field wants it in that field).
-        reasoning: String,
-        /// The calls, in the model's order; each is answered by one [`Message::Tool`].
-        tool_calls: Vec<ToolCall>,
-        /// What the server wants back verbatim (see [`carried`]).
-        carried: Option<Carried>,
-    },
-    /// The result of one tool call.
-    Tool {
-        /// The call this answers.
-        call_id: String,
-        /// What the model reads.
-        content: String,
-    },
-}
-
-impl Message {
-    /// An assistant message with text only.
-    pub fn assistant(text: impl Into<String>) -> Message {
-        Message::Assistant {
-            text: text.into(),
-            reasoning: String::new(),
-            tool_calls: Vec::new(),
-            carried: None,
-        }
-    }
-}
 
 /// One chat-completions request.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use crate::model::ToolCall;
+use crate::conversation::ToolCall;
 
 /// Gives out session-unique ids for the editor, in call order.
 #[derive(Debug, Clone, Default)]

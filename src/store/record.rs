@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Carried, ToolCall};
+use crate::conversation::{Carried, ToolCall};
 use crate::types::{PlanItem, ToolCallView};
 use crate::types::{PromptBlock, UserPart};
 

@@ -1,0 +1,152 @@
+//! The conversation every layer shares, in the same words for every wire API: messages made
+//! of parts (text and images from the user, an answer's text, its reasoning and its calls, a
+//! call's result) and the provider state an answer carries back to the server that sent it
+//! ([`Carried`], tagged with its [`Origin`]). Plain data with no I/O: the transcript records
+//! it (`store/`), the turn builds it (`turn/`), and each wire adapter (`model/wire/`) turns it
+//! into its API's request.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::types::UserPart;
+
+/// The wire API a server is spoken to in.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Api {
+    /// `POST /chat/completions`: every OpenAI-compatible server.
+    #[default]
+    ChatCompletions,
+    /// `POST /responses`: OpenAI's Responses API (reasoning kept as encrypted items).
+    Responses,
+    /// `POST /messages`: Anthropic's Messages API (thinking blocks with signatures).
+    AnthropicMessages,
+}
+
+impl Api {
+    /// Every API, in the order the README lists them.
+    pub const ALL: [Api; 3] = [Api::ChatCompletions, Api::Responses, Api::AnthropicMessages];
+
+    /// The name used in config files, flags and `TANDEM_API`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::ChatCompletions => "chat-completions",
+            Api::Responses => "responses",
+            Api::AnthropicMessages => "anthropic-messages",
+        }
+    }
+
+    /// Reads a name as [`Api::name`] writes it.
+    pub fn parse(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|a| a.name() == name.trim())
+    }
+}
+
+impl fmt::Display for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One message of the conversation as the model sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// Instructions from tandem.
+    System(String),
+    /// What the user sent: text and images.
+    User(Vec<UserPart>),
+    /// What the model answered, with the tools it called.
+    Assistant {
+        /// The visible answer text (may be empty when the model only called tools).
+        text: String,
+        /// The model's reasoning as it streamed; sent back only with `carried` of the same
+        /// origin (a server that sent it as a field wants it in that field).
+        reasoning: String,
+        /// The calls, in the model's order; each is answered by one [`Message::Tool`].
+        tool_calls: Vec<ToolCall>,
+        /// What the server wants back verbatim (see [`carried`]).
+        carried: Option<Carried>,
+    },
+    /// The result of one tool call.
+    Tool {
+        /// The call this answers.
+        call_id: String,
+        /// What the model reads.
+        content: String,
+    },
+}
+
+impl Message {
+    /// An assistant message with text only.
+    pub fn assistant(text: impl Into<String>) -> Message {
+        Message::Assistant {
+            text: text.into(),
+            reasoning: String::new(),
+            tool_calls: Vec::new(),
+            carried: None,
+        }
+    }
+}
+
+/// A complete tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ToolCall {
+    /// The call id the result must answer (generated when the server sent none).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments' JSON text, as the model wrote it.
+    pub arguments: String,
+    /// What the server hung on the call and wants back with it (Gemini's
+    /// `extra_content.google.thought_signature`); it goes back only to the origin of the
+    /// message's [`super::Carried`] state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<serde_json::Value>,
+}
+
+impl ToolCall {
+    /// A call with nothing carried.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            extra: None,
+        }
+    }
+}
+
+/// Which API, server and model produced some provider state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// The wire API it was read from.
+    pub api: Api,
+    /// The server's base URL.
+    pub server: String,
+    /// The model id as requested.
+    pub model: String,
+}
+
+/// What one response left that its server wants back, verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Carried {
+    /// Where it came from; it goes back only there.
+    pub origin: Origin,
+    /// The API's own shape (see each adapter in `wire/`).
+    pub data: Value,
+}
+
+impl Carried {
+    /// This state's data when it came from `origin`, else nothing.
+    pub fn for_origin<'a>(carried: Option<&'a Carried>, origin: &Origin) -> Option<&'a Value> {
+        carried.filter(|c| &c.origin == origin).map(|c| &c.data)
+    }
+}
