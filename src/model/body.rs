@@ -1,6 +1,6 @@
 //! The JSON body of a chat-completions request: what a [`ModelRequest`] looks like on the
-//! wire to any OpenAI-compatible server. Every request the model reads is built here, so this
-//! is where the keys tandem knows are taken out of it (`secrets::redact_json`).
+//! wire to any OpenAI-compatible server. The keys tandem knows are taken out of it, as out of
+//! every API's body, where it is sent (`wire::Link::open`).
 //!
 //! An assistant message's provider state goes back when it came from the same server and
 //! model ([`Origin`]): its reasoning in the field it arrived in (`reasoning_content` for
@@ -12,15 +12,8 @@ use serde_json::{Value, json};
 
 use super::{Carried, Message, ModelRequest, Origin, UserPart};
 
-/// The JSON body of a streaming chat-completions request to `origin`, with no key in it.
+/// The JSON body of a streaming chat-completions request to `origin`.
 pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
-    let mut body = body_of(request, origin);
-    crate::secrets::refresh_stored_keys();
-    crate::secrets::redact_json(&mut body);
-    body
-}
-
-fn body_of(request: &ModelRequest, origin: &Origin) -> Value {
     let messages: Vec<Value> = request
         .messages
         .iter()

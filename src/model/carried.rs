@@ -109,6 +109,21 @@ pub fn in_order<'a>(
     slots
 }
 
+/// An answer's parts in the order its server sent them, when its state is `origin`'s (its
+/// recorded `layout`); else its text, then its calls.
+pub fn answer_slots<'a>(
+    text: &'a str,
+    calls: &'a [super::ToolCall],
+    carried: Option<&'a Carried>,
+    origin: &Origin,
+) -> Vec<Slot<'a>> {
+    let layout = Carried::for_origin(carried, origin)
+        .and_then(|d| d.get("layout"))
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    in_order(layout, text, calls)
+}
+
 /// Gives the calls of an answer's layout the ids of `calls`, in order (after the ids were made
 /// unique, see [`super::accumulate::unique_ids`]).
 pub fn relabel_calls(layout: &mut [Value], calls: &[super::ToolCall]) {

@@ -116,6 +116,15 @@ struct Ended {
     structured: Option<Result<serde_json::Value, String>>,
 }
 
+/// A response once recorded: its calls as the model made them and as the editor knows them,
+/// those shown while they streamed, and how it ended.
+struct Recorded {
+    calls: Vec<crate::model::ToolCall>,
+    shown_ids: Vec<String>,
+    early: Vec<String>,
+    end: End,
+}
+
 /// The turn ends with `result`.
 fn stop(result: Result<StopReason, ModelError>) -> Option<Ended> {
     Some(Ended {
@@ -194,21 +203,13 @@ impl Turn {
         };
         let ids = self.history.call_ids();
         let response = stream_response(&self.ctx, &spec, request, ids, &self.cancel).await;
-        let calls = response.calls;
-        let early = response.early;
-        let shown_ids = self.history.push_assistant(Message::Assistant {
-            text: response.text,
-            reasoning: response.reasoning,
-            tool_calls: calls.clone(),
-            carried: response.carried,
-        });
-        if let Some(note) = response.cut {
-            self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
-            self.history.push_note(note);
-        }
-        let (early, cut_off) = settle_early(&self.ctx, early, &shown_ids, &response.end);
-        self.history.cut_off(cut_off);
-        let finish = match response.end {
+        let Recorded {
+            calls,
+            shown_ids,
+            early,
+            end,
+        } = self.record(response);
+        let finish = match end {
             End::Cancelled => {
                 self.history.close_unanswered(CANCELLED);
                 return stop(Ok(StopReason::Cancelled));
@@ -245,6 +246,30 @@ impl Turn {
             return stop(Ok(StopReason::Cancelled));
         }
         None
+    }
+
+    /// Records a response in the history (what it said, its calls, a cut the server made,
+    /// the ids of calls shown early and cut off) and says how it ended.
+    fn record(&mut self, response: stream::Response) -> Recorded {
+        let calls = response.calls;
+        let shown_ids = self.history.push_assistant(Message::Assistant {
+            text: response.text,
+            reasoning: response.reasoning,
+            tool_calls: calls.clone(),
+            carried: response.carried,
+        });
+        if let Some(note) = response.cut {
+            self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
+            self.history.push_note(note);
+        }
+        let (early, cut_off) = settle_early(&self.ctx, response.early, &shown_ids, &response.end);
+        self.history.cut_off(cut_off);
+        Recorded {
+            calls,
+            shown_ids,
+            early,
+            end: response.end,
+        }
     }
 
     /// The model answered without calling tools: the turn ends, unless the answer must follow

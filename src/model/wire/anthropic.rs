@@ -52,12 +52,10 @@ impl AnthropicClient {
 
     async fn open_stream(&self, request: ModelRequest) -> Result<EventStream, ModelError> {
         let origin = self.link.origin(&request.model);
-        let mut body = request_body(&request, &origin);
-        crate::secrets::refresh_stored_keys();
-        crate::secrets::redact_json(&mut body);
+        let body = request_body(&request, &origin);
         let decoder = Decode::new(origin, &self.link.endpoint().base_url, &request.model);
         self.link
-            .open("/messages", &body, &request.model, decoder)
+            .open("/messages", body, &request.model, decoder)
             .await
     }
 }
@@ -177,12 +175,7 @@ fn assistant_blocks(
     carried: Option<&Carried>,
     origin: &Origin,
 ) -> Vec<Value> {
-    let empty = Vec::new();
-    let layout = Carried::for_origin(carried, origin)
-        .and_then(|d| d.get("layout"))
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
-    carried::in_order(layout, text, calls)
+    carried::answer_slots(text, calls, carried, origin)
         .into_iter()
         .map(|slot| match slot {
             Slot::Kept(block) => block.clone(),
@@ -399,10 +392,16 @@ impl Decode {
     }
 }
 
-/// Appends `more` to the string field `key` of `block`.
+/// Appends `more` to the string field `key` of `block`, in place (a long thinking block
+/// arrives in thousands of pieces: it must not be copied for each).
 fn append(block: &mut Value, key: &str, more: &str) {
-    let old = block[key].as_str().unwrap_or_default();
-    block[key] = Value::String(format!("{old}{more}"));
+    if more.is_empty() {
+        return;
+    }
+    match block.get_mut(key) {
+        Some(Value::String(text)) => text.push_str(more),
+        _ => block[key] = Value::String(more.to_string()),
+    }
 }
 
 /// A Messages `stop_reason` as a finish reason.

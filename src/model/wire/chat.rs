@@ -116,7 +116,7 @@ impl ChatClient {
         let base_url = &self.link.endpoint().base_url;
         let decoder = Decode::new(origin, base_url, &request.model);
         self.link
-            .open("/chat/completions", &body, &request.model, decoder)
+            .open("/chat/completions", body, &request.model, decoder)
             .await
     }
 }

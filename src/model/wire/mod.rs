@@ -76,12 +76,14 @@ impl Link {
         Ok(self.client.get_or_init(|| client))
     }
 
-    /// Posts `body` (keys already taken out) to `path` under the base URL with the key in
-    /// the API's headers, and decodes the event stream that answers with `decoder`.
+    /// Posts `body` to `path` under the base URL with the key in the API's headers, and
+    /// decodes the event stream that answers with `decoder`. Every request the model reads
+    /// passes here, so this is where the keys tandem knows are taken out of the body
+    /// (`secrets::redact_json`), whatever part of it (a file, a command's output) holds one.
     pub async fn open<D: Decoder>(
         &self,
         path: &str,
-        body: &Value,
+        mut body: Value,
         model: &str,
         decoder: D,
     ) -> Result<EventStream, ModelError> {
@@ -90,11 +92,13 @@ impl Link {
             return Err(missing_key_error(&endpoint.base_url, &endpoint.api_key_env));
         }
         let client = self.client()?;
+        crate::secrets::refresh_stored_keys();
+        crate::secrets::redact_json(&mut body);
         let url = format!("{}{path}", endpoint.base_url);
         let request = client
             .post(&url)
             .headers(auth_headers(self.api, endpoint.api_key.as_ref()))
-            .json(body)
+            .json(&body)
             .build()
             .map_err(|e| connection_error(&endpoint.base_url, &http::describe_reqwest(&e), 1))?;
         tracing::debug!(%url, model, "model request");

@@ -61,12 +61,10 @@ impl ResponsesClient {
         summaries: bool,
     ) -> Result<EventStream, ModelError> {
         let origin = self.link.origin(&request.model);
-        let mut body = request_body(request, &origin, summaries);
-        crate::secrets::refresh_stored_keys();
-        crate::secrets::redact_json(&mut body);
+        let body = request_body(request, &origin, summaries);
         let decoder = Decode::new(origin, &self.link.endpoint().base_url, &request.model);
         self.link
-            .open("/responses", &body, &request.model, decoder)
+            .open("/responses", body, &request.model, decoder)
             .await
     }
 }
@@ -160,12 +158,7 @@ fn answer_items(
     carried: Option<&Carried>,
     origin: &Origin,
 ) -> Vec<Value> {
-    let empty = Vec::new();
-    let layout = Carried::for_origin(carried, origin)
-        .and_then(|d| d.get("layout"))
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
-    carried::in_order(layout, text, calls)
+    carried::answer_slots(text, calls, carried, origin)
         .into_iter()
         .map(|slot| match slot {
             Slot::Kept(item) => item.clone(),
