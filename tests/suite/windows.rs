@@ -80,7 +80,11 @@ fn assert_every_tool(mock_requests: &[crate::common::mock_model::Recorded], upda
     assert!(ran.contains("hello from cmd"), "{ran}");
     // Titles and locations name Windows paths, without a `\\?\` prefix.
     let read = call_events(updates, "r");
-    let location = read[0]["locations"][0]["path"].as_str().unwrap_or_default();
+    // The call is shown as soon as it starts streaming; its location comes with its arguments.
+    let location = read
+        .iter()
+        .find_map(|event| event["locations"][0]["path"].as_str())
+        .unwrap_or_default();
     assert!(
         location.starts_with("Z:\\") && location.ends_with("src\\lib.rs"),
         "{location}"
