@@ -3,11 +3,12 @@
 
 use agent_client_protocol::v1::schema::{
     self as acp, ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate,
-    EmbeddedResourceResource, SessionConfigOption, SessionConfigOptionCategory,
+    EmbeddedResourceResource, ImageContent, SessionConfigOption, SessionConfigOptionCategory,
     SessionConfigSelectOption, SessionMode, SessionModeState, SessionUpdate, TextContent,
     UsageUpdate,
 };
 
+use crate::conversation::{data_url, split_data_url};
 use crate::types::Mode;
 use crate::types::StopReason;
 use crate::types::{
@@ -60,7 +61,7 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
             ContentBlock::Image(image) => {
                 let url = match image.uri.filter(|u| u.starts_with("http")) {
                     Some(uri) if image.data.is_empty() => uri,
-                    _ => format!("data:{};base64,{}", image.mime_type, image.data),
+                    _ => data_url(&image.mime_type, &image.data),
                 };
                 parts.push(UserPart::Image { url });
             }
@@ -81,7 +82,7 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
                         parts.push(UserPart::Text(context_text(&r.uri, &text)));
                     } else if mime.starts_with("image/") {
                         parts.push(UserPart::Image {
-                            url: format!("data:{mime};base64,{}", r.blob),
+                            url: data_url(&mime, &r.blob),
                         });
                     } else {
                         parts.push(UserPart::Text(format!(
@@ -229,6 +230,13 @@ fn tool_content(content: Vec<ToolContent>) -> Vec<acp::ToolCallContent> {
             }
             ToolContent::Terminal { id, .. } => {
                 acp::ToolCallContent::Terminal(acp::Terminal::new(id))
+            }
+            ToolContent::Image { url } => {
+                let block = match split_data_url(&url) {
+                    Some((mime, data)) => ContentBlock::Image(ImageContent::new(data, mime)),
+                    None => ContentBlock::Text(TextContent::new(format!("![image]({url})"))),
+                };
+                acp::ToolCallContent::Content(acp::Content::new(block))
             }
         })
         .collect()

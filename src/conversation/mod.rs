@@ -77,6 +77,9 @@ pub enum Message {
         call_id: String,
         /// What the model reads.
         content: String,
+        /// Images the call gave (a screenshot from an MCP server, an image file read), as
+        /// `data:` URLs; each API puts them where it takes them (see `model/wire/`).
+        images: Vec<String>,
     },
 }
 
@@ -90,6 +93,40 @@ impl Message {
             carried: None,
         }
     }
+}
+
+/// What one tool call gave the model: text, and the images it made, if any.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolResult {
+    /// What the model reads.
+    pub content: String,
+    /// Images as `data:` URLs.
+    pub images: Vec<String>,
+}
+
+impl From<String> for ToolResult {
+    fn from(content: String) -> Self {
+        Self {
+            content,
+            images: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for ToolResult {
+    fn from(content: &str) -> Self {
+        content.to_string().into()
+    }
+}
+
+/// A `data:` URL's media type and base64 data; `None` for any other URL.
+pub fn split_data_url(url: &str) -> Option<(&str, &str)> {
+    url.strip_prefix("data:")?.split_once(";base64,")
+}
+
+/// A `data:` URL holding `data` (base64) of type `mime`.
+pub fn data_url(mime: &str, data: &str) -> String {
+    format!("data:{mime};base64,{data}")
 }
 
 /// A complete tool call the model asked for.

@@ -10,7 +10,7 @@ use rmcp::model::{
 use serde_json::Value;
 
 use super::connect::{Client, Connection};
-use crate::tools::{Call, Place, Prepared, Tool, ToolEnv, ToolError, ToolOutput, text};
+use crate::tools::{Call, Place, Prepared, Tool, ToolEnv, ToolError, ToolOutput, image, text};
 use crate::types::Access;
 use crate::types::{ToolContent, ToolKind, TurnEvent};
 
@@ -165,49 +165,116 @@ impl Call for McpCall {
     }
 }
 
-/// What a tool result says, as text bounded like other tool output.
+/// What a tool result says, as text bounded like other tool output, with the images it
+/// holds given to the model (and shown to the user) when they are ones a model takes.
 fn output(result: CallToolResult) -> ToolOutput {
-    let mut parts: Vec<String> = result
+    let mut images = Vec::new();
+    // Each part's text, and whether it only marks an image given (the editor shows the image).
+    let mut parts: Vec<(String, bool)> = result
         .content
         .iter()
         .map(|c| match c {
-            ContentBlock::Text(t) => t.text.clone(),
-            ContentBlock::Image(i) => {
-                format!("[image: {}, {} bytes of base64]", i.mime_type, i.data.len())
-            }
-            ContentBlock::Audio(a) => {
-                format!("[audio: {}, {} bytes of base64]", a.mime_type, a.data.len())
-            }
+            ContentBlock::Text(t) => (t.text.clone(), false),
+            ContentBlock::Image(i) => given(&i.data, &i.mime_type, &mut images),
+            ContentBlock::Audio(a) => (
+                format!("[audio: {}, {} bytes of base64]", a.mime_type, a.data.len()),
+                false,
+            ),
             ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::TextResourceContents { uri, text, .. } => {
-                    format!("<resource uri=\"{uri}\">\n{text}\n</resource>")
+                ResourceContents::TextResourceContents { uri, text, .. } => (
+                    format!("<resource uri=\"{uri}\">\n{text}\n</resource>"),
+                    false,
+                ),
+                ResourceContents::BlobResourceContents {
+                    uri,
+                    blob,
+                    mime_type,
+                    ..
+                } if mime_type
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("image/")) =>
+                {
+                    let (text, marker) =
+                        given(blob, mime_type.as_deref().unwrap_or(""), &mut images);
+                    (format!("{text} ({uri})"), marker)
                 }
-                ResourceContents::BlobResourceContents { uri, blob, .. } => {
-                    format!("[binary resource {uri}, {} bytes of base64]", blob.len())
-                }
-                _ => "[a resource of a kind tandem does not know]".to_string(),
+                ResourceContents::BlobResourceContents { uri, blob, .. } => (
+                    format!("[binary resource {uri}, {} bytes of base64]", blob.len()),
+                    false,
+                ),
+                _ => (
+                    "[a resource of a kind tandem does not know]".to_string(),
+                    false,
+                ),
             },
-            ContentBlock::ResourceLink(link) => format!("[resource link: {}]", link.uri),
-            _ => "[content of a kind tandem does not know]".to_string(),
+            ContentBlock::ResourceLink(link) => (format!("[resource link: {}]", link.uri), false),
+            _ => (
+                "[content of a kind tandem does not know]".to_string(),
+                false,
+            ),
         })
         .collect();
     if let (true, Some(structured)) = (parts.is_empty(), &result.structured_content) {
-        parts.push(structured.to_string());
+        parts.push((structured.to_string(), false));
     }
-    let text = text::cap(&parts.join("\n"), text::MAX_RESULT_BYTES);
-    if result.is_error == Some(true) {
-        return ToolOutput {
-            content: vec![ToolContent::Text { text: text.clone() }],
-            model: format!("Error: {text}"),
-            failed: true,
-            title: None,
-        };
+    let join = |all: bool| -> String {
+        let texts: Vec<&str> = parts
+            .iter()
+            .filter(|(_, marker)| all || !marker)
+            .map(|(text, _)| text.as_str())
+            .collect();
+        text::cap(&texts.join("\n"), text::MAX_RESULT_BYTES)
+    };
+    let (model, shown) = (join(true), join(false));
+    let mut content = Vec::new();
+    if !shown.is_empty() || images.is_empty() {
+        content.push(ToolContent::Text {
+            text: if shown.is_empty() {
+                "(no output)".to_string()
+            } else {
+                shown
+            },
+        });
     }
-    ToolOutput::text(if text.is_empty() {
-        "(no output)".to_string()
-    } else {
-        text
-    })
+    content.extend(
+        images
+            .iter()
+            .map(|url| ToolContent::Image { url: url.clone() }),
+    );
+    let failed = result.is_error == Some(true);
+    let model = match (failed, model.is_empty()) {
+        (true, _) => format!("Error: {model}"),
+        (false, true) => "(no output)".to_string(),
+        (false, false) => model,
+    };
+    ToolOutput {
+        content,
+        model,
+        images,
+        failed,
+        title: None,
+    }
+}
+
+/// The text standing for an image in the result: a marker when it is given to the model
+/// (pushed onto `images`), else why it is not.
+fn given(data: &str, claimed: &str, images: &mut Vec<String>) -> (String, bool) {
+    if images.len() >= image::MAX_PER_RESULT {
+        return (
+            format!(
+                "[image ({claimed}) not sent: a result gives at most {} images]",
+                image::MAX_PER_RESULT
+            ),
+            false,
+        );
+    }
+    match image::from_base64(data) {
+        Ok(url) => {
+            images.push(url);
+            (format!("[image {} attached]", images.len()), true)
+        }
+        Err(why) => (format!("[image ({claimed}) not sent: {why}]"), false),
+    }
 }
 
 #[cfg(test)]

@@ -14,11 +14,7 @@ use super::{Carried, Message, ModelRequest, Origin, UserPart};
 
 /// The JSON body of a streaming chat-completions request to `origin`.
 pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .map(|m| message_json(m, origin))
-        .collect();
+    let messages = messages_json(&request.messages, origin);
     let mut body = json!({
         "model": request.model,
         "messages": messages,
@@ -49,6 +45,52 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
         body["tools"] = json!(tools);
     }
     body
+}
+
+/// The messages on the wire. A `tool` message holds only text, so the images tool results
+/// gave go in a user message right after the results (or at the start of the user message
+/// that follows them, so roles still alternate), each call's images after a line naming it.
+fn messages_json(messages: &[Message], origin: &Origin) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    let mut images: Vec<Value> = Vec::new();
+    for message in messages {
+        if !images.is_empty() && !matches!(message, Message::Tool { .. }) {
+            let mut content = std::mem::take(&mut images);
+            if let Message::User(parts) = message {
+                content.extend(parts.iter().map(user_part));
+                out.push(json!({ "role": "user", "content": content }));
+                continue;
+            }
+            out.push(json!({ "role": "user", "content": content }));
+        }
+        if let Message::Tool {
+            call_id,
+            images: given,
+            ..
+        } = message
+            && !given.is_empty()
+        {
+            let note = format!("The images the `{call_id}` call gave:");
+            images.push(json!({ "type": "text", "text": note }));
+            images.extend(given.iter().map(|url| image_part(url)));
+        }
+        out.push(message_json(message, origin));
+    }
+    if !images.is_empty() {
+        out.push(json!({ "role": "user", "content": images }));
+    }
+    out
+}
+
+fn image_part(url: &str) -> Value {
+    json!({ "type": "image_url", "image_url": { "url": url } })
+}
+
+fn user_part(part: &UserPart) -> Value {
+    match (part, part.as_text()) {
+        (UserPart::Image { url }, _) => image_part(url),
+        (_, text) => json!({ "type": "text", "text": text.unwrap_or_default() }),
+    }
 }
 
 fn message_json(message: &Message, origin: &Origin) -> Value {
@@ -92,7 +134,9 @@ fn message_json(message: &Message, origin: &Origin) -> Value {
             }
             out
         }
-        Message::Tool { call_id, content } => {
+        Message::Tool {
+            call_id, content, ..
+        } => {
             json!({ "role": "tool", "tool_call_id": call_id, "content": content })
         }
         Message::User(parts) => {
@@ -101,15 +145,7 @@ fn message_json(message: &Message, origin: &Origin) -> Value {
                 // Plain string content: the form every compatible server accepts.
                 json!({ "role": "user", "content": texts.join("\n\n") })
             } else {
-                let content: Vec<Value> = parts
-                    .iter()
-                    .map(|p| match (p, p.as_text()) {
-                        (UserPart::Image { url }, _) => {
-                            json!({ "type": "image_url", "image_url": { "url": url } })
-                        }
-                        (_, text) => json!({ "type": "text", "text": text.unwrap_or_default() }),
-                    })
-                    .collect();
+                let content: Vec<Value> = parts.iter().map(user_part).collect();
                 json!({ "role": "user", "content": content })
             }
         }
@@ -201,6 +237,7 @@ mod tests {
                 Message::Tool {
                     call_id: "c1".into(),
                     content: "text".into(),
+                    images: Vec::new(),
                 },
             ],
             reasoning_effort: None,
@@ -241,5 +278,61 @@ mod tests {
         let body = request_body(&req, &origin());
         assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");
         assert!(body.get("reasoning_effort").is_none());
+    }
+
+    #[test]
+    fn tool_images_follow_the_results_and_join_a_prompt_after_them() {
+        let tool = |id: &str, images: &[&str]| Message::Tool {
+            call_id: id.into(),
+            content: format!("result {id}"),
+            images: images.iter().map(|s| s.to_string()).collect(),
+        };
+        let calls = Message::Assistant {
+            text: String::new(),
+            reasoning: String::new(),
+            tool_calls: vec![
+                super::super::ToolCall::new("a", "x", "{}"),
+                super::super::ToolCall::new("b", "y", "{}"),
+            ],
+            carried: None,
+        };
+        let req = |messages: Vec<Message>| ModelRequest {
+            model: "m".into(),
+            messages,
+            reasoning_effort: None,
+            tools: Vec::new(),
+            max_tokens: None,
+            response_format: None,
+        };
+        // At the end of the conversation: a user message of their own after the results.
+        let body = request_body(
+            &req(vec![calls.clone(), tool("a", &["data:A"]), tool("b", &[])]),
+            &origin(),
+        );
+        let messages = body["messages"].as_array().unwrap();
+        let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+        assert_eq!(roles, ["assistant", "tool", "tool", "user"]);
+        assert_eq!(messages[1]["content"], "result a");
+        assert_eq!(
+            messages[3]["content"],
+            json!([{"type": "text", "text": "The images the `a` call gave:"},
+                   {"type": "image_url", "image_url": {"url": "data:A"}}])
+        );
+        // A prompt after them takes them at its start, so roles still alternate.
+        let body = request_body(
+            &req(vec![
+                calls,
+                tool("a", &[]),
+                tool("b", &["data:B1", "data:B2"]),
+                Message::User(vec![UserPart::Text("go on".into())]),
+            ]),
+            &origin(),
+        );
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 4);
+        let content = messages[3]["content"].as_array().unwrap();
+        assert_eq!(content.len(), 4);
+        assert_eq!(content[2]["image_url"]["url"], "data:B2");
+        assert_eq!(content[3], json!({"type": "text", "text": "go on"}));
     }
 }

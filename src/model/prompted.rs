@@ -13,7 +13,10 @@ use crate::types::{ToolSpec, UserPart};
 /// `request` with its tools moved into the system prompt and its calls and results as text.
 pub fn prompted(request: &ModelRequest) -> ModelRequest {
     let mut messages: Vec<Message> = Vec::with_capacity(request.messages.len());
+    let mut in_results = false;
     for message in &request.messages {
+        let was_in_results =
+            std::mem::replace(&mut in_results, matches!(message, Message::Tool { .. }));
         match message {
             Message::System(text) => {
                 messages.push(Message::System(format!(
@@ -36,14 +39,20 @@ pub fn prompted(request: &ModelRequest) -> ModelRequest {
                 }
                 messages.push(Message::assistant(written.trim_start().to_string()));
             }
-            Message::Tool { content, .. } => {
+            Message::Tool {
+                content, images, ..
+            } => {
                 let block = format!("<tool_response>\n{content}\n</tool_response>");
+                let mut given = vec![UserPart::Text(block)];
+                given.extend(
+                    images
+                        .iter()
+                        .map(|url| UserPart::Image { url: url.clone() }),
+                );
                 // The results of one response's calls share one user message.
                 match messages.last_mut() {
-                    Some(Message::User(parts)) if ends_with_response(parts) => {
-                        parts.push(UserPart::Text(block));
-                    }
-                    _ => messages.push(Message::User(vec![UserPart::Text(block)])),
+                    Some(Message::User(parts)) if was_in_results => parts.extend(given),
+                    _ => messages.push(Message::User(given)),
                 }
             }
             other => messages.push(other.clone()),
@@ -54,11 +63,6 @@ pub fn prompted(request: &ModelRequest) -> ModelRequest {
         tools: Vec::new(),
         ..request.clone()
     }
-}
-
-/// Whether a user message is a block of tool results.
-fn ends_with_response(parts: &[UserPart]) -> bool {
-    matches!(parts.last(), Some(UserPart::Text(t)) if t.ends_with("</tool_response>"))
 }
 
 /// The tools and how to call them, for the system prompt.
@@ -104,10 +108,12 @@ mod tests {
                 Message::Tool {
                     call_id: "a".into(),
                     content: "X".into(),
+                    images: vec!["data:image/png;base64,AA==".into()],
                 },
                 Message::Tool {
                     call_id: "b".into(),
                     content: "x\ny".into(),
+                    images: Vec::new(),
                 },
             ],
             reasoning_effort: None,
@@ -140,6 +146,10 @@ mod tests {
             out.messages[3],
             Message::User(vec![
                 UserPart::Text("<tool_response>\nX\n</tool_response>".into()),
+                // A result's images follow it, and the next result still joins them.
+                UserPart::Image {
+                    url: "data:image/png;base64,AA==".into()
+                },
                 UserPart::Text("<tool_response>\nx\ny\n</tool_response>".into()),
             ])
         );

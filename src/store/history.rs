@@ -14,7 +14,7 @@ use super::call_ids::CallIds;
 use super::frame::Frame;
 use super::record::{self, Line, Record};
 use super::transcript::Transcript;
-use crate::conversation::Message;
+use crate::conversation::{Message, ToolResult};
 use crate::types::{PromptBlock, ToolCallView, UserPart};
 
 /// What a call whose result never reached the transcript (tandem stopped mid-turn) reads.
@@ -73,8 +73,17 @@ impl History {
                     });
                 }
                 Record::ToolResult {
-                    call_id, content, ..
-                } => conversation.answer(call_id, content.clone()),
+                    call_id,
+                    content,
+                    images,
+                    ..
+                } => conversation.answer(
+                    call_id,
+                    ToolResult {
+                        content: content.clone(),
+                        images: images.clone(),
+                    },
+                ),
                 Record::Context { text } => conversation.context(text.clone()),
                 Record::CutOff { call_ids: cut } => call_ids.reserve(cut),
                 Record::Compaction { summary, kept } => conversation.compact(summary, *kept),
@@ -174,13 +183,14 @@ impl History {
 
     /// Records the result of the open call `call_id` (with how the editor last showed it) at
     /// once; the model sees the results in call order once every call has one.
-    pub fn answer(&mut self, call_id: &str, content: String, view: Option<ToolCallView>) {
+    pub fn answer(&mut self, call_id: &str, result: ToolResult, view: Option<ToolCallView>) {
         self.transcript.append(Record::ToolResult {
             call_id: call_id.to_string(),
-            content: content.clone(),
+            content: result.content.clone(),
+            images: result.images.clone(),
             view,
         });
-        self.conversation.answer(call_id, content);
+        self.conversation.answer(call_id, result);
     }
 
     /// The fixed start of the requests, when one was made since the last compaction.
@@ -214,7 +224,7 @@ impl History {
     /// Answers every open call that has no result yet with `why`.
     pub fn close_unanswered(&mut self, why: &str) {
         for id in self.conversation.unanswered() {
-            self.answer(&id, why.to_string(), None);
+            self.answer(&id, why.to_string().into(), None);
         }
     }
 
@@ -241,7 +251,7 @@ struct Conversation {
 #[derive(Debug, Clone)]
 struct OpenCalls {
     ids: Vec<String>,
-    results: HashMap<String, String>,
+    results: HashMap<String, ToolResult>,
 }
 
 impl Conversation {
@@ -271,14 +281,14 @@ impl Conversation {
     }
 
     /// Takes the first result of an open call; a result for anything else is ignored.
-    fn answer(&mut self, call_id: &str, content: String) {
+    fn answer(&mut self, call_id: &str, result: ToolResult) {
         let Some(open) = self.open.as_mut() else {
             return;
         };
         if !open.ids.iter().any(|id| id == call_id) || open.results.contains_key(call_id) {
             return;
         }
-        open.results.insert(call_id.to_string(), content);
+        open.results.insert(call_id.to_string(), result);
         if open.results.len() == open.ids.len() {
             self.settle(NOT_FINISHED);
         }
@@ -300,10 +310,13 @@ impl Conversation {
             return;
         };
         for id in ids {
-            let content = results.remove(&id).unwrap_or_else(|| why.to_string());
+            let ToolResult { content, images } = results
+                .remove(&id)
+                .unwrap_or_else(|| ToolResult::from(why.to_string()));
             self.messages.push(Message::Tool {
                 call_id: id,
                 content,
+                images,
             });
         }
     }

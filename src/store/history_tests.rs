@@ -45,11 +45,13 @@ async fn results_follow_their_calls_in_call_order_and_missing_ones_are_filled() 
         line(Record::ToolResult {
             call_id: "b".into(),
             content: "B".into(),
+            images: Vec::new(),
             view: None,
         }),
         line(Record::ToolResult {
             call_id: "a".into(),
             content: "A".into(),
+            images: Vec::new(),
             view: None,
         }),
     ];
@@ -60,6 +62,7 @@ async fn results_follow_their_calls_in_call_order_and_missing_ones_are_filled() 
     let tool = |id: &str, c: &str| Message::Tool {
         call_id: id.into(),
         content: c.into(),
+        images: Vec::new(),
     };
     assert_eq!(h[2], tool("a", "A"));
     assert_eq!(h[3], tool("b", "B"));

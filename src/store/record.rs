@@ -92,6 +92,9 @@ pub enum Record {
         call_id: String,
         /// What the model read.
         content: String,
+        /// Images the model was given with it, as `data:` URLs (absent when none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<String>,
         /// The final tool call as shown (absent for calls never shown, e.g. not run).
         #[serde(default)]
         view: Option<ToolCallView>,

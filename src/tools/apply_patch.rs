@@ -291,6 +291,7 @@ impl Call for PatchCall {
             }
             ToolOutput {
                 model: self.report(&outcomes),
+                images: Vec::new(),
                 content: self.diffs(),
                 failed: false,
                 title: self.title(),

@@ -217,6 +217,7 @@ impl Call for EditCall {
             }
             ToolOutput {
                 model: self.report(&planned.applied),
+                images: Vec::new(),
                 content: self.diff(),
                 failed: false,
                 title: Some(titled(&self.shown, planned.applied.tier())),

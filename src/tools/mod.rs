@@ -12,6 +12,7 @@ mod error;
 pub mod files;
 mod glob;
 pub mod grep;
+pub mod image;
 mod list_dir;
 pub mod load_skill;
 pub mod paths;
@@ -45,6 +46,9 @@ pub use typed::{TypedTool, schema};
 pub struct ToolOutput {
     /// What the model reads.
     pub model: String,
+    /// Images the model is given with `model`, as `data:` URLs (the editor is shown them in
+    /// `content`).
+    pub images: Vec<String>,
     /// What the editor shows.
     pub content: Vec<ToolContent>,
     /// Whether the call failed.
@@ -61,6 +65,7 @@ impl ToolOutput {
         Self {
             content: vec![ToolContent::Text { text: text.clone() }],
             model: text,
+            images: Vec::new(),
             failed: false,
             title: None,
         }
@@ -73,6 +78,7 @@ impl ToolOutput {
                 text: message.clone(),
             }],
             model: format!("Error: {message}"),
+            images: Vec::new(),
             failed: true,
             title: None,
         }

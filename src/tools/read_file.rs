@@ -7,7 +7,8 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, files, text};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, files, image, text};
+use crate::conversation::split_data_url;
 use crate::types::Access;
 use crate::types::{Location, ToolContent, ToolKind};
 
@@ -32,7 +33,7 @@ impl TypedTool for ReadFile {
     const NAME: &'static str = "read_file";
     const KIND: ToolKind = ToolKind::Read;
     fn description(&self) -> &str {
-        "Read a text file. Returns up to `limit` lines from `offset` (1-based); long files say how to read on."
+        "Read a text file. Returns up to `limit` lines from `offset` (1-based); long files say how to read on. An image file (PNG, JPEG, GIF, WebP) comes back as the image."
     }
     fn prepare(&self, args: ReadFileArgs, place: &Place) -> Result<Prepared, ToolError> {
         let path = place.resolve(&args.path);
@@ -71,6 +72,11 @@ struct ReadCall {
 impl Call for ReadCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
+            match image::read_file(&env, &self.path).await {
+                Ok(Some(url)) => return shown_image(&self.shown, url),
+                Ok(None) => {}
+                Err(e) => return ToolOutput::error(e.describe(&self.shown)),
+            }
             match read(&env, &self.path, self.window).await {
                 Ok((content, total)) => {
                     let window = text::window_of(&content, total, self.window);
@@ -79,6 +85,7 @@ impl Call for ReadCall {
                             text: format!("```\n{}```", fenced(&window)),
                         }],
                         model: window,
+                        images: Vec::new(),
                         failed: false,
                         title: None,
                     }
@@ -86,6 +93,18 @@ impl Call for ReadCall {
                 Err(e) => ToolOutput::error(e.describe(&self.shown)),
             }
         })
+    }
+}
+
+/// An image file read: the model is given the image, the editor shows it.
+fn shown_image(shown: &str, url: String) -> ToolOutput {
+    let kind = split_data_url(&url).map_or("image", |(mime, _)| mime);
+    ToolOutput {
+        content: vec![ToolContent::Image { url: url.clone() }],
+        model: format!("{shown} is an image ({kind}); it is attached."),
+        images: vec![url],
+        failed: false,
+        title: None,
     }
 }
 

@@ -182,6 +182,7 @@ fn result(
     };
     ToolOutput {
         model: format!("Command: {command}\n{ending}\nOutput:\n{shown}"),
+        images: Vec::new(),
         content,
         failed,
         title: None,

@@ -107,6 +107,7 @@ impl Call for WriteCall {
             };
             ToolOutput {
                 model: format!("{verb} {} ({lines} lines).", self.shown),
+                images: Vec::new(),
                 content: self.diff(),
                 failed: false,
                 title: None,

@@ -96,7 +96,8 @@ pub async fn run_action(
         "run_command",
         serde_json::json!({ "command": line }).to_string(),
     );
-    let (output, _) = calls::run_one(&ctx, &call, &cancel, false).await;
+    let (ran, _) = calls::run_one(&ctx, &call, &cancel, false).await;
+    let output = ran.content;
     let note = format!("[The user ran the `{name}` action: `{line}`]\n{output}");
     history.push_user(vec![UserPart::Text(note)]);
     let stop = if cancel.is_cancelled() {

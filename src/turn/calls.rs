@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::TurnContext;
 use super::shown::Shown;
+use crate::conversation::ToolResult;
 use crate::model::ToolCall;
 use crate::store::History;
 use crate::tools::{self, Call, Ready, ToolEnv, ToolOutput, Unusable};
@@ -74,7 +75,7 @@ pub(super) async fn run_all(
     for (i, refusal) in refusals.into_iter().enumerate() {
         if let (Some(reason), Some(call)) = (refusal, calls.get(i)) {
             let (content, view) = refused(ctx, call, reason, early[i]);
-            history.answer(&model_ids[i], content, view);
+            history.answer(&model_ids[i], content.into(), view);
             done[i] = true;
         }
     }
@@ -85,8 +86,8 @@ pub(super) async fn run_all(
             continue;
         }
         if mutating[i] {
-            let (content, view) = run_one(ctx, &calls[i], cancel, early[i]).await;
-            history.answer(&model_ids[i], content, view);
+            let (result, view) = run_one(ctx, &calls[i], cancel, early[i]).await;
+            history.answer(&model_ids[i], result, view);
             done[i] = true;
             i += 1;
             continue;
@@ -101,8 +102,8 @@ pub(super) async fn run_all(
                 async move { (j, run_one(ctx, call, cancel, early).await) }
             })
             .collect();
-        while let Some((j, (content, view))) = batch.next().await {
-            history.answer(&model_ids[j], content, view);
+        while let Some((j, (result, view))) = batch.next().await {
+            history.answer(&model_ids[j], result, view);
         }
         for flag in &mut done[i..end] {
             *flag = true;
@@ -214,14 +215,17 @@ pub(super) async fn run_one(
     call: &ToolCall,
     cancel: &CancellationToken,
     early: bool,
-) -> (String, Option<ToolCallView>) {
+) -> (ToolResult, Option<ToolCallView>) {
     let Ready {
         tool,
         args,
         prepared,
     } = match ctx.tools.prepare(call, &ctx.place(), |n| ctx.offers(n)) {
         Ok(ready) => ready,
-        Err(unusable) => return failed_early(ctx, call, unusable, early),
+        Err(unusable) => {
+            let (content, view) = failed_early(ctx, call, unusable, early);
+            return (content.into(), view);
+        }
     };
     let view = ToolCallView {
         id: call.id.clone(),
@@ -264,7 +268,7 @@ async fn execute(
     work: Box<dyn Call>,
     env: ToolEnv,
     mut shown: Shown<'_>,
-) -> (String, Option<ToolCallView>) {
+) -> (ToolResult, Option<ToolCallView>) {
     let cancel = env.cancel.clone();
     let env = ToolEnv {
         permitted: true,
@@ -300,7 +304,14 @@ async fn execute(
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
     shown.update(Some(status), Some(output.content));
-    shown.done(format!("{}{}", output.model, extra.unwrap_or_default()))
+    let spec = ctx.model_spec(&ctx.settings());
+    if let Some(note) = super::estimate::call_images_left_out(output.images.len(), &spec) {
+        ctx.emit(TurnEvent::Text(format!("\n_{note}_\n")));
+    }
+    shown.done(ToolResult {
+        content: format!("{}{}", output.model, extra.unwrap_or_default()),
+        images: output.images,
+    })
 }
 
 /// What a running call may use; a session's own turns can start subagents.

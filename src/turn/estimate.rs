@@ -16,22 +16,41 @@ pub(super) fn projected(ctx: &TurnContext, messages: &[Message]) -> u64 {
     }
 }
 
-/// Replaces image parts with a note for models that do not take images, so switching to such
-/// a model mid-session keeps working.
+/// Replaces images (the user's, and those tool results gave) with a note for models that do
+/// not take images, so switching to such a model mid-session keeps working.
 pub(super) fn fit_to_model(message: Message, spec: &ModelSpec) -> Message {
+    if spec.images {
+        return message;
+    }
+    let omitted = format!(
+        "[image omitted: model `{}` does not accept images]",
+        spec.id
+    );
     match message {
-        Message::User(parts) if !spec.images => Message::User(
+        Message::User(parts) => Message::User(
             parts
                 .into_iter()
                 .map(|p| match p {
-                    UserPart::Image { .. } => UserPart::Text(format!(
-                        "[image omitted: model `{}` does not accept images]",
-                        spec.id
-                    )),
+                    UserPart::Image { .. } => UserPart::Text(omitted.clone()),
                     text => text,
                 })
                 .collect(),
         ),
+        Message::Tool {
+            call_id,
+            mut content,
+            images,
+        } if !images.is_empty() => {
+            for _ in &images {
+                content.push('\n');
+                content.push_str(&omitted);
+            }
+            Message::Tool {
+                call_id,
+                content,
+                images: Vec::new(),
+            }
+        }
         other => other,
     }
 }
@@ -39,9 +58,6 @@ pub(super) fn fit_to_model(message: Message, spec: &ModelSpec) -> Message {
 /// What the user is told when the prompt's images are left out because the model does not
 /// take images (or is not known to); `None` when nothing was left out.
 pub(super) fn images_left_out(messages: &[Message], spec: &ModelSpec) -> Option<String> {
-    if spec.images {
-        return None;
-    }
     let prompt = messages.iter().rev().find_map(|m| match m {
         Message::User(parts) => Some(parts),
         _ => None,
@@ -50,10 +66,23 @@ pub(super) fn images_left_out(messages: &[Message], spec: &ModelSpec) -> Option<
         .iter()
         .filter(|p| matches!(p, UserPart::Image { .. }))
         .count();
-    let what = match images {
+    not_sent(images, "", spec)
+}
+
+/// What the user is told when `count` images a call gave (the editor shows them) are left
+/// out for the model; `None` when nothing was left out.
+pub(super) fn call_images_left_out(count: usize, spec: &ModelSpec) -> Option<String> {
+    not_sent(count, " the call gave", spec)
+}
+
+fn not_sent(count: usize, source: &str, spec: &ModelSpec) -> Option<String> {
+    if spec.images {
+        return None;
+    }
+    let what = match count {
         0 => return None,
-        1 => "The image was".to_string(),
-        n => format!("The {n} images were"),
+        1 => format!("The image{source} was"),
+        n => format!("The {n} images{source} were"),
     };
     Some(format!(
         "{what} not sent: tandem does not know model `{}` to take images, so it was told only that an image was left out. If the model does take images, set `images = true` for it under `[[models]]` in tandem's config.",
@@ -66,11 +95,17 @@ pub(super) fn estimate_text(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
 }
 
+/// Providers bill a typical image at several hundred tokens.
+const IMAGE_TOKENS: u64 = 800;
+
 pub(super) fn estimate_tokens(messages: &[Message]) -> u64 {
     messages
         .iter()
         .map(|m| match m {
-            Message::System(t) | Message::Tool { content: t, .. } => estimate_text(t),
+            Message::System(t) => estimate_text(t),
+            Message::Tool {
+                content, images, ..
+            } => estimate_text(content) + IMAGE_TOKENS * images.len() as u64,
             Message::Assistant {
                 text,
                 reasoning,
@@ -94,8 +129,7 @@ pub(super) fn estimate_tokens(messages: &[Message]) -> u64 {
                 .iter()
                 .map(|p| match p.as_text() {
                     Some(t) => estimate_text(&t),
-                    // Providers bill a typical image at several hundred tokens.
-                    None => 800,
+                    None => IMAGE_TOKENS,
                 })
                 .sum(),
         })

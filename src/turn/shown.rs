@@ -2,6 +2,7 @@
 //! that asks permission for them.
 
 use super::TurnContext;
+use crate::conversation::ToolResult;
 use crate::types::{ToolCallView, ToolContent, ToolStatus, TurnEvent};
 
 /// A call as the editor last saw it; every change goes through here so the final state can
@@ -71,7 +72,7 @@ impl<'a> Shown<'a> {
         }
     }
 
-    pub(super) fn done(self, model: String) -> (String, Option<ToolCallView>) {
-        (model, self.announced.then_some(self.view))
+    pub(super) fn done(self, result: impl Into<ToolResult>) -> (ToolResult, Option<ToolCallView>) {
+        (result.into(), self.announced.then_some(self.view))
     }
 }

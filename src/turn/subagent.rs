@@ -112,6 +112,7 @@ async fn work(ctx: TurnContext, agent: AgentDef, prompt: String, env: ToolEnv) -
     let shown = format!("{}\n\n{model}", progress.render());
     ToolOutput {
         model,
+        images: Vec::new(),
         content: vec![ToolContent::Text { text: shown }],
         failed,
         title: None,

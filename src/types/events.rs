@@ -40,6 +40,11 @@ pub enum ToolContent {
         /// Text after.
         new: String,
     },
+    /// An image a call gave (an MCP screenshot, an image file read), as a `data:` URL.
+    Image {
+        /// The image.
+        url: String,
+    },
     /// A live terminal in the editor.
     Terminal {
         /// The editor's terminal id.

@@ -414,13 +414,13 @@ fn answer(
         headers,
         body,
     };
-    let refused = match api {
+    let refused = super::images::check(api, &recorded.body).or_else(|| match api {
         Api::Chat => {
             let contract = *state.contract.lock().unwrap();
             contract.and_then(|c| state.issued.lock().unwrap().check(c, &recorded.body))
         }
         _ => state.wires.check(api, &recorded),
-    };
+    });
     let reply = match refused {
         Some((status, body)) => Some(Reply::Status {
             status,

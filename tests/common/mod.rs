@@ -12,6 +12,7 @@ pub mod cpus;
 pub mod dice;
 pub mod editor;
 pub mod gate;
+pub mod images;
 pub mod mock_model;
 pub mod pipe;
 pub mod proxy;

@@ -37,6 +37,9 @@ fn text(s: impl Into<String>) -> Result<CallToolResponse, ErrorData> {
     Ok(CallToolResult::success(vec![ContentBlock::text(s)]).into())
 }
 
+/// A 1x1 PNG, base64.
+const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
 struct TestServer;
 
 impl ServerHandler for TestServer {
@@ -76,6 +79,18 @@ impl ServerHandler for TestServer {
             ),
             Tool::new("crash", "Exit the server mid-call.", object(json!({}), &[])),
             Tool::new(
+                "screenshot",
+                "Render the page: a line of text and a 1x1 PNG.",
+                object(json!({}), &[]),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(true)),
+            Tool::new(
+                "bad_image",
+                "An SVG that claims to be a PNG.",
+                object(json!({}), &[]),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(true)),
+            Tool::new(
                 "env",
                 "Read an environment variable.",
                 object(json!({"name": {"type": "string"}}), &["name"]),
@@ -111,6 +126,17 @@ impl ServerHandler for TestServer {
                     }
                 }
             }
+            "screenshot" => Ok(CallToolResult::success(vec![
+                ContentBlock::text("Rendered the page."),
+                ContentBlock::image(PIXEL_PNG, "image/png"),
+            ])
+            .into()),
+            "bad_image" => Ok(CallToolResult::success(vec![ContentBlock::image(
+                // `<svg xmlns="http://www.w3.org/2000/svg"/>`
+                "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=",
+                "image/png",
+            )])
+            .into()),
             "crash" => {
                 log("crashing");
                 std::process::exit(3);

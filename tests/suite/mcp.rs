@@ -18,22 +18,31 @@ pub(super) fn server(name: &str, log: &Path) -> Value {
     json!({"name": name, "command": SERVER, "args": [], "env": [{"name": "TANDEM_TEST_MCP_LOG", "value": log}]})
 }
 
-pub(super) async fn mcp_session(
-    script: Vec<Reply>,
-    mode: &str,
-    servers: Value,
-) -> (
+type McpSession = (
     MockModel,
     Workspace,
     Agent,
     String,
     std::sync::Arc<FakeEditor>,
-) {
+);
+
+pub(super) async fn mcp_session(script: Vec<Reply>, mode: &str, servers: Value) -> McpSession {
+    mcp_session_with(script, mode, servers, &[]).await
+}
+
+/// [`mcp_session`] with more environment variables for tandem.
+async fn mcp_session_with(
+    script: Vec<Reply>,
+    mode: &str,
+    servers: Value,
+    vars: &[(&str, &str)],
+) -> McpSession {
     let mock = MockModel::start(script).await;
     let ws = Workspace::new();
     let editor = FakeEditor::new();
     let mut env = ws.env(&mock);
     env.push(("TANDEM_MODE".into(), mode.into()));
+    env.extend(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
     agent.initialize().await;
     let result = agent
@@ -455,8 +464,14 @@ async fn a_real_third_party_server_from_npm() {
     ];
     let servers =
         json!([{"name": "everything", "command": "node", "args": [entry, "stdio"], "env": []}]);
-    let (mock, _ws, mut agent, session, _editor) =
-        mcp_session(script, "full-access", servers).await;
+    // A model that takes images: the server's tiny image reaches it.
+    let (mock, _ws, mut agent, session, _editor) = mcp_session_with(
+        script,
+        "full-access",
+        servers,
+        &[("TANDEM_MODEL", "gpt-4o")],
+    )
+    .await;
     let (response, _) = agent.prompt(&session, "use everything").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     let offered: Vec<String> = mock.requests()[0].body["tools"]
@@ -471,7 +486,16 @@ async fn a_real_third_party_server_from_npm() {
     assert_eq!(tool_result(second, "e"), "Echo: hello everything");
     assert!(tool_result(second, "s").contains("is 42"));
     let image = tool_result(second, "i");
-    assert!(image.contains("[image: image/png"), "{image}");
+    assert!(image.contains("[image 1 attached]"), "{image}");
+    let given = second.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap();
+    assert_eq!(given["content"][0]["text"], "The images the `i` call gave:");
+    let url = given["content"][1]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,iVBOR"), "{url}");
     let (status, _) = agent.shutdown().await;
     assert!(status.success());
     // No node process of this server is left.

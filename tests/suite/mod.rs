@@ -58,6 +58,7 @@ mod skills;
 mod streamed_calls;
 mod streaming;
 mod subagents;
+mod tool_images;
 mod tool_loop;
 mod tools;
 mod unused_sessions;

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::{Decoder, Link};
 use crate::config::{Api, Config};
+use crate::conversation::split_data_url;
 use crate::model::carried::{self, Slot};
 use crate::model::{
     Carried, EventStream, Message, ModelClient, ModelError, ModelEvent, ModelRequest, Origin,
@@ -92,7 +93,18 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
                 let blocks = assistant_blocks(text, tool_calls, carried.as_ref(), origin);
                 push_blocks(&mut messages, "assistant", blocks);
             }
-            Message::Tool { call_id, content } => {
+            Message::Tool {
+                call_id,
+                content,
+                images,
+            } => {
+                let content = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut blocks = vec![json!({"type": "text", "text": content})];
+                    blocks.extend(images.iter().map(|url| image_block(url)));
+                    Value::Array(blocks)
+                };
                 let block =
                     json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                 push_blocks(&mut messages, "user", vec![block]);
@@ -159,10 +171,8 @@ fn user_blocks(parts: &[UserPart]) -> Vec<Value> {
 
 /// An image as a base64 source (from a `data:` URL) or a URL source.
 fn image_block(url: &str) -> Value {
-    let inline = url.strip_prefix("data:").and_then(|rest| {
-        let (kind, data) = rest.split_once(";base64,")?;
-        Some(json!({"type": "base64", "media_type": kind, "data": data}))
-    });
+    let inline = split_data_url(url)
+        .map(|(kind, data)| json!({"type": "base64", "media_type": kind, "data": data}));
     let source = inline.unwrap_or_else(|| json!({"type": "url", "url": url}));
     json!({"type": "image", "source": source})
 }

@@ -95,6 +95,7 @@ fn thinking_text_and_calls_stream_and_keep_their_order() {
                 Message::Tool {
                     call_id: "t1".into(),
                     content: "A".into(),
+                    images: Vec::new(),
                 },
             ],
             Some("high"),
@@ -143,6 +144,7 @@ fn results_and_the_next_prompt_share_one_user_message_and_the_ends_are_cached() 
                 Message::Tool {
                     call_id: "t1".into(),
                     content: "A".into(),
+                    images: Vec::new(),
                 },
                 Message::User(vec![
                     UserPart::Text("two".into()),

@@ -83,6 +83,20 @@ fn refuses_summaries(error: &ModelError) -> bool {
         && (m.contains("verif") || m.contains("not supported"))
 }
 
+/// A call's output: its text, or with images a list of text and images.
+fn call_output(content: &str, images: &[String]) -> Value {
+    if images.is_empty() {
+        return json!(content);
+    }
+    let mut parts = vec![json!({"type": "input_text", "text": content})];
+    parts.extend(
+        images
+            .iter()
+            .map(|url| json!({"type": "input_image", "image_url": url})),
+    );
+    Value::Array(parts)
+}
+
 /// The JSON body of a streaming Responses request to `origin`.
 pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) -> Value {
     let mut instructions = Vec::new();
@@ -98,8 +112,13 @@ pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) ->
                 carried,
                 ..
             } => input.extend(answer_items(text, tool_calls, carried.as_ref(), origin)),
-            Message::Tool { call_id, content } => input.push(json!({
-                "type": "function_call_output", "call_id": call_id, "output": content})),
+            Message::Tool {
+                call_id,
+                content,
+                images,
+            } => input.push(json!({
+                "type": "function_call_output", "call_id": call_id,
+                "output": call_output(content, images)})),
         }
     }
     let mut body = json!({

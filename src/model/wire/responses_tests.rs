@@ -68,6 +68,7 @@ fn reasoning_items_come_back_before_their_calls() {
             Message::Tool {
                 call_id: "call_1".into(),
                 content: "A".into(),
+                images: Vec::new(),
             },
         ],
         reasoning_effort: Some("high".into()),
