@@ -1,6 +1,6 @@
 //! The conversation every layer shares, in the same words for every wire API: messages made
 //! of parts (text and images from the user, an answer's text, its reasoning and its calls, a
-//! call's result) and the provider state an answer carries back to the server that sent it
+//! call's result with the images it gave) and the provider state an answer carries back to the server that sent it
 //! ([`Carried`], tagged with its [`Origin`]). Plain data with no I/O: the transcript records
 //! it (`store/`), the turn builds it (`turn/`), and each wire adapter (`model/wire/`) turns it
 //! into its API's request.
