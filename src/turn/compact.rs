@@ -68,6 +68,7 @@ pub(super) async fn compact(
             .cloned()
             .map(|m| fit_to_model(m, spec)),
     );
+    super::estimate::thin_images(&mut messages);
     messages.push(Message::User(vec![UserPart::Text(SUMMARY_REQUEST.into())]));
     let request = ModelRequest {
         model: spec.id.clone(),

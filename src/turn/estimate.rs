@@ -1,5 +1,6 @@
-//! How big a conversation is for the model: the tokens it will take (the server's last count
-//! plus an estimate of what was added since) and what a model that takes no images is sent.
+//! How big a conversation is for the model (the tokens it will take: the server's last count
+//! plus an estimate of what was added since) and which images a request carries: none to a
+//! model that takes no images, and no more than a model server takes to any other.
 
 use super::TurnContext;
 use crate::config::ModelSpec;
@@ -52,6 +53,78 @@ pub(super) fn fit_to_model(message: Message, spec: &ModelSpec) -> Message {
             }
         }
         other => other,
+    }
+}
+
+/// Most images one request carries. Older ones are left out in blocks of [`IMAGE_BLOCK`], so
+/// the requests between two drops still extend each other byte for byte (Anthropic takes at
+/// most 100 images a request, and fewer past 20; every image costs hundreds of tokens).
+const MAX_REQUEST_IMAGES: usize = 20;
+const IMAGE_BLOCK: usize = 10;
+
+/// Most image data (base64) one request carries: well under the smallest request limit of
+/// the APIs tandem speaks (Anthropic's 32 MB).
+const MAX_REQUEST_IMAGE_BYTES: usize = 20 * 1024 * 1024;
+
+const EARLIER_IMAGE: &str = "[image omitted: an earlier image, left out to keep the request within what model servers take]";
+
+/// Leaves out the oldest images of a conversation that holds more than one request may carry
+/// (by count, then by size), each replaced by a note; the history keeps them all.
+pub(super) fn thin_images(messages: &mut [Message]) {
+    let mut sizes: Vec<usize> = Vec::new();
+    for message in messages.iter() {
+        match message {
+            Message::User(parts) => sizes.extend(parts.iter().filter_map(|p| match p {
+                UserPart::Image { url } => Some(url.len()),
+                _ => None,
+            })),
+            Message::Tool { images, .. } => sizes.extend(images.iter().map(String::len)),
+            _ => {}
+        }
+    }
+    let total = sizes.len();
+    let mut first_kept = if total > MAX_REQUEST_IMAGES {
+        (total.div_ceil(IMAGE_BLOCK) - MAX_REQUEST_IMAGES / IMAGE_BLOCK) * IMAGE_BLOCK
+    } else {
+        0
+    };
+    let mut bytes = 0;
+    for (i, size) in sizes.iter().enumerate().skip(first_kept).rev() {
+        bytes += size;
+        if bytes > MAX_REQUEST_IMAGE_BYTES {
+            first_kept = i + 1;
+            break;
+        }
+    }
+    if first_kept == 0 {
+        return;
+    }
+    let mut seen = 0;
+    let dropped = |seen: &mut usize| {
+        *seen += 1;
+        *seen <= first_kept
+    };
+    for message in messages.iter_mut() {
+        match message {
+            Message::User(parts) => {
+                for part in parts.iter_mut() {
+                    if matches!(part, UserPart::Image { .. }) && dropped(&mut seen) {
+                        *part = UserPart::Text(EARLIER_IMAGE.to_string());
+                    }
+                }
+            }
+            Message::Tool {
+                content, images, ..
+            } => {
+                let before = images.len();
+                images.retain(|_| !dropped(&mut seen));
+                for _ in images.len()..before {
+                    content.push('\n');
+                    content.push_str(EARLIER_IMAGE);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -139,6 +212,72 @@ pub(super) fn estimate_tokens(messages: &[Message]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn shot(id: usize) -> Message {
+        Message::Tool {
+            call_id: format!("c{id}"),
+            content: format!("shot {id}"),
+            images: vec![format!("data:image/png;base64,{id}")],
+        }
+    }
+
+    fn kept(messages: &[Message]) -> Vec<String> {
+        messages
+            .iter()
+            .flat_map(|m| match m {
+                Message::Tool { images, .. } => images.clone(),
+                Message::User(parts) => parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        UserPart::Image { url } => Some(url.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_oldest_images_are_left_out_in_blocks() {
+        let mut few: Vec<Message> = (0..20).map(shot).collect();
+        thin_images(&mut few);
+        assert_eq!(kept(&few).len(), 20, "up to the limit, all go");
+        for (total, first) in [(21, 10), (30, 10), (31, 20), (45, 30)] {
+            let mut many: Vec<Message> = (0..total).map(shot).collect();
+            thin_images(&mut many);
+            let left = kept(&many);
+            assert_eq!(left.len(), total - first, "{total}");
+            assert_eq!(left[0], format!("data:image/png;base64,{first}"));
+            let Message::Tool { content, .. } = &many[0] else {
+                panic!()
+            };
+            assert!(content.starts_with("shot 0\n[image omitted: an earlier image"));
+        }
+        // A user's image counts and is left out the same way.
+        let mut mixed = vec![Message::User(vec![UserPart::Image {
+            url: "data:image/png;base64,u".into(),
+        }])];
+        mixed.extend((0..20).map(shot));
+        thin_images(&mut mixed);
+        assert!(
+            matches!(&mixed[0], Message::User(p) if matches!(&p[0], UserPart::Text(t) if t == EARLIER_IMAGE))
+        );
+    }
+
+    #[test]
+    fn big_images_are_left_out_by_size_from_the_oldest() {
+        let big = |id: usize| Message::Tool {
+            call_id: format!("c{id}"),
+            content: String::new(),
+            images: vec![format!("{id}{}", "A".repeat(8 * 1024 * 1024))],
+        };
+        let mut messages: Vec<Message> = (0..4).map(big).collect();
+        thin_images(&mut messages);
+        let left = kept(&messages);
+        assert_eq!(left.len(), 2, "two of 8 MB fit under 20 MB, three do not");
+        assert!(left[0].starts_with('2') && left[1].starts_with('3'));
+    }
 
     #[test]
     fn estimates_round_up() {

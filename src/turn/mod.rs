@@ -179,6 +179,7 @@ impl Turn {
         messages.push(Message::System(system));
         let conversation = self.history.messages().iter().cloned();
         messages.extend(conversation.map(|m| fit_to_model(m, &spec)));
+        estimate::thin_images(&mut messages);
         let threshold = self.ctx.config.compact_threshold * spec.context_window as f64;
         if projected(&self.ctx, &messages) as f64 > threshold {
             match self.compact(&spec).await {
