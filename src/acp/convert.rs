@@ -8,7 +8,8 @@ use agent_client_protocol::v1::schema::{
     UsageUpdate,
 };
 
-use crate::conversation::{data_url, split_data_url};
+use crate::conversation::split_data_url;
+use crate::tools::image;
 use crate::types::Mode;
 use crate::types::StopReason;
 use crate::types::{
@@ -47,6 +48,15 @@ fn text_blob(mime: &str, blob: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
+/// An attached image as the model is sent it: only one a model server takes (the prompt stays
+/// in every later request, so one it refuses would fail them all); else a note of why not.
+fn checked_image(mime: &str, data: &str) -> UserPart {
+    match image::from_base64(data) {
+        Ok(url) => UserPart::Image { url },
+        Err(why) => UserPart::Text(format!("[Attached image ({mime}) not sent: {why}]")),
+    }
+}
+
 /// Turns a prompt's content blocks into what the model reads. Text stays text; a resource
 /// link becomes a reference the model can follow; an embedded resource becomes context;
 /// images become image parts. Audio is refused: tandem does not advertise it.
@@ -58,13 +68,10 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
     for block in blocks {
         match block {
             ContentBlock::Text(t) => parts.push(UserPart::Text(t.text)),
-            ContentBlock::Image(image) => {
-                let url = match image.uri.filter(|u| u.starts_with("http")) {
-                    Some(uri) if image.data.is_empty() => uri,
-                    _ => data_url(&image.mime_type, &image.data),
-                };
-                parts.push(UserPart::Image { url });
-            }
+            ContentBlock::Image(image) => match image.uri.filter(|u| u.starts_with("http")) {
+                Some(url) if image.data.is_empty() => parts.push(UserPart::Image { url }),
+                _ => parts.push(checked_image(&image.mime_type, &image.data)),
+            },
             // Expanded by the turn when it names a small file or a folder in the workspace.
             ContentBlock::ResourceLink(link) => parts.push(UserPart::Link {
                 uri: link.uri,
@@ -81,9 +88,7 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
                     if let Some(text) = text_blob(&mime, &r.blob) {
                         parts.push(UserPart::Text(context_text(&r.uri, &text)));
                     } else if mime.starts_with("image/") {
-                        parts.push(UserPart::Image {
-                            url: data_url(&mime, &r.blob),
-                        });
+                        parts.push(checked_image(&mime, &r.blob));
                     } else {
                         parts.push(UserPart::Text(format!(
                             "[Attached binary resource {} ({}), not shown]",
@@ -388,6 +393,9 @@ mod tests {
         EmbeddedResource, ImageContent, ResourceLink, TextResourceContents,
     };
 
+    /// A 1x1 PNG.
+    const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
     #[test]
     fn every_prompt_block_kind() {
         let parts = prompt_parts(vec![
@@ -399,7 +407,8 @@ mod tests {
                     "file:///p/main.rs",
                 )),
             )),
-            ContentBlock::Image(ImageContent::new("AAAA", "image/png")),
+            ContentBlock::Image(ImageContent::new(PIXEL, "image/png")),
+            ContentBlock::Image(ImageContent::new("Qk0eAAAAAAAAAA==", "image/bmp")),
         ])
         .unwrap();
         assert_eq!(parts[0], UserPart::Text("hi".into()));
@@ -414,8 +423,16 @@ mod tests {
         assert_eq!(
             parts[3],
             UserPart::Image {
-                url: "data:image/png;base64,AAAA".into()
+                url: format!("data:image/png;base64,{PIXEL}")
             }
+        );
+        // A format model servers do not take is named, not sent.
+        let Some(note) = parts[4].as_text() else {
+            panic!("{:?}", parts[4])
+        };
+        assert!(
+            note.starts_with("[Attached image (image/bmp) not sent: not in a format"),
+            "{note}"
         );
     }
 

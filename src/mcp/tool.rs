@@ -268,7 +268,15 @@ fn given(data: &str, claimed: &str, images: &mut Vec<String>) -> (String, bool) 
             false,
         );
     }
+    let given: usize = images.iter().map(String::len).sum();
     match image::from_base64(data) {
+        Ok(url) if given + url.len() > image::MAX_BASE64_PER_RESULT => (
+            format!(
+                "[image ({claimed}) not sent: a result gives at most {} MB of images]",
+                image::MAX_BASE64_PER_RESULT / 1_048_576
+            ),
+            false,
+        ),
         Ok(url) => {
             images.push(url);
             (format!("[image {} attached]", images.len()), true)

@@ -1,6 +1,7 @@
 //! Turning a stored transcript back into what the editor saw, for `session/load`.
 
 use crate::model::ToolCall;
+use crate::store::record;
 use crate::store::{CallIds, Line, Record};
 use crate::turn::COMPACTED_NOTE;
 use crate::types::{PromptBlock, UserPart};
@@ -46,7 +47,15 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
                 open.calls = tool_calls.iter().cloned().zip(shown).collect();
                 open.results = vec![None; open.calls.len()];
             }
-            Record::ToolResult { call_id, view, .. } => open.answer(call_id, view, &mut events),
+            Record::ToolResult {
+                call_id,
+                view,
+                images,
+                ..
+            } => {
+                let view = view.clone().map(|v| record::view_in_full(v, images));
+                open.answer(call_id, view, &mut events);
+            }
             Record::Plan { entries } => events.push(TurnEvent::Plan(entries.clone())),
             Record::CutOff { call_ids } => ids.reserve(call_ids),
             Record::Note { text } => events.push(TurnEvent::Text(format!("\n_{text}_\n"))),
@@ -56,6 +65,7 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             }
             // A subagent's work was shown inside its `task` call, which is replayed whole.
             Record::Meta { .. }
+            | Record::ImagesLeftOut { .. }
             | Record::Context { .. }
             | Record::Folders { .. }
             | Record::Settings { .. }
@@ -81,7 +91,7 @@ impl Open {
     /// Takes the first result of the open call `call_id`; replays every call whose
     /// predecessors are all answered, so the editor sees them in the order the model made
     /// them, not the order they finished.
-    fn answer(&mut self, call_id: &str, view: &Option<ToolCallView>, events: &mut Vec<TurnEvent>) {
+    fn answer(&mut self, call_id: &str, view: Option<ToolCallView>, events: &mut Vec<TurnEvent>) {
         let slot = self
             .calls
             .iter()
@@ -90,7 +100,7 @@ impl Open {
         let Some(i) = slot else {
             return;
         };
-        self.results[i] = Some(view.clone().map(|v| replayed(v, &self.calls[i].1)));
+        self.results[i] = Some(view.map(|v| replayed(v, &self.calls[i].1)));
         while let Some(Some(result)) = self.results.get_mut(self.shown) {
             if let Some(view) = result.take() {
                 events.push(TurnEvent::ToolCall(view));

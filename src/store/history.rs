@@ -87,6 +87,7 @@ impl History {
                 Record::Context { text } => conversation.context(text.clone()),
                 Record::CutOff { call_ids: cut } => call_ids.reserve(cut),
                 Record::Compaction { summary, kept } => conversation.compact(summary, *kept),
+                Record::ImagesLeftOut { note } => conversation.leave_out_images(note),
                 Record::Meta { .. }
                 | Record::Command { .. }
                 | Record::Note { .. }
@@ -187,8 +188,8 @@ impl History {
         self.transcript.append(Record::ToolResult {
             call_id: call_id.to_string(),
             content: result.content.clone(),
+            view: view.map(|v| record::view_by_reference(v, &result.images)),
             images: result.images.clone(),
-            view,
         });
         self.conversation.answer(call_id, result);
     }
@@ -226,6 +227,24 @@ impl History {
         for id in self.conversation.unanswered() {
             self.answer(&id, why.to_string().into(), None);
         }
+    }
+
+    /// Whether any message holds an image (the user's, or one a call gave).
+    pub fn holds_images(&self) -> bool {
+        self.conversation.messages.iter().any(|m| match m {
+            Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
+            Message::Tool { images, .. } => !images.is_empty(),
+            _ => false,
+        })
+    }
+
+    /// Leaves every image the conversation holds out of it from now on, each replaced by
+    /// `note` (the model server refused a request that held them).
+    pub fn leave_out_images(&mut self, note: &str) {
+        self.transcript.append(Record::ImagesLeftOut {
+            note: note.to_string(),
+        });
+        self.conversation.leave_out_images(note);
     }
 
     /// Replaces all but the last `kept` messages with `summary`.
@@ -334,6 +353,38 @@ impl Conversation {
             _ => self
                 .messages
                 .push(Message::User(vec![UserPart::Text(text)])),
+        }
+    }
+
+    fn leave_out_images(&mut self, note: &str) {
+        let text = |note: &str| format!("[image omitted: {note}]");
+        for message in &mut self.messages {
+            match message {
+                Message::User(parts) => {
+                    for part in parts.iter_mut() {
+                        if matches!(part, UserPart::Image { .. }) {
+                            *part = UserPart::Text(text(note));
+                        }
+                    }
+                }
+                Message::Tool {
+                    content, images, ..
+                } => {
+                    for _ in images.drain(..) {
+                        content.push('\n');
+                        content.push_str(&text(note));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(open) = &mut self.open {
+            for result in open.results.values_mut() {
+                for _ in result.images.drain(..) {
+                    result.content.push('\n');
+                    result.content.push_str(&text(note));
+                }
+            }
         }
     }
 

@@ -7,13 +7,45 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Carried, ToolCall};
-use crate::types::{PlanItem, ToolCallView};
+use crate::types::{PlanItem, ToolCallView, ToolContent};
 use crate::types::{PromptBlock, UserPart};
 
 /// The record format version written by this build. Version 2 added the provider state
 /// of model responses (`carried`, tool calls' `extra`); version 1 lines read as version 2
 /// lines without it.
 pub const VERSION: u32 = 2;
+
+/// How the view of a result keeps an image the result also gave the model: by its place
+/// among the result's `images`, so the data is stored once.
+const SAME_IMAGE: &str = "tandem:result-image:";
+
+/// `view` as a [`Record::ToolResult`] keeps it: an image that is also one of `images` is
+/// named by its place there.
+pub fn view_by_reference(mut view: ToolCallView, images: &[String]) -> ToolCallView {
+    for content in &mut view.content {
+        if let ToolContent::Image { url } = content
+            && let Some(i) = images.iter().position(|image| image == url)
+        {
+            *url = format!("{SAME_IMAGE}{i}");
+        }
+    }
+    view
+}
+
+/// The other way round: `view` with every image it names by place in `images` in full.
+pub fn view_in_full(mut view: ToolCallView, images: &[String]) -> ToolCallView {
+    for content in &mut view.content {
+        if let ToolContent::Image { url } = content
+            && let Some(image) = url
+                .strip_prefix(SAME_IMAGE)
+                .and_then(|i| i.parse::<usize>().ok())
+                .and_then(|i| images.get(i))
+        {
+            *url = image.clone();
+        }
+    }
+    view
+}
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,6 +163,12 @@ pub enum Record {
         summary: String,
         /// How many messages were kept.
         kept: usize,
+    },
+    /// The model server refused a request that held images: every image the conversation
+    /// held up to here is left out from now on, each replaced by `note`.
+    ImagesLeftOut {
+        /// What the model reads in each image's place.
+        note: String,
     },
     /// A record of a subagent's conversation, run by the `task` call `call_id`; not part of
     /// the session's own history.

@@ -18,8 +18,14 @@ use crate::local;
 /// the lowest of the APIs tandem speaks.
 pub const MAX_BASE64: usize = 5 * 1024 * 1024;
 
-/// Most images one result gives the model; the rest are named in its text.
+/// Most images one result gives the model, and most image data (base64) in all; the rest
+/// are named in its text.
 pub const MAX_PER_RESULT: usize = 8;
+pub const MAX_BASE64_PER_RESULT: usize = 10 * 1024 * 1024;
+
+/// Widest and tallest image sent: Anthropic refuses larger ones (OpenAI and Gemini scale
+/// them down).
+pub const MAX_SIDE: usize = 8000;
 
 /// The media type of an image in a format models take, read from its first bytes.
 pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
@@ -46,27 +52,46 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// An image given as base64 (what MCP sends) as a `data:` URL of the type its bytes show, or
-/// why it is not sent.
+/// An image given as base64 (what MCP sends, line breaks allowed) as a `data:` URL of the
+/// type its bytes show, or why it is not sent.
 pub fn from_base64(data: &str) -> Result<String, String> {
-    if data.len() > MAX_BASE64 {
-        return Err(too_large(data.len()));
+    let clean: String = data.split_ascii_whitespace().collect();
+    if clean.len() > MAX_BASE64 {
+        return Err(too_large(clean.len()));
     }
     let bytes = STANDARD
-        .decode(data.trim())
+        .decode(&clean)
         .map_err(|_| "not valid base64".to_string())?;
-    let mime = sniff(&bytes).ok_or_else(not_a_format)?;
-    Ok(data_url(mime, data.trim()))
+    let mime = checked(&bytes)?;
+    Ok(data_url(mime, &clean))
 }
 
 /// An image file's bytes as a `data:` URL, or why it is not sent.
 pub fn from_bytes(bytes: &[u8]) -> Result<String, String> {
-    let mime = sniff(bytes).ok_or_else(not_a_format)?;
+    let mime = checked(bytes)?;
     let encoded = bytes.len().div_ceil(3) * 4;
     if encoded > MAX_BASE64 {
         return Err(too_large(encoded));
     }
     Ok(data_url(mime, &STANDARD.encode(bytes)))
+}
+
+/// The media type of an image a model server takes: one of the four formats, with a header
+/// that gives its size, no side past [`MAX_SIDE`].
+fn checked(bytes: &[u8]) -> Result<&'static str, String> {
+    let mime = sniff(bytes).ok_or_else(not_a_format)?;
+    let size = imagesize::blob_size(bytes)
+        .map_err(|_| format!("not a readable {mime} (its header is broken)"))?;
+    if size.width == 0 || size.height == 0 {
+        return Err(format!("not a readable {mime} (it says it is empty)"));
+    }
+    if size.width > MAX_SIDE || size.height > MAX_SIDE {
+        return Err(format!(
+            "{}x{} pixels, larger than models take ({MAX_SIDE} on a side)",
+            size.width, size.height
+        ));
+    }
+    Ok(mime)
 }
 
 /// The names of files `read_file` gives the model as images.
@@ -106,8 +131,12 @@ pub async fn read_file(env: &ToolEnv, path: &Path) -> Result<Option<String>, Rea
     if encoded > MAX_BASE64 {
         return Err(ReadError::Other(too_large(encoded)));
     }
+    // Bounded again as it is read: the file may have grown since.
     let mut bytes = head[..got].to_vec();
-    file.read_to_end(&mut bytes)
+    let most = (MAX_BASE64 / 4 * 3) as u64;
+    (&mut file)
+        .take(most + 1)
+        .read_to_end(&mut bytes)
         .await
         .map_err(|e| ReadError::Other(e.to_string()))?;
     from_bytes(&bytes).map(Some).map_err(ReadError::Other)
@@ -129,11 +158,25 @@ fn too_large(encoded: usize) -> String {
 mod tests {
     use super::*;
 
-    const PNG: &[u8] = &[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13];
+    /// A 1x1 PNG.
+    const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+    fn png() -> Vec<u8> {
+        STANDARD.decode(PIXEL).unwrap()
+    }
+
+    /// A PNG header that says `width` x `height`, and nothing after it.
+    fn png_header(width: u32, height: u32) -> Vec<u8> {
+        let mut bytes = png()[..16].to_vec();
+        bytes.extend(width.to_be_bytes());
+        bytes.extend(height.to_be_bytes());
+        bytes.extend([8, 6, 0, 0, 0]);
+        bytes
+    }
 
     #[test]
     fn the_bytes_name_the_type_whatever_the_source_claims() {
-        let url = from_base64(&STANDARD.encode(PNG)).unwrap();
+        let url = from_base64(PIXEL).unwrap();
         assert!(url.starts_with("data:image/png;base64,"), "{url}");
         assert_eq!(sniff(b"GIF89a...."), Some("image/gif"));
         assert_eq!(sniff(b"RIFF\x10\0\0\0WEBPVP8 "), Some("image/webp"));
@@ -147,9 +190,30 @@ mod tests {
         assert!(from_base64(&STANDARD.encode(b"<svg/>")).is_err());
         let huge = "A".repeat(MAX_BASE64 + 4);
         assert!(from_base64(&huge).unwrap_err().contains("too large"));
-        let mut big = PNG.to_vec();
+        let mut big = png();
         big.resize(MAX_BASE64, 0);
         assert!(from_bytes(&big).unwrap_err().contains("too large"));
-        assert!(from_bytes(PNG).is_ok());
+        assert!(from_bytes(&png()).is_ok());
+        // Right first bytes, but nothing a server could decode: text an injected model can
+        // write as `x.gif`, a bare JPEG marker, a PNG past the size servers take.
+        assert!(from_bytes(b"GIF89a this is not an image").is_err());
+        assert!(from_bytes(b"RIFF????WEBP").is_err());
+        assert!(from_bytes(&[0xff, 0xd8, 0xff]).is_err());
+        let tall = from_bytes(&png_header(1, 20_000)).unwrap_err();
+        assert!(tall.contains("1x20000 pixels"), "{tall}");
+        assert!(from_bytes(&png_header(0, 10)).is_err());
+    }
+
+    #[test]
+    fn base64_with_line_breaks_is_taken_clean() {
+        let wrapped: String = PIXEL
+            .as_bytes()
+            .chunks(76)
+            .map(|c| format!("{}\r\n", std::str::from_utf8(c).unwrap()))
+            .collect();
+        assert_eq!(
+            from_base64(&wrapped).unwrap(),
+            format!("data:image/png;base64,{PIXEL}")
+        );
     }
 }

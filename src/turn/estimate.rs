@@ -56,11 +56,9 @@ pub(super) fn fit_to_model(message: Message, spec: &ModelSpec) -> Message {
     }
 }
 
-/// Most images one request carries. Older ones are left out in blocks of [`IMAGE_BLOCK`], so
-/// the requests between two drops still extend each other byte for byte (Anthropic takes at
-/// most 100 images a request, and fewer past 20; every image costs hundreds of tokens).
+/// Most images one request carries (Anthropic takes at most 100 a request, and smaller ones
+/// past 20; each costs hundreds of tokens).
 const MAX_REQUEST_IMAGES: usize = 20;
-const IMAGE_BLOCK: usize = 10;
 
 /// Most image data (base64) one request carries: well under the smallest request limit of
 /// the APIs tandem speaks (Anthropic's 32 MB).
@@ -82,18 +80,19 @@ pub(super) fn thin_images(messages: &mut [Message]) {
             _ => {}
         }
     }
-    let total = sizes.len();
-    let mut first_kept = if total > MAX_REQUEST_IMAGES {
-        (total.div_ceil(IMAGE_BLOCK) - MAX_REQUEST_IMAGES / IMAGE_BLOCK) * IMAGE_BLOCK
-    } else {
-        0
-    };
-    let mut bytes = 0;
-    for (i, size) in sizes.iter().enumerate().skip(first_kept).rev() {
+    // Past either bound the oldest go until half of each is left, so the requests between
+    // two drops still extend each other byte for byte (and reuse the server's cache).
+    let (mut first_kept, mut bytes) = (0, 0);
+    for (i, size) in sizes.iter().enumerate() {
         bytes += size;
-        if bytes > MAX_REQUEST_IMAGE_BYTES {
-            first_kept = i + 1;
-            break;
+        if i + 1 - first_kept <= MAX_REQUEST_IMAGES && bytes <= MAX_REQUEST_IMAGE_BYTES {
+            continue;
+        }
+        while first_kept < i
+            && (i + 1 - first_kept > MAX_REQUEST_IMAGES / 2 || bytes > MAX_REQUEST_IMAGE_BYTES / 2)
+        {
+            bytes -= sizes[first_kept];
+            first_kept += 1;
         }
     }
     if first_kept == 0 {
@@ -239,11 +238,11 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_images_are_left_out_in_blocks() {
+    fn past_the_bound_the_oldest_go_until_half_is_left() {
         let mut few: Vec<Message> = (0..20).map(shot).collect();
         thin_images(&mut few);
         assert_eq!(kept(&few).len(), 20, "up to the limit, all go");
-        for (total, first) in [(21, 10), (30, 10), (31, 20), (45, 30)] {
+        for (total, first) in [(21, 11), (31, 11), (32, 22), (42, 22), (43, 33)] {
             let mut many: Vec<Message> = (0..total).map(shot).collect();
             thin_images(&mut many);
             let left = kept(&many);
@@ -275,8 +274,26 @@ mod tests {
         let mut messages: Vec<Message> = (0..4).map(big).collect();
         thin_images(&mut messages);
         let left = kept(&messages);
-        assert_eq!(left.len(), 2, "two of 8 MB fit under 20 MB, three do not");
+        assert_eq!(
+            left.len(),
+            2,
+            "the third of 8 MB goes past 20 MB: one is left, then two"
+        );
         assert!(left[0].starts_with('2') && left[1].starts_with('3'));
+        // Images just over 4 MiB: five go past 20 MiB, and three go at a time, not one by one.
+        let four = |id: usize| Message::Tool {
+            call_id: format!("c{id}"),
+            content: String::new(),
+            images: vec![format!("{id:02}{}", "A".repeat(4 * 1024 * 1024))],
+        };
+        let firsts: Vec<String> = (6..=10)
+            .map(|n| {
+                let mut messages: Vec<Message> = (0..n).map(four).collect();
+                thin_images(&mut messages);
+                kept(&messages)[0][..2].to_string()
+            })
+            .collect();
+        assert_eq!(firsts, ["03", "03", "06", "06", "06"]);
     }
 
     #[test]

@@ -142,6 +142,8 @@ struct Turn {
     requests: u32,
     /// The server said the conversation did not fit, and it was compacted once for that.
     retried_context: bool,
+    /// Whether the images were left out after the server refused a request holding them.
+    retried_images: bool,
     /// An answer that did not match the output schema was sent back once.
     repaired: bool,
     guard: guard::Guard,
@@ -156,6 +158,7 @@ impl Turn {
             cancel,
             requests: 0,
             retried_context: false,
+            retried_images: false,
             repaired: false,
             guard,
         }
@@ -227,6 +230,25 @@ impl Turn {
                     Compacted::Cancelled => stop(Ok(StopReason::Cancelled)),
                     Compacted::Nothing | Compacted::Failed(_) => stop(Err(e)),
                 };
+            }
+            End::Failed(e)
+                if e.class == ErrorClass::BadRequest
+                    && !self.retried_images
+                    && calls.is_empty()
+                    && self.history.holds_images() =>
+            {
+                // An image the server cannot take would fail every later request too: the
+                // images are left out for good and the request is made again.
+                self.retried_images = true;
+                let note = "the model server refused a request that held images";
+                let told = format!(
+                    "The model server refused the request with its images ({}); tandem left the images out of the conversation and asked again.",
+                    e.message
+                );
+                self.ctx.emit(TurnEvent::Text(format!("\n_{told}_\n")));
+                self.history.push_note(told);
+                self.history.leave_out_images(note);
+                return None;
             }
             End::Failed(e) => {
                 self.history.close_unanswered(REQUEST_FAILED);

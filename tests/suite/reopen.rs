@@ -45,7 +45,7 @@ async fn zed_shows_a_reopened_threads_mentions_as_chips() {
             "uri": format!("{}#L1:1", file_uri(&notes)), "text": "one", "mimeType": "text/plain"}},
         {"type": "text", "text": " in "},
         {"type": "resource_link", "name": "src", "uri": format!("{}/", file_uri(&ws.project().join("src")))},
-        {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+        {"type": "image", "mimeType": "image/png", "data": crate::common::images::PIXEL_PNG},
     ]);
     let answer = agent
         .request(

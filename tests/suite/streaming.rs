@@ -190,7 +190,7 @@ async fn rich_prompt_content_reaches_the_model() {
                 {"type": "text", "text": "Review these"},
                 {"type": "resource_link", "name": "lib.rs", "uri": "file:///p/src/lib.rs"},
                 {"type": "resource", "resource": {"uri": "file:///p/notes.md", "text": "remember the milk"}},
-                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+                {"type": "image", "data": crate::common::images::PIXEL_PNG, "mimeType": "image/png"}
             ]}),
         )
         .await;
@@ -219,7 +219,7 @@ async fn images_go_as_image_parts_to_models_that_take_them() {
             "session/prompt",
             json!({"sessionId": id, "prompt": [
                 {"type": "text", "text": "What is this?"},
-                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+                {"type": "image", "data": crate::common::images::PIXEL_PNG, "mimeType": "image/png"}
             ]}),
         )
         .await;
@@ -227,7 +227,7 @@ async fn images_go_as_image_parts_to_models_that_take_them() {
     assert_eq!(content[1]["type"], "image_url");
     assert_eq!(
         content[1]["image_url"]["url"],
-        "data:image/png;base64,iVBORw0KGgo="
+        format!("data:image/png;base64,{}", crate::common::images::PIXEL_PNG)
     );
 }
 

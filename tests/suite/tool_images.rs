@@ -16,7 +16,7 @@ use crate::common::{Agent, EditorSession, Reply, joined, path_str, session_with_
 const SERVER: &str = env!("CARGO_BIN_EXE_tandem-test-mcp");
 
 /// The 1x1 PNG the test MCP server's `screenshot` tool gives.
-const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+use crate::common::images::PIXEL_PNG;
 
 /// The environment of a session over `api` with `model`, the test MCP server configured as
 /// `t` (a user's own server: it starts without asking).
@@ -251,8 +251,13 @@ async fn an_image_file_read_is_the_image_and_a_reload_sends_it_again() {
             .any(|c| c["content"]["type"] == "image")
     );
 
-    // A second process loads the session; the image goes to the model again.
+    // The transcript stores the image once: the view it was shown in names it.
     drop(agent);
+    let stored =
+        std::fs::read_to_string(ws.home().join(format!("data/sessions/{session}.jsonl"))).unwrap();
+    assert_eq!(stored.matches(PIXEL_PNG).count(), 1, "{stored}");
+
+    // A second process loads the session; the image goes to the model again.
     mock.push(Reply::text(&["Still a pixel."]));
     let mut env = ws.env(&mock);
     env.extend(vars(&ws, "anthropic-messages", "claude-sonnet-4-5"));
@@ -317,4 +322,56 @@ fn the_mock_refuses_images_where_each_api_takes_none() {
         "tool_use_id": "a", "content": [{"type": "image", "source": {"type": "base64",
         "media_type": "image/png", "data": PIXEL_PNG}}]}]}]});
     assert!(check(Api::Anthropic, &good).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_refuses_the_images_gets_the_request_again_without_them_for_good() {
+    let refusal = r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.2.content.0.tool_result.content.1.source.base64.data: Could not process image"}}"#;
+    let script = vec![
+        Reply::tools(&[("s", "mcp__t__screenshot", json!({}))]),
+        Reply::status(400, refusal),
+        Reply::text(&["Without the picture, then."]),
+    ];
+    let (mock, ws, mut agent, session, _editor) =
+        session("anthropic-messages", "claude-sonnet-4-5", script).await;
+    let (response, updates) = agent.prompt(&session, "look at the page").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(image_urls(&requests[1].body).len(), 1);
+    assert!(
+        image_urls(&requests[2].body).is_empty(),
+        "{}",
+        requests[2].body
+    );
+    let said = crate::common::anthropic_wire::last_user_text(&requests[2].body);
+    assert!(
+        said.contains("Rendered the page.\n[image 1 attached]\n[image omitted: the model server refused a request that held images]"),
+        "{said}"
+    );
+    let told = joined(&updates, "agent_message_chunk");
+    assert!(
+        told.contains("The model server refused the request with its images")
+            && told.contains("Could not process image"),
+        "{told}"
+    );
+
+    // Left out for good: the next prompt, and a reload in a second process, send none.
+    mock.push(Reply::text(&["ok"]));
+    let (response, _) = agent.prompt(&session, "go on").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(image_urls(&mock.requests().pop().unwrap().body).is_empty());
+    drop(agent);
+    mock.push(Reply::text(&["ok again"]));
+    let mut env = ws.env(&mock);
+    env.extend(vars(&ws, "anthropic-messages", "claude-sonnet-4-5"));
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    agent
+        .open_stored("session/load", &session, &ws.project())
+        .await;
+    let (response, _) = agent.prompt(&session, "and now?").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(image_urls(&mock.requests().pop().unwrap().body).is_empty());
+    agent.assert_valid();
 }

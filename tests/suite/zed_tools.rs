@@ -314,7 +314,7 @@ async fn an_image_the_model_cannot_take_is_reported_to_the_user() {
             "session/prompt",
             json!({"sessionId": session, "prompt": [
                 {"type": "text", "text": "What is this?"},
-                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+                {"type": "image", "data": crate::common::images::PIXEL_PNG, "mimeType": "image/png"}
             ]}),
         )
         .await;

@@ -83,6 +83,7 @@ pub fn render(lines: &[Line]) -> String {
                 out.push_str("_[The conversation above was compacted here.]_\n\n")
             }
             Record::ToolResult { view: None, .. }
+            | Record::ImagesLeftOut { .. }
             | Record::Context { .. }
             | Record::Folders { .. }
             | Record::Settings { .. }
