@@ -59,6 +59,11 @@ pub enum SessionError {
     /// The model failed.
     #[error(transparent)]
     Model(ModelError),
+    /// Another tandem process has the session open.
+    #[error(
+        "session `{0}` is open in another tandem process (another editor window, or `tandem exec --session`): close it there to continue it here, or fork it (`session/fork`) to go on from a copy"
+    )]
+    InUse(String),
     /// The transcript store failed.
     #[error("session storage failed: {0}")]
     Store(store::StoreError),
@@ -71,6 +76,7 @@ impl From<store::StoreError> for SessionError {
     fn from(e: store::StoreError) -> Self {
         match e {
             store::StoreError::NotFound(id) => SessionError::NotFound(id),
+            store::StoreError::Busy(id) => SessionError::InUse(id),
             other => SessionError::Store(other),
         }
     }

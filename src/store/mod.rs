@@ -7,6 +7,7 @@
 pub mod call_ids;
 pub mod frame;
 pub mod history;
+pub mod lock;
 pub mod record;
 pub mod transcript;
 
@@ -28,6 +29,9 @@ pub enum StoreError {
     /// No transcript has this id.
     #[error("no stored session `{0}`")]
     NotFound(String),
+    /// Another tandem process has the session open (see [`lock`]).
+    #[error("session `{0}` is open in another tandem process")]
+    Busy(String),
     /// The file system said no.
     #[error("{path}: {source}")]
     Io {

@@ -2,7 +2,8 @@
 //! transcript. Appending only queues the line (encoding and redaction happen at once, on the
 //! caller's side), so a turn never waits on the disk; the writer takes whatever is queued and
 //! writes it with a single `write` under an exclusive file lock, so concurrent tandem processes
-//! never interleave partial lines. [`Transcript::flush`] waits until everything queued so far
+//! never interleave partial lines (and only one process has a session open at a time: see
+//! [`super::lock`]). [`Transcript::flush`] waits until everything queued so far
 //! is on disk: callers flush where a crash must not lose what came before (before a turn runs
 //! tools, before a prompt or settings change is answered, at shutdown).
 
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
+use super::lock::SessionLock;
 use super::record::{Line, Record, VERSION};
 
 /// What the writer task is asked to do.
@@ -29,6 +31,8 @@ enum Op {
 #[derive(Clone)]
 pub struct Transcript {
     path: Arc<Path>,
+    /// This process's hold on the session (the writer task keeps it too, until it is done).
+    _lock: Arc<SessionLock>,
     writer: mpsc::UnboundedSender<Op>,
     /// For a subagent's view of its parent's transcript: the `task` call and the agent, whose
     /// records are wrapped in [`Record::Subagent`].
@@ -49,6 +53,7 @@ impl Transcript {
     /// mid-write) is first moved to a side file, so the next record starts on a line of its
     /// own instead of being glued to the torn one and lost with it.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let lock = super::lock::take(path)?;
         let file = OpenOptions::new()
             .create(true)
             .read(true)
@@ -57,9 +62,10 @@ impl Transcript {
             .map_err(|e| StoreError::io(path, e))?;
         repair_torn_tail(&file, path).map_err(|e| StoreError::io(path, e))?;
         let (writer, queue) = mpsc::unbounded_channel();
-        tokio::spawn(write_queued(file, path.to_path_buf(), queue));
+        tokio::spawn(write_queued(file, path.to_path_buf(), queue, lock.clone()));
         Ok(Self {
             path: Arc::from(path),
+            _lock: lock,
             writer,
             scope: None,
         })
@@ -70,6 +76,7 @@ impl Transcript {
     pub fn nested(&self, call_id: &str, agent: &str) -> Self {
         Self {
             path: self.path.clone(),
+            _lock: self._lock.clone(),
             writer: self.writer.clone(),
             scope: Some((call_id.to_string(), agent.to_string())),
         }
@@ -122,7 +129,12 @@ impl Transcript {
 }
 
 /// The writer task: writes whatever is queued, a batch at a time, until every handle is gone.
-async fn write_queued(file: File, path: PathBuf, mut queue: mpsc::UnboundedReceiver<Op>) {
+async fn write_queued(
+    file: File,
+    path: PathBuf,
+    mut queue: mpsc::UnboundedReceiver<Op>,
+    _lock: Arc<SessionLock>,
+) {
     let mut batch = String::new();
     let mut flushed = Vec::new();
     while let Some(op) = queue.recv().await {

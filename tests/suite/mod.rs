@@ -37,6 +37,7 @@ mod mcp;
 mod mcp_restart;
 mod mentions;
 mod model_faults;
+mod one_writer;
 mod opening;
 mod output_schema;
 mod permissions;
