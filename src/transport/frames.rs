@@ -123,6 +123,24 @@ pub(super) async fn next_text<R: AsyncBufRead + Unpin>(
                 }
             },
             Frame::TooLong { size, head } => {
+                if let Some(id) = recover::answer_id(&head) {
+                    // The editor's answer to one of tandem's requests: the call waiting for
+                    // it fails now with what happened, instead of waiting out its timeout.
+                    tracing::warn!(
+                        size,
+                        max,
+                        "an answer from the editor is over the size limit; the request it answers fails"
+                    );
+                    let failed = serde_json::json!({
+                        "jsonrpc": "2.0",
+                        "id": id,
+                        "error": {"code": -32600, "message": format!(
+                            "the editor's answer was {size} bytes, over tandem's limit of {max} \
+                             (max_message_bytes, TANDEM_MAX_MESSAGE_BYTES)"
+                        )},
+                    });
+                    return Ok(Some(failed.to_string()));
+                }
                 tracing::warn!(
                     size,
                     max,

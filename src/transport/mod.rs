@@ -7,7 +7,8 @@
 //!   after a grace period, running prompts are cancelled, and then the connection closes.
 //!
 //! Lines are read with a size limit (frames.rs): a longer one is answered with an error and its
-//! bytes are dropped as they arrive, never held; a line that is not UTF-8 or not JSON gets a
+//! bytes are dropped as they arrive, never held (a longer answer from the editor fails, at
+//! once, the request of tandem's it answers); a line that is not UTF-8 or not JSON gets a
 //! parse error, answered by its id when its leading bytes name one for sure (recover.rs).
 //! Either way the connection goes on. Every error answer gets readable details and never
 //! echoes a huge input (details.rs), and the wire trace records both directions (trace.rs).

@@ -10,14 +10,39 @@ pub(super) const HEAD_BYTES: usize = 4096;
 
 /// The top-level `id` of the JSON object `bytes` starts, when it is there unambiguously.
 pub(super) fn id(bytes: &[u8]) -> Option<Value> {
+    top_level(bytes).id
+}
+
+/// Whether `bytes` start an answer (a `result` or an `error`, no `method`) with a certain
+/// id: the editor answering one of tandem's requests.
+pub(super) fn answer_id(bytes: &[u8]) -> Option<Value> {
+    let top = top_level(bytes);
+    let answer = top.keys.iter().any(|k| k == b"result" || k == b"error");
+    let request = top.keys.iter().any(|k| k == b"method");
+    top.id.filter(|_| answer && !request)
+}
+
+/// What the leading bytes of an object tell for sure: its `id` (`None` when missing,
+/// repeated, cut off or not an id) and the top-level keys seen before the cut.
+struct TopLevel {
+    id: Option<Value>,
+    keys: Vec<Vec<u8>>,
+}
+
+fn top_level(bytes: &[u8]) -> TopLevel {
     let mut scan = Scan { bytes, at: 0 };
+    let mut top = TopLevel {
+        id: None,
+        keys: Vec::new(),
+    };
     scan.ws();
-    scan.eat(b'{')?;
-    let mut found: Option<Value> = None;
+    if scan.eat(b'{').is_none() {
+        return top;
+    }
     loop {
         scan.ws();
         match scan.peek() {
-            Some(b'}') | None => return found,
+            Some(b'}') | None => return top,
             Some(b',') => {
                 scan.at += 1;
                 continue;
@@ -26,26 +51,31 @@ pub(super) fn id(bytes: &[u8]) -> Option<Value> {
         }
         // Cut off inside a key: what was found so far is all there is to find.
         let Some(key) = scan.string() else {
-            return found;
+            return top;
         };
         let is_id = key == b"id";
+        top.keys.push(key.to_vec());
         scan.ws();
         if scan.eat(b':').is_none() {
-            return found.filter(|_| scan.peek().is_none());
+            if scan.peek().is_some() {
+                top.id = None;
+            }
+            return top;
         }
         scan.ws();
         if is_id {
             let value = scan.id_value();
-            match (value, &found) {
-                // A second id: ambiguous.
-                (Some(_), Some(_)) => return None,
-                (Some(v), None) => found = Some(v),
-                // Truncated or not a usable id.
-                (None, _) => return None,
+            match (value, &top.id) {
+                // A second id (ambiguous), or one cut off or not usable as an id.
+                (Some(_), Some(_)) | (None, _) => {
+                    top.id = None;
+                    return top;
+                }
+                (Some(v), None) => top.id = Some(v),
             }
         } else if scan.skip_value().is_none() {
             // The rest is cut off: what was found so far is all there is to find.
-            return found;
+            return top;
         }
     }
 }
@@ -164,6 +194,17 @@ mod tests {
             Some(json!("abc"))
         );
         assert_eq!(cut(r#" { "id" : 12 , "method": "#), Some(json!(12)));
+    }
+
+    #[test]
+    fn an_answer_is_told_from_a_request_by_its_keys() {
+        let head = br#"{"jsonrpc":"2.0","id":7,"result":{"content":"aaaa"#;
+        assert_eq!(answer_id(head), Some(serde_json::json!(7)));
+        let error = br#"{"id":"x","jsonrpc":"2.0","error":{"code":1,"message":"aaa"#;
+        assert_eq!(answer_id(error), Some(serde_json::json!("x")));
+        let request = br#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"a"#;
+        assert_eq!(answer_id(request), None);
+        assert_eq!(answer_id(br#"{"jsonrpc":"2.0","result":{"a"#), None);
     }
 
     #[test]

@@ -129,3 +129,43 @@ async fn sigint_while_idle_exits_at_once_with_code_0() {
         "no grace period when nothing runs"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_answer_over_the_size_limit_fails_the_call_at_once() {
+    let mock = MockModel::start(one_call("r", "read_file", json!({"path": "big.txt"}))).await;
+    let ws = Workspace::new();
+    copy_fixture("small", &ws.project());
+    let line = "x".repeat(99);
+    let big: String = (0..3000).map(|_| format!("{line}\n")).collect();
+    std::fs::write(ws.project().join("big.txt"), big).unwrap();
+    // Long enough that waiting it out would show: the answer must fail the read by itself.
+    let config = ws.write("config.toml", "[timeouts]\neditor_secs = 30\n");
+    let editor = FakeEditor::new();
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODE".into(), "full-access".into()));
+    env.push(("TANDEM_CONFIG".into(), path_str(&config)));
+    env.push(("TANDEM_MAX_MESSAGE_BYTES".into(), "100000".into()));
+    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
+    agent.initialize_with(full_caps()).await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (response, updates) = agent.prompt(&session, "read the big file").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let result = tool_result(&mock.requests()[1], "r");
+    assert!(
+        result.contains("over tandem's limit of 100000") && result.contains("max_message_bytes"),
+        "{result}"
+    );
+    assert!(!result.contains("did not answer"), "{result}");
+    assert_eq!(final_status(&updates, "r"), "failed");
+    // Nothing was sent back to the editor about its answer: an answer gets no answer.
+    assert!(
+        !updates
+            .iter()
+            .any(|m| m.get("error").is_some() && m.get("method").is_none()),
+        "{updates:?}"
+    );
+    agent.assert_valid();
+}
