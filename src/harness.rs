@@ -225,13 +225,14 @@ pub fn run(input: &[u8]) -> Vec<Vec<u8>> {
         };
         let (editor, agent) = tokio::io::duplex(1 << 16);
         let (agent_in, agent_out) = tokio::io::split(agent);
-        let (lines, _stop) = crate::transport::over(
+        let (lines, stop) = crate::transport::over(
             agent_in,
             agent_out,
             (Duration::from_millis(50), 1 << 20),
             None,
         );
-        let server = tokio::spawn(crate::serve(fixed.config.clone(), client, lines));
+        let gone = stop.editor_gone.clone();
+        let server = tokio::spawn(crate::serve(fixed.config.clone(), client, (lines, gone)));
         let (mut from_agent, mut to_agent) = tokio::io::split(editor);
         let write = async move {
             let _ = to_agent.write_all(&input).await;

@@ -46,14 +46,19 @@ pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
 }
 
 /// Serves ACP over `transport` until the client goes away, then flushes the sessions'
-/// transcripts and stops the MCP servers they started.
+/// transcripts and stops the MCP servers they started. `transport` comes with the token the
+/// transport cancels when the editor's side closes (see [`transport::over`]).
 pub async fn serve(
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
-    transport: impl ConnectTo<Agent> + 'static,
+    transport: (
+        impl ConnectTo<Agent> + 'static,
+        tokio_util::sync::CancellationToken,
+    ),
 ) -> anyhow::Result<()> {
+    let (transport, editor_gone) = transport;
     let manager = Arc::new(SessionManager::new(config, client));
-    let served = acp::agent(manager.clone())
+    let served = acp::agent(manager.clone(), editor_gone)
         .connect_to(transport)
         .await
         .map_err(|e| anyhow::anyhow!("ACP connection failed: {e}"));

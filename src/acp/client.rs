@@ -14,6 +14,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, Error, JsonRpcRequest};
 use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
 
 use super::convert;
 use crate::client::{
@@ -28,17 +29,27 @@ pub struct AcpClient {
     pub cx: ConnectionTo<Client>,
     /// How long `fs/*` and `terminal/*` requests may go unanswered (`timeouts.editor_secs`).
     pub timeout: Duration,
+    /// Cancelled once the editor's side of the connection has closed: a request waiting
+    /// for an answer then fails at once (only model work gets the grace after stdin ends).
+    pub gone: CancellationToken,
 }
 
 impl AcpClient {
     /// A request the editor answers when a person does (permission) or when a command ends
     /// (`terminal/wait_for_exit`, bounded by the command's own timeout): no time limit.
     async fn call<R: JsonRpcRequest>(&self, request: R) -> Result<R::Response, ClientError> {
-        self.cx
-            .send_request(request)
-            .block_task()
-            .await
-            .map_err(client_error)
+        let method = request.method().to_string();
+        let gone = || ClientError {
+            code: None,
+            message: format!("the editor closed the connection, so {method} cannot be answered"),
+        };
+        if self.gone.is_cancelled() {
+            return Err(gone());
+        }
+        tokio::select! {
+            answer = self.cx.send_request(request).block_task() => answer.map_err(client_error),
+            () = self.gone.cancelled() => Err(gone()),
+        }
     }
 
     /// A request the editor answers by itself: an editor that never does is an error after

@@ -20,6 +20,7 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, JsonRpcResponse};
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
 
 use super::open::{self, log_unsent};
 use super::order::{Job, Order};
@@ -40,6 +41,9 @@ pub struct Handlers {
     pub(super) auth: Mutex<capabilities::AuthCaps>,
     /// Sessions being opened, and the requests waiting for them.
     order: Order,
+    /// Cancelled once the editor's side of the connection has closed (stdin ended): no
+    /// request to it can be answered any more.
+    editor_gone: CancellationToken,
 }
 
 /// What a handler returns to the SDK (an error only when a response could not be sent).
@@ -47,12 +51,13 @@ pub(super) type Handled = Result<(), Error>;
 
 impl Handlers {
     /// Handlers over `manager`'s sessions.
-    pub fn new(manager: Arc<SessionManager>) -> Self {
+    pub fn new(manager: Arc<SessionManager>, editor_gone: CancellationToken) -> Self {
         Self {
             manager,
             caps: Mutex::default(),
             auth: Mutex::default(),
             order: Order::default(),
+            editor_gone,
         }
     }
 
@@ -467,6 +472,7 @@ impl Handlers {
             ops: Arc::new(client::AcpClient {
                 cx: cx.clone(),
                 timeout: self.manager.config().timeouts.editor,
+                gone: self.editor_gone.clone(),
             }),
             caps: *self.caps.lock(),
         }

@@ -20,6 +20,8 @@ pub mod session_models;
 
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::SessionNotification;
 use agent_client_protocol::{Agent, Client, ConnectTo};
@@ -43,8 +45,11 @@ macro_rules! request {
 pub(crate) use request;
 
 /// The ACP agent over `manager`'s sessions, ready to connect to any transport.
-pub fn agent(manager: Arc<SessionManager>) -> impl ConnectTo<Client> + 'static {
-    let h = Arc::new(Handlers::new(manager));
+pub fn agent(
+    manager: Arc<SessionManager>,
+    editor_gone: CancellationToken,
+) -> impl ConnectTo<Client> + 'static {
+    let h = Arc::new(Handlers::new(manager, editor_gone));
     let agent = Agent.v1().name("tandem");
     let agent = request!(agent, h, initialize);
     let agent = request!(agent, h, authenticate);

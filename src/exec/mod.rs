@@ -113,7 +113,8 @@ async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyh
         SessionManager::new(Arc::new(config), model_client).with_project_programs(programs),
     );
     let unstarted = (!args.trust_project).then(|| not_started(&cwd)).flatten();
-    let agent = crate::acp::agent(manager.clone());
+    // The in-process client answers as long as exec runs: it never goes away first.
+    let agent = crate::acp::agent(manager.clone(), tokio_util::sync::CancellationToken::new());
     let requested = args.session.clone();
     let (shown, refusing) = (display.clone(), display.clone());
 

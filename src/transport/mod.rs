@@ -5,6 +5,7 @@
 //!   protocol requires initialization to complete first);
 //! - when stdin ends, tandem keeps serving until every request it read has been answered;
 //!   after a grace period, running prompts are cancelled, and then the connection closes.
+//!   Requests to the editor fail at once: no answer can arrive (`Stopper::editor_gone`).
 //!
 //! Lines are read with a size limit (frames.rs): a longer one is answered with an error and its
 //! bytes are dropped as they arrive, never held (a longer answer from the editor fails, at
@@ -150,15 +151,16 @@ pub fn stdio(
     grace: Duration,
     max_line: usize,
     trace: Option<WireTrace>,
-) -> Lines<impl LineSink, impl LineStream> {
+) -> (Lines<impl LineSink, impl LineStream>, CancellationToken) {
     let (lines, stop) = over(
         tokio::io::stdin(),
         tokio::io::stdout(),
         (grace, max_line),
         trace.map(Arc::new),
     );
+    let gone = stop.editor_gone.clone();
     tokio::spawn(stop_on_signal(stop));
-    lines
+    (lines, gone)
 }
 
 /// What the transport's outgoing side is.
@@ -173,6 +175,8 @@ pub struct Stopper {
     tx: mpsc::Sender<std::io::Result<String>>,
     ledger: Arc<Ledger>,
     close: CancellationToken,
+    /// Cancelled when stdin ends: the editor can answer nothing more.
+    pub editor_gone: CancellationToken,
 }
 
 /// The same transport over any byte streams (the fuzz harness feeds it from memory).
@@ -189,6 +193,7 @@ pub fn over(
     let out: Out = Arc::new(tokio::sync::Mutex::new(Box::new(output)));
     // Cancelled when the connection should close: after stdin ends, or after a stop signal.
     let close = CancellationToken::new();
+    let editor_gone = CancellationToken::new();
     tokio::spawn(read_input(
         BufReader::new(input),
         tx.clone(),
@@ -199,12 +204,13 @@ pub fn over(
             out: out.clone(),
             trace: trace.clone(),
         },
-        close.clone(),
+        (close.clone(), editor_gone.clone()),
     ));
     let stop = Stopper {
         tx,
         ledger: ledger.clone(),
         close: close.clone(),
+        editor_gone,
     };
     let lines = writer::start(out, ledger);
     let outgoing = futures::sink::unfold(lines, move |lines, line: String| {
@@ -255,7 +261,7 @@ async fn read_input<R: AsyncBufRead + Unpin>(
     grace: Duration,
     max_line: usize,
     answers: Answers,
-    close: CancellationToken,
+    (close, editor_gone): (CancellationToken, CancellationToken),
 ) {
     loop {
         let mut line = match next_text(&mut input, max_line, &answers).await {
@@ -314,7 +320,9 @@ async fn read_input<R: AsyncBufRead + Unpin>(
             ledger.until(|l| !l.is_pending(&id)).await;
         }
     }
-    // stdin ended: let what was asked finish, within the grace period.
+    // stdin ended: what waits for the editor fails now; what was asked may finish, within
+    // the grace period.
+    editor_gone.cancel();
     if tokio::time::timeout(grace, ledger.until(Ledger::idle))
         .await
         .is_err()
@@ -341,7 +349,9 @@ fn read_message(line: &mut String) -> Result<Value, serde_json::Error> {
 /// released: stdin is still read, so the editor's answers arrive), and once every request
 /// is answered the connection closes, without the grace period stdin's end gets.
 async fn stop_on_signal(stop: Stopper) {
-    let Stopper { tx, ledger, close } = stop;
+    let Stopper {
+        tx, ledger, close, ..
+    } = stop;
     tokio::select! {
         () = stop_signal() => {}
         () = close.cancelled() => return,

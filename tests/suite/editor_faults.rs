@@ -169,3 +169,56 @@ async fn an_editor_answer_over_the_size_limit_fails_the_call_at_once() {
     );
     agent.assert_valid();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_leaves_during_a_permission_request_is_not_waited_for() {
+    let mock = MockModel::start(vec![
+        Reply::tools(&[(
+            "w",
+            "write_file",
+            json!({"path": "left.txt", "content": "never\n"}),
+        )]),
+        Reply::text(&["Could not ask; left it."]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    copy_fixture("small", &ws.project());
+    let editor = FakeEditor::new();
+    editor
+        .hanging
+        .lock()
+        .unwrap()
+        .push("session/request_permission".to_string());
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_MODE".into(), "ask".into()));
+    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
+    agent.initialize_with(full_caps()).await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let _answer = agent.start_prompt(&session, "write a file").await;
+    for _ in 0..200 {
+        if editor
+            .methods()
+            .iter()
+            .any(|m| m == "session/request_permission")
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(
+        editor
+            .methods()
+            .iter()
+            .any(|m| m == "session/request_permission")
+    );
+    // The editor goes away with the question open. The default grace is five minutes; the
+    // question fails at once, the model hears why and answers, and tandem exits.
+    let (status, _) = agent.shutdown().await;
+    assert!(status.success());
+    let result = tool_result(&mock.requests()[1], "w");
+    assert!(result.contains("closed the connection"), "{result}");
+    assert!(!ws.project().join("left.txt").exists());
+}
