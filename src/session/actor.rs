@@ -315,6 +315,14 @@ impl Actor {
             }
         }
         self.history.transcript().flush().await;
+        if let Some(unsaved) = self.history.transcript().unsaved() {
+            // Answered all the same: the turn is whole in memory, and written once the disk
+            // takes it; the user is told what is at risk meanwhile.
+            self.emit(TurnEvent::Text(format!(
+                "\n\n_tandem cannot write this session to disk ({}): {} records are kept in memory and written as soon as the disk takes them, but would be lost if tandem stopped first._\n",
+                unsaved.error, unsaved.records
+            )));
+        }
         let _ = reply.send(result);
     }
 

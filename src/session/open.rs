@@ -121,7 +121,7 @@ impl SessionManager {
         super::discovery::settle_for_picker(&self.config(), &self.discovered()).await;
         // What the session open here has queued belongs in what is read.
         self.flush_open(id).await;
-        let (lines, transcript) = self.store.open(id)?;
+        let (lines, transcript) = self.store.open(id).await?;
         self.sessions.lock().remove(id);
         let settings = self.restored_settings(&lines);
         let title = lines.iter().rev().find_map(|l| match &l.record {

@@ -60,6 +60,7 @@ impl Watch {
             totals: *self.totals.borrow(),
             mcp: self.mcp.states(),
             permissions: self.policy.snapshot(&self.grants.borrow()),
+            unsaved: self.transcript.unsaved(),
             settings,
         }
     }
@@ -85,4 +86,6 @@ pub struct LiveSession {
     pub mcp: Vec<(String, &'static str, Option<String>)>,
     /// Rules in force and remembered answers.
     pub permissions: crate::permission::Snapshot,
+    /// What the disk has not taken of its transcript yet.
+    pub unsaved: Option<crate::store::Unsaved>,
 }

@@ -55,7 +55,7 @@ async fn results_follow_their_calls_in_call_order_and_missing_ones_are_filled() 
             view: None,
         }),
     ];
-    let t = Transcript::open(&dir.path().join("s.jsonl")).unwrap();
+    let t = Transcript::open(&dir.path().join("s.jsonl")).await.unwrap();
     let h = History::rebuild(&lines, t);
     let h = h.messages();
     assert_eq!(h.len(), 5);
@@ -100,7 +100,7 @@ async fn compaction_keeps_the_tail_and_prefixes_the_summary() {
             parts: text("3"),
         }),
     ];
-    let t = Transcript::open(&dir.path().join("s.jsonl")).unwrap();
+    let t = Transcript::open(&dir.path().join("s.jsonl")).await.unwrap();
     let h = History::rebuild(&lines, t);
     assert_eq!(h.messages().len(), 3);
     match &h.messages()[0] {
@@ -118,7 +118,7 @@ async fn compaction_keeps_the_tail_and_prefixes_the_summary() {
 async fn the_blocks_sent_are_kept_only_when_they_differ() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    let mut live = History::new(Transcript::open(&path).unwrap());
+    let mut live = History::new(Transcript::open(&path).await.unwrap());
     live.push_prompt(text("plain"), vec![PromptBlock::text("plain")]);
     // A linked file the turn put in the prompt: it would show as a resource.
     let link = PromptBlock::Link {
@@ -149,7 +149,7 @@ async fn the_blocks_sent_are_kept_only_when_they_differ() {
 async fn a_rebuilt_history_is_the_live_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    let mut live = History::new(Transcript::open(&path).unwrap());
+    let mut live = History::new(Transcript::open(&path).await.unwrap());
     live.push_user(text("go"));
     live.push_assistant(said("", "thinking", vec![]));
     live.push_assistant(said("looking", "", vec![call("a"), call("b")]));
@@ -165,11 +165,11 @@ async fn a_rebuilt_history_is_the_live_one() {
     live.transcript().flush().await;
 
     let lines = transcript::read(&path).unwrap();
-    let rebuilt = History::rebuild(&lines, Transcript::open(&path).unwrap());
+    let rebuilt = History::rebuild(&lines, Transcript::open(&path).await.unwrap());
     assert_eq!(rebuilt.messages(), live.messages());
     assert_eq!(live.messages().len(), 1);
 
-    let mut before = History::new(Transcript::open(&path).unwrap());
+    let mut before = History::new(Transcript::open(&path).await.unwrap());
     before.push_user(text("go"));
     before.push_assistant(said("looking", "", vec![call("a"), call("b")]));
     before.answer("b", "B".into(), None);

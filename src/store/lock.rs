@@ -6,16 +6,13 @@
 //! open the session is refused (reading it, to list, export or fork it, needs no lock).
 //! The operating system drops the lock when the process ends, however it ends.
 
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Weak};
-
-use parking_lot::Mutex;
+use std::path::Path;
 
 use super::StoreError;
 
-/// A held session lock; dropped (and so released) with the last handle of its transcript.
+/// A held session lock; released when dropped (with the last handle of its transcript, in
+/// [`super::writer::run`]).
 #[derive(Debug)]
 pub struct SessionLock {
     _file: File,
@@ -25,18 +22,10 @@ pub struct SessionLock {
 const LOCK_WAITS: u32 = 10;
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// The locks this process holds, by transcript path: opening a session again in the same
-/// process (a reload) shares the lock it already has.
-static HELD: LazyLock<Mutex<HashMap<PathBuf, Weak<SessionLock>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
-
 /// Takes the lock of the transcript at `transcript`, or says that another process has it.
-pub fn take(transcript: &Path) -> Result<Arc<SessionLock>, StoreError> {
-    let mut held = HELD.lock();
-    held.retain(|_, lock| lock.strong_count() > 0);
-    if let Some(lock) = held.get(transcript).and_then(Weak::upgrade) {
-        return Ok(lock);
-    }
+/// (A session opened again in this process shares the open transcript, and its lock: see
+/// [`super::Transcript::open`].)
+pub async fn take(transcript: &Path) -> Result<SessionLock, StoreError> {
     let path = transcript.with_extension("lock");
     let file = OpenOptions::new()
         .create(true)
@@ -49,10 +38,10 @@ pub fn take(transcript: &Path) -> Result<Arc<SessionLock>, StoreError> {
     let mut waits = 0;
     loop {
         match file.try_lock() {
-            Ok(()) => break,
+            Ok(()) => return Ok(SessionLock { _file: file }),
             Err(TryLockError::WouldBlock) if waits < LOCK_WAITS => {
                 waits += 1;
-                std::thread::sleep(LOCK_WAIT);
+                tokio::time::sleep(LOCK_WAIT).await;
             }
             Err(TryLockError::WouldBlock) => {
                 let id = transcript
@@ -64,29 +53,20 @@ pub fn take(transcript: &Path) -> Result<Arc<SessionLock>, StoreError> {
             Err(TryLockError::Error(e)) => return Err(StoreError::io(&path, e)),
         }
     }
-    let lock = Arc::new(SessionLock { _file: file });
-    held.insert(transcript.to_path_buf(), Arc::downgrade(&lock));
-    Ok(lock)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_same_process_shares_its_lock_and_it_goes_with_the_last_handle() {
+    #[tokio::test]
+    async fn a_held_lock_refuses_another_opener_until_it_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let first = take(&path).unwrap();
-        let again = take(&path).unwrap();
-        assert!(Arc::ptr_eq(&first, &again));
+        let held = take(&path).await.unwrap();
         // Another open file description (what another process has) is refused meanwhile.
-        let other = File::options()
-            .write(true)
-            .open(path.with_extension("lock"))
-            .unwrap();
-        assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
-        drop((first, again));
-        assert!(other.try_lock().is_ok());
+        assert!(matches!(take(&path).await, Err(StoreError::Busy(id)) if id == "s"));
+        drop(held);
+        assert!(take(&path).await.is_ok());
     }
 }

@@ -10,6 +10,7 @@ pub mod history;
 pub mod lock;
 pub mod record;
 pub mod transcript;
+mod writer;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ pub use call_ids::CallIds;
 pub use frame::{Frame, Told};
 pub use history::History;
 pub use record::{Line, Record};
-pub use transcript::Transcript;
+pub use transcript::{Transcript, Unsaved};
 
 /// Sessions per `session/list` page.
 pub const PAGE: usize = 50;
@@ -103,7 +104,7 @@ impl Store {
         first: impl IntoIterator<Item = Record>,
     ) -> Result<Transcript, StoreError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
-        let transcript = Transcript::open(&self.path(id))?;
+        let transcript = Transcript::open(&self.path(id)).await?;
         transcript.append(Record::Meta {
             id: id.to_string(),
             cwd: cwd.to_path_buf(),
@@ -124,10 +125,17 @@ impl Store {
         transcript::read(&path)
     }
 
-    /// Opens a stored session: its records and its transcript for appending.
-    pub fn open(&self, id: &str) -> Result<(Vec<Line>, Transcript), StoreError> {
-        let lines = self.read(id)?;
-        Ok((lines, Transcript::open(&self.path(id))?))
+    /// Opens a stored session: its records (with those this process has not written yet)
+    /// and its transcript for appending.
+    pub async fn open(&self, id: &str) -> Result<(Vec<Line>, Transcript), StoreError> {
+        let path = self.path(id);
+        if !valid_id(id) || !path.is_file() {
+            return Err(StoreError::NotFound(id.to_string()));
+        }
+        let transcript = Transcript::open(&path).await?;
+        let mut lines = transcript::read(&path)?;
+        lines.extend(transcript.unwritten());
+        Ok((lines, transcript))
     }
 
     /// Starts `to`'s transcript in `cwd` with every record of `from` but its header: a fork.
@@ -292,10 +300,10 @@ mod tests {
             (only[0].id.as_str(), only[0].title.as_deref()),
             ("s1", Some("First"))
         );
-        let (lines, _) = store.open("s1").unwrap();
+        let (lines, _) = store.open("s1").await.unwrap();
         assert_eq!(lines.len(), 2);
         assert!(matches!(
-            store.open("../etc/passwd"),
+            store.open("../etc/passwd").await,
             Err(StoreError::NotFound(_))
         ));
         store.delete("s1").unwrap();

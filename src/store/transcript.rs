@@ -1,29 +1,43 @@
 //! One session's append-only transcript file, written by one writer task per open
-//! transcript. Appending only queues the line (encoding and redaction happen at once, on the
-//! caller's side), so a turn never waits on the disk; the writer takes whatever is queued and
-//! writes it with a single `write` under an exclusive file lock, so concurrent tandem processes
-//! never interleave partial lines (and only one process has a session open at a time: see
-//! [`super::lock`]). [`Transcript::flush`] waits until everything queued so far
-//! is on disk: callers flush where a crash must not lose what came before (before a turn runs
-//! tools, before a prompt or settings change is answered, at shutdown).
+//! transcript (`writer.rs`). Appending only queues the line (encoding and redaction happen at
+//! once, on the caller's side), so a turn never waits on the disk. Only one process has a
+//! session open at a time ([`super::lock`]); in this process every opening of it shares one
+//! writer, so records stay in order and a reload reads what is still waiting for the disk.
+//! [`Transcript::flush`] waits until everything queued so far is written (or has failed to
+//! be): callers flush where a crash must not lose what came before (before a turn runs tools,
+//! before a prompt or settings change is answered, at shutdown), and
+//! [`Transcript::unsaved`] says what the disk has not taken yet.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, Weak};
 
+use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
-use super::lock::SessionLock;
 use super::record::{Line, Record, VERSION};
+use super::writer::{self, Backlog, Op};
 
-/// What the writer task is asked to do.
-enum Op {
-    /// Append this line (newline included).
-    Line(String),
-    /// Answer once every line queued before is written.
-    Flush(oneshot::Sender<()>),
+/// One open transcript's writer, shared by every handle to it in this process.
+struct Open {
+    writer: mpsc::UnboundedSender<Op>,
+    backlog: Arc<Mutex<Backlog>>,
+}
+
+/// The transcripts open in this process, by path.
+static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<Open>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// What the disk has not taken yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsaved {
+    /// Records waiting in memory.
+    pub records: usize,
+    /// Why the last write failed.
+    pub error: String,
 }
 
 /// An open transcript: a cheap handle to its writer task. Clones share the writer; the task
@@ -31,9 +45,7 @@ enum Op {
 #[derive(Clone)]
 pub struct Transcript {
     path: Arc<Path>,
-    /// This process's hold on the session (the writer task keeps it too, until it is done).
-    _lock: Arc<SessionLock>,
-    writer: mpsc::UnboundedSender<Op>,
+    open: Arc<Open>,
     /// For a subagent's view of its parent's transcript: the `task` call and the agent, whose
     /// records are wrapped in [`Record::Subagent`].
     scope: Option<(String, String)>,
@@ -48,12 +60,21 @@ impl std::fmt::Debug for Transcript {
 }
 
 impl Transcript {
-    /// Opens (creating if needed) the transcript at `path` for appending, and starts its
-    /// writer task (on the current tokio runtime). A torn last line (tandem was killed
-    /// mid-write) is first moved to a side file, so the next record starts on a line of its
-    /// own instead of being glued to the torn one and lost with it.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let lock = super::lock::take(path)?;
+    /// Opens (creating if needed) the transcript at `path` for appending: the writer this
+    /// process already has for it, or a new one (on the current tokio runtime) once the
+    /// session's lock is taken. A torn last line (tandem was killed mid-write) is first moved
+    /// to a side file, so the next record starts on a line of its own instead of being glued
+    /// to the torn one and lost with it.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(shared) = OPEN.lock().get(path).and_then(Weak::upgrade) {
+            return Ok(Self {
+                path: Arc::from(path),
+                open: shared,
+                scope: None,
+            });
+        }
+        // Not open here (or closing: its writer lets go of the lock once it is done).
+        let lock = super::lock::take(path).await?;
         let file = OpenOptions::new()
             .create(true)
             .read(true)
@@ -61,12 +82,25 @@ impl Transcript {
             .open(path)
             .map_err(|e| StoreError::io(path, e))?;
         repair_torn_tail(&file, path).map_err(|e| StoreError::io(path, e))?;
-        let (writer, queue) = mpsc::unbounded_channel();
-        tokio::spawn(write_queued(file, path.to_path_buf(), queue, lock.clone()));
+        let (sender, queue) = mpsc::unbounded_channel();
+        let backlog = Arc::new(Mutex::new(Backlog::default()));
+        tokio::spawn(writer::run(
+            file,
+            path.to_path_buf(),
+            queue,
+            backlog.clone(),
+            lock,
+        ));
+        let shared = Arc::new(Open {
+            writer: sender,
+            backlog,
+        });
+        let mut open = OPEN.lock();
+        open.retain(|_, o| o.strong_count() > 0);
+        open.insert(path.to_path_buf(), Arc::downgrade(&shared));
         Ok(Self {
             path: Arc::from(path),
-            _lock: lock,
-            writer,
+            open: shared,
             scope: None,
         })
     }
@@ -76,8 +110,7 @@ impl Transcript {
     pub fn nested(&self, call_id: &str, agent: &str) -> Self {
         Self {
             path: self.path.clone(),
-            _lock: self._lock.clone(),
-            writer: self.writer.clone(),
+            open: self.open.clone(),
             scope: Some((call_id.to_string(), agent.to_string())),
         }
     }
@@ -114,47 +147,39 @@ impl Transcript {
             std::borrow::Cow::Borrowed(_) => text,
         };
         text.push('\n');
-        if self.writer.send(Op::Line(text)).is_err() {
+        if self.open.writer.send(Op::Line(text)).is_err() {
             tracing::error!(path = %self.path.display(), "the transcript writer has stopped; a record was not written");
         }
     }
 
-    /// Waits until every record appended so far (through any handle) is written.
+    /// Waits until every record appended so far (through any handle) is written, or the
+    /// disk refused it (see [`Self::unsaved`]).
     pub async fn flush(&self) {
         let (done, written) = oneshot::channel();
-        if self.writer.send(Op::Flush(done)).is_ok() {
+        if self.open.writer.send(Op::Flush(done)).is_ok() {
             let _ = written.await;
         }
     }
-}
 
-/// The writer task: writes whatever is queued, a batch at a time, until every handle is gone.
-async fn write_queued(
-    file: File,
-    path: PathBuf,
-    mut queue: mpsc::UnboundedReceiver<Op>,
-    _lock: Arc<SessionLock>,
-) {
-    let mut batch = String::new();
-    let mut flushed = Vec::new();
-    while let Some(op) = queue.recv().await {
-        let mut next = Some(op);
-        while let Some(op) = next {
-            match op {
-                Op::Line(line) => batch.push_str(&line),
-                Op::Flush(done) => flushed.push(done),
-            }
-            next = queue.try_recv().ok();
-        }
-        if !batch.is_empty() {
-            if let Err(e) = write_locked(&file, batch.as_bytes()) {
-                tracing::error!(path = %path.display(), "cannot append to the transcript: {e}");
-            }
-            batch.clear();
-        }
-        for done in flushed.drain(..) {
-            let _ = done.send(());
-        }
+    /// What the disk has refused so far and is kept in memory, tried again until it takes
+    /// it; `None` when everything flushed is written.
+    pub fn unsaved(&self) -> Option<Unsaved> {
+        let backlog = self.open.backlog.lock();
+        backlog.error.as_ref().map(|error| Unsaved {
+            records: backlog.bytes.matches('\n').count(),
+            error: error.clone(),
+        })
+    }
+
+    /// The records waiting in memory for the disk, in order: a reload reads them after the
+    /// file's.
+    pub fn unwritten(&self) -> Vec<Line> {
+        let backlog = self.open.backlog.lock();
+        backlog
+            .bytes
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
     }
 }
 
@@ -214,14 +239,6 @@ fn cut_torn_tail(mut file: &File, path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Appends `bytes` with one `write` under an exclusive lock on the file.
-fn write_locked(file: &File, bytes: &[u8]) -> std::io::Result<()> {
-    file.lock()?;
-    let written = (&*file).write_all(bytes);
-    let _ = file.unlock();
-    written
-}
-
 /// The current time as RFC 3339.
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -257,7 +274,7 @@ mod tests {
     async fn a_torn_tail_goes_to_the_side_file_and_the_next_record_loads() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let t = Transcript::open(&path).unwrap();
+        let t = Transcript::open(&path).await.unwrap();
         t.append(Record::Title {
             title: "one".into(),
         });
@@ -270,7 +287,7 @@ mod tests {
             .unwrap()
             .write_all(torn)
             .unwrap();
-        let t = Transcript::open(&path).unwrap();
+        let t = Transcript::open(&path).await.unwrap();
         t.append(Record::Title {
             title: "two".into(),
         });
@@ -288,7 +305,7 @@ mod tests {
         kept.push(b'\n');
         assert_eq!(std::fs::read(torn_path(&path)).unwrap(), kept);
         // A whole file is left alone.
-        drop(Transcript::open(&path).unwrap());
+        drop(Transcript::open(&path).await.unwrap());
         assert_eq!(std::fs::read(torn_path(&path)).unwrap(), kept);
     }
 
@@ -296,7 +313,7 @@ mod tests {
     async fn torn_and_corrupt_lines_are_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let t = Transcript::open(&path).unwrap();
+        let t = Transcript::open(&path).await.unwrap();
         t.append(Record::Title {
             title: "one".into(),
         });
@@ -327,44 +344,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn concurrent_appends_never_interleave() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let threads: Vec<_> = (0..4)
-            .map(|i| {
-                let path = path.clone();
-                std::thread::spawn(move || {
-                    // Separate runtimes and opens, as separate processes would have.
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .build()
-                        .unwrap();
-                    runtime.block_on(async {
-                        let t = Transcript::open(&path).unwrap();
-                        for n in 0..200 {
-                            t.append(Record::Title {
-                                title: format!("{i}").repeat(3000),
-                            });
-                            if n % 7 == 0 {
-                                t.flush().await;
-                            }
-                        }
-                        t.flush().await;
-                    });
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        assert_eq!(read(&path).unwrap().len(), 800);
-    }
-
     #[tokio::test]
     async fn a_flush_waits_for_every_handle_and_nested_records_are_wrapped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let t = Transcript::open(&path).unwrap();
+        let t = Transcript::open(&path).await.unwrap();
         let sub = t.nested("call-1", "scout");
         sub.append(Record::Title { title: "a".into() });
         t.append(Record::Title { title: "b".into() });

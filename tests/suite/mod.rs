@@ -13,6 +13,7 @@ mod exec;
 mod extensions;
 mod folders;
 mod fork;
+mod full_disk;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
 mod git_attacks;

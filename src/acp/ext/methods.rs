@@ -10,7 +10,7 @@ use super::{
     ActionInfo, ActionsListRequest, ActionsListResponse, ActionsRunRequest, ActionsRunResponse,
     ExportFormat, ExportRequest, ExportResponse, ForkRequest, ForkResponse, GrantStatus,
     McpServerStatus, ModelProfile, PermissionsStatus, PriceView, RuleStatus, SessionStatus,
-    StatusRequest, StatusResponse, TrustStatus, UsageRequest, UsageResponse, render,
+    StatusRequest, StatusResponse, TrustStatus, UnsavedStatus, UsageRequest, UsageResponse, render,
 };
 use crate::acp::handlers::Handlers;
 use crate::acp::open;
@@ -221,6 +221,10 @@ fn status(manager: &SessionManager) -> StatusResponse {
                     })
                     .collect(),
                 profile: profile_view(&config, &s.profile),
+                unsaved: s.unsaved.map(|u| UnsavedStatus {
+                    records: u.records,
+                    error: u.error,
+                }),
                 session_id: s.id,
                 cwd: s.cwd.display().to_string(),
                 model: s.settings.model,

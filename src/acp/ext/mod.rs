@@ -86,6 +86,20 @@ pub struct SessionStatus {
     /// What the user answered about the programs its project declares (its
     /// `.tandem/config.toml`'s MCP servers), remembered across sessions.
     pub project_trust: Vec<TrustStatus>,
+    /// Present while the disk refuses its transcript's records (a full disk): they wait in
+    /// memory and are written once it takes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsaved: Option<UnsavedStatus>,
+}
+
+/// Records of a session's transcript the disk has not taken yet (`_tandem/status`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnsavedStatus {
+    /// How many records wait in memory.
+    pub records: usize,
+    /// Why the last write failed.
+    pub error: String,
 }
 
 /// A model's profile (`_tandem/status`).
