@@ -64,6 +64,14 @@ pub(super) enum Failure {
     FirstByte(FirstByteTimeout),
     /// A JSON body instead of a stream.
     NotAStream(NotAStream),
+    /// A web page instead of a stream: the base URL names a site, not its API.
+    Html(HtmlPage),
+}
+
+/// A 200 answer that is an HTML page; its title, when it has one.
+#[derive(Debug)]
+pub(super) struct HtmlPage {
+    pub title: Option<String>,
 }
 
 /// Sends `request` with `client`, again per `policy` while the server is busy or unreachable,
@@ -80,16 +88,41 @@ pub(super) async fn send(
         let body = read_capped(response, limits.max_bytes).await;
         return Err(Failure::NotAStream(NotAStream { body }));
     }
+    if content_type(&response).contains("html") {
+        let body = read_capped(response, 64 * 1024).await;
+        return Err(Failure::Html(HtmlPage {
+            title: page_title(&String::from_utf8_lossy(&body)),
+        }));
+    }
     Ok(response)
 }
 
-/// Whether a response says its body is JSON.
-fn is_json(response: &reqwest::Response) -> bool {
+/// A response's `Content-Type`, lowercase (empty when none).
+fn content_type(response: &reqwest::Response) -> String {
     response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().contains("json"))
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// The text of a page's `<title>`, trimmed and short.
+fn page_title(page: &str) -> Option<String> {
+    let lower = page.to_ascii_lowercase();
+    let start = lower.find("<title")?;
+    let open_end = start + lower[start..].find('>')? + 1;
+    let end = open_end + lower[open_end..].find("</title")?;
+    let title: String = page[open_end..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!title.is_empty()).then(|| title.chars().take(80).collect())
+}
+
+/// Whether a response says its body is JSON.
+fn is_json(response: &reqwest::Response) -> bool {
+    content_type(response).contains("json")
 }
 
 /// The body, or as much of it as came before an error or `max_bytes`.
@@ -110,18 +143,26 @@ fn retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
 }
 
-/// `retry-after-ms` (OpenAI, Azure) or `retry-after` in seconds.
+/// `retry-after-ms` (OpenAI, Azure), or `retry-after` in seconds or as an HTTP date.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let parse = |name: &str| {
+    let text = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(str::trim)
     };
-    parse("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| parse("retry-after").map(Duration::from_secs_f64))
+    let seconds = |v: &str| v.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+    if let Some(ms) = text("retry-after-ms").and_then(seconds) {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = text("retry-after")?;
+    seconds(value).map(Duration::from_secs_f64).or_else(|| {
+        let at = httpdate::parse_http_date(value).ok()?;
+        Some(
+            at.duration_since(std::time::SystemTime::now())
+                .unwrap_or_default(),
+        )
+    })
 }
 
 /// How long to wait before try `attempt + 1`, or `None` when the policy says stop.
@@ -312,6 +353,24 @@ mod tests {
             "retry-after",
             "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
         );
+        // A date already past: try again at once.
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        let later = std::time::SystemTime::now() + Duration::from_secs(30);
+        h.insert(
+            "retry-after",
+            httpdate::fmt_http_date(later).parse().unwrap(),
+        );
+        let wait = retry_after(&h).unwrap();
+        assert!(wait > Duration::from_secs(28) && wait <= Duration::from_secs(30));
+        h.insert("retry-after", "soon".parse().unwrap());
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn a_page_title_is_read_short_and_plain() {
+        let page = "<html><HEAD><Title lang=en>\n  Welcome   to\tnginx!\n</title></head>";
+        assert_eq!(page_title(page).as_deref(), Some("Welcome to nginx!"));
+        assert_eq!(page_title("<html><body>no title</body></html>"), None);
+        assert_eq!(page_title("<title></title>"), None);
     }
 }

@@ -297,9 +297,13 @@ fn stream_response(pieces: Vec<Piece>, end: End, wire: Box<dyn Wire>) -> Respons
 
 /// A plain (non-streaming) response.
 pub fn status_response(status: u16, headers: &[(String, String)], body: &str) -> Response {
-    let mut builder = Response::builder()
-        .status(StatusCode::from_u16(status).unwrap())
-        .header("content-type", "application/json");
+    let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap());
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+    {
+        builder = builder.header("content-type", "application/json");
+    }
     for (name, value) in headers {
         builder = builder.header(name.as_str(), value.as_str());
     }

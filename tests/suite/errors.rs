@@ -395,3 +395,41 @@ async fn a_keyless_provider_refused_is_not_auth_required() {
     assert!(message.contains("LLAMACPP_API_KEY"), "{message}");
     still_usable(&mock, &mut agent, &session).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_given_as_an_http_date_is_honoured() {
+    let at = std::time::SystemTime::now() + Duration::from_secs(2);
+    let limited = Reply::status(
+        429,
+        r#"{"error":{"message":"slow down","type":"rate_limit"}}"#,
+    )
+    .header("retry-after", &httpdate::fmt_http_date(at));
+    let (mock, _ws, mut agent, session) = started(vec![limited, Reply::text(&["fine"])], 4).await;
+    let start = Instant::now();
+    let (response, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(mock.requests().len(), 2);
+    // The date has whole seconds: at least one of the two is waited, not the 10 ms policy.
+    assert!(
+        start.elapsed() >= Duration::from_millis(900),
+        "Retry-After date honoured"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_web_page_instead_of_a_stream_says_the_base_url_is_likely_wrong() {
+    let page = "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body>hi</body></html>";
+    let html = Reply::status(200, page).header("content-type", "text/html; charset=utf-8");
+    let (_mock, _ws, mut agent, session) = started(vec![html, Reply::text(&["ok"])], 1).await;
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let message = error_of(&response)["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("answered with a web page (\"Welcome to nginx!\")")
+            && message.contains("base URL"),
+        "{message}"
+    );
+    assert!(!message.contains("closed the stream"), "{message}");
+    // The session stays usable.
+    let (response, _) = agent.prompt(&session, "again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+}

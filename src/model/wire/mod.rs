@@ -140,6 +140,7 @@ impl Link {
             Failure::Connect(f) => connection_error(base_url, &f.message, f.attempts),
             Failure::FirstByte(f) => timeout_error(base_url, false, f.waited),
             Failure::NotAStream(f) => ModelError::from_json_body(base_url, model, &f.body),
+            Failure::Html(page) => html_page(base_url, page.title.as_deref()),
         }
     }
 }
@@ -390,6 +391,17 @@ pub fn too_large(base_url: &str, max_bytes: u64) -> ModelError {
         ErrorClass::ResponseTooLarge,
         format!(
             "the model server at {base_url} sent more than {max_bytes} bytes in one response (max_response_bytes); tandem stopped reading it"
+        ),
+    )
+}
+
+/// A web page where a stream should be: the base URL names a site, not its API.
+pub fn html_page(base_url: &str, title: Option<&str>) -> ModelError {
+    let titled = title.map(|t| format!(" (\"{t}\")")).unwrap_or_default();
+    ModelError::new(
+        ErrorClass::MalformedResponse,
+        format!(
+            "the model server at {base_url} answered with a web page{titled} instead of a stream: the base URL likely points at a website rather than its API (OpenAI-compatible APIs usually end in /v1)"
         ),
     )
 }
