@@ -15,7 +15,9 @@ use super::StoreError;
 /// [`super::writer::run`]).
 #[derive(Debug)]
 pub struct SessionLock {
-    _file: File,
+    /// `None` where the data directory may not be written: no process can write the
+    /// session there, so there is nothing to keep from another.
+    _file: Option<File>,
 }
 
 /// How often, and how long apart, a held lock is tried again before the opener is refused.
@@ -27,18 +29,22 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 /// [`super::Transcript::open`].)
 pub async fn take(transcript: &Path) -> Result<SessionLock, StoreError> {
     let path = transcript.with_extension("lock");
-    let file = OpenOptions::new()
+    let file = match OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| StoreError::io(&path, e))?;
+    {
+        Ok(file) => file,
+        Err(e) if super::transcript::read_only(&e) => return Ok(SessionLock { _file: None }),
+        Err(e) => return Err(StoreError::io(&path, e)),
+    };
     // A process that just closed the session lets go once its last record is written: a
     // moment's wait covers a close (or an exit) answered a little before that.
     let mut waits = 0;
     loop {
         match file.try_lock() {
-            Ok(()) => return Ok(SessionLock { _file: file }),
+            Ok(()) => return Ok(SessionLock { _file: Some(file) }),
             Err(TryLockError::WouldBlock) if waits < LOCK_WAITS => {
                 waits += 1;
                 tokio::time::sleep(LOCK_WAIT).await;

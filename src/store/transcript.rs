@@ -75,13 +75,21 @@ impl Transcript {
         }
         // Not open here (or closing: its writer lets go of the lock once it is done).
         let lock = super::lock::take(path).await?;
-        let file = OpenOptions::new()
+        let file = match OpenOptions::new()
             .create(true)
             .read(true)
             .append(true)
             .open(path)
-            .map_err(|e| StoreError::io(path, e))?;
-        repair_torn_tail(&file, path).map_err(|e| StoreError::io(path, e))?;
+        {
+            Ok(file) => {
+                repair_torn_tail(&file, path).map_err(|e| StoreError::io(path, e))?;
+                Ok(file)
+            }
+            // Loading needs no writing: the session opens, and what it would write waits
+            // in memory (and the user is told) as on a full disk.
+            Err(e) if read_only(&e) && path.is_file() => Err(e),
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
         let (sender, queue) = mpsc::unbounded_channel();
         let backlog = Arc::new(Mutex::new(Backlog::default()));
         tokio::spawn(writer::run(
@@ -181,6 +189,14 @@ impl Transcript {
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect()
     }
+}
+
+/// Whether an error says the file system (or the file) may not be written.
+pub(super) fn read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 /// Where the torn tails of `path` are kept: `<id>.jsonl.torn` next to it.

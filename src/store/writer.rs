@@ -40,7 +40,7 @@ pub(super) struct Backlog {
 /// Writes what `queue` brings to `file` until every handle is gone; `lock` is held (the
 /// session stays this process's) until the last record is written.
 pub(super) async fn run(
-    file: File,
+    file: std::io::Result<File>,
     path: PathBuf,
     mut queue: mpsc::UnboundedReceiver<Op>,
     backlog: Arc<Mutex<Backlog>>,
@@ -95,9 +95,10 @@ pub(super) async fn run(
     drop(lock);
 }
 
-/// The transcript file, and where a failed write must be cut back to.
+/// The transcript file (or why it cannot be written), and where a failed write must be cut
+/// back to.
 struct Disk {
-    file: File,
+    file: std::io::Result<File>,
     path: PathBuf,
     /// The file's length before a write that failed part-way and could not be cut back at
     /// once: the next write cuts it back first.
@@ -131,27 +132,31 @@ impl Disk {
     /// Appends `bytes` under the file's lock; a write that fails part-way is cut back to
     /// the file's length before it, so no half record is left for the next one to join.
     fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.file.lock()?;
-        let written = self.append_locked(bytes);
-        let _ = self.file.unlock();
+        let file = match &self.file {
+            Ok(file) => file,
+            Err(e) => return Err(std::io::Error::new(e.kind(), e.to_string())),
+        };
+        file.lock()?;
+        let written = append_locked(file, bytes, &mut self.cut_to);
+        let _ = file.unlock();
         written
     }
+}
 
-    fn append_locked(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        if let Some(len) = self.cut_to {
-            self.file.set_len(len)?;
-            self.cut_to = None;
-        }
-        let len = self.file.metadata()?.len();
-        let written = (&self.file).write_all(bytes);
-        if written.is_err() {
-            self.cut_to = Some(len);
-            if self.file.set_len(len).is_ok() {
-                self.cut_to = None;
-            }
-        }
-        written
+fn append_locked(file: &File, bytes: &[u8], cut_to: &mut Option<u64>) -> std::io::Result<()> {
+    if let Some(len) = *cut_to {
+        file.set_len(len)?;
+        *cut_to = None;
     }
+    let len = file.metadata()?.len();
+    let written = (&*file).write_all(bytes);
+    if written.is_err() {
+        *cut_to = Some(len);
+        if file.set_len(len).is_ok() {
+            *cut_to = None;
+        }
+    }
+    written
 }
 
 #[cfg(test)]
@@ -165,7 +170,7 @@ mod tests {
             .open(path)
             .unwrap();
         Disk {
-            file,
+            file: Ok(file),
             path: path.to_path_buf(),
             cut_to: None,
         }
@@ -210,7 +215,7 @@ mod tests {
         std::fs::write(&path, "one\n").unwrap();
         // A read-only handle: every write fails, as on a full disk.
         let mut refused = Disk {
-            file: std::fs::File::open(&path).unwrap(),
+            file: Ok(std::fs::File::open(&path).unwrap()),
             path: path.clone(),
             cut_to: None,
         };

@@ -145,3 +145,47 @@ async fn a_full_disk_keeps_every_acknowledged_turn_and_writes_it_when_space_retu
     }
     again.assert_valid();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_data_directory_still_loads_a_session() {
+    let ws = Workspace::new();
+    let Some(tiny) = Tiny::mount(&ws.home().join("tiny"), "256k") else {
+        return;
+    };
+    let mock = MockModel::start(vec![
+        Reply::text(&["Written."]),
+        Reply::text(&["Read back."]),
+    ])
+    .await;
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_HOME".into(), path_str(&tiny.0.join("data"))));
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (response, _) = agent.prompt(&session, "prompt one").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let (code, _) = agent.shutdown().await;
+    assert!(code.success());
+
+    let remounted = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&tiny.0)
+        .status()
+        .unwrap();
+    assert!(remounted.success());
+    let mut again = Agent::spawn(&env, &[]);
+    again.initialize().await;
+    let (_, replayed) = again
+        .open_stored("session/load", &session, &ws.project())
+        .await;
+    assert_eq!(joined(&replayed, "user_message_chunk"), "prompt one");
+    assert_eq!(joined(&replayed, "agent_message_chunk"), "Written.");
+    // It can go on, told that nothing of it can be written.
+    let (response, updates) = again.prompt(&session, "prompt two").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let said = joined(&updates, "agent_message_chunk");
+    assert!(
+        said.contains("cannot write this session to disk") && said.contains("Read-only"),
+        "{said}"
+    );
+    again.assert_valid();
+}
