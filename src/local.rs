@@ -75,6 +75,14 @@ pub struct CommandRun {
     pub cancelled: bool,
 }
 
+/// `output` bounded to `max` bytes as a local command's is: its first and last halves, with
+/// how much was left out between them.
+pub fn head_and_tail(output: &str, max: usize) -> String {
+    let mut bounded = Bounded::new(max);
+    bounded.push(output.as_bytes());
+    bounded.finish().0
+}
+
 /// Keeps the first and last halves of a byte budget.
 struct Bounded {
     head: Vec<u8>,

@@ -247,6 +247,9 @@ impl CommandCall {
             .unwrap_or_default();
         if output.as_ref().is_some_and(|o| o.truncated) {
             text.insert_str(0, "[… earlier output dropped by the editor …]\n");
+        } else if text.len() > text::MAX_COMMAND_BYTES {
+            // The editor ignored outputByteLimit: bounded here as a local run is.
+            text = crate::local::head_and_tail(&text, text::MAX_COMMAND_BYTES);
         }
         let failed = cancelled || timed_out || exit.as_ref().is_none_or(|e| e.code != Some(0));
         let ending = ending(exit.as_ref(), timed_out, cancelled, self.timeout);

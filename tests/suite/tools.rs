@@ -498,3 +498,29 @@ async fn huge_command_output_is_bounded_with_a_note() {
         "and the cut is said"
     );
 }
+
+/// An editor that ignores `outputByteLimit` (the fake one does) sends all of a long output:
+/// tandem keeps 30 KiB of its head and tail, as README promises and as a local run does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_that_ignores_the_output_limit_is_bounded_head_and_tail() {
+    let command = "i=0; while [ $i -lt 4000 ]; do echo \"line $i of the output\"; i=$((i+1)); done";
+    let (mock, _ws, mut agent, session, _editor) = tool_session(
+        one_call("t", "run_command", json!({ "command": command })),
+        full_caps(),
+        "full-access",
+    )
+    .await;
+    let (response, _) = agent.prompt(&session, "run").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let result = tool_result(&mock.requests()[1], "t");
+    assert!(
+        result.contains("line 0 of the output") && result.contains("line 3999 of the output"),
+        "head and tail kept"
+    );
+    assert!(
+        result.contains("bytes of output omitted"),
+        "{}",
+        &result[..200]
+    );
+    assert!(result.len() < 32 * 1024, "{}", result.len());
+}
