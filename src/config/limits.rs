@@ -24,6 +24,9 @@ pub struct Timeouts {
     /// which wait on a person, and not to `terminal/wait_for_exit`, bounded by the command's
     /// own timeout).
     pub editor: Duration,
+    /// One whole answer, from its first streamed bytes to its last chunk: a server that keeps
+    /// sending (a chunk every few seconds, forever) is stopped all the same.
+    pub answer: Duration,
 }
 
 impl Default for Timeouts {
@@ -33,6 +36,7 @@ impl Default for Timeouts {
             first_byte: Duration::from_secs(300),
             idle: Duration::from_secs(120),
             editor: Duration::from_secs(60),
+            answer: Duration::from_secs(1800),
         }
     }
 }
@@ -76,6 +80,7 @@ pub(super) struct FileTimeouts {
     pub first_byte_secs: Option<f64>,
     pub idle_secs: Option<f64>,
     pub editor_secs: Option<f64>,
+    pub answer_secs: Option<f64>,
 }
 
 /// The `[loops]` table.
@@ -104,6 +109,7 @@ impl FileTimeouts {
             first_byte: seconds("first_byte_secs", self.first_byte_secs, d.first_byte)?,
             idle: seconds("idle_secs", self.idle_secs, d.idle)?,
             editor: seconds("editor_secs", self.editor_secs, d.editor)?,
+            answer: seconds("answer_secs", self.answer_secs, d.answer)?,
         })
     }
 }
@@ -150,6 +156,7 @@ mod tests {
         assert_eq!(t.first_byte, Timeouts::default().first_byte);
         let bad = FileTimeouts {
             editor_secs: Some(0.0),
+            answer_secs: None,
             ..FileTimeouts::default()
         };
         assert!(

@@ -433,3 +433,28 @@ async fn a_web_page_instead_of_a_stream_says_the_base_url_is_likely_wrong() {
     let (response, _) = agent.prompt(&session, "again").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_never_ends_is_stopped_at_answer_secs() {
+    let mock = MockModel::start(vec![
+        // A chunk every 200 ms: never idle, never done within a second.
+        Reply::text(&["drip "; 30]).slow(Duration::from_millis(200)),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let config = ws.write(
+        "config.toml",
+        "[retry]\nmax_attempts = 1\n[timeouts]\nanswer_secs = 1\nidle_secs = 5\n",
+    );
+    let mut agent = Agent::spawn(&ws.env(&mock), &["--config", &path_str(&config)]);
+    let session = agent.open_session(&ws.project()).await;
+    let (response, _) = agent.prompt(&session, "talk").await;
+    let message = error_of(&response)["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("still answering after") && message.contains("timeouts.answer_secs"),
+        "{message}"
+    );
+    let (response, _) = agent.prompt(&session, "again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+}

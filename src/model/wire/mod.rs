@@ -242,6 +242,8 @@ struct Read<D> {
     pending: std::collections::VecDeque<ModelEvent>,
     /// Whether the stream ended (with an error, or complete).
     done: bool,
+    /// When the whole answer must be over (`timeouts.answer_secs`).
+    deadline: tokio::time::Instant,
 }
 
 /// The model events of `response`'s event stream, ending with an error when the server goes
@@ -249,6 +251,7 @@ struct Read<D> {
 /// cannot read.
 fn drive<D: Decoder>(response: reqwest::Response, decoder: D, reading: Reading) -> EventStream {
     let cut = Arc::new(AtomicBool::new(false));
+    let deadline = tokio::time::Instant::now() + reading.timeouts.answer;
     let bytes = capped(response, reading.max_bytes, cut.clone());
     let read = Read {
         events: Box::pin(sse_stream::SseStream::from_bytes_stream(bytes)),
@@ -258,6 +261,7 @@ fn drive<D: Decoder>(response: reqwest::Response, decoder: D, reading: Reading) 
         started: false,
         pending: Default::default(),
         done: false,
+        deadline,
     };
     futures::stream::unfold(read, |mut read| async move {
         let item = read.next().await?;
@@ -294,7 +298,19 @@ impl<D: Decoder> Read<D> {
         } else {
             r.timeouts.first_byte
         };
-        let Ok(next) = tokio::time::timeout(limit, self.events.next()).await else {
+        let left = self
+            .deadline
+            .saturating_duration_since(tokio::time::Instant::now());
+        let Ok(next) = tokio::time::timeout(limit.min(left), self.events.next()).await else {
+            if left <= limit {
+                return Err(ModelError::new(
+                    ErrorClass::Timeout,
+                    format!(
+                        "the model server at {} was still answering after {:?} (timeouts.answer_secs); tandem stopped the answer",
+                        r.base_url, r.timeouts.answer
+                    ),
+                ));
+            }
             return Err(timeout_error(&r.base_url, self.started, limit));
         };
         self.started = true;
