@@ -36,7 +36,7 @@ pub async fn take(transcript: &Path) -> Result<SessionLock, StoreError> {
         .open(&path)
     {
         Ok(file) => file,
-        Err(e) if super::transcript::read_only(&e) => return Ok(SessionLock { _file: None }),
+        Err(e) if read_only(&e) => return Ok(SessionLock { _file: None }),
         Err(e) => return Err(StoreError::io(&path, e)),
     };
     // A process that just closed the session lets go once its last record is written: a
@@ -59,6 +59,14 @@ pub async fn take(transcript: &Path) -> Result<SessionLock, StoreError> {
             Err(TryLockError::Error(e)) => return Err(StoreError::io(&path, e)),
         }
     }
+}
+
+/// Whether an error says the file system (or the file) may not be written.
+pub(super) fn read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ impl Transcript {
             }
             // Loading needs no writing: the session opens, and what it would write waits
             // in memory (and the user is told) as on a full disk.
-            Err(e) if read_only(&e) && path.is_file() => Err(e),
+            Err(e) if super::lock::read_only(&e) && path.is_file() => Err(e),
             Err(e) => return Err(StoreError::io(path, e)),
         };
         let (sender, queue) = mpsc::unbounded_channel();
@@ -189,14 +189,6 @@ impl Transcript {
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect()
     }
-}
-
-/// Whether an error says the file system (or the file) may not be written.
-pub(super) fn read_only(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-    )
 }
 
 /// Where the torn tails of `path` are kept: `<id>.jsonl.torn` next to it.
