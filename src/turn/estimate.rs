@@ -162,6 +162,25 @@ fn not_sent(count: usize, source: &str, spec: &ModelSpec) -> Option<String> {
     ))
 }
 
+/// How much of an answer cut off at `max_response_bytes` the history keeps: its end.
+const RUNAWAY_TAIL: usize = 4 * 1024;
+
+/// The last [`RUNAWAY_TAIL`] bytes of a runaway answer's `text` (on a character boundary),
+/// after a note saying how much was left out; shorter text as it is.
+pub(super) fn runaway_tail(text: &str) -> String {
+    if text.len() <= RUNAWAY_TAIL {
+        return text.to_string();
+    }
+    let mut start = text.len() - RUNAWAY_TAIL;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!(
+        "[… this answer ran past max_response_bytes and was cut off; its first {start} bytes are not kept …]\n{}",
+        &text[start..]
+    )
+}
+
 /// About four characters a token: good enough to show the context filling up.
 pub(super) fn estimate_text(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)

@@ -275,9 +275,16 @@ impl Turn {
     /// the ids of calls shown early and cut off) and says how it ended.
     fn record(&mut self, response: stream::Response) -> Recorded {
         let calls = response.calls;
+        let (mut text, mut reasoning) = (response.text, response.reasoning);
+        if matches!(&response.end, End::Failed(e) if e.class == ErrorClass::ResponseTooLarge) {
+            // A runaway answer: the editor saw it stream; the history keeps only its end, so
+            // the transcript stays small and the model is never sent the rest again.
+            text = estimate::runaway_tail(&text);
+            reasoning = estimate::runaway_tail(&reasoning);
+        }
         let shown_ids = self.history.push_assistant(Message::Assistant {
-            text: response.text,
-            reasoning: response.reasoning,
+            text,
+            reasoning,
             tool_calls: calls.clone(),
             carried: response.carried,
         });

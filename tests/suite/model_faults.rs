@@ -111,7 +111,7 @@ async fn a_response_that_never_ends_is_cut_at_max_response_bytes() {
         pieces: Vec::new(),
         end: End::Flood("spam "),
     };
-    let (mock, _ws, mut agent, session) =
+    let (mock, ws, mut agent, session) =
         started(vec![endless], "max_response_bytes = 1048576").await;
     let (response, updates) = agent.prompt(&session, "hi").await;
     let (class, message) = error_class(&response);
@@ -121,6 +121,22 @@ async fn a_response_that_never_ends_is_cut_at_max_response_bytes() {
     assert!(shown.starts_with("spam spam"), "what arrived was shown");
     assert!(shown.len() < 1_048_576, "{} bytes of text", shown.len());
     still_usable(&mock, &mut agent, &session).await;
+    // Only the runaway answer's end is kept: the model is not sent the rest again, and the
+    // transcript does not hold it.
+    let kept = mock.requests()[1].body["messages"][2]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        kept.starts_with("[… this answer ran past max_response_bytes and was cut off;")
+            && kept.ends_with("spam ")
+            && kept.len() < 5 * 1024,
+        "{} bytes kept",
+        kept.len()
+    );
+    let stored = ws.home().join(format!("data/sessions/{session}.jsonl"));
+    let size = std::fs::metadata(&stored).unwrap().len();
+    assert!(size < 64 * 1024, "{size} bytes of transcript");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,4 +186,41 @@ async fn http_200_with_an_error_body_reports_the_servers_words() {
     assert_eq!(class, "malformed_response", "{response}");
     assert!(message.contains("stream: true"), "{message}");
     still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runaway_answers_at_once_are_bounded_together() {
+    let endless = || Reply::Stream {
+        pieces: Vec::new(),
+        end: End::Flood("spam "),
+    };
+    let (mock, ws, mut agent, first) = started(
+        (0..4).map(|_| endless()).collect(),
+        "max_response_bytes = 1048576",
+    )
+    .await;
+    let mut sessions = vec![first];
+    for _ in 0..3 {
+        sessions.push(agent.open_session(&ws.project()).await);
+    }
+    let mut answers = Vec::new();
+    for session in &sessions {
+        answers.push(agent.start_prompt(session, "hi").await);
+    }
+    let mut together = 0;
+    for answer in answers {
+        let response = crate::common::response(answer).await;
+        let (class, message) = error_class(&response);
+        assert_eq!(class, "response_too_large", "{response}");
+        together += usize::from(message.contains("at once passed 2097152 bytes together"));
+    }
+    // Four answers at once pass twice max_response_bytes before each passes it alone.
+    assert!(
+        together >= 1,
+        "no answer was stopped for the process's bound"
+    );
+    // Their bytes are given back: an ordinary answer goes through afterwards.
+    mock.push(Reply::text(&["recovered"]));
+    let (response, _) = agent.prompt(&sessions[0], "again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
 }

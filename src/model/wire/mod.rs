@@ -13,7 +13,7 @@ pub mod responses;
 
 use std::sync::Arc;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
@@ -235,7 +235,7 @@ struct Read<D> {
     decoder: D,
     reading: Reading,
     /// Set when the body passed its byte cap.
-    cut: Arc<AtomicBool>,
+    cut: Arc<AtomicU8>,
     /// Whether any event arrived (the idle timeout applies from then on).
     started: bool,
     /// Decoded events not yet handed on.
@@ -250,7 +250,7 @@ struct Read<D> {
 /// quiet, sends too much, breaks off before the answer is complete, or sends what `decoder`
 /// cannot read.
 fn drive<D: Decoder>(response: reqwest::Response, decoder: D, reading: Reading) -> EventStream {
-    let cut = Arc::new(AtomicBool::new(false));
+    let cut = Arc::new(AtomicU8::new(NOT_CUT));
     let deadline = tokio::time::Instant::now() + reading.timeouts.answer;
     let bytes = capped(response, reading.max_bytes, cut.clone());
     let read = Read {
@@ -323,8 +323,11 @@ impl<D: Decoder> Read<D> {
                 }
                 Ok(())
             }
-            Some(Err(_)) if self.cut.load(Ordering::Relaxed) => {
+            Some(Err(_)) if self.cut.load(Ordering::Relaxed) == CUT_RESPONSE => {
                 Err(too_large(&r.base_url, r.max_bytes))
+            }
+            Some(Err(_)) if self.cut.load(Ordering::Relaxed) == CUT_TOGETHER => {
+                Err(too_large_together(&r.base_url, r.max_bytes))
             }
             Some(Err(error)) => Err(broken_off(&r.base_url, &error.to_string())),
             None if self.decoder.complete() => {
@@ -342,22 +345,51 @@ impl<D: Decoder> Read<D> {
     }
 }
 
-/// The body as a stream of byte pieces that fails once more than `max_bytes` arrived,
-/// setting `cut` so the failure is told as "too large" rather than "broken off".
+/// Why a body was cut (see [`capped`]).
+const NOT_CUT: u8 = 0;
+const CUT_RESPONSE: u8 = 1;
+const CUT_TOGETHER: u8 = 2;
+
+/// The bytes of every response this process is reading, together: however many answers run
+/// away at once (eight sessions, each endless), what they hold is bounded by the process,
+/// not only by each response.
+static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+
+/// One response's share of [`IN_FLIGHT`], given back when its body is dropped.
+struct Share(u64);
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(self.0, Ordering::Relaxed);
+    }
+}
+
+/// The body as a stream of byte pieces that fails once more than `max_bytes` arrived, or once
+/// the responses read together pass twice that, setting `cut` so the failure is told as
+/// "too large" rather than "broken off".
 fn capped(
     response: reqwest::Response,
     max_bytes: u64,
-    cut: Arc<AtomicBool>,
+    cut: Arc<AtomicU8>,
 ) -> impl Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static {
-    let mut seen = 0u64;
+    let mut share = Share(0);
+    let together = max_bytes.saturating_mul(2);
     response.bytes_stream().map(move |piece| {
+        // The whole share is moved in (not only its number), so it is given back with the body.
+        let share = &mut share;
         let piece = piece.map_err(std::io::Error::other)?;
-        seen = seen.saturating_add(piece.len() as u64);
-        if seen > max_bytes {
-            cut.store(true, Ordering::Relaxed);
-            return Err(std::io::Error::other("the response is too large"));
-        }
-        Ok(piece)
+        let n = piece.len() as u64;
+        share.0 = share.0.saturating_add(n);
+        let total = IN_FLIGHT.fetch_add(n, Ordering::Relaxed).saturating_add(n);
+        let why = if share.0 > max_bytes {
+            CUT_RESPONSE
+        } else if total > together {
+            CUT_TOGETHER
+        } else {
+            return Ok(piece);
+        };
+        cut.store(why, Ordering::Relaxed);
+        Err(std::io::Error::other("the response is too large"))
     })
 }
 
@@ -407,6 +439,17 @@ pub fn too_large(base_url: &str, max_bytes: u64) -> ModelError {
         ErrorClass::ResponseTooLarge,
         format!(
             "the model server at {base_url} sent more than {max_bytes} bytes in one response (max_response_bytes); tandem stopped reading it"
+        ),
+    )
+}
+
+/// The responses read at once passed twice `max_bytes` together.
+pub fn too_large_together(base_url: &str, max_bytes: u64) -> ModelError {
+    ModelError::new(
+        ErrorClass::ResponseTooLarge,
+        format!(
+            "the answers tandem is reading at once passed {} bytes together (twice max_response_bytes); tandem stopped reading this one from the model server at {base_url}",
+            max_bytes.saturating_mul(2)
         ),
     )
 }
