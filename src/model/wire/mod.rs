@@ -6,15 +6,19 @@
 //! completions) and [`drive`], which reads a capped server-sent-event stream with the
 //! first-byte and idle timeouts and hands each event to the API's [`Decoder`]. Events are
 //! parsed by `sse-stream`, which reads each byte once however the network splits an event.
+//! The responses read at once share one bound (twice `max_response_bytes`), and the errors
+//! every API reports in the same words are in `errors.rs`.
 
 pub mod anthropic;
 pub mod chat;
 pub mod responses;
 
+mod errors;
+pub use errors::*;
+
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use serde_json::Value;
@@ -391,100 +395,4 @@ fn capped(
         cut.store(why, Ordering::Relaxed);
         Err(std::io::Error::other("the response is too large"))
     })
-}
-
-/// The error for a hosted server whose key variable is unset.
-pub fn missing_key_error(base_url: &str, key_env: &str) -> ModelError {
-    ModelError::new(
-        ErrorClass::MissingApiKey,
-        format!(
-            "no API key for the model server at {base_url}: run `{tandem} login` in a terminal, or set {key_env} in the environment tandem runs in",
-            tandem = crate::config::invocation::command()
-        ),
-    )
-}
-
-/// The server did not start answering (`mid_answer` false) or went quiet mid-answer.
-pub fn timeout_error(base_url: &str, mid_answer: bool, waited: Duration) -> ModelError {
-    let message = if mid_answer {
-        format!(
-            "the model server at {base_url} sent nothing for {waited:?} in the middle of an answer (timeouts.idle_secs); tandem stopped waiting"
-        )
-    } else {
-        format!(
-            "the model server at {base_url} did not start answering within {waited:?} (timeouts.first_byte_secs); tandem stopped waiting"
-        )
-    };
-    ModelError::new(ErrorClass::Timeout, message)
-}
-
-/// The server could not be reached.
-pub fn connection_error(base_url: &str, detail: &str, attempts: u32) -> ModelError {
-    let tries = if attempts > 1 {
-        format!(" after {attempts} attempts")
-    } else {
-        String::new()
-    };
-    let mut e = ModelError::new(
-        ErrorClass::Connection,
-        format!("could not reach the model server at {base_url}{tries}: {detail}"),
-    );
-    e.attempts = attempts;
-    e
-}
-
-/// The response passed `max_response_bytes`.
-pub fn too_large(base_url: &str, max_bytes: u64) -> ModelError {
-    ModelError::new(
-        ErrorClass::ResponseTooLarge,
-        format!(
-            "the model server at {base_url} sent more than {max_bytes} bytes in one response (max_response_bytes); tandem stopped reading it"
-        ),
-    )
-}
-
-/// The responses read at once passed twice `max_bytes` together.
-pub fn too_large_together(base_url: &str, max_bytes: u64) -> ModelError {
-    ModelError::new(
-        ErrorClass::ResponseTooLarge,
-        format!(
-            "the answers tandem is reading at once passed {} bytes together (twice max_response_bytes); tandem stopped reading this one from the model server at {base_url}",
-            max_bytes.saturating_mul(2)
-        ),
-    )
-}
-
-/// A web page where a stream should be: the base URL names a site, not its API.
-pub fn html_page(base_url: &str, title: Option<&str>) -> ModelError {
-    let titled = title.map(|t| format!(" (\"{t}\")")).unwrap_or_default();
-    ModelError::new(
-        ErrorClass::MalformedResponse,
-        format!(
-            "the model server at {base_url} answered with a web page{titled} instead of a stream: the base URL likely points at a website rather than its API (OpenAI-compatible APIs usually end in /v1)"
-        ),
-    )
-}
-
-/// The stream broke off (a reset, bad bytes) before the answer was complete.
-pub fn broken_off(base_url: &str, detail: &str) -> ModelError {
-    ModelError::new(
-        ErrorClass::StreamInterrupted,
-        format!(
-            "the model server at {base_url} broke off the stream before the answer was complete: {detail}"
-        ),
-    )
-}
-
-/// An event whose JSON tandem cannot read.
-pub fn unreadable(base_url: &str, error: &serde_json::Error, data: &str) -> ModelError {
-    let mut shown: String = data.chars().take(200).collect();
-    if shown.len() < data.len() {
-        shown.push('…');
-    }
-    ModelError::new(
-        ErrorClass::MalformedResponse,
-        format!(
-            "the model server at {base_url} sent an event tandem could not parse ({error}): {shown}"
-        ),
-    )
 }
