@@ -116,13 +116,16 @@ impl Store {
         Ok(transcript)
     }
 
-    /// A stored session's records.
+    /// A stored session's records, with those this process holds for the disk (a full
+    /// disk), so a fork or an export misses none.
     pub fn read(&self, id: &str) -> Result<Vec<Line>, StoreError> {
         let path = self.path(id);
         if !valid_id(id) || !path.is_file() {
             return Err(StoreError::NotFound(id.to_string()));
         }
-        transcript::read(&path)
+        let mut lines = transcript::read(&path)?;
+        lines.extend(transcript::unwritten_at(&path));
+        Ok(lines)
     }
 
     /// Opens a stored session: its records (with those this process has not written yet)

@@ -182,13 +182,22 @@ impl Transcript {
     /// The records waiting in memory for the disk, in order: a reload reads them after the
     /// file's.
     pub fn unwritten(&self) -> Vec<Line> {
-        let backlog = self.open.backlog.lock();
+        unwritten_at(&self.path)
+    }
+}
+
+/// The records waiting for the disk in the transcript at `path`, when it is open in this
+/// process (none otherwise).
+pub fn unwritten_at(path: &Path) -> Vec<Line> {
+    let open = OPEN.lock().get(path).and_then(Weak::upgrade);
+    open.map_or_else(Vec::new, |open| {
+        let backlog = open.backlog.lock();
         backlog
             .bytes
             .lines()
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect()
-    }
+    })
 }
 
 /// Where the torn tails of `path` are kept: `<id>.jsonl.torn` next to it.

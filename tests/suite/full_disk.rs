@@ -103,6 +103,15 @@ async fn a_full_disk_keeps_every_acknowledged_turn_and_writes_it_when_space_retu
     }
     let unsaved = &status(&mut agent).await["sessions"][0]["unsaved"];
     assert!(unsaved["records"].as_u64().unwrap() >= 6, "{unsaved}");
+    // An export meanwhile holds the turns still waiting for the disk.
+    let exported = agent
+        .request_ok(
+            "_tandem/session/export",
+            json!({"sessionId": session, "format": "json"}),
+        )
+        .await;
+    let content = exported["content"].as_str().unwrap();
+    assert!(content.contains("prompt four") && content.contains("Answer four."));
 
     // Space comes back: the next record takes the backlog with it, in order.
     std::fs::remove_file(&filler).unwrap();
