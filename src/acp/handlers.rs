@@ -25,11 +25,11 @@ use tokio_util::sync::CancellationToken;
 use super::open::{self, log_unsent};
 use super::order::{Job, Order};
 use super::sent;
-use super::session_models::{Answer, SetModelRequest, SetModelResponse, WithModels};
+use super::session_models::{Answer, WithModels};
 use super::{ConnectionSink, capabilities, client, convert, errors, ext};
 use crate::client::ClientCaps;
 use crate::session::{EditorLink, SessionError, SessionManager};
-use crate::types::{EventSink, Prompt, TurnEvent};
+use crate::types::Prompt;
 
 /// What the handlers of one connection share.
 pub struct Handlers {
@@ -476,29 +476,5 @@ impl Handlers {
             }),
             caps: *self.caps.lock(),
         }
-    }
-}
-
-impl Handlers {
-    /// `session/set_model`: the `model` option changes, and the editor is told every option
-    /// as it now stands (clients that follow config options see the switch too).
-    pub async fn set_model(
-        self: Arc<Self>,
-        req: SetModelRequest,
-        responder: Responder<SetModelResponse>,
-        cx: ConnectionTo<Client>,
-    ) -> Result<(), Error> {
-        let id = req.session_id.clone();
-        let sink = ConnectionSink { cx };
-        self.reply_later(&id, responder, move |manager| {
-            let set = manager.set_option(&req.session_id, "model", &req.model_id);
-            Box::pin(async move {
-                let views = set.await?;
-                sink.emit(&req.session_id, TurnEvent::OptionsChanged(views));
-                Ok(SetModelResponse {})
-            })
-        })
-        .await;
-        Ok(())
     }
 }

@@ -3,16 +3,21 @@
 //! `session/resume`, and `session/set_model` to switch. ACP replaced it with the `model`
 //! config option, which stays tandem's main path; both show the one setting, so a switch
 //! through either is seen through both. ACP's current schema has neither, so their shapes
-//! are defined here, and `protocol/extensions/session-models.json` is generated from them.
+//! are defined here (with the `session/set_model` handler), and
+//! `protocol/extensions/session-models.json` is generated from them.
 
+use std::sync::Arc;
+
+use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{
-    Error, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, UntypedMessage,
+    Client, Error, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, UntypedMessage,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::types::{OptionCategory, OptionView};
+use super::{ConnectionSink, Handlers};
+use crate::types::{EventSink, OptionCategory, OptionView, TurnEvent};
 
 /// The models a session offers, and the one it answers with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -124,6 +129,30 @@ impl<T: JsonRpcResponse> JsonRpcResponse for Answer<T> {
             response: T::from_json(method, value)?,
             models,
         })
+    }
+}
+
+impl Handlers {
+    /// `session/set_model`: the `model` option changes, and the editor is told every option
+    /// as it now stands (clients that follow config options see the switch too).
+    pub async fn set_model(
+        self: Arc<Self>,
+        req: SetModelRequest,
+        responder: Responder<SetModelResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Result<(), Error> {
+        let id = req.session_id.clone();
+        let sink = ConnectionSink { cx };
+        self.reply_later(&id, responder, move |manager| {
+            let set = manager.set_option(&req.session_id, "model", &req.model_id);
+            Box::pin(async move {
+                let views = set.await?;
+                sink.emit(&req.session_id, TurnEvent::OptionsChanged(views));
+                Ok(SetModelResponse {})
+            })
+        })
+        .await;
+        Ok(())
     }
 }
 

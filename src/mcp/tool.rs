@@ -173,46 +173,7 @@ fn output(result: CallToolResult) -> ToolOutput {
     let mut parts: Vec<(String, bool)> = result
         .content
         .iter()
-        .map(|c| match c {
-            ContentBlock::Text(t) => (t.text.clone(), false),
-            ContentBlock::Image(i) => given(&i.data, &i.mime_type, &mut images),
-            ContentBlock::Audio(a) => (
-                format!("[audio: {}, {} bytes of base64]", a.mime_type, a.data.len()),
-                false,
-            ),
-            ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::TextResourceContents { uri, text, .. } => (
-                    format!("<resource uri=\"{uri}\">\n{text}\n</resource>"),
-                    false,
-                ),
-                ResourceContents::BlobResourceContents {
-                    uri,
-                    blob,
-                    mime_type,
-                    ..
-                } if mime_type
-                    .as_deref()
-                    .is_some_and(|m| m.starts_with("image/")) =>
-                {
-                    let (text, marker) =
-                        given(blob, mime_type.as_deref().unwrap_or(""), &mut images);
-                    (format!("{text} ({uri})"), marker)
-                }
-                ResourceContents::BlobResourceContents { uri, blob, .. } => (
-                    format!("[binary resource {uri}, {} bytes of base64]", blob.len()),
-                    false,
-                ),
-                _ => (
-                    "[a resource of a kind tandem does not know]".to_string(),
-                    false,
-                ),
-            },
-            ContentBlock::ResourceLink(link) => (format!("[resource link: {}]", link.uri), false),
-            _ => (
-                "[content of a kind tandem does not know]".to_string(),
-                false,
-            ),
-        })
+        .map(|c| part(c, &mut images))
         .collect();
     if let (true, Some(structured)) = (parts.is_empty(), &result.structured_content) {
         parts.push((structured.to_string(), false));
@@ -253,6 +214,50 @@ fn output(result: CallToolResult) -> ToolOutput {
         images,
         failed,
         title: None,
+    }
+}
+
+/// One content block's text, and whether it only marks an image given (the editor shows the
+/// image); images a model takes are pushed onto `images`.
+fn part(block: &ContentBlock, images: &mut Vec<String>) -> (String, bool) {
+    match block {
+        ContentBlock::Text(t) => (t.text.clone(), false),
+        ContentBlock::Image(i) => given(&i.data, &i.mime_type, images),
+        ContentBlock::Audio(a) => (
+            format!("[audio: {}, {} bytes of base64]", a.mime_type, a.data.len()),
+            false,
+        ),
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::TextResourceContents { uri, text, .. } => (
+                format!("<resource uri=\"{uri}\">\n{text}\n</resource>"),
+                false,
+            ),
+            ResourceContents::BlobResourceContents {
+                uri,
+                blob,
+                mime_type,
+                ..
+            } if mime_type
+                .as_deref()
+                .is_some_and(|m| m.starts_with("image/")) =>
+            {
+                let (text, marker) = given(blob, mime_type.as_deref().unwrap_or(""), images);
+                (format!("{text} ({uri})"), marker)
+            }
+            ResourceContents::BlobResourceContents { uri, blob, .. } => (
+                format!("[binary resource {uri}, {} bytes of base64]", blob.len()),
+                false,
+            ),
+            _ => (
+                "[a resource of a kind tandem does not know]".to_string(),
+                false,
+            ),
+        },
+        ContentBlock::ResourceLink(link) => (format!("[resource link: {}]", link.uri), false),
+        _ => (
+            "[content of a kind tandem does not know]".to_string(),
+            false,
+        ),
     }
 }
 

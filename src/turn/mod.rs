@@ -237,17 +237,7 @@ impl Turn {
                     && calls.is_empty()
                     && self.history.holds_images() =>
             {
-                // An image the server cannot take would fail every later request too: the
-                // images are left out for good and the request is made again.
-                self.retried_images = true;
-                let note = "the model server refused a request that held images";
-                let told = format!(
-                    "The model server refused the request with its images ({}); tandem left the images out of the conversation and asked again.",
-                    e.message
-                );
-                self.ctx.emit(TurnEvent::Text(format!("\n_{told}_\n")));
-                self.history.push_note(told);
-                self.history.leave_out_images(note);
+                self.leave_out_refused_images(&e);
                 return None;
             }
             End::Failed(e) => {
@@ -269,6 +259,21 @@ impl Turn {
             return stop(Ok(StopReason::Cancelled));
         }
         None
+    }
+
+    /// The server refused a request that held images (`e`): an image it cannot take would
+    /// fail every later request too, so the images are left out for good, the user is told,
+    /// and the request is made again (once a turn).
+    fn leave_out_refused_images(&mut self, e: &ModelError) {
+        self.retried_images = true;
+        let told = format!(
+            "The model server refused the request with its images ({}); tandem left the images out of the conversation and asked again.",
+            e.message
+        );
+        self.ctx.emit(TurnEvent::Text(format!("\n_{told}_\n")));
+        self.history.push_note(told);
+        self.history
+            .leave_out_images("the model server refused a request that held images");
     }
 
     /// Records a response in the history (what it said, its calls, a cut the server made,

@@ -27,16 +27,31 @@ async fn with_silent_editor(
         .lock()
         .unwrap()
         .extend(hanging.iter().map(|m| m.to_string()));
-    let mut env = ws.env(&mock);
-    env.push(("TANDEM_MODE".into(), "full-access".into()));
-    env.push(("TANDEM_CONFIG".into(), path_str(&config)));
-    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
+    let vars = [
+        ("TANDEM_MODE", "full-access".to_string()),
+        ("TANDEM_CONFIG", path_str(&config)),
+    ];
+    let (agent, id) = editor_session(&mock, &ws, editor.clone(), &vars).await;
+    (mock, ws, agent, id, editor)
+}
+
+/// An agent for `mock` in `ws` with `vars` set, whose editor is `editor` with every
+/// capability, and a session in the project.
+async fn editor_session(
+    mock: &MockModel,
+    ws: &Workspace,
+    editor: Arc<FakeEditor>,
+    vars: &[(&str, String)],
+) -> (Agent, String) {
+    let mut env = ws.env(mock);
+    env.extend(vars.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    let mut agent = Agent::spawn_with(&env, &[], Some(editor));
     agent.initialize_with(full_caps()).await;
     let id = agent.new_session(&ws.project()).await["sessionId"]
         .as_str()
         .unwrap()
         .to_string();
-    (mock, ws, agent, id, editor)
+    (agent, id)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -140,17 +155,12 @@ async fn an_editor_answer_over_the_size_limit_fails_the_call_at_once() {
     std::fs::write(ws.project().join("big.txt"), big).unwrap();
     // Long enough that waiting it out would show: the answer must fail the read by itself.
     let config = ws.write("config.toml", "[timeouts]\neditor_secs = 30\n");
-    let editor = FakeEditor::new();
-    let mut env = ws.env(&mock);
-    env.push(("TANDEM_MODE".into(), "full-access".into()));
-    env.push(("TANDEM_CONFIG".into(), path_str(&config)));
-    env.push(("TANDEM_MAX_MESSAGE_BYTES".into(), "100000".into()));
-    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
-    agent.initialize_with(full_caps()).await;
-    let session = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let vars = [
+        ("TANDEM_MODE", "full-access".to_string()),
+        ("TANDEM_CONFIG", path_str(&config)),
+        ("TANDEM_MAX_MESSAGE_BYTES", "100000".to_string()),
+    ];
+    let (mut agent, session) = editor_session(&mock, &ws, FakeEditor::new(), &vars).await;
     let (response, updates) = agent.prompt(&session, "read the big file").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     let result = tool_result(&mock.requests()[1], "r");
@@ -189,14 +199,8 @@ async fn an_editor_that_leaves_during_a_permission_request_is_not_waited_for() {
         .lock()
         .unwrap()
         .push("session/request_permission".to_string());
-    let mut env = ws.env(&mock);
-    env.push(("TANDEM_MODE".into(), "ask".into()));
-    let mut agent = Agent::spawn_with(&env, &[], Some(editor.clone()));
-    agent.initialize_with(full_caps()).await;
-    let session = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let vars = [("TANDEM_MODE", "ask".to_string())];
+    let (mut agent, session) = editor_session(&mock, &ws, editor.clone(), &vars).await;
     let _answer = agent.start_prompt(&session, "write a file").await;
     for _ in 0..200 {
         if editor

@@ -64,6 +64,23 @@ fn long(n: &str) -> String {
     format!("prompt {n}: {}", "words ".repeat(1000))
 }
 
+/// A mock answering `replies`, an agent whose data directory is on `tiny`, and a session
+/// that has had "prompt one" answered.
+async fn first_turn(
+    ws: &Workspace,
+    tiny: &Tiny,
+    replies: Vec<Reply>,
+) -> (MockModel, Vec<(String, String)>, Agent, String) {
+    let mock = MockModel::start(replies).await;
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_HOME".into(), path_str(&tiny.0.join("data"))));
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (response, _) = agent.prompt(&session, "prompt one").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    (mock, env, agent, session)
+}
+
 async fn status(agent: &mut Agent) -> Value {
     agent.request_ok("_tandem/status", json!({})).await
 }
@@ -81,13 +98,8 @@ async fn a_full_disk_keeps_every_acknowledged_turn_and_writes_it_when_space_retu
         "Answer four.",
         "Answer five.",
     ];
-    let mock = MockModel::start(answers.iter().map(|a| Reply::text(&[a])).collect()).await;
-    let mut env = ws.env(&mock);
-    env.push(("TANDEM_HOME".into(), path_str(&tiny.0.join("data"))));
-    let mut agent = Agent::spawn(&env, &[]);
-    let session = agent.open_session(&ws.project()).await;
-    let (response, _) = agent.prompt(&session, "prompt one").await;
-    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let replies = answers.iter().map(|a| Reply::text(&[a])).collect();
+    let (_mock, env, mut agent, session) = first_turn(&ws, &tiny, replies).await;
 
     let filler = fill(&tiny.0);
     for n in ["two", "three", "four"] {
@@ -161,17 +173,8 @@ async fn a_read_only_data_directory_still_loads_a_session() {
     let Some(tiny) = Tiny::mount(&ws.home().join("tiny"), "256k") else {
         return;
     };
-    let mock = MockModel::start(vec![
-        Reply::text(&["Written."]),
-        Reply::text(&["Read back."]),
-    ])
-    .await;
-    let mut env = ws.env(&mock);
-    env.push(("TANDEM_HOME".into(), path_str(&tiny.0.join("data"))));
-    let mut agent = Agent::spawn(&env, &[]);
-    let session = agent.open_session(&ws.project()).await;
-    let (response, _) = agent.prompt(&session, "prompt one").await;
-    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let replies = vec![Reply::text(&["Written."]), Reply::text(&["Read back."])];
+    let (_mock, env, agent, session) = first_turn(&ws, &tiny, replies).await;
     let (code, _) = agent.shutdown().await;
     assert!(code.success());
 
