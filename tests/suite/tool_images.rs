@@ -375,3 +375,57 @@ async fn a_server_that_refuses_the_images_gets_the_request_again_without_them_fo
     assert!(image_urls(&mock.requests().pop().unwrap().body).is_empty());
     agent.assert_valid();
 }
+
+/// read_file reads an image on disk, past the editor: it must hold against the same rules
+/// a text read does. A deny rule on the image holds (in full access too), and a link inside
+/// the project to an image outside it is a read outside the project: asked about, and
+/// nothing is sent when the user says no.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_read_holds_to_deny_rules_and_links_out_of_the_project() {
+    let script = vec![
+        Reply::tools(&[("d", "read_file", json!({"path": "secret.png"}))]),
+        Reply::tools(&[("l", "read_file", json!({"path": "shot.png"}))]),
+        Reply::text(&["Nothing seen."]),
+    ];
+    let pixel = STANDARD.decode(PIXEL_PNG).unwrap();
+    let (mock, _ws, mut agent, session, editor) = session_with_env(
+        "small",
+        script,
+        json!({"fs": {"readTextFile": true, "writeTextFile": true}}),
+        "ask",
+        |ws| {
+            std::fs::write(ws.project().join("secret.png"), &pixel).unwrap();
+            let outside = ws.home().join("private.png");
+            std::fs::write(&outside, &pixel).unwrap();
+            std::os::unix::fs::symlink(&outside, ws.project().join("shot.png")).unwrap();
+            let config = ws.write(
+                "home/tandem.toml",
+                "[permissions]\ndeny = [\"read_file(secret.png)\"]\n",
+            );
+            vec![
+                ("TANDEM_CONFIG".to_string(), path_str(&config)),
+                ("TANDEM_API".to_string(), "anthropic-messages".to_string()),
+                ("TANDEM_MODEL".to_string(), "claude-sonnet-4-5".to_string()),
+            ]
+        },
+    )
+    .await;
+    editor.answer_with(&[crate::common::editor::Answer::Select("reject_once")]);
+    let (response, _) = agent.prompt(&session, "look at the pictures").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    for request in mock.requests() {
+        assert!(image_urls(&request.body).is_empty(), "{}", request.body);
+    }
+    let denied = crate::common::anthropic_wire::last_user_text(&mock.requests()[1].body);
+    assert!(denied.to_lowercase().contains("deny"), "{denied}");
+    // The link out of the project was asked about (and refused).
+    assert_eq!(
+        editor
+            .methods()
+            .iter()
+            .filter(|m| *m == "session/request_permission")
+            .count(),
+        1
+    );
+    agent.assert_valid();
+}
