@@ -227,7 +227,8 @@ impl Probe<'_> {
                 .push(format!("{url}: HTTP {}", response.status().as_u16()));
             return None;
         }
-        response.json::<Value>().await.ok()
+        let body = super::http::read_capped(response, super::probe::MOST_BODY).await;
+        serde_json::from_slice(&body).ok()
     }
 }
 

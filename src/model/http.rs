@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use tokio::time::Instant;
@@ -44,15 +43,6 @@ pub(super) struct NotAStream {
     pub body: Vec<u8>,
 }
 
-/// Per-response bounds.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct ResponseLimits {
-    /// How long the response headers may take.
-    pub first_byte: Duration,
-    /// Most bytes of one response body.
-    pub max_bytes: u64,
-}
-
 /// Why a request got no streaming answer.
 #[derive(Debug)]
 pub(super) enum Failure {
@@ -75,17 +65,17 @@ pub(super) struct HtmlPage {
 }
 
 /// Sends `request` with `client`, again per `policy` while the server is busy or unreachable,
-/// and returns the response once it is a stream (its body not yet capped: see
-/// [`super::sse`]).
+/// waiting at most `first_byte` for each answer's headers, and returns the response once it
+/// is a stream (its body is capped as it is read: see [`super::wire`]).
 pub(super) async fn send(
     client: &reqwest::Client,
     request: reqwest::Request,
     policy: RetryPolicy,
-    limits: ResponseLimits,
+    first_byte: Duration,
 ) -> Result<reqwest::Response, Failure> {
-    let response = send_with_retries(client, &request, policy, limits).await?;
+    let response = send_with_retries(client, &request, policy, first_byte).await?;
     if is_json(&response) {
-        let body = read_capped(response, limits.max_bytes).await;
+        let body = read_capped(response, MOST_ERROR_BODY).await;
         return Err(Failure::NotAStream(NotAStream { body }));
     }
     if content_type(&response).contains("html") {
@@ -125,19 +115,24 @@ fn is_json(response: &reqwest::Response) -> bool {
     content_type(response).contains("json")
 }
 
-/// The body, or as much of it as came before an error or `max_bytes`.
-async fn read_capped(response: reqwest::Response, max_bytes: u64) -> Vec<u8> {
-    let mut body = std::pin::pin!(response.bytes_stream());
+/// The body, or as much of it as came before an error or `max_bytes`. Every body tandem reads
+/// whole (a model list, an error, a JSON answer) passes here: a server that never stops
+/// sending must not fill tandem's memory before its timeout ends the read.
+pub(crate) async fn read_capped(mut response: reqwest::Response, max_bytes: usize) -> Vec<u8> {
     let mut bytes = Vec::new();
-    while let Some(Ok(piece)) = body.next().await {
-        bytes.extend_from_slice(&piece);
-        if bytes.len() as u64 > max_bytes {
-            bytes.truncate(max_bytes as usize);
+    while let Ok(Some(piece)) = response.chunk().await {
+        let room = max_bytes.saturating_sub(bytes.len());
+        bytes.extend_from_slice(&piece[..piece.len().min(room)]);
+        if bytes.len() >= max_bytes {
             break;
         }
     }
     bytes
 }
+
+/// Most of an error or other non-stream body that is read: enough for any server's error
+/// object or a page's title, and a bound when the body never ends.
+pub(crate) const MOST_ERROR_BODY: usize = 1 << 20;
 
 fn retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
@@ -187,7 +182,7 @@ async fn send_with_retries(
     client: &reqwest::Client,
     request: &reqwest::Request,
     policy: RetryPolicy,
-    limits: ResponseLimits,
+    first_byte: Duration,
 ) -> Result<reqwest::Response, Failure> {
     let mut waited = Duration::ZERO;
     let mut attempt = 0u32;
@@ -200,23 +195,17 @@ async fn send_with_retries(
             }));
         };
         let url = request.url().clone();
-        let sent = tokio::time::timeout(limits.first_byte, client.execute(request)).await;
+        let sent = tokio::time::timeout(first_byte, client.execute(request)).await;
         let Ok(sent) = sent else {
             // Not retried: a server this slow is busy or stuck, and a second try doubles its load.
-            return Err(Failure::FirstByte(FirstByteTimeout {
-                waited: limits.first_byte,
-            }));
+            return Err(Failure::FirstByte(FirstByteTimeout { waited: first_byte }));
         };
         let (reason, server_says, failure) = match sent {
             Ok(response) if response.status().is_success() => return Ok(response),
             Ok(response) => {
                 let status = response.status();
                 let server_says = retry_after(response.headers());
-                let body = response
-                    .bytes()
-                    .await
-                    .map(|b| b.to_vec())
-                    .unwrap_or_default();
+                let body = read_capped(response, MOST_ERROR_BODY).await;
                 // Asked again, such a server would answer the same.
                 let final_answer = !retryable(status)
                     || super::error::tools_unsupported(&body)

@@ -133,25 +133,12 @@ async fn get_models(
         .await
         .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
     let status = response.status().as_u16();
-    Ok((status, capped_body(response).await))
+    Ok((status, super::http::read_capped(response, MOST_BODY).await))
 }
 
 /// At most this much of an answer is read: a list of thousands of models is a few MiB, and a
 /// hostile server must not fill tandem's memory before a key is even typed.
-const MOST_BODY: usize = 16 << 20;
-
-/// The body, cut at [`MOST_BODY`] (a cut list then reads as no list).
-async fn capped_body(mut response: reqwest::Response) -> Vec<u8> {
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        let room = MOST_BODY - body.len();
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if body.len() >= MOST_BODY {
-            break;
-        }
-    }
-    body
-}
+pub(crate) const MOST_BODY: usize = 16 << 20;
 
 /// `base_url` with `/v1` added, when it lacks it and an API answers there: the usual slip
 /// is the server's address without its API's path. The key is not sent: it goes only to the

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::common::mock_model::{self, End, Piece, Reply};
@@ -223,4 +224,107 @@ async fn runaway_answers_at_once_are_bounded_together() {
     mock.push(Reply::text(&["recovered"]));
     let (response, _) = agent.prompt(&sessions[0], "again").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+}
+
+/// A body that never ends, counting what it managed to send; the count is final once the
+/// reader hung up (the stream is dropped).
+fn endless_body(sent: std::sync::Arc<EndlessCount>) -> axum::body::Body {
+    struct Counted(std::sync::Arc<EndlessCount>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0
+                .done
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let piece = bytes::Bytes::from(vec![b' '; 64 * 1024]);
+    let guard = Counted(sent);
+    let stream = futures::stream::repeat(piece).map(move |piece| {
+        let n = piece.len() as u64;
+        guard
+            .0
+            .bytes
+            .fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+        Ok::<_, std::io::Error>(piece)
+    });
+    axum::body::Body::from_stream(stream)
+}
+
+/// What an endless body sent, and how many such bodies were given up on.
+#[derive(Default)]
+struct EndlessCount {
+    bytes: std::sync::atomic::AtomicU64,
+    done: std::sync::atomic::AtomicU64,
+}
+
+/// Bodies tandem reads whole (the model list discovery asks for, an error's body) are read
+/// only up to a cap: a server that never stops sending them fills neither tandem's memory nor
+/// its time. Before, discovery read an endless `/models` for its whole 3 s timeout (hundreds
+/// of MiB, all held) and an endless 500 body was read forever, so the prompt never ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_model_lists_and_error_bodies_are_read_only_up_to_a_cap() {
+    use axum::http::{StatusCode, header};
+    use axum::routing::{get, post};
+    let list = std::sync::Arc::new(EndlessCount::default());
+    let error = std::sync::Arc::new(EndlessCount::default());
+    let (l, e) = (list.clone(), error.clone());
+    let app = axum::Router::new()
+        .route(
+            "/v1/models",
+            get(move || {
+                let l = l.clone();
+                async move {
+                    (
+                        [(header::CONTENT_TYPE, "application/json")],
+                        endless_body(l),
+                    )
+                }
+            }),
+        )
+        .route(
+            "/v1/chat/completions",
+            post(move || {
+                let e = e.clone();
+                async move {
+                    (
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        [(header::CONTENT_TYPE, "text/plain")],
+                        endless_body(e),
+                    )
+                }
+            }),
+        );
+    let base_url = mock_model::serve_local(app).await;
+    let ws = Workspace::new();
+    let config = ws.write("config.toml", "[retry]\nmax_attempts = 1\n");
+    let mut env = ws.base_env();
+    env.push(("OPENAI_BASE_URL".into(), base_url));
+    env.push(("OPENAI_API_KEY".into(), crate::common::TEST_KEY.into()));
+    env.push(("TANDEM_MODEL".into(), "m".into()));
+    let mut agent = Agent::spawn(&env, &["--config", &path_str(&config)]);
+    let session = agent.open_session(&ws.project()).await;
+    let (response, _) = tokio::time::timeout(Duration::from_secs(60), agent.prompt(&session, "hi"))
+        .await
+        .expect("the prompt must end although the error body never does");
+    let (class, message) = error_class(&response);
+    assert_eq!(class, "server_error", "{response}");
+    assert!(message.contains("500"), "{message}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    for (what, count) in [("the model list", &list), ("the error body", &error)] {
+        while count.done.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "tandem never stopped reading {what}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The caps are 16 MiB (a list) and 1 MiB (an error); sockets hold a few MiB more.
+        let sent = count.bytes.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            sent < 40 << 20,
+            "{what}: {} MiB sent before tandem hung up",
+            sent >> 20
+        );
+    }
+    drop(agent);
 }

@@ -106,11 +106,7 @@ impl Link {
             .build()
             .map_err(|e| connection_error(&endpoint.base_url, &http::describe_reqwest(&e), 1))?;
         tracing::debug!(%url, model, "model request");
-        let limits = http::ResponseLimits {
-            first_byte: self.timeouts.first_byte,
-            max_bytes: self.max_response_bytes,
-        };
-        let response = http::send(client, request, self.retry, limits)
+        let response = http::send(client, request, self.retry, self.timeouts.first_byte)
             .await
             .map_err(|f| self.failure(model, f))?;
         Ok(drive(
