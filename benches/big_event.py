@@ -47,6 +47,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
+        if not self.path.endswith("/models"):
+            self.send_error(404)
+            return
         body = b'{"data":[{"id":"m","object":"model"}]}'
         self.send_response(200)
         self.send_header("content-type", "application/json")
@@ -57,6 +60,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("content-length", "0"))
         self.rfile.read(length)
+        # Only the model request gets the event: discovery's probes (Ollama's /api/show) are
+        # not what is measured.
+        if not self.path.endswith("/chat/completions"):
+            self.send_error(404)
+            return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
