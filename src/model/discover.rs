@@ -227,7 +227,7 @@ impl Probe<'_> {
                 .push(format!("{url}: HTTP {}", response.status().as_u16()));
             return None;
         }
-        let body = super::http::read_capped(response, super::probe::MOST_BODY).await;
+        let body = super::http::read_capped(response, super::http::MOST_LIST_BODY).await;
         serde_json::from_slice(&body).ok()
     }
 }

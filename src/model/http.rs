@@ -130,6 +130,10 @@ pub(crate) async fn read_capped(mut response: reqwest::Response, max_bytes: usiz
     bytes
 }
 
+/// Most of a model list that is read: a list of thousands of models is a few MiB, and a
+/// hostile server must not fill tandem's memory before a key is even typed.
+pub(crate) const MOST_LIST_BODY: usize = 16 << 20;
+
 /// Most of an error or other non-stream body that is read: enough for any server's error
 /// object or a page's title, and a bound when the body never ends.
 pub(crate) const MOST_ERROR_BODY: usize = 1 << 20;

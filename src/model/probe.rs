@@ -133,12 +133,8 @@ async fn get_models(
         .await
         .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
     let status = response.status().as_u16();
-    Ok((status, super::http::read_capped(response, MOST_BODY).await))
+    Ok((status, super::http::read_capped(response, super::http::MOST_LIST_BODY).await))
 }
-
-/// At most this much of an answer is read: a list of thousands of models is a few MiB, and a
-/// hostile server must not fill tandem's memory before a key is even typed.
-pub(crate) const MOST_BODY: usize = 16 << 20;
 
 /// `base_url` with `/v1` added, when it lacks it and an API answers there: the usual slip
 /// is the server's address without its API's path. The key is not sent: it goes only to the
