@@ -63,10 +63,13 @@ fn fixed() -> &'static Fixed {
             replay: Some(PathBuf::from("fuzz")),
             ..Overrides::default()
         };
-        let config = match Config::resolve(&overrides, &env) {
+        let mut config = match Config::resolve(&overrides, &env) {
             Ok(config) => config,
             Err(e) => panic!("the fuzz configuration does not resolve: {e}"),
         };
+        // A run ends soon after its input: what still runs then is cancelled.
+        config.eof_grace = Duration::from_millis(50);
+        config.max_message_bytes = 1 << 20;
         let mut script: Script =
             match serde_json::from_str(include_str!("../fixtures/demo/tour.json")) {
                 Ok(script) => script,
@@ -225,14 +228,17 @@ pub fn run(input: &[u8]) -> Vec<Vec<u8>> {
         };
         let (editor, agent) = tokio::io::duplex(1 << 16);
         let (agent_in, agent_out) = tokio::io::split(agent);
-        let (lines, stop) = crate::transport::over(
-            agent_in,
-            agent_out,
-            (Duration::from_millis(50), 1 << 20),
-            None,
-        );
-        let gone = stop.editor_gone.clone();
-        let server = tokio::spawn(crate::serve(fixed.config.clone(), client, (lines, gone)));
+        let framing = crate::transport::Framing {
+            max_line: fixed.config.max_message_bytes,
+            trace: None,
+        };
+        let wire = crate::transport::over(agent_in, agent_out, framing);
+        let server = tokio::spawn(crate::serve(
+            fixed.config.clone(),
+            client,
+            wire,
+            std::future::pending(),
+        ));
         let (mut from_agent, mut to_agent) = tokio::io::split(editor);
         let write = async move {
             let _ = to_agent.write_all(&input).await;

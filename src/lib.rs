@@ -1,7 +1,8 @@
 //! tandem: an Agent Client Protocol agent for any OpenAI-compatible chat model.
 //!
-//! `main.rs` parses flags and calls [`run_stdio`] or [`exec::run`]; everything else takes
-//! its configuration, model client and transport as arguments (DESIGN.md §1).
+//! `main.rs` parses flags, turns signals into a shutdown future and calls [`run_stdio`] or
+//! [`exec::run`]; everything else takes its configuration, model client, transport and
+//! shutdown as arguments (DESIGN.md §1). The library owns no signals.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod acp;
@@ -27,6 +28,8 @@ pub mod platform;
 pub mod secrets;
 pub mod session;
 pub mod store;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod tools;
 pub mod transport;
 pub mod turn;
@@ -45,31 +48,32 @@ pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
     Ok(model::client_for(config)?)
 }
 
-/// Serves ACP over `transport` until the client goes away, then flushes the sessions'
-/// transcripts and stops the MCP servers they started. `transport` comes with the token the
-/// transport cancels when the editor's side closes (see [`transport::over`]).
+/// Serves ACP over `transport` until the editor's side closes or `shutdown` resolves (the
+/// connection's life is `acp::lifecycle`'s), then flushes the sessions' transcripts and stops
+/// the MCP servers they started. Any transport the ACP SDK can connect to will do: the stdio
+/// wire ([`transport::stdio`]), exec's in-memory pipe, or the SDK's own streams and channels.
 pub async fn serve(
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
-    transport: (
-        impl ConnectTo<Agent> + 'static,
-        tokio_util::sync::CancellationToken,
-    ),
+    transport: impl ConnectTo<Agent> + 'static,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (transport, editor_gone) = transport;
     let manager = Arc::new(SessionManager::new(config, client));
-    let served = acp::agent(manager.clone(), editor_gone)
-        .connect_to(transport)
+    let served = acp::serve(manager.clone(), transport, shutdown)
         .await
-        .map_err(|e| anyhow::anyhow!("ACP connection failed: {e}"));
-    // stdin ended (or the connection failed): what the sessions recorded reaches the disk,
-    // and no MCP server outlives tandem.
+        .map_err(|e| anyhow::anyhow!("ACP connection failed: {}", e.message));
+    // The connection is over: what the sessions recorded reaches the disk, and no MCP server
+    // outlives tandem.
     manager.shutdown().await;
     served
 }
 
-/// Serves ACP on stdin/stdout: what an editor launches.
-pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
+/// Serves ACP on stdin/stdout (what an editor launches) until stdin ends or `shutdown`
+/// resolves (the binary's SIGTERM and SIGINT).
+pub async fn run_stdio(
+    config: Config,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let client = model_client(&config)?;
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
@@ -84,7 +88,15 @@ pub async fn run_stdio(config: Config) -> anyhow::Result<()> {
             .inspect_err(|e| tracing::warn!(path = %path.display(), "cannot open the wire trace, going on without it: {e}"))
             .ok()
     });
-    let stdio = transport::stdio(config.eof_grace, config.max_message_bytes, trace);
-    // serve() stops the MCP servers and flushes the transcripts before it returns.
-    serve(Arc::new(config), client, stdio).await
+    let framing = transport::Framing {
+        max_line: config.max_message_bytes,
+        trace,
+    };
+    serve(
+        Arc::new(config),
+        client,
+        transport::stdio(framing),
+        shutdown,
+    )
+    .await
 }

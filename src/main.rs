@@ -96,7 +96,12 @@ async fn run(cli: Cli) -> ExitCode {
 }
 
 async fn serve(config: Config) -> ExitCode {
-    match tandem::run_stdio(config).await {
+    // SIGTERM or SIGINT: how a terminal, a process manager or an editor asks tandem to stop.
+    let shutdown = async {
+        let name = tandem::platform::stop_requested().await;
+        tracing::info!(signal = name, "stop requested");
+    };
+    match tandem::run_stdio(config, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");

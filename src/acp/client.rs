@@ -47,7 +47,15 @@ impl AcpClient {
             return Err(gone());
         }
         tokio::select! {
-            answer = self.cx.send_request(request).block_task() => answer.map_err(client_error),
+            answer = self.cx.send_request(request).block_task() => answer.map_err(|e| {
+                // The SDK fails what is pending when the editor's side closes, maybe before
+                // the lifecycle has told the handlers: the same words either way.
+                if agent_client_protocol::is_incoming_transport_closed(&e) {
+                    gone()
+                } else {
+                    client_error(e)
+                }
+            }),
             () = self.gone.cancelled() => Err(gone()),
         }
     }

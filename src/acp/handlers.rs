@@ -21,6 +21,7 @@ use agent_client_protocol::{Client, Error, JsonRpcResponse};
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::open::{self, log_unsent};
 use super::order::{Job, Order};
@@ -43,7 +44,10 @@ pub struct Handlers {
     order: Order,
     /// Cancelled once the editor's side of the connection has closed (stdin ended): no
     /// request to it can be answered any more.
-    editor_gone: CancellationToken,
+    pub(super) editor_gone: CancellationToken,
+    /// The requests being answered off the dispatch loop: the connection ends once none is
+    /// left (lifecycle.rs).
+    pub(super) tasks: TaskTracker,
 }
 
 /// What a handler returns to the SDK (an error only when a response could not be sent).
@@ -51,13 +55,14 @@ pub(super) type Handled = Result<(), Error>;
 
 impl Handlers {
     /// Handlers over `manager`'s sessions.
-    pub fn new(manager: Arc<SessionManager>, editor_gone: CancellationToken) -> Self {
+    pub fn new(manager: Arc<SessionManager>) -> Self {
         Self {
             manager,
             caps: Mutex::default(),
             auth: Mutex::default(),
             order: Order::default(),
-            editor_gone,
+            editor_gone: CancellationToken::new(),
+            tasks: TaskTracker::new(),
         }
     }
 
@@ -297,11 +302,13 @@ impl Handlers {
         let manager = self.manager.clone();
         let session = id.clone();
         let h = self.clone();
+        let tracked = self.tasks.token();
         let job: Job = Box::new(move || {
             Box::pin(async move {
                 // Sent now, so a cancel that came after the prompt finds it.
                 let prompt = manager.run(&session, Prompt { parts, sent }, output);
                 let spawned = cx.spawn(async move {
+                    let _tracked = tracked;
                     let withdrawn = responder.cancellation();
                     tokio::pin!(prompt);
                     let result = tokio::select! {
@@ -427,7 +434,8 @@ impl Handlers {
             Box::pin(async move {
                 let answer = start(&h.manager);
                 // The runtime's task, not the connection's: the work may read files.
-                tokio::spawn(async move { h.respond(responder, answer.await) });
+                let tasks = h.tasks.clone();
+                tasks.spawn(async move { h.respond(responder, answer.await) });
             })
         });
         self.after_opening(id, job).await;
@@ -456,7 +464,7 @@ impl Handlers {
         let h = self.clone();
         // A task of the runtime's own, not the connection's (`cx.spawn` tasks are polled by
         // the connection itself): opening reads files and would hold up the dispatch loop.
-        tokio::spawn(async move {
+        self.tasks.spawn(async move {
             open().await;
             if let Some(id) = id {
                 h.order.finish(&id).await;

@@ -5,31 +5,37 @@
 //! `auth` answers `authenticate` and shapes the login methods per client; `sent` keeps the
 //! prompt blocks as the editor sent them for replay; [`session_models`] carries the older
 //! `models` field and `session/set_model` beside `configOptions`.
+//!
+//! The connection's life lives here too: [`lifecycle::serve`] runs these handlers over any
+//! transport until the editor's side closes or the caller asks to stop (the end of input,
+//! signals and exec's Ctrl-C all take that one path), with the relay (relay.rs, compat.rs)
+//! between the transport and the SDK.
 
 mod auth;
 mod capabilities;
 pub mod client;
+mod compat;
 pub mod convert;
 pub mod errors;
 pub mod ext;
 mod handlers;
+pub mod lifecycle;
 mod open;
 mod order;
+mod relay;
 mod sent;
 pub mod session_models;
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::SessionNotification;
-use agent_client_protocol::{Agent, Client, ConnectTo};
+use agent_client_protocol::{Agent, Channel, Client};
 
 pub use capabilities::AUTH_METHOD_ID;
 pub use handlers::Handlers;
+pub use lifecycle::serve;
 
-use crate::session::SessionManager;
 use crate::types::{EventSink, TurnEvent};
 
 /// Registers `method` of the shared handlers `h` for requests.
@@ -44,12 +50,13 @@ macro_rules! request {
 }
 pub(crate) use request;
 
-/// The ACP agent over `manager`'s sessions, ready to connect to any transport.
-pub fn agent(
-    manager: Arc<SessionManager>,
-    editor_gone: CancellationToken,
-) -> impl ConnectTo<Client> + 'static {
-    let h = Arc::new(Handlers::new(manager, editor_gone));
+/// Runs the ACP agent of `h` over `protocol` (the SDK's end of the relay) until `main`, which
+/// owns the connection's life (lifecycle.rs), returns.
+async fn connect(
+    h: Arc<Handlers>,
+    protocol: Channel,
+    main: impl AsyncFnOnce(ConnectionTo<Client>) -> Result<(), agent_client_protocol::Error>,
+) -> Result<(), agent_client_protocol::Error> {
     let agent = Agent.v1().name("tandem");
     let agent = request!(agent, h, initialize);
     let agent = request!(agent, h, authenticate);
@@ -74,6 +81,8 @@ pub fn agent(
             agent_client_protocol::on_receive_notification!(),
         )
         .with_connection_builder(ext::methods(h))
+        .connect_with(protocol, main)
+        .await
 }
 
 /// Sends a connection's events as `session/update` notifications.

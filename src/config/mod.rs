@@ -29,7 +29,7 @@ pub use endpoint::checked_key;
 pub use limits::{LoopGuard, Timeouts};
 pub use mcp::ServerSpec;
 pub use presets::Preset;
-pub use project::{ProjectConfig, project};
+pub use project::{ProjectConfig, ProjectPrograms, project};
 pub use settings::Settings;
 pub use url::check_url;
 
@@ -285,6 +285,9 @@ pub struct Config {
     pub max_message_bytes: usize,
     /// Where the wire trace goes, when one is asked for (`--trace-wire`, `TANDEM_TRACE_WIRE`).
     pub trace_wire: Option<PathBuf>,
+    /// What sessions do with the programs a project declares: ask (editors), or what
+    /// `tandem exec` says (none, or all with `--trust-project`).
+    pub project_programs: ProjectPrograms,
     /// Custom actions from the user's config file (`[[actions]]`).
     pub actions: Vec<ActionSpec>,
     /// MCP servers from the user's config file (`[[mcp_servers]]`).

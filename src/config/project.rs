@@ -9,6 +9,18 @@ use std::path::Path;
 use super::ActionSpec;
 use super::permissions::{Effect, PermissionsSpec, Rule};
 
+/// What sessions do with the programs a project declares (its MCP servers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProjectPrograms {
+    /// Start the trusted ones, hold the others until the user is asked (editors).
+    #[default]
+    Ask,
+    /// Start none of them (`tandem exec`).
+    Never,
+    /// Start all of them, without asking or remembering (`tandem exec --trust-project`).
+    Always,
+}
+
 /// What a project's `.tandem/config.toml` may declare.
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct ProjectConfig {

@@ -105,6 +105,7 @@ impl Config {
             mcp_servers: file.mcp_servers.clone(),
             actions: file.actions.clone(),
             eof_grace: eof_grace(env)?,
+            project_programs: super::ProjectPrograms::Ask,
             max_message_bytes: max_message_bytes(env, &file)?,
             trace_wire: overrides
                 .trace_wire

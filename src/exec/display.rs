@@ -1,9 +1,9 @@
 //! How `tandem exec` shows a session: in `text` output the answer on stdout and reasoning,
 //! tool calls, diffs, plans and progress on stderr; in `json` one summary object on stdout at
 //! the end; in `ndjson` every `session/update` on stdout as it happens. [`Display`] holds what
-//! that takes (open lines, the calls seen, the summary) for one run.
+//! that takes (open lines, the calls seen, the summary) for one run. What it shows came over
+//! the wire, whose writer redacts tandem's secrets: nothing is redacted here again.
 
-use crate::secrets::redact;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -153,7 +153,7 @@ impl Display {
 
 fn write_out(line: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", redact(line));
+    let _ = writeln!(out, "{}", line);
     let _ = out.flush();
 }
 
@@ -203,14 +203,14 @@ impl State {
                         self.summary.answer.push_str(&t.text);
                         self.end_thought_line();
                         let mut err = std::io::stderr().lock();
-                        let _ = err.write_all(redact(&t.text).as_bytes());
+                        let _ = err.write_all(t.text.as_bytes());
                         self.err_answer_open = !t.text.ends_with('\n');
                         return;
                     }
                     self.end_thought_line();
                     self.answer_open = !t.text.ends_with('\n');
                     let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(redact(&t.text).as_bytes());
+                    let _ = out.write_all(t.text.as_bytes());
                     let _ = out.flush();
                 }
             }
@@ -219,7 +219,7 @@ impl State {
                     self.end_err_answer_line();
                     self.thought_open = !t.text.ends_with('\n');
                     let mut err = std::io::stderr().lock();
-                    let _ = err.write_all(redact(&t.text).as_bytes());
+                    let _ = err.write_all(t.text.as_bytes());
                     let _ = err.flush();
                 }
             }
@@ -334,7 +334,7 @@ impl State {
         self.end_thought_line();
         self.end_err_answer_line();
         let mut err = std::io::stderr().lock();
-        let _ = err.write_all(redact(text).as_bytes());
+        let _ = err.write_all(text.as_bytes());
     }
 
     /// A progress line on stderr, prefixed with `tandem:`.

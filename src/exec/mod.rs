@@ -1,6 +1,8 @@
-//! `tandem exec`: one prompt, headless. It drives the agent exactly as an editor would, over
-//! the same ACP code path (an in-process duplex channel), and prints the streamed answer to
-//! stdout, progress and reasoning to stderr.
+//! `tandem exec`: one prompt, headless. It drives the agent exactly as an editor would: the
+//! same [`crate::serve`] as the stdio agent, over the same wire (an in-memory pipe instead of
+//! stdin and stdout), with the same lifecycle (Ctrl-C is its shutdown: the running prompt is
+//! cancelled and answers `cancelled`) and the same redaction (everything shown came over the
+//! wire). It prints the streamed answer to stdout, progress and reasoning to stderr.
 
 mod display;
 
@@ -20,8 +22,8 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, schema::ProtocolVersion};
 
 use crate::cli::ExecArgs;
-use crate::config::Config;
-use crate::session::{ProjectPrograms, SessionManager};
+use crate::config::{Config, ProjectPrograms};
+use crate::transport::{self, Framing};
 use display::Display;
 
 /// How a headless run ended.
@@ -87,7 +89,7 @@ struct Setup {
 
 async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyhow::Result<Ended> {
     let Setup {
-        config,
+        mut config,
         model_client,
         schema,
     } = setup;
@@ -104,20 +106,42 @@ async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyh
         .session
         .as_deref()
         .is_some_and(|id| crate::store::Store::new(&config.home).exists(id));
-    let programs = if args.trust_project {
+    config.project_programs = if args.trust_project {
         ProjectPrograms::Always
     } else {
         ProjectPrograms::Never
     };
-    let manager = Arc::new(
-        SessionManager::new(Arc::new(config), model_client).with_project_programs(programs),
-    );
     let unstarted = (!args.trust_project).then(|| not_started(&cwd)).flatten();
-    // The in-process client answers as long as exec runs: it never goes away first.
-    let agent = crate::acp::agent(manager.clone(), tokio_util::sync::CancellationToken::new());
+    let max_line = config.max_message_bytes;
+    // The agent, served as for an editor, on one end of an in-memory pipe; Ctrl-C stops it
+    // the way a signal stops the stdio agent.
+    let (agent_end, editor_end) = tokio::io::duplex(1 << 16);
+    let (agent_in, agent_out) = tokio::io::split(agent_end);
+    let (editor_in, editor_out) = tokio::io::split(editor_end);
+    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let shutdown = {
+        let (interrupted, display) = (interrupted.clone(), display.clone());
+        async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
+                display.progress("interrupted, cancelling");
+            } else {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let framing = |max_line| Framing {
+        max_line,
+        trace: None,
+    };
+    let served = tokio::spawn(crate::serve(
+        Arc::new(config),
+        model_client,
+        transport::over(agent_in, agent_out, framing(max_line)),
+        shutdown,
+    ));
     let requested = args.session.clone();
     let (shown, refusing) = (display.clone(), display.clone());
-
     let result = Client
         .v1()
         .name("tandem-exec")
@@ -134,30 +158,44 @@ async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyh
                         _cx| { responder.respond(refuse_headless(&req, &refusing)) },
             agent_client_protocol::on_receive_request!(),
         )
-        .connect_with(agent, async move |cx| {
-            let session_id = open_session(&cx, requested.as_deref(), stored, &cwd).await?;
-            display.started(&session_id.0);
-            display.progress(&format!(
-                "session {}, model {model}, mode {mode}, cwd {}",
-                session_id.0,
-                cwd.display()
-            ));
-            if let Some(note) = &unstarted {
-                display.progress(note);
-            }
-            let one = OnePrompt {
-                session_id,
-                prompt,
-                schema: schema.as_ref(),
-                timeout,
-            };
-            prompt_until_done(&cx, one, display).await
-        })
+        .connect_with(
+            transport::over(editor_in, editor_out, framing(usize::MAX)),
+            async move |cx| {
+                let session_id = open_session(&cx, requested.as_deref(), stored, &cwd).await?;
+                display.started(&session_id.0);
+                display.progress(&format!(
+                    "session {}, model {model}, mode {mode}, cwd {}",
+                    session_id.0,
+                    cwd.display()
+                ));
+                if let Some(note) = &unstarted {
+                    display.progress(note);
+                }
+                let one = OnePrompt {
+                    session_id,
+                    prompt,
+                    schema: schema.as_ref(),
+                    timeout,
+                };
+                prompt_until_done(&cx, one, display).await
+            },
+        )
         .await;
     display.end_answer_line();
-    // What the session recorded reaches the disk, and no MCP server outlives the run.
-    manager.shutdown().await;
-    let ended = result.map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    // Closing the pipe ends the agent's input: it writes what the session recorded to disk
+    // and stops its MCP servers before `serve` returns.
+    match served.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("the agent ended with an error: {e:#}"),
+        Err(e) => tracing::warn!("the agent's task failed: {e}"),
+    }
+    // Interrupted, the run ends `cancelled` whatever the connection said last (before the
+    // prompt, the agent closes without answering what was asked).
+    let ended = if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+        Ended::Stopped(StopReason::Cancelled)
+    } else {
+        result.map_err(|e| anyhow::anyhow!("{}", e.message))?
+    };
     let name = match &ended {
         Ended::Stopped(stop) => stop_name(*stop),
         Ended::TimedOut => "timeout",
@@ -226,8 +264,8 @@ struct OnePrompt<'a> {
     timeout: Option<std::time::Duration>,
 }
 
-/// Sends the prompt and waits for its end, cancelling it on timeout or Ctrl-C (and then still
-/// waiting for the turn to stop).
+/// Sends the prompt and waits for its end, cancelling it on timeout (and then still waiting
+/// for the turn to stop). Ctrl-C is the agent's shutdown: the prompt then ends `cancelled`.
 async fn prompt_until_done(
     cx: &ConnectionTo<Agent>,
     one: OnePrompt<'_>,
@@ -272,11 +310,6 @@ async fn prompt_until_done(
             cancel("timed out, cancelling")?;
             let _ = prompt.await;
             Ended::TimedOut
-        }
-        _ = tokio::signal::ctrl_c() => {
-            cancel("interrupted, cancelling")?;
-            let _ = prompt.await;
-            Ended::Stopped(StopReason::Cancelled)
         }
     };
     Ok(ended)

@@ -133,7 +133,10 @@ async fn get_models(
         .await
         .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
     let status = response.status().as_u16();
-    Ok((status, super::http::read_capped(response, super::http::MOST_LIST_BODY).await))
+    Ok((
+        status,
+        super::http::read_capped(response, super::http::MOST_LIST_BODY).await,
+    ))
 }
 
 /// `base_url` with `/v1` added, when it lacks it and an API answers there: the usual slip

@@ -39,7 +39,6 @@ use credentials::{SessionModel, Shared};
 use discovery::Discovery;
 use options::OptionError;
 pub use status::LiveSession;
-pub use trust::ProjectPrograms;
 
 /// Why a session request failed; converted to a JSON-RPC error in acp/errors.rs.
 #[derive(Debug, thiserror::Error)]
@@ -144,8 +143,6 @@ pub struct SessionManager {
     sessions: Mutex<HashMap<String, Live>>,
     /// The MCP server processes its sessions started, killed at shutdown.
     children: crate::mcp::Children,
-    /// What its sessions do with the programs a project declares.
-    project_programs: ProjectPrograms,
 }
 
 impl SessionManager {
@@ -162,14 +159,7 @@ impl SessionManager {
             store,
             sessions: Mutex::new(HashMap::new()),
             children: crate::mcp::Children::default(),
-            project_programs: ProjectPrograms::default(),
         }
-    }
-
-    /// The same manager, doing `programs` with what a project declares (`tandem exec`).
-    pub fn with_project_programs(mut self, programs: ProjectPrograms) -> Self {
-        self.project_programs = programs;
-        self
     }
 
     fn backend(&self) -> Arc<Backend> {
@@ -331,6 +321,16 @@ impl SessionManager {
     /// Cancels the running turn, if any.
     pub fn cancel(&self, id: &str) -> Result<(), SessionError> {
         self.send(id, Command::Cancel)
+    }
+
+    /// Cancels the running turn of every open session (the connection is ending); returns
+    /// how many sessions were told.
+    pub fn cancel_all(&self) -> usize {
+        let sessions = self.sessions.lock();
+        sessions
+            .values()
+            .filter(|live| live.tx.send(Command::Cancel).is_ok())
+            .count()
     }
 
     /// Switches the mode (`session/set_mode`); like [`Self::run`], sent at once.

@@ -23,21 +23,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::SessionManager;
-use crate::config::{ProjectConfig, ServerSpec};
+use crate::config::{ProjectConfig, ProjectPrograms, ServerSpec};
 use crate::mcp::{Held, Hub};
 use crate::permission::trust::{Declared, HELD, REFUSED, TrustEntry, TrustStore, Verdict};
-
-/// What a session does with the programs its project declares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ProjectPrograms {
-    /// Start the trusted ones, hold the others until the user is asked (editors).
-    #[default]
-    Ask,
-    /// Start none of them (`tandem exec`).
-    Never,
-    /// Start all of them, without asking or remembering (`tandem exec --trust-project`).
-    Always,
-}
 
 /// What `_tandem/status` says of a project server `tandem exec` did not start.
 const NOT_IN_EXEC: &str =
@@ -112,14 +100,14 @@ impl SessionManager {
         let config = self.config();
         let root = crate::platform::canonical(cwd).unwrap_or_else(|_| cwd.to_path_buf());
         // Read only when it matters: a project that declares nothing never touches the file.
-        let remembered = match self.project_programs {
+        let remembered = match self.config().project_programs {
             ProjectPrograms::Ask if !project.mcp_servers.is_empty() => {
                 TrustStore::new(&config.home).for_project(&root)
             }
             _ => Vec::new(),
         };
         let plan = plan(
-            self.project_programs,
+            self.config().project_programs,
             &config.mcp_servers,
             &project.mcp_servers,
             servers,

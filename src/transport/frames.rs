@@ -1,10 +1,10 @@
-//! Reading stdin a line at a time with a size limit: a longer line is measured and dropped as
-//! it arrives (its head kept, to find its id), a line that is not UTF-8 is answered, and the
-//! errors the transport answers itself are built here.
+//! Reading input a line at a time with a size limit: a longer line is measured and dropped as
+//! it arrives (its head kept, to find its id); and the errors the transport answers itself
+//! (for lines that never became messages) are built here.
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-use super::{Answers, details, recover};
+use super::recover;
 
 /// One line of input.
 #[derive(Debug, PartialEq)]
@@ -71,94 +71,19 @@ pub(super) async fn next_frame<R: AsyncBufRead + Unpin>(
 }
 
 /// A JSON-RPC error for a line that never reached the protocol layer, answering the id its
-/// leading bytes name (null when none can be told for sure).
-pub(super) fn framing_error(head: &[u8], code: i32, message: &str, data: String) -> String {
-    details::with_details(
-        serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": recover::id(head),
-            "error": {"code": code, "message": message, "data": data},
-        })
-        .to_string(),
-    )
-}
-
-/// The next line that is text, answering the ones that are too long or not UTF-8.
-pub(super) async fn next_text<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    max: usize,
-    answers: &Answers,
-) -> std::io::Result<Option<String>> {
-    loop {
-        let frame = next_frame(reader, max).await?;
-        match &frame {
-            Frame::Line(bytes) => answers.saw(bytes),
-            Frame::TooLong { size, head } => {
-                answers.saw(
-                    &[
-                        head.as_slice(),
-                        format!(" … [{size} bytes, over the limit]").as_bytes(),
-                    ]
-                    .concat(),
-                );
-            }
-            Frame::End => {}
-        }
-        let reply = match frame {
-            Frame::End => return Ok(None),
-            Frame::Line(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => return Ok(Some(text)),
-                Err(e) => {
-                    let at = e.utf8_error().valid_up_to();
-                    tracing::warn!(
-                        byte = at,
-                        "a line on stdin is not valid UTF-8; answered with a parse error"
-                    );
-                    framing_error(
-                        e.as_bytes(),
-                        -32700,
-                        "Parse error",
-                        format!("the message is not valid UTF-8 (at byte {at})"),
-                    )
-                }
-            },
-            Frame::TooLong { size, head } => {
-                if let Some(id) = recover::answer_id(&head) {
-                    // The editor's answer to one of tandem's requests: the call waiting for
-                    // it fails now with what happened, instead of waiting out its timeout.
-                    tracing::warn!(
-                        size,
-                        max,
-                        "an answer from the editor is over the size limit; the request it answers fails"
-                    );
-                    let failed = serde_json::json!({
-                        "jsonrpc": "2.0",
-                        "id": id,
-                        "error": {"code": -32600, "message": format!(
-                            "the editor's answer was {size} bytes, over tandem's limit of {max} \
-                             (max_message_bytes, TANDEM_MAX_MESSAGE_BYTES)"
-                        )},
-                    });
-                    return Ok(Some(failed.to_string()));
-                }
-                tracing::warn!(
-                    size,
-                    max,
-                    "a line on stdin is over the size limit; discarded"
-                );
-                framing_error(
-                    &head,
-                    -32600,
-                    "Invalid request",
-                    format!(
-                        "the message is {size} bytes, over the limit of {max} \
-                         (max_message_bytes, TANDEM_MAX_MESSAGE_BYTES); it was discarded"
-                    ),
-                )
-            }
-        };
-        answers.send(&reply).await?;
-    }
+/// leading bytes name (null when none can be told for sure). Its details are built here, the
+/// one place that knows what was wrong with the line; they never echo the line itself.
+pub(super) fn framing_error(head: &[u8], code: i32, message: &str, why: &str) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": recover::id(head),
+        "error": {
+            "code": code,
+            "message": message,
+            "data": {"details": format!("{message}: {}.", why.trim_end_matches('.'))},
+        },
+    })
+    .to_string()
 }
 
 #[cfg(test)]

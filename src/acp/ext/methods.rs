@@ -98,7 +98,8 @@ impl Handlers {
         let job: Job = Box::new(move || {
             Box::pin(async move {
                 // Forking copies a transcript: off the connection's own task.
-                tokio::spawn(async move {
+                let tasks = h.tasks.clone();
+                tasks.spawn(async move {
                     let opened = h
                         .manager
                         .fork(&req.session_id, req.cwd, None, editor, Vec::new());

@@ -1,0 +1,92 @@
+//! A scripted model for in-process tests: each request plays the next [`Reply`] and is kept,
+//! so a test asserts both what the turn did and what the model was sent.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use crate::model::{
+    ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, Usage,
+};
+use crate::types::FinishReason;
+
+/// What the model answers one request with.
+pub enum Reply {
+    /// These events, then the end of the stream.
+    Events(Vec<ModelEvent>),
+    /// The request fails before anything streams.
+    Fails(ModelError),
+    /// These events, then nothing more: the stream stays open (the turn must be cancelled).
+    Hangs(Vec<ModelEvent>),
+}
+
+impl Reply {
+    /// An answer of `text`, finished with `stop` and a small usage report.
+    pub fn text(text: &str) -> Self {
+        Reply::Events(vec![
+            ModelEvent::Text(text.into()),
+            ModelEvent::Usage(Usage {
+                prompt_tokens: 100,
+                completion_tokens: 10,
+                ..Usage::default()
+            }),
+            ModelEvent::Finish(FinishReason::Stop),
+        ])
+    }
+
+    /// A server error the turn cannot retry.
+    pub fn server_error(message: &str) -> Self {
+        Reply::Fails(ModelError::new(ErrorClass::ServerError, message))
+    }
+}
+
+/// The scripted model.
+#[derive(Default)]
+pub struct FakeModel {
+    script: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<ModelRequest>>,
+    /// Told each time a request arrives.
+    pub asked: Notify,
+}
+
+impl FakeModel {
+    /// A model that answers with `replies`, in order.
+    pub fn new(replies: Vec<Reply>) -> Arc<Self> {
+        Arc::new(Self {
+            script: Mutex::new(replies.into()),
+            ..Self::default()
+        })
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.requests.lock().clone()
+    }
+}
+
+impl ModelClient for FakeModel {
+    fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
+        self.requests.lock().push(request);
+        let reply = self.script.lock().pop_front();
+        self.asked.notify_waiters();
+        Box::pin(async move {
+            match reply {
+                Some(Reply::Events(events)) => {
+                    Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
+                }
+                Some(Reply::Hangs(events)) => Ok(futures::stream::iter(events.into_iter().map(Ok))
+                    .chain(futures::stream::pending())
+                    .boxed()),
+                Some(Reply::Fails(error)) => Err(error),
+                None => Err(ModelError::new(
+                    ErrorClass::ServerError,
+                    "the fake model has no reply scripted for this request",
+                )),
+            }
+        })
+    }
+}
