@@ -95,6 +95,18 @@ impl Message {
     }
 }
 
+/// The text of the conversation's last assistant message with any, or "".
+pub fn last_answer(messages: &[Message]) -> &str {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .unwrap_or("")
+}
+
 /// What one tool call gave the model: text, and the images it made, if any.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolResult {

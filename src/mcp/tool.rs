@@ -156,8 +156,10 @@ impl Call for McpCall {
                 )),
                 Err(e) => {
                     let message = format!("MCP server `{}` is unavailable: {e}", self.server);
-                    env.sink
-                        .emit(&env.session_id, TurnEvent::Text(format!("\n_{message}_\n")));
+                    env.scope.sink.emit(
+                        &env.scope.session_id,
+                        TurnEvent::Text(format!("\n_{message}_\n")),
+                    );
                     ToolOutput::error(message)
                 }
             }

@@ -116,8 +116,8 @@ impl Actor {
             self.end_closed(r).await;
         }
         // Closing or deleting the session stops its MCP servers.
-        self.turn.mcp.shutdown();
-        tracing::debug!(session = %self.turn.session_id, "session closed");
+        self.turn.services.mcp.shutdown();
+        tracing::debug!(session = %self.turn.facts.session_id, "session closed");
     }
 
     /// Handles one command; a reply that follows a change waits until the change is on disk.
@@ -129,14 +129,14 @@ impl Actor {
                 reply,
             } => {
                 if running.is_some() {
-                    let _ = reply.send(Err(SessionError::Busy(self.turn.session_id.clone())));
+                    let _ = reply.send(Err(SessionError::Busy(self.turn.facts.session_id.clone())));
                     return;
                 }
                 *running = Some(self.start_prompt(prompt, output, reply));
             }
             Command::Cancel => {
                 if let Some(r) = running.as_ref() {
-                    tracing::info!(session = %self.turn.session_id, "cancelling the running turn");
+                    tracing::info!(session = %self.turn.facts.session_id, "cancelling the running turn");
                     r.cancel.cancel();
                 }
             }
@@ -163,11 +163,11 @@ impl Actor {
             } => {
                 let before = self.settings.borrow().mode;
                 let mut result = Ok(());
-                let server = self.turn.discovered.borrow().clone();
+                let server = self.turn.meters.discovered.borrow().clone();
                 self.settings.send_if_modified(|settings| {
                     result = options::apply(
                         settings,
-                        &self.turn.config,
+                        &self.turn.facts.config,
                         server.as_deref(),
                         &option,
                         &value,
@@ -277,7 +277,7 @@ impl Actor {
                     .map_err(SessionError::Model)
             }
             Err(join) => {
-                tracing::error!(session = %self.turn.session_id, "turn task failed: {join}");
+                tracing::error!(session = %self.turn.facts.session_id, "turn task failed: {join}");
                 Err(SessionError::Internal(format!(
                     "the turn failed unexpectedly: {join}"
                 )))
@@ -341,8 +341,8 @@ impl Actor {
     fn views(&self) -> Vec<OptionView> {
         options::views(
             &self.settings.borrow(),
-            &self.turn.config,
-            self.turn.discovered.borrow().as_deref(),
+            &self.turn.facts.config,
+            self.turn.meters.discovered.borrow().as_deref(),
         )
     }
 

@@ -18,7 +18,7 @@ use crate::store::{History, Record, Transcript};
 use crate::tools::load_skill::LoadSkill;
 use crate::tools::task::Task;
 use crate::tools::{Entry, Registry};
-use crate::turn::{SessionScope, TurnContext};
+use crate::turn::{Facts, Meters, Services, TurnContext};
 use crate::types::{EventSink, TurnEvent};
 
 /// Everything a session starts from.
@@ -77,27 +77,31 @@ impl SessionManager {
         let policy = self.policy(&s, &root, &folders, &extras);
         let (settings, settings_rx) = watch::channel(s.settings.clone());
         let usage = Arc::new(watch::channel(None).0);
-        let scope = Arc::new(SessionScope {
+        let facts = Arc::new(Facts {
             session_id: s.id.clone(),
             cwd: root.clone(),
             folders: folders.clone(),
             config: backend.config.clone(),
+            project_instructions: instructions::load(&s.cwd, &folders, &backend.config.config_dir),
+        });
+        let services = Arc::new(Services {
             // Through the shared backend: a key found again after a refusal counts at once.
             model: Arc::new(super::SessionModel::new(
                 self.shared.clone(),
                 backend.clone(),
             )),
-            settings: settings_rx.clone(),
-            tools: Arc::new(self.registry(&extras, &s.mcp)),
-            client: s.editor.ops,
+            editor: s.editor.ops,
             caps: s.editor.caps,
-            grants: watch::channel(Grants::default()).0,
-            policy: policy.clone(),
-            transcript: transcript.clone(),
-            project_instructions: instructions::load(&s.cwd, &folders, &backend.config.config_dir),
+            tools: Arc::new(self.registry(&extras, &s.mcp)),
             mcp: s.mcp.clone(),
-            totals: watch::channel(Default::default()).0,
             extras,
+            transcript: transcript.clone(),
+            policy: policy.clone(),
+        });
+        let meters = Arc::new(Meters {
+            settings: settings_rx.clone(),
+            grants: watch::channel(Grants::default()).0,
+            totals: watch::channel(Default::default()).0,
             window_cut: watch::channel(None).0,
             discovered: backend.discovered.clone(),
         });
@@ -106,13 +110,13 @@ impl SessionManager {
             folders: s.folders.clone(),
             settings: settings_rx,
             usage: usage.subscribe(),
-            totals: scope.totals.subscribe(),
-            grants: scope.grants.subscribe(),
+            totals: meters.totals.subscribe(),
+            grants: meters.grants.subscribe(),
             policy,
             mcp: s.mcp,
             transcript: transcript.clone(),
             discovered: backend.discovered.clone(),
-            window_cut: scope.window_cut.subscribe(),
+            window_cut: meters.window_cut.subscribe(),
         };
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
             inner: s.editor.sink,
@@ -120,7 +124,7 @@ impl SessionManager {
         });
         let (tx, rx) = mpsc::unbounded_channel();
         let actor = Actor::new(
-            TurnContext::new(scope, sink, usage),
+            TurnContext::new(facts, services, meters, sink, usage),
             settings,
             s.history,
             s.title,

@@ -55,7 +55,7 @@ pub async fn read_document(env: &ToolEnv, path: &Path) -> Result<Document, ReadE
     if let Some(why) = local::unreadable(path).await {
         return Err(ReadError::Other(why.to_string()));
     }
-    if env.caps.read_text_file {
+    if env.scope.caps.read_text_file {
         // The editor decoded the file and will encode the write the same way.
         match through_editor(env, path, None).await {
             Err(ReadError::Refused(said)) if env.permitted => {
@@ -85,7 +85,7 @@ async fn read_some(env: &ToolEnv, path: &Path, limit: Option<u32>) -> Result<Str
     if let Some(why) = local::unreadable(path).await {
         return Err(ReadError::Other(why.to_string()));
     }
-    if env.caps.read_text_file {
+    if env.scope.caps.read_text_file {
         match through_editor(env, path, limit).await {
             Err(ReadError::Refused(said)) if env.permitted => {
                 on_disk_instead(env, path, &said).map_err(ReadError::Other)?;
@@ -109,8 +109,9 @@ async fn through_editor(
     limit: Option<u32>,
 ) -> Result<String, ReadError> {
     let error = match env
+        .scope
         .client
-        .read_text_file(&env.session_id, path, None, limit)
+        .read_text_file(&env.scope.session_id, path, None, limit)
         .await
     {
         Ok(text) => return Ok(text),
@@ -119,7 +120,7 @@ async fn through_editor(
     let there = !missing_on_disk(path).await;
     Err(match error.code {
         // Zed answers `resource_not_found` for any path outside its worktrees.
-        Some(_) if there && !env.in_editor_folders(path) => ReadError::Refused(error.message),
+        Some(_) if there && !env.scope.in_editor_folders(path) => ReadError::Refused(error.message),
         Some(NOT_FOUND) => ReadError::Missing,
         // Editors answer a missing file in their own words and codes (the Python SDK:
         // -32603 "No such file or directory"); the project is on the disk tandem shares
@@ -136,7 +137,7 @@ async fn through_editor(
 /// user, and no deny rule forbids reading the file (checked again here: such a file is never
 /// read or written around the rule).
 fn on_disk_instead(env: &ToolEnv, path: &Path, said: &str) -> Result<(), String> {
-    if (env.unreadable)(path) {
+    if (env.scope.unreadable)(path) {
         return Err(format!(
             "the editor refused it ({said}) and a deny rule forbids reading it"
         ));
@@ -155,16 +156,17 @@ async fn missing_on_disk(path: &Path) -> bool {
 
 /// Writes a whole text file.
 pub async fn write(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
-    if env.caps.write_text_file {
+    if env.scope.caps.write_text_file {
         let refused = match env
+            .scope
             .client
-            .write_text_file(&env.session_id, path, content)
+            .write_text_file(&env.scope.session_id, path, content)
             .await
         {
             Ok(()) => return Ok(()),
             Err(e) => e,
         };
-        let outside = refused.code.is_some() && !env.in_editor_folders(path);
+        let outside = refused.code.is_some() && !env.scope.in_editor_folders(path);
         if !(outside && env.permitted) {
             return Err(format!("the editor refused the write: {}", refused.message));
         }

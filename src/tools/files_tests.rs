@@ -136,7 +136,7 @@ impl crate::types::EventSink for Nowhere {
 
 /// A call in `cwd` whose editor refuses every file; `denied` files are under a deny rule.
 fn env(cwd: &Path, permitted: bool, denied: &'static str) -> ToolEnv {
-    ToolEnv {
+    let scope = crate::tools::ToolScope {
         session_id: "s".into(),
         cwd: cwd.to_path_buf(),
         client: std::sync::Arc::new(Refusing),
@@ -146,12 +146,15 @@ fn env(cwd: &Path, permitted: bool, denied: &'static str) -> ToolEnv {
             ..ClientCaps::default()
         },
         sink: std::sync::Arc::new(Nowhere),
-        call_id: "c".into(),
-        cancel: tokio_util::sync::CancellationToken::new(),
         unreadable: std::sync::Arc::new(move |p: &Path| p.ends_with(denied)),
-        subagents: None,
         shell: crate::platform::Shell::system(),
         folders: Vec::new(),
+    };
+    ToolEnv {
+        scope: std::sync::Arc::new(scope),
+        call_id: "c".into(),
+        cancel: tokio_util::sync::CancellationToken::new(),
+        subagents: None,
         permitted,
     }
 }

@@ -99,7 +99,7 @@ fn find(call: &GlobCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, us
 impl Call for GlobCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let unreadable = env.unreadable.clone();
+            let unreadable = env.scope.unreadable.clone();
             let search = tokio::task::spawn_blocking(move || find(&self, unreadable.as_ref()));
             let (found, total) = tokio::select! {
                 r = search => match r {

@@ -164,7 +164,7 @@ fn search(call: &GrepCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, 
 impl Call for GrepCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let unreadable = env.unreadable.clone();
+            let unreadable = env.scope.unreadable.clone();
             let task = tokio::task::spawn_blocking(move || search(&self, unreadable.as_ref()));
             let (hits, more) = tokio::select! {
                 r = task => match r {

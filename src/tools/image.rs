@@ -111,7 +111,7 @@ pub async fn read_file(env: &ToolEnv, path: &Path) -> Result<Option<String>, Rea
     if let Some(why) = local::unreadable(path).await {
         return Err(ReadError::Other(why.to_string()));
     }
-    if (env.unreadable)(path) {
+    if (env.scope.unreadable)(path) {
         return Err(ReadError::Other(
             "a deny rule forbids reading it".to_string(),
         ));

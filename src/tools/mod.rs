@@ -85,43 +85,50 @@ impl ToolOutput {
     }
 }
 
-/// Everything a running call may use.
-#[derive(Clone)]
-pub struct ToolEnv {
+/// What every call of one turn's tools shares: made once per turn context, shared by all
+/// its calls.
+pub struct ToolScope {
     /// The session.
     pub session_id: String,
     /// The session's working directory (canonical).
     pub cwd: PathBuf,
+    /// The workspace's other folders (ACP `additionalDirectories`, canonical): with `cwd`,
+    /// the folders the editor has open.
+    pub folders: Vec<PathBuf>,
     /// The editor.
     pub client: Arc<dyn ClientOps>,
     /// What the editor can do.
     pub caps: ClientCaps,
     /// Where events go (plans, terminal content).
     pub sink: Arc<dyn EventSink>,
-    /// The call id, for updates.
-    pub call_id: String,
-    /// Cancelled when the turn is.
-    pub cancel: CancellationToken,
     /// Whether a deny rule forbids reading a path: searches leave such files out.
     pub unreadable: Unreadable,
-    /// What runs a `task` call's subagent (absent where subagents may not start one).
-    pub subagents: Option<Arc<dyn Subagents>>,
     /// The shell command lines run in.
     pub shell: crate::platform::Shell,
-    /// The workspace's other folders (ACP `additionalDirectories`, canonical): with `cwd`,
-    /// the folders the editor has open.
-    pub folders: Vec<PathBuf>,
-    /// Whether the call was allowed (by the policy or the user) and runs: only then may
-    /// tandem read or write on disk a file the editor would not open (one outside its
-    /// folders). `false` while the call is previewed for the permission question.
-    pub permitted: bool,
 }
 
-impl ToolEnv {
+impl ToolScope {
     /// Whether `path` is inside the folders the editor has open.
     pub fn in_editor_folders(&self, path: &Path) -> bool {
         paths::inside(path, std::slice::from_ref(&self.cwd)) || paths::inside(path, &self.folders)
     }
+}
+
+/// Everything a running call may use.
+#[derive(Clone)]
+pub struct ToolEnv {
+    /// What the turn's calls share.
+    pub scope: Arc<ToolScope>,
+    /// The call id, for updates.
+    pub call_id: String,
+    /// Cancelled when the turn is.
+    pub cancel: CancellationToken,
+    /// What runs a `task` call's subagent (absent where subagents may not start one).
+    pub subagents: Option<Arc<dyn Subagents>>,
+    /// Whether the call was allowed (by the policy or the user) and runs: only then may
+    /// tandem read or write on disk a file the editor would not open (one outside its
+    /// folders). `false` while the call is previewed for the permission question.
+    pub permitted: bool,
 }
 
 /// Tells the paths a deny rule forbids reading.

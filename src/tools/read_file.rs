@@ -117,7 +117,7 @@ async fn read(
     path: &std::path::Path,
     w: text::Window,
 ) -> Result<(String, Option<usize>), files::ReadError> {
-    if !env.caps.read_text_file {
+    if !env.scope.caps.read_text_file {
         let content = files::read(env, path).await?;
         let total = content.lines().count();
         return Ok((content, Some(total)));

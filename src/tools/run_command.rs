@@ -191,15 +191,15 @@ fn result(
 
 impl CommandCall {
     async fn in_terminal(self, env: ToolEnv) -> ToolOutput {
-        let (command, args) = env.shell.terminal_line(&self.command);
+        let (command, args) = env.scope.shell.terminal_line(&self.command);
         let spec = TerminalSpec {
             command,
             args,
             cwd: self.dir.clone(),
             output_byte_limit: text::MAX_COMMAND_BYTES as u64,
         };
-        let session = env.session_id.as_str();
-        let terminal = match env.client.create_terminal(session, &spec).await {
+        let session = env.scope.session_id.as_str();
+        let terminal = match env.scope.client.create_terminal(session, &spec).await {
             Ok(id) => id,
             Err(e) => {
                 return ToolOutput::error(format!(
@@ -208,7 +208,7 @@ impl CommandCall {
                 ));
             }
         };
-        env.sink.emit(
+        env.scope.sink.emit(
             session,
             TurnEvent::ToolCallUpdate {
                 id: env.call_id.clone(),
@@ -222,12 +222,12 @@ impl CommandCall {
         );
         let (mut timed_out, mut cancelled) = (false, false);
         let exit = tokio::select! {
-            exit = env.client.wait_for_terminal_exit(session, &terminal) => exit.ok(),
+            exit = env.scope.client.wait_for_terminal_exit(session, &terminal) => exit.ok(),
             () = tokio::time::sleep(self.timeout) => { timed_out = true; None }
             () = env.cancel.cancelled() => { cancelled = true; None }
         };
         if exit.is_none()
-            && let Err(e) = env.client.kill_terminal(session, &terminal).await
+            && let Err(e) = env.scope.client.kill_terminal(session, &terminal).await
         {
             tracing::warn!(%terminal, "terminal/kill failed: {e}");
         }
@@ -235,9 +235,13 @@ impl CommandCall {
             // The user is waiting for the turn to stop; do not wait on more output.
             None
         } else {
-            env.client.terminal_output(session, &terminal).await.ok()
+            env.scope
+                .client
+                .terminal_output(session, &terminal)
+                .await
+                .ok()
         };
-        if let Err(e) = env.client.release_terminal(session, &terminal).await {
+        if let Err(e) = env.scope.client.release_terminal(session, &terminal).await {
             tracing::warn!(%terminal, "terminal/release failed: {e}");
         }
         let exit = exit.or_else(|| output.as_ref().and_then(|o| o.exit.clone()));
@@ -263,8 +267,8 @@ impl CommandCall {
     async fn locally(self, env: ToolEnv) -> ToolOutput {
         // The editor has no terminal to watch, so the output is shown as it comes.
         let live = |latest: &str| {
-            env.sink.emit(
-                &env.session_id,
+            env.scope.sink.emit(
+                &env.scope.session_id,
                 TurnEvent::ToolCallUpdate {
                     id: env.call_id.clone(),
                     status: None,
@@ -276,7 +280,7 @@ impl CommandCall {
             );
         };
         let run = match local::run_command(
-            &env.shell,
+            &env.scope.shell,
             &self.command,
             &self.dir,
             (self.timeout, text::MAX_COMMAND_BYTES),
@@ -322,7 +326,7 @@ impl Call for CommandCall {
 
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            if env.caps.terminal {
+            if env.scope.caps.terminal {
                 self.in_terminal(env).await
             } else {
                 self.locally(env).await

@@ -95,7 +95,9 @@ impl Call for PlanCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
             let n = self.items.len();
-            env.sink.emit(&env.session_id, TurnEvent::Plan(self.items));
+            env.scope
+                .sink
+                .emit(&env.scope.session_id, TurnEvent::Plan(self.items));
             ToolOutput::text(format!("Plan updated ({n} entries)."))
         })
     }

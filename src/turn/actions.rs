@@ -3,7 +3,10 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Turn, TurnContext, TurnOutcome, calls, compact::Compacted};
+use super::calls::{self, Caller};
+use super::compact::{self, Compacted};
+use super::context::TurnContext;
+use super::outcome::TurnOutcome;
 use crate::model::ToolCall;
 use crate::store::History;
 use crate::types::{StopReason, TurnEvent, UserPart};
@@ -16,22 +19,21 @@ pub async fn compact_now(
     prompt: Vec<UserPart>,
     cancel: CancellationToken,
 ) -> TurnOutcome {
-    let spec = ctx.model_spec(&ctx.settings());
+    let step = ctx.step();
     // A load shows the `/compact` prompt where it ran; the model never sees it.
     history.push_command(prompt);
-    let mut turn = Turn::new(ctx, history, cancel);
-    let result = match turn.compact(&spec).await {
+    let result = match compact::compact_history(&ctx, &mut history, &step.spec, &cancel).await {
         Compacted::Done { .. } => Ok(StopReason::EndTurn),
         Compacted::Nothing => {
             let note = "Nothing to compact yet: the conversation has a single exchange.";
-            turn.ctx.emit(TurnEvent::Text(note.into()));
-            turn.history.push_note(note.into());
+            ctx.emit(TurnEvent::Text(note.into()));
+            history.push_note(note.into());
             Ok(StopReason::EndTurn)
         }
         Compacted::Cancelled => Ok(StopReason::Cancelled),
         Compacted::Failed(e) => Err(e),
     };
-    turn.end(result)
+    TurnOutcome::ended(history, result)
 }
 
 /// `/permissions`: shows the session's rules and remembered answers; `clear` first forgets
@@ -42,7 +44,9 @@ pub async fn show_permissions(ctx: TurnContext, history: History, args: String) 
         "" => {}
         "clear" => {
             let mut forgotten = 0;
-            ctx.grants.send_modify(|grants| forgotten = grants.clear());
+            ctx.meters
+                .grants
+                .send_modify(|grants| forgotten = grants.clear());
             text = format!("Forgot {forgotten} remembered answer(s).\n\n");
         }
         other => {
@@ -51,7 +55,7 @@ pub async fn show_permissions(ctx: TurnContext, history: History, args: String) 
             );
         }
     }
-    let snapshot = ctx.policy.snapshot(&ctx.grants.borrow());
+    let snapshot = ctx.services.policy.snapshot(&ctx.meters.grants.borrow());
     text.push_str(&snapshot.markdown(ctx.mode()));
     ctx.emit(TurnEvent::Text(text));
     TurnOutcome::ended(history, Ok(StopReason::EndTurn))
@@ -96,7 +100,13 @@ pub async fn run_action(
         "run_command",
         serde_json::json!({ "command": line }).to_string(),
     );
-    let (ran, _) = calls::run_one(&ctx, &call, &cancel, false).await;
+    let step = ctx.step();
+    let caller = Caller {
+        ctx: &ctx,
+        step: &step,
+        subagents: None,
+    };
+    let (ran, _) = calls::run_one(&caller, &call, &cancel, false).await;
     let output = ran.content;
     let note = format!("[The user ran the `{name}` action: `{line}`]\n{output}");
     history.push_user(vec![UserPart::Text(note)]);

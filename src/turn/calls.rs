@@ -9,13 +9,39 @@ use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::TurnContext;
+use super::context::{Step, TurnContext};
+use super::outcome::CANCELLED;
 use super::shown::Shown;
 use crate::conversation::ToolResult;
 use crate::model::ToolCall;
 use crate::store::History;
 use crate::tools::{self, Call, Ready, ToolEnv, ToolOutput, Unusable};
 use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+
+/// Who runs one response's calls: the turn's context, the request's [`Step`] (whose model's
+/// tools are offered) and, in the session's own turns, what starts subagents.
+pub(super) struct Caller<'a> {
+    /// The turn's context.
+    pub(super) ctx: &'a TurnContext,
+    /// The request the calls came in.
+    pub(super) step: &'a Step,
+    /// What runs a `task` call's subagent, when this turn may start one.
+    pub(super) subagents: Option<Arc<dyn tools::Subagents>>,
+}
+
+impl Caller<'_> {
+    fn find_tool(&self, name: &str) -> Option<Arc<dyn tools::Tool>> {
+        self.ctx.find_tool(self.step, name)
+    }
+
+    /// `call` parsed and its paths resolved, or why it cannot run.
+    fn prepare(&self, call: &ToolCall) -> Result<Ready, Unusable> {
+        let ctx = self.ctx;
+        ctx.services
+            .tools
+            .prepare(call, &ctx.facts.place(), |n| ctx.offers(self.step, n))
+    }
+}
 
 /// One response's calls as the editor knows them (ids unique in the session, see
 /// [`crate::store::CallIds`]), and the ids the model gave them, which their results answer.
@@ -52,7 +78,7 @@ impl Issued {
 /// `refusals` holds, per call, what the model reads instead when the call must not run (see
 /// [`super::guard`]).
 pub(super) async fn run_all(
-    ctx: &TurnContext,
+    caller: &Caller<'_>,
     history: &mut History,
     issued: Issued,
     refusals: Vec<Option<String>>,
@@ -67,14 +93,15 @@ pub(super) async fn run_all(
         .iter()
         .map(|c| {
             // A subagent (`task`) may change things: its kind runs alone, in the model's order.
-            ctx.find_tool(&c.name)
+            caller
+                .find_tool(&c.name)
                 .is_some_and(|t| tools::mutates(t.kind()))
         })
         .collect();
     let mut done: Vec<bool> = vec![false; calls.len()];
     for (i, refusal) in refusals.into_iter().enumerate() {
         if let (Some(reason), Some(call)) = (refusal, calls.get(i)) {
-            let (content, view) = refused(ctx, call, reason, early[i]);
+            let (content, view) = refused(caller, call, reason, early[i]);
             history.answer(&model_ids[i], content.into(), view);
             done[i] = true;
         }
@@ -86,7 +113,7 @@ pub(super) async fn run_all(
             continue;
         }
         if mutating[i] {
-            let (result, view) = run_one(ctx, &calls[i], cancel, early[i]).await;
+            let (result, view) = run_one(caller, &calls[i], cancel, early[i]).await;
             history.answer(&model_ids[i], result, view);
             done[i] = true;
             i += 1;
@@ -99,7 +126,7 @@ pub(super) async fn run_all(
         let mut batch: FuturesUnordered<_> = (i..end)
             .map(|j| {
                 let (call, early) = (&calls[j], early[j]);
-                async move { (j, run_one(ctx, call, cancel, early).await) }
+                async move { (j, run_one(caller, call, cancel, early).await) }
             })
             .collect();
         while let Some((j, (result, view))) = batch.next().await {
@@ -110,27 +137,28 @@ pub(super) async fn run_all(
         }
         i = end;
     }
-    history.close_unanswered(super::CANCELLED);
+    history.close_unanswered(CANCELLED);
     cancel.is_cancelled()
 }
 
 /// Shows a call that tandem will not run (see [`super::guard`]) as failed with `reason`,
 /// which is also what the model reads.
 fn refused(
-    ctx: &TurnContext,
+    caller: &Caller<'_>,
     call: &ToolCall,
     reason: String,
     early: bool,
 ) -> (String, Option<ToolCallView>) {
-    let (title, kind) = match ctx.tools.prepare(call, &ctx.place(), |n| ctx.offers(n)) {
+    let (title, kind) = match caller.prepare(call) {
         Ok(ready) => (ready.prepared.title, ready.tool.kind()),
         Err(_) => (
             call.name.clone(),
-            ctx.find_tool(&call.name)
+            caller
+                .find_tool(&call.name)
                 .map_or(ToolKind::Other, |t| t.kind()),
         ),
     };
-    let view = show_failed(ctx, call, title, kind, reason.clone(), early);
+    let view = show_failed(caller.ctx, call, title, kind, reason.clone(), early);
     (reason, Some(view))
 }
 
@@ -211,16 +239,17 @@ fn echoed(arguments: &str) -> Option<Value> {
 /// editor is shown it, [`permit`](super::permit::permit) decides (hooks, rules, mode, and
 /// the user when asked), and then it runs.
 pub(super) async fn run_one(
-    ctx: &TurnContext,
+    caller: &Caller<'_>,
     call: &ToolCall,
     cancel: &CancellationToken,
     early: bool,
 ) -> (ToolResult, Option<ToolCallView>) {
+    let ctx = caller.ctx;
     let Ready {
         tool,
         args,
         prepared,
-    } = match ctx.tools.prepare(call, &ctx.place(), |n| ctx.offers(n)) {
+    } = match caller.prepare(call) {
         Ok(ready) => ready,
         Err(unusable) => {
             let (content, view) = failed_early(ctx, call, unusable, early);
@@ -241,7 +270,13 @@ pub(super) async fn run_one(
         ctx.emit(shown_event(view.clone(), early));
     }
     let mut shown = Shown::new(ctx, view, announced);
-    let env = tool_env(ctx, call, cancel);
+    let env = ToolEnv {
+        scope: ctx.tool_scope(),
+        call_id: call.id.clone(),
+        cancel: cancel.clone(),
+        subagents: caller.subagents.clone(),
+        permitted: false,
+    };
     let mut work = prepared.call;
     if let Err(super::permit::Refusal(model)) = super::permit::permit(
         ctx,
@@ -256,12 +291,12 @@ pub(super) async fn run_one(
     {
         return shown.done(model);
     }
-    execute(ctx, call, &args, tool.kind(), work, env, shown).await
+    execute(caller, call, &args, tool.kind(), work, env, shown).await
 }
 
 /// Runs a permitted call and its `post_tool_use` hooks; returns what the model reads.
 async fn execute(
-    ctx: &TurnContext,
+    caller: &Caller<'_>,
     call: &ToolCall,
     args: &Value,
     kind: ToolKind,
@@ -269,6 +304,7 @@ async fn execute(
     env: ToolEnv,
     mut shown: Shown<'_>,
 ) -> (ToolResult, Option<ToolCallView>) {
+    let ctx = caller.ctx;
     let cancel = env.cancel.clone();
     let env = ToolEnv {
         permitted: true,
@@ -293,7 +329,7 @@ async fn execute(
     let extra = if cancel.is_cancelled() {
         None
     } else {
-        super::hooked::after_tool(ctx, call, args, &output).await
+        super::hooks::after_tool(ctx, call, args, &output).await
     };
     if let Some(title) = output.title {
         shown.retitle(title);
@@ -304,35 +340,12 @@ async fn execute(
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
     shown.update(Some(status), Some(output.content));
-    let spec = ctx.model_spec(&ctx.settings());
-    if let Some(note) = super::estimate::call_images_left_out(output.images.len(), &spec) {
+    let spec = &caller.step.spec;
+    if let Some(note) = super::estimate::call_images_left_out(output.images.len(), spec) {
         ctx.emit(TurnEvent::Text(format!("\n_{note}_\n")));
     }
     shown.done(ToolResult {
         content: format!("{}{}", output.model, extra.unwrap_or_default()),
         images: output.images,
     })
-}
-
-/// What a running call may use; a session's own turns can start subagents.
-fn tool_env(ctx: &TurnContext, call: &ToolCall, cancel: &CancellationToken) -> ToolEnv {
-    let policy = ctx.policy.clone();
-    let subagents = ctx
-        .subagent
-        .is_none()
-        .then(|| Arc::new(super::subagent::Runner::new(ctx.clone())) as Arc<dyn tools::Subagents>);
-    ToolEnv {
-        session_id: ctx.session_id.clone(),
-        cwd: ctx.cwd.clone(),
-        client: ctx.client.clone(),
-        caps: ctx.caps,
-        sink: ctx.sink.clone(),
-        call_id: call.id.clone(),
-        cancel: cancel.clone(),
-        unreadable: Arc::new(move |path: &std::path::Path| policy.denies_read(path)),
-        subagents,
-        shell: ctx.config.shell.clone(),
-        folders: ctx.folders.clone(),
-        permitted: false,
-    }
 }

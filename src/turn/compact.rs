@@ -6,7 +6,8 @@
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{TurnContext, fit_to_model};
+use super::context::TurnContext;
+use super::estimate::fit_to_model;
 use crate::config::ModelSpec;
 use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest};
 use crate::types::UserPart;
@@ -41,7 +42,7 @@ pub(super) enum Compacted {
 }
 
 /// Summarizes everything before the last user message of `conversation`.
-pub(super) async fn compact(
+async fn compact(
     ctx: &TurnContext,
     conversation: &[Message],
     spec: &ModelSpec,
@@ -59,7 +60,7 @@ pub(super) async fn compact(
     let kept = conversation.len() - split;
     let id = uuid::Uuid::new_v4().to_string();
     announce(ctx, &id, CompactionStatus::InProgress, None);
-    tracing::info!(session = %ctx.session_id, older = split, kept, "compacting the conversation");
+    tracing::info!(session = %ctx.facts.session_id, older = split, kept, "compacting the conversation");
 
     let mut messages = vec![Message::System(SUMMARY_SYSTEM.into())];
     messages.extend(
@@ -85,7 +86,7 @@ pub(super) async fn compact(
             return Compacted::Cancelled;
         }
         Err(e) => {
-            tracing::warn!(session = %ctx.session_id, "compaction failed: {e}");
+            tracing::warn!(session = %ctx.facts.session_id, "compaction failed: {e}");
             announce(ctx, &id, CompactionStatus::Failed, None);
             return Compacted::Failed(e);
         }
@@ -96,6 +97,21 @@ pub(super) async fn compact(
     Compacted::Done { summary, kept }
 }
 
+/// Compacts `history` with a summary from `spec`'s model, when there is older conversation
+/// to summarize and it worked; says how it went.
+pub(super) async fn compact_history(
+    ctx: &TurnContext,
+    history: &mut crate::store::History,
+    spec: &ModelSpec,
+    cancel: &CancellationToken,
+) -> Compacted {
+    let compacted = compact(ctx, history.messages(), spec, cancel).await;
+    if let Compacted::Done { summary, kept } = &compacted {
+        history.compact(summary, *kept);
+    }
+    compacted
+}
+
 /// Streams the summary; `None` when cancelled.
 async fn summarize(
     ctx: &TurnContext,
@@ -104,7 +120,7 @@ async fn summarize(
 ) -> Result<Option<String>, ModelError> {
     let mut stream = tokio::select! {
         () = cancel.cancelled() => return Ok(None),
-        opened = ctx.model.open(request) => opened?,
+        opened = ctx.services.model.open(request) => opened?,
     };
     let mut summary = String::new();
     loop {
@@ -131,7 +147,7 @@ async fn summarize(
 /// Tells the editor: `compaction_update` when it advertised `session.compaction`, otherwise a
 /// note in the answer once the compaction is done.
 fn announce(ctx: &TurnContext, id: &str, status: CompactionStatus, summary: Option<String>) {
-    if ctx.caps.compaction {
+    if ctx.services.caps.compaction {
         ctx.emit(TurnEvent::Compaction {
             id: id.to_string(),
             status,

@@ -1,25 +1,25 @@
-//! What a turn runs with: the session's shared state, tools, editor and extras, and the
-//! choices that depend on them (tools offered, model asked, system prompt).
+//! What a turn runs with, as a few small handles: the session's [`Facts`] (fixed when it
+//! opened), the [`Services`] it talks to, the [`Meters`] it reads and counts, its [`Role`]
+//! (the session's own turn or a subagent's) and where its events go. One [`Step`] per model
+//! request holds the settings and the model's profile, resolved once for that request.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::subagent;
+use super::role::Role;
 use crate::client::{ClientCaps, ClientOps};
-use crate::config::Settings;
-use crate::config::{Config, ModelSpec};
+use crate::config::{Config, ModelSpec, Settings};
 use crate::model::ModelClient;
 use crate::permission::{Grants, Policy};
 use crate::store::{Told, Transcript};
-use crate::tools::{Place, Registry};
+use crate::tools::{Place, Registry, ToolScope};
 use crate::types::Mode;
 use crate::types::{EventSink, TurnEvent};
 
-/// What every turn of a session shares, fixed when the session opens (the settings, grants
-/// and totals inside change, through watch channels the session's status is read from).
-pub struct SessionScope {
+/// The facts of the session a turn works in, fixed when it opened.
+pub struct Facts {
     /// The session the events belong to.
     pub session_id: String,
     /// The session's working directory (canonical): the workspace root.
@@ -28,62 +28,54 @@ pub struct SessionScope {
     pub folders: Vec<PathBuf>,
     /// Configuration (models, limits, instructions).
     pub config: Arc<Config>,
-    /// The model server.
-    pub model: Arc<dyn ModelClient>,
-    /// The session's live settings; the session actor changes them.
-    pub settings: watch::Receiver<Settings>,
-    /// The tools offered.
-    pub tools: Arc<Registry>,
-    /// The editor.
-    pub client: Arc<dyn ClientOps>,
-    /// What the editor can do.
-    pub caps: ClientCaps,
-    /// The session's remembered permission answers.
-    pub grants: watch::Sender<Grants>,
-    /// The session's permission rules and workspace.
-    pub policy: Arc<Policy>,
-    /// The session's transcript (a subagent records into it, nested).
-    pub transcript: Transcript,
     /// `AGENTS.md` instructions that apply to the session (read when it opened).
     pub project_instructions: String,
+}
+
+impl Facts {
+    /// Where the session's tools resolve paths.
+    pub fn place(&self) -> Place {
+        Place {
+            cwd: self.cwd.clone(),
+            home: self.config.user_home.clone(),
+            folders: self.folders.clone(),
+        }
+    }
+}
+
+/// What a session's turns talk to.
+pub struct Services {
+    /// The model server.
+    pub model: Arc<dyn ModelClient>,
+    /// The editor.
+    pub editor: Arc<dyn ClientOps>,
+    /// What the editor can do.
+    pub caps: ClientCaps,
+    /// The tools offered.
+    pub tools: Arc<Registry>,
     /// The session's MCP servers and their tools.
     pub mcp: Arc<crate::mcp::Hub>,
-    /// Tokens the session has used so far, over all its model requests.
-    pub totals: watch::Sender<Totals>,
     /// The session's skills, subagents and hooks.
     pub extras: Arc<crate::customize::Extras>,
+    /// The session's transcript (a subagent records into it, nested).
+    pub transcript: Transcript,
+    /// The session's permission rules and workspace.
+    pub policy: Arc<Policy>,
+}
+
+/// What a session's turns read and count as they go; the session's status reads the same
+/// channels.
+pub struct Meters {
+    /// The session's live settings; the session actor changes them.
+    pub settings: watch::Receiver<Settings>,
+    /// The session's remembered permission answers.
+    pub grants: watch::Sender<Grants>,
+    /// Tokens the session has used so far, over all its model requests.
+    pub totals: watch::Sender<Totals>,
     /// The window the server really uses, once it was seen to cut a prompt without an error.
     pub window_cut: watch::Sender<Option<u64>>,
     /// What the model server said about itself (its models, their windows), once it answered.
     pub discovered: watch::Receiver<Option<Arc<crate::model::discover::Discovered>>>,
-}
-
-/// What one turn runs with: the session's scope, and what differs between the session's own
-/// turns and a subagent's (where events go, whose context usage is tracked, which tools and
-/// answer format apply).
-#[derive(Clone)]
-pub struct TurnContext {
-    scope: Arc<SessionScope>,
-    /// Where the editor-facing events go.
-    pub sink: Arc<dyn EventSink>,
-    /// The last usage report: (tokens in use, our estimate of the same messages), so the next
-    /// request's size can be projected from real counts.
-    pub usage: Arc<watch::Sender<Option<(u64, u64)>>>,
-    /// Set when this context runs a subagent: which, and the tools it may use.
-    pub subagent: Option<Arc<subagent::Scope>>,
-    /// For this prompt only: the schema its final answer must validate against.
-    pub output: Option<Arc<crate::output_schema::OutputSchema>>,
-    /// For this turn only: why every tool call must be asked about, whatever the mode, the
-    /// rules and the remembered answers allow (a project's action, see `actions.rs`).
-    pub must_ask: Option<String>,
-}
-
-impl std::ops::Deref for TurnContext {
-    type Target = SessionScope;
-
-    fn deref(&self) -> &SessionScope {
-        &self.scope
-    }
 }
 
 /// A session's token totals (as reported by the server).
@@ -107,77 +99,127 @@ pub struct Totals {
     pub budget_refusals: u64,
 }
 
+/// What one turn runs with.
+#[derive(Clone)]
+pub struct TurnContext {
+    /// The session's facts.
+    pub facts: Arc<Facts>,
+    /// What it talks to.
+    pub services: Arc<Services>,
+    /// What it reads and counts.
+    pub meters: Arc<Meters>,
+    /// The session's own turn, or a subagent's.
+    pub role: Role,
+    /// Where the editor-facing events go.
+    pub sink: Arc<dyn EventSink>,
+    /// The last usage report: (tokens in use, our estimate of the same messages), so the next
+    /// request's size can be projected from real counts.
+    pub usage: Arc<watch::Sender<Option<(u64, u64)>>>,
+    /// For this prompt only: the schema its final answer must validate against.
+    pub output: Option<Arc<crate::output_schema::OutputSchema>>,
+    /// For this turn only: why every tool call must be asked about, whatever the mode, the
+    /// rules and the remembered answers allow (a project's action, see `actions.rs`).
+    pub must_ask: Option<String>,
+    /// What every tool call of this context shares, made once.
+    tool_scope: Arc<ToolScope>,
+}
+
+/// What one model request is made with: the session's settings and the model's profile,
+/// resolved once for the request (every tool offered or run in it is judged by them).
+pub struct Step {
+    /// The settings as they were when the request was made.
+    pub settings: Settings,
+    /// The model asked, with what it can do.
+    pub spec: ModelSpec,
+}
+
 impl TurnContext {
     /// A context for the session's own turns.
     pub fn new(
-        scope: Arc<SessionScope>,
+        facts: Arc<Facts>,
+        services: Arc<Services>,
+        meters: Arc<Meters>,
         sink: Arc<dyn EventSink>,
         usage: Arc<watch::Sender<Option<(u64, u64)>>>,
     ) -> Self {
+        let tool_scope = tool_scope(&facts, &services, &sink);
         Self {
-            scope,
+            facts,
+            services,
+            meters,
+            role: Role::Session,
             sink,
             usage,
-            subagent: None,
             output: None,
             must_ask: None,
+            tool_scope,
         }
     }
 
-    /// The tool the model called `name`, if the model here may call it.
-    pub fn find_tool(&self, name: &str) -> Option<Arc<dyn crate::tools::Tool>> {
-        self.offers(name).then(|| self.tools.get(name)).flatten()
-    }
-
-    /// Whether the model here may call `name`: the edit tools its family uses (`apply_patch`,
-    /// or `edit_file` and `write_file`), and for a subagent only the tools it was given, never
-    /// `task`.
-    pub(crate) fn offers(&self, name: &str) -> bool {
-        let edits = self.model_spec(&self.settings()).edit_tool;
-        edits.offers(name) && self.subagent.as_ref().is_none_or(|s| s.allows(name))
-    }
-
-    /// Every tool offered to the model now.
-    pub(crate) fn tool_specs(&self) -> Vec<crate::types::ToolSpec> {
-        self.tools.specs(|name| self.offers(name))
-    }
-
-    /// Where the session's tools resolve paths.
-    pub(crate) fn place(&self) -> Place {
-        Place {
-            cwd: self.cwd.clone(),
-            home: self.config.user_home.clone(),
-            folders: self.folders.clone(),
+    /// The same session's context for a subagent in `role`, whose events go to `sink`: its
+    /// own context usage, no answer format (that is the parent's business).
+    pub fn for_subagent(&self, role: Role, sink: Arc<dyn EventSink>) -> Self {
+        Self {
+            tool_scope: tool_scope(&self.facts, &self.services, &sink),
+            facts: self.facts.clone(),
+            services: self.services.clone(),
+            meters: self.meters.clone(),
+            role,
+            sink,
+            usage: Arc::new(watch::channel(None).0),
+            output: None,
+            must_ask: self.must_ask.clone(),
         }
     }
 
-    /// The model to ask now: a subagent's own, else the session's current one.
-    pub(crate) fn model_spec(&self, settings: &Settings) -> ModelSpec {
-        let id = self
-            .subagent
-            .as_ref()
-            .and_then(|s| s.agent.model.as_deref())
-            .unwrap_or(&settings.model);
-        crate::model::profile::resolve(
-            &self.config,
+    /// What every tool call of this context shares.
+    pub(crate) fn tool_scope(&self) -> Arc<ToolScope> {
+        self.tool_scope.clone()
+    }
+
+    /// The settings and the model's profile for a request made now.
+    pub(crate) fn step(&self) -> Step {
+        let settings = self.settings();
+        let id = self.role.model().unwrap_or(&settings.model);
+        let spec = crate::model::profile::resolve(
+            &self.facts.config,
             id,
-            self.discovered.borrow().as_deref(),
-            *self.window_cut.borrow(),
-        )
+            self.meters.discovered.borrow().as_deref(),
+            *self.meters.window_cut.borrow(),
+        );
+        Step { settings, spec }
+    }
+
+    /// Whether the model of `step` may call `name` here: the edit tools its family uses
+    /// (`apply_patch`, or `edit_file` and `write_file`), and what the role allows.
+    pub(crate) fn offers(&self, step: &Step, name: &str) -> bool {
+        step.spec.edit_tool.offers(name) && self.role.allows(name)
+    }
+
+    /// The tool the model of `step` called `name`, if it may call it here.
+    pub fn find_tool(&self, step: &Step, name: &str) -> Option<Arc<dyn crate::tools::Tool>> {
+        self.offers(step, name)
+            .then(|| self.services.tools.get(name))
+            .flatten()
+    }
+
+    /// Every tool offered to the model of `step`.
+    pub(crate) fn tool_specs(&self, step: &Step) -> Vec<crate::types::ToolSpec> {
+        self.services.tools.specs(|name| self.offers(step, name))
     }
 
     /// The session's settings now.
     pub(crate) fn settings(&self) -> Settings {
-        self.settings.borrow().clone()
+        self.meters.settings.borrow().clone()
     }
 
     /// The session's mode now.
     pub(crate) fn mode(&self) -> Mode {
-        self.settings.borrow().mode
+        self.meters.settings.borrow().mode
     }
 
     pub(crate) fn emit(&self, event: TurnEvent) {
-        self.sink.emit(&self.session_id, event);
+        self.sink.emit(&self.facts.session_id, event);
     }
 
     /// The facts that change during a session, as they are now.
@@ -191,46 +233,56 @@ impl TurnContext {
 
     /// The system prompt stating `told`'s mode and date (a subagent's starts with its own).
     /// A prompt's answer format is told with the prompt, so the prompt stays the same.
-    pub fn system_prompt(&self, told: &Told) -> String {
-        let intro = match &self.subagent {
-            Some(scope) => scope.agent.prompt.as_str(),
-            None => {
-                "You are tandem, a coding agent working inside the user's editor. Use the tools \
-                 to read, search and change the project; the user reviews edits and commands in \
-                 the editor. Answer clearly and concisely; use Markdown for code."
-            }
-        };
+    pub fn system_prompt(&self, step: &Step, told: &Told) -> String {
+        let facts = &self.facts;
         let mut prompt = format!(
-            "{intro}\n\n\
+            "{}\n\n\
              Working directory: {}\nPlatform: {}\nShell: {}\nToday's date: {}\nMode: {} ({})",
-            self.cwd.display(),
+            self.role.intro(),
+            facts.cwd.display(),
             std::env::consts::OS,
-            self.config.shell.describe(),
+            facts.config.shell.describe(),
             told.date,
             told.mode.id(),
             told.mode.description(),
         );
-        if !self.folders.is_empty() {
+        if !facts.folders.is_empty() {
             prompt.push_str(
                 "\nThe workspace's other folders (as much part of the project as the working directory; name them by absolute path):",
             );
-            for folder in &self.folders {
+            for folder in &facts.folders {
                 prompt.push_str(&format!("\n- {}", folder.display()));
             }
         }
-        if let Some(extra) = &self.config.instructions {
+        if let Some(extra) = &facts.config.instructions {
             prompt.push_str("\n\n");
             prompt.push_str(extra);
         }
-        prompt.push_str(&self.project_instructions);
-        prompt.push_str(&self.mcp.instructions());
-        if self.offers("load_skill") {
-            prompt.push_str(&self.extras.skills.prompt_section());
+        prompt.push_str(&facts.project_instructions);
+        prompt.push_str(&self.services.mcp.instructions());
+        let extras = &self.services.extras;
+        if self.offers(step, "load_skill") {
+            prompt.push_str(&extras.skills.prompt_section());
         }
-        if let Some(context) = self.extras.start_context() {
+        if let Some(context) = extras.start_context() {
             prompt.push_str("\n\n## Session context (from the user's session_start hooks)\n\n");
             prompt.push_str(context);
         }
         prompt
     }
+}
+
+/// What the tool calls of a context sending its events to `sink` share.
+fn tool_scope(facts: &Facts, services: &Services, sink: &Arc<dyn EventSink>) -> Arc<ToolScope> {
+    let policy = services.policy.clone();
+    Arc::new(ToolScope {
+        session_id: facts.session_id.clone(),
+        cwd: facts.cwd.clone(),
+        folders: facts.folders.clone(),
+        client: services.editor.clone(),
+        caps: services.caps,
+        sink: sink.clone(),
+        unreadable: Arc::new(move |path: &std::path::Path| policy.denies_read(path)),
+        shell: facts.config.shell.clone(),
+    })
 }

@@ -2,7 +2,7 @@
 //! plus an estimate of what was added since) and which images a request carries: none to a
 //! model that takes no images, and no more than a model server takes to any other.
 
-use super::TurnContext;
+use super::context::TurnContext;
 use crate::config::ModelSpec;
 use crate::model::Message;
 use crate::types::UserPart;

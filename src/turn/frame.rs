@@ -3,8 +3,7 @@
 //! to the model as a context note where it changed. A local server then reprocesses only
 //! what was added since its last request.
 
-use super::TurnContext;
-use crate::config::Settings;
+use super::context::{Step, TurnContext};
 use crate::store::{Frame, History, Told};
 use crate::types::ToolSpec;
 
@@ -18,17 +17,17 @@ const NOTE: &str = "[Note from tandem, not the user]";
 /// request and telling the model what changed since the last one.
 pub(super) fn prepare(
     ctx: &TurnContext,
+    step: &Step,
     history: &mut History,
-    settings: &Settings,
 ) -> (String, Vec<ToolSpec>) {
-    let now = ctx.told_now(settings);
-    let offered = ctx.tool_specs();
+    let now = ctx.told_now(&step.settings);
+    let offered = ctx.tool_specs(step);
     let Some(frame) = history.frame() else {
         // The system prompt never carries an answer format: it is told with the prompt that
         // asks for it, so the start stays the same for the prompts that do not.
         let output = now.output.clone();
         let frame = Frame {
-            system: ctx.system_prompt(&now),
+            system: ctx.system_prompt(step, &now),
             tools: offered,
             told: now,
         };
@@ -42,7 +41,7 @@ pub(super) fn prepare(
     let notes = changes(frame, now, offered);
     let start = (frame.system.clone(), frame.tools.clone());
     if !notes.is_empty() {
-        tracing::debug!(session = %ctx.session_id, "context note: {}", notes.join(" | "));
+        tracing::debug!(session = %ctx.facts.session_id, "context note: {}", notes.join(" | "));
         history.push_context(format!("{NOTE} {}", notes.join("\n")));
     }
     start

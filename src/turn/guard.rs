@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::TurnContext;
+use super::context::TurnContext;
 use crate::config::LoopGuard;
 use crate::model::ToolCall;
 use crate::types::TurnEvent;
@@ -51,11 +51,11 @@ impl Guard {
         match self.check(calls) {
             Verdict::Repeated { times, answer } => {
                 let withdrawn = self.tools_off();
-                ctx.totals.send_modify(|t| {
+                ctx.meters.totals.send_modify(|t| {
                     t.repeats_blocked += 1;
                     t.tools_withdrawn += u64::from(withdrawn);
                 });
-                tracing::info!(session = %ctx.session_id, times, withdrawn, "the model repeated its tool calls");
+                tracing::info!(session = %ctx.facts.session_id, times, withdrawn, "the model repeated its tool calls");
                 let mut note = format!(
                     "\n_tandem: the model made the same tool calls {times} times in a row; they were not run again._\n"
                 );
@@ -73,7 +73,8 @@ impl Guard {
                     .map(|(c, _)| c.name.as_str())
                     .collect();
                 if !over.is_empty() && !self.tools_off() {
-                    ctx.totals
+                    ctx.meters
+                        .totals
                         .send_modify(|t| t.budget_refusals += over.len() as u64);
                     over.dedup();
                     ctx.emit(TurnEvent::Text(format!(

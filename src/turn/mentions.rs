@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::TurnContext;
+use super::context::TurnContext;
 use crate::local;
 use crate::tools::text;
 use crate::types::{UserPart, context_text, folder_context_text};
@@ -38,8 +38,9 @@ pub(super) async fn expand(ctx: &TurnContext, parts: Vec<UserPart>) -> Vec<UserP
 /// rule keeps from being read.
 fn inside(ctx: &TurnContext, uri: &str) -> Option<PathBuf> {
     let raw = url::Url::parse(uri).ok()?.to_file_path().ok()?;
-    let path = ctx.place().resolve(&raw.to_string_lossy());
-    (ctx.policy.workspace.contains(&path) && !ctx.policy.denies_read(&path)).then_some(path)
+    let path = ctx.facts.place().resolve(&raw.to_string_lossy());
+    (ctx.services.policy.workspace.contains(&path) && !ctx.services.policy.denies_read(&path))
+        .then_some(path)
 }
 
 /// A folder's listing or a text file's content as a context block; `None` for anything

@@ -1,9 +1,19 @@
-//! One prompt's work: ask the model, stream what it says, run the tools it calls, answer
-//! every call, and ask again until the model stops. Cancellation is checked at every await
-//! that can take long.
+//! One prompt's work. This file is the folder's face: what the session layer may call, and
+//! where each part lives.
 //!
-//! The conversation is a [`History`]: the turn pushes what happens and the history records
-//! it, so every tool call gets exactly one result whatever way the turn ends.
+//! - `prompt.rs` runs a user's prompt: mentions, `user_prompt_submit` and `stop` hooks, the
+//!   size check, then the loop.
+//! - `loop.rs` is the turn loop: model request, streamed answer (`stream.rs`), tool calls
+//!   (`calls.rs`, through `permit.rs` and `hooks.rs`), again until the model stops; it
+//!   compacts (`compact.rs`) and guards against runaway models (`guard.rs`).
+//! - `context.rs` is what a turn runs with: the session's facts, services and meters as
+//!   small handles, the [`Role`] (the session's own turn or a subagent's, `role.rs`), and one
+//!   `Step` per model request (the settings and the model's profile, resolved once).
+//! - `subagent.rs` runs a `task` call's subagent through the same loop, handed in by it.
+//! - `actions.rs` runs the slash commands that are not prompts; `trust.rs` asks about the
+//!   project's held MCP servers; `outcome.rs` is how every turn ends.
+//!
+//! Children import one another, never this file: it only declares and re-exports.
 
 mod actions;
 mod calls;
@@ -13,344 +23,25 @@ mod context;
 mod estimate;
 mod frame;
 mod guard;
-mod hooked;
+mod hooks;
+#[path = "loop.rs"]
+mod r#loop;
 mod mentions;
+mod outcome;
 mod permit;
+mod prompt;
+mod role;
 mod shown;
 mod stream;
-pub mod subagent;
+mod subagent;
 mod truncation;
 mod trust;
 
 pub use actions::{Invoked, compact_now, run_action, show_permissions};
 pub use compact::COMPACTED_NOTE;
-pub use context::{SessionScope, Totals, TurnContext};
-pub use hooked::run_prompt;
+pub use context::{Facts, Meters, Services, Totals, TurnContext};
+pub use r#loop::run_turn;
+pub use outcome::TurnOutcome;
+pub use prompt::run_prompt;
+pub use role::Role;
 pub use trust::permissions;
-
-use tokio_util::sync::CancellationToken;
-
-use crate::config::ModelSpec;
-use crate::model::{ErrorClass, Message, ModelError, ModelRequest};
-use crate::output_schema::OutputSchema;
-use crate::store::History;
-use crate::types::TurnEvent;
-use crate::types::{StopReason, UserPart};
-use compact::Compacted;
-use estimate::{fit_to_model, projected};
-use stream::{End, settle_early, stream_response};
-
-/// What the model reads for calls not run because the user cancelled the turn.
-pub(crate) const CANCELLED: &str = "Not run: the user cancelled the turn.";
-/// What the model reads for calls not run because the model request failed.
-const REQUEST_FAILED: &str = "Not run: the model request failed.";
-
-/// The conversation after a turn and how the turn ended. The conversation is returned also
-/// when the turn failed or was cancelled, so it keeps what the user saw, and every tool call
-/// in it has exactly one result. It may have been compacted on the way.
-#[derive(Debug)]
-pub struct TurnOutcome {
-    /// The session's whole conversation now.
-    pub history: History,
-    /// How the turn ended.
-    pub result: Result<StopReason, ModelError>,
-    /// What a command action printed (only for those).
-    pub output: Option<String>,
-    /// With an output schema, once the model finished: the validated value, or why the last
-    /// answer still did not validate.
-    pub structured: Option<Result<serde_json::Value, String>>,
-}
-
-impl TurnOutcome {
-    /// A turn that ended without a command action's output.
-    fn ended(history: History, result: Result<StopReason, ModelError>) -> Self {
-        TurnOutcome {
-            history,
-            result,
-            output: None,
-            structured: None,
-        }
-    }
-}
-
-/// Runs model requests and tool calls over `history` (which ends with the new prompt) until
-/// the model stops, the user cancels, or the request cap is reached.
-pub async fn run_turn(
-    ctx: TurnContext,
-    history: History,
-    cancel: CancellationToken,
-) -> TurnOutcome {
-    let mut turn = Turn::new(ctx, history, cancel);
-    let spec = turn.ctx.model_spec(&turn.ctx.settings());
-    if let Some(note) = estimate::images_left_out(turn.history.messages(), &spec) {
-        turn.ctx.emit(TurnEvent::Text(format!("_{note}_\n\n")));
-        turn.history.push_note(note);
-    }
-    // The project's servers the user has not trusted yet were held back when the session
-    // opened: asked about now, before anything is sent.
-    if trust::ask_held(&turn.ctx, &turn.cancel).await.is_err() {
-        return turn.end(Ok(StopReason::Cancelled));
-    }
-    // MCP servers started with the session; their tools belong in the first request. Each is
-    // bounded by its connect timeout. So do the session_start hooks, whose context goes in
-    // the system prompt.
-    tokio::select! {
-        _ = futures::future::join(turn.ctx.mcp.settled(), turn.ctx.extras.started()) => {}
-        () = turn.cancel.cancelled() => return turn.end(Ok(StopReason::Cancelled)),
-    }
-    while turn.requests < turn.ctx.config.max_turn_requests {
-        if let Some(ended) = turn.step().await {
-            let structured = ended.structured;
-            let mut outcome = turn.end(ended.result);
-            outcome.structured = structured;
-            return outcome;
-        }
-    }
-    tracing::info!(session = %turn.ctx.session_id, max = turn.ctx.config.max_turn_requests, "turn hit its model request cap");
-    turn.end(Ok(StopReason::MaxTurnRequests))
-}
-
-/// How a turn ended: its result and, with an output schema, the checked answer.
-struct Ended {
-    result: Result<StopReason, ModelError>,
-    structured: Option<Result<serde_json::Value, String>>,
-}
-
-/// A response once recorded: its calls as the model made them and as the editor knows them,
-/// those shown while they streamed, and how it ended.
-struct Recorded {
-    calls: Vec<crate::model::ToolCall>,
-    shown_ids: Vec<String>,
-    early: Vec<String>,
-    end: End,
-}
-
-/// The turn ends with `result`.
-fn stop(result: Result<StopReason, ModelError>) -> Option<Ended> {
-    Some(Ended {
-        result,
-        structured: None,
-    })
-}
-
-/// A turn in progress.
-struct Turn {
-    ctx: TurnContext,
-    history: History,
-    cancel: CancellationToken,
-    /// Model requests made so far.
-    requests: u32,
-    /// The server said the conversation did not fit, and it was compacted once for that.
-    retried_context: bool,
-    /// Whether the images were left out after the server refused a request holding them.
-    retried_images: bool,
-    /// An answer that did not match the output schema was sent back once.
-    repaired: bool,
-    guard: guard::Guard,
-}
-
-impl Turn {
-    fn new(ctx: TurnContext, history: History, cancel: CancellationToken) -> Self {
-        let guard = guard::Guard::new(ctx.config.loops.clone());
-        Self {
-            ctx,
-            history,
-            cancel,
-            requests: 0,
-            retried_context: false,
-            retried_images: false,
-            repaired: false,
-            guard,
-        }
-    }
-
-    /// The outcome of a turn that ended with `result`.
-    fn end(self, result: Result<StopReason, ModelError>) -> TurnOutcome {
-        TurnOutcome::ended(self.history, result)
-    }
-
-    /// One model request and what follows from it; `Some` when the turn is over.
-    async fn step(&mut self) -> Option<Ended> {
-        // An MCP server that went away or came back is told to the user once.
-        for notice in self.ctx.mcp.take_notices() {
-            self.ctx.emit(TurnEvent::Text(format!("\n_{notice}_\n")));
-        }
-        let settings = self.ctx.settings();
-        let spec = self.ctx.model_spec(&settings);
-        let (system, tools) = frame::prepare(&self.ctx, &mut self.history, &settings);
-        let mut messages = Vec::with_capacity(self.history.messages().len() + 1);
-        messages.push(Message::System(system));
-        let conversation = self.history.messages().iter().cloned();
-        messages.extend(conversation.map(|m| fit_to_model(m, &spec)));
-        estimate::thin_images(&mut messages);
-        let threshold = self.ctx.config.compact_threshold * spec.context_window as f64;
-        if projected(&self.ctx, &messages) as f64 > threshold {
-            match self.compact(&spec).await {
-                Compacted::Done { .. } => return None,
-                Compacted::Cancelled => return stop(Ok(StopReason::Cancelled)),
-                // Go on with the full conversation; the server will say if it does not fit.
-                Compacted::Nothing | Compacted::Failed(_) => {}
-            }
-        }
-        self.requests += 1;
-        let request = ModelRequest {
-            model: spec.id.clone(),
-            messages,
-            reasoning_effort: settings.effort_for_request(&self.ctx.config),
-            tools: if self.guard.tools_off() {
-                Vec::new()
-            } else {
-                tools
-            },
-            max_tokens: spec.max_output_tokens,
-            response_format: self.schema().map(|o| o.schema().clone()),
-        };
-        let ids = self.history.call_ids();
-        let response = stream_response(&self.ctx, &spec, request, ids, &self.cancel).await;
-        let Recorded {
-            calls,
-            shown_ids,
-            early,
-            end,
-        } = self.record(response);
-        let finish = match end {
-            End::Cancelled => {
-                self.history.close_unanswered(CANCELLED);
-                return stop(Ok(StopReason::Cancelled));
-            }
-            End::Failed(e)
-                if e.class == ErrorClass::ContextLength
-                    && !self.retried_context
-                    && calls.is_empty() =>
-            {
-                // The server says it does not fit: compact once and try again.
-                self.retried_context = true;
-                return match self.compact(&spec).await {
-                    Compacted::Done { .. } => None,
-                    Compacted::Cancelled => stop(Ok(StopReason::Cancelled)),
-                    Compacted::Nothing | Compacted::Failed(_) => stop(Err(e)),
-                };
-            }
-            End::Failed(e)
-                if e.class == ErrorClass::BadRequest
-                    && !self.retried_images
-                    && calls.is_empty()
-                    && self.history.holds_images() =>
-            {
-                self.leave_out_refused_images(&e);
-                return None;
-            }
-            End::Failed(e) => {
-                self.history.close_unanswered(REQUEST_FAILED);
-                return stop(Err(e));
-            }
-            End::Finished(finish) => finish,
-        };
-        if calls.is_empty() {
-            return self.answered(StopReason::after(finish.as_ref()));
-        }
-        let refusals = self.guard.apply(&self.ctx, &calls);
-        // The calls are on disk before any of them runs: a crash mid-call keeps them.
-        self.history.transcript().flush().await;
-        let issued = calls::Issued::new(calls, shown_ids, &early);
-        let cancelled =
-            calls::run_all(&self.ctx, &mut self.history, issued, refusals, &self.cancel).await;
-        if cancelled {
-            return stop(Ok(StopReason::Cancelled));
-        }
-        None
-    }
-
-    /// The server refused a request that held images (`e`): an image it cannot take would
-    /// fail every later request too, so the images are left out for good, the user is told,
-    /// and the request is made again (once a turn).
-    fn leave_out_refused_images(&mut self, e: &ModelError) {
-        self.retried_images = true;
-        let told = format!(
-            "The model server refused the request with its images ({}); tandem left the images out of the conversation and asked again.",
-            e.message
-        );
-        self.ctx.emit(TurnEvent::Text(format!("\n_{told}_\n")));
-        self.history.push_note(told);
-        self.history
-            .leave_out_images("the model server refused a request that held images");
-    }
-
-    /// Records a response in the history (what it said, its calls, a cut the server made,
-    /// the ids of calls shown early and cut off) and says how it ended.
-    fn record(&mut self, response: stream::Response) -> Recorded {
-        let calls = response.calls;
-        let (mut text, mut reasoning) = (response.text, response.reasoning);
-        if matches!(&response.end, End::Failed(e) if e.class == ErrorClass::ResponseTooLarge) {
-            // A runaway answer: the editor saw it stream; the history keeps only its end, so
-            // the transcript stays small and the model is never sent the rest again.
-            text = estimate::runaway_tail(&text);
-            reasoning = estimate::runaway_tail(&reasoning);
-        }
-        let shown_ids = self.history.push_assistant(Message::Assistant {
-            text,
-            reasoning,
-            tool_calls: calls.clone(),
-            carried: response.carried,
-        });
-        if let Some(note) = response.cut {
-            self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
-            self.history.push_note(note);
-        }
-        let (early, cut_off) = settle_early(&self.ctx, response.early, &shown_ids, &response.end);
-        self.history.cut_off(cut_off);
-        Recorded {
-            calls,
-            shown_ids,
-            early,
-            end: response.end,
-        }
-    }
-
-    /// The model answered without calling tools: the turn ends, unless the answer must follow
-    /// an output schema, does not, and may be asked for once more.
-    fn answered(&mut self, reason: StopReason) -> Option<Ended> {
-        let Some(output) = self
-            .ctx
-            .output
-            .clone()
-            .filter(|_| reason == StopReason::EndTurn)
-        else {
-            return stop(Ok(reason));
-        };
-        let checked = output.check(hooked::last_answer(self.history.messages()));
-        if let Err(error) = &checked
-            && !self.repaired
-            && self.requests < self.ctx.config.max_turn_requests
-        {
-            // One more request, told what was wrong.
-            self.repaired = true;
-            tracing::info!(session = %self.ctx.session_id, "the answer did not match the output schema; asking once more: {error}");
-            let note = UserPart::Text(OutputSchema::repair_prompt(error));
-            self.history.push_user(vec![note]);
-            return None;
-        }
-        Some(Ended {
-            result: Ok(reason),
-            structured: Some(checked),
-        })
-    }
-
-    /// The schema the server should hold the answer to, when it is asked to.
-    fn schema(&self) -> Option<&OutputSchema> {
-        self.ctx
-            .output
-            .as_deref()
-            .filter(|_| self.ctx.config.structured_output)
-    }
-
-    /// Summarizes the older conversation and, when that worked, puts the summary in its place.
-    async fn compact(&mut self, spec: &ModelSpec) -> Compacted {
-        let compacted =
-            compact::compact(&self.ctx, self.history.messages(), spec, &self.cancel).await;
-        if let Compacted::Done { summary, kept } = &compacted {
-            self.history.compact(summary, *kept);
-        }
-        compacted
-    }
-}

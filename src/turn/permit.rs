@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::TurnContext;
+use super::context::TurnContext;
 use super::shown::Shown;
 use crate::client::PermissionAnswer;
 use crate::customize::hooks::ToolVerdict;
@@ -31,12 +31,13 @@ pub(super) async fn permit(
     shown: &mut Shown<'_>,
 ) -> Result<(), Refusal> {
     let cancel = &env.cancel;
-    let verdict = super::hooked::before_tool(ctx, call, args, cancel).await;
+    let verdict = super::hooks::before_tool(ctx, call, args, cancel).await;
     // The mode is read now: a switch mid-turn applies from the next tool call.
     let mode = ctx.mode();
-    let mut judged = ctx
-        .policy
-        .judge(&call.name, access, mode, &ctx.grants.borrow());
+    let mut judged =
+        ctx.services
+            .policy
+            .judge(&call.name, access, mode, &ctx.meters.grants.borrow());
     if let Some(why) = &ctx.must_ask
         && !matches!(judged.decision, Decision::Refuse(_) if judged.firm)
     {
@@ -104,20 +105,21 @@ async fn ask(
     }
     let choices = offer.choices();
     let answer = tokio::select! {
-        answer = ctx.client.request_permission(&ctx.session_id, &asked, &choices) => answer,
+        answer = ctx.services.editor.request_permission(&ctx.facts.session_id, &asked, &choices) => answer,
         () = cancel.cancelled() => Ok(PermissionAnswer::Cancelled),
     };
     match answer {
         Ok(PermissionAnswer::AllowOnce) => Ok(()),
         Ok(PermissionAnswer::AllowAlways) => {
             if let Some(grants) = &offer.allow_always {
-                ctx.grants.send_modify(|g| g.remember(grants, true));
+                ctx.meters.grants.send_modify(|g| g.remember(grants, true));
             }
             Ok(())
         }
         Ok(answer @ (PermissionAnswer::RejectOnce | PermissionAnswer::RejectAlways)) => {
             if answer == PermissionAnswer::RejectAlways {
-                ctx.grants
+                ctx.meters
+                    .grants
                     .send_modify(|g| g.remember(&offer.reject_always, false));
             }
             // The editor shows the user's choice ("Rejected" in Zed); the card keeps what it
@@ -132,7 +134,7 @@ async fn ask(
         Ok(PermissionAnswer::Cancelled) => {
             cancel.cancel();
             shown.leave(ToolStatus::Failed, None);
-            Err(Refusal(super::CANCELLED.into()))
+            Err(Refusal(super::outcome::CANCELLED.into()))
         }
         Err(e) => {
             let message = format!(

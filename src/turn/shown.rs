@@ -1,7 +1,7 @@
 //! A tool call as the editor last saw it, shared by the code that runs calls and the code
 //! that asks permission for them.
 
-use super::TurnContext;
+use super::context::TurnContext;
 use crate::conversation::ToolResult;
 use crate::types::{ToolCallView, ToolContent, ToolStatus, TurnEvent};
 

@@ -4,8 +4,9 @@
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use super::coalesce;
+use super::context::{Step, TurnContext};
 use super::estimate::{estimate_text, estimate_tokens};
-use super::{TurnContext, coalesce};
 use crate::config::ModelSpec;
 use crate::model::{Carried, ModelError, ModelEvent, ModelRequest, ToolCall, text_calls};
 use crate::secrets::StreamRedactor;
@@ -45,7 +46,7 @@ pub(super) struct Response {
 /// it streams keeps its id.
 pub(super) async fn stream_response(
     ctx: &TurnContext,
-    spec: &ModelSpec,
+    step: &Step,
     request: ModelRequest,
     mut ids: CallIds,
     cancel: &CancellationToken,
@@ -66,7 +67,7 @@ pub(super) async fn stream_response(
     let opened = tokio::select! {
         biased;
         () = cancel.cancelled() => return response,
-        opened = ctx.model.open(request) => opened,
+        opened = ctx.services.model.open(request) => opened,
     };
     let mut stream = match opened {
         Ok(stream) => stream,
@@ -115,7 +116,7 @@ pub(super) async fn stream_response(
             Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
             Some(Ok(ModelEvent::Carried(carried))) => response.carried = Some(carried),
             Some(Ok(ModelEvent::CallStarted { id, name })) => {
-                if let Some(shown) = announce(ctx, &mut ids, &id, &name) {
+                if let Some(shown) = announce(ctx, step, &mut ids, &id, &name) {
                     response.early.push(shown);
                 }
             }
@@ -128,7 +129,7 @@ pub(super) async fn stream_response(
     }
     emit_some(ctx, TurnEvent::Thought(thought_shown.finish()));
     emit_some(ctx, TurnEvent::Text(text_shown.finish()));
-    count_usage(ctx, spec, &mut response, estimate_in, usage);
+    count_usage(ctx, &step.spec, &mut response, estimate_in, usage);
     response.end = End::Finished(finish);
     response
 }
@@ -136,12 +137,16 @@ pub(super) async fn stream_response(
 /// Shows the editor a call whose name arrived (status pending, titled by its tool) before
 /// its arguments are complete; returns the id it is shown under. Calls the editor is never
 /// shown (the plan) and tools this turn does not offer are left for later.
-fn announce(ctx: &TurnContext, ids: &mut CallIds, model_id: &str, name: &str) -> Option<String> {
+fn announce(
+    ctx: &TurnContext,
+    step: &Step,
+    ids: &mut CallIds,
+    model_id: &str,
+    name: &str,
+) -> Option<String> {
     // Every call takes its id, shown or not, as the history will give them out.
     let id = ids.issue(model_id);
-    let tool = ctx
-        .find_tool(name)
-        .filter(|t| t.announced() && ctx.offers(name))?;
+    let tool = ctx.find_tool(step, name).filter(|t| t.announced())?;
     ctx.emit(TurnEvent::ToolCall(ToolCallView {
         id: id.clone(),
         title: name.to_string(),
@@ -233,7 +238,7 @@ fn count_usage(
         Some(u) => {
             let before = ctx.usage.borrow().map_or(0, |(_, estimated)| estimated);
             response.cut = super::truncation::check(ctx, estimate_in, before, &u);
-            ctx.totals.send_modify(|t| {
+            ctx.meters.totals.send_modify(|t| {
                 t.requests += 1;
                 t.input += u.prompt_tokens;
                 t.cached += u.cached_tokens;
@@ -249,7 +254,7 @@ fn count_usage(
     };
     ctx.emit(TurnEvent::Usage {
         used,
-        size: match *ctx.window_cut.borrow() {
+        size: match *ctx.meters.window_cut.borrow() {
             Some(cut) => spec.context_window.min(cut),
             None => spec.context_window,
         },

@@ -4,61 +4,44 @@
 //! parent model reads only the subagent's final answer. The subagent's records go into the
 //! parent's transcript, wrapped so they stay out of the parent's history.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
 
-use super::TurnContext;
+use super::context::TurnContext;
+use super::outcome::TurnOutcome;
+use super::role::{Role, Subagent};
 use crate::customize::agents::AgentDef;
 use crate::store::History;
-use crate::tools::task::Task;
-use crate::tools::{Subagents, ToolEnv, ToolOutput, TypedTool};
+use crate::tools::{Subagents, ToolEnv, ToolOutput};
 use crate::types::{EventSink, StopReason, ToolContent, ToolStatus, TurnEvent, UserPart};
 
 /// Most characters of the subagent's latest text shown while it works.
 const TEXT_TAIL: usize = 600;
 
-/// What a subagent may do.
-pub struct Scope {
-    /// Its definition.
-    pub agent: AgentDef,
-    /// The tools it may call (`None`: all but `task`).
-    allowed: Option<HashSet<String>>,
-}
-
-impl Scope {
-    /// Whether the subagent may call `name` (never `task`: subagents do not nest).
-    /// An agent given the edit tools of one family may use the other family's: which of
-    /// them a model is offered depends on the model, not on the agent.
-    pub fn allows(&self, name: &str) -> bool {
-        const EDITS: [&str; 3] = ["edit_file", "write_file", "apply_patch"];
-        let edits =
-            |a: &HashSet<String>| EDITS.contains(&name) && EDITS.iter().any(|e| a.contains(*e));
-        name != Task::NAME
-            && self
-                .allowed
-                .as_ref()
-                .is_none_or(|a| a.contains(name) || edits(a))
-    }
-}
+/// How a subagent's turn is run: the turn loop, handed in by the loop itself (so this file
+/// does not depend on it).
+pub(super) type RunTurn =
+    fn(TurnContext, History, CancellationToken) -> BoxFuture<'static, TurnOutcome>;
 
 /// Runs the subagents of a session's own turn (the `task` tool's [`Subagents`]).
 pub(super) struct Runner {
     ctx: TurnContext,
+    run: RunTurn,
 }
 
 impl Runner {
-    /// Subagents started from the turn `ctx`.
-    pub(super) fn new(ctx: TurnContext) -> Self {
-        Self { ctx }
+    /// Subagents started from the turn `ctx`, whose turns `run` runs.
+    pub(super) fn new(ctx: TurnContext, run: RunTurn) -> Self {
+        Self { ctx, run }
     }
 }
 
 impl Subagents for Runner {
     fn run(&self, agent: AgentDef, prompt: String, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
-        Box::pin(work(self.ctx.clone(), agent, prompt, env))
+        Box::pin(work(self.ctx.clone(), self.run, agent, prompt, env))
     }
 }
 
@@ -66,29 +49,28 @@ impl Subagents for Runner {
 /// prompt, tools, model and history (recorded in the parent's transcript, wrapped). The
 /// editor follows its calls and words in the `task` call's content; the parent model reads
 /// its final answer.
-async fn work(ctx: TurnContext, agent: AgentDef, prompt: String, env: ToolEnv) -> ToolOutput {
+async fn work(
+    ctx: TurnContext,
+    run: RunTurn,
+    agent: AgentDef,
+    prompt: String,
+    env: ToolEnv,
+) -> ToolOutput {
     let progress = Arc::new(Progress {
         parent: ctx.sink.clone(),
         call_id: env.call_id.clone(),
         state: Mutex::default(),
     });
     let mut history = History::nested(
-        ctx.transcript.nested(&env.call_id, &agent.name),
+        ctx.services.transcript.nested(&env.call_id, &agent.name),
         &env.call_id,
     );
     history.push_user(vec![UserPart::Text(prompt)]);
-    let mut sub = ctx.clone();
-    sub.sink = progress.clone();
-    sub.usage = Arc::new(tokio::sync::watch::channel(None).0);
-    // The answer format is the parent's business.
-    sub.output = None;
-    sub.subagent = Some(Arc::new(Scope {
-        allowed: agent.tools.as_ref().map(|t| t.iter().cloned().collect()),
-        agent: agent.clone(),
-    }));
-    tracing::info!(session = %ctx.session_id, agent = %agent.name, call = %env.call_id, "subagent started");
-    let outcome = super::run_turn(sub, history, env.cancel.clone()).await;
-    let answer = super::hooked::last_answer(outcome.history.messages())
+    let role = Role::Subagent(Arc::new(Subagent::new(agent.clone())));
+    let sub = ctx.for_subagent(role, progress.clone());
+    tracing::info!(session = %ctx.facts.session_id, agent = %agent.name, call = %env.call_id, "subagent started");
+    let outcome = run(sub, history, env.cancel.clone()).await;
+    let answer = crate::conversation::last_answer(outcome.history.messages())
         .trim()
         .to_string();
     let (failed, model) = match &outcome.result {
@@ -108,7 +90,7 @@ async fn work(ctx: TurnContext, agent: AgentDef, prompt: String, env: ToolEnv) -
             format!("Error: the subagent's model request failed: {e}"),
         ),
     };
-    tracing::info!(session = %ctx.session_id, agent = %agent.name, call = %env.call_id, failed, "subagent ended");
+    tracing::info!(session = %ctx.facts.session_id, agent = %agent.name, call = %env.call_id, failed, "subagent ended");
     let shown = format!("{}\n\n{model}", progress.render());
     ToolOutput {
         model,

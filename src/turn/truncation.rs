@@ -5,7 +5,7 @@
 //! uncached tokens), the user is told once, with the fix, and the session keeps within the
 //! window the server really uses.
 
-use super::TurnContext;
+use super::context::TurnContext;
 use crate::model::Usage;
 
 /// Smallest request (estimated tokens) a cut is looked for in: below it the estimate is too
@@ -21,10 +21,11 @@ pub(super) fn check(ctx: &TurnContext, sent: u64, before: u64, usage: &Usage) ->
     if !is_cut(sent, new, counted) {
         return None;
     }
-    let first = ctx.window_cut.borrow().is_none();
-    ctx.window_cut
+    let first = ctx.meters.window_cut.borrow().is_none();
+    ctx.meters
+        .window_cut
         .send_modify(|w| *w = Some(w.map_or(counted, |w| w.min(counted))));
-    tracing::warn!(session = %ctx.session_id, sent, counted, "the server read far less than it was sent: it cut the prompt to its window");
+    tracing::warn!(session = %ctx.facts.session_id, sent, counted, "the server read far less than it was sent: it cut the prompt to its window");
     first.then(|| note(ctx, sent, counted))
 }
 
@@ -36,7 +37,7 @@ fn is_cut(sent: u64, new: u64, counted: u64) -> bool {
 
 /// What the user reads, with the fix for their server.
 fn note(ctx: &TurnContext, sent: u64, counted: u64) -> String {
-    let endpoint = &ctx.config.endpoint;
+    let endpoint = &ctx.facts.config.endpoint;
     let fix = match endpoint.provider.as_str() {
         "ollama" => {
             "Ollama uses a small window unless told otherwise: restart it with a larger one, e.g. `OLLAMA_CONTEXT_LENGTH=32768 ollama serve`, or set `num_ctx` in the model's Modelfile."

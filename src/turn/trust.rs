@@ -19,7 +19,8 @@
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{TurnContext, TurnOutcome};
+use super::context::TurnContext;
+use super::outcome::TurnOutcome;
 use crate::client::{PermissionAnswer, PermissionChoice};
 use crate::mcp::Held;
 use crate::permission::trust::{self, Declared, TrustEntry, TrustStore, Verdict};
@@ -35,21 +36,21 @@ pub(super) async fn ask_held(
     ctx: &TurnContext,
     cancel: &CancellationToken,
 ) -> Result<(), Cancelled> {
-    if ctx.subagent.is_some() {
+    if !ctx.role.asks_about_project_servers() {
         return Ok(());
     }
-    let held = ctx.mcp.take_held();
+    let held = ctx.services.mcp.take_held();
     if held.is_empty() {
         return Ok(());
     }
     let mut held = held.into_iter();
-    let store = TrustStore::new(&ctx.config.home);
+    let store = TrustStore::new(&ctx.facts.config.home);
     while let Some(server) = held.next() {
         let declared = Declared::mcp_server(&server.spec, &server.source);
         // Another session of the project may have been answered meanwhile.
-        let answer = match store.verdict(&ctx.cwd, &declared.fingerprint) {
+        let answer = match store.verdict(&ctx.facts.cwd, &declared.fingerprint) {
             Some(Verdict::Trusted) => {
-                ctx.mcp.launch(server.spec);
+                ctx.services.mcp.launch(server.spec);
                 continue;
             }
             Some(Verdict::Refused) => {
@@ -60,9 +61,9 @@ pub(super) async fn ask_held(
         };
         if answer == PermissionAnswer::Cancelled {
             let why = trust::HELD.to_string();
-            ctx.mcp.hold(server, why.clone());
+            ctx.services.mcp.hold(server, why.clone());
             for rest in held {
-                ctx.mcp.hold(rest, why.clone());
+                ctx.services.mcp.hold(rest, why.clone());
             }
             cancel.cancel();
             return Err(Cancelled);
@@ -81,7 +82,7 @@ fn settle(
     answer: PermissionAnswer,
 ) {
     let remember = |verdict| {
-        if let Err(e) = store.remember(TrustEntry::now(&ctx.cwd, declared, verdict)) {
+        if let Err(e) = store.remember(TrustEntry::now(&ctx.facts.cwd, declared, verdict)) {
             tracing::warn!(
                 "the answer about MCP server `{}` is not remembered: {e}",
                 declared.name
@@ -93,7 +94,7 @@ fn settle(
             if answer == PermissionAnswer::AllowAlways {
                 remember(Verdict::Trusted);
             }
-            ctx.mcp.launch(server.spec);
+            ctx.services.mcp.launch(server.spec);
         }
         PermissionAnswer::RejectAlways => {
             remember(Verdict::Refused);
@@ -105,9 +106,9 @@ fn settle(
 
 /// Leaves `server` unstarted for `why`; the user's own server of its name starts instead.
 fn refuse(ctx: &TurnContext, server: Held, why: &str) {
-    ctx.mcp.decline(&server.spec.name, why.into());
+    ctx.services.mcp.decline(&server.spec.name, why.into());
     if let Some(instead) = server.instead {
-        ctx.mcp.launch(instead);
+        ctx.services.mcp.launch(instead);
     }
 }
 
@@ -123,7 +124,7 @@ async fn ask(
     ctx.emit(TurnEvent::ToolCall(view.clone()));
     let choices = choices();
     let answer = tokio::select! {
-        answer = ctx.client.request_permission(&ctx.session_id, &view, &choices) => answer,
+        answer = ctx.services.editor.request_permission(&ctx.facts.session_id, &view, &choices) => answer,
         () = cancel.cancelled() => Ok(PermissionAnswer::Cancelled),
     };
     let (answer, chosen) = match answer {
@@ -226,7 +227,7 @@ fn question(ctx: &TurnContext, server: &Held, declared: &Declared) -> ToolCallVi
             "url": spec.url,
             "headers": headers,
             "declaredBy": server.source,
-            "project": ctx.cwd,
+            "project": ctx.facts.cwd,
             "fingerprint": declared.fingerprint,
         })),
         content: vec![ToolContent::Text { text }],
@@ -262,11 +263,11 @@ fn choices() -> Vec<PermissionChoice> {
 /// `/permissions` with the project's trust: `untrust` forgets the answers about this
 /// project's programs; the rules and remembered answers follow as before, then the trust.
 pub async fn permissions(ctx: TurnContext, history: History, args: String) -> TurnOutcome {
-    let store = TrustStore::new(&ctx.config.home);
+    let store = TrustStore::new(&ctx.facts.config.home);
     let mut forgot = None;
     let passed = match args.trim() {
         "untrust" => {
-            forgot = Some(store.forget(Some(&ctx.cwd)));
+            forgot = Some(store.forget(Some(&ctx.facts.cwd)));
             String::new()
         }
         "" | "clear" => args,
@@ -277,12 +278,12 @@ pub async fn permissions(ctx: TurnContext, history: History, args: String) -> Tu
             String::new()
         }
     };
-    let outcome = super::show_permissions(ctx.clone(), history, passed).await;
+    let outcome = super::actions::show_permissions(ctx.clone(), history, passed).await;
     let mut text = format!(
         "\n\n**Programs this project declares** (`{}`; they start only once you trust them):\n",
-        ctx.cwd.join(".tandem").join("config.toml").display()
+        ctx.facts.cwd.join(".tandem").join("config.toml").display()
     );
-    let entries = store.for_project(&ctx.cwd);
+    let entries = store.for_project(&ctx.facts.cwd);
     for entry in &entries {
         text.push_str(&format!(
             "- {} MCP server `{}`: `{}` — since {}\n",
@@ -293,6 +294,7 @@ pub async fn permissions(ctx: TurnContext, history: History, args: String) -> Tu
         ));
     }
     let waiting: Vec<String> = ctx
+        .services
         .mcp
         .states()
         .into_iter()

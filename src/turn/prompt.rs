@@ -1,16 +1,19 @@
-//! Where the user's hooks meet a turn: `user_prompt_submit` before the model sees a prompt,
-//! `stop` when its turn ends, and `pre_tool_use` / `post_tool_use` around each tool call.
-//! Hook failures are shown to the user (as a thought, so they never mix into the answer) and
-//! logged, and the turn goes on.
+//! A prompt from the user: the files and folders it links become context, its
+//! `user_prompt_submit` hooks may add to it or block it, a prompt larger than the model's
+//! whole window is refused before anything is sent, then the turn runs and the `stop` hooks
+//! hear how it ended. (The hooks around each tool call are in hooks.rs.)
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{TurnContext, TurnOutcome, run_turn};
-use crate::customize::hooks::{Event, Said, ToolVerdict};
-use crate::model::{ErrorClass, Message, ModelError, ToolCall};
+use super::context::TurnContext;
+use super::hooks::report;
+use super::r#loop::run_turn;
+use super::outcome::TurnOutcome;
+use crate::conversation::last_answer;
+use crate::customize::hooks::Event;
+use crate::model::{ErrorClass, Message, ModelError};
 use crate::store::History;
-use crate::tools::ToolOutput;
 use crate::types::StopReason;
 use crate::types::TurnEvent;
 use crate::types::{Prompt, UserPart};
@@ -20,14 +23,15 @@ use crate::types::{Prompt, UserPart};
 /// after a long upload. The estimate (four characters a token) is low for code and data, so
 /// a prompt that would fit is never refused.
 fn fits(ctx: &TurnContext, parts: &[UserPart]) -> Result<(), ModelError> {
-    let settings = ctx.settings();
-    let spec = ctx.model_spec(&settings);
+    let step = ctx.step();
+    let spec = &step.spec;
     let prompt = super::estimate::estimate_tokens(&[Message::User(parts.to_vec())]);
     // An ordinary prompt is far from the limit: the system prompt is built only near it.
     if prompt <= spec.context_window / 2 {
         return Ok(());
     }
-    let system = super::estimate::estimate_text(&ctx.system_prompt(&ctx.told_now(&settings)));
+    let system =
+        super::estimate::estimate_text(&ctx.system_prompt(&step, &ctx.told_now(&step.settings)));
     if prompt + system <= spec.context_window {
         return Ok(());
     }
@@ -50,7 +54,7 @@ pub async fn run_prompt(
     cancel: CancellationToken,
 ) -> TurnOutcome {
     let Prompt { parts, sent } = prompt;
-    let hooks = ctx.extras.hooks.clone();
+    let hooks = ctx.services.extras.hooks.clone();
     // Linked files and folders become context before hooks and the model see the prompt.
     let mut parts = super::mentions::expand(&ctx, parts).await;
     if hooks.hooks.any(Event::UserPromptSubmit) {
@@ -94,79 +98,4 @@ pub async fn run_prompt(
         report(&ctx, &said);
     }
     outcome
-}
-
-/// The text of the conversation's last assistant message, or "".
-pub(super) fn last_answer(history: &[Message]) -> &str {
-    history
-        .iter()
-        .rev()
-        .find_map(|m| match m {
-            Message::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
-            _ => None,
-        })
-        .unwrap_or("")
-}
-
-/// What every tool event tells a hook about the call.
-fn tool_fields(ctx: &TurnContext, call: &ToolCall, args: &Value) -> Value {
-    json!({
-        "tool_name": call.name,
-        "tool_input": args,
-        "call_id": call.id,
-        "mode": ctx.mode().id(),
-        "agent": ctx.subagent.as_ref().map(|s| s.agent.name.clone()),
-    })
-}
-
-/// The `pre_tool_use` hooks' verdict on `call` (`Pass` when none matched or the turn was
-/// cancelled meanwhile).
-pub(super) async fn before_tool(
-    ctx: &TurnContext,
-    call: &ToolCall,
-    args: &Value,
-    cancel: &CancellationToken,
-) -> ToolVerdict {
-    let hooks = &ctx.extras.hooks;
-    if !hooks.hooks.any(Event::PreToolUse) {
-        return ToolVerdict::Pass;
-    }
-    let said = tokio::select! {
-        said = hooks.run(Event::PreToolUse, Some(&call.name), tool_fields(ctx, call, args)) => said,
-        () = cancel.cancelled() => return ToolVerdict::Pass,
-    };
-    report(ctx, &said);
-    said.verdict()
-}
-
-/// Runs the `post_tool_use` hooks after `call` produced `output`; returns what they add for
-/// the model.
-pub(super) async fn after_tool(
-    ctx: &TurnContext,
-    call: &ToolCall,
-    args: &Value,
-    output: &ToolOutput,
-) -> Option<String> {
-    let hooks = &ctx.extras.hooks;
-    if !hooks.hooks.any(Event::PostToolUse) {
-        return None;
-    }
-    let mut fields = tool_fields(ctx, call, args);
-    if let Some(obj) = fields.as_object_mut() {
-        obj.insert("tool_output".into(), json!(output.model));
-        obj.insert("failed".into(), json!(output.failed));
-    }
-    let said = hooks
-        .run(Event::PostToolUse, Some(&call.name), fields)
-        .await;
-    report(ctx, &said);
-    said.context_text()
-        .map(|c| format!("\n\n[Context added by the user's post_tool_use hook]\n{c}"))
-}
-
-/// Shows each failed hook to the user without touching the answer.
-fn report(ctx: &TurnContext, said: &Said) {
-    for failure in &said.failures {
-        ctx.emit(TurnEvent::Thought(format!("\n[{failure}]\n")));
-    }
 }

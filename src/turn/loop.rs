@@ -1,0 +1,325 @@
+//! The turn loop: ask the model, stream what it says, run the tools it calls, answer every
+//! call, and ask again until the model stops. Cancellation is checked at every await that
+//! can take long.
+//!
+//! The conversation is a [`History`]: the turn pushes what happens and the history records
+//! it, so every tool call gets exactly one result whatever way the turn ends.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::calls::{self, Caller};
+use super::compact::{self, Compacted};
+use super::context::{Step, TurnContext};
+use super::estimate::{self, fit_to_model, projected};
+use super::outcome::{CANCELLED, REQUEST_FAILED, TurnOutcome};
+use super::stream::{self, End, settle_early, stream_response};
+use super::{frame, guard, subagent, trust};
+use crate::model::{ErrorClass, Message, ModelError, ModelRequest};
+use crate::output_schema::OutputSchema;
+use crate::store::History;
+use crate::tools::Subagents;
+use crate::types::TurnEvent;
+use crate::types::{StopReason, UserPart};
+
+/// Runs model requests and tool calls over `history` (which ends with the new prompt) until
+/// the model stops, the user cancels, or the request cap is reached.
+pub async fn run_turn(
+    ctx: TurnContext,
+    history: History,
+    cancel: CancellationToken,
+) -> TurnOutcome {
+    let mut turn = Turn::new(ctx, history, cancel);
+    let step = turn.ctx.step();
+    if let Some(note) = estimate::images_left_out(turn.history.messages(), &step.spec) {
+        turn.ctx.emit(TurnEvent::Text(format!("_{note}_\n\n")));
+        turn.history.push_note(note);
+    }
+    // The project's servers the user has not trusted yet were held back when the session
+    // opened: asked about now, before anything is sent.
+    if trust::ask_held(&turn.ctx, &turn.cancel).await.is_err() {
+        return turn.end(Ok(StopReason::Cancelled));
+    }
+    // MCP servers started with the session; their tools belong in the first request. Each is
+    // bounded by its connect timeout. So do the session_start hooks, whose context goes in
+    // the system prompt.
+    tokio::select! {
+        _ = futures::future::join(turn.ctx.services.mcp.settled(), turn.ctx.services.extras.started()) => {}
+        () = turn.cancel.cancelled() => return turn.end(Ok(StopReason::Cancelled)),
+    }
+    let max_requests = turn.ctx.facts.config.max_turn_requests;
+    while turn.requests < max_requests {
+        if let Some(ended) = turn.step().await {
+            let structured = ended.structured;
+            let mut outcome = turn.end(ended.result);
+            outcome.structured = structured;
+            return outcome;
+        }
+    }
+    tracing::info!(session = %turn.ctx.facts.session_id, max = max_requests, "turn hit its model request cap");
+    turn.end(Ok(StopReason::MaxTurnRequests))
+}
+
+/// How a turn ended: its result and, with an output schema, the checked answer.
+struct Ended {
+    result: Result<StopReason, ModelError>,
+    structured: Option<Result<serde_json::Value, String>>,
+}
+
+/// A response once recorded: its calls as the model made them and as the editor knows them,
+/// those shown while they streamed, and how it ended.
+struct Recorded {
+    calls: Vec<crate::model::ToolCall>,
+    shown_ids: Vec<String>,
+    early: Vec<String>,
+    end: End,
+}
+
+/// [`run_turn`] boxed: what a subagent's runner calls to run its turn.
+fn run_boxed(
+    ctx: TurnContext,
+    history: History,
+    cancel: CancellationToken,
+) -> BoxFuture<'static, TurnOutcome> {
+    Box::pin(run_turn(ctx, history, cancel))
+}
+
+/// The turn ends with `result`.
+fn stop(result: Result<StopReason, ModelError>) -> Option<Ended> {
+    Some(Ended {
+        result,
+        structured: None,
+    })
+}
+
+/// A turn in progress.
+struct Turn {
+    ctx: TurnContext,
+    history: History,
+    cancel: CancellationToken,
+    /// Model requests made so far.
+    requests: u32,
+    /// The server said the conversation did not fit, and it was compacted once for that.
+    retried_context: bool,
+    /// Whether the images were left out after the server refused a request holding them.
+    retried_images: bool,
+    /// An answer that did not match the output schema was sent back once.
+    repaired: bool,
+    guard: guard::Guard,
+    /// What runs the subagents of `task` calls (only in the session's own turns).
+    subagents: Option<Arc<dyn Subagents>>,
+}
+
+impl Turn {
+    fn new(ctx: TurnContext, history: History, cancel: CancellationToken) -> Self {
+        let guard = guard::Guard::new(ctx.facts.config.loops.clone());
+        let subagents = ctx
+            .role
+            .starts_subagents()
+            .then(|| Arc::new(subagent::Runner::new(ctx.clone(), run_boxed)) as Arc<dyn Subagents>);
+        Self {
+            subagents,
+            ctx,
+            history,
+            cancel,
+            requests: 0,
+            retried_context: false,
+            retried_images: false,
+            repaired: false,
+            guard,
+        }
+    }
+
+    /// The outcome of a turn that ended with `result`.
+    fn end(self, result: Result<StopReason, ModelError>) -> TurnOutcome {
+        TurnOutcome::ended(self.history, result)
+    }
+
+    /// One model request and what follows from it; `Some` when the turn is over.
+    async fn step(&mut self) -> Option<Ended> {
+        // An MCP server that went away or came back is told to the user once.
+        for notice in self.ctx.services.mcp.take_notices() {
+            self.ctx.emit(TurnEvent::Text(format!("\n_{notice}_\n")));
+        }
+        // The settings and the model's profile, once for this request and its calls.
+        let step = self.ctx.step();
+        let spec = &step.spec;
+        let (system, tools) = frame::prepare(&self.ctx, &step, &mut self.history);
+        let mut messages = Vec::with_capacity(self.history.messages().len() + 1);
+        messages.push(Message::System(system));
+        let conversation = self.history.messages().iter().cloned();
+        messages.extend(conversation.map(|m| fit_to_model(m, spec)));
+        estimate::thin_images(&mut messages);
+        let threshold = self.ctx.facts.config.compact_threshold * spec.context_window as f64;
+        if projected(&self.ctx, &messages) as f64 > threshold {
+            match self.compact(&step).await {
+                Compacted::Done { .. } => return None,
+                Compacted::Cancelled => return stop(Ok(StopReason::Cancelled)),
+                // Go on with the full conversation; the server will say if it does not fit.
+                Compacted::Nothing | Compacted::Failed(_) => {}
+            }
+        }
+        self.requests += 1;
+        let request = ModelRequest {
+            model: spec.id.clone(),
+            messages,
+            reasoning_effort: step.settings.effort_for_request(&self.ctx.facts.config),
+            tools: if self.guard.tools_off() {
+                Vec::new()
+            } else {
+                tools
+            },
+            max_tokens: spec.max_output_tokens,
+            response_format: self.schema().map(|o| o.schema().clone()),
+        };
+        let ids = self.history.call_ids();
+        let response = stream_response(&self.ctx, &step, request, ids, &self.cancel).await;
+        let Recorded {
+            calls,
+            shown_ids,
+            early,
+            end,
+        } = self.record(response);
+        let finish = match end {
+            End::Cancelled => {
+                self.history.close_unanswered(CANCELLED);
+                return stop(Ok(StopReason::Cancelled));
+            }
+            End::Failed(e)
+                if e.class == ErrorClass::ContextLength
+                    && !self.retried_context
+                    && calls.is_empty() =>
+            {
+                // The server says it does not fit: compact once and try again.
+                self.retried_context = true;
+                return match self.compact(&step).await {
+                    Compacted::Done { .. } => None,
+                    Compacted::Cancelled => stop(Ok(StopReason::Cancelled)),
+                    Compacted::Nothing | Compacted::Failed(_) => stop(Err(e)),
+                };
+            }
+            End::Failed(e)
+                if e.class == ErrorClass::BadRequest
+                    && !self.retried_images
+                    && calls.is_empty()
+                    && self.history.holds_images() =>
+            {
+                self.leave_out_refused_images(&e);
+                return None;
+            }
+            End::Failed(e) => {
+                self.history.close_unanswered(REQUEST_FAILED);
+                return stop(Err(e));
+            }
+            End::Finished(finish) => finish,
+        };
+        if calls.is_empty() {
+            return self.answered(StopReason::after(finish.as_ref()));
+        }
+        let refusals = self.guard.apply(&self.ctx, &calls);
+        // The calls are on disk before any of them runs: a crash mid-call keeps them.
+        self.history.transcript().flush().await;
+        let issued = calls::Issued::new(calls, shown_ids, &early);
+        let caller = Caller {
+            ctx: &self.ctx,
+            step: &step,
+            subagents: self.subagents.clone(),
+        };
+        let cancelled =
+            calls::run_all(&caller, &mut self.history, issued, refusals, &self.cancel).await;
+        if cancelled {
+            return stop(Ok(StopReason::Cancelled));
+        }
+        None
+    }
+
+    /// The server refused a request that held images (`e`): an image it cannot take would
+    /// fail every later request too, so the images are left out for good, the user is told,
+    /// and the request is made again (once a turn).
+    fn leave_out_refused_images(&mut self, e: &ModelError) {
+        self.retried_images = true;
+        let told = format!(
+            "The model server refused the request with its images ({}); tandem left the images out of the conversation and asked again.",
+            e.message
+        );
+        self.ctx.emit(TurnEvent::Text(format!("\n_{told}_\n")));
+        self.history.push_note(told);
+        self.history
+            .leave_out_images("the model server refused a request that held images");
+    }
+
+    /// Records a response in the history (what it said, its calls, a cut the server made,
+    /// the ids of calls shown early and cut off) and says how it ended.
+    fn record(&mut self, response: stream::Response) -> Recorded {
+        let calls = response.calls;
+        let (mut text, mut reasoning) = (response.text, response.reasoning);
+        if matches!(&response.end, End::Failed(e) if e.class == ErrorClass::ResponseTooLarge) {
+            // A runaway answer: the editor saw it stream; the history keeps only its end, so
+            // the transcript stays small and the model is never sent the rest again.
+            text = estimate::runaway_tail(&text);
+            reasoning = estimate::runaway_tail(&reasoning);
+        }
+        let shown_ids = self.history.push_assistant(Message::Assistant {
+            text,
+            reasoning,
+            tool_calls: calls.clone(),
+            carried: response.carried,
+        });
+        if let Some(note) = response.cut {
+            self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
+            self.history.push_note(note);
+        }
+        let (early, cut_off) = settle_early(&self.ctx, response.early, &shown_ids, &response.end);
+        self.history.cut_off(cut_off);
+        Recorded {
+            calls,
+            shown_ids,
+            early,
+            end: response.end,
+        }
+    }
+
+    /// The model answered without calling tools: the turn ends, unless the answer must follow
+    /// an output schema, does not, and may be asked for once more.
+    fn answered(&mut self, reason: StopReason) -> Option<Ended> {
+        let Some(output) = self
+            .ctx
+            .output
+            .clone()
+            .filter(|_| reason == StopReason::EndTurn)
+        else {
+            return stop(Ok(reason));
+        };
+        let checked = output.check(crate::conversation::last_answer(self.history.messages()));
+        if let Err(error) = &checked
+            && !self.repaired
+            && self.requests < self.ctx.facts.config.max_turn_requests
+        {
+            // One more request, told what was wrong.
+            self.repaired = true;
+            tracing::info!(session = %self.ctx.facts.session_id, "the answer did not match the output schema; asking once more: {error}");
+            let note = UserPart::Text(OutputSchema::repair_prompt(error));
+            self.history.push_user(vec![note]);
+            return None;
+        }
+        Some(Ended {
+            result: Ok(reason),
+            structured: Some(checked),
+        })
+    }
+
+    /// The schema the server should hold the answer to, when it is asked to.
+    fn schema(&self) -> Option<&OutputSchema> {
+        self.ctx
+            .output
+            .as_deref()
+            .filter(|_| self.ctx.facts.config.structured_output)
+    }
+
+    /// Summarizes the older conversation and, when that worked, puts the summary in its place.
+    async fn compact(&mut self, step: &Step) -> Compacted {
+        compact::compact_history(&self.ctx, &mut self.history, &step.spec, &self.cancel).await
+    }
+}
