@@ -128,9 +128,7 @@ async fn a_shutdown_cancels_the_running_prompt_which_still_gets_its_answer() {
     let (stop, _) = one_prompt(editor_end, scratch.project(), move || {
         // Once the model is streaming, the caller asks the agent to stop.
         tokio::spawn(async move {
-            while asked.requests().is_empty() {
-                asked.asked.notified().await;
-            }
+            asked.asked_times(1).await;
             let _ = stop_tx.send(());
         });
     })

@@ -350,3 +350,7 @@ impl Actor {
         self.turn.emit(event);
     }
 }
+
+#[cfg(test)]
+#[path = "actor_tests.rs"]
+mod tests;

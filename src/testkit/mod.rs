@@ -4,13 +4,18 @@
 //! and the editor ([`FakeEditor`], a `ClientOps` that answers from a script and records each
 //! call) — with a sink that keeps every event ([`Events`]).
 
+mod editor;
 mod model;
+mod session;
 
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, Overrides};
+use crate::types::{EventSink, TurnEvent};
 
+pub use editor::FakeEditor;
 pub use model::{FakeModel, Reply};
+pub use session::{Session, results};
 
 /// A scratch home, data directory and project, removed when dropped.
 pub struct Scratch {
@@ -32,6 +37,11 @@ impl Scratch {
     /// The project (a session's working directory).
     pub fn project(&self) -> PathBuf {
         self.dir.path().join("project")
+    }
+
+    /// Where the user's `config.toml` goes.
+    pub fn config_dir(&self) -> PathBuf {
+        self.dir.path().join("config").join("tandem")
     }
 
     /// A configuration whose home, data and config directories are in the scratch directory,
@@ -59,4 +69,38 @@ impl Scratch {
 
 fn path(p: &Path) -> String {
     p.to_string_lossy().into_owned()
+}
+
+/// Every event a turn or session emitted, in order.
+#[derive(Default)]
+pub struct Events(parking_lot::Mutex<Vec<TurnEvent>>);
+
+impl Events {
+    /// A new, empty sink.
+    pub fn new() -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Self::default())
+    }
+
+    /// The events so far.
+    pub fn all(&self) -> Vec<TurnEvent> {
+        self.0.lock().clone()
+    }
+
+    /// The answer's text so far.
+    pub fn text(&self) -> String {
+        self.0
+            .lock()
+            .iter()
+            .filter_map(|e| match e {
+                TurnEvent::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl EventSink for Events {
+    fn emit(&self, _session_id: &str, event: TurnEvent) {
+        self.0.lock().push(event);
+    }
 }

@@ -7,10 +7,9 @@ use std::sync::Arc;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
-use tokio::sync::Notify;
 
 use crate::model::{
-    ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, Usage,
+    ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, ToolCall, Usage,
 };
 use crate::types::FinishReason;
 
@@ -22,6 +21,8 @@ pub enum Reply {
     Fails(ModelError),
     /// These events, then nothing more: the stream stays open (the turn must be cancelled).
     Hangs(Vec<ModelEvent>),
+    /// The request is never answered at all: not even its headers come.
+    Stalls,
 }
 
 impl Reply {
@@ -38,6 +39,18 @@ impl Reply {
         ])
     }
 
+    /// Tool calls (id, tool, JSON arguments), finished with `tool_calls`.
+    pub fn calls(calls: &[(&str, &str, serde_json::Value)]) -> Self {
+        let calls = calls
+            .iter()
+            .map(|(id, name, args)| ToolCall::new(*id, *name, args.to_string()))
+            .collect();
+        Reply::Events(vec![
+            ModelEvent::ToolCalls(calls),
+            ModelEvent::Finish(FinishReason::ToolCalls),
+        ])
+    }
+
     /// A server error the turn cannot retry.
     pub fn server_error(message: &str) -> Self {
         Reply::Fails(ModelError::new(ErrorClass::ServerError, message))
@@ -49,8 +62,6 @@ impl Reply {
 pub struct FakeModel {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<ModelRequest>>,
-    /// Told each time a request arrives.
-    pub asked: Notify,
 }
 
 impl FakeModel {
@@ -60,6 +71,18 @@ impl FakeModel {
             script: Mutex::new(replies.into()),
             ..Self::default()
         })
+    }
+
+    /// Waits until the model has been asked `n` times (at most ten seconds).
+    pub async fn asked_times(&self, n: usize) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while self.requests.lock().len() < n {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the model was not asked {n} times"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
     }
 
     /// Every request so far.
@@ -72,7 +95,6 @@ impl ModelClient for FakeModel {
     fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
         self.requests.lock().push(request);
         let reply = self.script.lock().pop_front();
-        self.asked.notify_waiters();
         Box::pin(async move {
             match reply {
                 Some(Reply::Events(events)) => {
@@ -82,6 +104,7 @@ impl ModelClient for FakeModel {
                     .chain(futures::stream::pending())
                     .boxed()),
                 Some(Reply::Fails(error)) => Err(error),
+                Some(Reply::Stalls) => std::future::pending().await,
                 None => Err(ModelError::new(
                     ErrorClass::ServerError,
                     "the fake model has no reply scripted for this request",

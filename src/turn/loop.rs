@@ -323,3 +323,11 @@ impl Turn {
         compact::compact_history(&self.ctx, &mut self.history, &step.spec, &self.cancel).await
     }
 }
+
+#[cfg(test)]
+#[path = "loop_tests.rs"]
+mod tests;
+
+#[cfg(test)]
+#[path = "cancel_tests.rs"]
+mod cancel_tests;

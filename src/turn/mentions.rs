@@ -3,13 +3,15 @@
 //! alone makes the model spend a call on reading it, so a small text file inside the
 //! workspace is put in the prompt as context (bounded, with a note when cut) and a folder as
 //! its listing; anything else (outside the workspace, denied, binary, not a file URI) stays
-//! a reference.
+//! a reference. A file is read as `read_file` reads it: through the editor when it reads
+//! files, so an unsaved buffer is what the model sees.
 
 use std::path::{Path, PathBuf};
 
 use super::context::TurnContext;
-use crate::local;
-use crate::tools::text;
+use tokio_util::sync::CancellationToken;
+
+use crate::tools::{ToolEnv, files};
 use crate::types::{UserPart, context_text, folder_context_text};
 
 /// Most bytes of a mentioned file put in the prompt.
@@ -24,7 +26,7 @@ pub(super) async fn expand(ctx: &TurnContext, parts: Vec<UserPart>) -> Vec<UserP
     for part in parts {
         let expanded = match &part {
             UserPart::Link { uri, .. } => match inside(ctx, uri) {
-                Some(path) => content(uri, &path).await,
+                Some(path) => content(ctx, uri, &path).await,
                 None => None,
             },
             _ => None,
@@ -45,7 +47,7 @@ fn inside(ctx: &TurnContext, uri: &str) -> Option<PathBuf> {
 
 /// A folder's listing or a text file's content as a context block; `None` for anything
 /// else (missing, binary, unreadable).
-async fn content(uri: &str, path: &Path) -> Option<String> {
+async fn content(ctx: &TurnContext, uri: &str, path: &Path) -> Option<String> {
     let meta = tokio::fs::metadata(path).await.ok()?;
     if meta.is_dir() {
         let listing = tokio::task::spawn_blocking({
@@ -56,19 +58,21 @@ async fn content(uri: &str, path: &Path) -> Option<String> {
         .ok()??;
         return Some(folder_context_text(uri, &listing));
     }
-    if local::unreadable(path).await.is_some() {
-        return None;
-    }
-    let bytes = local::read_text(path).await.ok()?;
-    if text::is_binary(&bytes) {
-        return None;
-    }
-    let total = bytes.len();
+    // Inside the workspace and under no deny rule: read as an allowed `read_file` would be.
+    let env = ToolEnv {
+        scope: ctx.tool_scope(),
+        call_id: "mention".into(),
+        cancel: CancellationToken::new(),
+        subagents: None,
+        permitted: true,
+    };
+    let text = files::read(&env, path).await.ok()?;
+    let total = text.len();
     let mut end = total.min(MAX_FILE_BYTES);
-    while end > 0 && end < total && (bytes[end] & 0b1100_0000) == 0b1000_0000 {
+    while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let mut body = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    let mut body = text[..end].to_string();
     if end < total {
         body.push_str(&format!(
             "\n[… cut at {end} of {total} bytes; read_file reads the rest]"
