@@ -77,18 +77,42 @@ pub struct Held {
     pub source: PathBuf,
 }
 
-/// A session's MCP servers and the tools they offer.
+/// One server of a session, everything the hub knows of it in one record.
+struct Server {
+    name: String,
+    state: State,
+    /// The tools it offers now (none unless it is ready).
+    tools: Vec<Arc<dyn Tool>>,
+    /// What it asks to be put in the system prompt.
+    instructions: Option<String>,
+    /// The live connection, once it is ready.
+    connection: Option<connect::Connection>,
+    /// The project's definition, while it waits for the user's trust.
+    held: Option<Held>,
+    /// What the user has not been told yet about it (it went away, or came back).
+    notices: Vec<String>,
+}
+
+impl Server {
+    fn new(name: &str, state: State) -> Self {
+        Self {
+            name: name.to_string(),
+            state,
+            tools: Vec::new(),
+            instructions: None,
+            connection: None,
+            held: None,
+            notices: Vec::new(),
+        }
+    }
+}
+
+/// A session's MCP servers and the tools they offer: one record per server, in the order
+/// they were declared, behind one lock.
 pub struct Hub {
-    tools: Mutex<Vec<Arc<dyn Tool>>>,
-    instructions: Mutex<Vec<(String, String)>>,
-    states: Mutex<Vec<(String, State)>>,
-    clients: Mutex<Vec<connect::Connection>>,
+    servers: Mutex<Vec<Server>>,
     /// Counts servers still connecting; 0 means settled.
     pending: watch::Sender<usize>,
-    /// What the user has not been told yet (a server went away, or came back).
-    notices: Mutex<Vec<String>>,
-    /// The project's servers that wait for the user's trust.
-    held: Mutex<Vec<Held>>,
     /// Environment variables no server inherits (tandem's API keys).
     scrubbed: Vec<String>,
     /// Where the servers' process groups are registered.
@@ -100,21 +124,31 @@ impl Hub {
     /// not inherit (tandem's API keys); their process groups are registered with `children`.
     pub fn new(scrubbed: Vec<String>, children: Children) -> Arc<Hub> {
         Arc::new(Hub {
-            tools: Mutex::new(Vec::new()),
-            instructions: Mutex::new(Vec::new()),
-            states: Mutex::new(Vec::new()),
-            clients: Mutex::new(Vec::new()),
+            servers: Mutex::new(Vec::new()),
             pending: watch::Sender::new(0),
-            notices: Mutex::new(Vec::new()),
-            held: Mutex::new(Vec::new()),
             scrubbed,
             children,
         })
     }
 
+    /// Runs `change` on `name`'s record, made (with `state`) when it is new.
+    fn with_server<T>(&self, name: &str, state: State, change: impl FnOnce(&mut Server) -> T) -> T {
+        let mut servers = self.servers.lock();
+        let at = match servers.iter().position(|s| s.name == name) {
+            Some(at) => at,
+            None => {
+                servers.push(Server::new(name, state.clone()));
+                servers.len() - 1
+            }
+        };
+        let server = &mut servers[at];
+        server.state = state;
+        change(server)
+    }
+
     /// Starts connecting to `spec` in the background; [`Hub::settled`] waits for it too.
     pub fn launch(self: &Arc<Self>, spec: ServerSpec) {
-        self.put_state(&spec.name, State::Connecting);
+        self.with_server(&spec.name, State::Connecting, |s| s.held = None);
         self.pending.send_modify(|n| *n += 1);
         let weak = Arc::downgrade(self);
         let scrubbed = self.scrubbed.clone();
@@ -135,85 +169,82 @@ impl Hub {
 
     /// Holds `held` back until the user has been asked; `why` is what `_tandem/status` says.
     pub fn hold(&self, held: Held, why: String) {
-        self.put_state(&held.spec.name, State::Held(why));
-        self.held.lock().push(held);
+        let name = held.spec.name.clone();
+        self.with_server(&name, State::Held(why), |s| s.held = Some(held));
     }
 
     /// The servers held back so far, now to be asked about (they stay `held` until
     /// [`Hub::launch`]ed, [`Hub::decline`]d or held again).
     pub fn take_held(&self) -> Vec<Held> {
-        std::mem::take(&mut *self.held.lock())
+        self.servers
+            .lock()
+            .iter_mut()
+            .filter_map(|s| s.held.take())
+            .collect()
     }
 
     /// Records that the project's server `name` was not started, and why.
     pub fn decline(&self, name: &str, why: String) {
         tracing::info!(server = %name, "project MCP server not started: {why}");
-        self.put_state(name, State::NotStarted(why));
+        self.with_server(name, State::NotStarted(why), |s| s.held = None);
     }
 
     /// Takes back the tools, instructions and client of `name`, which went away.
     fn withdraw(&self, name: &str, reason: &str) {
-        let prefix = exposed_name(name, "", &[]);
-        self.tools.lock().retain(|t| !t.name().starts_with(&prefix));
-        self.instructions.lock().retain(|(n, _)| n != name);
-        let mut clients = self.clients.lock();
-        if let Some(at) = clients.iter().position(|c| c.name == name) {
-            clients.remove(at).stop();
+        let stopped = self.with_server(name, State::Reconnecting(reason.to_string()), |s| {
+            s.tools.clear();
+            s.instructions = None;
+            s.notices.push(format!(
+                "MCP server `{name}` stopped ({reason}); its tools are withdrawn while tandem brings it back."
+            ));
+            s.connection.take()
+        });
+        if let Some(connection) = stopped {
+            connection.stop();
         }
-        drop(clients);
-        self.set_state(name, State::Reconnecting(reason.to_string()));
         tracing::warn!(server = %name, "MCP server stopped ({reason}); its tools are withdrawn while it is brought back");
-        self.notices.lock().push(format!(
-            "MCP server `{name}` stopped ({reason}); its tools are withdrawn while tandem brings it back."
-        ));
     }
 
-    /// Offers `connection`'s tools (again).
+    /// Offers `connection`'s tools (again): the server is ready.
     fn offer(&self, name: &str, connection: connect::Connection) {
         let taken: Vec<String> = self
-            .tools
+            .servers
             .lock()
             .iter()
-            .map(|t| t.name().to_string())
+            .filter(|s| s.name != name)
+            .flat_map(|s| s.tools.iter().map(|t| t.name().to_string()))
             .collect();
         let adapters = tool::adapters(&connection, &taken);
-        self.tools.lock().extend(adapters);
-        if let Some(text) = connection
+        let instructions = connection
             .instructions
             .clone()
-            .filter(|t| !t.trim().is_empty())
-        {
-            self.instructions.lock().push((name.to_string(), text));
-        }
-        self.clients.lock().push(connection);
-    }
-
-    fn set_state(&self, name: &str, state: State) {
-        if let Some(entry) = self.states.lock().iter_mut().find(|(n, _)| n == name) {
-            entry.1 = state;
-        }
-    }
-
-    /// Sets `name`'s state, adding the server when it is new.
-    fn put_state(&self, name: &str, state: State) {
-        let mut states = self.states.lock();
-        match states.iter_mut().find(|(n, _)| n == name) {
-            Some(entry) => entry.1 = state,
-            None => states.push((name.to_string(), state)),
+            .filter(|t| !t.trim().is_empty());
+        let replaced = self.with_server(name, State::Ready, |s| {
+            s.tools = adapters;
+            s.instructions = instructions;
+            s.connection.replace(connection)
+        });
+        if let Some(old) = replaced {
+            old.stop();
         }
     }
 
     /// What the user should be told about the servers since the last time, once.
     pub fn take_notices(&self) -> Vec<String> {
-        std::mem::take(&mut *self.notices.lock())
+        self.servers
+            .lock()
+            .iter_mut()
+            .flat_map(|s| std::mem::take(&mut s.notices))
+            .collect()
     }
 
     /// Whether `name`'s connection has gone away.
     fn closed(&self, name: &str) -> bool {
-        self.clients
+        self.servers
             .lock()
             .iter()
-            .find(|c| c.name == name)
+            .find(|s| s.name == name)
+            .and_then(|s| s.connection.as_ref())
             .is_some_and(|c| c.client.is_closed() || c.client.is_transport_closed())
     }
 
@@ -222,18 +253,16 @@ impl Hub {
         name: &str,
         result: Result<connect::Connection, connect::ConnectError>,
     ) {
-        let state = match result {
+        match result {
             Ok(connection) => {
                 tracing::info!(server = %name, tools = connection.tools.len(), "MCP server ready");
                 self.offer(name, connection);
-                State::Ready
             }
             Err(reason) => {
                 tracing::warn!(server = %name, "MCP server unavailable: {reason}");
-                State::Failed(reason.to_string())
+                self.with_server(name, State::Failed(reason.to_string()), |_| ());
             }
-        };
-        self.set_state(name, state);
+        }
         self.pending.send_modify(|n| *n = n.saturating_sub(1));
     }
 
@@ -243,46 +272,79 @@ impl Hub {
         let _ = rx.wait_for(|n| *n == 0).await;
     }
 
-    /// The MCP tools offered now.
+    /// The MCP tools offered now, server by server in the order they were declared.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.tools.lock().clone()
+        self.servers
+            .lock()
+            .iter()
+            .flat_map(|s| s.tools.iter().cloned())
+            .collect()
     }
 
     /// Every server: name, `connecting` / `ready` / `failed` / `reconnecting` / `held` /
     /// `not_started`, and the reason.
     pub fn states(&self) -> Vec<(String, &'static str, Option<String>)> {
-        self.states
+        self.servers
             .lock()
             .iter()
-            .map(|(name, state)| match state {
-                State::Connecting => (name.clone(), "connecting", None),
-                State::Ready => (name.clone(), "ready", None),
-                State::Failed(reason) => (name.clone(), "failed", Some(reason.clone())),
-                State::Reconnecting(reason) => (name.clone(), "reconnecting", Some(reason.clone())),
-                State::Held(reason) => (name.clone(), "held", Some(reason.clone())),
-                State::NotStarted(reason) => (name.clone(), "not_started", Some(reason.clone())),
+            .map(|s| {
+                let (word, reason) = s.state.describe();
+                (s.name.clone(), word, reason)
             })
             .collect()
     }
 
     /// Server instructions for the system prompt.
     pub fn instructions(&self) -> String {
-        self.instructions
+        self.servers
             .lock()
             .iter()
-            .map(|(name, text)| {
-                format!(
-                    "\n\n## Instructions from MCP server `{name}`\n\n{}",
+            .filter_map(|s| {
+                let text = s.instructions.as_ref()?;
+                Some(format!(
+                    "\n\n## Instructions from MCP server `{}`\n\n{}",
+                    s.name,
                     text.trim()
-                )
+                ))
             })
             .collect()
     }
 
     /// Stops every server (and everything it started).
     pub fn shutdown(&self) {
-        for connection in self.clients.lock().drain(..) {
+        let connections: Vec<_> = self
+            .servers
+            .lock()
+            .iter_mut()
+            .filter_map(|s| s.connection.take())
+            .collect();
+        for connection in connections {
             connection.stop();
+        }
+    }
+}
+
+impl State {
+    /// The state's word for `_tandem/status`, and its reason.
+    fn describe(&self) -> (&'static str, Option<String>) {
+        match self {
+            State::Connecting => ("connecting", None),
+            State::Ready => ("ready", None),
+            State::Failed(reason) => ("failed", Some(reason.clone())),
+            State::Reconnecting(reason) => ("reconnecting", Some(reason.clone())),
+            State::Held(reason) => ("held", Some(reason.clone())),
+            State::NotStarted(reason) => ("not_started", Some(reason.clone())),
+        }
+    }
+
+    /// Why the server's tools cannot be called, when they cannot.
+    fn unavailable(&self) -> Option<&str> {
+        match self {
+            State::Failed(reason)
+            | State::Reconnecting(reason)
+            | State::Held(reason)
+            | State::NotStarted(reason) => Some(reason),
+            State::Connecting | State::Ready => None,
         }
     }
 }
@@ -326,15 +388,16 @@ async fn supervise(hub: Weak<Hub>, spec: ServerSpec, scrubbed: Vec<String>, chil
                 Ok(connection) => {
                     tracing::info!(server = %name, "MCP server is back");
                     live.offer(&name, connection);
-                    live.set_state(&name, State::Ready);
-                    live.notices.lock().push(format!(
-                        "MCP server `{name}` is back; its tools are offered again."
-                    ));
+                    live.with_server(&name, State::Ready, |s| {
+                        s.notices.push(format!(
+                            "MCP server `{name}` is back; its tools are offered again."
+                        ));
+                    });
                     break;
                 }
                 Err(reason) => {
                     tracing::warn!(server = %name, retry_in = ?pause, "MCP server still down: {reason}");
-                    live.set_state(&name, State::Reconnecting(reason.to_string()));
+                    live.with_server(&name, State::Reconnecting(reason.to_string()), |_| ());
                 }
             }
             drop(live);
@@ -352,20 +415,11 @@ impl ToolSource for Hub {
 
     /// When `name` belongs to a server that could not be started, what to tell the user.
     fn unavailable(&self, name: &str) -> Option<String> {
-        self.states
-            .lock()
-            .iter()
-            .find_map(|(server, state)| match state {
-                State::Failed(reason)
-                | State::Reconnecting(reason)
-                | State::Held(reason)
-                | State::NotStarted(reason)
-                    if name.starts_with(&exposed_name(server, "", &[])) =>
-                {
-                    Some(format!("MCP server `{server}` is unavailable: {reason}"))
-                }
-                _ => None,
-            })
+        self.servers.lock().iter().find_map(|s| {
+            let reason = s.state.unavailable()?;
+            name.starts_with(&exposed_name(&s.name, "", &[]))
+                .then(|| format!("MCP server `{}` is unavailable: {reason}", s.name))
+        })
     }
 }
 
