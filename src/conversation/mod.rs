@@ -96,11 +96,11 @@ impl Message {
 }
 
 /// The text of the conversation's last assistant message with any, or "".
-pub fn last_answer(messages: &[Message]) -> &str {
+pub fn last_answer<M: std::borrow::Borrow<Message>>(messages: &[M]) -> &str {
     messages
         .iter()
         .rev()
-        .find_map(|m| match m {
+        .find_map(|m| match m.borrow() {
             Message::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
             _ => None,
         })

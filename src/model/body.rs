@@ -50,10 +50,11 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
 /// The messages on the wire. A `tool` message holds only text, so the images tool results
 /// gave go in a user message right after the results (or at the start of the user message
 /// that follows them, so roles still alternate), each call's images after a line naming it.
-fn messages_json(messages: &[Message], origin: &Origin) -> Vec<Value> {
+fn messages_json(messages: &[std::sync::Arc<Message>], origin: &Origin) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     let mut images: Vec<Value> = Vec::new();
     for message in messages {
+        let message = &**message;
         if !images.is_empty() && !matches!(message, Message::Tool { .. }) {
             let mut content = std::mem::take(&mut images);
             if let Message::User(parts) = message {
@@ -184,7 +185,7 @@ mod tests {
         };
         let req = |model: &str| ModelRequest {
             model: "m".into(),
-            messages: vec![said(model)],
+            messages: vec![said(model).into()],
             reasoning_effort: None,
             tools: Vec::new(),
             max_tokens: None,
@@ -209,8 +210,8 @@ mod tests {
         let req = ModelRequest {
             model: "m".into(),
             messages: vec![
-                Message::System("sys".into()),
-                Message::User(vec![UserPart::Text("a".into()), UserPart::Text("b".into())]),
+                Message::System("sys".into()).into(),
+                Message::User(vec![UserPart::Text("a".into()), UserPart::Text("b".into())]).into(),
             ],
             reasoning_effort: Some("low".into()),
             tools: Vec::new(),
@@ -233,12 +234,14 @@ mod tests {
                     reasoning: String::new(),
                     tool_calls: vec![super::super::ToolCall::new("c1", "read_file", "{}")],
                     carried: None,
-                },
+                }
+                .into(),
                 Message::Tool {
                     call_id: "c1".into(),
                     content: "text".into(),
                     images: Vec::new(),
-                },
+                }
+                .into(),
             ],
             reasoning_effort: None,
             tools: vec![super::super::ToolSpec {
@@ -264,12 +267,15 @@ mod tests {
     fn images_make_content_parts() {
         let req = ModelRequest {
             model: "m".into(),
-            messages: vec![Message::User(vec![
-                UserPart::Text("look".into()),
-                UserPart::Image {
-                    url: "data:image/png;base64,AA==".into(),
-                },
-            ])],
+            messages: vec![
+                Message::User(vec![
+                    UserPart::Text("look".into()),
+                    UserPart::Image {
+                        url: "data:image/png;base64,AA==".into(),
+                    },
+                ])
+                .into(),
+            ],
             reasoning_effort: None,
             tools: Vec::new(),
             max_tokens: None,
@@ -298,7 +304,7 @@ mod tests {
         };
         let req = |messages: Vec<Message>| ModelRequest {
             model: "m".into(),
-            messages,
+            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
             reasoning_effort: None,
             tools: Vec::new(),
             max_tokens: None,

@@ -35,8 +35,9 @@ use crate::types::{FinishReason, ToolSpec, UserPart};
 pub struct ModelRequest {
     /// The model id.
     pub model: String,
-    /// System prompt first, then the history.
-    pub messages: Vec<Message>,
+    /// System prompt first, then the history: shared with the conversation they come from,
+    /// so a request copies none of it.
+    pub messages: Vec<std::sync::Arc<Message>>,
     /// `low` / `medium` / `high` for models that take it.
     pub reasoning_effort: Option<String>,
     /// Tools offered; empty means none.

@@ -216,7 +216,9 @@ pub async fn one_token(config: &Config) -> Result<(), ModelError> {
     let client = super::client_for(config)?;
     let request = ModelRequest {
         model: config.default_model.clone(),
-        messages: vec![Message::User(vec![UserPart::Text("Reply with OK.".into())])],
+        messages: vec![std::sync::Arc::new(Message::User(vec![UserPart::Text(
+            "Reply with OK.".into(),
+        )]))],
         reasoning_effort: None,
         tools: Vec::new(),
         max_tokens: Some(1),

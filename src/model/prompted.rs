@@ -16,8 +16,8 @@ pub fn prompted(request: &ModelRequest) -> ModelRequest {
     let mut in_results = false;
     for message in &request.messages {
         let was_in_results =
-            std::mem::replace(&mut in_results, matches!(message, Message::Tool { .. }));
-        match message {
+            std::mem::replace(&mut in_results, matches!(**message, Message::Tool { .. }));
+        match &**message {
             Message::System(text) => {
                 messages.push(Message::System(format!(
                     "{text}{}",
@@ -59,7 +59,7 @@ pub fn prompted(request: &ModelRequest) -> ModelRequest {
         }
     }
     ModelRequest {
-        messages,
+        messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: Vec::new(),
         ..request.clone()
     }
@@ -94,8 +94,8 @@ mod tests {
         ModelRequest {
             model: "m".into(),
             messages: vec![
-                Message::System("Be brief.".into()),
-                Message::User(vec![UserPart::Text("look".into())]),
+                Message::System("Be brief.".into()).into(),
+                Message::User(vec![UserPart::Text("look".into())]).into(),
                 Message::Assistant {
                     text: "Looking.".into(),
                     reasoning: String::new(),
@@ -104,17 +104,20 @@ mod tests {
                         ToolCall::new("a", "read_file", r#"{"path":"x"}"#),
                         ToolCall::new("b", "list_dir", r#"{"path":"."}"#),
                     ],
-                },
+                }
+                .into(),
                 Message::Tool {
                     call_id: "a".into(),
                     content: "X".into(),
                     images: vec!["data:image/png;base64,AA==".into()],
-                },
+                }
+                .into(),
                 Message::Tool {
                     call_id: "b".into(),
                     content: "x\ny".into(),
                     images: Vec::new(),
-                },
+                }
+                .into(),
             ],
             reasoning_effort: None,
             tools: vec![ToolSpec {
@@ -131,7 +134,7 @@ mod tests {
     fn calls_and_results_become_text_and_tools_join_the_system_prompt() {
         let out = prompted(&request());
         assert!(out.tools.is_empty());
-        let Message::System(system) = &out.messages[0] else {
+        let Message::System(system) = &*out.messages[0] else {
             panic!("{out:?}")
         };
         assert!(system.starts_with("Be brief.\n\n## Tools"));
@@ -140,7 +143,7 @@ mod tests {
             out.messages[2],
             Message::assistant(
                 "Looking.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\":\"x\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"list_dir\", \"arguments\": {\"path\":\".\"}}\n</tool_call>"
-            )
+            ).into()
         );
         assert_eq!(
             out.messages[3],
@@ -152,6 +155,7 @@ mod tests {
                 },
                 UserPart::Text("<tool_response>\nx\ny\n</tool_response>".into()),
             ])
+            .into()
         );
         assert_eq!(out.messages.len(), 4);
     }

@@ -302,7 +302,7 @@ impl Actor {
     ) {
         let result = self.take_outcome(outcome);
         if self.title.is_none() {
-            let first = self.history.messages().iter().find_map(|m| match m {
+            let first = self.history.messages().iter().find_map(|m| match &**m {
                 Message::User(parts) => super::playback::title_from(parts),
                 _ => None,
             });

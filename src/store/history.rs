@@ -9,6 +9,7 @@
 //! below the session, is what writes it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::call_ids::CallIds;
 use super::frame::Frame;
@@ -107,8 +108,9 @@ impl History {
         }
     }
 
-    /// The messages the model sees (after the system prompt).
-    pub fn messages(&self) -> &[Message] {
+    /// The messages the model sees (after the system prompt). Each is shared: a request
+    /// holds the same messages, not copies of them.
+    pub fn messages(&self) -> &[Arc<Message>] {
         &self.conversation.messages
     }
 
@@ -231,7 +233,7 @@ impl History {
 
     /// Whether any message holds an image (the user's, or one a call gave).
     pub fn holds_images(&self) -> bool {
-        self.conversation.messages.iter().any(|m| match m {
+        self.conversation.messages.iter().any(|m| match &**m {
             Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
             Message::Tool { images, .. } => !images.is_empty(),
             _ => false,
@@ -262,7 +264,7 @@ impl History {
 /// The messages, and the calls of the last response still waiting for results.
 #[derive(Debug, Clone, Default)]
 struct Conversation {
-    messages: Vec<Message>,
+    messages: Vec<Arc<Message>>,
     open: Option<OpenCalls>,
 }
 
@@ -276,7 +278,7 @@ struct OpenCalls {
 impl Conversation {
     fn user(&mut self, parts: Vec<UserPart>) {
         self.settle(NOT_FINISHED);
-        self.messages.push(Message::User(parts));
+        self.messages.push(Arc::new(Message::User(parts)));
     }
 
     fn assistant(&mut self, answer: Message) {
@@ -296,7 +298,7 @@ impl Conversation {
                 results: HashMap::new(),
             });
         }
-        self.messages.push(answer);
+        self.messages.push(Arc::new(answer));
     }
 
     /// Takes the first result of an open call; a result for anything else is ignored.
@@ -332,11 +334,11 @@ impl Conversation {
             let ToolResult { content, images } = results
                 .remove(&id)
                 .unwrap_or_else(|| ToolResult::from(why.to_string()));
-            self.messages.push(Message::Tool {
+            self.messages.push(Arc::new(Message::Tool {
                 call_id: id,
                 content,
                 images,
-            });
+            }));
         }
     }
 
@@ -344,7 +346,7 @@ impl Conversation {
     /// an empty conversation or a finished answer is followed by a user message holding it.
     fn context(&mut self, text: String) {
         self.settle(NOT_FINISHED);
-        match self.messages.last_mut() {
+        match self.messages.last_mut().map(Arc::make_mut) {
             Some(Message::Tool { content, .. }) => {
                 content.push_str("\n\n");
                 content.push_str(&text);
@@ -352,14 +354,22 @@ impl Conversation {
             Some(Message::User(parts)) => parts.push(UserPart::Text(text)),
             _ => self
                 .messages
-                .push(Message::User(vec![UserPart::Text(text)])),
+                .push(Arc::new(Message::User(vec![UserPart::Text(text)]))),
         }
     }
 
     fn leave_out_images(&mut self, note: &str) {
         let text = |note: &str| format!("[image omitted: {note}]");
         for message in &mut self.messages {
-            match message {
+            let holds = match &**message {
+                Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
+                Message::Tool { images, .. } => !images.is_empty(),
+                _ => false,
+            };
+            if !holds {
+                continue;
+            }
+            match Arc::make_mut(message) {
                 Message::User(parts) => {
                     for part in parts.iter_mut() {
                         if matches!(part, UserPart::Image { .. }) {
@@ -395,9 +405,9 @@ impl Conversation {
         let split = self.messages.len().saturating_sub(kept);
         let mut recent = self.messages.split_off(split);
         let note = UserPart::Text(record::summary_preamble(summary));
-        match recent.first_mut() {
+        match recent.first_mut().map(Arc::make_mut) {
             Some(Message::User(parts)) => parts.insert(0, note),
-            _ => recent.insert(0, Message::User(vec![note])),
+            _ => recent.insert(0, Arc::new(Message::User(vec![note]))),
         }
         self.messages = recent;
     }

@@ -64,9 +64,9 @@ async fn results_follow_their_calls_in_call_order_and_missing_ones_are_filled() 
         content: c.into(),
         images: Vec::new(),
     };
-    assert_eq!(h[2], tool("a", "A"));
-    assert_eq!(h[3], tool("b", "B"));
-    assert_eq!(h[4], tool("c", NOT_FINISHED));
+    assert_eq!(h[2], tool("a", "A").into());
+    assert_eq!(h[3], tool("b", "B").into());
+    assert_eq!(h[4], tool("c", NOT_FINISHED).into());
 }
 
 #[tokio::test]
@@ -103,7 +103,7 @@ async fn compaction_keeps_the_tail_and_prefixes_the_summary() {
     let t = Transcript::open(&dir.path().join("s.jsonl")).await.unwrap();
     let h = History::rebuild(&lines, t);
     assert_eq!(h.messages().len(), 3);
-    match &h.messages()[0] {
+    match &*h.messages()[0] {
         Message::User(parts) => {
             assert!(matches!(&parts[0], UserPart::Text(t) if t.contains("S")));
             assert_eq!(parts[1], UserPart::Text("2".into()));
@@ -177,7 +177,7 @@ async fn a_rebuilt_history_is_the_live_one() {
     let ids: Vec<&str> = before
         .messages()
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match &**m {
             Message::Tool { call_id, .. } => Some(call_id.as_str()),
             _ => None,
         })

@@ -99,7 +99,7 @@ pub fn results(request: &ModelRequest) -> Vec<(String, String)> {
     request
         .messages
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match &**m {
             Message::Tool {
                 call_id, content, ..
             } => Some((call_id.clone(), content.clone())),

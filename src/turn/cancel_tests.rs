@@ -57,10 +57,9 @@ async fn while_the_answer_streams_and_what_was_said_is_kept() {
     s.model.asked_times(1).await;
     assert_eq!(cancel(&s, running).await, StopReason::Cancelled);
     goes_on(&s).await;
-    let kept = s.requests()[1]
-        .messages
-        .iter()
-        .any(|m| matches!(m, crate::model::Message::Assistant { text, .. } if text == "Half an "));
+    let kept = s.requests()[1].messages.iter().any(
+        |m| matches!(&**m, crate::model::Message::Assistant { text, .. } if text == "Half an "),
+    );
     assert!(kept, "the partial answer is part of the conversation");
 }
 

@@ -3,6 +3,8 @@
 //! current exchange stays verbatim ([`crate::store::History::compact`] applies it). The full
 //! history stays in the transcript.
 
+use std::sync::Arc;
+
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -44,13 +46,13 @@ pub(super) enum Compacted {
 /// Summarizes everything before the last user message of `conversation`.
 async fn compact(
     ctx: &TurnContext,
-    conversation: &[Message],
+    conversation: &[Arc<Message>],
     spec: &ModelSpec,
     cancel: &CancellationToken,
 ) -> Compacted {
     let Some(split) = conversation
         .iter()
-        .rposition(|m| matches!(m, Message::User(_)))
+        .rposition(|m| matches!(**m, Message::User(_)))
     else {
         return Compacted::Nothing;
     };
@@ -62,7 +64,7 @@ async fn compact(
     announce(ctx, &id, CompactionStatus::InProgress, None);
     tracing::info!(session = %ctx.facts.session_id, older = split, kept, "compacting the conversation");
 
-    let mut messages = vec![Message::System(SUMMARY_SYSTEM.into())];
+    let mut messages = vec![Arc::new(Message::System(SUMMARY_SYSTEM.into()))];
     messages.extend(
         conversation[..split]
             .iter()
@@ -70,7 +72,9 @@ async fn compact(
             .map(|m| fit_to_model(m, spec)),
     );
     super::estimate::thin_images(&mut messages);
-    messages.push(Message::User(vec![UserPart::Text(SUMMARY_REQUEST.into())]));
+    messages.push(Arc::new(Message::User(vec![UserPart::Text(
+        SUMMARY_REQUEST.into(),
+    )])));
     let request = ModelRequest {
         model: spec.id.clone(),
         messages,

@@ -2,6 +2,8 @@
 //! plus an estimate of what was added since) and which images a request carries: none to a
 //! model that takes no images, and no more than a model server takes to any other.
 
+use std::sync::Arc;
+
 use super::context::TurnContext;
 use crate::config::ModelSpec;
 use crate::model::Message;
@@ -9,7 +11,7 @@ use crate::types::UserPart;
 
 /// The tokens `messages` will take: the last reported count plus an estimate of what was
 /// added since, or a whole estimate before the first report.
-pub(super) fn projected(ctx: &TurnContext, messages: &[Message]) -> u64 {
+pub(super) fn projected<M: std::borrow::Borrow<Message>>(ctx: &TurnContext, messages: &[M]) -> u64 {
     let estimate = estimate_tokens(messages);
     match *ctx.usage.borrow() {
         Some((used, estimated_then)) => used + estimate.saturating_sub(estimated_then),
@@ -18,11 +20,22 @@ pub(super) fn projected(ctx: &TurnContext, messages: &[Message]) -> u64 {
 }
 
 /// Replaces images (the user's, and those tool results gave) with a note for models that do
-/// not take images, so switching to such a model mid-session keeps working.
-pub(super) fn fit_to_model(message: Message, spec: &ModelSpec) -> Message {
-    if spec.images {
+/// not take images, so switching to such a model mid-session keeps working. A message that
+/// needs no change is shared as it is.
+pub(super) fn fit_to_model(message: Arc<Message>, spec: &ModelSpec) -> Arc<Message> {
+    let holds_images = match &*message {
+        Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
+        Message::Tool { images, .. } => !images.is_empty(),
+        _ => false,
+    };
+    if spec.images || !holds_images {
         return message;
     }
+    Arc::new(without_images(Arc::unwrap_or_clone(message), spec))
+}
+
+/// `message` with its images replaced by a note that `spec`'s model takes none.
+fn without_images(message: Message, spec: &ModelSpec) -> Message {
     let omitted = format!(
         "[image omitted: model `{}` does not accept images]",
         spec.id
@@ -68,10 +81,10 @@ const EARLIER_IMAGE: &str = "[image omitted: an earlier image, left out to keep 
 
 /// Leaves out the oldest images of a conversation that holds more than one request may carry
 /// (by count, then by size), each replaced by a note; the history keeps them all.
-pub(super) fn thin_images(messages: &mut [Message]) {
+pub(super) fn thin_images(messages: &mut [Arc<Message>]) {
     let mut sizes: Vec<usize> = Vec::new();
     for message in messages.iter() {
-        match message {
+        match &**message {
             Message::User(parts) => sizes.extend(parts.iter().filter_map(|p| match p {
                 UserPart::Image { url } => Some(url.len()),
                 _ => None,
@@ -104,7 +117,19 @@ pub(super) fn thin_images(messages: &mut [Message]) {
         *seen <= first_kept
     };
     for message in messages.iter_mut() {
-        match message {
+        if seen >= first_kept {
+            break;
+        }
+        let holds = match &**message {
+            Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
+            Message::Tool { images, .. } => !images.is_empty(),
+            _ => false,
+        };
+        if !holds {
+            continue;
+        }
+        // Only a message that loses an image is copied; the request shares the rest.
+        match Arc::make_mut(message) {
             Message::User(parts) => {
                 for part in parts.iter_mut() {
                     if matches!(part, UserPart::Image { .. }) && dropped(&mut seen) {
@@ -129,8 +154,8 @@ pub(super) fn thin_images(messages: &mut [Message]) {
 
 /// What the user is told when the prompt's images are left out because the model does not
 /// take images (or is not known to); `None` when nothing was left out.
-pub(super) fn images_left_out(messages: &[Message], spec: &ModelSpec) -> Option<String> {
-    let prompt = messages.iter().rev().find_map(|m| match m {
+pub(super) fn images_left_out(messages: &[Arc<Message>], spec: &ModelSpec) -> Option<String> {
+    let prompt = messages.iter().rev().find_map(|m| match &**m {
         Message::User(parts) => Some(parts),
         _ => None,
     })?;
@@ -189,10 +214,10 @@ pub(super) fn estimate_text(text: &str) -> u64 {
 /// Providers bill a typical image at several hundred tokens.
 const IMAGE_TOKENS: u64 = 800;
 
-pub(super) fn estimate_tokens(messages: &[Message]) -> u64 {
+pub(super) fn estimate_tokens<M: std::borrow::Borrow<Message>>(messages: &[M]) -> u64 {
     messages
         .iter()
-        .map(|m| match m {
+        .map(|m| match std::borrow::Borrow::<Message>::borrow(m) {
             Message::System(t) => estimate_text(t),
             Message::Tool {
                 content, images, ..
@@ -231,18 +256,18 @@ pub(super) fn estimate_tokens(messages: &[Message]) -> u64 {
 mod tests {
     use super::*;
 
-    fn shot(id: usize) -> Message {
-        Message::Tool {
+    fn shot(id: usize) -> Arc<Message> {
+        Arc::new(Message::Tool {
             call_id: format!("c{id}"),
             content: format!("shot {id}"),
             images: vec![format!("data:image/png;base64,{id}")],
-        }
+        })
     }
 
-    fn kept(messages: &[Message]) -> Vec<String> {
+    fn kept(messages: &[Arc<Message>]) -> Vec<String> {
         messages
             .iter()
-            .flat_map(|m| match m {
+            .flat_map(|m| match &**m {
                 Message::Tool { images, .. } => images.clone(),
                 Message::User(parts) => parts
                     .iter()
@@ -258,39 +283,41 @@ mod tests {
 
     #[test]
     fn past_the_bound_the_oldest_go_until_half_is_left() {
-        let mut few: Vec<Message> = (0..20).map(shot).collect();
+        let mut few: Vec<Arc<Message>> = (0..20).map(shot).collect();
         thin_images(&mut few);
         assert_eq!(kept(&few).len(), 20, "up to the limit, all go");
         for (total, first) in [(21, 11), (31, 11), (32, 22), (42, 22), (43, 33)] {
-            let mut many: Vec<Message> = (0..total).map(shot).collect();
+            let mut many: Vec<Arc<Message>> = (0..total).map(shot).collect();
             thin_images(&mut many);
             let left = kept(&many);
             assert_eq!(left.len(), total - first, "{total}");
             assert_eq!(left[0], format!("data:image/png;base64,{first}"));
-            let Message::Tool { content, .. } = &many[0] else {
+            let Message::Tool { content, .. } = &*many[0] else {
                 panic!()
             };
             assert!(content.starts_with("shot 0\n[image omitted: an earlier image"));
         }
         // A user's image counts and is left out the same way.
-        let mut mixed = vec![Message::User(vec![UserPart::Image {
+        let mut mixed = vec![Arc::new(Message::User(vec![UserPart::Image {
             url: "data:image/png;base64,u".into(),
-        }])];
+        }]))];
         mixed.extend((0..20).map(shot));
         thin_images(&mut mixed);
         assert!(
-            matches!(&mixed[0], Message::User(p) if matches!(&p[0], UserPart::Text(t) if t == EARLIER_IMAGE))
+            matches!(&*mixed[0], Message::User(p) if matches!(&p[0], UserPart::Text(t) if t == EARLIER_IMAGE))
         );
     }
 
     #[test]
     fn big_images_are_left_out_by_size_from_the_oldest() {
-        let big = |id: usize| Message::Tool {
-            call_id: format!("c{id}"),
-            content: String::new(),
-            images: vec![format!("{id}{}", "A".repeat(8 * 1024 * 1024))],
+        let big = |id: usize| {
+            Arc::new(Message::Tool {
+                call_id: format!("c{id}"),
+                content: String::new(),
+                images: vec![format!("{id}{}", "A".repeat(8 * 1024 * 1024))],
+            })
         };
-        let mut messages: Vec<Message> = (0..4).map(big).collect();
+        let mut messages: Vec<Arc<Message>> = (0..4).map(big).collect();
         thin_images(&mut messages);
         let left = kept(&messages);
         assert_eq!(
@@ -300,14 +327,16 @@ mod tests {
         );
         assert!(left[0].starts_with('2') && left[1].starts_with('3'));
         // Images just over 4 MiB: five go past 20 MiB, and three go at a time, not one by one.
-        let four = |id: usize| Message::Tool {
-            call_id: format!("c{id}"),
-            content: String::new(),
-            images: vec![format!("{id:02}{}", "A".repeat(4 * 1024 * 1024))],
+        let four = |id: usize| {
+            Arc::new(Message::Tool {
+                call_id: format!("c{id}"),
+                content: String::new(),
+                images: vec![format!("{id:02}{}", "A".repeat(4 * 1024 * 1024))],
+            })
         };
         let firsts: Vec<String> = (6..=10)
             .map(|n| {
-                let mut messages: Vec<Message> = (0..n).map(four).collect();
+                let mut messages: Vec<Arc<Message>> = (0..n).map(four).collect();
                 thin_images(&mut messages);
                 kept(&messages)[0][..2].to_string()
             })

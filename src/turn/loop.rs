@@ -148,7 +148,7 @@ impl Turn {
         let spec = &step.spec;
         let (system, tools) = frame::prepare(&self.ctx, &step, &mut self.history);
         let mut messages = Vec::with_capacity(self.history.messages().len() + 1);
-        messages.push(Message::System(system));
+        messages.push(Arc::new(Message::System(system)));
         let conversation = self.history.messages().iter().cloned();
         messages.extend(conversation.map(|m| fit_to_model(m, spec)));
         estimate::thin_images(&mut messages);

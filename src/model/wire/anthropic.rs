@@ -81,7 +81,7 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
     let mut system: Vec<Value> = Vec::new();
     let mut messages: Vec<Value> = Vec::new();
     for message in &request.messages {
-        match message {
+        match &**message {
             Message::System(text) => system.push(json!({"type": "text", "text": text})),
             Message::User(parts) => push_blocks(&mut messages, "user", user_blocks(parts)),
             Message::Assistant {

@@ -12,7 +12,7 @@ fn origin() -> Origin {
 fn request(messages: Vec<Message>, effort: Option<&str>) -> ModelRequest {
     ModelRequest {
         model: "claude".into(),
-        messages,
+        messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         reasoning_effort: effort.map(String::from),
         tools: vec![ToolSpec {
             name: "read_file".into(),

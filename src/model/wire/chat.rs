@@ -90,7 +90,7 @@ impl ChatClient {
         }
         let carries = request.messages.iter().any(|m| {
             matches!(
-                m,
+                &**m,
                 crate::model::Message::Assistant {
                     carried: Some(_),
                     ..
@@ -131,7 +131,12 @@ impl ModelClient for ChatClient {
 fn stateless(request: &ModelRequest) -> ModelRequest {
     let mut plain = request.clone();
     for message in &mut plain.messages {
-        if let crate::model::Message::Assistant { carried, .. } = message {
+        if let crate::model::Message::Assistant {
+            carried: Some(_), ..
+        } = &**message
+            && let crate::model::Message::Assistant { carried, .. } =
+                std::sync::Arc::make_mut(message)
+        {
             *carried = None;
         }
     }

@@ -102,7 +102,7 @@ pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) ->
     let mut instructions = Vec::new();
     let mut input: Vec<Value> = Vec::new();
     for message in &request.messages {
-        match message {
+        match &**message {
             Message::System(text) => instructions.push(text.as_str()),
             Message::User(parts) => input.push(json!({
                 "type": "message", "role": "user", "content": user_content(parts)})),

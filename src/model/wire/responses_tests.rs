@@ -57,19 +57,21 @@ fn reasoning_items_come_back_before_their_calls() {
     let request = ModelRequest {
         model: "o4-mini".into(),
         messages: vec![
-            Message::System("sys".into()),
-            Message::User(vec![UserPart::Text("go".into())]),
+            Message::System("sys".into()).into(),
+            Message::User(vec![UserPart::Text("go".into())]).into(),
             Message::Assistant {
                 text: String::new(),
                 reasoning: "Plan".into(),
                 tool_calls: calls.clone(),
                 carried: Some(carried.clone()),
-            },
+            }
+            .into(),
             Message::Tool {
                 call_id: "call_1".into(),
                 content: "A".into(),
                 images: Vec::new(),
-            },
+            }
+            .into(),
         ],
         reasoning_effort: Some("high".into()),
         tools: vec![ToolSpec {
