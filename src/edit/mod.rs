@@ -8,6 +8,7 @@
 //!
 //! Everything here works on text in memory; the tools read and write through the editor.
 
+#[cfg(feature = "edit-corpus")]
 pub mod corpus;
 mod document;
 mod fold;

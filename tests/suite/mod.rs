@@ -7,6 +7,7 @@ mod doctor;
 mod editor_answers;
 mod editor_faults;
 mod editors;
+#[cfg(feature = "edit-corpus")]
 mod edits;
 mod errors;
 mod exec;
