@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::open::{self, log_unsent};
+use super::open::{self, Reopen, Stored, log_unsent};
 use super::order::{Job, Order};
 use super::sent;
 use super::session_models::{Answer, WithModels};
@@ -143,25 +143,13 @@ impl Handlers {
         responder: Responder<Answer<LoadSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
-        let id = req.session_id.0.to_string();
-        let editor = self.editor_for(&cx);
-        let servers = convert::mcp_servers(req.mcp_servers);
-        let h = self.clone();
-        let session = id.clone();
-        let open: Job = Box::new(move || {
-            Box::pin(async move {
-                let opened = h.manager.load(
-                    &session,
-                    req.cwd,
-                    req.additional_directories,
-                    editor,
-                    true,
-                    servers,
-                );
-                open::answer(&cx, responder, opened.await, &h.auth_methods()).await;
-            })
-        });
-        self.opening(Some(&id), open);
+        let stored = Stored {
+            id: req.session_id.0.to_string(),
+            cwd: Some(req.cwd),
+            folders: Some(req.additional_directories),
+            servers: convert::mcp_servers(req.mcp_servers),
+        };
+        self.reopen(Reopen::Load, stored, responder, cx).await;
         Ok(())
     }
 
@@ -172,25 +160,13 @@ impl Handlers {
         responder: Responder<Answer<ResumeSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
-        let id = req.session_id.0.to_string();
-        let editor = self.editor_for(&cx);
-        let servers = convert::mcp_servers(req.mcp_servers);
-        let h = self.clone();
-        let session = id.clone();
-        let open: Job = Box::new(move || {
-            Box::pin(async move {
-                let opened = h.manager.load(
-                    &session,
-                    req.cwd,
-                    req.additional_directories,
-                    editor,
-                    false,
-                    servers,
-                );
-                open::answer(&cx, responder, opened.await, &h.auth_methods()).await;
-            })
-        });
-        self.opening(Some(&id), open);
+        let stored = Stored {
+            id: req.session_id.0.to_string(),
+            cwd: Some(req.cwd),
+            folders: Some(req.additional_directories),
+            servers: convert::mcp_servers(req.mcp_servers),
+        };
+        self.reopen(Reopen::Resume, stored, responder, cx).await;
         Ok(())
     }
 
@@ -202,24 +178,13 @@ impl Handlers {
         responder: Responder<agent_client_protocol::v1::schema::ForkSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
-        let id = req.session_id.0.to_string();
-        let editor = self.editor_for(&cx);
-        let servers = convert::mcp_servers(req.mcp_servers);
-        let h = self.clone();
-        let from = id.clone();
-        let job: Job = Box::new(move || {
-            Box::pin(async move {
-                let opened = h.manager.fork(
-                    &from,
-                    Some(req.cwd),
-                    Some(req.additional_directories),
-                    editor,
-                    servers,
-                );
-                open::answer(&cx, responder, opened.await, &h.auth_methods()).await;
-            })
-        });
-        self.after_opening(&id, job).await;
+        let stored = Stored {
+            id: req.session_id.0.to_string(),
+            cwd: Some(req.cwd),
+            folders: Some(req.additional_directories),
+            servers: convert::mcp_servers(req.mcp_servers),
+        };
+        self.reopen(Reopen::Fork, stored, responder, cx).await;
         Ok(())
     }
 

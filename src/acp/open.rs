@@ -87,6 +87,83 @@ impl Opening for ext::ForkResponse {
     }
 }
 
+/// How a stored session is opened again: `session/load` (its conversation replayed first),
+/// `session/resume` (not replayed), or a fork (a new session with a copy of its history).
+pub(super) enum Reopen {
+    Load,
+    Resume,
+    Fork,
+}
+
+/// What reopening a stored session is asked with.
+pub(super) struct Stored {
+    /// The stored session.
+    pub id: String,
+    /// Its working directory (a fork may keep the stored one).
+    pub cwd: Option<std::path::PathBuf>,
+    /// The workspace's other folders, when the editor sends them.
+    pub folders: Option<Vec<std::path::PathBuf>>,
+    /// The editor's MCP servers.
+    pub servers: Vec<crate::config::ServerSpec>,
+}
+
+impl super::Handlers {
+    /// The one path every reopening takes (load, resume, ACP's fork and tandem's): the
+    /// session's own requests wait for a load or resume, a fork waits for its source to be
+    /// open; the opening runs off the dispatch loop, and its answer (with the replay, for a
+    /// load) goes out as every opening's does.
+    pub(super) async fn reopen<R: Opening + JsonRpcResponse + Send + 'static>(
+        self: &std::sync::Arc<Self>,
+        how: Reopen,
+        stored: Stored,
+        responder: Responder<R>,
+        cx: ConnectionTo<Client>,
+    ) {
+        let editor = self.editor_for(&cx);
+        let h = self.clone();
+        let id = stored.id.clone();
+        let forks = matches!(how, Reopen::Fork);
+        let job: super::order::Job = Box::new(move || {
+            Box::pin(async move {
+                let Stored {
+                    id,
+                    cwd,
+                    folders,
+                    servers,
+                } = stored;
+                let manager = &h.manager;
+                let opened = match (how, cwd) {
+                    (Reopen::Fork, cwd) => manager.fork(&id, cwd, folders, editor, servers).await,
+                    (how, Some(cwd)) => {
+                        let replay = matches!(how, Reopen::Load);
+                        let folders = folders.unwrap_or_default();
+                        manager
+                            .load(&id, cwd, folders, editor, replay, servers)
+                            .await
+                    }
+                    (_, None) => Err(SessionError::InvalidParams(
+                        "a working directory (`cwd`) is required".into(),
+                    )),
+                };
+                answer(&cx, responder, opened, &h.auth_methods()).await;
+            })
+        });
+        if forks {
+            // Copying a transcript is work: off the connection's own task, once the source
+            // session (if it is opening) is open.
+            let h = self.clone();
+            let spawn: super::order::Job = Box::new(move || {
+                Box::pin(async move {
+                    h.tasks.spawn(job());
+                })
+            });
+            self.after_opening(&id, spawn).await;
+        } else {
+            self.opening(Some(&id), job);
+        }
+    }
+}
+
 /// How many replayed updates are sent before the connection gets to do other work.
 const REPLAY_BATCH: usize = 1024;
 

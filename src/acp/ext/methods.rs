@@ -13,8 +13,7 @@ use super::{
     StatusRequest, StatusResponse, TrustStatus, UnsavedStatus, UsageRequest, UsageResponse, render,
 };
 use crate::acp::handlers::Handlers;
-use crate::acp::open;
-use crate::acp::order::Job;
+use crate::acp::open::{Reopen, Stored};
 use crate::acp::request;
 use crate::session::{SessionError, SessionManager};
 use crate::types::UserPart;
@@ -92,22 +91,13 @@ impl Handlers {
         responder: Responder<ForkResponse>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
-        let id = req.session_id.clone();
-        let editor = self.editor_for(&cx);
-        let h = self.clone();
-        let job: Job = Box::new(move || {
-            Box::pin(async move {
-                // Forking copies a transcript: off the connection's own task.
-                let tasks = h.tasks.clone();
-                tasks.spawn(async move {
-                    let opened = h
-                        .manager
-                        .fork(&req.session_id, req.cwd, None, editor, Vec::new());
-                    open::answer(&cx, responder, opened.await, &h.auth_methods()).await;
-                });
-            })
-        });
-        self.after_opening(&id, job).await;
+        let stored = Stored {
+            id: req.session_id,
+            cwd: req.cwd,
+            folders: None,
+            servers: Vec::new(),
+        };
+        self.reopen(Reopen::Fork, stored, responder, cx).await;
         Ok(())
     }
 
