@@ -4,6 +4,7 @@
 //! cancelled and answers `cancelled`) and the same redaction (everything shown came over the
 //! wire). It prints the streamed answer to stdout, progress and reasoning to stderr.
 
+mod agent;
 mod display;
 
 use std::io::{IsTerminal, Read};
@@ -23,7 +24,6 @@ use agent_client_protocol::{Client, schema::ProtocolVersion};
 
 use crate::cli::ExecArgs;
 use crate::config::{Config, ProjectPrograms};
-use crate::transport::{self, Framing};
 use display::Display;
 
 /// How a headless run ended.
@@ -98,10 +98,6 @@ async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyh
         Some(dir) => std::path::absolute(dir)?,
         None => std::env::current_dir()?,
     };
-    // clap has checked that it is a positive number.
-    let timeout = args.timeout.map(std::time::Duration::from_secs_f64);
-    let model = config.default_model.clone();
-    let mode = config.default_mode.id();
     let stored = args
         .session
         .as_deref()
@@ -111,38 +107,61 @@ async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyh
     } else {
         ProjectPrograms::Never
     };
-    let unstarted = (!args.trust_project).then(|| not_started(&cwd)).flatten();
-    let max_line = config.max_message_bytes;
-    // The agent, served as for an editor, on one end of an in-memory pipe; Ctrl-C stops it
-    // the way a signal stops the stdio agent.
-    let (agent_end, editor_end) = tokio::io::duplex(1 << 16);
-    let (agent_in, agent_out) = tokio::io::split(agent_end);
-    let (editor_in, editor_out) = tokio::io::split(editor_end);
-    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let shutdown = {
-        let (interrupted, display) = (interrupted.clone(), display.clone());
-        async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
-                display.progress("interrupted, cancelling");
-            } else {
-                std::future::pending::<()>().await;
-            }
-        }
+    let run = Run {
+        model: config.default_model.clone(),
+        mode: config.default_mode.id(),
+        unstarted: (!args.trust_project).then(|| not_started(&cwd)).flatten(),
+        requested: args.session.clone(),
+        stored,
+        cwd,
+        prompt,
+        schema,
+        // clap has checked that it is a positive number.
+        timeout: args.timeout.map(std::time::Duration::from_secs_f64),
     };
-    let framing = |max_line| Framing {
-        max_line,
-        trace: None,
+    let (agent, editor_end) = agent::start(config, model_client, display);
+    let result = converse(run, editor_end, display).await;
+    display.end_answer_line();
+    // Interrupted, the run ends `cancelled` whatever the connection said last (before the
+    // prompt, the agent closes without answering what was asked).
+    let ended = if agent.ended().await {
+        Ended::Stopped(StopReason::Cancelled)
+    } else {
+        result.map_err(|e| anyhow::anyhow!("{}", e.message))?
     };
-    let served = tokio::spawn(crate::serve(
-        Arc::new(config),
-        model_client,
-        transport::over(agent_in, agent_out, framing(max_line)),
-        shutdown,
-    ));
-    let requested = args.session.clone();
+    let name = match &ended {
+        Ended::Stopped(stop) => stop_name(*stop),
+        Ended::TimedOut => "timeout",
+        Ended::Unstructured => "end_turn, answer not valid against the output schema",
+    };
+    display.finished(name);
+    Ok(ended)
+}
+
+/// What one run asks of the agent.
+struct Run {
+    model: String,
+    mode: &'static str,
+    /// The note about the project's MCP servers this run does not start.
+    unstarted: Option<String>,
+    /// `--session`, and whether it names a stored session.
+    requested: Option<String>,
+    stored: bool,
+    cwd: std::path::PathBuf,
+    prompt: String,
+    schema: Option<serde_json::Value>,
+    timeout: Option<std::time::Duration>,
+}
+
+/// Acts as the editor over `editor_end`: opens the session, sends the prompt, shows what
+/// streams and refuses what would need asking.
+async fn converse(
+    run: Run,
+    editor_end: agent::EditorEnd,
+    display: &Arc<Display>,
+) -> Result<Ended, agent_client_protocol::Error> {
     let (shown, refusing) = (display.clone(), display.clone());
-    let result = Client
+    Client
         .v1()
         .name("tandem-exec")
         .on_receive_notification(
@@ -158,51 +177,29 @@ async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyh
                         _cx| { responder.respond(refuse_headless(&req, &refusing)) },
             agent_client_protocol::on_receive_request!(),
         )
-        .connect_with(
-            transport::over(editor_in, editor_out, framing(usize::MAX)),
-            async move |cx| {
-                let session_id = open_session(&cx, requested.as_deref(), stored, &cwd).await?;
-                display.started(&session_id.0);
-                display.progress(&format!(
-                    "session {}, model {model}, mode {mode}, cwd {}",
-                    session_id.0,
-                    cwd.display()
-                ));
-                if let Some(note) = &unstarted {
-                    display.progress(note);
-                }
-                let one = OnePrompt {
-                    session_id,
-                    prompt,
-                    schema: schema.as_ref(),
-                    timeout,
-                };
-                prompt_until_done(&cx, one, display).await
-            },
-        )
-        .await;
-    display.end_answer_line();
-    // Closing the pipe ends the agent's input: it writes what the session recorded to disk
-    // and stops its MCP servers before `serve` returns.
-    match served.await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::warn!("the agent ended with an error: {e:#}"),
-        Err(e) => tracing::warn!("the agent's task failed: {e}"),
-    }
-    // Interrupted, the run ends `cancelled` whatever the connection said last (before the
-    // prompt, the agent closes without answering what was asked).
-    let ended = if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-        Ended::Stopped(StopReason::Cancelled)
-    } else {
-        result.map_err(|e| anyhow::anyhow!("{}", e.message))?
-    };
-    let name = match &ended {
-        Ended::Stopped(stop) => stop_name(*stop),
-        Ended::TimedOut => "timeout",
-        Ended::Unstructured => "end_turn, answer not valid against the output schema",
-    };
-    display.finished(name);
-    Ok(ended)
+        .connect_with(editor_end, async move |cx| {
+            let session_id =
+                open_session(&cx, run.requested.as_deref(), run.stored, &run.cwd).await?;
+            display.started(&session_id.0);
+            display.progress(&format!(
+                "session {}, model {}, mode {}, cwd {}",
+                session_id.0,
+                run.model,
+                run.mode,
+                run.cwd.display()
+            ));
+            if let Some(note) = &run.unstarted {
+                display.progress(note);
+            }
+            let one = OnePrompt {
+                session_id,
+                prompt: run.prompt,
+                schema: run.schema.as_ref(),
+                timeout: run.timeout,
+            };
+            prompt_until_done(&cx, one, display).await
+        })
+        .await
 }
 
 /// What to say when the project in `cwd` declares MCP servers that this run does not start.

@@ -52,20 +52,7 @@ impl SessionManager {
             .iter()
             .map(|f| crate::platform::canonical(f).unwrap_or_else(|_| f.clone()))
             .collect();
-        let options = options::views(
-            &s.settings,
-            &backend.config,
-            backend.discovered.borrow().as_deref(),
-        );
-        if s.project.declares_hooks() {
-            tracing::warn!(cwd = %s.cwd.display(), "hooks in the project's .tandem/config.toml are ignored: opening a project must not run its code; declare them in your own config file");
-        }
-        let commands = commands::discover(
-            &s.cwd,
-            &backend.config.config_dir,
-            &self.config().actions,
-            &s.project.actions,
-        );
+        let (options, commands) = self.shown(&s, &backend);
         let transcript = s.history.transcript().clone();
         let extras = Arc::new(Extras::open(
             &backend.config,
@@ -98,31 +85,20 @@ impl SessionManager {
             transcript: transcript.clone(),
             policy: policy.clone(),
         });
-        let meters = Arc::new(Meters {
-            settings: settings_rx.clone(),
-            grants: watch::channel(Grants::default()).0,
-            totals: watch::channel(Default::default()).0,
-            window_cut: watch::channel(None).0,
-            discovered: backend.discovered.clone(),
-        });
-        let status = Watch {
+        let (meters, status) = meters(Measured {
             cwd: root,
             folders: s.folders.clone(),
             settings: settings_rx,
             usage: usage.subscribe(),
-            totals: meters.totals.subscribe(),
-            grants: meters.grants.subscribe(),
             policy,
             mcp: s.mcp,
             transcript: transcript.clone(),
             discovered: backend.discovered.clone(),
-            window_cut: meters.window_cut.subscribe(),
-        };
+        });
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
             inner: s.editor.sink,
             transcript,
         });
-        let (tx, rx) = mpsc::unbounded_channel();
         let actor = Actor::new(
             TurnContext::new(facts, services, meters, sink, usage),
             settings,
@@ -130,15 +106,7 @@ impl SessionManager {
             s.title,
             commands.clone(),
         );
-        tokio::spawn(actor.run(rx));
-        self.sessions.lock().insert(
-            s.id.clone(),
-            Live {
-                tx,
-                status,
-                commands: commands.clone(),
-            },
-        );
+        self.serve(&s.id, actor, status, commands.clone());
         NewSession {
             id: s.id,
             settings: s.settings,
@@ -150,6 +118,44 @@ impl SessionManager {
 }
 
 impl SessionManager {
+    /// What the editor is shown of a session as it opens: its config options and its slash
+    /// commands (and a warning on stderr for hooks a project declares, which never run).
+    fn shown(
+        &self,
+        s: &Start,
+        backend: &super::Backend,
+    ) -> (Vec<crate::types::OptionView>, Vec<commands::SlashCommand>) {
+        let options = options::views(
+            &s.settings,
+            &backend.config,
+            backend.discovered.borrow().as_deref(),
+        );
+        if s.project.declares_hooks() {
+            tracing::warn!(cwd = %s.cwd.display(), "hooks in the project's .tandem/config.toml are ignored: opening a project must not run its code; declare them in your own config file");
+        }
+        let commands = commands::discover(
+            &s.cwd,
+            &backend.config.config_dir,
+            &self.config().actions,
+            &s.project.actions,
+        );
+        (options, commands)
+    }
+
+    /// Runs `actor` as the open session `id`, reached through the manager from now on.
+    fn serve(&self, id: &str, actor: Actor, status: Watch, commands: Vec<commands::SlashCommand>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(actor.run(rx));
+        self.sessions.lock().insert(
+            id.to_string(),
+            Live {
+                tx,
+                status,
+                commands,
+            },
+        );
+    }
+
     /// Every tool the session offers: the built-ins, `load_skill` when it has skills, its MCP
     /// servers' tools as they connect, and `task`.
     fn registry(&self, extras: &Extras, mcp: &Arc<crate::mcp::Hub>) -> Registry {
@@ -196,6 +202,44 @@ impl SessionManager {
             grammar: Grammar::of(&config.shell),
         })
     }
+}
+
+/// What a session's status reads besides its meters.
+struct Measured {
+    cwd: PathBuf,
+    folders: Vec<PathBuf>,
+    settings: watch::Receiver<crate::config::Settings>,
+    usage: watch::Receiver<Option<(u64, u64)>>,
+    policy: Arc<Policy>,
+    mcp: Arc<crate::mcp::Hub>,
+    transcript: Transcript,
+    discovered: watch::Receiver<Option<Arc<crate::model::discover::Discovered>>>,
+}
+
+/// A new session's meters (what its turns read and count), and the status watch that
+/// `_tandem/status` reads them through.
+fn meters(m: Measured) -> (Arc<Meters>, Watch) {
+    let meters = Arc::new(Meters {
+        settings: m.settings.clone(),
+        grants: watch::channel(Grants::default()).0,
+        totals: watch::channel(Default::default()).0,
+        window_cut: watch::channel(None).0,
+        discovered: m.discovered.clone(),
+    });
+    let status = Watch {
+        cwd: m.cwd,
+        folders: m.folders,
+        settings: m.settings,
+        usage: m.usage,
+        totals: meters.totals.subscribe(),
+        grants: meters.grants.subscribe(),
+        policy: m.policy,
+        mcp: m.mcp,
+        transcript: m.transcript,
+        discovered: m.discovered,
+        window_cut: meters.window_cut.subscribe(),
+    };
+    (meters, status)
 }
 
 /// Forwards events and records the plan, which tools emit directly, in the transcript.

@@ -145,83 +145,29 @@ impl Turn {
         }
         // The settings and the model's profile, once for this request and its calls.
         let step = self.ctx.step();
-        let spec = &step.spec;
-        let (system, tools) = frame::prepare(&self.ctx, &step, &mut self.history);
-        let mut messages = Vec::with_capacity(self.history.messages().len() + 1);
-        messages.push(Arc::new(Message::System(system)));
-        let conversation = self.history.messages().iter().cloned();
-        messages.extend(conversation.map(|m| fit_to_model(m, spec)));
-        estimate::thin_images(&mut messages);
-        let threshold = self.ctx.facts.config.compact_threshold * spec.context_window as f64;
-        if projected(&self.ctx, &messages) as f64 > threshold {
-            match self.compact(&step).await {
-                Compacted::Done { .. } => return None,
-                Compacted::Cancelled => return stop(Ok(StopReason::Cancelled)),
-                // Go on with the full conversation; the server will say if it does not fit.
-                Compacted::Nothing | Compacted::Failed(_) => {}
-            }
-        }
-        self.requests += 1;
-        let request = ModelRequest {
-            model: spec.id.clone(),
-            messages,
-            reasoning_effort: step.settings.effort_for_request(&self.ctx.facts.config),
-            tools: if self.guard.tools_off() {
-                Vec::new()
-            } else {
-                tools
-            },
-            max_tokens: spec.max_output_tokens,
-            response_format: self.schema().map(|o| o.schema().clone()),
+        let request = match self.request(&step).await {
+            Ok(request) => request,
+            Err(ended) => return ended,
         };
+        self.requests += 1;
         let ids = self.history.call_ids();
         let response = stream_response(&self.ctx, &step, request, ids, &self.cancel).await;
-        let Recorded {
-            calls,
-            shown_ids,
-            early,
-            end,
-        } = self.record(response);
-        let finish = match end {
+        let recorded = self.record(response);
+        let finish = match recorded.end {
             End::Cancelled => {
                 self.history.close_unanswered(CANCELLED);
                 return stop(Ok(StopReason::Cancelled));
             }
-            End::Failed(e)
-                if e.class == ErrorClass::ContextLength
-                    && !self.retried_context
-                    && calls.is_empty() =>
-            {
-                // The server says it does not fit: compact once and try again.
-                self.retried_context = true;
-                return match self.compact(&step).await {
-                    Compacted::Done { .. } => None,
-                    Compacted::Cancelled => stop(Ok(StopReason::Cancelled)),
-                    Compacted::Nothing | Compacted::Failed(_) => stop(Err(e)),
-                };
-            }
-            End::Failed(e)
-                if e.class == ErrorClass::BadRequest
-                    && !self.retried_images
-                    && calls.is_empty()
-                    && self.history.holds_images() =>
-            {
-                self.leave_out_refused_images(&e);
-                return None;
-            }
-            End::Failed(e) => {
-                self.history.close_unanswered(REQUEST_FAILED);
-                return stop(Err(e));
-            }
+            End::Failed(e) => return self.failed(e, &step, recorded.calls.is_empty()).await,
             End::Finished(finish) => finish,
         };
-        if calls.is_empty() {
+        if recorded.calls.is_empty() {
             return self.answered(StopReason::after(finish.as_ref()));
         }
-        let refusals = self.guard.apply(&self.ctx, &calls);
+        let refusals = self.guard.apply(&self.ctx, &recorded.calls);
         // The calls are on disk before any of them runs: a crash mid-call keeps them.
         self.history.transcript().flush().await;
-        let issued = calls::Issued::new(calls, shown_ids, &early);
+        let issued = calls::Issued::new(recorded.calls, recorded.shown_ids, &recorded.early);
         let caller = Caller {
             ctx: &self.ctx,
             step: &step,
@@ -233,6 +179,65 @@ impl Turn {
             return stop(Ok(StopReason::Cancelled));
         }
         None
+    }
+
+    /// The next request of `step`: the fixed system prompt and tools, the conversation as the
+    /// model takes it, compacted first when it nears the window. `Err` when the step ends
+    /// before a request is made (`None`: a compaction happened, ask again).
+    async fn request(&mut self, step: &Step) -> Result<ModelRequest, Option<Ended>> {
+        let spec = &step.spec;
+        let (system, tools) = frame::prepare(&self.ctx, step, &mut self.history);
+        let mut messages = Vec::with_capacity(self.history.messages().len() + 1);
+        messages.push(Arc::new(Message::System(system)));
+        let conversation = self.history.messages().iter().cloned();
+        messages.extend(conversation.map(|m| fit_to_model(m, spec)));
+        estimate::thin_images(&mut messages);
+        let threshold = self.ctx.facts.config.compact_threshold * spec.context_window as f64;
+        if projected(&self.ctx, &messages) as f64 > threshold {
+            match self.compact(step).await {
+                Compacted::Done { .. } => return Err(None),
+                Compacted::Cancelled => return Err(stop(Ok(StopReason::Cancelled))),
+                // Go on with the full conversation; the server will say if it does not fit.
+                Compacted::Nothing | Compacted::Failed(_) => {}
+            }
+        }
+        Ok(ModelRequest {
+            model: spec.id.clone(),
+            messages,
+            reasoning_effort: step.settings.effort_for_request(&self.ctx.facts.config),
+            tools: if self.guard.tools_off() {
+                Vec::new()
+            } else {
+                tools
+            },
+            max_tokens: spec.max_output_tokens,
+            response_format: self.schema().map(|o| o.schema().clone()),
+        })
+    }
+
+    /// The request failed with `e` (`no_calls`: before the model called anything): a window
+    /// the conversation did not fit is compacted and asked again once, images a server refused
+    /// are left out and asked again once; anything else ends the turn with the error.
+    async fn failed(&mut self, e: ModelError, step: &Step, no_calls: bool) -> Option<Ended> {
+        if e.class == ErrorClass::ContextLength && !self.retried_context && no_calls {
+            // The server says it does not fit: compact once and try again.
+            self.retried_context = true;
+            return match self.compact(step).await {
+                Compacted::Done { .. } => None,
+                Compacted::Cancelled => stop(Ok(StopReason::Cancelled)),
+                Compacted::Nothing | Compacted::Failed(_) => stop(Err(e)),
+            };
+        }
+        if e.class == ErrorClass::BadRequest
+            && !self.retried_images
+            && no_calls
+            && self.history.holds_images()
+        {
+            self.leave_out_refused_images(&e);
+            return None;
+        }
+        self.history.close_unanswered(REQUEST_FAILED);
+        stop(Err(e))
     }
 
     /// The server refused a request that held images (`e`): an image it cannot take would

@@ -48,90 +48,148 @@ pub(super) async fn stream_response(
     ctx: &TurnContext,
     step: &Step,
     request: ModelRequest,
-    mut ids: CallIds,
+    ids: CallIds,
     cancel: &CancellationToken,
 ) -> Response {
     let estimate_in = estimate_tokens(&request.messages);
     // With tools offered, a call the server left in the text is held back from the editor.
     let offered: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
-    let mut watch = (!offered.is_empty()).then(text_calls::Watch::default);
-    let mut response = Response {
-        text: String::new(),
-        reasoning: String::new(),
-        calls: Vec::new(),
-        carried: None,
-        early: Vec::new(),
-        end: End::Cancelled,
-        cut: None,
-    };
+    let mut shown = Showing::new(ids, !offered.is_empty());
+    let mut read = Read::default();
     let opened = tokio::select! {
         biased;
-        () = cancel.cancelled() => return response,
+        () = cancel.cancelled() => return read.response,
         opened = ctx.services.model.open(request) => opened,
     };
     let mut stream = match opened {
         Ok(stream) => stream,
         Err(e) => {
-            response.end = End::Failed(e);
-            return response;
+            read.response.end = End::Failed(e);
+            return read.response;
         }
     };
-    let mut usage = None;
-    let mut finish = None;
     // An event read while merging pieces, handled before reading on.
     let mut held: coalesce::Next = None;
-    // A key split across two pieces is caught: see `secrets::StreamRedactor`.
-    let mut text_shown = StreamRedactor::default();
-    let mut thought_shown = StreamRedactor::default();
     loop {
         let next = match held.take() {
             Some(next) => next,
             None => tokio::select! {
                 biased;
-                () = cancel.cancelled() => return response,
+                () = cancel.cancelled() => return read.response,
                 next = stream.next() => next,
             },
         };
         match next {
             None => break,
             Some(Err(e)) => {
-                response.end = End::Failed(e);
-                return response;
+                read.response.end = End::Failed(e);
+                return read.response;
             }
-            Some(Ok(ModelEvent::Text(mut t))) => {
-                held = coalesce::gather(&mut stream, &mut t, false);
+            Some(Ok(event)) => held = shown.take(ctx, step, &mut read, event, &mut stream),
+        }
+    }
+    shown.finish(ctx, &mut read.response, &offered);
+    count_usage(ctx, &step.spec, &mut read.response, estimate_in, read.usage);
+    read.response.end = End::Finished(read.finish);
+    read.response
+}
+
+/// What a response has brought so far.
+struct Read {
+    response: Response,
+    usage: Option<crate::model::Usage>,
+    finish: Option<FinishReason>,
+}
+
+impl Default for Read {
+    fn default() -> Self {
+        Self {
+            response: Response {
+                text: String::new(),
+                reasoning: String::new(),
+                calls: Vec::new(),
+                carried: None,
+                early: Vec::new(),
+                end: End::Cancelled,
+                cut: None,
+            },
+            usage: None,
+            finish: None,
+        }
+    }
+}
+
+/// What the editor is shown while a response streams: its text (held back where it may be a
+/// call left in the text, and where it may be the start of a key: see
+/// `secrets::StreamRedactor`), its reasoning, and the calls whose names arrived.
+struct Showing {
+    ids: CallIds,
+    watch: Option<text_calls::Watch>,
+    text: StreamRedactor,
+    thought: StreamRedactor,
+}
+
+impl Showing {
+    fn new(ids: CallIds, watch_for_calls: bool) -> Self {
+        Self {
+            ids,
+            watch: watch_for_calls.then(text_calls::Watch::default),
+            text: StreamRedactor::default(),
+            thought: StreamRedactor::default(),
+        }
+    }
+
+    /// Takes one event into `read` and shows what it shows; returns an event read ahead
+    /// while merging the pieces ready now.
+    fn take(
+        &mut self,
+        ctx: &TurnContext,
+        step: &Step,
+        read: &mut Read,
+        event: ModelEvent,
+        stream: &mut crate::model::EventStream,
+    ) -> coalesce::Next {
+        let response = &mut read.response;
+        match event {
+            ModelEvent::Text(mut t) => {
+                let held = coalesce::gather(stream, &mut t, false);
                 response.text.push_str(&t);
-                let shown = match &mut watch {
+                let shown = match &mut self.watch {
                     Some(watch) => watch.push(&t),
                     None => t,
                 };
-                emit_some(ctx, TurnEvent::Text(text_shown.push(&shown)));
+                emit_some(ctx, TurnEvent::Text(self.text.push(&shown)));
+                return held;
             }
-            Some(Ok(ModelEvent::Reasoning(mut t))) => {
-                held = coalesce::gather(&mut stream, &mut t, true);
+            ModelEvent::Reasoning(mut t) => {
+                let held = coalesce::gather(stream, &mut t, true);
                 response.reasoning.push_str(&t);
-                emit_some(ctx, TurnEvent::Thought(thought_shown.push(&t)));
+                emit_some(ctx, TurnEvent::Thought(self.thought.push(&t)));
+                return held;
             }
-            Some(Ok(ModelEvent::Usage(u))) => usage = Some(u),
-            Some(Ok(ModelEvent::ToolCalls(calls))) => response.calls.extend(calls),
-            Some(Ok(ModelEvent::Carried(carried))) => response.carried = Some(carried),
-            Some(Ok(ModelEvent::CallStarted { id, name })) => {
-                if let Some(shown) = announce(ctx, step, &mut ids, &id, &name) {
+            ModelEvent::Usage(u) => read.usage = Some(u),
+            ModelEvent::ToolCalls(calls) => response.calls.extend(calls),
+            ModelEvent::Carried(carried) => response.carried = Some(carried),
+            ModelEvent::CallStarted { id, name } => {
+                if let Some(shown) = announce(ctx, step, &mut self.ids, &id, &name) {
                     response.early.push(shown);
                 }
             }
-            Some(Ok(ModelEvent::Finish(reason))) => finish = Some(reason),
+            ModelEvent::Finish(reason) => read.finish = Some(reason),
         }
+        None
     }
-    if let Some(watch) = watch {
-        let rest = take_text_calls(&mut response, watch, &offered);
-        emit_some(ctx, TurnEvent::Text(text_shown.push(&rest)));
+
+    /// The response is whole: calls left in the text are taken out of it, and what was held
+    /// back is shown.
+    fn finish(mut self, ctx: &TurnContext, response: &mut Response, offered: &[String]) {
+        if let Some(watch) = self.watch.take() {
+            let rest = take_text_calls(response, watch, offered);
+            emit_some(ctx, TurnEvent::Text(self.text.push(&rest)));
+        }
+        emit_some(ctx, TurnEvent::Thought(self.thought.finish()));
+        emit_some(ctx, TurnEvent::Text(self.text.finish()));
     }
-    emit_some(ctx, TurnEvent::Thought(thought_shown.finish()));
-    emit_some(ctx, TurnEvent::Text(text_shown.finish()));
-    count_usage(ctx, &step.spec, &mut response, estimate_in, usage);
-    response.end = End::Finished(finish);
-    response
 }
 
 /// Shows the editor a call whose name arrived (status pending, titled by its tool) before
