@@ -25,49 +25,10 @@ impl Config {
         let (file, config_file) = read_file(overrides, env)?;
         let (endpoint, preset) = endpoint(overrides, &set, &file)?;
         let replay = overrides.replay.clone();
-        let default_model = overrides
-            .model
-            .clone()
-            .or_else(|| set("TANDEM_MODEL"))
-            .or_else(|| file.model.clone())
-            .unwrap_or_else(|| {
-                if replay.is_some() {
-                    "replay".to_string()
-                } else {
-                    "gpt-4o-mini".to_string()
-                }
-            });
-        let window = preset
-            .unwrap_or(&presets::PRESETS[0])
-            .default_context_window;
-        let models_list = set("TANDEM_MODELS");
-        let models_configured = models_list.is_some() || !file.models.is_empty();
-        let mut models = resolve_models(&default_model, models_list.as_deref(), &file, window);
-        let providers = super::providers::resolve(&file.providers, &set)?;
-        for model in &mut models {
-            let provider = model.provider.as_deref();
-            model.api = providers
-                .iter()
-                .find(|p| Some(p.provider.as_str()) == provider)
-                .map_or(endpoint.api, |p| p.api);
-        }
-        if let Some((model, name)) = models.iter().find_map(|m| {
-            let name = m.provider.as_deref()?;
-            (!providers.iter().any(|p| p.provider == name)).then_some((&m.id, name))
-        }) {
-            return Err(ConfigError::Invalid(format!(
-                "model `{model}` names provider `{name}`, which no [[providers]] entry defines"
-            )));
-        }
-        let permissions = match &config_file {
-            Some(path) => permissions::parse_all(&file.permissions, path).map_err(|source| {
-                ConfigError::Rule {
-                    path: path.clone(),
-                    source,
-                }
-            })?,
-            None => Vec::new(),
-        };
+        let default_model = default_model(overrides, &set, &file, replay.is_some());
+        let (models, models_configured, providers) =
+            models(&default_model, &set, &file, preset, endpoint.api)?;
+        let permissions = user_permissions(&file, config_file.as_deref())?;
         Ok(Config {
             permissions,
             user_home: user_home(env),
@@ -122,6 +83,77 @@ impl Config {
             config_file,
             overrides: overrides.clone(),
         })
+    }
+}
+
+/// The model new sessions start with: the flag, `TANDEM_MODEL`, the file, or a default.
+fn default_model(
+    overrides: &Overrides,
+    set: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+    replay: bool,
+) -> String {
+    overrides
+        .model
+        .clone()
+        .or_else(|| set("TANDEM_MODEL"))
+        .or_else(|| file.model.clone())
+        .unwrap_or_else(|| {
+            if replay {
+                "replay".to_string()
+            } else {
+                "gpt-4o-mini".to_string()
+            }
+        })
+}
+
+/// The models offered (and whether the user listed them), each with the API of the provider
+/// it names, and the providers; an error when a model names a provider none defines.
+fn models(
+    default_model: &str,
+    set: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+    preset: Option<&presets::Preset>,
+    api: super::Api,
+) -> Result<(Vec<super::ModelSpec>, bool, Vec<super::Endpoint>), ConfigError> {
+    let window = preset
+        .unwrap_or(&presets::PRESETS[0])
+        .default_context_window;
+    let models_list = set("TANDEM_MODELS");
+    let models_configured = models_list.is_some() || !file.models.is_empty();
+    let mut models = resolve_models(default_model, models_list.as_deref(), file, window);
+    let providers = super::providers::resolve(&file.providers, set)?;
+    for model in &mut models {
+        let provider = model.provider.as_deref();
+        model.api = providers
+            .iter()
+            .find(|p| Some(p.provider.as_str()) == provider)
+            .map_or(api, |p| p.api);
+    }
+    if let Some((model, name)) = models.iter().find_map(|m| {
+        let name = m.provider.as_deref()?;
+        (!providers.iter().any(|p| p.provider == name)).then_some((&m.id, name))
+    }) {
+        return Err(ConfigError::Invalid(format!(
+            "model `{model}` names provider `{name}`, which no [[providers]] entry defines"
+        )));
+    }
+    Ok((models, models_configured, providers))
+}
+
+/// The permission rules of the user's config file (none without one).
+fn user_permissions(
+    file: &FileConfig,
+    config_file: Option<&Path>,
+) -> Result<Vec<permissions::Rule>, ConfigError> {
+    match config_file {
+        Some(path) => {
+            permissions::parse_all(&file.permissions, path).map_err(|source| ConfigError::Rule {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+        None => Ok(Vec::new()),
     }
 }
 

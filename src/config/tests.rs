@@ -211,6 +211,13 @@ fn the_api_comes_from_flag_env_file_or_the_preset() {
         Api::ChatCompletions,
         "another server under OpenAI's preset"
     );
+}
+
+#[test]
+fn a_named_api_wins_over_what_the_server_would_speak() {
+    let api = |overrides: Overrides, vars: &[(&str, &str)]| {
+        resolve(overrides, vars).map(|c| c.endpoint.api)
+    };
     let flag = Overrides {
         api: Some("anthropic-messages".into()),
         base_url: Some("http://box:8080/v1".into()),

@@ -32,52 +32,7 @@ impl Splice<'_, '_> {
         let n = self.needle.len();
         let block = &self.lines[self.start..self.start + n];
         let found: Vec<&str> = block.iter().map(|l| l.text).collect();
-        let reindent = self
-            .tier
-            .reindents()
-            .then(|| indent::Reindent::new(self.needle, &found, self.new, self.unit));
-        let file_text: String = found.concat();
-        let quoted: String = self.needle.concat();
-        let punctuation = self.tier == Tier::Punctuation;
-        // Typographic characters the model brought in become the file's ASCII ones.
-        let introduced: Vec<char> = quoted
-            .chars()
-            .filter(|c| punctuation && fold::ascii_for(*c).is_some() && !file_text.contains(*c))
-            .collect();
-        // ASCII ones the model wrote for the file's only typographic form of them (prose with
-        // ’ and never ') become the file's.
-        let restored: Vec<(char, char)> = file_text
-            .chars()
-            .filter(|t| punctuation && !quoted.contains(*t))
-            .filter_map(|t| {
-                let ascii = fold::ascii_for(t)?.chars().next()?;
-                let only = fold::ascii_for(t)?.len() == 1
-                    && !file_text.contains(ascii)
-                    && quoted.contains(ascii)
-                    && !file_text.chars().any(|o| {
-                        o != t && fold::ascii_for(o).is_some_and(|a| a.starts_with(ascii))
-                    });
-                only.then_some((ascii, t))
-            })
-            .collect();
-        let written = |line: &str| -> String {
-            let line = match &reindent {
-                Some(r) => r.line(line),
-                None => line.to_string(),
-            };
-            if introduced.is_empty() && restored.is_empty() {
-                return line;
-            }
-            line.chars()
-                .map(|c| match (introduced.contains(&c), fold::ascii_for(c)) {
-                    (true, Some(ascii)) => ascii.to_string(),
-                    _ => match restored.iter().find(|(a, _)| *a == c) {
-                        Some((_, t)) => t.to_string(),
-                        None => c.to_string(),
-                    },
-                })
-                .collect()
-        };
+        let writer = Writer::new(self, &found);
         // New lines end like the lines they replace (line by line in a mixed file).
         let eol = match block.first().map(|l| l.end) {
             Some(end) if !end.is_empty() => end,
@@ -104,10 +59,22 @@ impl Splice<'_, '_> {
                 } => out.extend(
                     self.new[new_index..new_index + new_len]
                         .iter()
-                        .map(|l| (written(l), eol)),
+                        .map(|l| (writer.line(l), eol)),
                 ),
             }
         }
+        self.join(block, out, eol)
+    }
+
+    /// The range `block` covers and the text of `out`'s lines that replaces it, each with its
+    /// line end (the block's last one keeps the block's, so a missing final newline stays
+    /// missing).
+    fn join(
+        &self,
+        block: &[Line<'_>],
+        out: Vec<(String, &str)>,
+        eol: &str,
+    ) -> (std::ops::Range<usize>, String) {
         let last_end = block.last().map_or(eol, |l| l.end);
         let mut from = block.first().map_or(0, |l| l.start);
         let to = block
@@ -153,5 +120,72 @@ impl Splice<'_, '_> {
         let old = keyed(self.needle, needle_depth);
         let new = keyed(self.new, new_depth);
         similar::capture_diff_slices(Algorithm::Myers, &old, &new)
+    }
+}
+
+/// How a new line is written into the file: reindented where the tier ignored indentation,
+/// and with the file's punctuation where the tier folded it.
+struct Writer {
+    reindent: Option<indent::Reindent>,
+    /// Typographic characters the model brought in, which become the file's ASCII ones.
+    introduced: Vec<char>,
+    /// ASCII characters the model wrote for the file's only typographic form of them (prose
+    /// with ’ and never '), with that form.
+    restored: Vec<(char, char)>,
+}
+
+impl Writer {
+    fn new(splice: &Splice<'_, '_>, found: &[&str]) -> Self {
+        let reindent = splice
+            .tier
+            .reindents()
+            .then(|| indent::Reindent::new(splice.needle, found, splice.new, splice.unit));
+        let file_text: String = found.concat();
+        let quoted: String = splice.needle.concat();
+        let punctuation = splice.tier == Tier::Punctuation;
+        let introduced: Vec<char> = quoted
+            .chars()
+            .filter(|c| punctuation && fold::ascii_for(*c).is_some() && !file_text.contains(*c))
+            .collect();
+        let restored: Vec<(char, char)> = file_text
+            .chars()
+            .filter(|t| punctuation && !quoted.contains(*t))
+            .filter_map(|t| {
+                let ascii = fold::ascii_for(t)?.chars().next()?;
+                let only = fold::ascii_for(t)?.len() == 1
+                    && !file_text.contains(ascii)
+                    && quoted.contains(ascii)
+                    && !file_text.chars().any(|o| {
+                        o != t && fold::ascii_for(o).is_some_and(|a| a.starts_with(ascii))
+                    });
+                only.then_some((ascii, t))
+            })
+            .collect();
+        Self {
+            reindent,
+            introduced,
+            restored,
+        }
+    }
+
+    fn line(&self, line: &str) -> String {
+        let line = match &self.reindent {
+            Some(r) => r.line(line),
+            None => line.to_string(),
+        };
+        if self.introduced.is_empty() && self.restored.is_empty() {
+            return line;
+        }
+        line.chars()
+            .map(
+                |c| match (self.introduced.contains(&c), fold::ascii_for(c)) {
+                    (true, Some(ascii)) => ascii.to_string(),
+                    _ => match self.restored.iter().find(|(a, _)| *a == c) {
+                        Some((_, t)) => t.to_string(),
+                        None => c.to_string(),
+                    },
+                },
+            )
+            .collect()
     }
 }

@@ -198,20 +198,7 @@ impl State {
         match update {
             SessionUpdate::AgentMessageChunk(chunk) => {
                 if let ContentBlock::Text(t) = chunk.content {
-                    if structured {
-                        // stdout is kept for the validated value; the answer streams to stderr.
-                        self.summary.answer.push_str(&t.text);
-                        self.end_thought_line();
-                        let mut err = std::io::stderr().lock();
-                        let _ = err.write_all(t.text.as_bytes());
-                        self.err_answer_open = !t.text.ends_with('\n');
-                        return;
-                    }
-                    self.end_thought_line();
-                    self.answer_open = !t.text.ends_with('\n');
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(t.text.as_bytes());
-                    let _ = out.flush();
+                    self.show_answer(&t.text, structured);
                 }
             }
             SessionUpdate::AgentThoughtChunk(chunk) => {
@@ -235,49 +222,67 @@ impl State {
                     self.progress(&format!("→ {}", call.title));
                 }
             }
-            SessionUpdate::ToolCallUpdate(update) => {
-                let id = update.tool_call_id.0.to_string();
-                if let (Some(title), Some(call)) = (&update.fields.title, self.calls.get_mut(&id)) {
-                    call.0 = title.clone();
-                    if let Some(kind) = update.fields.kind {
-                        call.1 = kind;
-                    }
-                    if self.unannounced.remove(&id) {
-                        self.progress(&format!("→ {title}"));
-                    }
-                }
-                let (title, kind) = self
-                    .calls
-                    .get(&id)
-                    .cloned()
-                    .unwrap_or_else(|| (id.clone(), ToolKind::Other));
-                let fields = update.fields;
-                if let Some(content) = &fields.content {
-                    self.show_content(content, fields.status, kind);
-                }
-                match fields.status {
-                    Some(ToolCallStatus::Completed) => self.progress(&format!("✓ {title}")),
-                    Some(ToolCallStatus::Failed) => {
-                        let why = fields
-                            .content
-                            .as_deref()
-                            .and_then(first_text)
-                            .unwrap_or_default();
-                        self.progress(&format!(
-                            "✗ {title}{}",
-                            if why.is_empty() {
-                                String::new()
-                            } else {
-                                format!(": {why}")
-                            }
-                        ));
-                    }
-                    _ => {}
-                }
-            }
+            SessionUpdate::ToolCallUpdate(update) => self.show_call_update(update),
             SessionUpdate::Plan(plan) => self.show_plan(&plan),
             SessionUpdate::UsageUpdate(u) => {
                 self.progress(&format!("context {} / {} tokens", u.used, u.size))
+            }
+            _ => {}
+        }
+    }
+
+    /// A piece of the answer: on stdout, or with `--output-schema` on stderr (stdout is kept
+    /// for the validated value).
+    fn show_answer(&mut self, text: &str, structured: bool) {
+        self.end_thought_line();
+        if structured {
+            self.summary.answer.push_str(text);
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(text.as_bytes());
+            self.err_answer_open = !text.ends_with('\n');
+            return;
+        }
+        self.answer_open = !text.ends_with('\n');
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+
+    /// A call's new title, content or status.
+    fn show_call_update(&mut self, update: agent_client_protocol::v1::schema::ToolCallUpdate) {
+        let id = update.tool_call_id.0.to_string();
+        if let (Some(title), Some(call)) = (&update.fields.title, self.calls.get_mut(&id)) {
+            call.0 = title.clone();
+            if let Some(kind) = update.fields.kind {
+                call.1 = kind;
+            }
+            if self.unannounced.remove(&id) {
+                self.progress(&format!("→ {title}"));
+            }
+        }
+        let (title, kind) = self
+            .calls
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| (id.clone(), ToolKind::Other));
+        let fields = update.fields;
+        if let Some(content) = &fields.content {
+            self.show_content(content, fields.status, kind);
+        }
+        match fields.status {
+            Some(ToolCallStatus::Completed) => self.progress(&format!("✓ {title}")),
+            Some(ToolCallStatus::Failed) => {
+                let why = fields
+                    .content
+                    .as_deref()
+                    .and_then(first_text)
+                    .unwrap_or_default();
+                let why = if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {why}")
+                };
+                self.progress(&format!("✗ {title}{why}"));
             }
             _ => {}
         }

@@ -55,7 +55,56 @@ pub fn discover(
     user_actions: &[crate::config::ActionSpec],
     project_actions: &[crate::config::ActionSpec],
 ) -> Vec<SlashCommand> {
-    let mut commands = vec![
+    let mut commands = builtins();
+    let builtin = commands.len();
+    for path in crate::customize::markdown_files(cwd, config_dir, "commands") {
+        let Some(command) = read(&path) else { continue };
+        if commands[..builtin].iter().any(|c| c.name == command.name) {
+            tracing::warn!(path = %path.display(), "a custom command cannot replace the built-in /{}", command.name);
+            continue;
+        }
+        commands.retain(|c| c.name != command.name);
+        commands.push(command);
+    }
+    // Custom actions: the user's, then the project's (a later one of the same name wins).
+    let source = cwd.join(".tandem").join("config.toml");
+    let declared = user_actions
+        .iter()
+        .map(|spec| (spec, None))
+        .chain(project_actions.iter().map(|spec| (spec, Some(&source))));
+    for (spec, declared_by) in declared {
+        let Some(action) = action_of(spec, declared_by) else {
+            continue;
+        };
+        if commands[..builtin].iter().any(|c| c.name == spec.name)
+            || spec.name.chars().any(char::is_whitespace)
+        {
+            tracing::warn!(action = %spec.name, "an action cannot be named like a built-in command or contain spaces; ignored");
+            continue;
+        }
+        if declared_by.is_some()
+            && matches!(action, Action::Command { .. })
+            && commands[builtin..].iter().any(|c| c.name == spec.name)
+        {
+            tracing::warn!(action = %spec.name, "the project's action /{} runs a command and cannot replace your own of that name; ignored", spec.name);
+            continue;
+        }
+        commands.retain(|c| c.name != spec.name);
+        commands.push(SlashCommand {
+            name: spec.name.clone(),
+            description: described(&action, spec.description.as_deref()),
+            hint: matches!(&action, Action::Prompt(p) if p.contains("$ARGUMENTS"))
+                .then(|| "arguments".to_string()),
+            action,
+            configured: true,
+        });
+    }
+    commands
+}
+
+/// The commands every session has.
+fn builtins() -> Vec<SlashCommand> {
+    vec![
         SlashCommand {
             name: "compact".into(),
             description: "Summarize the earlier conversation now to free context".into(),
@@ -77,77 +126,46 @@ pub fn discover(
             action: Action::Permissions,
             configured: false,
         },
-    ];
-    let builtin = commands.len();
-    for path in crate::customize::markdown_files(cwd, config_dir, "commands") {
-        let Some(command) = read(&path) else { continue };
-        if commands[..builtin].iter().any(|c| c.name == command.name) {
-            tracing::warn!(path = %path.display(), "a custom command cannot replace the built-in /{}", command.name);
-            continue;
+    ]
+}
+
+/// What the action `spec` does (`declared_by`: the project file, for a project's action);
+/// `None`, with a warning, when it names neither or both of a prompt and a command.
+fn action_of(
+    spec: &crate::config::ActionSpec,
+    declared_by: Option<&std::path::PathBuf>,
+) -> Option<Action> {
+    match (&spec.prompt, &spec.command) {
+        (Some(prompt), None) => Some(Action::Prompt(prompt.clone())),
+        (None, Some(command)) => Some(Action::Command {
+            line: command.clone(),
+            declared_by: declared_by.cloned(),
+        }),
+        _ => {
+            tracing::warn!(action = %spec.name, "an action needs exactly one of `prompt` or `command`; ignored");
+            None
         }
-        commands.retain(|c| c.name != command.name);
-        commands.push(command);
     }
-    // Custom actions: the user's, then the project's (a later one of the same name wins).
-    let source = cwd.join(".tandem").join("config.toml");
-    let declared = user_actions
-        .iter()
-        .map(|spec| (spec, None))
-        .chain(project_actions.iter().map(|spec| (spec, Some(&source))));
-    for (spec, declared_by) in declared {
-        let action = match (&spec.prompt, &spec.command) {
-            (Some(prompt), None) => Action::Prompt(prompt.clone()),
-            (None, Some(command)) => Action::Command {
-                line: command.clone(),
-                declared_by: declared_by.cloned(),
+}
+
+/// How an action is described in the editor's command list.
+fn described(action: &Action, described: Option<&str>) -> String {
+    match (action, described) {
+        // A repository's words for its own program are not trusted to name it.
+        (
+            Action::Command {
+                line,
+                declared_by: Some(_),
             },
-            _ => {
-                tracing::warn!(action = %spec.name, "an action needs exactly one of `prompt` or `command`; ignored");
-                continue;
-            }
-        };
-        if commands[..builtin].iter().any(|c| c.name == spec.name)
-            || spec.name.chars().any(char::is_whitespace)
-        {
-            tracing::warn!(action = %spec.name, "an action cannot be named like a built-in command or contain spaces; ignored");
-            continue;
-        }
-        if declared_by.is_some()
-            && matches!(action, Action::Command { .. })
-            && commands[builtin..].iter().any(|c| c.name == spec.name)
-        {
-            tracing::warn!(action = %spec.name, "the project's action /{} runs a command and cannot replace your own of that name; ignored", spec.name);
-            continue;
-        }
-        commands.retain(|c| c.name != spec.name);
-        commands.push(SlashCommand {
-            name: spec.name.clone(),
-            description: match (&action, &spec.description) {
-                // A repository's words for its own program are not trusted to name it.
-                (
-                    Action::Command {
-                        line,
-                        declared_by: Some(_),
-                    },
-                    described,
-                ) => format!(
-                    "{}runs the project's command `{line}`",
-                    described
-                        .as_deref()
-                        .map(|d| format!("{d}: "))
-                        .unwrap_or_default()
-                ),
-                (Action::Command { line, .. }, None) => format!("Run `{line}`"),
-                (_, Some(described)) => described.clone(),
-                (_, None) => "Custom action".into(),
-            },
-            hint: matches!(&action, Action::Prompt(p) if p.contains("$ARGUMENTS"))
-                .then(|| "arguments".to_string()),
-            action,
-            configured: true,
-        });
+            described,
+        ) => format!(
+            "{}runs the project's command `{line}`",
+            described.map(|d| format!("{d}: ")).unwrap_or_default()
+        ),
+        (Action::Command { line, .. }, None) => format!("Run `{line}`"),
+        (_, Some(described)) => described.to_string(),
+        (_, None) => "Custom action".into(),
     }
-    commands
 }
 
 fn read(path: &Path) -> Option<SlashCommand> {

@@ -25,51 +25,13 @@ pub fn render(lines: &[Line]) -> String {
                     line.at
                 ));
             }
-            Record::User { parts, .. } | Record::Command { parts } => {
-                out.push_str("## User\n\n");
-                for part in parts {
-                    match part {
-                        UserPart::Text(t) => out.push_str(&format!("{}\n\n", t.trim_end())),
-                        UserPart::Image { .. } => out.push_str("_[image]_\n\n"),
-                        UserPart::Link { .. } => {
-                            let text = part.as_text().unwrap_or_default();
-                            out.push_str(&format!("{text}\n\n"));
-                        }
-                    }
-                }
-            }
+            Record::User { parts, .. } | Record::Command { parts } => user(&mut out, parts),
             Record::Assistant {
                 text, reasoning, ..
-            } => {
-                if !reasoning.is_empty() || !text.is_empty() {
-                    out.push_str("## Assistant\n\n");
-                }
-                if !reasoning.is_empty() {
-                    for l in reasoning.trim_end().lines() {
-                        out.push_str(&format!("> {l}\n"));
-                    }
-                    out.push('\n');
-                }
-                if !text.is_empty() {
-                    out.push_str(&format!("{}\n\n", text.trim_end()));
-                }
-            }
+            } => assistant(&mut out, text, reasoning),
             Record::ToolResult {
                 view: Some(view), ..
-            } => {
-                let status = match view.status {
-                    ToolStatus::Completed => "completed",
-                    ToolStatus::Failed => "failed",
-                    ToolStatus::InProgress => "in progress",
-                    ToolStatus::Pending => "pending",
-                };
-                out.push_str(&format!("**Tool:** {} ({status})\n\n", view.title));
-                for content in &view.content {
-                    if let ToolContent::Diff { path, .. } = content {
-                        out.push_str(&format!("_Changed `{}`._\n\n", path.display()));
-                    }
-                }
-            }
+            } => tool(&mut out, view),
             Record::Plan { entries } => {
                 out.push_str("**Plan:**\n\n");
                 for e in entries {
@@ -93,4 +55,48 @@ pub fn render(lines: &[Line]) -> String {
         }
     }
     out
+}
+
+fn user(out: &mut String, parts: &[UserPart]) {
+    out.push_str("## User\n\n");
+    for part in parts {
+        match part {
+            UserPart::Text(t) => out.push_str(&format!("{}\n\n", t.trim_end())),
+            UserPart::Image { .. } => out.push_str("_[image]_\n\n"),
+            UserPart::Link { .. } => {
+                let text = part.as_text().unwrap_or_default();
+                out.push_str(&format!("{text}\n\n"));
+            }
+        }
+    }
+}
+
+fn assistant(out: &mut String, text: &str, reasoning: &str) {
+    if !reasoning.is_empty() || !text.is_empty() {
+        out.push_str("## Assistant\n\n");
+    }
+    if !reasoning.is_empty() {
+        for l in reasoning.trim_end().lines() {
+            out.push_str(&format!("> {l}\n"));
+        }
+        out.push('\n');
+    }
+    if !text.is_empty() {
+        out.push_str(&format!("{}\n\n", text.trim_end()));
+    }
+}
+
+fn tool(out: &mut String, view: &crate::types::ToolCallView) {
+    let status = match view.status {
+        ToolStatus::Completed => "completed",
+        ToolStatus::Failed => "failed",
+        ToolStatus::InProgress => "in progress",
+        ToolStatus::Pending => "pending",
+    };
+    out.push_str(&format!("**Tool:** {} ({status})\n\n", view.title));
+    for content in &view.content {
+        if let ToolContent::Diff { path, .. } = content {
+            out.push_str(&format!("_Changed `{}`._\n\n", path.display()));
+        }
+    }
 }

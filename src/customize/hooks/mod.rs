@@ -193,7 +193,12 @@ fn interpret(event: Event, hook: &Hook, exit: process::Exit, said: &mut Said) {
             return;
         }
     }
-    let text = stdout.trim();
+    said_out(event, &name, stdout.trim(), said);
+}
+
+/// Folds what a hook that exited 0 printed into `said`: plain text is context, a JSON object
+/// may add context and decide.
+fn said_out(event: Event, name: &str, text: &str, said: &mut Said) {
     if text.is_empty() {
         return;
     }

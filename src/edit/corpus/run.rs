@@ -87,31 +87,10 @@ impl Corpus {
                 ));
             }
         };
-        let mut docs: HashMap<String, Option<Document>> = files
-            .iter()
-            .map(|(p, t)| (p.clone(), t.clone().map(Document::from_text)))
-            .collect();
-        for op in &parsed.ops {
-            docs.entry(op.path().to_string()).or_insert(None);
-            if let v4a::FileOp::Update {
-                move_to: Some(to), ..
-            } = op
-            {
-                docs.entry(to.clone()).or_insert(None);
-            }
-        }
-        let outcomes = match v4a::apply(&parsed, &docs, max) {
+        let outcomes = match v4a::apply(&parsed, &documents(&files, &parsed), max) {
             Ok(outcomes) => outcomes,
             Err(error) => {
-                let (kind, lines) = match &error {
-                    v4a::PatchError::Missing(_) => ("missing", Vec::new()),
-                    v4a::PatchError::Exists(_) => ("exists", Vec::new()),
-                    v4a::PatchError::Twice(_) => ("twice", Vec::new()),
-                    v4a::PatchError::Anchor { .. } => ("anchor", Vec::new()),
-                    v4a::PatchError::NotFound { .. } => ("not-found", Vec::new()),
-                    v4a::PatchError::Ambiguous { found, .. } => ("ambiguous", found.lines.clone()),
-                    v4a::PatchError::Unreadable(_) => ("unreadable", Vec::new()),
-                };
+                let (kind, lines) = patch_refusal(&error);
                 return Ok(judge_refused(
                     case,
                     kind,
@@ -244,4 +223,39 @@ fn diff_note(expected: &str, got: &str) -> String {
         show(expected),
         show(got)
     )
+}
+
+/// The documents a patch reads: every file of the case, and `None` for each other path the
+/// patch names.
+fn documents(
+    files: &BTreeMap<String, Option<String>>,
+    parsed: &v4a::Patch,
+) -> HashMap<String, Option<Document>> {
+    let mut docs: HashMap<String, Option<Document>> = files
+        .iter()
+        .map(|(p, t)| (p.clone(), t.clone().map(Document::from_text)))
+        .collect();
+    for op in &parsed.ops {
+        docs.entry(op.path().to_string()).or_insert(None);
+        if let v4a::FileOp::Update {
+            move_to: Some(to), ..
+        } = op
+        {
+            docs.entry(to.clone()).or_insert(None);
+        }
+    }
+    docs
+}
+
+/// A patch's refusal as the corpus names it, with the lines it names.
+fn patch_refusal(error: &v4a::PatchError) -> (&'static str, Vec<usize>) {
+    match error {
+        v4a::PatchError::Missing(_) => ("missing", Vec::new()),
+        v4a::PatchError::Exists(_) => ("exists", Vec::new()),
+        v4a::PatchError::Twice(_) => ("twice", Vec::new()),
+        v4a::PatchError::Anchor { .. } => ("anchor", Vec::new()),
+        v4a::PatchError::NotFound { .. } => ("not-found", Vec::new()),
+        v4a::PatchError::Ambiguous { found, .. } => ("ambiguous", found.lines.clone()),
+        v4a::PatchError::Unreadable(_) => ("unreadable", Vec::new()),
+    }
 }

@@ -102,23 +102,7 @@ pub fn apply(
     files: &HashMap<String, Option<Document>>,
     max: Tier,
 ) -> Result<Vec<Outcome>, PatchError> {
-    let mut seen: Vec<&str> = Vec::new();
-    for op in &patch.ops {
-        let mut names = vec![op.path()];
-        if let FileOp::Update {
-            move_to: Some(to), ..
-        } = op
-            && to != op.path()
-        {
-            names.push(to);
-        }
-        for name in names {
-            if seen.contains(&name) {
-                return Err(PatchError::Twice(name.to_string()));
-            }
-            seen.push(name);
-        }
-    }
+    no_file_twice(patch)?;
     let current = |path: &str| files.get(path).cloned().flatten();
     patch
         .ops
@@ -165,25 +149,58 @@ pub fn apply(
                 {
                     return Err(PatchError::Exists(to.clone()));
                 }
-                let updated = update(path, &doc.text, hunks, max)?;
-                Ok(Outcome {
-                    change: Change::Update,
-                    path: path.clone(),
-                    move_to: move_to.clone().filter(|to| to != path),
-                    before: Some(doc.render(&doc.text)),
-                    after: Some(doc.render(&updated.text)),
-                    tier: updated
-                        .lenient
-                        .iter()
-                        .map(|(_, t)| *t)
-                        .max()
-                        .unwrap_or(Tier::Exact),
-                    line: updated.line,
-                    lenient: updated.lenient,
-                })
+                updated(path, move_to.as_ref(), &doc, hunks, max)
             }
         })
         .collect()
+}
+
+/// Refuses a patch that names one file twice (as a file or as a move's target).
+fn no_file_twice(patch: &Patch) -> Result<(), PatchError> {
+    let mut seen: Vec<&str> = Vec::new();
+    for op in &patch.ops {
+        let mut names = vec![op.path()];
+        if let FileOp::Update {
+            move_to: Some(to), ..
+        } = op
+            && to != op.path()
+        {
+            names.push(to);
+        }
+        for name in names {
+            if seen.contains(&name) {
+                return Err(PatchError::Twice(name.to_string()));
+            }
+            seen.push(name);
+        }
+    }
+    Ok(())
+}
+
+/// The outcome of updating `doc` (at `path`, maybe moved to `move_to`) with `hunks`.
+fn updated(
+    path: &str,
+    move_to: Option<&String>,
+    doc: &Document,
+    hunks: &[Hunk],
+    max: Tier,
+) -> Result<Outcome, PatchError> {
+    let updated = update(path, &doc.text, hunks, max)?;
+    Ok(Outcome {
+        change: Change::Update,
+        path: path.to_string(),
+        move_to: move_to.filter(|to| *to != path).cloned(),
+        before: Some(doc.render(&doc.text)),
+        after: Some(doc.render(&updated.text)),
+        tier: updated
+            .lenient
+            .iter()
+            .map(|(_, t)| *t)
+            .max()
+            .unwrap_or(Tier::Exact),
+        line: updated.line,
+        lenient: updated.lenient,
+    })
 }
 
 /// A file's text after its hunks.
@@ -289,25 +306,7 @@ fn locate(
     }
     // The hunk may start on its `@@` line (models repeat it as context).
     let from = anchored.unwrap_or(cursor);
-    let mut tries = vec![(hunk.old.clone(), hunk.new.clone())];
-    let blank = |l: Option<&String>| l.is_some_and(|l| l.trim().is_empty());
-    if hunk.old.len() > 1 && blank(hunk.old.last()) {
-        let (mut old, mut new) = (hunk.old.clone(), hunk.new.clone());
-        old.pop();
-        if blank(new.last()) {
-            new.pop();
-        }
-        tries.push((old, new));
-    }
-    if hunk.old.len() > 1 && blank(hunk.old.first()) {
-        let (mut old, mut new) = (hunk.old.clone(), hunk.new.clone());
-        old.remove(0);
-        if blank(new.first()) {
-            new.remove(0);
-        }
-        tries.push((old, new));
-    }
-    for (old, new) in tries {
+    for (old, new) in tries(hunk) {
         let needle: Vec<&str> = old.iter().map(String::as_str).collect();
         if anchored.is_some() {
             // The patch named the section: the nearest place after it, at whichever tier
@@ -359,6 +358,30 @@ fn locate(
         hunk: i + 1,
         line: hunk.line,
     })
+}
+
+/// The hunk's lines as given, then without a blank line at either end (models add one that
+/// the file does not have): each is tried in turn.
+fn tries(hunk: &Hunk) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut tries = vec![(hunk.old.clone(), hunk.new.clone())];
+    let blank = |l: Option<&String>| l.is_some_and(|l| l.trim().is_empty());
+    if hunk.old.len() > 1 && blank(hunk.old.last()) {
+        let (mut old, mut new) = (hunk.old.clone(), hunk.new.clone());
+        old.pop();
+        if blank(new.last()) {
+            new.pop();
+        }
+        tries.push((old, new));
+    }
+    if hunk.old.len() > 1 && blank(hunk.old.first()) {
+        let (mut old, mut new) = (hunk.old.clone(), hunk.new.clone());
+        old.remove(0);
+        if blank(new.first()) {
+            new.remove(0);
+        }
+        tries.push((old, new));
+    }
+    tries
 }
 
 /// The nearest line from `from` that `anchor` names: equal at any tier, else one that starts

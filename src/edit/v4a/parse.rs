@@ -130,33 +130,9 @@ pub fn parse(input: &str) -> Result<Patch, ParseError> {
         }
         if let Some(path) = header(line, ADD) {
             let path = path.map_err(|m| error(i, m))?;
-            let mut content = String::new();
-            // Blank lines without `+` count only when an added line follows them.
-            let mut loose = 0;
-            i += 1;
-            while i < end && (!lines[i].starts_with("*** ") || lines[i].trim() == END_OF_FILE) {
-                if lines[i].trim() == END_OF_FILE {
-                    i += 1;
-                    continue;
-                }
-                match lines[i].strip_prefix('+') {
-                    Some(text) => {
-                        content.push_str(&"\n".repeat(loose));
-                        loose = 0;
-                        content.push_str(text);
-                        content.push('\n');
-                    }
-                    None if lines[i].trim().is_empty() => loose += 1,
-                    None => {
-                        return Err(error(
-                            i,
-                            format!("each line of an added file starts with `+`: `{}`", lines[i]),
-                        ));
-                    }
-                }
-                i += 1;
-            }
+            let (content, next) = added(lines, i + 1, end).map_err(|(at, m)| error(at, m))?;
             ops.push(FileOp::Add { path, content });
+            i = next;
         } else if let Some(path) = header(line, DELETE) {
             ops.push(FileOp::Delete {
                 path: path.map_err(|m| error(i, m))?,
@@ -164,36 +140,8 @@ pub fn parse(input: &str) -> Result<Patch, ParseError> {
             i += 1;
         } else if let Some(path) = header(line, UPDATE) {
             let path = path.map_err(|m| error(i, m))?;
-            i += 1;
-            let mut move_to = None;
-            if let Some(to) = lines.get(i).and_then(|l| header(l, MOVE)) {
-                move_to = Some(to.map_err(|m| error(i, m))?);
-                i += 1;
-            }
-            let (hunks, next) = hunks(lines, i, end).map_err(|(at, m)| error(at, m))?;
-            if hunks.is_empty() && move_to.is_none() {
-                return Err(error(
-                    next.min(end),
-                    format!("`{UPDATE} {path}` has no changes"),
-                ));
-            }
-            for hunk in &hunks {
-                if hunk.old.is_empty() && hunk.new.is_empty() {
-                    return Err(error(hunk.line - 1, "a hunk with no lines".into()));
-                }
-            }
-            let hunks = hunks
-                .into_iter()
-                .map(|mut h| {
-                    h.line += first;
-                    h
-                })
-                .collect();
-            ops.push(FileOp::Update {
-                path,
-                move_to,
-                hunks,
-            });
+            let (op, next) = update(lines, i + 1, end, path).map_err(|(at, m)| error(at, m))?;
+            ops.push(op.shifted(first));
             i = next;
         } else {
             return Err(error(
@@ -209,6 +157,76 @@ pub fn parse(input: &str) -> Result<Patch, ParseError> {
         return Err(error(end, "the patch changes no file".into()));
     }
     Ok(Patch { ops })
+}
+
+/// An added file's content, from line `i` to the next header; and the line after it.
+fn added(lines: &[&str], mut i: usize, end: usize) -> Result<(String, usize), (usize, String)> {
+    let mut content = String::new();
+    // Blank lines without `+` count only when an added line follows them.
+    let mut loose = 0;
+    while i < end && (!lines[i].starts_with("*** ") || lines[i].trim() == END_OF_FILE) {
+        if lines[i].trim() == END_OF_FILE {
+            i += 1;
+            continue;
+        }
+        match lines[i].strip_prefix('+') {
+            Some(text) => {
+                content.push_str(&"\n".repeat(loose));
+                loose = 0;
+                content.push_str(text);
+                content.push('\n');
+            }
+            None if lines[i].trim().is_empty() => loose += 1,
+            None => {
+                return Err((
+                    i,
+                    format!("each line of an added file starts with `+`: `{}`", lines[i]),
+                ));
+            }
+        }
+        i += 1;
+    }
+    Ok((content, i))
+}
+
+/// The update of `path` whose body starts at line `i` (a move, then hunks); and the line
+/// after it.
+fn update(
+    lines: &[&str],
+    mut i: usize,
+    end: usize,
+    path: String,
+) -> Result<(FileOp, usize), (usize, String)> {
+    let mut move_to = None;
+    if let Some(to) = lines.get(i).and_then(|l| header(l, MOVE)) {
+        move_to = Some(to.map_err(|m| (i, m))?);
+        i += 1;
+    }
+    let (hunks, next) = hunks(lines, i, end)?;
+    if hunks.is_empty() && move_to.is_none() {
+        return Err((next.min(end), format!("`{UPDATE} {path}` has no changes")));
+    }
+    if let Some(empty) = hunks.iter().find(|h| h.old.is_empty() && h.new.is_empty()) {
+        return Err((empty.line - 1, "a hunk with no lines".into()));
+    }
+    let op = FileOp::Update {
+        path,
+        move_to,
+        hunks,
+    };
+    Ok((op, next))
+}
+
+impl FileOp {
+    /// The op with its hunks' line numbers moved down by `lines` (a wrapper stripped before).
+    fn shifted(mut self, lines: usize) -> Self {
+        if let FileOp::Update { hunks, .. } = &mut self {
+            for hunk in hunks {
+                hunk.line += lines;
+            }
+        }
+        self
+    }
 }
 
 /// The lines between any wrapping (fence, heredoc, blank lines), and how many came before.
@@ -298,39 +316,43 @@ fn hunks(lines: &[&str], mut i: usize, end: usize) -> Result<(Vec<Hunk>, usize),
             i += 1;
             continue;
         }
-        match line.chars().next() {
-            Some(' ') => {
-                loose = 0;
-                hunk.old.push(line[1..].to_string());
-                hunk.new.push(line[1..].to_string());
-            }
-            Some('-') => {
-                loose = 0;
-                hunk.old.push(line[1..].to_string());
-            }
-            Some('+') => {
-                loose = 0;
-                hunk.new.push(line[1..].to_string());
-            }
-            // A blank context line whose leading space was lost.
-            _ if line.trim().is_empty() => {
-                loose += 1;
-                hunk.old.push(String::new());
-                hunk.new.push(String::new());
-            }
-            _ => {
-                return Err((
-                    i,
-                    format!(
-                        "each line of a hunk starts with ` ` (context), `-` (removed), `+` (added) or `@@`: `{line}`"
-                    ),
-                ));
-            }
-        }
+        take_line(hunk, line, &mut loose).map_err(|m| (i, m))?;
         i += 1;
     }
     close(current, &mut loose, &mut hunks);
     Ok((hunks, i))
+}
+
+/// Adds one body line of a hunk to `hunk` (`loose` counts blank lines that lost their
+/// leading space, dropped if the hunk ends after them).
+fn take_line(hunk: &mut Hunk, line: &str, loose: &mut usize) -> Result<(), String> {
+    match line.chars().next() {
+        Some(' ') => {
+            *loose = 0;
+            hunk.old.push(line[1..].to_string());
+            hunk.new.push(line[1..].to_string());
+        }
+        Some('-') => {
+            *loose = 0;
+            hunk.old.push(line[1..].to_string());
+        }
+        Some('+') => {
+            *loose = 0;
+            hunk.new.push(line[1..].to_string());
+        }
+        // A blank context line whose leading space was lost.
+        _ if line.trim().is_empty() => {
+            *loose += 1;
+            hunk.old.push(String::new());
+            hunk.new.push(String::new());
+        }
+        _ => {
+            return Err(format!(
+                "each line of a hunk starts with ` ` (context), `-` (removed), `+` (added) or `@@`: `{line}`"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The line an `@@` header names, if any (a unified diff's `-1,3 +1,4 @@` names none).

@@ -34,8 +34,8 @@ fn decode(events: &[Value]) -> Vec<ModelEvent> {
     out
 }
 
-#[test]
-fn thinking_text_and_calls_stream_and_keep_their_order() {
+/// A response with thinking, text and a call, decoded: the call and its carried state.
+fn thought_call() -> (Vec<ToolCall>, crate::conversation::Carried) {
     let out = decode(&[
         json!({"type": "message_start", "message": {"usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 1}}}),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
@@ -78,7 +78,18 @@ fn thinking_text_and_calls_stream_and_keep_their_order() {
             reasoning_tokens: 0
         })
     );
+    (calls.clone(), carried.clone())
+}
 
+#[test]
+fn thinking_text_and_calls_stream_and_keep_their_order() {
+    let (calls, _) = thought_call();
+    assert_eq!(calls.len(), 1);
+}
+
+#[test]
+fn thinking_goes_back_with_its_signature_and_only_to_its_model() {
+    let (calls, carried) = thought_call();
     // Sent back: the same blocks in the same order, the signature untouched.
     let answer = Message::Assistant {
         text: "Reading.".into(),

@@ -19,9 +19,8 @@ fn decode(events: &[Value]) -> Vec<ModelEvent> {
     out
 }
 
-#[test]
-fn reasoning_items_come_back_before_their_calls() {
-    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan"}], "encrypted_content": "ENC"});
+/// A response with a reasoning item and a call, decoded: the call and its carried state.
+fn reasoned_call() -> (Vec<ToolCall>, crate::conversation::Carried) {
     let out = decode(&[
         json!({"type": "response.created", "response": {"status": "in_progress"}}),
         json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
@@ -54,6 +53,19 @@ fn reasoning_items_come_back_before_their_calls() {
             reasoning_tokens: 5
         })
     );
+    (calls.clone(), carried.clone())
+}
+
+#[test]
+fn reasoning_and_calls_stream_in_order_with_their_usage() {
+    let (calls, _) = reasoned_call();
+    assert_eq!(calls.len(), 1);
+}
+
+#[test]
+fn reasoning_items_come_back_before_their_calls() {
+    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan"}], "encrypted_content": "ENC"});
+    let (calls, carried) = reasoned_call();
     let request = ModelRequest {
         model: "o4-mini".into(),
         messages: vec![
