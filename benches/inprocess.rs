@@ -125,10 +125,12 @@ fn permission(c: &mut Criterion) {
         workspace: Workspace::new(root.clone(), Vec::new(), None),
         protected: Protected::default(),
         grammar: shell::Grammar::Posix,
+        sandbox: None,
     };
     let access = tandem::types::Access::Execute {
         command: line.clone(),
         cwd: root.clone(),
+        outside_sandbox: None,
     };
     let mode = tandem::types::Mode::Ask;
     let mut grants = Grants::default();
@@ -166,6 +168,7 @@ fn permission(c: &mut Criterion) {
         let access = tandem::types::Access::Execute {
             command: hostile,
             cwd: root.clone(),
+            outside_sandbox: None,
         };
         group.bench_function(format!("judge_hostile_{kb}kb_deny_rule"), |b| {
             b.iter(|| {

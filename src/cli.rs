@@ -195,7 +195,26 @@ pub enum Command {
     /// Remove the API key `tandem login` stored for the configured model server.
     #[command(after_help = crate::config::invocation::spell(LOGOUT_AFTER))]
     Logout,
+    /// Run a command in tandem's sandbox: what tandem starts in an editor's terminal (and
+    /// runs locally) so the operating system holds the command to the session's policy.
+    #[command(after_help = SANDBOX_AFTER)]
+    Sandbox(SandboxArgs),
 }
+
+/// `tandem sandbox` arguments.
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The policy: a JSON file tandem wrote for the session, or the JSON itself.
+    #[arg(long, value_name = "FILE|JSON", required = true)]
+    pub policy: Option<String>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND", required = true)]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+const SANDBOX_AFTER: &str = "The policy is JSON: {\"writable\": [folders], \"readOnly\": [paths inside them], \"hidden\": [paths], \"network\": bool, \"temp\": folder}. \
+Linux: user, mount and network namespaces with Landlock; macOS: Seatbelt through sandbox-exec; Windows: not available. \
+Exit status: the command's own, or 125 when the sandbox could not be entered (the reason on stderr); the command never runs unconfined.";
 
 impl Command {
     /// The subcommand's name, as typed.
@@ -205,6 +224,7 @@ impl Command {
             Command::Doctor(_) => "doctor",
             Command::Login(_) => "login",
             Command::Logout => "logout",
+            Command::Sandbox(_) => "sandbox",
         }
     }
 }
@@ -324,7 +344,7 @@ impl Cli {
                 (None, Some(&args.model))
             }
             Some(Command::Login(args)) => (None, Some(&args.model)),
-            Some(Command::Logout) => (None, None),
+            Some(Command::Logout | Command::Sandbox(_)) => (None, None),
         };
         if let Some(session) = session {
             overrides.model = session.model.model.clone();

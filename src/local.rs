@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::ExitStatus;
-use crate::platform::{self, Shell};
+use crate::platform;
 
 /// Why an existing path must not be read as a file: a directory, or a FIFO, socket or device
 /// (reading those can block forever or never end). `None` for a regular file or no file at all.
@@ -175,20 +175,19 @@ impl Recent {
     }
 }
 
-/// Runs `command` in `shell`, in its own process group (a Job Object on Windows); the group
-/// is killed on timeout or cancel so no grandchild outlives the call. stdout and stderr share
-/// one pipe, so the output reads in the order it was written, as in a terminal. `live`, when
-/// given, is shown the latest output while the command runs.
+/// Runs `started` (a line in a shell, [`crate::platform::Shell::command`], or that in the
+/// sandbox) in its own process group (a Job Object on Windows); the group is killed on
+/// timeout or cancel so no grandchild outlives the call. stdout and stderr share one pipe, so
+/// the output reads in the order it was written, as in a terminal. `live`, when given, is
+/// shown the latest output while the command runs.
 pub async fn run_command(
-    shell: &Shell,
-    command: &str,
+    mut started: tokio::process::Command,
     cwd: &Path,
     limits: (Duration, usize),
     cancel: &CancellationToken,
     live: Option<Live<'_>>,
 ) -> std::io::Result<CommandRun> {
     let (timeout, max_bytes) = limits;
-    let mut started = shell.command(command);
     crate::secrets::scrub(&mut started);
     started.current_dir(cwd).stdin(Stdio::null());
     let mut output = Some(platform::Merged::attach(&mut started)?);
@@ -248,14 +247,14 @@ fn exit_status(status: &std::process::ExitStatus) -> ExitStatus {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::platform::Shell;
 
     #[tokio::test]
     async fn runs_and_bounds_output() {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         let run = run_command(
-            &Shell::system(),
-            "echo first >&2; seq 1 20000; echo done >&2; exit 3",
+            Shell::system().command("echo first >&2; seq 1 20000; echo done >&2; exit 3"),
             dir.path(),
             (Duration::from_secs(20), 1000),
             &cancel,
@@ -281,8 +280,7 @@ mod tests {
         let live = |text: &str| seen.lock().unwrap().push(text.to_string());
         let start = std::time::Instant::now();
         let run = run_command(
-            &Shell::system(),
-            "echo early; sleep 0.6; seq 1 5000; sleep 0.6; echo late",
+            Shell::system().command("echo early; sleep 0.6; seq 1 5000; sleep 0.6; echo late"),
             dir.path(),
             (Duration::from_secs(20), 100_000),
             &cancel,
@@ -315,8 +313,7 @@ mod tests {
         let cancel = CancellationToken::new();
         let start = std::time::Instant::now();
         let run = run_command(
-            &Shell::system(),
-            "sleep 30 & sleep 30",
+            Shell::system().command("sleep 30 & sleep 30"),
             dir.path(),
             (Duration::from_millis(200), 1000),
             &cancel,

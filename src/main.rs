@@ -8,10 +8,23 @@ use tandem::config::Config;
 use tandem::logging::Audience;
 
 fn main() -> ExitCode {
+    // A command tandem starts in its sandbox: nothing else of tandem's start is needed.
+    if let Some(code) = tandem::platform::sandbox::run_early() {
+        return code;
+    }
     tandem::platform::tune_allocator();
+    let cli = Cli::parse_checked();
+    // Before anything else: the process becomes the command, single-threaded, with no
+    // configuration, key or logging of its own (and dumpable, so it may map its user into
+    // the sandbox's namespace).
+    if let Some(Command::Sandbox(args)) = &cli.command {
+        return tandem::platform::sandbox::run(
+            args.policy.as_deref().unwrap_or_default(),
+            &args.command,
+        );
+    }
     // Before the key is read: commands tandem starts cannot read it out of tandem (Linux).
     tandem::platform::close_to_inspection();
-    let cli = Cli::parse_checked();
     // Warnings only unless -v or RUST_LOG asks for more: editors may show every stderr line.
     let audience = match &cli.command {
         None => Audience::Editor,
@@ -85,6 +98,11 @@ async fn run(cli: Cli) -> ExitCode {
         Some(Command::Exec(args)) => tandem::exec::run(config, args).await,
         Some(Command::Login(args)) => tandem::login::login(&config, args.key_stdin).await,
         Some(Command::Logout) => tandem::login::logout(&config),
+        // Handled in `main`, before the runtime starts.
+        Some(Command::Sandbox(args)) => tandem::platform::sandbox::run(
+            args.policy.as_deref().unwrap_or_default(),
+            &args.command,
+        ),
         Some(Command::Doctor(_)) => {
             if tandem::doctor::run(&config).await {
                 ExitCode::SUCCESS

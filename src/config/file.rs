@@ -47,6 +47,8 @@ pub(super) struct FileConfig {
     #[serde(default)]
     pub permissions: super::permissions::PermissionsSpec,
     pub shell: Option<Vec<String>>,
+    #[serde(default)]
+    pub sandbox: super::sandbox::FileSandbox,
 }
 
 /// One `[[models]]` entry.

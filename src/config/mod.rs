@@ -16,6 +16,7 @@ pub mod presets;
 mod project;
 mod providers;
 mod resolve;
+pub mod sandbox;
 mod settings;
 mod url;
 
@@ -310,6 +311,8 @@ pub struct Config {
     /// The shell command lines run in (`shell = [...]`, else the system's: `sh -c`, or
     /// PowerShell or `cmd /C` on Windows).
     pub shell: crate::platform::Shell,
+    /// Whether and how commands run in the sandbox (`[sandbox]`, `TANDEM_SANDBOX`).
+    pub sandbox: sandbox::SandboxSettings,
     /// The command line's settings this was resolved from, to resolve again after
     /// `tandem login`.
     pub overrides: Overrides,

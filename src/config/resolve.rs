@@ -80,6 +80,9 @@ impl Config {
                 .collect(),
             hooks: Arc::new(file.hooks.resolve()?),
             shell: shell(&file)?,
+            sandbox: file.sandbox.resolve(set("TANDEM_SANDBOX"), &|dir| {
+                resolve_dir(dir, config_file.as_deref(), env)
+            })?,
             config_file,
             overrides: overrides.clone(),
         })

@@ -1,8 +1,10 @@
-//! `tandem doctor`: checks the configuration, the data directory, the shell, the hooks, the
-//! API key (never printing it) and the model server (`GET /models` and a one-token
-//! completion), and says what to fix: one ✗ per cause, with the cause underneath.
+//! `tandem doctor`: checks the configuration, the data directory, the shell, the command
+//! sandbox, the hooks, the API key (never printing it) and the model server (`GET /models`
+//! and a one-token completion), and says what to fix: one ✗ per cause, with the cause
+//! underneath.
 
 mod hooks;
+mod sandbox;
 
 use std::io::Write;
 
@@ -56,6 +58,7 @@ pub async fn run(config: &Config) -> bool {
     let mut checks = vec![config_file(config)];
     checks.push(data_dir(config));
     checks.push(shell(config));
+    checks.push(sandbox::check(config).await);
     checks.extend(hooks::checks(config));
     if let Some(path) = &config.replay {
         checks.push(match crate::model::client_for(config) {

@@ -2,12 +2,14 @@
 //!
 //! Precedence, strongest first: a deny rule (in every mode, `full-access` too; for a file,
 //! a deny on reading it also refuses editing, moving or patching it, and a command naming
-//! it); the mode's refusal (`read-only`); a remembered "always reject"; an ask rule; an
+//! it); the mode's refusal (`read-only`); a remembered "always reject"; a command the model
+//! asks to run outside the command sandbox, outside `full-access` (always asks, and no
+//! "always" answer is offered or applies); an ask rule; an
 //! edit of a [protected](protected) path outside `full-access` (always asks); the mode
 //! allowing it; for a command line with a [`shell::Hazard`], run or naming a path outside
 //! the project, always ask; an allow rule or a remembered "always allow" (for a line: one
 //! per simple command); otherwise ask. A `pre_tool_use` hook decides after the first two
-//! (turn/calls.rs) and cannot lift a protected path's question.
+//! (turn/calls.rs) and cannot lift a protected path's question or a sandbox escape's.
 
 mod command;
 mod grants;
@@ -100,7 +102,7 @@ impl<'a> Subject<'a> {
                 },
                 None => Subject::Free,
             },
-            Access::Execute { command, cwd } => Subject::Command {
+            Access::Execute { command, cwd, .. } => Subject::Command {
                 line: command,
                 parsed: grammar.parse(command),
                 cwd,
@@ -124,6 +126,8 @@ pub struct Policy {
     pub protected: Protected,
     /// How the session's shell reads command lines.
     pub grammar: Grammar,
+    /// The sandbox commands run in, unless the user turned it off.
+    pub sandbox: Option<std::sync::Arc<crate::platform::sandbox::SessionSandbox>>,
 }
 
 /// The verdict on one call, and what the user is offered if asked.
@@ -139,6 +143,18 @@ pub struct Judgement {
 }
 
 impl Policy {
+    /// Why the model asks to run a command outside the sandbox, when it does and there is
+    /// one to leave (none in `full-access`, or with the sandbox turned off).
+    fn leaves_sandbox<'a>(&self, access: &'a Access, mode: Mode) -> Option<&'a str> {
+        match access {
+            Access::Execute {
+                outside_sandbox: Some(why),
+                ..
+            } if self.sandbox.is_some() && mode != Mode::FullAccess => Some(why),
+            _ => None,
+        }
+    }
+
     /// Judges a call of `tool` with `access` in `mode`, given the session's `grants`.
     pub fn judge(&self, tool: &str, access: &Access, mode: Mode, grants: &Grants) -> Judgement {
         if let Access::EditMany(paths) = access
@@ -169,6 +185,11 @@ impl Policy {
             let reason = "Rejected: the user chose to always reject this in this session. Do not retry it; ask the user how to proceed.";
             return verdict(Decision::Refuse(reason.into()), false, offer);
         }
+        if let Some(why) = self.leaves_sandbox(access, mode) {
+            offer.withhold_always("leaving the sandbox is asked about every time".into());
+            offer.note = Some(format!("outside the sandbox: {why}"));
+            return verdict(Decision::Ask, true, offer);
+        }
         if let Some(hit) = self.rules.find(Effect::Ask, &subject) {
             offer.withhold_always(format!(
                 "the rule `{}` in {} asks every time",
@@ -196,7 +217,19 @@ impl Policy {
             offer.note = Some(why);
             return verdict(Decision::Ask, false, offer);
         }
-        let approved = match &subject {
+        if self.approved(&subject, grants) {
+            return verdict(Decision::Allow, false, offer);
+        }
+        if let (Subject::Path { .. }, Some(why)) = (&subject, self.workspace.unbounded()) {
+            offer.note = Some(why.to_string());
+        }
+        verdict(Decision::Ask, false, offer)
+    }
+
+    /// Whether an allow rule or a remembered answer approves `subject` ahead of time (for a
+    /// line: every simple command in it).
+    fn approved(&self, subject: &Subject, grants: &Grants) -> bool {
+        match subject {
             // A pattern or an expansion is words no label shows (`git fetch origin *` once a file
             // named `--upload-pack=…` exists): never approved ahead of time.
             Subject::Command { parsed, .. } => {
@@ -208,14 +241,7 @@ impl Policy {
             }
             Subject::Free => true,
             other => self.rules.find(Effect::Allow, other).is_some() || grants.allows(other),
-        };
-        if approved {
-            return verdict(Decision::Allow, false, offer);
         }
-        if let (Subject::Path { .. }, Some(why)) = (&subject, self.workspace.unbounded()) {
-            offer.note = Some(why.to_string());
-        }
-        verdict(Decision::Ask, false, offer)
     }
 
     /// Why a deny rule refuses `subject`, if one does: a rule on the call itself, for an edit

@@ -120,11 +120,13 @@ fn echo_hi_granted() -> (Policy, Grants) {
         workspace: Workspace::new("/ws".into(), Vec::new(), Some(Path::new("/home/u"))),
         protected: Protected::default(),
         grammar: shell::Grammar::Posix,
+        sandbox: None,
     };
     let mut grants = Grants::default();
     let access = Access::Execute {
         command: "echo hi".into(),
         cwd: "/ws".into(),
+        outside_sandbox: None,
     };
     let judged = policy.judge("run_command", &access, Mode::Ask, &grants);
     grants.remember(&judged.offer.allow_always.unwrap_or_default(), true);
@@ -137,7 +139,7 @@ proptest! {
     #[test]
     fn no_hidden_command_rides_on_a_single_grant(line in line()) {
         let (policy, grants) = echo_hi_granted();
-        let access = Access::Execute { command: line.clone(), cwd: "/ws".into() };
+        let access = Access::Execute { command: line.clone(), cwd: "/ws".into(), outside_sandbox: None };
         for mode in [Mode::Ask, Mode::AcceptEdits] {
             let judged = policy.judge("run_command", &access, mode, &grants);
             prop_assert_ne!(judged.decision, Decision::Allow, "{:?} approved in {:?}", line, mode);
@@ -167,7 +169,7 @@ proptest! {
         let line = format!("echo hi {}{fragment}", args.join(" "));
         let program = program_of(&hidden);
         let policy = super::tests::policy(&[(Effect::Deny, &format!("run_command({program}:*)"))]);
-        let access = Access::Execute { command: line.clone(), cwd: "/ws".into() };
+        let access = Access::Execute { command: line.clone(), cwd: "/ws".into(), outside_sandbox: None };
         for mode in [Mode::Ask, Mode::AcceptEdits, Mode::FullAccess] {
             let judged = policy.judge("run_command", &access, mode, &Grants::default());
             prop_assert!(
@@ -185,6 +187,7 @@ fn the_grant_itself_still_approves_echo_hi() {
         let access = Access::Execute {
             command: line.into(),
             cwd: "/ws".into(),
+            outside_sandbox: None,
         };
         let judged = policy.judge("run_command", &access, Mode::Ask, &grants);
         assert_eq!(judged.decision, Decision::Allow, "{line}");

@@ -2,6 +2,7 @@
 //! remembered answers (`/permissions`, `_tandem/status`).
 
 use super::{Grants, Policy};
+use crate::platform::sandbox::View;
 use crate::types::Mode;
 
 /// A session's permissions at one moment.
@@ -13,6 +14,8 @@ pub struct Snapshot {
     pub grants: Vec<GrantView>,
     /// Why the session's folder does not count as a project, when it does not.
     pub no_project: Option<String>,
+    /// The command sandbox (in every mode but `full-access`; see [`Snapshot::sandbox_in`]).
+    pub sandbox: View,
 }
 
 /// One rule.
@@ -61,11 +64,23 @@ impl Policy {
                 })
                 .collect(),
             no_project: self.workspace.unbounded().map(str::to_string),
+            sandbox: match &self.sandbox {
+                Some(sandbox) => sandbox.view(),
+                None => View::off("[sandbox] mode = \"off\""),
+            },
         }
     }
 }
 
 impl Snapshot {
+    /// The command sandbox as it applies in `mode`: none in `full-access`.
+    pub fn sandbox_in(&self, mode: Mode) -> View {
+        match mode {
+            Mode::FullAccess => View::off("full-access mode"),
+            _ => self.sandbox.clone(),
+        }
+    }
+
     /// The snapshot as Markdown for the editor's chat, in `mode`.
     pub fn markdown(&self, mode: Mode) -> String {
         let mut out = format!(
@@ -78,6 +93,17 @@ impl Snapshot {
                 "\n{why}, so reading or editing any file there asks.\n"
             ));
         }
+        let sandbox = self.sandbox_in(mode);
+        out.push_str(&match (sandbox.state, sandbox.backend) {
+            ("off" | "unavailable", _) => {
+                format!("\n**Commands** are not sandboxed: {}.\n", sandbox.summary)
+            }
+            (_, backend) => format!(
+                "\n**Commands** run in a sandbox{}: it {}. Running one outside it always asks.\n",
+                backend.map(|b| format!(" ({b})")).unwrap_or_default(),
+                sandbox.summary
+            ),
+        });
         out.push_str("\n**Rules** (deny beats ask, ask beats allow):\n");
         if self.rules.is_empty() {
             out.push_str("- none: add `allow`, `ask` or `deny` lists under `[permissions]` in your config file\n");

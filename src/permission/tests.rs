@@ -18,6 +18,7 @@ pub(super) fn policy(rules: &[(Effect, &str)]) -> Policy {
         workspace: Workspace::new("/ws".into(), Vec::new(), Some(Path::new("/home/u"))),
         protected: Protected::new([PathBuf::from("/home/u/.config/tandem")]),
         grammar: Grammar::Posix,
+        sandbox: None,
     }
 }
 
@@ -29,6 +30,7 @@ pub(super) fn run_in(line: &str, cwd: &str) -> Access {
     Access::Execute {
         command: line.into(),
         cwd: cwd.into(),
+        outside_sandbox: None,
     }
 }
 
@@ -295,6 +297,7 @@ fn a_home_folder_session_asks_and_says_why() {
         workspace: Workspace::new("/home/u".into(), Vec::new(), Some(Path::new("/home/u"))),
         protected: Protected::default(),
         grammar: Grammar::Posix,
+        sandbox: None,
     };
     let read = Access::Read("/home/u/notes.txt".into());
     let judged = policy.judge("read_file", &read, Mode::Ask, &Grants::default());
@@ -385,4 +388,63 @@ fn deny_rules_see_past_assignments_and_paths() {
         let judged = judge(&policy, &Grants::default(), Mode::FullAccess, line);
         assert!(judged.firm, "{line}");
     }
+}
+
+#[test]
+fn leaving_the_sandbox_asks_every_time_and_no_grant_or_rule_covers_it() {
+    use crate::platform::sandbox::{Inputs, SessionSandbox, Writes};
+    let mut policy = policy(&[(Effect::Allow, "run_command(cargo test:*)")]);
+    policy.sandbox = Some(std::sync::Arc::new(SessionSandbox::new(
+        Inputs::bare(vec![PathBuf::from("/ws")], Writes::WorkspaceWrite),
+        PathBuf::from("/bin/tandem"),
+    )));
+    let grants = allow_always(&policy, "echo hi");
+    let outside = |line: &str| Access::Execute {
+        command: line.into(),
+        cwd: "/ws".into(),
+        outside_sandbox: Some("needs ~/.cargo".into()),
+    };
+    for mode in [Mode::Ask, Mode::AcceptEdits] {
+        for line in ["echo hi", "cargo test"] {
+            let judged = policy.judge("run_command", &outside(line), mode, &grants);
+            assert_eq!(judged.decision, Decision::Ask, "{line} in {mode:?}");
+            assert!(judged.firm, "no hook skips the question");
+            assert!(judged.offer.allow_always.is_none(), "no always for leaving");
+            assert_eq!(
+                judged.offer.note.as_deref(),
+                Some("outside the sandbox: needs ~/.cargo")
+            );
+        }
+        // Inside the sandbox the grant and the rule still hold.
+        assert_eq!(
+            judge(&policy, &grants, mode, "echo hi").decision,
+            Decision::Allow
+        );
+    }
+    let deny = {
+        let mut p = super::tests::policy(&[(Effect::Deny, "run_command(rm:*)")]);
+        p.sandbox = policy.sandbox.clone();
+        p
+    };
+    let refused = deny.judge("run_command", &outside("rm -rf x"), Mode::Ask, &grants);
+    assert!(
+        matches!(refused.decision, Decision::Refuse(_)),
+        "a deny rule still wins"
+    );
+    let read_only = policy.judge("run_command", &outside("echo hi"), Mode::ReadOnly, &grants);
+    assert!(matches!(read_only.decision, Decision::Refuse(_)));
+    // full-access has no sandbox to leave.
+    let full = policy.judge(
+        "run_command",
+        &outside("echo hi"),
+        Mode::FullAccess,
+        &grants,
+    );
+    assert_eq!(full.decision, Decision::Allow);
+    // Without a sandbox the flag changes nothing.
+    let mut plain = super::tests::policy(&[]);
+    plain.sandbox = None;
+    let plain_grants = allow_always(&plain, "echo hi");
+    let judged = plain.judge("run_command", &outside("echo hi"), Mode::Ask, &plain_grants);
+    assert_eq!(judged.decision, Decision::Allow);
 }

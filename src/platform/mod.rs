@@ -2,9 +2,10 @@
 //! process groups and Job Objects (a child and everything it starts, killed together), how a
 //! child's exit is read, which kinds of file must not be opened for reading, whether paths
 //! ignore case, the requests to stop (signals, console events), the allocator's settings,
-//! and keeping the user's other processes out of tandem's memory. This is the only module
-//! with `cfg(unix)`/`cfg(windows)` code outside tests: `unix.rs` and `windows.rs` have the
-//! same functions, and the rest of tandem calls them through here.
+//! keeping the user's other processes out of tandem's memory, and the sandbox commands run
+//! in (`sandbox/`). This is the only module with `cfg(unix)`/`cfg(windows)` code outside
+//! tests: `unix.rs` and `windows.rs` have the same functions, and the rest of tandem calls
+//! them through here.
 
 mod group;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -17,6 +18,7 @@ mod native;
 mod native;
 mod output;
 mod paths;
+pub mod sandbox;
 mod shell;
 
 pub use group::Group;

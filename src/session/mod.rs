@@ -10,6 +10,7 @@ pub mod instructions;
 mod open;
 pub mod options;
 pub mod playback;
+mod sandbox;
 mod start;
 mod status;
 mod trust;

@@ -200,6 +200,12 @@ impl SessionManager {
                     .collect::<Vec<_>>(),
             ),
             grammar: Grammar::of(&config.shell),
+            sandbox: super::sandbox::for_session(
+                &config,
+                std::iter::once(root.to_path_buf())
+                    .chain(folders.iter().cloned())
+                    .collect(),
+            ),
         })
     }
 }

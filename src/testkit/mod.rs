@@ -45,14 +45,17 @@ impl Scratch {
     }
 
     /// A configuration whose home, data and config directories are in the scratch directory,
-    /// with `vars` (environment variable, value) as the only environment; a replay model is
-    /// named so no key is needed.
+    /// with `vars` (environment variable, value) as the only environment (the command sandbox
+    /// off unless `vars` says otherwise); a replay model is named so no key is needed.
     pub fn config(&self, vars: &[(&str, &str)]) -> Config {
         let root = self.dir.path().to_path_buf();
         let mut env: Vec<(String, String)> = vec![
             ("HOME".into(), path(&root)),
             ("TANDEM_HOME".into(), path(&root.join("data"))),
             ("XDG_CONFIG_HOME".into(), path(&root.join("config"))),
+            // The sandbox starts tandem's own binary, which a test process is not; the
+            // integration tests drive it through the real binary.
+            ("TANDEM_SANDBOX".into(), "off".into()),
         ];
         env.extend(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let lookup = move |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());

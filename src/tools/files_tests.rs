@@ -156,6 +156,7 @@ fn env(cwd: &Path, permitted: bool, denied: &'static str) -> ToolEnv {
         cancel: tokio_util::sync::CancellationToken::new(),
         subagents: None,
         permitted,
+        sandbox: None,
     }
 }
 

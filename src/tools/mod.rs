@@ -129,6 +129,9 @@ pub struct ToolEnv {
     /// tandem read or write on disk a file the editor would not open (one outside its
     /// folders). `false` while the call is previewed for the permission question.
     pub permitted: bool,
+    /// The sandbox commands run in: the session's, unless the user turned it off or the
+    /// session is in `full-access` mode.
+    pub sandbox: Option<Arc<crate::platform::sandbox::SessionSandbox>>,
 }
 
 /// Tells the paths a deny rule forbids reading.

@@ -1,7 +1,10 @@
 //! `run_command`: a shell command, in the editor's terminal when it has one (the user watches
-//! it live), locally otherwise. Both kill the command on timeout or cancel.
+//! it live), locally otherwise. Both kill the command on timeout or cancel, and both start it
+//! in the session's sandbox (through `tandem sandbox`) unless the user turned it off, the
+//! session is in `full-access` mode, or the user allowed this run outside it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -11,6 +14,7 @@ use serde::Deserialize;
 use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, text};
 use crate::client::{ExitStatus, TerminalSpec};
 use crate::local;
+use crate::platform::sandbox::{self, Confined, Sandbox};
 use crate::types::Access;
 use crate::types::TurnEvent;
 use crate::types::{ToolContent, ToolKind};
@@ -29,7 +33,16 @@ pub struct RunCommandArgs {
     pub cwd: Option<String>,
     /// Kill the command after this many milliseconds (default 120000, at most 600000).
     pub timeout_ms: Option<u64>,
+    /// Run outside the command sandbox: only after a run failed because the sandbox denied
+    /// what the command needs (its result says so). The user is asked every time.
+    #[serde(default)]
+    pub outside_sandbox: bool,
+    /// Why it must run outside the sandbox, for the user (with `outside_sandbox`).
+    pub reason: Option<String>,
 }
+
+/// Longest reason for leaving the sandbox shown to the user.
+const MOST_REASON_CHARS: usize = 300;
 
 pub struct RunCommand;
 
@@ -61,17 +74,27 @@ impl TypedTool for RunCommand {
         if dir != place.cwd {
             title.push_str(&format!(" in {}", place.display(&dir)));
         }
+        // The model's words, shown to the user in the question: on one line, nothing hidden.
+        let outside_sandbox = args.outside_sandbox.then(|| {
+            let reason = args.reason.as_deref().map(str::trim).unwrap_or_default();
+            match reason.is_empty() {
+                true => "no reason given".to_string(),
+                false => visible(reason).chars().take(MOST_REASON_CHARS).collect(),
+            }
+        });
         Ok(Prepared {
             title,
             locations: Vec::new(),
             access: Access::Execute {
                 command: args.command.clone(),
                 cwd: dir.clone(),
+                outside_sandbox,
             },
             call: Box::new(CommandCall {
                 command: args.command,
                 dir,
                 timeout,
+                outside: args.outside_sandbox,
             }),
         })
     }
@@ -81,6 +104,8 @@ struct CommandCall {
     command: String,
     dir: PathBuf,
     timeout: Duration,
+    /// The model asked to run it outside the sandbox (and, with one, the user allowed it).
+    outside: bool,
 }
 
 /// `line` on one line with nothing hidden: each newline shown as `⏎`, a carriage return as
@@ -190,8 +215,30 @@ fn result(
 }
 
 impl CommandCall {
-    async fn in_terminal(self, env: ToolEnv) -> ToolOutput {
+    /// The sandbox the command runs in, if any, and a note for the user the first time in a
+    /// session that this system cannot sandbox.
+    async fn confinement(&self, env: &ToolEnv) -> (Option<Arc<Sandbox>>, Option<String>) {
+        let Some(sandbox) = env.sandbox.as_ref().filter(|_| !self.outside) else {
+            return (None, None);
+        };
+        match sandbox.enter().await {
+            Confined::In(sandbox) => (Some(sandbox), None),
+            Confined::Not { why, first } => (
+                None,
+                first.then(|| {
+                    format!("Commands are not sandboxed here: {why}. Each command is judged and asked about as without a sandbox.")
+                }),
+            ),
+        }
+    }
+
+    async fn in_terminal(self, env: ToolEnv, sandbox: Option<&Sandbox>) -> ToolOutput {
         let (command, args) = env.scope.shell.terminal_line(&self.command);
+        // The editor starts tandem's own `sandbox` subcommand, which becomes the command.
+        let (command, args) = match sandbox {
+            Some(sandbox) => sandbox.wrap(command, args),
+            None => (command, args),
+        };
         let spec = TerminalSpec {
             command,
             args,
@@ -264,7 +311,7 @@ impl CommandCall {
         result(&self.command, ending, &text, failed, content)
     }
 
-    async fn locally(self, env: ToolEnv) -> ToolOutput {
+    async fn locally(self, env: ToolEnv, sandbox: Option<&Sandbox>) -> ToolOutput {
         // The editor has no terminal to watch, so the output is shown as it comes.
         let live = |latest: &str| {
             env.scope.sink.emit(
@@ -279,9 +326,15 @@ impl CommandCall {
                 },
             );
         };
+        let started = match sandbox {
+            Some(sandbox) => {
+                let (program, args) = env.scope.shell.line(&self.command);
+                sandbox.command(program, args)
+            }
+            None => env.scope.shell.command(&self.command),
+        };
         let run = match local::run_command(
-            &env.scope.shell,
-            &self.command,
+            started,
             &self.dir,
             (self.timeout, text::MAX_COMMAND_BYTES),
             &env.cancel,
@@ -326,11 +379,27 @@ impl Call for CommandCall {
 
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            if env.scope.caps.terminal {
-                self.in_terminal(env).await
+            let (sandbox, note) = self.confinement(&env).await;
+            let dir = self.dir.clone();
+            let mut out = if env.scope.caps.terminal {
+                self.in_terminal(env, sandbox.as_deref()).await
             } else {
-                self.locally(env).await
+                self.locally(env, sandbox.as_deref()).await
+            };
+            // The system's "Permission denied" reads like the project's problem; say when it
+            // was the sandbox's, and how to ask the user to leave it.
+            if let Some(sandbox) = &sandbox
+                && out.failed
+                && let Some(why) = sandbox::explain(sandbox.policy(), &dir, &out.model)
+            {
+                out.model.push_str("\n\n");
+                out.model.push_str(&why);
+                out.content.push(ToolContent::Text { text: why });
             }
+            if let Some(note) = note {
+                out.content.push(ToolContent::Text { text: note });
+            }
+            out
         })
     }
 }

@@ -55,6 +55,10 @@ pub async fn show_permissions(ctx: TurnContext, history: History, args: String) 
             );
         }
     }
+    if ctx.services.policy.sandbox.is_some() {
+        // Whether this system can sandbox, checked once per process.
+        let _ = crate::platform::sandbox::availability().await;
+    }
     let snapshot = ctx.services.policy.snapshot(&ctx.meters.grants.borrow());
     text.push_str(&snapshot.markdown(ctx.mode()));
     ctx.emit(TurnEvent::Text(text));

@@ -276,6 +276,11 @@ pub(super) async fn run_one(
         cancel: cancel.clone(),
         subagents: caller.subagents.clone(),
         permitted: false,
+        // The mode is read as the policy reads it: `full-access` runs commands unconfined.
+        sandbox: match ctx.mode() {
+            crate::types::Mode::FullAccess => None,
+            _ => ctx.services.policy.sandbox.clone(),
+        },
     };
     let mut work = prepared.call;
     if let Err(super::permit::Refusal(model)) = super::permit::permit(

@@ -246,6 +246,13 @@ impl TurnContext {
             told.mode.id(),
             told.mode.description(),
         );
+        if told.mode != crate::types::Mode::FullAccess
+            && let Some(sandbox) = &self.services.policy.sandbox
+            && let Some(said) = sandbox.for_model()
+        {
+            prompt.push('\n');
+            prompt.push_str(&said);
+        }
         if !facts.folders.is_empty() {
             prompt.push_str(
                 "\nThe workspace's other folders (as much part of the project as the working directory; name them by absolute path):",

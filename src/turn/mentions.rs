@@ -65,6 +65,7 @@ async fn content(ctx: &TurnContext, uri: &str, path: &Path) -> Option<String> {
         cancel: CancellationToken::new(),
         subagents: None,
         permitted: true,
+        sandbox: None,
     };
     let text = files::read(&env, path).await.ok()?;
     let total = text.len();

@@ -46,12 +46,14 @@ impl Mode {
     /// One sentence for the picker and for the model's system prompt.
     pub fn description(self) -> &'static str {
         match self {
-            Mode::Ask => "Ask before every edit and command; reads inside the project are free.",
+            Mode::Ask => {
+                "Ask before every edit and command; reads inside the project are free; commands run sandboxed where the system allows."
+            }
             Mode::AcceptEdits => {
-                "Edit files inside the project without asking; ask before commands."
+                "Edit files inside the project without asking; ask before commands, which run sandboxed where the system allows."
             }
             Mode::ReadOnly => "Read and search only; edits and commands are refused.",
-            Mode::FullAccess => "Read, edit and run commands without asking.",
+            Mode::FullAccess => "Read, edit and run commands without asking, outside the sandbox.",
         }
     }
 

@@ -51,6 +51,9 @@ pub enum Access {
         command: String,
         /// The folder it runs in (resolved).
         cwd: PathBuf,
+        /// Why the model asks to run it outside the command sandbox, when it does: the user
+        /// is asked every time, and no earlier answer covers it.
+        outside_sandbox: Option<String>,
     },
     /// Calls an outside tool (an MCP server's): free like a read when it says it only reads,
     /// asked like a command otherwise.

@@ -58,3 +58,21 @@ pub fn one_call(id: &str, name: &str, args: Value) -> Vec<super::Reply> {
         super::Reply::text(&["done"]),
     ]
 }
+
+/// A `run_command` call of `line` with id `id`, for [`batch`].
+pub fn command(id: &str, line: &str) -> (String, String, Value) {
+    (
+        id.into(),
+        "run_command".into(),
+        serde_json::json!({ "command": line }),
+    )
+}
+
+/// A model response making `list`'s calls (id, tool, arguments) at once.
+pub fn batch(list: &[(String, String, Value)]) -> super::Reply {
+    let borrowed: Vec<(&str, &str, Value)> = list
+        .iter()
+        .map(|(id, name, args)| (id.as_str(), name.as_str(), args.clone()))
+        .collect();
+    super::Reply::tools(&borrowed)
+}

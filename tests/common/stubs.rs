@@ -8,7 +8,8 @@ use super::{Workspace, path_str};
 pub fn logging_programs(ws: &Workspace, programs: &[&str]) -> Vec<(String, String)> {
     let bin = ws.project().parent().unwrap().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    let log = ws.project().parent().unwrap().join("ran.log");
+    // In the project: the commands run in the sandbox, which writes nowhere else.
+    let log = ws.project().join(".ran.log");
     for program in programs {
         let script = bin.join(program);
         std::fs::write(
@@ -25,5 +26,5 @@ pub fn logging_programs(ws: &Workspace, programs: &[&str]) -> Vec<(String, Strin
 
 /// Every call of a stand-in so far, one line each: the program and its arguments.
 pub fn ran(ws: &Workspace) -> String {
-    std::fs::read_to_string(ws.project().parent().unwrap().join("ran.log")).unwrap_or_default()
+    std::fs::read_to_string(ws.project().join(".ran.log")).unwrap_or_default()
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::calls::tool_result;
+use crate::common::calls::{batch, command, tool_result};
 use crate::common::editor::{Answer, FakeEditor};
 use crate::common::stubs::{logging_programs, ran};
 use crate::common::{Reply, Workspace, session_with_env};
@@ -11,22 +11,6 @@ use crate::common::{Reply, Workspace, session_with_env};
 /// Fake `cargo`, `git` and `npm` that only log how they were called, first on PATH.
 fn fake_tools(ws: &Workspace) -> Vec<(String, String)> {
     logging_programs(ws, &["cargo", "git", "npm"])
-}
-
-fn run(id: &str, command: &str) -> (String, String, Value) {
-    (
-        id.into(),
-        "run_command".into(),
-        json!({ "command": command }),
-    )
-}
-
-fn calls(list: &[(String, String, Value)]) -> Reply {
-    let borrowed: Vec<(&str, &str, Value)> = list
-        .iter()
-        .map(|(id, name, args)| (id.as_str(), name.as_str(), args.clone()))
-        .collect();
-    Reply::tools(&borrowed)
 }
 
 /// The permission requests, by tool call id.
@@ -77,12 +61,12 @@ async fn one_always_allow_approves_no_compound_or_hidden_command() {
         let tricks: Vec<_> = TRICKS
             .iter()
             .enumerate()
-            .map(|(i, line)| run(&format!("t{}", i + 1), line))
+            .map(|(i, line)| command(&format!("t{}", i + 1), line))
             .collect();
         let script = vec![
-            calls(&[run("first", "echo hi")]),
-            calls(&tricks),
-            calls(&[run("again", "echo hi")]),
+            batch(&[command("first", "echo hi")]),
+            batch(&tricks),
+            batch(&[command("again", "echo hi")]),
             Reply::text(&["done"]),
         ];
         let (mock, ws, mut agent, session, editor) =
@@ -117,11 +101,11 @@ async fn one_always_allow_approves_no_compound_or_hidden_command() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_options_name_what_they_remember() {
     let script = vec![
-        calls(&[
-            run("plain", "cargo test --all"),
-            run("compound", "cd src && cargo build --release"),
-            run("hazard", "echo $(date) > out.txt"),
-            run("bare", "ls -la"),
+        batch(&[
+            command("plain", "cargo test --all"),
+            command("compound", "cd src && cargo build --release"),
+            command("hazard", "echo $(date) > out.txt"),
+            command("bare", "ls -la"),
         ]),
         Reply::text(&["done"]),
     ];
@@ -174,12 +158,12 @@ async fn always_options_name_what_they_remember() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grants_cover_subcommands_not_programs() {
     let script = vec![
-        calls(&[run("c1", "cargo test")]),
-        calls(&[run("c2", "cargo test --all")]),
-        calls(&[run("c3", "cargo publish")]),
-        calls(&[run("g1", "git status")]),
-        calls(&[run("g2", "git push")]),
-        calls(&[run("g3", "git status --short")]),
+        batch(&[command("c1", "cargo test")]),
+        batch(&[command("c2", "cargo test --all")]),
+        batch(&[command("c3", "cargo publish")]),
+        batch(&[command("g1", "git status")]),
+        batch(&[command("g2", "git push")]),
+        batch(&[command("g3", "git status --short")]),
         Reply::text(&["done"]),
     ];
     let (_mock, ws, mut agent, session, editor) =
@@ -205,16 +189,16 @@ fn user_config(ws: &Workspace, text: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn config_rules_allow_ask_and_deny() {
     let script = vec![
-        calls(&[
-            run("watch", "npm run test -- --watch"),
-            run("build", "npm run build"),
-            run("publish", "cargo publish --dry-run"),
+        batch(&[
+            command("watch", "npm run test -- --watch"),
+            command("build", "npm run build"),
+            command("publish", "cargo publish --dry-run"),
         ]),
         Reply::text(&["first"]),
-        calls(&[
-            run("push", "git push --force"),
-            run("hidden", "echo $(git push)"),
-            run("status", "git status"),
+        batch(&[
+            command("push", "git push --force"),
+            command("hidden", "echo $(git push)"),
+            command("status", "git status"),
         ]),
         Reply::text(&["second"]),
     ];
@@ -261,8 +245,8 @@ async fn config_rules_allow_ask_and_deny() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_project_cannot_allow_itself_anything() {
     let script = vec![
-        calls(&[
-            run("touch", "touch made"),
+        batch(&[
+            command("touch", "touch made"),
             (
                 "locked".into(),
                 "write_file".into(),
@@ -296,7 +280,7 @@ async fn a_project_cannot_allow_itself_anything() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_deny_beats_full_access_and_hides_files_from_searches() {
     let script = vec![
-        calls(&[
+        batch(&[
             (
                 "read".into(),
                 "read_file".into(),
@@ -343,9 +327,9 @@ async fn a_bad_user_rule_stops_tandem_with_a_clear_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slash_permissions_shows_and_clears_and_status_lists_grants() {
     let script = vec![
-        calls(&[run("c1", "cargo test")]),
+        batch(&[command("c1", "cargo test")]),
         Reply::text(&["ok"]),
-        calls(&[run("c2", "cargo test")]),
+        batch(&[command("c2", "cargo test")]),
         Reply::text(&["ok"]),
     ];
     let (_mock, _ws, mut agent, session, editor) =
@@ -388,7 +372,7 @@ async fn slash_permissions_shows_and_clears_and_status_lists_grants() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_in_the_home_folder_has_no_free_reads() {
     let script = vec![
-        calls(&[(
+        batch(&[(
             "read".into(),
             "read_file".into(),
             json!({"path": "notes.txt"}),

@@ -50,6 +50,14 @@ async fn doctor_checks_the_server_and_never_prints_the_key() {
         .await
         .unwrap();
     assert_eq!(good.0, 0, "{}", good.1);
+    if cfg!(target_os = "linux") {
+        assert!(
+            good.1
+                .contains("✓ commands run in a sandbox (Linux namespaces and Landlock)"),
+            "{}",
+            good.1
+        );
+    }
     assert!(
         good.1.contains("✓ GET") && good.1.contains("2 models, including mock-model"),
         "{}",

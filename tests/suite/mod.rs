@@ -54,6 +54,8 @@ mod real_wire;
 mod reopen;
 mod replay;
 mod runaway;
+#[cfg(target_os = "linux")]
+mod sandbox;
 mod secrets;
 mod session_models;
 mod sessions;

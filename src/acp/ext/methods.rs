@@ -9,8 +9,9 @@ use agent_client_protocol::{Agent, Client, Error, HandleDispatchFrom};
 use super::{
     ActionInfo, ActionsListRequest, ActionsListResponse, ActionsRunRequest, ActionsRunResponse,
     ExportFormat, ExportRequest, ExportResponse, ForkRequest, ForkResponse, GrantStatus,
-    McpServerStatus, ModelProfile, PermissionsStatus, PriceView, RuleStatus, SessionStatus,
-    StatusRequest, StatusResponse, TrustStatus, UnsavedStatus, UsageRequest, UsageResponse, render,
+    McpServerStatus, ModelProfile, PermissionsStatus, PriceView, RuleStatus, SandboxStatus,
+    SessionStatus, StatusRequest, StatusResponse, TrustStatus, UnsavedStatus, UsageRequest,
+    UsageResponse, render,
 };
 use crate::acp::handlers::Handlers;
 use crate::acp::open::{Reopen, Stored};
@@ -40,6 +41,10 @@ impl Handlers {
         responder: Responder<StatusResponse>,
         _cx: ConnectionTo<Client>,
     ) -> Handled {
+        if self.manager.config().sandbox.mode != crate::config::sandbox::SandboxMode::Off {
+            // Whether this system can sandbox, checked once per process.
+            let _ = crate::platform::sandbox::availability().await;
+        }
         responder.respond(status(&self.manager))
     }
 
@@ -230,6 +235,7 @@ fn status(manager: &SessionManager) -> StatusResponse {
                     })
                     .collect(),
                 permissions: PermissionsStatus {
+                    sandbox: sandbox_status(s.permissions.sandbox_in(s.settings.mode)),
                     rules: s
                         .permissions
                         .rules
@@ -253,6 +259,21 @@ fn status(manager: &SessionManager) -> StatusResponse {
                     no_project: s.permissions.no_project,
                 },
             })
+            .collect(),
+    }
+}
+
+/// A session's command sandbox as `_tandem/status` reports it.
+fn sandbox_status(view: crate::platform::sandbox::View) -> SandboxStatus {
+    SandboxStatus {
+        state: view.state.to_string(),
+        backend: view.backend.map(str::to_string),
+        summary: view.summary,
+        network: view.network,
+        writable: view
+            .writable
+            .iter()
+            .map(|p| p.display().to_string())
             .collect(),
     }
 }

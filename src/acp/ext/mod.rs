@@ -173,6 +173,28 @@ pub struct PermissionsStatus {
     /// asks); absent when it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_project: Option<String>,
+    /// Whether and how commands run in the operating system's sandbox.
+    pub sandbox: SandboxStatus,
+}
+
+/// The command sandbox of a session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxStatus {
+    /// `on` (commands run confined), `off` (`[sandbox] mode = "off"`, or the session is in
+    /// `full-access` mode), `unavailable` (this system cannot; commands are judged and asked
+    /// about as without it) or `unchecked` (not known yet).
+    pub state: String,
+    /// What enforces it, when on: "Linux namespaces and Landlock", "macOS Seatbelt
+    /// (sandbox-exec)".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// One line for the user: what commands may write and reach, or why there is no sandbox.
+    pub summary: String,
+    /// Whether commands may use the network.
+    pub network: bool,
+    /// The folders commands may write, besides a private temp folder.
+    pub writable: Vec<String>,
 }
 
 /// One permission rule.

@@ -1,0 +1,156 @@
+//! The command sandbox: what a command the model asked for may touch, enforced by the
+//! operating system rather than judged from the command's text (DESIGN.md §3, "Commands").
+//!
+//! - [`Policy`] (policy.rs): the plain data — writable folders, read-only paths inside them,
+//!   hidden paths, the network, a private temp folder — made once per session from the
+//!   workspace and `[sandbox]`.
+//! - `tandem sandbox --policy FILE -- program args…` ([`run`]) applies a policy to itself and
+//!   becomes the program: Linux namespaces and Landlock (linux.rs), Seatbelt on macOS
+//!   (macos.rs). Local runs and editor terminals start commands through it alike, so the
+//!   terminal's command and tandem's own run are held to the same policy.
+//! - [`SessionSandbox`] (session.rs): a session's sandbox, made at its first command, and
+//!   whether this system can sandbox at all ([`availability`], checked once per process).
+//! - [`explain`] (explain.rs): what a failed command's output says the sandbox denied, for
+//!   the model, which may then ask the user to run it outside.
+
+mod explain;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(any(target_os = "macos", test))]
+mod macos;
+mod policy;
+mod session;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use explain::explain;
+pub use policy::{Inputs, Policy, Writes, key_sockets};
+pub use session::{Confined, Sandbox, SessionSandbox, View, availability};
+
+/// Why a command could not be put in the sandbox.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// This system cannot sandbox commands.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A step of entering the sandbox failed.
+    #[error("{0} failed: {1}")]
+    Step(&'static str, String),
+    /// A step about one path failed.
+    #[error("{0} {1} failed: {2}")]
+    Path(&'static str, PathBuf, String),
+    /// A file could not be read or written.
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+    /// The policy given is not one.
+    #[error("the policy is not valid: {0}")]
+    Policy(String),
+}
+
+/// Exit status when the sandbox could not be entered (as `env` and `timeout` use it for a
+/// command they could not start); the command did not run.
+const CANNOT_ENTER: u8 = 125;
+
+/// Which sandbox this system has, in words; `None` where there is none.
+pub fn backend() -> Option<&'static str> {
+    if cfg!(target_os = "linux") {
+        Some("Linux namespaces and Landlock")
+    } else if cfg!(target_os = "macos") {
+        Some("macOS Seatbelt (sandbox-exec)")
+    } else {
+        None
+    }
+}
+
+/// `tandem sandbox --policy P -- command…` as tandem starts it, read straight from the
+/// process's arguments: every command a session runs passes here, and the full command-line
+/// parser costs more than the rest of the start. `None` for any other form (`--help`, a
+/// typo), which the parser then reads and answers.
+pub fn run_early() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != "sandbox" || args.next()? != "--policy" {
+        return None;
+    }
+    let policy = args.next()?.into_string().ok()?;
+    if args.next()? != "--" {
+        return None;
+    }
+    let command: Vec<std::ffi::OsString> = args.collect();
+    (!command.is_empty()).then(|| run(&policy, &command))
+}
+
+/// `tandem sandbox --policy GIVEN -- COMMAND…`: reads the policy (a file, or the JSON
+/// itself), enters the sandbox and becomes the command. Returns only when that failed; the
+/// command never runs unconfined.
+pub fn run(given: &str, command: &[std::ffi::OsString]) -> ExitCode {
+    let result = read_policy(given).and_then(|policy| become_command(&policy, command));
+    let e = match result {
+        Ok(never) => match never {},
+        Err(e) => e,
+    };
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("tandem sandbox: {e}; the command did not run\n").as_bytes(),
+    );
+    ExitCode::from(CANNOT_ENTER)
+}
+
+/// The policy `given` names: inline JSON, or a file of it.
+fn read_policy(given: &str) -> Result<Policy, SandboxError> {
+    let text = if given.trim_start().starts_with('{') {
+        given.to_string()
+    } else {
+        std::fs::read_to_string(given).map_err(|e| SandboxError::Io(given.to_string(), e))?
+    };
+    serde_json::from_str(&text).map_err(|e| SandboxError::Policy(e.to_string()))
+}
+
+/// Enters the sandbox and executes `command`; returns only on failure.
+#[cfg(target_os = "linux")]
+fn become_command(
+    policy: &Policy,
+    command: &[std::ffi::OsString],
+) -> Result<std::convert::Infallible, SandboxError> {
+    use std::os::unix::process::CommandExt;
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| SandboxError::Policy("no command given".into()))?;
+    let temp = linux::enter(policy)?;
+    let e = std::process::Command::new(program)
+        .args(args)
+        .env("TMPDIR", temp)
+        .exec();
+    Err(SandboxError::Io(program.to_string_lossy().into_owned(), e))
+}
+
+/// Executes `command` under `sandbox-exec` with the policy's profile; returns only on failure.
+#[cfg(target_os = "macos")]
+fn become_command(
+    policy: &Policy,
+    command: &[std::ffi::OsString],
+) -> Result<std::convert::Infallible, SandboxError> {
+    use std::os::unix::process::CommandExt;
+    if command.is_empty() {
+        return Err(SandboxError::Policy("no command given".into()));
+    }
+    let e = std::process::Command::new(macos::SANDBOX_EXEC)
+        .arg("-p")
+        .arg(macos::profile(policy))
+        .arg("--")
+        .args(command)
+        .env("TMPDIR", &policy.temp)
+        .exec();
+    Err(SandboxError::Io(macos::SANDBOX_EXEC.into(), e))
+}
+
+/// No sandbox here: says so.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn become_command(
+    _policy: &Policy,
+    _command: &[std::ffi::OsString],
+) -> Result<std::convert::Infallible, SandboxError> {
+    Err(SandboxError::Unsupported(
+        "commands cannot be sandboxed on this system yet".into(),
+    ))
+}

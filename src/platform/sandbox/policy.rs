@@ -1,0 +1,285 @@
+//! What a sandboxed command may touch, as plain data: the same policy drives every system's
+//! enforcement (Linux namespaces and Landlock, macOS Seatbelt) and travels as JSON to
+//! `tandem sandbox --policy FILE`, which the editor's terminal runs.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// What a sandboxed command may touch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Policy {
+    /// Folders (and files) the command may write: the workspace roots, unless the sandbox is
+    /// read-only, and the user's extra ones.
+    pub writable: Vec<PathBuf>,
+    /// Paths inside writable folders that stay read-only (`.git/hooks`, `.git/config`,
+    /// `.tandem`): what decides what runs later.
+    pub read_only: Vec<PathBuf>,
+    /// Paths the command may not read at all: keys, cloud credentials, tandem's own config,
+    /// credential file and transcripts, and the sockets of agents that hold keys.
+    pub hidden: Vec<PathBuf>,
+    /// Whether the command may use the network.
+    pub network: bool,
+    /// The command's private temporary folder (`TMPDIR`, and `/tmp` where that is safe).
+    pub temp: PathBuf,
+}
+
+/// How much a sandboxed command may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// The workspace roots and the temp folder.
+    WorkspaceWrite,
+    /// Only the temp folder.
+    ReadOnly,
+}
+
+/// What a session's policy is made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inputs {
+    /// The workspace roots: the session's folder and its other folders (canonical).
+    pub roots: Vec<PathBuf>,
+    /// The user's home, when known.
+    pub home: Option<PathBuf>,
+    /// tandem's own folders: its config (with the credential file) and its data (transcripts).
+    pub own: Vec<PathBuf>,
+    /// How much commands may write.
+    pub writes: Writes,
+    /// Whether commands may use the network.
+    pub network: bool,
+    /// More folders commands may write (`[sandbox] writable`).
+    pub extra_writable: Vec<PathBuf>,
+    /// More paths commands may not read (`[sandbox] deny_read`), and the sockets of agents
+    /// that hold keys (see [`key_sockets`]).
+    pub extra_hidden: Vec<PathBuf>,
+}
+
+impl Inputs {
+    /// Only `roots`, written as `writes` says: no home, nothing of tandem's or the user's
+    /// hidden, no extra folders, the network off.
+    pub fn bare(roots: Vec<PathBuf>, writes: Writes) -> Self {
+        Inputs {
+            roots,
+            home: None,
+            own: Vec::new(),
+            writes,
+            network: false,
+            extra_writable: Vec::new(),
+            extra_hidden: Vec::new(),
+        }
+    }
+}
+
+/// Credentials under the home folder that no command needs to read to build or test a
+/// project, and that a prompt-injected command would most like to send away.
+const HOME_SECRETS: [&str; 14] = [
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".local/share/keyrings",
+];
+
+/// Sockets that hand out root, keys or the user's screen and keyboard to whoever connects:
+/// Docker's daemon, the X server.
+const SYSTEM_SOCKETS: [&str; 4] = [
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/tmp/.X11-unix",
+    "/tmp/.ICE-unix",
+];
+
+/// Inside each writable root: what decides what runs later, kept read-only.
+const PROTECTED_INSIDE: [&str; 3] = [".git/hooks", ".git/config", ".tandem"];
+
+/// The places where programs that hold keys listen, from the environment `var` reads: the
+/// user's runtime folder (the session bus, through which the Secret Service hands out stored
+/// keys, tandem's own among them; the keyring and GnuPG agents), and the SSH agent's socket.
+pub fn key_sockets(var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = SYSTEM_SOCKETS.iter().map(PathBuf::from).collect();
+    for name in ["XDG_RUNTIME_DIR", "SSH_AUTH_SOCK"] {
+        if let Some(value) = var(name).filter(|v| Path::new(v).is_absolute()) {
+            out.push(PathBuf::from(value));
+        }
+    }
+    // A bus named by address (`unix:path=/run/user/1000/bus,guid=…`).
+    if let Some(address) = var("DBUS_SESSION_BUS_ADDRESS")
+        && let Some(rest) = address.strip_prefix("unix:path=")
+    {
+        out.push(PathBuf::from(rest.split(',').next().unwrap_or(rest)));
+    }
+    out
+}
+
+impl Policy {
+    /// The policy made from `inputs`, with `temp` as the private temp folder.
+    pub fn new(inputs: &Inputs, temp: PathBuf) -> Self {
+        let mut writable: Vec<PathBuf> = match inputs.writes {
+            Writes::WorkspaceWrite => inputs.roots.clone(),
+            Writes::ReadOnly => Vec::new(),
+        };
+        writable.extend(inputs.extra_writable.iter().cloned());
+        let read_only = writable
+            .iter()
+            .flat_map(|root| protected_in(root))
+            .collect();
+        let mut hidden: Vec<PathBuf> = inputs
+            .home
+            .as_ref()
+            .map(|home| HOME_SECRETS.iter().map(|s| home.join(s)).collect())
+            .unwrap_or_default();
+        hidden.extend(inputs.own.iter().cloned());
+        hidden.extend(inputs.extra_hidden.iter().cloned());
+        Policy {
+            writable,
+            read_only,
+            hidden,
+            network: inputs.network,
+            temp,
+        }
+    }
+
+    /// Whether `path` may be written under this policy (inside a writable folder or the temp
+    /// folder, and not inside a read-only or hidden one).
+    pub fn may_write(&self, path: &Path) -> bool {
+        let inside = |roots: &[PathBuf]| roots.iter().any(|r| path.starts_with(r));
+        (inside(&self.writable) || path.starts_with(&self.temp))
+            && !inside(&self.read_only)
+            && !self.hides(path)
+    }
+
+    /// Whether `path` is hidden from commands.
+    pub fn hides(&self, path: &Path) -> bool {
+        self.hidden.iter().any(|h| path.starts_with(h))
+    }
+
+    /// One line for the user: what commands may write and reach.
+    pub fn summary(&self) -> String {
+        let writes = match self.writable.len() {
+            0 => "nothing but a private temp folder".to_string(),
+            _ => {
+                let roots: Vec<String> = self
+                    .writable
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                format!("{} and a private temp folder", roots.join(", "))
+            }
+        };
+        let network = if self.network { "on" } else { "off" };
+        format!(
+            "writes only {writes} (.git/hooks, .git/config and .tandem stay read-only); keys, cloud credentials and tandem's own files hidden; network {network}"
+        )
+    }
+}
+
+/// The protected paths inside `root`: its `.git/hooks`, `.git/config` and `.tandem`, and for
+/// a worktree (whose `.git` is a file naming the real one) that file and the git folder's
+/// hooks and config.
+fn protected_in(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = PROTECTED_INSIDE.iter().map(|p| root.join(p)).collect();
+    let dot_git = root.join(".git");
+    if let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Some(dir) = text.trim().strip_prefix("gitdir:")
+    {
+        // The pointer itself, or a command could point the worktree at a git folder of its
+        // own making.
+        out.push(dot_git.clone());
+        let dir = root.join(dir.trim());
+        out.push(dir.join("hooks"));
+        out.push(dir.join("config"));
+        // A worktree's git folder sits in the main repository's `.git/worktrees/`: the main
+        // repository's own hooks and config run for it too.
+        if let Some(common) = dir.parent().and_then(Path::parent) {
+            out.push(common.join("hooks"));
+            out.push(common.join("config"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(roots: &[&str], writes: Writes) -> Inputs {
+        Inputs {
+            home: Some(PathBuf::from("/home/u")),
+            ..Inputs::bare(roots.iter().map(PathBuf::from).collect(), writes)
+        }
+    }
+
+    fn temp() -> PathBuf {
+        PathBuf::from("/tmp/tandem-1/s")
+    }
+
+    #[test]
+    fn the_workspace_is_writable_but_what_runs_later_is_not() {
+        let p = Policy::new(&inputs(&["/ws", "/other"], Writes::WorkspaceWrite), temp());
+        assert!(p.may_write(Path::new("/ws/src/main.rs")));
+        assert!(p.may_write(Path::new("/other/x")));
+        assert!(p.may_write(Path::new("/tmp/tandem-1/s/cache")));
+        assert!(!p.may_write(Path::new("/ws/.git/hooks/pre-commit")));
+        assert!(!p.may_write(Path::new("/ws/.git/config")));
+        assert!(!p.may_write(Path::new("/other/.tandem/config.toml")));
+        assert!(p.may_write(Path::new("/ws/.git/index")));
+        assert!(!p.may_write(Path::new("/home/u/.bashrc")));
+        assert!(p.hides(Path::new("/home/u/.ssh/id_ed25519")));
+        assert!(!p.hides(Path::new("/home/u/.config/other")));
+    }
+
+    #[test]
+    fn tandems_own_files_and_key_agents_are_hidden() {
+        let sockets = key_sockets(&|name| match name {
+            "XDG_RUNTIME_DIR" => Some("/run/user/1000".into()),
+            "SSH_AUTH_SOCK" => Some("/tmp/ssh-x/agent.1".into()),
+            "DBUS_SESSION_BUS_ADDRESS" => Some("unix:path=/var/bus,guid=1".into()),
+            _ => None,
+        });
+        let mut i = inputs(&["/ws"], Writes::WorkspaceWrite);
+        i.own = vec![PathBuf::from("/home/u/.config/tandem")];
+        i.extra_hidden = sockets;
+        let p = Policy::new(&i, temp());
+        for hidden in [
+            "/home/u/.config/tandem/credentials.toml",
+            "/run/user/1000/bus",
+            "/tmp/ssh-x/agent.1",
+            "/var/bus",
+            "/var/run/docker.sock",
+        ] {
+            assert!(p.hides(Path::new(hidden)), "{hidden}");
+        }
+    }
+
+    #[test]
+    fn a_read_only_sandbox_writes_only_its_temp_folder() {
+        let p = Policy::new(&inputs(&["/ws"], Writes::ReadOnly), temp());
+        assert!(!p.may_write(Path::new("/ws/a")));
+        assert!(p.may_write(Path::new("/tmp/tandem-1/s/a")));
+        assert!(p.summary().contains("nothing but a private temp folder"));
+    }
+
+    #[test]
+    fn a_worktrees_real_git_folder_is_protected_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main/.git/worktrees/feature");
+        std::fs::create_dir_all(&main).unwrap();
+        let tree = dir.path().join("feature");
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(tree.join(".git"), format!("gitdir: {}\n", main.display())).unwrap();
+        let protected = protected_in(&tree);
+        assert!(protected.contains(&main.join("hooks")));
+        assert!(protected.contains(&tree.join(".git")));
+        assert!(protected.contains(&dir.path().join("main/.git/hooks")));
+        assert!(protected.contains(&dir.path().join("main/.git/config")));
+    }
+}

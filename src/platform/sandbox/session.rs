@@ -1,0 +1,273 @@
+//! A session's sandbox: its policy written to a private folder at the session's first
+//! command, with the temp folder its commands use; removed when the session ends. Whether
+//! this system can sandbox at all is checked once per process, by entering a sandbox for
+//! real (`tandem sandbox … -- tandem --version`), since namespaces and Landlock can be
+//! switched off by the kernel, a container or a security module in ways no version number
+//! tells.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::sync::OnceCell;
+
+use super::{Inputs, Policy, Writes, backend};
+
+/// How long the check of whether the system can sandbox may take.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A sandbox ready for commands: its policy, in a file in a private folder (0700) that also
+/// holds the commands' temp folder.
+#[derive(Debug)]
+pub struct Sandbox {
+    policy: Policy,
+    file: PathBuf,
+    program: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// Writes the policy made from `inputs`; `program` is tandem's own binary.
+    fn create(inputs: &Inputs, program: PathBuf) -> std::io::Result<Sandbox> {
+        let dir = tempfile::Builder::new()
+            .prefix("tandem-sandbox-")
+            .tempdir()?;
+        let temp = dir.path().join("tmp");
+        std::fs::create_dir(&temp)?;
+        // Real paths: the kernel and Seatbelt compare resolved ones (`/tmp` is a link on macOS).
+        let temp = crate::platform::canonical(&temp).unwrap_or(temp);
+        let mut policy = Policy::new(inputs, temp);
+        let base = crate::platform::canonical(dir.path()).unwrap_or_else(|_| dir.path().into());
+        let file = base.join("policy.json");
+        // What decides the next command's confinement, when a writable folder holds it (a
+        // workspace in /tmp, tandem built in the workspace, `~/.cargo` made writable): the
+        // policy and tandem's own binary stay read-only, or a command could loosen the next.
+        for decides in [file.clone(), program.clone()] {
+            if policy.writable.iter().any(|w| decides.starts_with(w)) {
+                policy.read_only.push(decides);
+            }
+        }
+        std::fs::write(&file, serde_json::to_vec_pretty(&policy)?)?;
+        Ok(Sandbox {
+            policy,
+            file,
+            program,
+            _dir: dir,
+        })
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The program and arguments that run `program args` in this sandbox.
+    pub fn wrap(&self, program: String, args: Vec<String>) -> (String, Vec<String>) {
+        let mut wrapped = vec![
+            "sandbox".to_string(),
+            "--policy".to_string(),
+            self.file.display().to_string(),
+            "--".to_string(),
+            program,
+        ];
+        wrapped.extend(args);
+        (self.program.display().to_string(), wrapped)
+    }
+
+    /// The process that runs `program args` in this sandbox.
+    pub fn command(&self, program: String, args: Vec<String>) -> tokio::process::Command {
+        let (program, args) = self.wrap(program, args);
+        let mut command = tokio::process::Command::new(program);
+        command.args(args);
+        command
+    }
+}
+
+/// Whether a session's command runs confined.
+#[derive(Debug, Clone)]
+pub enum Confined {
+    /// In this sandbox.
+    In(Arc<Sandbox>),
+    /// Not: the system cannot sandbox (why), and whether this is the first time the session
+    /// is told.
+    Not {
+        /// Why not.
+        why: String,
+        /// The session's first command that ran without the sandbox.
+        first: bool,
+    },
+}
+
+/// A session's sandbox, made at its first command.
+#[derive(Debug)]
+pub struct SessionSandbox {
+    inputs: Inputs,
+    program: PathBuf,
+    ready: OnceCell<Result<Arc<Sandbox>, String>>,
+    told: AtomicBool,
+}
+
+impl SessionSandbox {
+    /// The sandbox for a session with `inputs`; `program` is tandem's own binary.
+    pub fn new(inputs: Inputs, program: PathBuf) -> Self {
+        Self {
+            inputs,
+            program,
+            ready: OnceCell::new(),
+            told: AtomicBool::new(false),
+        }
+    }
+
+    /// The sandbox a command runs in now (made at the first call), or why there is none.
+    pub async fn enter(&self) -> Confined {
+        let ready = self
+            .ready
+            .get_or_init(|| async {
+                availability().await?;
+                Sandbox::create(&self.inputs, self.program.clone())
+                    .map(Arc::new)
+                    .map_err(|e| format!("cannot make the sandbox's private folder: {e}"))
+            })
+            .await;
+        match ready {
+            Ok(sandbox) => Confined::In(sandbox.clone()),
+            Err(why) => Confined::Not {
+                why: why.clone(),
+                first: !self.told.swap(true, Ordering::Relaxed),
+            },
+        }
+    }
+
+    /// What the model is told of the sandbox: where commands may write, the network, and
+    /// how to ask to leave it; `None` when this system cannot sandbox.
+    pub fn for_model(&self) -> Option<String> {
+        if let Some(Err(_)) = CHECKED.get() {
+            return None;
+        }
+        let writes = match self.inputs.writes {
+            Writes::WorkspaceWrite => "the workspace folders and $TMPDIR",
+            Writes::ReadOnly => "only $TMPDIR",
+        };
+        let network = if self.inputs.network { "on" } else { "off" };
+        Some(format!(
+            "Sandbox: commands may write {writes} (not .git/hooks, .git/config, .tandem); network {network}. If a command fails because the sandbox denied it, its result says so; then you may run it with outside_sandbox and a reason, and the user decides."
+        ))
+    }
+
+    /// Whether commands run sandboxed and with which policy, for `/permissions` and
+    /// `_tandem/status`; call [`availability`] first for an answer past "not checked yet".
+    pub fn view(&self) -> View {
+        let policy = Policy::new(&self.inputs, PathBuf::from("(private)"));
+        let (state, backend, summary) = match CHECKED.get() {
+            Some(Ok(backend)) => ("on", Some(*backend), policy.summary()),
+            Some(Err(why)) => (
+                "unavailable",
+                None,
+                format!(
+                    "not available here ({why}); each command is judged and asked about as without it"
+                ),
+            ),
+            None => (
+                "unchecked",
+                None,
+                format!("checked at the first command; then it {}", policy.summary()),
+            ),
+        };
+        View {
+            state,
+            backend,
+            summary,
+            network: policy.network,
+            writable: policy.writable,
+        }
+    }
+}
+
+/// A session's sandbox as the user is shown it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    /// `on`, `unavailable`, `unchecked` (nothing has asked yet), or `off` (see [`View::off`]).
+    pub state: &'static str,
+    /// What enforces it, when on.
+    pub backend: Option<&'static str>,
+    /// One line: what commands may write and reach, or why there is no sandbox.
+    pub summary: String,
+    /// Whether commands may use the network.
+    pub network: bool,
+    /// The folders commands may write (besides their private temp folder).
+    pub writable: Vec<PathBuf>,
+}
+
+impl View {
+    /// No sandbox, for the reason `why`.
+    pub fn off(why: &str) -> View {
+        View {
+            state: "off",
+            backend: None,
+            summary: format!("off ({why}): commands run with your own rights"),
+            network: true,
+            writable: Vec::new(),
+        }
+    }
+}
+
+/// Whether this system can sandbox commands, once checked.
+static CHECKED: OnceCell<Result<&'static str, String>> = OnceCell::const_new();
+
+/// Whether this system can sandbox commands, and with what; checked once per process.
+pub async fn availability() -> Result<&'static str, String> {
+    CHECKED.get_or_init(check).await.clone()
+}
+
+/// Enters a sandbox for real and runs tandem's `--version` in it.
+async fn check() -> Result<&'static str, String> {
+    let backend = backend().ok_or("commands cannot be sandboxed on this system yet")?;
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot find tandem's own binary: {e}"))?;
+    let inputs = Inputs::bare(Vec::new(), Writes::ReadOnly);
+    let sandbox = Sandbox::create(&inputs, program.clone())
+        .map_err(|e| format!("cannot make a private folder: {e}"))?;
+    let mut command = sandbox.command(program.display().to_string(), vec!["--version".into()]);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(CHECK_TIMEOUT, command.output())
+        .await
+        .map_err(|_| "entering a sandbox did not finish".to_string())?
+        .map_err(|e| format!("cannot start tandem's sandbox: {e}"))?;
+    if output.status.success() {
+        return Ok(backend);
+    }
+    let said = String::from_utf8_lossy(&output.stderr);
+    let said = said.trim().trim_start_matches("tandem sandbox: ");
+    let said = said.trim_end_matches("; the command did not run");
+    Err(match said.is_empty() {
+        true => format!("a sandboxed command ended with {}", output.status),
+        false => said.to_string(),
+    })
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_is_wrapped_in_tandems_sandbox_subcommand() {
+        let inputs = Inputs::bare(vec![PathBuf::from("/ws")], Writes::WorkspaceWrite);
+        let sandbox = Sandbox::create(&inputs, PathBuf::from("/bin/tandem")).unwrap();
+        let (program, args) = sandbox.wrap("sh".into(), vec!["-c".into(), "ls".into()]);
+        assert_eq!(program, "/bin/tandem");
+        assert_eq!(args[..2], ["sandbox", "--policy"]);
+        assert_eq!(args[3..], ["--", "sh", "-c", "ls"]);
+        let written: Policy = serde_json::from_slice(&std::fs::read(&args[2]).unwrap()).unwrap();
+        assert_eq!(&written, sandbox.policy());
+        assert!(written.temp.is_dir());
+        let folder = written.temp.parent().unwrap().to_path_buf();
+        drop(sandbox);
+        assert!(!folder.exists(), "the private folder goes with the sandbox");
+    }
+}

@@ -1,0 +1,70 @@
+//! A session's command sandbox, made from the user's `[sandbox]` settings and the session's
+//! folders: what its commands may write, what they may not read.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::config::sandbox::SandboxMode;
+use crate::platform::sandbox::{Inputs, SessionSandbox, Writes, key_sockets};
+
+/// The sandbox for a session in `roots` (its folder first, then its other folders, all
+/// canonical); `None` when the user turned it off.
+pub(super) fn for_session(config: &Config, roots: Vec<PathBuf>) -> Option<Arc<SessionSandbox>> {
+    let writes = match config.sandbox.mode {
+        SandboxMode::Off => return None,
+        SandboxMode::WorkspaceWrite => Writes::WorkspaceWrite,
+        SandboxMode::ReadOnly => Writes::ReadOnly,
+    };
+    let program = match std::env::current_exe() {
+        Ok(program) => program,
+        Err(e) => {
+            tracing::warn!("commands cannot be sandboxed: tandem cannot find its own binary: {e}");
+            return None;
+        }
+    };
+    let home = config.user_home.as_deref().map(real);
+    // A folder that is the whole disk or holds the home folder is no project (as for the
+    // permission policy): commands write only their temp folder there.
+    let roots = roots
+        .into_iter()
+        .filter(|root| {
+            root.parent().is_some() && !home.as_ref().is_some_and(|h| h.starts_with(root))
+        })
+        .collect();
+    let all_real = |paths: &[PathBuf]| -> Vec<PathBuf> { paths.iter().map(|p| real(p)).collect() };
+    // tandem's own files: its config folder and file (the credential file is beside it) and
+    // its data (transcripts, trust answers).
+    let own = [config.config_dir.clone(), config.home.clone()]
+        .into_iter()
+        .chain(config.config_file.clone())
+        .map(|p| real(&p))
+        .collect();
+    let mut hidden = all_real(&config.sandbox.deny_read);
+    hidden.extend(
+        key_sockets(&|name| std::env::var(name).ok())
+            .iter()
+            .map(|p| real(p)),
+    );
+    let inputs = Inputs {
+        roots,
+        home,
+        own,
+        writes,
+        network: config.sandbox.network,
+        extra_writable: all_real(&config.sandbox.writable),
+        extra_hidden: hidden,
+    };
+    // Known before the first command, off the answer's path: whether the system can sandbox
+    // (once per process; a spawn of tandem itself).
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(crate::platform::sandbox::availability());
+    }
+    Some(Arc::new(SessionSandbox::new(inputs, program)))
+}
+
+/// `path` with its links resolved, as the kernel compares paths; as given when it does not
+/// exist.
+fn real(path: &Path) -> PathBuf {
+    crate::platform::canonical(path).unwrap_or_else(|_| path.to_path_buf())
+}
