@@ -6,7 +6,7 @@
 Both are started the way tandem starts a local command: `sh -c true`, one after the other in
 alternation so both see the same machine, RUNS times each. The sandboxed one is
 `tandem sandbox --policy FILE -- sh -c true` with the policy a session in this checkout would
-have (the repository writable, `.git/hooks`, `.git/config` and `.tandem` read-only, the
+have (the repository writable, `.git` and `.tandem` read-only, the
 user's key folders hidden, the network off). Reports the median and quartiles of each, the
 median added latency, and the median of the pairwise ratios.
 """
@@ -27,7 +27,7 @@ def policy(temp):
     home = os.path.expanduser("~")
     return {
         "writable": [ROOT],
-        "readOnly": [os.path.join(ROOT, p) for p in (".git/hooks", ".git/config", ".tandem")],
+        "readOnly": [os.path.join(ROOT, p) for p in (".git", ".tandem")],
         "hidden": [os.path.join(home, p) for p in (".ssh", ".gnupg", ".aws", ".config/tandem")],
         "network": False,
         "temp": temp,

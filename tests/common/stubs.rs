@@ -6,7 +6,9 @@ use super::{Workspace, path_str};
 /// Puts a logging stand-in for each of `programs` first on the PATH; returns the environment
 /// an agent needs to find them.
 pub fn logging_programs(ws: &Workspace, programs: &[&str]) -> Vec<(String, String)> {
-    let bin = ws.project().parent().unwrap().join("bin");
+    // In the project too: the sandbox's /tmp is its own, so a folder beside the project (in
+    // the test's temp folder) is not there for its commands.
+    let bin = ws.project().join(".bin");
     std::fs::create_dir_all(&bin).unwrap();
     // In the project: the commands run in the sandbox, which writes nowhere else.
     let log = ws.project().join(".ran.log");

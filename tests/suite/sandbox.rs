@@ -1,6 +1,9 @@
 //! The command sandbox over real stdio (Linux): what a command may touch is held by the
 //! kernel, whatever its text, in local runs and in the editor's terminal alike; a denial is
 //! explained to the model, and leaving the sandbox always asks the user.
+//!
+//! The sandbox needs unprivileged user namespaces and Landlock. CI has both and sets
+//! `TANDEM_SANDBOX_REQUIRED=1`; on a machine without them each test says why it did not run.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +12,34 @@ use serde_json::{Value, json};
 use crate::common::calls::{batch, call_events, command, tool_result};
 use crate::common::editor::{Answer, FakeEditor, full_caps};
 use crate::common::{Reply, Workspace, session_with_env};
+
+/// Whether this machine can sandbox commands (entered for real); when it cannot, a test
+/// fails under `TANDEM_SANDBOX_REQUIRED=1` and otherwise says it is skipped.
+pub fn sandbox_here() -> bool {
+    let temp = tempfile::tempdir().unwrap();
+    let policy = json!({
+        "writable": [], "readOnly": [], "hidden": [], "network": false, "temp": temp.path()
+    })
+    .to_string();
+    let entered = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["sandbox", "--policy", &policy, "--", "true"])
+        .output()
+        .unwrap();
+    if entered.status.success() {
+        return true;
+    }
+    let why = String::from_utf8_lossy(&entered.stderr).into_owned();
+    assert!(
+        std::env::var("TANDEM_SANDBOX_REQUIRED").as_deref() != Ok("1"),
+        "this machine cannot sandbox commands: {why}"
+    );
+    // The test harness shows a test's stderr; a skipped check must say so.
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("skipped: this machine cannot sandbox commands ({why})");
+    }
+    false
+}
 
 /// The folder that holds the project and the home: outside what commands may write.
 fn outside(ws: &Workspace) -> PathBuf {
@@ -42,6 +73,9 @@ fn asked(editor: &FakeEditor) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sandboxed_command_touches_only_the_workspace() {
+    if !sandbox_here() {
+        return;
+    }
     let script = vec![
         batch(&[
             command("out", "echo x > ../outside.txt"),
@@ -107,6 +141,9 @@ fn connect(id: &str, port: u16) -> (String, String, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_network_is_off_unless_the_config_turns_it_on() {
+    if !sandbox_here() {
+        return;
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     for network in [false, true] {
@@ -139,6 +176,9 @@ async fn the_network_is_off_unless_the_config_turns_it_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaving_the_sandbox_asks_every_time_and_grants_stay_inside() {
+    if !sandbox_here() {
+        return;
+    }
     let leave = json!({
         "command": "sh write.sh",
         "outside_sandbox": true,
@@ -188,6 +228,9 @@ async fn leaving_the_sandbox_asks_every_time_and_grants_stay_inside() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_editors_terminal_runs_the_command_in_the_same_sandbox() {
+    if !sandbox_here() {
+        return;
+    }
     let script = vec![
         batch(&[command("out", "echo x > ../t-outside.txt")]),
         batch(&[command("plain", "ls")]),
@@ -271,6 +314,9 @@ const RED_TEAM: &[&str] = &[
 
 #[test]
 fn red_team_lines_in_the_sandbox_alone_write_nothing_outside() {
+    if !sandbox_here() {
+        return;
+    }
     let ws = Workspace::new();
     ws.write("project/.git/hooks/README", "hooks\n");
     ws.write("project/.git/config", "[core]\n");
@@ -351,6 +397,9 @@ fn a_policy_that_cannot_be_entered_never_runs_the_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_user_sees_whether_commands_run_sandboxed() {
+    if !sandbox_here() {
+        return;
+    }
     let (_mock, ws, mut agent, session, _editor) = session_with_env(
         "small",
         vec![Reply::text(&["hi"])],
@@ -400,6 +449,9 @@ async fn the_user_sees_whether_commands_run_sandboxed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_access_and_a_sandbox_turned_off_run_commands_unconfined() {
+    if !sandbox_here() {
+        return;
+    }
     for (mode, env) in [("full-access", None), ("ask", Some("off"))] {
         let script = vec![
             batch(&[command("out", "echo x > ../free.txt")]),
@@ -425,6 +477,9 @@ async fn full_access_and_a_sandbox_turned_off_run_commands_unconfined() {
 
 #[test]
 fn doctor_says_which_sandbox_is_in_force() {
+    if !sandbox_here() {
+        return;
+    }
     let ws = Workspace::new();
     let mut env = ws.base_env();
     env.push(("PATH".into(), std::env::var("PATH").unwrap()));
@@ -444,6 +499,9 @@ fn doctor_says_which_sandbox_is_in_force() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writable_folder_that_holds_tandem_cannot_change_the_next_commands_sandbox() {
+    if !sandbox_here() {
+        return;
+    }
     let bin = Path::new(env!("CARGO_BIN_EXE_tandem"));
     let folder = bin.parent().unwrap().to_path_buf();
     // Moved aside and back: were the binary not protected, it would be where it was after.
@@ -462,4 +520,130 @@ async fn a_writable_folder_that_holds_tandem_cannot_change_the_next_commands_san
     let result = tool_result(&mock.requests()[1], "bin");
     assert!(result.contains("Device or resource busy"), "{result}");
     assert!(bin.exists());
+}
+
+/// `line` run with `bash -c` in the sandbox `policy`, in `dir`: its output.
+fn boxed(policy: &str, dir: &Path, line: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["sandbox", "--policy", policy, "--", "bash", "-c", line])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(125), "{out:?}");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Mount calls a root user's command could make in its own user namespace, through Python's
+/// ctypes: clearing the read-only flag of `.git` (`mount_setattr`), and cloning the workspace
+/// without the mounts that protect and cover its paths (`open_tree`), then writing a hook and
+/// reading a hidden file through the clone.
+const MOUNT_TRICKS: &str = r#"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+class Attr(ctypes.Structure):
+    _fields_ = [("set", ctypes.c_uint64), ("clr", ctypes.c_uint64), ("prop", ctypes.c_uint64), ("userns", ctypes.c_uint64)]
+attr = Attr(0, 1, 0, 0)
+print("setattr", libc.syscall(442, -100, b".git", 0x8000, ctypes.byref(attr), 32))
+fd = libc.syscall(428, -100, b".", 1)
+print("open_tree", fd)
+if fd >= 0:
+    root = "/proc/self/fd/%d" % fd
+    try:
+        open(root + "/.git/hooks/post-checkout", "w").write("x")
+        print("WROTE-HOOK")
+    except OSError as e:
+        print("hook", e)
+    try:
+        print("READ", open(root + "/secrets/key").read())
+    except OSError as e:
+        print("secret", e)
+"#;
+
+#[test]
+fn the_reviews_escapes_stay_closed() {
+    if !sandbox_here() {
+        return;
+    }
+    let ws = Workspace::new();
+    let project = ws.project();
+    ws.write("project/.git/hooks/README", "hooks\n");
+    ws.write("project/.git/config", "[core]\n");
+    ws.write("project/secrets/key", "NESTED-SECRET\n");
+    ws.write("project/tricks.py", MOUNT_TRICKS);
+    let out = outside(&ws).join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let temp = outside(&ws).join("private-tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let policy = json!({
+        "writable": [project],
+        "readOnly": [project.join(".git"), project.join(".tandem")],
+        "hidden": [project.join("secrets")],
+        "network": false,
+        "temp": temp,
+    })
+    .to_string();
+    // git reads `commondir` and the config of what it names: all of `.git` is read-only.
+    let said = boxed(&policy, &project, "echo ../evil > .git/commondir");
+    assert!(!project.join(".git/commondir").exists(), "{said}");
+    // A hidden folder's parent cannot be moved out from under its cover.
+    boxed(
+        &policy,
+        &project,
+        "mv secrets moved; mkdir -p a && mv secrets a/",
+    );
+    let said = boxed(&policy, &project, "cat moved/key a/secrets/key secrets/key");
+    assert!(!said.contains("NESTED-SECRET"), "{said}");
+    // Mounts are locked, even for a root user's command.
+    let said = boxed(&policy, &project, "python3 tricks.py");
+    assert!(said.contains("setattr -1"), "{said}");
+    assert!(
+        !said.contains("WROTE-HOOK") && !said.contains("READ"),
+        "{said}"
+    );
+    assert!(!project.join(".git/hooks/post-checkout").exists());
+    // No socket another program left in /tmp, no other terminal, a private /dev/shm.
+    let socket = std::env::temp_dir().join(format!("tandem-review-{}.sock", std::process::id()));
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let pty = std::fs::read_dir("/dev/pts")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n != "ptmx"));
+    let line = format!(
+        "test -e {} && echo SOCKET; test -e {} && echo TERMINAL; echo x > /dev/shm/tandem-review-$$ && echo $$",
+        socket.display(),
+        pty.map(|p| p.display().to_string())
+            .unwrap_or("/nonexistent".into()),
+    );
+    let said = boxed(&policy, &project, &line);
+    assert!(
+        !said.contains("SOCKET") && !said.contains("TERMINAL"),
+        "{said}"
+    );
+    let pid = said.trim().lines().last().unwrap_or_default().to_string();
+    assert!(
+        !Path::new(&format!("/dev/shm/tandem-review-{pid}")).exists(),
+        "{said}"
+    );
+    let _ = std::fs::remove_file(&socket);
+    // A descriptor left open by whoever started the command does not reach it.
+    let leaked = out.join("leaked");
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "exec 7>>'{}'; exec '{}' sandbox --policy '{}' -- sh -c 'echo leaked >&7'",
+            leaked.display(),
+            env!("CARGO_BIN_EXE_tandem"),
+            policy
+        ))
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    assert_ne!(status.code(), Some(125));
+    let written = std::fs::read_to_string(&leaked).unwrap_or_default();
+    assert!(written.is_empty(), "{written}");
 }

@@ -63,8 +63,15 @@ pub fn explain(policy: &Policy, cwd: &Path, output: &str) -> Option<String> {
         }
         if NOT_FOUND.iter().any(|m| line.contains(m)) {
             for path in named_paths(line, cwd) {
-                if policy.hides(&path) && !paths.iter().any(|(p, _)| *p == path) {
-                    paths.push((path, "(hidden from commands)"));
+                let why = if policy.hides(&path) {
+                    "(hidden from commands)"
+                } else if path.starts_with("/tmp") && !policy.may_write(&path) {
+                    "(the sandbox's /tmp is its own: what other programs put in /tmp is not there)"
+                } else {
+                    continue;
+                };
+                if !paths.iter().any(|(p, _)| *p == path) {
+                    paths.push((path, why));
                 }
             }
         }
@@ -156,7 +163,7 @@ mod tests {
     fn policy() -> Policy {
         Policy {
             writable: vec![PathBuf::from("/ws")],
-            read_only: vec![PathBuf::from("/ws/.git/hooks")],
+            read_only: vec![PathBuf::from("/ws/.git")],
             hidden: vec![PathBuf::from("/home/u/.ssh")],
             network: false,
             temp: PathBuf::from("/tmp/t"),
@@ -208,6 +215,12 @@ mod tests {
         );
         let missing = "cat: /ws/nope: No such file or directory";
         assert!(explain(&policy(), Path::new("/ws"), missing).is_none());
+        let tmp = "cat: /tmp/build.log: No such file or directory";
+        let said = explain(&policy(), Path::new("/ws"), tmp).unwrap();
+        assert!(
+            said.contains("/tmp/build.log (the sandbox's /tmp is its own"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -1,19 +1,27 @@
 //! Linux: the sandbox is entered by the `tandem sandbox` process itself, single-threaded,
 //! just before it becomes the command (`exec`). Three layers, each doing what it does best:
 //!
-//! 1. A new user and mount namespace (`unshare(2)`, unprivileged): credentials are covered
-//!    by an empty read-only tmpfs (folders) or `/dev/null` (files and sockets), `.git/hooks`,
-//!    `.git/config` and `.tandem` are bound read-only onto themselves, and the folders that
-//!    hold them are pinned as mount points so they cannot be renamed away and replaced; the
-//!    private temp folder is bound over `/tmp` when no workspace lives there.
+//! 1. A new user and mount namespace (`unshare(2)`, unprivileged). The folders between a
+//!    writable root and each protected or hidden path in it become mount points, which cannot
+//!    be renamed or removed (so `.git` cannot be moved aside and rebuilt, nor a secret's
+//!    folder moved out from under its cover); credentials are covered by an empty read-only
+//!    tmpfs (folders) or `/dev/null` (files and sockets); `.git`, `.tandem` and the like are
+//!    bound read-only onto themselves; `/dev/pts` becomes a new instance (no other terminal
+//!    can be read or typed into) and `/dev/shm` a private tmpfs; the private temp folder is
+//!    bound over `/tmp`, with the workspaces that live under `/tmp` bound back into it, so
+//!    no socket another program left in `/tmp` (tmux, screen, an editor's) can be reached.
+//!    Then a second user namespace inside the first: every mount made so far becomes locked,
+//!    so not even a root user's command can clear a read-only flag or clone a folder
+//!    without its covers.
 //! 2. With the network off, a new network namespace: no interface but a loopback that is
 //!    down, so no address (127.0.0.1 included) can be reached, and abstract Unix sockets
 //!    outside (per network namespace) cannot be either.
 //! 3. Landlock: read and execute anywhere, write only in the writable folders, the temp
-//!    folder and terminal devices; no ptrace, `/proc/<pid>/environ` or memory of any process
-//!    outside (tandem's, the editor's), no signals to them, no abstract sockets.
+//!    folder and terminal devices; no mounts; no ptrace, `/proc/<pid>/environ` or memory of
+//!    any process outside (tandem's, the editor's), no signals to them, no abstract sockets.
 //!
-//! Every step fails closed: if one cannot be taken, the command does not run.
+//! Descriptors other than stdin, stdout and stderr are closed at `exec`. Every step fails
+//! closed: if one cannot be taken, the command does not run.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +32,7 @@ use landlock::{
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::statvfs::{FsFlags, statvfs};
+use nix::unistd::{Gid, Uid};
 
 use super::{Policy, SandboxError};
 
@@ -44,7 +53,12 @@ const DEVICES: [&str; 8] = [
 
 /// Enters the sandbox `policy` describes; returns the folder the command's `TMPDIR` names.
 pub fn enter(policy: &Policy) -> Result<PathBuf, SandboxError> {
-    namespaces(policy.network)?;
+    let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS;
+    if !policy.network {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    user_namespace(flags, uid, gid)?;
     let step = |what: &'static str| move |e: nix::Error| SandboxError::Step(what, e.to_string());
     mount(
         None::<&str>,
@@ -54,22 +68,29 @@ pub fn enter(policy: &Policy) -> Result<PathBuf, SandboxError> {
         None::<&str>,
     )
     .map_err(step("making mounts private"))?;
+    let read_only: Vec<&PathBuf> = policy
+        .read_only
+        .iter()
+        .filter(|p| p.exists() || make_room(p))
+        .collect();
+    pin(policy, read_only.iter().copied().chain(&policy.hidden))?;
     hide(&policy.hidden)?;
-    protect(policy)?;
+    for path in read_only {
+        bind(path, true)?;
+    }
+    devices()?;
     let temp = private_tmp(policy)?;
+    // Mounts made in a namespace are the namespace's to change; from a namespace inside it,
+    // they are locked.
+    user_namespace(CloneFlags::CLONE_NEWUSER, uid, gid)?;
     landlock(policy, &temp)?;
+    close_other_descriptors();
     Ok(temp)
 }
 
-/// A new user and mount namespace, and a network namespace when the network is off, with
-/// the user mapped to themself.
-fn namespaces(network: bool) -> Result<(), SandboxError> {
-    let uid = nix::unistd::getuid();
-    let gid = nix::unistd::getgid();
-    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS;
-    if !network {
-        flags |= CloneFlags::CLONE_NEWNET;
-    }
+/// Enters the namespaces `flags` name (a user namespace among them), with the user mapped to
+/// themself.
+fn user_namespace(flags: CloneFlags, uid: Uid, gid: Gid) -> Result<(), SandboxError> {
     unshare(flags).map_err(|e| {
         SandboxError::Unsupported(format!(
             "cannot create a user namespace ({e}); the kernel or a security policy forbids unprivileged user namespaces (kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns, or a container's seccomp profile)"
@@ -114,44 +135,38 @@ fn hide(hidden: &[PathBuf]) -> Result<(), SandboxError> {
     Ok(())
 }
 
-/// Makes the read-only paths read-only: a missing `.git/hooks` (in a repository) or
-/// `.tandem` is made empty first, so nothing can be put there, and the folders between a
-/// writable root and each of them become mount points first, which cannot be renamed or
-/// removed (so `.git` cannot be moved aside and rebuilt with hooks of its own).
-fn protect(policy: &Policy) -> Result<(), SandboxError> {
-    let present: Vec<&PathBuf> = policy
-        .read_only
-        .iter()
-        .filter(|p| p.exists() || make_room(p))
-        .collect();
+/// Makes the folders between a writable root and each of `paths` in it mount points (bound
+/// onto themselves), which cannot be renamed or removed: a protected path cannot be moved
+/// aside and rebuilt, nor a hidden one carried out from under its cover.
+fn pin<'a>(policy: &Policy, paths: impl Iterator<Item = &'a PathBuf>) -> Result<(), SandboxError> {
     let mut pinned: Vec<PathBuf> = Vec::new();
-    for path in &present {
-        if let Some(root) = policy.writable.iter().find(|r| path.starts_with(r)) {
-            for folder in pins(root, path) {
-                if !pinned.contains(&folder) && !present.contains(&&folder) {
-                    bind(&folder, false)?;
-                    pinned.push(folder);
-                }
+    for path in paths.filter(|p| p.exists()) {
+        let Some(root) = policy.writable.iter().find(|r| path.starts_with(r)) else {
+            continue;
+        };
+        for folder in pins(root, path) {
+            if !pinned.contains(&folder) {
+                bind(&folder, false)?;
+                pinned.push(folder);
             }
         }
-    }
-    for path in present {
-        bind(path, true)?;
     }
     Ok(())
 }
 
-/// Creates a missing protected folder where its absence would let a command create it: a
-/// repository's `hooks`, a workspace's `.tandem`. Whether the path now exists.
+/// Creates a missing `.tandem` (empty; git does not show an empty folder), so a command
+/// cannot create one with a project configuration in it. Whether the path now exists; never
+/// through a symbolic link, which could point outside the workspace.
 fn make_room(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str());
-    let parent_is_dir = path.parent().is_some_and(Path::is_dir);
-    let wanted = match name {
-        Some("hooks") => parent_is_dir,
-        Some(".tandem") => parent_is_dir,
-        _ => false,
-    };
-    wanted && std::fs::create_dir(path).is_ok()
+    let is_tandem = path.file_name().is_some_and(|n| n == ".tandem");
+    let parent_is_dir = path
+        .parent()
+        .and_then(|p| std::fs::symlink_metadata(p).ok())
+        .is_some_and(|m| m.is_dir());
+    is_tandem
+        && parent_is_dir
+        && std::fs::symlink_metadata(path).is_err()
+        && std::fs::create_dir(path).is_ok()
 }
 
 /// The folders strictly between `root` and `path`, outermost first.
@@ -199,18 +214,87 @@ fn bind(path: &Path, read_only: bool) -> Result<(), SandboxError> {
     mount(None::<&str>, path, None::<&str>, flags, None::<&str>).map_err(failed)
 }
 
-/// The temp folder the command uses: `/tmp` itself, with the private folder bound over it,
-/// unless a writable or protected path lives under `/tmp` (a workspace there must stay
-/// visible); then the private folder by its own name.
+/// The terminals and shared memory of the command's own: a new `/dev/pts` instance (other
+/// terminals' keystrokes cannot be read nor typed into; the command's own terminal stays
+/// open, and `/dev/tty` reaches it) or, where the kernel refuses one, an empty tmpfs; and a
+/// private `/dev/shm`.
+fn devices() -> Result<(), SandboxError> {
+    let failed = |what: &'static str, path: &'static str| {
+        move |e: nix::Error| SandboxError::Path(what, path.into(), e.to_string())
+    };
+    let quiet = MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC;
+    let fresh = mount(
+        Some("devpts"),
+        "/dev/pts",
+        Some("devpts"),
+        quiet,
+        Some("newinstance,ptmxmode=0666,mode=0620"),
+    );
+    match fresh {
+        Ok(()) => mount(
+            Some("/dev/pts/ptmx"),
+            "/dev/ptmx",
+            None::<&str>,
+            MsFlags::MS_BIND,
+            None::<&str>,
+        )
+        .map_err(failed(
+            "binding the new terminals' multiplexer over",
+            "/dev/ptmx",
+        ))?,
+        Err(_) => mount(
+            Some("tmpfs"),
+            "/dev/pts",
+            Some("tmpfs"),
+            quiet | MsFlags::MS_RDONLY,
+            Some("size=4k,mode=0555"),
+        )
+        .map_err(failed("covering", "/dev/pts"))?,
+    }
+    if Path::new("/dev/shm").is_dir() {
+        mount(
+            Some("tmpfs"),
+            "/dev/shm",
+            Some("tmpfs"),
+            quiet | MsFlags::MS_NODEV,
+            Some("mode=1777"),
+        )
+        .map_err(failed("a private", "/dev/shm"))?;
+    }
+    Ok(())
+}
+
+/// The temp folder the command uses: `/tmp` itself, with the private folder bound over it and
+/// the writable folders that live under `/tmp` bound back into it where they were; the
+/// private folder by its own name when `/tmp` itself is writable (a session opened there).
 fn private_tmp(policy: &Policy) -> Result<PathBuf, SandboxError> {
     let tmp = Path::new("/tmp");
-    let under_tmp = policy
-        .writable
-        .iter()
-        .chain(&policy.read_only)
-        .any(|p| p.starts_with(tmp));
-    if under_tmp || !tmp.is_dir() {
+    let failed = |what: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |e: nix::Error| SandboxError::Path(what, path, e.to_string())
+    };
+    if policy.writable.iter().any(|w| w == tmp) || !tmp.is_dir() {
         return Ok(policy.temp.clone());
+    }
+    for root in &policy.writable {
+        let Ok(inside) = root.strip_prefix(tmp) else {
+            continue;
+        };
+        if root.starts_with(&policy.temp) || !root.exists() {
+            continue;
+        }
+        let place = policy.temp.join(inside);
+        std::fs::create_dir_all(&place)
+            .map_err(|e| SandboxError::Io(place.display().to_string(), e))?;
+        let rec = MsFlags::MS_BIND | MsFlags::MS_REC;
+        mount(
+            Some(root.as_path()),
+            &place,
+            None::<&str>,
+            rec,
+            None::<&str>,
+        )
+        .map_err(failed("binding back", root))?;
     }
     mount(
         Some(policy.temp.as_path()),
@@ -219,8 +303,25 @@ fn private_tmp(policy: &Policy) -> Result<PathBuf, SandboxError> {
         MsFlags::MS_BIND | MsFlags::MS_REC,
         None::<&str>,
     )
-    .map_err(|e| SandboxError::Path("binding the temp folder over", tmp.into(), e.to_string()))?;
+    .map_err(failed("binding the temp folder over", tmp))?;
     Ok(tmp.to_path_buf())
+}
+
+/// Marks every descriptor past stderr close-on-exec: nothing an editor or tandem left open
+/// (a file outside the workspace, a socket) reaches the command.
+#[allow(unsafe_code)]
+fn close_other_descriptors() {
+    // SAFETY: close_range takes three integers and touches no memory; with CLOEXEC it only
+    // sets a flag on descriptors this single-threaded process is about to exec past. On a
+    // kernel without it (before 5.11) the call fails and nothing changes.
+    let _ = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
 }
 
 /// Restricts this process and what it starts with Landlock.

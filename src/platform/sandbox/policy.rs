@@ -13,8 +13,8 @@ pub struct Policy {
     /// Folders (and files) the command may write: the workspace roots, unless the sandbox is
     /// read-only, and the user's extra ones.
     pub writable: Vec<PathBuf>,
-    /// Paths inside writable folders that stay read-only (`.git/hooks`, `.git/config`,
-    /// `.tandem`): what decides what runs later.
+    /// Paths inside writable folders that stay read-only (`.git`, `.tandem`, a worktree's git
+    /// folder): what decides what runs later.
     pub read_only: Vec<PathBuf>,
     /// Paths the command may not read at all: keys, cloud credentials, tandem's own config,
     /// credential file and transcripts, and the sockets of agents that hold keys.
@@ -89,23 +89,34 @@ const HOME_SECRETS: [&str; 14] = [
     ".local/share/keyrings",
 ];
 
-/// Sockets that hand out root, keys or the user's screen and keyboard to whoever connects:
-/// Docker's daemon, the X server.
-const SYSTEM_SOCKETS: [&str; 4] = [
+/// Sockets that hand out root, keys, the user's screen and keyboard or a shell outside to
+/// whoever connects: Docker's daemon, the system bus, screen's sessions, the X server.
+const SYSTEM_SOCKETS: [&str; 7] = [
     "/var/run/docker.sock",
     "/run/docker.sock",
+    "/run/dbus",
+    "/var/run/dbus",
+    "/run/screen",
     "/tmp/.X11-unix",
     "/tmp/.ICE-unix",
 ];
 
-/// Inside each writable root: what decides what runs later, kept read-only.
-const PROTECTED_INSIDE: [&str; 3] = [".git/hooks", ".git/config", ".tandem"];
+/// Inside each writable root: what decides what runs later, kept read-only. All of `.git`,
+/// not only its hooks and config: a `commondir` file, a submodule's or worktree's git folder
+/// or a staged gitlink plant the same.
+const PROTECTED_INSIDE: [&str; 2] = [".git", ".tandem"];
 
-/// The places where programs that hold keys listen, from the environment `var` reads: the
-/// user's runtime folder (the session bus, through which the Secret Service hands out stored
-/// keys, tandem's own among them; the keyring and GnuPG agents), and the SSH agent's socket.
+/// The places where programs that hold keys or run commands listen, from the environment
+/// `var` reads: the user's runtime folder (the session bus, through which the Secret Service
+/// hands out stored keys, tandem's own among them, and `systemd-run --user`; the keyring and
+/// GnuPG agents; Wayland), also where no variable names it, the SSH agent's socket, tmux's
+/// server, and the system's (see `SYSTEM_SOCKETS`).
 pub fn key_sockets(var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = SYSTEM_SOCKETS.iter().map(PathBuf::from).collect();
+    if let Some(uid) = user_id() {
+        out.push(PathBuf::from(format!("/run/user/{uid}")));
+        out.push(PathBuf::from(format!("/tmp/tmux-{uid}")));
+    }
     for name in ["XDG_RUNTIME_DIR", "SSH_AUTH_SOCK"] {
         if let Some(value) = var(name).filter(|v| Path::new(v).is_absolute()) {
             out.push(PathBuf::from(value));
@@ -118,6 +129,19 @@ pub fn key_sockets(var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
         out.push(PathBuf::from(rest.split(',').next().unwrap_or(rest)));
     }
     out
+}
+
+/// This process's user id, where the system has per-user runtime folders (Linux).
+fn user_id() -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
 }
 
 impl Policy {
@@ -177,32 +201,28 @@ impl Policy {
         };
         let network = if self.network { "on" } else { "off" };
         format!(
-            "writes only {writes} (.git/hooks, .git/config and .tandem stay read-only); keys, cloud credentials and tandem's own files hidden; network {network}"
+            "writes only {writes} (.git and .tandem stay read-only); keys, cloud credentials and tandem's own files hidden; network {network}"
         )
     }
 }
 
-/// The protected paths inside `root`: its `.git/hooks`, `.git/config` and `.tandem`, and for
-/// a worktree (whose `.git` is a file naming the real one) that file and the git folder's
-/// hooks and config.
+/// The protected paths inside `root`: its `.git` and `.tandem`, and for a worktree or
+/// submodule (whose `.git` is a file naming the real one) the git folder it names and the
+/// repository's own.
 fn protected_in(root: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = PROTECTED_INSIDE.iter().map(|p| root.join(p)).collect();
     let dot_git = root.join(".git");
     if let Ok(text) = std::fs::read_to_string(&dot_git)
         && let Some(dir) = text.trim().strip_prefix("gitdir:")
     {
-        // The pointer itself, or a command could point the worktree at a git folder of its
-        // own making.
-        out.push(dot_git.clone());
+        // The pointer is protected above as `.git`; the git folder it names (a worktree's, in
+        // the main repository's `.git/worktrees/`, or a submodule's) and the main repository's
+        // folder, whose hooks and config run for it too, are protected whole.
         let dir = root.join(dir.trim());
-        out.push(dir.join("hooks"));
-        out.push(dir.join("config"));
-        // A worktree's git folder sits in the main repository's `.git/worktrees/`: the main
-        // repository's own hooks and config run for it too.
         if let Some(common) = dir.parent().and_then(Path::parent) {
-            out.push(common.join("hooks"));
-            out.push(common.join("config"));
+            out.push(common.to_path_buf());
         }
+        out.push(dir);
     }
     out
 }
@@ -230,8 +250,9 @@ mod tests {
         assert!(p.may_write(Path::new("/tmp/tandem-1/s/cache")));
         assert!(!p.may_write(Path::new("/ws/.git/hooks/pre-commit")));
         assert!(!p.may_write(Path::new("/ws/.git/config")));
+        assert!(!p.may_write(Path::new("/ws/.git/commondir")));
         assert!(!p.may_write(Path::new("/other/.tandem/config.toml")));
-        assert!(p.may_write(Path::new("/ws/.git/index")));
+        assert!(p.may_write(Path::new("/ws/src/.gitignore")));
         assert!(!p.may_write(Path::new("/home/u/.bashrc")));
         assert!(p.hides(Path::new("/home/u/.ssh/id_ed25519")));
         assert!(!p.hides(Path::new("/home/u/.config/other")));
@@ -277,9 +298,8 @@ mod tests {
         std::fs::create_dir_all(&tree).unwrap();
         std::fs::write(tree.join(".git"), format!("gitdir: {}\n", main.display())).unwrap();
         let protected = protected_in(&tree);
-        assert!(protected.contains(&main.join("hooks")));
+        assert!(protected.contains(&main));
         assert!(protected.contains(&tree.join(".git")));
-        assert!(protected.contains(&dir.path().join("main/.git/hooks")));
-        assert!(protected.contains(&dir.path().join("main/.git/config")));
+        assert!(protected.contains(&dir.path().join("main/.git")));
     }
 }

@@ -152,7 +152,7 @@ impl SessionSandbox {
         };
         let network = if self.inputs.network { "on" } else { "off" };
         Some(format!(
-            "Sandbox: commands may write {writes} (not .git/hooks, .git/config, .tandem); network {network}. If a command fails because the sandbox denied it, its result says so; then you may run it with outside_sandbox and a reason, and the user decides."
+            "Sandbox: commands may write {writes} (not .git or .tandem: run git commands that write, such as commit, outside); network {network}. If a command fails because the sandbox denied it, its result says so; then you may run it with outside_sandbox and a reason, and the user decides."
         ))
     }
 
@@ -251,10 +251,39 @@ async fn check() -> Result<&'static str, String> {
     })
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
+    /// In a test process tandem's own binary is the test harness, which cannot enter a
+    /// sandbox: the system counts as unable, as a kernel without user namespaces would.
+    #[tokio::test]
+    async fn without_a_sandbox_a_session_is_told_once_and_commands_run_as_before() {
+        let inputs = Inputs::bare(vec![PathBuf::from("/ws")], Writes::WorkspaceWrite);
+        let exe = std::env::current_exe().unwrap();
+        let session = SessionSandbox::new(inputs, exe);
+        let Confined::Not { why, first } = session.enter().await else {
+            panic!("a test harness entered a sandbox");
+        };
+        assert!(first && !why.is_empty());
+        assert!(matches!(
+            session.enter().await,
+            Confined::Not { first: false, .. }
+        ));
+        let view = session.view();
+        assert_eq!(view.state, "unavailable");
+        assert!(
+            view.summary.contains("asked about as without it"),
+            "{}",
+            view.summary
+        );
+        assert!(
+            session.for_model().is_none(),
+            "the model is not told of a sandbox"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_command_is_wrapped_in_tandems_sandbox_subcommand() {
         let inputs = Inputs::bare(vec![PathBuf::from("/ws")], Writes::WorkspaceWrite);
