@@ -93,6 +93,40 @@ impl Message {
             carried: None,
         }
     }
+
+    /// Whether the message carries images (a user's prompt, a tool result).
+    pub fn holds_images(&self) -> bool {
+        match self {
+            Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
+            Message::Tool { images, .. } => !images.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// Replaces its images, in order, each one `drop` says to, with `note`: in its place in a
+    /// user's prompt, as a line after a tool result's text.
+    pub fn drop_images(&mut self, note: &str, mut drop: impl FnMut() -> bool) {
+        match self {
+            Message::User(parts) => {
+                for part in parts.iter_mut() {
+                    if matches!(part, UserPart::Image { .. }) && drop() {
+                        *part = UserPart::Text(note.to_string());
+                    }
+                }
+            }
+            Message::Tool {
+                content, images, ..
+            } => {
+                let before = images.len();
+                images.retain(|_| !drop());
+                for _ in images.len()..before {
+                    content.push('\n');
+                    content.push_str(note);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The text of the conversation's last assistant message with any, or "".

@@ -361,31 +361,8 @@ impl Conversation {
     fn leave_out_images(&mut self, note: &str) {
         let text = |note: &str| format!("[image omitted: {note}]");
         for message in &mut self.messages {
-            let holds = match &**message {
-                Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
-                Message::Tool { images, .. } => !images.is_empty(),
-                _ => false,
-            };
-            if !holds {
-                continue;
-            }
-            match Arc::make_mut(message) {
-                Message::User(parts) => {
-                    for part in parts.iter_mut() {
-                        if matches!(part, UserPart::Image { .. }) {
-                            *part = UserPart::Text(text(note));
-                        }
-                    }
-                }
-                Message::Tool {
-                    content, images, ..
-                } => {
-                    for _ in images.drain(..) {
-                        content.push('\n');
-                        content.push_str(&text(note));
-                    }
-                }
-                _ => {}
+            if message.holds_images() {
+                Arc::make_mut(message).drop_images(&text(note), || true);
             }
         }
         if let Some(open) = &mut self.open {

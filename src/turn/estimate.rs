@@ -120,35 +120,11 @@ pub(super) fn thin_images(messages: &mut [Arc<Message>]) {
         if seen >= first_kept {
             break;
         }
-        let holds = match &**message {
-            Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
-            Message::Tool { images, .. } => !images.is_empty(),
-            _ => false,
-        };
-        if !holds {
+        if !message.holds_images() {
             continue;
         }
         // Only a message that loses an image is copied; the request shares the rest.
-        match Arc::make_mut(message) {
-            Message::User(parts) => {
-                for part in parts.iter_mut() {
-                    if matches!(part, UserPart::Image { .. }) && dropped(&mut seen) {
-                        *part = UserPart::Text(EARLIER_IMAGE.to_string());
-                    }
-                }
-            }
-            Message::Tool {
-                content, images, ..
-            } => {
-                let before = images.len();
-                images.retain(|_| !dropped(&mut seen));
-                for _ in images.len()..before {
-                    content.push('\n');
-                    content.push_str(EARLIER_IMAGE);
-                }
-            }
-            _ => {}
-        }
+        Arc::make_mut(message).drop_images(EARLIER_IMAGE, || dropped(&mut seen));
     }
 }
 
