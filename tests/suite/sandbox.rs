@@ -630,6 +630,18 @@ fn the_reviews_escapes_stay_closed() {
         "{said}"
     );
     let _ = std::fs::remove_file(&socket);
+    // A link an earlier command left in its temp folder, where the next one's setup makes
+    // room for the workspace (which lives under /tmp here), is not followed.
+    if let Ok(inside) = project.strip_prefix("/tmp") {
+        let first = inside.components().next().unwrap().as_os_str().to_owned();
+        let lure = out.join("lure");
+        std::fs::create_dir_all(&lure).unwrap();
+        let _ = std::fs::remove_dir_all(temp.join(&first));
+        std::os::unix::fs::symlink(&lure, temp.join(&first)).unwrap();
+        let said = boxed(&policy, &project, "echo ran");
+        assert!(said.contains("ran"), "{said}");
+        assert_eq!(std::fs::read_dir(&lure).unwrap().count(), 0);
+    }
     // A descriptor left open by whoever started the command does not reach it.
     let leaked = out.join("leaked");
     let status = std::process::Command::new("bash")

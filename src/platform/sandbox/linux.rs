@@ -29,10 +29,13 @@ use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
     RulesetStatus, Scope, path_beneath_rules,
 };
+use nix::fcntl::{OFlag, open, openat};
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
+use nix::sys::stat::{Mode, mkdirat};
 use nix::sys::statvfs::{FsFlags, statvfs};
-use nix::unistd::{Gid, Uid};
+use nix::unistd::{Gid, Uid, UnlinkatFlags, unlinkat};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::{Policy, SandboxError};
 
@@ -283,13 +286,15 @@ fn private_tmp(policy: &Policy) -> Result<PathBuf, SandboxError> {
         if root.starts_with(&policy.temp) || !root.exists() {
             continue;
         }
-        let place = policy.temp.join(inside);
-        std::fs::create_dir_all(&place)
-            .map_err(|e| SandboxError::Io(place.display().to_string(), e))?;
+        // The temp folder is the commands' own: an earlier one may have left a link where
+        // this folder goes. Made and opened without following any, and mounted on by the
+        // descriptor, so what is mounted on is the folder made here.
+        let place = folder_in(&policy.temp, inside).map_err(failed("making room for", root))?;
+        let target = format!("/proc/self/fd/{}", place.as_raw_fd());
         let rec = MsFlags::MS_BIND | MsFlags::MS_REC;
         mount(
             Some(root.as_path()),
-            &place,
+            target.as_str(),
             None::<&str>,
             rec,
             None::<&str>,
@@ -305,6 +310,33 @@ fn private_tmp(policy: &Policy) -> Result<PathBuf, SandboxError> {
     )
     .map_err(failed("binding the temp folder over", tmp))?;
     Ok(tmp.to_path_buf())
+}
+
+/// The folder `inside` under `base` (the commands' temp folder), made where missing, opened
+/// component by component without following a symbolic link: a link or file an earlier
+/// command left in its place is removed first (it is in the commands' own folder), and one
+/// that comes back between the two steps fails the step.
+fn folder_in(base: &Path, inside: &Path) -> Result<OwnedFd, nix::Error> {
+    let walk = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_PATH;
+    let mut folder = open(base, walk, Mode::empty())?;
+    for part in inside.components() {
+        let name = part.as_os_str();
+        let next = match openat(&folder, name, walk, Mode::empty()) {
+            Ok(next) => next,
+            Err(nix::Error::ENOENT) => {
+                mkdirat(&folder, name, Mode::from_bits_truncate(0o755))?;
+                openat(&folder, name, walk, Mode::empty())?
+            }
+            Err(nix::Error::ENOTDIR | nix::Error::ELOOP) => {
+                unlinkat(&folder, name, UnlinkatFlags::NoRemoveDir)?;
+                mkdirat(&folder, name, Mode::from_bits_truncate(0o755))?;
+                openat(&folder, name, walk, Mode::empty())?
+            }
+            Err(e) => return Err(e),
+        };
+        folder = next;
+    }
+    Ok(folder)
 }
 
 /// Marks every descriptor past stderr close-on-exec: nothing an editor or tandem left open
