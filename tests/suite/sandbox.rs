@@ -659,3 +659,55 @@ fn the_reviews_escapes_stay_closed() {
     let written = std::fs::read_to_string(&leaked).unwrap_or_default();
     assert!(written.is_empty(), "{written}");
 }
+
+/// Outside: a session keyring of its own with a key in it, then the sandboxed search for it.
+const KEYRING: &str = r#"
+import ctypes, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+KEYCTL, ADD_KEY = (250, 248) if os.uname().machine == "x86_64" else (219, 217)
+libc.syscall(KEYCTL, 1, b"tandem-review")
+libc.syscall(ADD_KEY, b"user", b"tandem-secret", b"TOPSECRET", 9, -3)
+search = "import ctypes, os\nK = %d\nprint('found', ctypes.CDLL(None).syscall(K, 10, -3, b'user', b'tandem-secret', 0))" % KEYCTL
+print("outside:", subprocess.run(["python3", "-c", search], capture_output=True, text=True).stdout)
+inside = subprocess.run([sys.argv[1], "sandbox", "--policy", sys.argv[2], "--", "python3", "-c", search], capture_output=True, text=True)
+print("inside:", inside.stdout, inside.stderr)
+"#;
+
+#[test]
+fn nested_roots_stay_put_and_the_session_keyring_is_the_commands_own() {
+    if !sandbox_here() {
+        return;
+    }
+    let ws = Workspace::new();
+    let project = ws.project();
+    let inner = project.join("sub");
+    std::fs::create_dir_all(&inner).unwrap();
+    let out = outside(&ws).join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let temp = outside(&ws).join("private-tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    // The session's folder inside a folder the config makes writable: the inner one first.
+    let policy = json!({
+        "writable": [inner, project], "readOnly": [], "hidden": [], "network": false, "temp": temp,
+    })
+    .to_string();
+    let line = format!("mv sub sub-old && ln -s {} sub", out.display());
+    boxed(&policy, &project, &line);
+    boxed(&policy, &inner, &format!("echo x > {}/pwn", out.display()));
+    assert!(!out.join("pwn").exists());
+    assert!(inner.is_dir() && !inner.is_symlink());
+    let said = std::process::Command::new("python3")
+        .args(["-c", KEYRING, env!("CARGO_BIN_EXE_tandem"), &policy])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&said.stdout);
+    if said.contains("outside: found -1") {
+        // The test harness shows a test's stderr; a skipped check must say so.
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("skipped the keyring check: no session keyring here ({said})");
+        }
+        return;
+    }
+    assert!(said.contains("inside: found -1"), "{said}");
+}

@@ -88,6 +88,7 @@ pub fn enter(policy: &Policy) -> Result<PathBuf, SandboxError> {
     user_namespace(CloneFlags::CLONE_NEWUSER, uid, gid)?;
     landlock(policy, &temp)?;
     close_other_descriptors();
+    fresh_session_keyring();
     Ok(temp)
 }
 
@@ -142,16 +143,29 @@ fn hide(hidden: &[PathBuf]) -> Result<(), SandboxError> {
 /// onto themselves), which cannot be renamed or removed: a protected path cannot be moved
 /// aside and rebuilt, nor a hidden one carried out from under its cover.
 fn pin<'a>(policy: &Policy, paths: impl Iterator<Item = &'a PathBuf>) -> Result<(), SandboxError> {
-    let mut pinned: Vec<PathBuf> = Vec::new();
+    let mut wanted: Vec<PathBuf> = Vec::new();
     for path in paths.filter(|p| p.exists()) {
-        let Some(root) = policy.writable.iter().find(|r| path.starts_with(r)) else {
-            continue;
-        };
-        for folder in pins(root, path) {
-            if !pinned.contains(&folder) {
-                bind(&folder, false)?;
-                pinned.push(folder);
-            }
+        for root in policy.writable.iter().filter(|r| path.starts_with(r)) {
+            wanted.extend(pins(root, path));
+        }
+    }
+    // A writable root inside another is pinned itself too, or a command could swap it for a
+    // link and the next command's Landlock rule would follow it anywhere.
+    for inner in policy.writable.iter().filter(|r| r.exists()) {
+        for outer in policy
+            .writable
+            .iter()
+            .filter(|o| *o != inner && inner.starts_with(o))
+        {
+            wanted.extend(pins(outer, inner));
+            wanted.push(inner.clone());
+        }
+    }
+    let mut pinned: Vec<PathBuf> = Vec::new();
+    for folder in wanted {
+        if !pinned.contains(&folder) {
+            bind(&folder, false)?;
+            pinned.push(folder);
         }
     }
     Ok(())
@@ -337,6 +351,26 @@ fn folder_in(base: &Path, inside: &Path) -> Result<OwnedFd, nix::Error> {
         folder = next;
     }
     Ok(folder)
+}
+
+/// `keyctl(KEYCTL_JOIN_SESSION_KEYRING)` with no name: a new, empty session keyring, so the
+/// command cannot read, plant or remove keys in the one it inherited (Kerberos caches and the
+/// like).
+const KEYCTL_JOIN_SESSION_KEYRING: libc::c_int = 1;
+
+/// Gives the command a session keyring of its own.
+#[allow(unsafe_code)]
+fn fresh_session_keyring() {
+    // SAFETY: keyctl with KEYCTL_JOIN_SESSION_KEYRING and a null name reads no memory of
+    // ours. Where keys are not built in or a container's filter refuses the call, the
+    // command cannot reach the keyring either, so a failure changes nothing.
+    let _ = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        )
+    };
 }
 
 /// Marks every descriptor past stderr close-on-exec: nothing an editor or tandem left open
