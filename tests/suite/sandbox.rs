@@ -41,6 +41,17 @@ pub fn sandbox_here() -> bool {
     false
 }
 
+/// Beside the project, outside what commands may write: a folder to catch escapes in, and a
+/// temp folder for a policy given directly to `tandem sandbox`.
+fn scratch(ws: &Workspace) -> (PathBuf, PathBuf) {
+    let out = outside(ws).join("out");
+    let temp = outside(ws).join("private-tmp");
+    for folder in [&out, &temp] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    (out, temp)
+}
+
 /// The folder that holds the project and the home: outside what commands may write.
 fn outside(ws: &Workspace) -> PathBuf {
     ws.project().parent().unwrap().to_path_buf()
@@ -320,10 +331,7 @@ fn red_team_lines_in_the_sandbox_alone_write_nothing_outside() {
     let ws = Workspace::new();
     ws.write("project/.git/hooks/README", "hooks\n");
     ws.write("project/.git/config", "[core]\n");
-    let out = outside(&ws).join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    let temp = outside(&ws).join("private-tmp");
-    std::fs::create_dir_all(&temp).unwrap();
+    let (out, temp) = scratch(&ws);
     let project = ws.project();
     // No judgement at all: every line runs, held only by the sandbox.
     let policy = json!({
@@ -574,10 +582,7 @@ fn the_reviews_escapes_stay_closed() {
     ws.write("project/.git/config", "[core]\n");
     ws.write("project/secrets/key", "NESTED-SECRET\n");
     ws.write("project/tricks.py", MOUNT_TRICKS);
-    let out = outside(&ws).join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    let temp = outside(&ws).join("private-tmp");
-    std::fs::create_dir_all(&temp).unwrap();
+    let (out, temp) = scratch(&ws);
     let policy = json!({
         "writable": [project],
         "readOnly": [project.join(".git"), project.join(".tandem")],
@@ -682,10 +687,7 @@ fn nested_roots_stay_put_and_the_session_keyring_is_the_commands_own() {
     let project = ws.project();
     let inner = project.join("sub");
     std::fs::create_dir_all(&inner).unwrap();
-    let out = outside(&ws).join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    let temp = outside(&ws).join("private-tmp");
-    std::fs::create_dir_all(&temp).unwrap();
+    let (out, temp) = scratch(&ws);
     // The session's folder inside a folder the config makes writable: the inner one first.
     let policy = json!({
         "writable": [inner, project], "readOnly": [], "hidden": [], "network": false, "temp": temp,
