@@ -214,6 +214,8 @@ fn bind(path: &Path, read_only: bool) -> Result<(), SandboxError> {
     if !read_only {
         return Ok(());
     }
+    // The kernel's ST_RELATIME (linux/statfs.h); musl's headers leave it out, so nix does too.
+    const ST_RELATIME: FsFlags = FsFlags::from_bits_retain(0x1000);
     let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
     let locked = statvfs(path).map_err(failed)?.flags();
     for (fs, ms) in [
@@ -222,7 +224,7 @@ fn bind(path: &Path, read_only: bool) -> Result<(), SandboxError> {
         (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
         (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
         (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
-        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+        (ST_RELATIME, MsFlags::MS_RELATIME),
     ] {
         if locked.contains(fs) {
             flags |= ms;
