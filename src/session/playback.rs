@@ -2,6 +2,7 @@
 
 use crate::model::ToolCall;
 use crate::store::record;
+use crate::store::timeline::Timeline;
 use crate::store::{CallIds, Line, Record};
 use crate::turn::COMPACTED_NOTE;
 use crate::types::{PromptBlock, UserPart};
@@ -19,9 +20,22 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
     let mut ids = CallIds::default();
     // The last model response's calls, in order, with their results so far.
     let mut open = Open::default();
-    for line in lines {
+    // The conversation as it stands: turns a rewind took back are not shown, though their
+    // calls keep the ids the live session gave them.
+    let timeline = Timeline::new(lines);
+    for (i, line) in lines.iter().enumerate() {
+        if !timeline.kept(i) {
+            match &line.record {
+                Record::Assistant { tool_calls, .. } => {
+                    ids.issue_all(tool_calls);
+                }
+                Record::CutOff { call_ids } => ids.reserve(call_ids),
+                _ => {}
+            }
+            continue;
+        }
         match &line.record {
-            Record::User { parts, sent } => {
+            Record::User { parts, sent, .. } => {
                 open.interrupted(&mut events);
                 let blocks = sent.clone().unwrap_or_else(|| PromptBlock::of_parts(parts));
                 events.push(TurnEvent::UserMessage(blocks));
@@ -70,6 +84,9 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             | Record::Folders { .. }
             | Record::Settings { .. }
             | Record::Title { .. }
+            | Record::FileChange { .. }
+            | Record::CommandRan { .. }
+            | Record::Rewind { .. }
             | Record::Subagent { .. } => {}
         }
     }

@@ -13,10 +13,11 @@ use std::sync::Arc;
 
 use super::call_ids::CallIds;
 use super::frame::Frame;
-use super::record::{self, Line, Record};
+use super::record::{self, Line, Record, Snapshot};
+use super::timeline::Timeline;
 use super::transcript::Transcript;
 use crate::conversation::{Message, ToolResult};
-use crate::types::{PromptBlock, ToolCallView, UserPart};
+use crate::types::{Effect, PromptBlock, ToolCallView, UserPart};
 
 /// What a call whose result never reached the transcript (tandem stopped mid-turn) reads.
 pub const NOT_FINISHED: &str = "Not run: tandem stopped before this call finished.";
@@ -51,12 +52,24 @@ impl History {
         }
     }
 
-    /// The conversation `lines` recorded, going on in `transcript`. A call whose result is
-    /// missing (a crash mid-turn) is answered with [`NOT_FINISHED`].
+    /// The conversation `lines` recorded, going on in `transcript`: the turns a rewind took
+    /// back are left out (see [`Timeline`]), though their calls' ids stay taken. A call whose
+    /// result is missing (a crash mid-turn) is answered with [`NOT_FINISHED`].
     pub fn rebuild(lines: &[Line], transcript: Transcript) -> Self {
+        let timeline = Timeline::new(lines);
         let mut conversation = Conversation::default();
         let mut call_ids = CallIds::default();
-        for line in lines {
+        for (i, line) in lines.iter().enumerate() {
+            if !timeline.kept(i) {
+                match &line.record {
+                    Record::Assistant { tool_calls, .. } => {
+                        call_ids.issue_all(tool_calls);
+                    }
+                    Record::CutOff { call_ids: cut } => call_ids.reserve(cut),
+                    _ => {}
+                }
+                continue;
+            }
             match &line.record {
                 Record::User { parts, .. } => conversation.user(parts.clone()),
                 Record::Assistant {
@@ -96,6 +109,9 @@ impl History {
                 | Record::Plan { .. }
                 | Record::Settings { .. }
                 | Record::Title { .. }
+                | Record::FileChange { .. }
+                | Record::CommandRan { .. }
+                | Record::Rewind { .. }
                 | Record::Subagent { .. } => {}
             }
         }
@@ -125,25 +141,53 @@ impl History {
         &self.transcript
     }
 
-    /// Adds a user message tandem wrote itself (a subagent's task, a note for the model).
+    /// Adds a user message tandem wrote itself within a turn (a subagent's task, a request to
+    /// redo an answer).
     pub fn push_user(&mut self, parts: Vec<UserPart>) {
-        self.push(parts, None);
+        self.push(parts, None, true);
     }
 
-    /// Adds the user's prompt: `parts` as the model reads them, `sent` as the editor sent
-    /// them (recorded only where a load would not show them from `parts`).
+    /// Adds the user's prompt, which starts a turn: `parts` as the model reads them, `sent`
+    /// as the editor sent them (recorded only where a load would not show them from `parts`).
     pub fn push_prompt(&mut self, parts: Vec<UserPart>, sent: Vec<PromptBlock>) {
         let sent = (sent != PromptBlock::of_parts(&parts)).then_some(sent);
-        self.push(parts, sent);
+        self.push(parts, sent, false);
     }
 
-    fn push(&mut self, parts: Vec<UserPart>, sent: Option<Vec<PromptBlock>>) {
+    /// Adds a message the user sent while a turn ran (steering it), where it reached the
+    /// model.
+    pub fn push_steer(&mut self, parts: Vec<UserPart>, sent: Vec<PromptBlock>) {
+        let sent = (sent != PromptBlock::of_parts(&parts)).then_some(sent);
+        self.push(parts, sent, true);
+    }
+
+    fn push(&mut self, parts: Vec<UserPart>, sent: Option<Vec<PromptBlock>>, within_turn: bool) {
         self.close_unanswered(NOT_FINISHED);
         self.transcript.append(Record::User {
             parts: parts.clone(),
             sent,
+            within_turn,
         });
         self.conversation.user(parts);
+    }
+
+    /// Records what a tool call did (the files it changed, the commands it started), before
+    /// its result.
+    pub fn effects(&mut self, effects: Vec<Effect>) {
+        for effect in effects {
+            self.transcript.append(match effect {
+                Effect::File {
+                    path,
+                    before,
+                    after,
+                } => Record::FileChange {
+                    path,
+                    before: Snapshot::of(before.as_deref()),
+                    after: Snapshot::of(after.as_deref()),
+                },
+                Effect::Command { line } => Record::CommandRan { line },
+            });
+        }
     }
 
     /// Adds one model response (a [`Message::Assistant`]). It is recorded when it said

@@ -34,6 +34,7 @@ async fn results_follow_their_calls_in_call_order_and_missing_ones_are_filled() 
     let lines = vec![
         line(Record::User {
             sent: None,
+            within_turn: false,
             parts: text("hi"),
         }),
         line(Record::Assistant {
@@ -83,11 +84,13 @@ async fn compaction_keeps_the_tail_and_prefixes_the_summary() {
     let lines = vec![
         line(Record::User {
             sent: None,
+            within_turn: false,
             parts: text("1"),
         }),
         said("one"),
         line(Record::User {
             sent: None,
+            within_turn: false,
             parts: text("2"),
         }),
         said("two"),
@@ -97,6 +100,7 @@ async fn compaction_keeps_the_tail_and_prefixes_the_summary() {
         }),
         line(Record::User {
             sent: None,
+            within_turn: false,
             parts: text("3"),
         }),
     ];

@@ -9,6 +9,8 @@ pub mod frame;
 pub mod history;
 pub mod lock;
 pub mod record;
+mod snapshot;
+pub mod timeline;
 pub mod transcript;
 mod writer;
 
@@ -18,7 +20,7 @@ use std::path::{Path, PathBuf};
 pub use call_ids::CallIds;
 pub use frame::{Frame, Told};
 pub use history::History;
-pub use record::{Line, Record};
+pub use record::{Line, Record, Restored, Snapshot};
 pub use transcript::{Transcript, Unsaved};
 
 /// Sessions per `session/list` page.
@@ -279,6 +281,7 @@ mod tests {
         Record::User {
             parts: vec![UserPart::Text(text.into())],
             sent: None,
+            within_turn: false,
         }
     }
 

@@ -76,7 +76,7 @@ pub enum Record {
         /// Absolute paths, in the editor's order.
         folders: Vec<PathBuf>,
     },
-    /// A prompt from the user.
+    /// A prompt from the user: it starts a turn, unless `within_turn`.
     User {
         /// What the model reads of it (mentioned files inlined, hooks' context added).
         parts: Vec<UserPart>,
@@ -84,6 +84,10 @@ pub enum Record {
         /// show as `parts` do (and in records written before tandem kept them).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sent: Option<Vec<PromptBlock>>,
+        /// Said during a turn rather than starting one: a message the user steered the
+        /// running turn with, or tandem's own request to redo an answer.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        within_turn: bool,
     },
     /// A slash command the user ran that is not a prompt for the model (`/compact`): the
     /// editor sees it again on load, the model never does.
@@ -170,6 +174,32 @@ pub enum Record {
         /// What the model reads in each image's place.
         note: String,
     },
+    /// A file a tool call changed, recorded before the call's result: what it held before
+    /// and after, so a rewind can put it back.
+    FileChange {
+        /// The file (absolute).
+        path: PathBuf,
+        /// What it held before.
+        before: Snapshot,
+        /// What tandem left in it.
+        after: Snapshot,
+    },
+    /// A command line a tool call started (recorded before the call's result): a rewind
+    /// cannot take back what it did, and says so.
+    CommandRan {
+        /// The line.
+        line: String,
+    },
+    /// The conversation went back to before turn `turn` (1-based, counting the turns the
+    /// conversation held then): those turns are out of it from here on, and the files in
+    /// `restored` were put back. A fork at a turn writes one with nothing restored.
+    Rewind {
+        /// The first turn taken back.
+        turn: usize,
+        /// The files put back, each from what it held to what it holds again.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        restored: Vec<Restored>,
+    },
     /// A record of a subagent's conversation, run by the `task` call `call_id`; not part of
     /// the session's own history.
     Subagent {
@@ -180,6 +210,35 @@ pub enum Record {
         /// What it recorded.
         record: Box<Record>,
     },
+}
+
+/// A file's content as a transcript keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Snapshot {
+    /// There was no file.
+    Missing,
+    /// The whole text (with any byte order mark).
+    Text(String),
+    /// The text was not kept, only its SHA-256: it held a secret (transcripts never hold
+    /// one) or was too large. Such a file can be compared but not put back.
+    Withheld {
+        /// The text's SHA-256, in hex.
+        sha256: String,
+        /// Why it was not kept, in words.
+        why: String,
+    },
+}
+
+/// A file a rewind put back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Restored {
+    /// The file.
+    pub path: PathBuf,
+    /// What it held before the rewind.
+    pub before: Snapshot,
+    /// What the rewind put in it (`Missing`: removed).
+    pub after: Snapshot,
 }
 
 /// The text that introduces a compaction summary to the model.

@@ -108,10 +108,10 @@ struct PatchCall {
     planned: Option<Vec<Outcome>>,
 }
 
-/// How to put one file back if a later write fails.
+/// How to put one file back if a later write fails: what it holds now, and what it held.
 enum Undo {
-    Restore(PathBuf, String),
-    Remove(PathBuf),
+    Restore(PathBuf, Option<String>, String),
+    Remove(PathBuf, String),
 }
 
 impl PatchCall {
@@ -202,8 +202,10 @@ impl PatchCall {
             if let Err(e) = step {
                 for u in undo.into_iter().rev() {
                     let put_back = match u {
-                        Undo::Restore(path, text) => files::write(env, &path, &text).await,
-                        Undo::Remove(path) => files::remove(&path).await,
+                        Undo::Restore(path, now, text) => {
+                            files::write(env, &path, now.as_deref(), &text).await
+                        }
+                        Undo::Remove(path, now) => files::remove(env, &path, Some(&now)).await,
                     };
                     if let Err(again) = put_back {
                         tracing::warn!("could not undo part of a failed patch: {again}");
@@ -224,25 +226,27 @@ impl PatchCall {
         path: &std::path::Path,
         undo: &mut Vec<Undo>,
     ) -> Result<(), String> {
-        let restore = |path: &std::path::Path| match &o.before {
-            Some(text) => Undo::Restore(path.to_path_buf(), text.clone()),
-            None => Undo::Remove(path.to_path_buf()),
+        let before = o.before.as_deref();
+        let restore = |path: &std::path::Path, now: Option<&String>| match (&o.before, now) {
+            (Some(text), now) => Undo::Restore(path.to_path_buf(), now.cloned(), text.clone()),
+            (None, Some(now)) => Undo::Remove(path.to_path_buf(), now.clone()),
+            (None, None) => Undo::Remove(path.to_path_buf(), String::new()),
         };
         match (&o.after, &o.move_to) {
             (None, _) => {
-                files::remove(path).await?;
-                undo.push(restore(path));
+                files::remove(env, path, before).await?;
+                undo.push(restore(path, None));
             }
             (Some(after), Some(to)) => {
                 let (to_path, _) = self.target(to);
-                files::write(env, &to_path, after).await?;
-                undo.push(Undo::Remove(to_path));
-                files::remove(path).await?;
-                undo.push(restore(path));
+                files::write(env, &to_path, None, after).await?;
+                undo.push(Undo::Remove(to_path, after.clone()));
+                files::remove(env, path, before).await?;
+                undo.push(restore(path, None));
             }
             (Some(after), None) => {
-                files::write(env, path, after).await?;
-                undo.push(restore(path));
+                files::write(env, path, before, after).await?;
+                undo.push(restore(path, Some(after)));
             }
         }
         Ok(())

@@ -212,7 +212,9 @@ impl Call for EditCall {
             let Some(planned) = &self.planned else {
                 return ToolOutput::error("edit was not prepared");
             };
-            if let Err(e) = files::write(&env, &self.path, &planned.after).await {
+            if let Err(e) =
+                files::write(&env, &self.path, Some(&planned.before), &planned.after).await
+            {
                 return ToolOutput::error(format!("cannot write {}: {e}", self.shown));
             }
             ToolOutput {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::{Call, Place, Prepared, ToolEnv, text};
 use crate::edit::Document;
 use crate::local;
-use crate::types::{Access, Location, ToolContent};
+use crate::types::{Access, Effect, Location, ToolContent};
 
 /// The editor's "resource not found" code.
 const NOT_FOUND: i32 = -32002;
@@ -154,8 +154,24 @@ async fn missing_on_disk(path: &Path) -> bool {
     )
 }
 
-/// Writes a whole text file.
-pub async fn write(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
+/// Writes a whole text file that held `before` (`None`: there was none), and notes the
+/// change in the call's journal once it is made.
+pub async fn write(
+    env: &ToolEnv,
+    path: &Path,
+    before: Option<&str>,
+    content: &str,
+) -> Result<(), String> {
+    write_unnoted(env, path, content).await?;
+    env.journal.note(Effect::File {
+        path: path.to_path_buf(),
+        before: before.map(str::to_string),
+        after: Some(content.to_string()),
+    });
+    Ok(())
+}
+
+async fn write_unnoted(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
     if env.scope.caps.write_text_file {
         let refused = match env
             .scope
@@ -188,11 +204,18 @@ pub fn unseen(shown: &str) -> ToolContent {
     }
 }
 
-/// Removes a file (on disk: ACP has no way to ask the editor to delete one).
-pub async fn remove(path: &Path) -> Result<(), String> {
+/// Removes a file that held `before` (on disk: ACP has no way to ask the editor to delete
+/// one), and notes it in the call's journal.
+pub async fn remove(env: &ToolEnv, path: &Path, before: Option<&str>) -> Result<(), String> {
     tokio::fs::remove_file(path)
         .await
-        .map_err(|e| format!("cannot remove {}: {e}", path.display()))
+        .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+    env.journal.note(Effect::File {
+        path: path.to_path_buf(),
+        before: before.map(str::to_string),
+        after: None,
+    });
+    Ok(())
 }
 
 /// Most bytes of old and new text a diff carries to the editor; a larger change is shown as

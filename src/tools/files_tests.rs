@@ -157,6 +157,7 @@ fn env(cwd: &Path, permitted: bool, denied: &'static str) -> ToolEnv {
         subagents: None,
         permitted,
         sandbox: None,
+        journal: crate::types::Journal::default(),
     }
 }
 
@@ -177,7 +178,15 @@ async fn the_disk_stands_in_for_a_refusing_editor_only_once_allowed() {
         read(&asking, &notes).await,
         Err(ReadError::Refused(_))
     ));
-    assert!(write(&asking, &notes, "changed\n").await.is_err());
+    assert!(
+        write(&asking, &notes, Some("far\n"), "changed\n")
+            .await
+            .is_err()
+    );
+    assert!(
+        asking.journal.take().is_empty(),
+        "nothing changed, nothing noted"
+    );
 
     let allowed = env(&cwd, true, "secret.txt");
     assert_eq!(read(&allowed, &notes).await, Ok("far\n".to_string()));
@@ -185,8 +194,19 @@ async fn the_disk_stands_in_for_a_refusing_editor_only_once_allowed() {
         read_document(&allowed, &notes).await.map(|d| d.text),
         Ok("far\n".into())
     );
-    assert_eq!(write(&allowed, &notes, "near\n").await, Ok(()));
+    assert_eq!(
+        write(&allowed, &notes, Some("far\n"), "near\n").await,
+        Ok(())
+    );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "near\n");
+    assert_eq!(
+        allowed.journal.take(),
+        [crate::types::Effect::File {
+            path: notes.clone(),
+            before: Some("far\n".into()),
+            after: Some("near\n".into()),
+        }]
+    );
 
     let denied = read(&allowed, &secret).await;
     assert!(
@@ -194,13 +214,13 @@ async fn the_disk_stands_in_for_a_refusing_editor_only_once_allowed() {
         "{denied:?}"
     );
     assert!(read_document(&allowed, &secret).await.is_err());
-    assert!(write(&allowed, &secret, "x").await.is_err());
+    assert!(write(&allowed, &secret, None, "x").await.is_err());
     assert_eq!(std::fs::read_to_string(&secret).unwrap(), "hunter2\n");
 
     // Inside the editor's folders a refusal is the editor's word, even for an allowed call.
     let inside = cwd.join("in.txt");
     std::fs::write(&inside, "in\n").unwrap();
     assert!(read(&allowed, &inside).await.is_err());
-    assert!(write(&allowed, &inside, "x").await.is_err());
+    assert!(write(&allowed, &inside, None, "x").await.is_err());
     assert_eq!(std::fs::read_to_string(&inside).unwrap(), "in\n");
 }

@@ -132,6 +132,8 @@ pub struct ToolEnv {
     /// The sandbox commands run in: the session's, unless the user turned it off or the
     /// session is in `full-access` mode.
     pub sandbox: Option<Arc<crate::platform::sandbox::SessionSandbox>>,
+    /// What the call changed and started, for the turn to record with its result.
+    pub journal: crate::types::Journal,
 }
 
 /// Tells the paths a deny rule forbids reading.

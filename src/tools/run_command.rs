@@ -15,8 +15,8 @@ use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, te
 use crate::client::{ExitStatus, TerminalSpec};
 use crate::local;
 use crate::platform::sandbox::{self, Confined, Sandbox};
-use crate::types::Access;
 use crate::types::TurnEvent;
+use crate::types::{Access, Effect};
 use crate::types::{ToolContent, ToolKind};
 
 /// Default and largest timeouts.
@@ -247,7 +247,12 @@ impl CommandCall {
         };
         let session = env.scope.session_id.as_str();
         let terminal = match env.scope.client.create_terminal(session, &spec).await {
-            Ok(id) => id,
+            Ok(id) => {
+                env.journal.note(Effect::Command {
+                    line: self.command.clone(),
+                });
+                id
+            }
             Err(e) => {
                 return ToolOutput::error(format!(
                     "the editor could not start a terminal: {}",
@@ -342,7 +347,12 @@ impl CommandCall {
         )
         .await
         {
-            Ok(run) => run,
+            Ok(run) => {
+                env.journal.note(Effect::Command {
+                    line: self.command.clone(),
+                });
+                run
+            }
             Err(e) => {
                 return ToolOutput::error(format!(
                     "cannot run the command in {}: {e}",

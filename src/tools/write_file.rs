@@ -96,7 +96,14 @@ impl Call for WriteCall {
             {
                 return failure;
             }
-            if let Err(e) = files::write(&env, &self.path, &self.written).await {
+            if let Err(e) = files::write(
+                &env,
+                &self.path,
+                self.old.clone().flatten().as_deref(),
+                &self.written,
+            )
+            .await
+            {
                 return ToolOutput::error(format!("cannot write {}: {e}", self.shown));
             }
             let lines = self.content.lines().count();

@@ -110,10 +110,12 @@ pub async fn run_action(
         step: &step,
         subagents: None,
     };
-    let (ran, _) = calls::run_one(&caller, &call, &cancel, false).await;
-    let output = ran.content;
+    let ran = calls::run_one(&caller, &call, &cancel, false).await;
+    let output = ran.result.content;
     let note = format!("[The user ran the `{name}` action: `{line}`]\n{output}");
+    // The action is a turn of its own: what it did is recorded in it.
     history.push_user(vec![UserPart::Text(note)]);
+    history.effects(ran.effects);
     let stop = if cancel.is_cancelled() {
         StopReason::Cancelled
     } else {

@@ -16,7 +16,24 @@ use crate::conversation::ToolResult;
 use crate::model::ToolCall;
 use crate::store::History;
 use crate::tools::{self, Call, Ready, ToolEnv, ToolOutput, Unusable};
-use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+use crate::types::{Effect, Journal, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+
+/// A call's answer: what the model reads, how the editor last showed it (when it did), and
+/// what the call changed or started.
+pub(super) struct Answer {
+    pub(super) result: ToolResult,
+    pub(super) view: Option<ToolCallView>,
+    pub(super) effects: Vec<Effect>,
+}
+
+impl Answer {
+    /// Records the answer of the call the model knows as `model_id` in `history`: what it
+    /// did first, then its result.
+    fn record(self, history: &mut History, model_id: &str) {
+        history.effects(self.effects);
+        history.answer(model_id, self.result, self.view);
+    }
+}
 
 /// Who runs one response's calls: the turn's context, the request's [`Step`] (whose model's
 /// tools are offered) and, in the session's own turns, what starts subagents.
@@ -113,8 +130,8 @@ pub(super) async fn run_all(
             continue;
         }
         if mutating[i] {
-            let (result, view) = run_one(caller, &calls[i], cancel, early[i]).await;
-            history.answer(&model_ids[i], result, view);
+            let answer = run_one(caller, &calls[i], cancel, early[i]).await;
+            answer.record(history, &model_ids[i]);
             done[i] = true;
             i += 1;
             continue;
@@ -129,8 +146,8 @@ pub(super) async fn run_all(
                 async move { (j, run_one(caller, call, cancel, early).await) }
             })
             .collect();
-        while let Some((j, (result, view))) = batch.next().await {
-            history.answer(&model_ids[j], result, view);
+        while let Some((j, answer)) = batch.next().await {
+            answer.record(history, &model_ids[j]);
         }
         for flag in &mut done[i..end] {
             *flag = true;
@@ -243,6 +260,23 @@ pub(super) async fn run_one(
     call: &ToolCall,
     cancel: &CancellationToken,
     early: bool,
+) -> Answer {
+    let journal = Journal::default();
+    let (result, view) = run_noted(caller, call, cancel, early, journal.clone()).await;
+    Answer {
+        result,
+        view,
+        effects: journal.take(),
+    }
+}
+
+/// [`run_one`], noting what the call does in `journal`.
+async fn run_noted(
+    caller: &Caller<'_>,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+    early: bool,
+    journal: Journal,
 ) -> (ToolResult, Option<ToolCallView>) {
     let ctx = caller.ctx;
     let Ready {
@@ -281,6 +315,7 @@ pub(super) async fn run_one(
             crate::types::Mode::FullAccess => None,
             _ => ctx.services.policy.sandbox.clone(),
         },
+        journal,
     };
     let mut work = prepared.call;
     if let Err(super::permit::Refusal(model)) = super::permit::permit(

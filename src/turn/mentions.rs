@@ -66,6 +66,7 @@ async fn content(ctx: &TurnContext, uri: &str, path: &Path) -> Option<String> {
         subagents: None,
         permitted: true,
         sandbox: None,
+        journal: crate::types::Journal::default(),
     };
     let text = files::read(&env, path).await.ok()?;
     let total = text.len();

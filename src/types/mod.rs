@@ -1,6 +1,7 @@
 //! Plain data every layer shares (DESIGN.md §2, layer 1): nothing here imports anything else
 //! of tandem's, so any module may use it without tying itself to a higher one.
 
+mod effect;
 mod events;
 mod mode;
 mod options;
@@ -9,6 +10,7 @@ mod prompt;
 mod stop;
 mod tool;
 
+pub use effect::{Effect, Journal};
 pub use events::{
     CompactionStatus, EventSink, Location, PlanItem, ToolCallView, ToolContent, ToolStatus,
     TurnEvent,

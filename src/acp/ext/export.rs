@@ -44,7 +44,24 @@ pub fn render(lines: &[Line]) -> String {
             Record::Compaction { .. } => {
                 out.push_str("_[The conversation above was compacted here.]_\n\n")
             }
+            // The whole story: what a rewind took back stays above it, marked.
+            Record::Rewind { turn, restored } => {
+                out.push_str(&format!(
+                    "_[Rewound to before turn {turn}: the turns from there are out of the conversation{}.]_\n\n",
+                    if restored.is_empty() {
+                        String::new()
+                    } else {
+                        let files: Vec<String> = restored
+                            .iter()
+                            .map(|r| format!("`{}`", r.path.display()))
+                            .collect();
+                        format!("; put back {}", files.join(", "))
+                    }
+                ));
+            }
             Record::ToolResult { view: None, .. }
+            | Record::FileChange { .. }
+            | Record::CommandRan { .. }
             | Record::ImagesLeftOut { .. }
             | Record::Context { .. }
             | Record::Folders { .. }

@@ -1,0 +1,166 @@
+use super::*;
+use crate::store::record::Restored;
+
+fn line(record: Record) -> Line {
+    Line {
+        v: crate::store::record::VERSION,
+        at: String::new(),
+        record,
+    }
+}
+
+fn prompt(text: &str) -> Line {
+    line(Record::User {
+        parts: vec![UserPart::Text(text.into())],
+        sent: None,
+        within_turn: false,
+    })
+}
+
+fn text(s: &str) -> Snapshot {
+    Snapshot::Text(s.into())
+}
+
+fn change(path: &str, before: Snapshot, after: Snapshot) -> Line {
+    line(Record::FileChange {
+        path: path.into(),
+        before,
+        after,
+    })
+}
+
+fn answer(text: &str) -> Line {
+    line(Record::Assistant {
+        text: text.into(),
+        reasoning: String::new(),
+        tool_calls: Vec::new(),
+        carried: None,
+    })
+}
+
+#[test]
+fn turns_list_their_prompt_files_and_commands() {
+    let lines = vec![
+        line(Record::Title { title: "t".into() }),
+        prompt("  Fix the build\nplease"),
+        change("/p/a.rs", text("a0"), text("a1")),
+        change("/p/new.rs", Snapshot::Missing, text("n")),
+        line(Record::CommandRan {
+            line: "cargo test".into(),
+        }),
+        answer("done"),
+        line(Record::User {
+            parts: vec![UserPart::Text("also this".into())],
+            sent: None,
+            within_turn: true,
+        }),
+        line(Record::Command {
+            parts: vec![UserPart::Text("/compact".into())],
+        }),
+        prompt("Remove it"),
+        line(Record::Subagent {
+            call_id: "c".into(),
+            agent: "general".into(),
+            record: Box::new(change("/p/new.rs", text("n"), Snapshot::Missing).record),
+        }),
+    ];
+    let timeline = Timeline::new(&lines);
+    let turns = timeline.turns();
+    assert_eq!(
+        turns.len(),
+        3,
+        "a steering message starts no turn: {turns:?}"
+    );
+    assert_eq!(turns[0].first_line, "Fix the build");
+    assert_eq!(
+        turns[0].files,
+        [
+            (PathBuf::from("/p/a.rs"), Touch::Changed),
+            (PathBuf::from("/p/new.rs"), Touch::Created)
+        ]
+    );
+    assert_eq!(turns[0].commands, ["cargo test"]);
+    assert_eq!(turns[1].first_line, "/compact");
+    assert_eq!(
+        turns[2].files,
+        [(PathBuf::from("/p/new.rs"), Touch::Deleted)],
+        "a subagent's changes are its turn's"
+    );
+}
+
+#[test]
+fn a_rewind_takes_its_turns_out_and_the_next_one_counts_from_there() {
+    let lines = vec![
+        prompt("one"),
+        change("/p/a", text("0"), text("1")),
+        answer("1"),
+        prompt("two"),
+        change("/p/a", text("1"), text("2")),
+        answer("2"),
+        prompt("three"),
+        change("/p/a", text("2"), text("3")),
+        line(Record::Rewind {
+            turn: 2,
+            restored: vec![Restored {
+                path: "/p/a".into(),
+                before: text("3"),
+                after: text("1"),
+            }],
+        }),
+        line(Record::Settings {
+            mode: "plan".into(),
+            model: "m".into(),
+            reasoning_effort: "low".into(),
+        }),
+        prompt("two again"),
+        change("/p/a", text("1"), text("4")),
+    ];
+    let timeline = Timeline::new(&lines);
+    assert_eq!(timeline.len(), 2);
+    let kept: Vec<usize> = (0..lines.len()).filter(|&i| timeline.kept(i)).collect();
+    assert_eq!(kept, [0, 1, 2, 8, 9, 10, 11]);
+    assert_eq!(timeline.turns()[1].first_line, "two again");
+    // Past the earlier rewind: back to what turn one started from, expecting the last write.
+    let back = timeline.rewind(1).unwrap();
+    assert_eq!(back.turns.len(), 2);
+    assert_eq!(
+        back.files,
+        [FileBack {
+            path: "/p/a".into(),
+            target: text("0"),
+            expected: text("4"),
+        }]
+    );
+    let back = timeline.rewind(2).unwrap();
+    assert_eq!(back.files[0].target, text("1"));
+    assert!(timeline.rewind(3).is_none());
+    assert!(timeline.rewind(0).is_none());
+}
+
+#[test]
+fn a_rewind_past_a_rewind_sees_the_files_it_restored() {
+    let lines = vec![
+        prompt("one"),
+        prompt("two"),
+        change("/p/b", Snapshot::Missing, text("b")),
+        line(Record::Rewind {
+            turn: 2,
+            restored: vec![Restored {
+                path: "/p/b".into(),
+                before: text("b"),
+                after: Snapshot::Missing,
+            }],
+        }),
+        prompt("two, differently"),
+        line(Record::Rewind {
+            turn: 1,
+            restored: Vec::new(),
+        }),
+    ];
+    let timeline = Timeline::new(&lines);
+    assert!(timeline.is_empty());
+    assert!(
+        (0..lines.len())
+            .all(|i| !timeline.kept(i) || matches!(lines[i].record, Record::Rewind { .. }))
+    );
+}
