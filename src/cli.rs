@@ -261,6 +261,17 @@ pub enum Output {
     Ndjson,
 }
 
+/// What `tandem exec` reads on stdin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Input {
+    /// The prompt, when it is not an argument (all of stdin).
+    Text,
+    /// One JSON object per line, `{"prompt": "…"}`: the first is the prompt when it is not
+    /// an argument; each later one steers the running turn (the model reads it at its next
+    /// request).
+    Ndjson,
+}
+
 /// `tandem exec` arguments.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
@@ -273,6 +284,10 @@ pub struct ExecArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
+    /// What stdin carries: the prompt (`text`), or JSON lines (`ndjson`) whose later lines
+    /// steer the running turn.
+    #[arg(long, value_enum, default_value_t = Input::Text)]
+    pub input: Input,
     /// Most model requests the prompt may make (tool loops included).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,

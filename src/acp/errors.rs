@@ -30,9 +30,10 @@ pub fn session_error(error: SessionError) -> Error {
             let e: Error = acp::Error::session_not_found(id.clone()).into();
             Error::new(e.code, format!("unknown session `{id}`")).data(e.data)
         }
-        SessionError::Busy(_) | SessionError::InUse(_) => {
-            Error::new(Error::invalid_request().code, error.to_string())
-        }
+        SessionError::Idle(_)
+        | SessionError::NotSteerable
+        | SessionError::NotDelivered
+        | SessionError::InUse(_) => Error::new(Error::invalid_request().code, error.to_string()),
         SessionError::InvalidParams(message) => invalid_params(message),
         SessionError::Option(e) => invalid_params(e.to_string()),
         SessionError::Model(e) => model_error(&e),

@@ -147,6 +147,7 @@ impl Handlers {
             id: req.session_id.0.to_string(),
             cwd: Some(req.cwd),
             folders: Some(req.additional_directories),
+            turn: None,
             servers: convert::mcp_servers(req.mcp_servers),
         };
         self.reopen(Reopen::Load, stored, responder, cx).await;
@@ -164,6 +165,7 @@ impl Handlers {
             id: req.session_id.0.to_string(),
             cwd: Some(req.cwd),
             folders: Some(req.additional_directories),
+            turn: None,
             servers: convert::mcp_servers(req.mcp_servers),
         };
         self.reopen(Reopen::Resume, stored, responder, cx).await;
@@ -182,6 +184,7 @@ impl Handlers {
             id: req.session_id.0.to_string(),
             cwd: Some(req.cwd),
             folders: Some(req.additional_directories),
+            turn: None,
             servers: convert::mcp_servers(req.mcp_servers),
         };
         self.reopen(Reopen::Fork, stored, responder, cx).await;

@@ -105,6 +105,8 @@ pub(super) struct Stored {
     pub folders: Option<Vec<std::path::PathBuf>>,
     /// The editor's MCP servers.
     pub servers: Vec<crate::config::ServerSpec>,
+    /// For a fork: the turn its copy stops before (1-based).
+    pub turn: Option<usize>,
 }
 
 impl super::Handlers {
@@ -130,10 +132,13 @@ impl super::Handlers {
                     cwd,
                     folders,
                     servers,
+                    turn,
                 } = stored;
                 let manager = &h.manager;
                 let opened = match (how, cwd) {
-                    (Reopen::Fork, cwd) => manager.fork(&id, cwd, folders, editor, servers).await,
+                    (Reopen::Fork, cwd) => {
+                        manager.fork(&id, cwd, folders, editor, servers, turn).await
+                    }
                     (how, Some(cwd)) => {
                         let replay = matches!(how, Reopen::Load);
                         let folders = folders.unwrap_or_default();

@@ -31,6 +31,8 @@ pub(super) struct FileConfig {
     pub share_api_key: Option<bool>,
     pub structured_output: Option<bool>,
     #[serde(default)]
+    pub queued_prompts: super::QueuedPrompts,
+    #[serde(default)]
     pub timeouts: super::limits::FileTimeouts,
     #[serde(default)]
     pub loops: super::limits::FileLoops,

@@ -313,9 +313,23 @@ pub struct Config {
     pub shell: crate::platform::Shell,
     /// Whether and how commands run in the sandbox (`[sandbox]`, `TANDEM_SANDBOX`).
     pub sandbox: sandbox::SandboxSettings,
+    /// What a prompt sent while a turn runs does (`queued_prompts`).
+    pub queued_prompts: QueuedPrompts,
     /// The command line's settings this was resolved from, to resolve again after
     /// `tandem login`.
     pub overrides: Overrides,
+}
+
+/// What a `session/prompt` sent while the session's turn runs does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueuedPrompts {
+    /// It waits, and runs as its own turn once the running one ends.
+    #[default]
+    Queue,
+    /// It steers the running turn: the model reads it at its next request, and the prompt
+    /// is answered when that turn ends.
+    Steer,
 }
 
 /// A configuration that cannot be used, with what to fix.

@@ -83,6 +83,7 @@ impl Config {
             sandbox: file.sandbox.resolve(set("TANDEM_SANDBOX"), &|dir| {
                 resolve_dir(dir, config_file.as_deref(), env)
             })?,
+            queued_prompts: file.queued_prompts,
             config_file,
             overrides: overrides.clone(),
         })

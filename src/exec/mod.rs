@@ -6,6 +6,7 @@
 
 mod agent;
 mod display;
+mod steer;
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -93,7 +94,21 @@ async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyh
         model_client,
         schema,
     } = setup;
-    let prompt = prompt_text(&args.prompt)?;
+    let (prompt, steering) = match args.input {
+        crate::cli::Input::Text => (prompt_text(&args.prompt)?, None),
+        crate::cli::Input::Ndjson => {
+            let mut lines = steer::Steering::stdin();
+            let given = args.prompt.join(" ");
+            let prompt = if given.is_empty() || given == "-" {
+                lines.next().await?.ok_or_else(|| {
+                    anyhow::anyhow!("no prompt: stdin ended before its first line")
+                })?
+            } else {
+                given
+            };
+            (prompt, Some(lines))
+        }
+    };
     let cwd = match args.cwd {
         Some(dir) => std::path::absolute(dir)?,
         None => std::env::current_dir()?,
@@ -115,6 +130,7 @@ async fn run_inner(setup: Setup, args: ExecArgs, display: &Arc<Display>) -> anyh
         stored,
         cwd,
         prompt,
+        steering,
         schema,
         // clap has checked that it is a positive number.
         timeout: args.timeout.map(std::time::Duration::from_secs_f64),
@@ -149,6 +165,8 @@ struct Run {
     stored: bool,
     cwd: std::path::PathBuf,
     prompt: String,
+    /// `--input ndjson`: stdin's later lines, which steer the turn.
+    steering: Option<steer::Steering>,
     schema: Option<serde_json::Value>,
     timeout: Option<std::time::Duration>,
 }
@@ -194,6 +212,7 @@ async fn converse(
             let one = OnePrompt {
                 session_id,
                 prompt: run.prompt,
+                steering: run.steering,
                 schema: run.schema.as_ref(),
                 timeout: run.timeout,
             };
@@ -255,6 +274,8 @@ async fn open_session(
 struct OnePrompt<'a> {
     session_id: SessionId,
     prompt: String,
+    /// What steers the turn while it runs (`--input ndjson`).
+    steering: Option<steer::Steering>,
     /// `--output-schema`: the answer must validate against it.
     schema: Option<&'a serde_json::Value>,
     /// `--timeout`: cancel the prompt after this long.
@@ -271,6 +292,7 @@ async fn prompt_until_done(
     let OnePrompt {
         session_id,
         prompt,
+        mut steering,
         schema,
         timeout,
     } = one;
@@ -295,7 +317,17 @@ async fn prompt_until_done(
         display.progress(why);
         cx.send_notification(CancelNotification::new(session_id.clone()))
     };
+    // stdin's later lines go to the running turn; its end ends nothing.
+    let steered = async {
+        if let Some(lines) = steering.as_mut() {
+            lines.steer(cx, &session_id, display).await;
+        }
+        // Never ready: only the prompt's end (or the deadline) ends the wait.
+        std::future::pending::<Ended>().await
+    };
+    tokio::pin!(steered);
     let ended = tokio::select! {
+        ended = &mut steered => ended,
         response = &mut prompt => {
             let response = response?;
             match (schema, response.stop_reason) {

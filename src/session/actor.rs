@@ -1,5 +1,7 @@
 //! The session actor: one task owns a session's history and settings; callers send commands
 //! with oneshot replies. A running turn is a child task the actor can cancel at any time.
+//! Work that comes while a turn runs waits in a queue (queue.rs) and runs, in order, once it
+//! ends; a message meant for the running turn goes to its steering (`turn::Steering`).
 
 use std::sync::Arc;
 
@@ -10,11 +12,12 @@ use tokio_util::sync::CancellationToken;
 use super::SessionError;
 use super::commands::{self, Action, SlashCommand};
 use super::options;
-use crate::config::Settings;
+use super::queue::{Job, Queue};
+use crate::config::{QueuedPrompts, Settings};
 use crate::model::Message;
 use crate::output_schema::OutputSchema;
 use crate::store::{History, Record};
-use crate::turn::{self, TurnContext, TurnOutcome};
+use crate::turn::{self, Back, Conflicts, RewindReport, TurnContext, TurnOutcome};
 use crate::types::Mode;
 use crate::types::OptionView;
 use crate::types::StopReason;
@@ -30,6 +33,20 @@ pub struct Ran {
     pub output: Option<String>,
     /// With an output schema: the validated answer, or why it did not validate.
     pub structured: Option<Result<serde_json::Value, String>>,
+    /// For a rewind or its listing: what it did.
+    pub rewound: Option<RewindReport>,
+}
+
+impl Ran {
+    /// A prompt that ended with `stop` and nothing more to tell.
+    pub fn stopped(stop: StopReason) -> Self {
+        Ran {
+            stop,
+            output: None,
+            structured: None,
+            rewound: None,
+        }
+    }
 }
 
 /// A request to the actor.
@@ -49,6 +66,17 @@ pub(super) enum Command {
         value: String,
         reply: oneshot::Sender<Result<Vec<OptionView>, SessionError>>,
     },
+    /// `_tandem/session/rewind`.
+    Rewind {
+        back: Back,
+        conflicts: Conflicts,
+        reply: oneshot::Sender<Result<Ran, SessionError>>,
+    },
+    /// `_tandem/session/steer`: answered once the message reached the model.
+    Steer {
+        prompt: Prompt,
+        reply: oneshot::Sender<Result<(), SessionError>>,
+    },
 }
 
 /// The actor's state: everything a session is, owned by the one task that changes it.
@@ -63,12 +91,16 @@ pub(super) struct Actor {
     title: Option<String>,
     /// Slash commands a prompt may start with.
     commands: Vec<SlashCommand>,
+    /// What waits for the running turn to end.
+    queue: Queue,
 }
 
 struct Running {
     task: JoinHandle<TurnOutcome>,
     cancel: CancellationToken,
     reply: oneshot::Sender<Result<Ran, SessionError>>,
+    /// Whether it is a model turn, which messages can steer.
+    steerable: bool,
 }
 
 impl Actor {
@@ -86,6 +118,7 @@ impl Actor {
             history,
             title,
             commands,
+            queue: Queue::default(),
         }
     }
 
@@ -106,10 +139,13 @@ impl Actor {
                 } => {
                     if let Some(r) = running.take() {
                         self.finish(outcome, r.reply).await;
+                        self.next(&mut running);
                     }
                 }
             }
         }
+        // Closed or deleted: what waited is answered `cancelled`.
+        self.queue.cancel_all(&self.turn.services.steering);
         if let Some(r) = running {
             // Closed or deleted mid-turn: the prompt still gets its answer, `cancelled`.
             r.cancel.cancel();
@@ -128,17 +164,44 @@ impl Actor {
                 output,
                 reply,
             } => {
-                if running.is_some() {
-                    let _ = reply.send(Err(SessionError::Busy(self.turn.facts.session_id.clone())));
-                    return;
+                let job = Job::Prompt { prompt, output };
+                match running.as_ref() {
+                    None => *running = Some(self.start(job, reply)),
+                    Some(r) => self.wait(job, reply, r.steerable),
                 }
-                *running = Some(self.start_prompt(prompt, output, reply));
             }
+            Command::Rewind {
+                back,
+                conflicts,
+                reply,
+            } => {
+                let job = Job::Rewind { back, conflicts };
+                match running {
+                    None => *running = Some(self.start(job, reply)),
+                    Some(_) => self.queue.push(job, reply),
+                }
+            }
+            Command::Steer { prompt, reply } => match running.as_ref() {
+                Some(r) if r.steerable => {
+                    let landed = self.turn.services.steering.send(prompt);
+                    tokio::spawn(async move {
+                        let _ = reply.send(landed.await.map_err(|_| SessionError::NotDelivered));
+                    });
+                }
+                Some(_) => {
+                    let _ = reply.send(Err(SessionError::NotSteerable));
+                }
+                None => {
+                    let _ = reply.send(Err(SessionError::Idle(self.turn.facts.session_id.clone())));
+                }
+            },
             Command::Cancel => {
                 if let Some(r) = running.as_ref() {
                     tracing::info!(session = %self.turn.facts.session_id, "cancelling the running turn");
                     r.cancel.cancel();
                 }
+                // Everything that waited for it goes with it.
+                self.queue.cancel_all(&self.turn.services.steering);
             }
             Command::SetMode { mode, reply } => {
                 let result = match Mode::parse(&mode) {
@@ -187,15 +250,60 @@ impl Actor {
         }
     }
 
-    /// Starts a prompt: a slash command's action, or a normal turn.
-    fn start_prompt(
+    /// A prompt or rewind that came while a turn runs: it steers that turn when the config
+    /// says so and it is a plain prompt for a model turn; otherwise it waits its turn.
+    fn wait(
         &mut self,
-        prompt: Prompt,
-        output: Option<Arc<OutputSchema>>,
+        job: Job,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
-    ) -> Running {
-        let Prompt { mut parts, sent } = prompt;
-        let invoked = match parts.first() {
+        steerable: bool,
+    ) {
+        let steers = steerable
+            && self.turn.facts.config.queued_prompts == QueuedPrompts::Steer
+            && matches!(&job, Job::Prompt { prompt, output: None } if self.invoked(prompt).is_none());
+        match job {
+            Job::Prompt { prompt, .. } if steers => {
+                let landed = self.turn.services.steering.send(prompt.clone());
+                self.queue.ride(prompt, landed, reply);
+            }
+            job => self.queue.push(job, reply),
+        }
+    }
+
+    /// Starts what waited longest, once the running turn ended.
+    fn next(&mut self, running: &mut Option<Running>) {
+        if let Some((job, reply)) = self.queue.pop() {
+            *running = Some(self.start(job, reply));
+        }
+    }
+
+    /// Starts `job`.
+    fn start(&mut self, job: Job, reply: oneshot::Sender<Result<Ran, SessionError>>) -> Running {
+        match job {
+            Job::Prompt { prompt, output } => self.start_prompt(prompt, output, reply),
+            Job::Rewind { back, conflicts } => {
+                let cancel = CancellationToken::new();
+                let task = tokio::spawn(turn::rewind(
+                    self.turn.clone(),
+                    self.history.clone(),
+                    back,
+                    conflicts,
+                    false,
+                    cancel.clone(),
+                ));
+                Running {
+                    task,
+                    cancel,
+                    reply,
+                    steerable: false,
+                }
+            }
+        }
+    }
+
+    /// The slash command `prompt` starts with, when it names one, with its arguments.
+    fn invoked(&self, prompt: &Prompt) -> Option<(Action, String)> {
+        match prompt.parts.first() {
             Some(UserPart::Text(text)) => commands::parse(text).and_then(|(name, args)| {
                 self.commands
                     .iter()
@@ -203,9 +311,37 @@ impl Actor {
                     .map(|c| (c.action.clone(), args.to_string()))
             }),
             _ => None,
-        };
+        }
+    }
+
+    /// Starts a prompt: a slash command's action, or a normal turn.
+    fn start_prompt(
+        &mut self,
+        prompt: Prompt,
+        output: Option<Arc<OutputSchema>>,
+        reply: oneshot::Sender<Result<Ran, SessionError>>,
+    ) -> Running {
+        let invoked = self.invoked(&prompt);
+        let Prompt { mut parts, sent } = prompt;
         let cancel = CancellationToken::new();
+        let mut steerable = false;
         let task = match invoked {
+            Some((Action::Rewind, args)) => tokio::spawn(turn::rewind(
+                self.turn.clone(),
+                self.history.clone(),
+                Back::parse(&args),
+                Conflicts::Ask,
+                true,
+                cancel.clone(),
+            )),
+            Some((Action::Undo, _)) => tokio::spawn(turn::rewind(
+                self.turn.clone(),
+                self.history.clone(),
+                Back::Last,
+                Conflicts::Ask,
+                true,
+                cancel.clone(),
+            )),
             Some((Action::Compact, _)) => tokio::spawn(turn::compact_now(
                 self.turn.clone(),
                 self.history.clone(),
@@ -243,6 +379,7 @@ impl Actor {
                 // Hooks may add to the prompt (or block it) before it is recorded.
                 let mut ctx = self.turn.clone();
                 ctx.output = output;
+                steerable = true;
                 tokio::spawn(turn::run_prompt(
                     ctx,
                     self.history.clone(),
@@ -255,6 +392,7 @@ impl Actor {
             task,
             cancel,
             reply,
+            steerable,
         }
     }
 
@@ -266,13 +404,15 @@ impl Actor {
         match outcome {
             Ok(outcome) => {
                 self.history = outcome.history;
-                let (output, structured) = (outcome.output, outcome.structured);
+                let (output, structured, rewound) =
+                    (outcome.output, outcome.structured, outcome.rewound);
                 outcome
                     .result
                     .map(|stop| Ran {
                         stop,
                         output,
                         structured,
+                        rewound,
                     })
                     .map_err(SessionError::Model)
             }
@@ -301,6 +441,9 @@ impl Actor {
         reply: oneshot::Sender<Result<Ran, SessionError>>,
     ) {
         let result = self.take_outcome(outcome);
+        // Prompts that steered the turn end with it; those that came too late run next.
+        self.queue
+            .settle_riders(&self.turn.services.steering, &result);
         if self.title.is_none() {
             let first = self.history.messages().iter().find_map(|m| match &**m {
                 Message::User(parts) => super::playback::title_from(parts),
@@ -354,3 +497,7 @@ impl Actor {
 #[cfg(test)]
 #[path = "actor_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "steer_tests.rs"]
+mod steer_tests;

@@ -1,5 +1,6 @@
-//! The session actor, in process: one prompt at a time, settings changed between and during
-//! turns, cancel and close at any moment, and the title after the first exchange.
+//! The session actor, in process: one prompt at a time (the next ones wait their turn),
+//! settings changed between and during turns, cancel and close at any moment, and the title
+//! after the first exchange. Steering and rewinds are in steer_tests.rs.
 
 use std::time::Duration;
 
@@ -12,16 +13,63 @@ use crate::testkit::{FakeEditor, Reply, Session};
 use crate::types::{Mode, StopReason, TurnEvent};
 
 #[tokio::test]
-async fn a_second_prompt_while_one_runs_is_refused_and_the_first_goes_on() {
-    let half = Reply::Hangs(vec![ModelEvent::Text("working".into())]);
-    let s = Session::open(vec![half], FakeEditor::answering(&[]), "", &[]).await;
+async fn prompts_sent_while_one_runs_wait_and_run_in_order_with_their_own_answers() {
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let replies = vec![
+        Reply::Gated(gate.clone(), Box::new(Reply::text("one done"))),
+        Reply::text("two done"),
+        Reply::text("three done"),
+    ];
+    let s = Session::open(replies, FakeEditor::answering(&[]), "", &[]).await;
     let first = s.start("one");
     s.model.asked_times(1).await;
-    let second = s.prompt("two").await;
-    assert!(matches!(second, Err(SessionError::Busy(_))), "{second:?}");
+    let (second, third) = (s.start("two"), s.start("three"));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        s.requests().len(),
+        1,
+        "the queued prompts wait for the running turn"
+    );
+    gate.notify_one();
+    let all = tokio::time::timeout(Duration::from_secs(10), async {
+        (first.await, second.await, third.await)
+    })
+    .await
+    .unwrap();
+    for ran in [all.0, all.1, all.2] {
+        assert_eq!(ran.unwrap().stop, StopReason::EndTurn);
+    }
+    let requests = s.requests();
+    assert_eq!(requests.len(), 3);
+    let last = crate::conversation::last_answer(&requests[2].messages[1..]);
+    assert_eq!(last, "two done", "each turn saw the one before it");
+}
+
+#[tokio::test]
+async fn a_cancel_answers_the_running_turn_and_every_queued_prompt_cancelled() {
+    let half = Reply::Hangs(vec![ModelEvent::Text("working".into())]);
+    let s = Session::open(
+        vec![half, Reply::text("later")],
+        FakeEditor::answering(&[]),
+        "",
+        &[],
+    )
+    .await;
+    let first = s.start("one");
+    s.model.asked_times(1).await;
+    let (second, third) = (s.start("two"), s.start("three"));
+    tokio::time::sleep(Duration::from_millis(20)).await;
     s.manager.cancel(&s.id).unwrap();
-    let first = tokio::time::timeout(Duration::from_secs(10), first).await;
-    assert_eq!(first.unwrap().unwrap().stop, StopReason::Cancelled);
+    let all = tokio::time::timeout(Duration::from_secs(10), async {
+        (first.await, second.await, third.await)
+    })
+    .await
+    .unwrap();
+    for ran in [all.0, all.1, all.2] {
+        assert_eq!(ran.unwrap().stop, StopReason::Cancelled);
+    }
+    assert_eq!(s.requests().len(), 1, "nothing queued ran");
+    assert_eq!(s.prompt("after").await.unwrap(), StopReason::EndTurn);
 }
 
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! Slash commands: `/compact`, `/init`, `/permissions`, and custom commands written as Markdown files in
+//! Slash commands: `/compact`, `/init`, `/rewind`, `/undo`, `/permissions`, and custom commands written as Markdown files in
 //! `.tandem/commands/` (project) or the user's config directory (`commands/`). A custom
 //! command's body is a prompt template; `$ARGUMENTS` is replaced by what follows the name.
 
@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 pub enum Action {
     /// Compact the conversation now.
     Compact,
+    /// List the turns (no argument) or go back to before turn N.
+    Rewind,
+    /// Go back to before the last turn.
+    Undo,
     /// Show the permission rules, remembered answers and the project's trust (`clear`: forget
     /// the answers; `untrust`: forget which of the project's programs were trusted or refused).
     Permissions,
@@ -117,6 +121,20 @@ fn builtins() -> Vec<SlashCommand> {
             description: "Write or improve AGENTS.md for this project".into(),
             hint: Some("what to focus on (optional)".into()),
             action: Action::Prompt(INIT_PROMPT.into()),
+            configured: false,
+        },
+        SlashCommand {
+            name: "rewind".into(),
+            description: "List the turns, or go back to before turn N: the conversation and the files tandem changed since".into(),
+            hint: Some("turn number (none: list the turns)".into()),
+            action: Action::Rewind,
+            configured: false,
+        },
+        SlashCommand {
+            name: "undo".into(),
+            description: "Take back the last turn: the conversation and the files tandem changed in it".into(),
+            hint: None,
+            action: Action::Undo,
             configured: false,
         },
         SlashCommand {
@@ -240,8 +258,11 @@ mod tests {
         .unwrap();
         let commands = discover(&cwd, &config, &[], &[]);
         let names: Vec<_> = commands.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["compact", "init", "permissions", "review"]);
-        let review = &commands[3];
+        assert_eq!(
+            names,
+            ["compact", "init", "rewind", "undo", "permissions", "review"]
+        );
+        let review = &commands[5];
         assert_eq!(review.description, "Review a file");
         assert_eq!(review.hint.as_deref(), Some("arguments"));
         assert_eq!(

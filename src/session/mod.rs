@@ -10,6 +10,7 @@ pub mod instructions;
 mod open;
 pub mod options;
 pub mod playback;
+mod queue;
 mod sandbox;
 mod start;
 mod status;
@@ -47,9 +48,22 @@ pub enum SessionError {
     /// No session has this id.
     #[error("unknown session `{0}`")]
     NotFound(String),
-    /// A prompt is already running.
-    #[error("session `{0}` is already answering a prompt; send session/cancel first")]
-    Busy(String),
+    /// A message meant for a running turn, with none running.
+    #[error(
+        "session `{0}` has no running turn to steer: send the message as a prompt (session/prompt)"
+    )]
+    Idle(String),
+    /// A message meant for a running turn that is not the model's (a rewind, `/compact`,
+    /// an action).
+    #[error(
+        "the session is running a command, not a model turn, so there is nothing to steer: send the message as a prompt (session/prompt), which runs once the command ends"
+    )]
+    NotSteerable,
+    /// The turn ended (or was cancelled) before the message reached the model.
+    #[error(
+        "the turn ended before the message reached the model, so it was not sent: send it as a prompt (session/prompt)"
+    )]
+    NotDelivered,
     /// The request's parameters are wrong.
     #[error("{0}")]
     InvalidParams(String),
@@ -77,6 +91,7 @@ impl From<store::StoreError> for SessionError {
         match e {
             store::StoreError::NotFound(id) => SessionError::NotFound(id),
             store::StoreError::Busy(id) => SessionError::InUse(id),
+            e @ store::StoreError::NoSuchTurn { .. } => SessionError::InvalidParams(e.to_string()),
             other => SessionError::Store(other),
         }
     }
@@ -308,6 +323,32 @@ impl SessionManager {
             output,
             reply,
         })
+    }
+
+    /// Goes `back` to before a turn of an open session (or lists its turns), deciding about
+    /// files changed since tandem wrote them by `conflicts`; waits for a running turn.
+    pub fn rewind(
+        &self,
+        id: &str,
+        back: crate::turn::Back,
+        conflicts: crate::turn::Conflicts,
+    ) -> impl Future<Output = Result<Ran, SessionError>> + Send + 'static {
+        self.ask(id, move |reply| Command::Rewind {
+            back,
+            conflicts,
+            reply,
+        })
+    }
+
+    /// Sends `prompt` to the running turn of an open session; resolves once the model's
+    /// next request holds it (an error when no turn runs, or it ended first).
+    pub fn steer(
+        &self,
+        id: &str,
+        prompt: impl Into<Prompt>,
+    ) -> impl Future<Output = Result<(), SessionError>> + Send + 'static {
+        let prompt = prompt.into();
+        self.ask(id, |reply| Command::Steer { prompt, reply })
     }
 
     /// The slash commands (built-in, custom, actions) of an open session.

@@ -79,7 +79,8 @@ impl SessionManager {
 
     /// A new session with a copy of `id`'s history so far (open or only stored), working in
     /// `cwd` (and `folders`) or where `id` did, with the editor's MCP `servers`; the two go
-    /// their own ways from here.
+    /// their own ways from here. With `turn`, the copy stops before that turn, and no file is
+    /// touched.
     pub async fn fork(
         &self,
         id: &str,
@@ -87,13 +88,14 @@ impl SessionManager {
         folders: Option<Vec<PathBuf>>,
         editor: EditorLink,
         servers: Vec<ServerSpec>,
+        turn: Option<usize>,
     ) -> Result<NewSession, SessionError> {
         if let Some(cwd) = &cwd {
             check_cwd(cwd)?;
         }
         self.flush_open(id).await;
         let new_id = uuid::Uuid::new_v4().to_string();
-        let cwd = self.store.fork(id, &new_id, cwd.as_deref()).await?;
+        let cwd = self.store.fork(id, &new_id, cwd.as_deref(), turn).await?;
         tracing::info!(from = %id, session = %new_id, "session forked");
         self.open_stored(&new_id, (cwd, folders), editor, false, servers, "fork")
             .await

@@ -84,6 +84,7 @@ impl SessionManager {
             extras,
             transcript: transcript.clone(),
             policy: policy.clone(),
+            steering: crate::turn::Steering::default(),
         });
         let (meters, status) = meters(Measured {
             cwd: root,

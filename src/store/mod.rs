@@ -35,6 +35,14 @@ pub enum StoreError {
     /// Another tandem process has the session open (see [`lock`]).
     #[error("session `{0}` is open in another tandem process")]
     Busy(String),
+    /// A turn the session does not have.
+    #[error("there is no turn {turn}: the session has {turns} turn(s)")]
+    NoSuchTurn {
+        /// The turn asked for (1-based).
+        turn: usize,
+        /// How many it has.
+        turns: usize,
+    },
     /// The file system said no.
     #[error("{path}: {source}")]
     Io {
@@ -144,14 +152,29 @@ impl Store {
     }
 
     /// Starts `to`'s transcript in `cwd` with every record of `from` but its header: a fork.
-    /// Returns `from`'s working directory.
+    /// With `turn`, the fork's conversation stops before that turn (1-based), as a rewind
+    /// there would leave it, and no file is touched. Returns `from`'s working directory.
     pub async fn fork(
         &self,
         from: &str,
         to: &str,
         cwd: Option<&Path>,
+        turn: Option<usize>,
     ) -> Result<PathBuf, StoreError> {
         let lines = self.read(from)?;
+        let back = match turn {
+            None => None,
+            Some(n) => {
+                let turns = timeline::Timeline::new(&lines).len();
+                if n == 0 || n > turns {
+                    return Err(StoreError::NoSuchTurn { turn: n, turns });
+                }
+                Some(Record::Rewind {
+                    turn: n,
+                    restored: Vec::new(),
+                })
+            }
+        };
         let source_cwd = lines
             .iter()
             .find_map(|l| match &l.record {
@@ -163,7 +186,8 @@ impl Store {
         let records = lines
             .into_iter()
             .map(|line| line.record)
-            .filter(|record| !matches!(record, Record::Meta { .. }));
+            .filter(|record| !matches!(record, Record::Meta { .. }))
+            .chain(back);
         self.create(to, &cwd, records).await?;
         Ok(cwd)
     }

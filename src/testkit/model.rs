@@ -23,6 +23,8 @@ pub enum Reply {
     Hangs(Vec<ModelEvent>),
     /// The request is never answered at all: not even its headers come.
     Stalls,
+    /// This reply once the gate opens (`Notify::notify_one`): a turn held at a known point.
+    Gated(Arc<tokio::sync::Notify>, Box<Reply>),
 }
 
 impl Reply {
@@ -96,6 +98,13 @@ impl ModelClient for FakeModel {
         self.requests.lock().push(request);
         let reply = self.script.lock().pop_front();
         Box::pin(async move {
+            let reply = match reply {
+                Some(Reply::Gated(gate, reply)) => {
+                    gate.notified().await;
+                    Some(*reply)
+                }
+                other => other,
+            };
             match reply {
                 Some(Reply::Events(events)) => {
                     Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
@@ -105,6 +114,10 @@ impl ModelClient for FakeModel {
                     .boxed()),
                 Some(Reply::Fails(error)) => Err(error),
                 Some(Reply::Stalls) => std::future::pending().await,
+                Some(Reply::Gated(..)) => Err(ModelError::new(
+                    ErrorClass::ServerError,
+                    "a gated reply cannot hold another gate",
+                )),
                 None => Err(ModelError::new(
                     ErrorClass::ServerError,
                     "the fake model has no reply scripted for this request",

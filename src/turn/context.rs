@@ -61,6 +61,8 @@ pub struct Services {
     pub transcript: Transcript,
     /// The session's permission rules and workspace.
     pub policy: Arc<Policy>,
+    /// Messages the user sent to the running turn; only the session's own turn takes them.
+    pub steering: super::steer::Steering,
 }
 
 /// What a session's turns read and count as they go; the session's status reads the same
@@ -211,6 +213,12 @@ impl TurnContext {
     /// The session's settings now.
     pub(crate) fn settings(&self) -> Settings {
         self.meters.settings.borrow().clone()
+    }
+
+    /// The messages the user steers this turn with: the session's own turn's, not a
+    /// subagent's.
+    pub(crate) fn steering(&self) -> Option<&super::steer::Steering> {
+        matches!(self.role, Role::Session).then_some(&self.services.steering)
     }
 
     /// The session's mode now.

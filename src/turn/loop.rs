@@ -15,6 +15,7 @@ use super::compact::{self, Compacted};
 use super::context::{Step, TurnContext};
 use super::estimate::{self, fit_to_model, projected};
 use super::outcome::{CANCELLED, REQUEST_FAILED, TurnOutcome};
+use super::steer::Steering;
 use super::stream::{self, End, settle_early, stream_response};
 use super::{frame, guard, subagent, trust};
 use crate::model::{ErrorClass, Message, ModelError, ModelRequest};
@@ -22,7 +23,7 @@ use crate::output_schema::OutputSchema;
 use crate::store::History;
 use crate::tools::Subagents;
 use crate::types::TurnEvent;
-use crate::types::{StopReason, UserPart};
+use crate::types::{Prompt, StopReason, UserPart};
 
 /// Runs model requests and tool calls over `history` (which ends with the new prompt) until
 /// the model stops, the user cancels, or the request cap is reached.
@@ -143,6 +144,8 @@ impl Turn {
         for notice in self.ctx.services.mcp.take_notices() {
             self.ctx.emit(TurnEvent::Text(format!("\n_{notice}_\n")));
         }
+        // What the user said meanwhile goes in after the last calls' results.
+        self.take_steering().await;
         // The settings and the model's profile, once for this request and its calls.
         let step = self.ctx.step();
         let request = match self.request(&step).await {
@@ -289,6 +292,10 @@ impl Turn {
     /// The model answered without calling tools: the turn ends, unless the answer must follow
     /// an output schema, does not, and may be asked for once more.
     fn answered(&mut self, reason: StopReason) -> Option<Ended> {
+        if reason == StopReason::EndTurn && self.ctx.steering().is_some_and(Steering::waiting) {
+            // The user said more while the model answered: it hears it before the turn ends.
+            return None;
+        }
         let Some(output) = self
             .ctx
             .output
@@ -313,6 +320,20 @@ impl Turn {
             result: Ok(reason),
             structured: Some(checked),
         })
+    }
+
+    /// Puts the messages the user sent the running turn into the conversation, each shown
+    /// to the editor where it lands, and tells each sender it landed.
+    async fn take_steering(&mut self) {
+        let Some(steering) = self.ctx.steering() else {
+            return;
+        };
+        for (Prompt { parts, sent }, landed) in steering.take() {
+            let parts = super::mentions::expand(&self.ctx, parts).await;
+            self.ctx.emit(TurnEvent::UserMessage(sent.clone()));
+            self.history.push_steer(parts, sent);
+            let _ = landed.send(());
+        }
     }
 
     /// The schema the server should hold the answer to, when it is asked to.

@@ -12,6 +12,10 @@
 //! - `subagent.rs` runs a `task` call's subagent through the same loop, handed in by it.
 //! - `actions.rs` runs the slash commands that are not prompts; `trust.rs` asks about the
 //!   project's held MCP servers; `outcome.rs` is how every turn ends.
+//! - `rewind.rs` takes turns back (`/rewind`, `/undo`, `_tandem/session/rewind`): the
+//!   conversation goes back and the files tandem changed since are put back, through the
+//!   editor when it writes files. `steer.rs` carries messages the user sends to a running
+//!   turn, which the loop takes at its next request boundary.
 //!
 //! Children import one another, never this file: it only declares and re-exports.
 
@@ -30,8 +34,11 @@ mod mentions;
 mod outcome;
 mod permit;
 mod prompt;
+mod rewind;
+mod rewind_files;
 mod role;
 mod shown;
+mod steer;
 mod stream;
 mod subagent;
 mod truncation;
@@ -43,5 +50,7 @@ pub use context::{Facts, Meters, Services, Totals, TurnContext};
 pub use r#loop::run_turn;
 pub use outcome::TurnOutcome;
 pub use prompt::run_prompt;
+pub use rewind::{Back, Conflicts, FileOutcome, FileResult, RewindReport, rewind};
 pub use role::Role;
+pub use steer::Steering;
 pub use trust::permissions;

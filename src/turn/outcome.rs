@@ -24,6 +24,8 @@ pub struct TurnOutcome {
     /// With an output schema, once the model finished: the validated value, or why the last
     /// answer still did not validate.
     pub structured: Option<Result<serde_json::Value, String>>,
+    /// For a rewind or its listing: what it did.
+    pub rewound: Option<super::rewind::RewindReport>,
 }
 
 impl TurnOutcome {
@@ -34,6 +36,7 @@ impl TurnOutcome {
             result,
             output: None,
             structured: None,
+            rewound: None,
         }
     }
 }

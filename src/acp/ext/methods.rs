@@ -26,6 +26,8 @@ pub fn methods(h: Arc<Handlers>) -> Builder<Agent, impl HandleDispatchFrom<Clien
     let ext = request!(ext, h, usage);
     let ext = request!(ext, h, export);
     let ext = request!(ext, h, fork);
+    let ext = request!(ext, h, rewind);
+    let ext = request!(ext, h, steer);
     let ext = request!(ext, h, actions_list);
     request!(ext, h, actions_run)
 }
@@ -101,6 +103,7 @@ impl Handlers {
             cwd: req.cwd,
             folders: None,
             servers: Vec::new(),
+            turn: req.turn,
         };
         self.reopen(Reopen::Fork, stored, responder, cx).await;
         Ok(())

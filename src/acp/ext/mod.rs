@@ -1,6 +1,7 @@
 //! `_tandem/*` extension methods (DESIGN.md §3): `_tandem/status`, `_tandem/usage`,
 //! `_tandem/session/export`, `_tandem/session/fork`, `_tandem/actions/list` and
-//! `_tandem/actions/run` (answered in methods.rs), plus the `outputSchema` a prompt may carry
+//! `_tandem/actions/run` (answered in methods.rs), `_tandem/session/rewind` and
+//! `_tandem/session/steer` (turns.rs), plus the `outputSchema` a prompt may carry
 //! in `_meta.tandem` (structured.rs). Request and response types derive `JsonSchema`;
 //! `protocol/extensions/*.json` are generated from them (a test fails when the checked-in
 //! files are stale), and `protocol/README.md` documents each method with an example exchange.
@@ -8,6 +9,7 @@
 mod export;
 mod methods;
 mod structured;
+mod turns;
 
 use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
 use schemars::JsonSchema;
@@ -17,15 +19,18 @@ use serde_json::{Value, json};
 pub use export::render;
 pub use methods::methods;
 pub use structured::{output_schema, structured_meta};
+pub use turns::{RewindRequest, RewindResponse, SteerRequest, SteerResponse};
 
 use super::session_models::{SessionModelState, SetModelRequest, SetModelResponse};
 
 /// The methods tandem answers, as advertised under `agentCapabilities._meta.tandem`.
-pub const METHODS: [&str; 6] = [
+pub const METHODS: [&str; 8] = [
     "_tandem/status",
     "_tandem/usage",
     "_tandem/session/export",
     "_tandem/session/fork",
+    "_tandem/session/rewind",
+    "_tandem/session/steer",
     "_tandem/actions/list",
     "_tandem/actions/run",
 ];
@@ -325,6 +330,12 @@ pub struct ForkRequest {
     /// Where the new session works (absolute); the source session's directory if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<std::path::PathBuf>,
+    /// Copy the conversation only up to before this turn (1-based, as `/rewind` numbers
+    /// them): the new session holds what `/rewind` to that turn would leave. No file is
+    /// touched. The whole conversation when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub turn: Option<usize>,
 }
 
 /// The new session, open and ready for prompts; its mode, options and commands follow as
@@ -418,6 +429,14 @@ pub fn schema_files() -> Vec<(&'static str, Value)> {
         (
             "session-fork.json",
             json!({"method": "_tandem/session/fork", "request": of::<ForkRequest>(), "response": of::<ForkResponse>()}),
+        ),
+        (
+            "session-rewind.json",
+            json!({"method": "_tandem/session/rewind", "request": of::<turns::RewindRequest>(), "response": of::<turns::RewindResponse>()}),
+        ),
+        (
+            "session-steer.json",
+            json!({"method": "_tandem/session/steer", "request": of::<turns::SteerRequest>(), "response": of::<turns::SteerResponse>()}),
         ),
         (
             "actions-list.json",

@@ -1,0 +1,45 @@
+//! Steering: messages the user sends while a turn runs. The session puts them in the
+//! turn's [`Steering`]; the turn loop takes them at its next request boundary (after the
+//! results of the calls that ran, never in the middle of a call) and before it would end, so
+//! the model reads them in the same turn. Each message's sender hears when it landed; one
+//! that never did (the turn ended first) is dropped with its sender, which tells it so.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use crate::types::Prompt;
+
+/// A message for the running turn, and whom to tell once it landed.
+pub type Message = (Prompt, oneshot::Sender<()>);
+
+/// The messages waiting for the running turn of one session.
+#[derive(Debug, Clone, Default)]
+pub struct Steering(Arc<Mutex<VecDeque<Message>>>);
+
+impl Steering {
+    /// Queues `prompt` for the running turn; the receiver resolves once the model's next
+    /// request holds it, or fails when it never will.
+    pub fn send(&self, prompt: Prompt) -> oneshot::Receiver<()> {
+        let (landed, heard) = oneshot::channel();
+        self.0.lock().push_back((prompt, landed));
+        heard
+    }
+
+    /// Takes every waiting message, in order, with what to tell once each has landed.
+    pub fn take(&self) -> Vec<Message> {
+        self.0.lock().drain(..).collect()
+    }
+
+    /// Whether a message waits.
+    pub fn waiting(&self) -> bool {
+        !self.0.lock().is_empty()
+    }
+
+    /// Drops what still waits (the turn is over): each sender hears it never landed.
+    pub fn clear(&self) {
+        self.0.lock().clear();
+    }
+}
