@@ -13,41 +13,16 @@ use super::SessionError;
 use super::commands::{self, Action, SlashCommand};
 use super::options;
 use super::queue::{Job, Queue};
+pub use super::ran::Ran;
 use crate::config::{QueuedPrompts, Settings};
 use crate::model::Message;
 use crate::output_schema::OutputSchema;
 use crate::store::{History, Record};
-use crate::turn::{self, Back, Conflicts, RewindReport, TurnContext, TurnOutcome};
+use crate::turn::{self, Back, Conflicts, TurnContext, TurnOutcome};
 use crate::types::Mode;
 use crate::types::OptionView;
-use crate::types::StopReason;
 use crate::types::TurnEvent;
 use crate::types::{Prompt, UserPart};
-
-/// How a prompt ended.
-#[derive(Debug)]
-pub struct Ran {
-    /// Why it stopped.
-    pub stop: StopReason,
-    /// What a command action printed (only for those).
-    pub output: Option<String>,
-    /// With an output schema: the validated answer, or why it did not validate.
-    pub structured: Option<Result<serde_json::Value, String>>,
-    /// For a rewind or its listing: what it did.
-    pub rewound: Option<RewindReport>,
-}
-
-impl Ran {
-    /// A prompt that ended with `stop` and nothing more to tell.
-    pub fn stopped(stop: StopReason) -> Self {
-        Ran {
-            stop,
-            output: None,
-            structured: None,
-            rewound: None,
-        }
-    }
-}
 
 /// A request to the actor.
 pub(super) enum Command {
@@ -204,50 +179,61 @@ impl Actor {
                 self.queue.cancel_all(&self.turn.services.steering);
             }
             Command::SetMode { mode, reply } => {
-                let result = match Mode::parse(&mode) {
-                    Some(mode) => {
-                        self.settings.send_modify(|s| s.mode = mode);
-                        self.record_settings().await;
-                        self.emit(TurnEvent::ModeChanged(mode));
-                        self.emit(TurnEvent::OptionsChanged(self.views()));
-                        Ok(())
-                    }
-                    None => Err(SessionError::InvalidParams(format!(
-                        "unknown mode `{mode}`; modes: {}",
-                        Mode::ALL.map(Mode::id).join(", ")
-                    ))),
-                };
-                let _ = reply.send(result);
+                let _ = reply.send(self.set_mode(&mode).await);
             }
             Command::SetOption {
                 option,
                 value,
                 reply,
             } => {
-                let before = self.settings.borrow().mode;
-                let mut result = Ok(());
-                let server = self.turn.meters.discovered.borrow().clone();
-                self.settings.send_if_modified(|settings| {
-                    result = options::apply(
-                        settings,
-                        &self.turn.facts.config,
-                        server.as_deref(),
-                        &option,
-                        &value,
-                    );
-                    result.is_ok()
-                });
-                if result.is_ok() {
-                    self.record_settings().await;
-                }
-                let result = result.map(|()| self.views()).map_err(SessionError::from);
-                let now = self.settings.borrow().mode;
-                if now != before {
-                    self.emit(TurnEvent::ModeChanged(now));
-                }
-                let _ = reply.send(result);
+                let _ = reply.send(self.set_option(&option, &value).await);
             }
         }
+    }
+
+    /// `session/set_mode`: the new mode is recorded and told.
+    async fn set_mode(&mut self, mode: &str) -> Result<(), SessionError> {
+        let Some(mode) = Mode::parse(mode) else {
+            return Err(SessionError::InvalidParams(format!(
+                "unknown mode `{mode}`; modes: {}",
+                Mode::ALL.map(Mode::id).join(", ")
+            )));
+        };
+        self.settings.send_modify(|s| s.mode = mode);
+        self.record_settings().await;
+        self.emit(TurnEvent::ModeChanged(mode));
+        self.emit(TurnEvent::OptionsChanged(self.views()));
+        Ok(())
+    }
+
+    /// `session/set_config_option`: every option as it now stands (a changed mode is told).
+    async fn set_option(
+        &mut self,
+        option: &str,
+        value: &str,
+    ) -> Result<Vec<OptionView>, SessionError> {
+        let before = self.settings.borrow().mode;
+        let mut result = Ok(());
+        let server = self.turn.meters.discovered.borrow().clone();
+        self.settings.send_if_modified(|settings| {
+            result = options::apply(
+                settings,
+                &self.turn.facts.config,
+                server.as_deref(),
+                option,
+                value,
+            );
+            result.is_ok()
+        });
+        if result.is_ok() {
+            self.record_settings().await;
+        }
+        let result = result.map(|()| self.views()).map_err(SessionError::from);
+        let now = self.settings.borrow().mode;
+        if now != before {
+            self.emit(TurnEvent::ModeChanged(now));
+        }
+        result
     }
 
     /// A prompt or rewind that came while a turn runs: it steers that turn when the config

@@ -1,4 +1,5 @@
-//! Sessions: the manager maps ids to handles; each session is an actor task (actor.rs).
+//! Sessions: the manager maps ids to handles; each session is an actor task (actor.rs), which
+//! queues what comes while a turn runs (queue.rs).
 //! The model server's key is re-read after a refusal and at each opening (credentials.rs),
 //! so a new `tandem login` serves sessions already open.
 
@@ -11,6 +12,7 @@ mod open;
 pub mod options;
 pub mod playback;
 mod queue;
+mod ran;
 mod sandbox;
 mod start;
 mod status;
@@ -36,10 +38,10 @@ use crate::types::OptionView;
 use crate::types::StopReason;
 use crate::types::{Prompt, UserPart};
 use actor::Command;
-pub use actor::Ran;
 use credentials::{SessionModel, Shared};
 use discovery::Discovery;
 use options::OptionError;
+pub use ran::Ran;
 pub use status::LiveSession;
 
 /// Why a session request failed; converted to a JSON-RPC error in acp/errors.rs.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 
 use super::SessionError;
-use super::actor::Ran;
+use super::ran::Ran;
 use crate::output_schema::OutputSchema;
 use crate::turn::{Back, Conflicts, Steering};
 use crate::types::{Prompt, StopReason};

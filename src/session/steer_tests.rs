@@ -123,9 +123,11 @@ async fn with_queued_prompts_set_to_steer_a_prompt_joins_the_running_turn() {
     assert_eq!(said(requests[1].messages.last().unwrap()), "two");
 }
 
-#[tokio::test]
-async fn a_rewind_through_the_editor_puts_back_edits_empties_created_files_and_asks_about_changed_ones()
- {
+/// A session in `accept-edits` whose editor (in memory) answers `answers`, after three turns:
+/// a.txt edited (CRLF), new.txt created, a.txt edited again; with a.txt and new.txt's paths.
+async fn three_turns_of_edits(
+    answers: &[PermissionAnswer],
+) -> (Session, std::path::PathBuf, std::path::PathBuf) {
     let write = |id: &str, path: &str, content: &str| {
         Reply::calls(&[(id, "write_file", json!({"path": path, "content": content}))])
     };
@@ -139,22 +141,25 @@ async fn a_rewind_through_the_editor_puts_back_edits_empties_created_files_and_a
     ];
     let s = Session::open(
         replies,
-        FakeEditor::answering(&[PermissionAnswer::RejectOnce]),
+        FakeEditor::answering(answers),
         "",
         &[("TANDEM_MODE", "accept-edits")],
     )
     .await;
     let a = s.scratch.project().join("a.txt");
     let fresh = s.scratch.project().join("new.txt");
-    let kept = s.scratch.project().join("kept.txt");
-    let editor = s
-        .editor
-        .clone()
-        .with_file(&a, "a0\r\n")
-        .with_file(&kept, "k0\n");
+    s.editor.clone().with_file(&a, "a0\r\n");
     for prompt in ["one", "two", "three"] {
         assert_eq!(s.prompt(prompt).await.unwrap(), StopReason::EndTurn);
     }
+    (s, a, fresh)
+}
+
+#[tokio::test]
+async fn a_rewind_through_the_editor_puts_back_edits_empties_created_files_and_asks_about_changed_ones()
+ {
+    let (s, a, fresh) = three_turns_of_edits(&[PermissionAnswer::RejectOnce]).await;
+    let editor = s.editor.clone();
     // Someone else changes a.txt after tandem's last write.
     editor.clone().with_file(&a, "a2 edited by hand\r\n");
     let report = s

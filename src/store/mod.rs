@@ -2,7 +2,8 @@
 //! `TANDEM_HOME/sessions/` (DESIGN.md §3). No server, no index to keep in sync: listing reads
 //! each file's first lines, and a corrupt file never stops the others from being listed.
 //! Only sessions that got a prompt are listed: editors such as CodeCompanion open a session
-//! for every chat, used or not, and those would bury the history.
+//! for every chat, used or not, and those would bury the history. A transcript is never
+//! rewritten: a rewind is a record, and `timeline.rs` reads the turns through it.
 
 pub mod call_ids;
 pub mod frame;

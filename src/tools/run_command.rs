@@ -232,19 +232,24 @@ impl CommandCall {
         }
     }
 
-    async fn in_terminal(self, env: ToolEnv, sandbox: Option<&Sandbox>) -> ToolOutput {
+    /// What the editor's terminal runs: the line in the shell, inside the sandbox when there
+    /// is one (the editor starts tandem's own `sandbox` subcommand, which becomes the command).
+    fn terminal_spec(&self, env: &ToolEnv, sandbox: Option<&Sandbox>) -> TerminalSpec {
         let (command, args) = env.scope.shell.terminal_line(&self.command);
-        // The editor starts tandem's own `sandbox` subcommand, which becomes the command.
         let (command, args) = match sandbox {
             Some(sandbox) => sandbox.wrap(command, args),
             None => (command, args),
         };
-        let spec = TerminalSpec {
+        TerminalSpec {
             command,
             args,
             cwd: self.dir.clone(),
             output_byte_limit: text::MAX_COMMAND_BYTES as u64,
-        };
+        }
+    }
+
+    async fn in_terminal(self, env: ToolEnv, sandbox: Option<&Sandbox>) -> ToolOutput {
+        let spec = self.terminal_spec(&env, sandbox);
         let session = env.scope.session_id.as_str();
         let terminal = match env.scope.client.create_terminal(session, &spec).await {
             Ok(id) => {

@@ -25,7 +25,7 @@ pub struct TurnOutcome {
     /// answer still did not validate.
     pub structured: Option<Result<serde_json::Value, String>>,
     /// For a rewind or its listing: what it did.
-    pub rewound: Option<super::rewind::RewindReport>,
+    pub rewound: Option<super::report::RewindReport>,
 }
 
 impl TurnOutcome {

@@ -25,6 +25,15 @@ pub(super) async fn read_now(ctx: &TurnContext, path: &Path) -> Result<Option<St
             "it is now a symbolic link (to {to}), which tandem never writes through"
         ));
     }
+    // tandem recorded the file's physical path; a folder on it that is now a link would send
+    // the restore somewhere else.
+    let resolved = ctx.facts.place().resolve(&path.to_string_lossy());
+    if resolved != path {
+        return Err(format!(
+            "a folder on its path is now a symbolic link (it leads to {}), which tandem never writes through",
+            resolved.display()
+        ));
+    }
     let missing = matches!(&on_disk, Err(e) if e.kind() == std::io::ErrorKind::NotFound);
     let services = &ctx.services;
     if services.caps.read_text_file {

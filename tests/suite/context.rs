@@ -72,9 +72,17 @@ async fn slash_commands_are_announced_and_expanded() {
         .collect();
     assert_eq!(
         names,
-        ["compact", "init", "permissions", "explain", "review"]
+        [
+            "compact",
+            "init",
+            "rewind",
+            "undo",
+            "permissions",
+            "explain",
+            "review"
+        ]
     );
-    let review = &session["commands"][4];
+    let review = &session["commands"][6];
     assert_eq!(review["description"], "Review a file");
     assert_eq!(review["input"]["hint"], "arguments");
 

@@ -66,6 +66,8 @@ async fn status_usage_and_export() {
             "_tandem/usage",
             "_tandem/session/export",
             "_tandem/session/fork",
+            "_tandem/session/rewind",
+            "_tandem/session/steer",
             "_tandem/actions/list",
             "_tandem/actions/run"
         ])

@@ -197,25 +197,21 @@ async fn unknown_sessions_are_not_found() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_prompt_while_one_runs_is_refused_and_the_first_finishes() {
+async fn a_second_prompt_while_one_runs_waits_and_the_first_finishes_first() {
     let slow = Reply::text(&["a", "b", "c"]).slow(std::time::Duration::from_millis(200));
-    let (_mock, _ws, mut agent, session) = session_with(vec![slow]).await;
+    let (mock, _ws, mut agent, session) = session_with(vec![slow, Reply::text(&["two"])]).await;
     let first = agent.start_prompt(&session, "one").await;
-    let busy = agent
-        .request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": "two"}]}),
-        )
-        .await;
-    assert_eq!(busy["error"]["code"], -32600, "{busy}");
-    assert!(
-        busy["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("session/cancel")
-    );
+    let second = agent.start_prompt(&session, "two").await;
     let first = response(first).await;
     assert_eq!(first["result"]["stopReason"], "end_turn");
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "the second waited for the first to end"
+    );
+    let second = response(second).await;
+    assert_eq!(second["result"]["stopReason"], "end_turn", "{second}");
+    assert_eq!(mock.requests().len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

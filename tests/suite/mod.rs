@@ -53,6 +53,7 @@ mod real_model;
 mod real_wire;
 mod reopen;
 mod replay;
+mod rewind;
 mod runaway;
 #[cfg(target_os = "linux")]
 mod sandbox;
@@ -60,6 +61,7 @@ mod secrets;
 mod session_models;
 mod sessions;
 mod skills;
+mod steering;
 mod streamed_calls;
 mod streaming;
 mod subagents;

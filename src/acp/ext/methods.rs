@@ -6,6 +6,7 @@ use std::sync::Arc;
 use agent_client_protocol::v1::{Builder, ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, HandleDispatchFrom};
 
+use super::turns::{self, RewindRequest, RewindResponse, SteerRequest, SteerResponse};
 use super::{
     ActionInfo, ActionsListRequest, ActionsListResponse, ActionsRunRequest, ActionsRunResponse,
     ExportFormat, ExportRequest, ExportResponse, ForkRequest, ForkResponse, GrantStatus,
@@ -16,7 +17,10 @@ use super::{
 use crate::acp::handlers::Handlers;
 use crate::acp::open::{Reopen, Stored};
 use crate::acp::request;
+use crate::acp::{convert, sent};
 use crate::session::{SessionError, SessionManager};
+use crate::turn::Back;
+use crate::types::Prompt;
 use crate::types::UserPart;
 
 /// The `_tandem/*` methods of `h`, ready to merge into the agent's builder.
@@ -155,6 +159,57 @@ impl Handlers {
                     stop_reason: ran.stop.as_str().to_string(),
                     output: ran.output,
                 })
+            })
+        })
+        .await;
+        Ok(())
+    }
+}
+
+impl Handlers {
+    /// `_tandem/session/rewind`.
+    pub async fn rewind(
+        self: Arc<Self>,
+        req: RewindRequest,
+        responder: Responder<RewindResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let id = req.session_id.clone();
+        self.reply_later(&id, responder, move |manager| {
+            let back = req.turn.map_or(Back::List, Back::Turn);
+            let ran = manager.rewind(&req.session_id, back, req.conflicts.into());
+            Box::pin(async move {
+                let report = ran.await?.rewound.unwrap_or_default();
+                match report.problem {
+                    Some(problem) => Err(SessionError::InvalidParams(problem)),
+                    None => Ok(turns::response(report)),
+                }
+            })
+        })
+        .await;
+        Ok(())
+    }
+
+    /// `_tandem/session/steer`.
+    pub async fn steer(
+        self: Arc<Self>,
+        req: SteerRequest,
+        responder: Responder<SteerResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let sent = sent::prompt_blocks(&req.prompt);
+        let parts = match convert::prompt_parts(req.prompt) {
+            Ok(parts) => parts,
+            Err(message) => {
+                return responder.respond_with_error(crate::acp::errors::invalid_params(message));
+            }
+        };
+        let id = req.session_id.clone();
+        self.reply_later(&id, responder, move |manager| {
+            let landed = manager.steer(&req.session_id, Prompt { parts, sent });
+            Box::pin(async move {
+                landed.await?;
+                Ok::<_, SessionError>(SteerResponse {})
             })
         })
         .await;

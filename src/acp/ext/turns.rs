@@ -1,21 +1,14 @@
-//! `_tandem/session/rewind` and `_tandem/session/steer`: taking turns back and speaking to a
-//! running turn, for clients that build a UI on them (every client also has `/rewind`,
-//! `/undo`, and prompts queued while a turn runs).
-
-use std::sync::Arc;
+//! The shapes of `_tandem/session/rewind` and `_tandem/session/steer` (answered in
+//! methods.rs): taking turns back and speaking to a running turn, for clients that build a UI
+//! on them (every client also has `/rewind`, `/undo`, and prompts queued while a turn runs).
 
 use agent_client_protocol::v1::schema::ContentBlock;
-use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Client, Error, JsonRpcRequest, JsonRpcResponse};
+use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::acp::handlers::Handlers;
-use crate::acp::{convert, sent};
-use crate::session::SessionError;
 use crate::store::timeline::{Touch, TurnSummary};
-use crate::turn::{Back, Conflicts, FileResult, RewindReport};
-use crate::types::Prompt;
+use crate::turn::{Conflicts, FileResult, RewindReport};
 
 /// What to do with a file that changed after tandem last wrote it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -131,64 +124,18 @@ pub struct SteerRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SteerResponse {}
 
-impl Handlers {
-    /// `_tandem/session/rewind`.
-    pub async fn rewind(
-        self: Arc<Self>,
-        req: RewindRequest,
-        responder: Responder<RewindResponse>,
-        _cx: ConnectionTo<Client>,
-    ) -> Result<(), Error> {
-        let id = req.session_id.clone();
-        self.reply_later(&id, responder, move |manager| {
-            let back = req.turn.map_or(Back::List, Back::Turn);
-            let conflicts = match req.conflicts {
-                ConflictChoice::Ask => Conflicts::Ask,
-                ConflictChoice::Keep => Conflicts::Keep,
-                ConflictChoice::Overwrite => Conflicts::Overwrite,
-            };
-            let ran = manager.rewind(&req.session_id, back, conflicts);
-            Box::pin(async move {
-                let report = ran.await?.rewound.unwrap_or_default();
-                match report.problem {
-                    Some(problem) => Err(SessionError::InvalidParams(problem)),
-                    None => Ok(response(report)),
-                }
-            })
-        })
-        .await;
-        Ok(())
-    }
-
-    /// `_tandem/session/steer`.
-    pub async fn steer(
-        self: Arc<Self>,
-        req: SteerRequest,
-        responder: Responder<SteerResponse>,
-        _cx: ConnectionTo<Client>,
-    ) -> Result<(), Error> {
-        let sent = sent::prompt_blocks(&req.prompt);
-        let parts = match convert::prompt_parts(req.prompt) {
-            Ok(parts) => parts,
-            Err(message) => {
-                return responder.respond_with_error(crate::acp::errors::invalid_params(message));
-            }
-        };
-        let id = req.session_id.clone();
-        self.reply_later(&id, responder, move |manager| {
-            let landed = manager.steer(&req.session_id, Prompt { parts, sent });
-            Box::pin(async move {
-                landed.await?;
-                Ok::<_, SessionError>(SteerResponse {})
-            })
-        })
-        .await;
-        Ok(())
+impl From<ConflictChoice> for Conflicts {
+    fn from(choice: ConflictChoice) -> Self {
+        match choice {
+            ConflictChoice::Ask => Conflicts::Ask,
+            ConflictChoice::Keep => Conflicts::Keep,
+            ConflictChoice::Overwrite => Conflicts::Overwrite,
+        }
     }
 }
 
 /// The response for what a rewind did.
-fn response(report: RewindReport) -> RewindResponse {
+pub fn response(report: RewindReport) -> RewindResponse {
     let through_editor = report.through_editor;
     RewindResponse {
         rewound: report.turn.is_some() && !report.taken_back.is_empty(),
