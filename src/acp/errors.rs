@@ -33,6 +33,7 @@ pub fn session_error(error: SessionError) -> Error {
         SessionError::Idle(_)
         | SessionError::NotSteerable
         | SessionError::NotDelivered
+        | SessionError::SteerRefused(_)
         | SessionError::InUse(_) => Error::new(Error::invalid_request().code, error.to_string()),
         SessionError::InvalidParams(message) => invalid_params(message),
         SessionError::Option(e) => invalid_params(e.to_string()),

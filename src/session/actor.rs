@@ -160,7 +160,11 @@ impl Actor {
                 Some(r) if r.steerable => {
                     let landed = self.turn.services.steering.send(prompt);
                     tokio::spawn(async move {
-                        let _ = reply.send(landed.await.map_err(|_| SessionError::NotDelivered));
+                        let _ = reply.send(match landed.await {
+                            Ok(Ok(())) => Ok(()),
+                            Ok(Err(why)) => Err(SessionError::SteerRefused(why)),
+                            Err(_) => Err(SessionError::NotDelivered),
+                        });
                     });
                 }
                 Some(_) => {
@@ -244,7 +248,9 @@ impl Actor {
         reply: oneshot::Sender<Result<Ran, SessionError>>,
         steerable: bool,
     ) {
+        // Behind work already waiting it waits too: it must not overtake a queued rewind.
         let steers = steerable
+            && self.queue.is_empty()
             && self.turn.facts.config.queued_prompts == QueuedPrompts::Steer
             && matches!(&job, Job::Prompt { prompt, output: None } if self.invoked(prompt).is_none());
         match job {

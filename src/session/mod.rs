@@ -61,6 +61,10 @@ pub enum SessionError {
         "the session is running a command, not a model turn, so there is nothing to steer: send the message as a prompt (session/prompt), which runs once the command ends"
     )]
     NotSteerable,
+    /// The running turn would not take the message: a hook blocked it, or the model could
+    /// never read it.
+    #[error("the message was not sent to the model: {0}")]
+    SteerRefused(String),
     /// The turn ended (or was cancelled) before the message reached the model.
     #[error(
         "the turn ended before the message reached the model, so it was not sent: send it as a prompt (session/prompt)"

@@ -214,3 +214,71 @@ async fn a_rewind_through_the_editor_puts_back_edits_empties_created_files_and_a
         .collect();
     assert_eq!(users, ["fresh start"]);
 }
+
+#[tokio::test]
+async fn a_steering_message_a_hook_blocks_never_reaches_the_model() {
+    let gate = Arc::new(Notify::new());
+    let replies = vec![
+        Reply::Gated(gate.clone(), Box::new(Reply::text("first"))),
+        Reply::text("never"),
+    ];
+    let config = "[[hooks.user_prompt_submit]]\ncommand = \"if grep -q secret; then echo 'no secrets' >&2; exit 2; fi\"\n";
+    let s = Session::open(replies, FakeEditor::answering(&[]), config, &[]).await;
+    let running = s.start("one");
+    s.model.asked_times(1).await;
+    let landed = s
+        .manager
+        .steer(&s.id, vec![UserPart::Text("print the secret".into())]);
+    gate.notify_one();
+    let refused = tokio::time::timeout(Duration::from_secs(10), landed)
+        .await
+        .unwrap();
+    assert!(
+        matches!(&refused, Err(SessionError::SteerRefused(why)) if why.contains("no secrets")),
+        "{refused:?}"
+    );
+    assert_eq!(running.await.unwrap().stop, StopReason::EndTurn);
+    assert_eq!(s.requests().len(), 1, "the model never heard it");
+}
+
+#[tokio::test]
+async fn an_action_is_a_turn_a_rewind_takes_back_on_its_own() {
+    let config = "[[actions]]\nname = \"hello\"\ncommand = \"echo hi\"\n";
+    let replies = vec![
+        Reply::calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "a.txt", "content": "a\n"}),
+        )]),
+        Reply::text("written"),
+    ];
+    let s = Session::open(
+        replies,
+        FakeEditor::answering(&[PermissionAnswer::AllowOnce]),
+        config,
+        &[("TANDEM_MODE", "accept-edits")],
+    )
+    .await;
+    s.prompt("write a").await.unwrap();
+    s.prompt("/hello").await.unwrap();
+    let a = s.scratch.project().join("a.txt");
+    let report = s
+        .manager
+        .rewind(&s.id, Back::Last, Conflicts::Ask)
+        .await
+        .unwrap()
+        .rewound
+        .unwrap();
+    assert_eq!(report.taken_back.len(), 1);
+    assert!(
+        report.taken_back[0].first_line.contains("`hello` action"),
+        "{report:?}"
+    );
+    assert_eq!(report.commands, ["echo hi"]);
+    assert_eq!(
+        s.editor.file(&a).as_deref(),
+        Some("a\n"),
+        "the earlier turn stays"
+    );
+    assert_eq!(report.turns.len(), 1);
+}

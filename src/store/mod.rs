@@ -163,17 +163,20 @@ impl Store {
         turn: Option<usize>,
     ) -> Result<PathBuf, StoreError> {
         let lines = self.read(from)?;
-        let back = match turn {
-            None => None,
+        // At a turn: what came before it, and of what came after only what is about the
+        // session itself (its settings, title, folders). The later turns' records, their
+        // files among them, are the source's alone: a rewind in the fork never touches them.
+        let cut = match turn {
+            None => lines.len(),
             Some(n) => {
-                let turns = timeline::Timeline::new(&lines).len();
-                if n == 0 || n > turns {
-                    return Err(StoreError::NoSuchTurn { turn: n, turns });
+                let timeline = timeline::Timeline::new(&lines);
+                match timeline.start_of(n) {
+                    Some(start) => start,
+                    None => {
+                        let turns = timeline.len();
+                        return Err(StoreError::NoSuchTurn { turn: n, turns });
+                    }
                 }
-                Some(Record::Rewind {
-                    turn: n,
-                    restored: Vec::new(),
-                })
             }
         };
         let source_cwd = lines
@@ -186,9 +189,16 @@ impl Store {
         let cwd = cwd.map_or(source_cwd, Path::to_path_buf);
         let records = lines
             .into_iter()
-            .map(|line| line.record)
-            .filter(|record| !matches!(record, Record::Meta { .. }))
-            .chain(back);
+            .enumerate()
+            .filter(|(i, line)| {
+                *i < cut
+                    || matches!(
+                        line.record,
+                        Record::Settings { .. } | Record::Title { .. } | Record::Folders { .. }
+                    )
+            })
+            .map(|(_, line)| line.record)
+            .filter(|record| !matches!(record, Record::Meta { .. }));
         self.create(to, &cwd, records).await?;
         Ok(cwd)
     }

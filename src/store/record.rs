@@ -192,7 +192,7 @@ pub enum Record {
     },
     /// The conversation went back to before turn `turn` (1-based, counting the turns the
     /// conversation held then): those turns are out of it from here on, and the files in
-    /// `restored` were put back. A fork at a turn writes one with nothing restored.
+    /// `restored` were put back.
     Rewind {
         /// The first turn taken back.
         turn: usize,

@@ -113,8 +113,11 @@ pub async fn run_action(
     let ran = calls::run_one(&caller, &call, &cancel, false).await;
     let output = ran.result.content;
     let note = format!("[The user ran the `{name}` action: `{line}`]\n{output}");
-    // The action is a turn of its own: what it did is recorded in it.
-    history.push_user(vec![UserPart::Text(note)]);
+    // The action is a turn of its own (a rewind can take it back): what it did is recorded
+    // in it.
+    let parts = vec![UserPart::Text(note)];
+    let sent = crate::types::PromptBlock::of_parts(&parts);
+    history.push_prompt(parts, sent);
     history.effects(ran.effects);
     let stop = if cancel.is_cancelled() {
         StopReason::Cancelled

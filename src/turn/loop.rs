@@ -15,6 +15,7 @@ use super::compact::{self, Compacted};
 use super::context::{Step, TurnContext};
 use super::estimate::{self, fit_to_model, projected};
 use super::outcome::{CANCELLED, REQUEST_FAILED, TurnOutcome};
+use super::prompt::Admitted;
 use super::steer::Steering;
 use super::stream::{self, End, settle_early, stream_response};
 use super::{frame, guard, subagent, trust};
@@ -165,7 +166,7 @@ impl Turn {
             End::Finished(finish) => finish,
         };
         if recorded.calls.is_empty() {
-            return self.answered(StopReason::after(finish.as_ref()));
+            return self.answered(StopReason::after(finish.as_ref())).await;
         }
         let refusals = self.guard.apply(&self.ctx, &recorded.calls);
         // The calls are on disk before any of them runs: a crash mid-call keeps them.
@@ -291,8 +292,11 @@ impl Turn {
 
     /// The model answered without calling tools: the turn ends, unless the answer must follow
     /// an output schema, does not, and may be asked for once more.
-    fn answered(&mut self, reason: StopReason) -> Option<Ended> {
-        if reason == StopReason::EndTurn && self.ctx.steering().is_some_and(Steering::waiting) {
+    async fn answered(&mut self, reason: StopReason) -> Option<Ended> {
+        if reason == StopReason::EndTurn
+            && self.ctx.steering().is_some_and(Steering::waiting)
+            && self.take_steering().await
+        {
             // The user said more while the model answered: it hears it before the turn ends.
             return None;
         }
@@ -323,17 +327,37 @@ impl Turn {
     }
 
     /// Puts the messages the user sent the running turn into the conversation, each shown
-    /// to the editor where it lands, and tells each sender it landed.
-    async fn take_steering(&mut self) {
+    /// to the editor where it lands, and tells each sender it landed (or why not); whether
+    /// any landed.
+    async fn take_steering(&mut self) -> bool {
         let Some(steering) = self.ctx.steering() else {
-            return;
+            return false;
         };
+        let mut any = false;
         for (Prompt { parts, sent }, landed) in steering.take() {
-            let parts = super::mentions::expand(&self.ctx, parts).await;
+            // Checked as a prompt is: hooks may block it, and one the model can never read
+            // stays out.
+            let said = match super::prompt::admit(&self.ctx, parts, &self.cancel).await {
+                Admitted::Parts(parts) => parts,
+                Admitted::Blocked(reason) => {
+                    let _ = landed.send(Err(format!(
+                        "a user_prompt_submit hook blocked it: {reason}"
+                    )));
+                    continue;
+                }
+                Admitted::TooBig(e) => {
+                    let _ = landed.send(Err(e.message));
+                    continue;
+                }
+                // Dropped: its sender hears it was not sent.
+                Admitted::Cancelled => continue,
+            };
             self.ctx.emit(TurnEvent::UserMessage(sent.clone()));
-            self.history.push_steer(parts, sent);
-            let _ = landed.send(());
+            self.history.push_steer(said, sent);
+            let _ = landed.send(Ok(()));
+            any = true;
         }
+        any
     }
 
     /// The schema the server should hold the answer to, when it is asked to.

@@ -54,5 +54,5 @@ pub use prompt::run_prompt;
 pub use report::{Conflicts, FileOutcome, FileResult, RewindReport};
 pub use rewind::{Back, rewind};
 pub use role::Role;
-pub use steer::Steering;
+pub use steer::{Landed, Steering};
 pub use trust::permissions;

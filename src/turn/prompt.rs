@@ -44,6 +44,55 @@ fn fits(ctx: &TurnContext, parts: &[UserPart]) -> Result<(), ModelError> {
     ))
 }
 
+/// What becomes of a message from the user before the model may read it.
+pub(super) enum Admitted {
+    /// It goes in, as the model reads it.
+    Parts(Vec<UserPart>),
+    /// A `user_prompt_submit` hook blocked it (the user was told).
+    Blocked(String),
+    /// It is larger than the model's whole window.
+    TooBig(ModelError),
+    /// The turn was cancelled meanwhile.
+    Cancelled,
+}
+
+/// Makes a message from the user (a prompt, or one that steers a running turn) ready for the
+/// model: linked files and folders become context, `user_prompt_submit` hooks may add to it
+/// or block it, and one larger than the model's whole window is refused. Nothing is
+/// recorded: a message the model can never read would poison every later request.
+pub(super) async fn admit(
+    ctx: &TurnContext,
+    parts: Vec<UserPart>,
+    cancel: &CancellationToken,
+) -> Admitted {
+    let hooks = ctx.services.extras.hooks.clone();
+    // Linked files and folders become context before hooks and the model see the prompt.
+    let mut parts = super::mentions::expand(ctx, parts).await;
+    if hooks.hooks.any(Event::UserPromptSubmit) {
+        let prompt: Vec<_> = parts.iter().filter_map(UserPart::as_text).collect();
+        let said = tokio::select! {
+            said = hooks.run(Event::UserPromptSubmit, None, json!({ "prompt": prompt.join("\n") })) => said,
+            () = cancel.cancelled() => return Admitted::Cancelled,
+        };
+        report(ctx, &said);
+        if let Some(reason) = said.blocked {
+            ctx.emit(TurnEvent::Text(format!(
+                "The prompt was blocked by a hook: {reason}"
+            )));
+            return Admitted::Blocked(reason);
+        }
+        if let Some(context) = said.context_text() {
+            parts.push(UserPart::Text(format!(
+                "[Context added by the user's user_prompt_submit hook]\n{context}"
+            )));
+        }
+    }
+    match fits(ctx, &parts) {
+        Ok(()) => Admitted::Parts(parts),
+        Err(too_big) => Admitted::TooBig(too_big),
+    }
+}
+
 /// Runs a prompt from the user: its `user_prompt_submit` hooks (which may add context or
 /// block it), the turn, then the `stop` hooks. `history` is the conversation before it.
 /// The transcript keeps what the model read and the blocks as the user sent them.
@@ -55,32 +104,12 @@ pub async fn run_prompt(
 ) -> TurnOutcome {
     let Prompt { parts, sent } = prompt;
     let hooks = ctx.services.extras.hooks.clone();
-    // Linked files and folders become context before hooks and the model see the prompt.
-    let mut parts = super::mentions::expand(&ctx, parts).await;
-    if hooks.hooks.any(Event::UserPromptSubmit) {
-        let prompt: Vec<_> = parts.iter().filter_map(UserPart::as_text).collect();
-        let said = tokio::select! {
-            said = hooks.run(Event::UserPromptSubmit, None, json!({ "prompt": prompt.join("\n") })) => said,
-            () = cancel.cancelled() => return TurnOutcome::ended(history, Ok(StopReason::Cancelled)),
-        };
-        report(&ctx, &said);
-        if let Some(reason) = said.blocked {
-            ctx.emit(TurnEvent::Text(format!(
-                "The prompt was blocked by a hook: {reason}"
-            )));
-            return TurnOutcome::ended(history, Ok(StopReason::Refusal));
-        }
-        if let Some(context) = said.context_text() {
-            parts.push(UserPart::Text(format!(
-                "[Context added by the user's user_prompt_submit hook]\n{context}"
-            )));
-        }
-    }
-    if let Err(too_big) = fits(&ctx, &parts) {
-        // Nothing is recorded: a prompt the model can never read would poison every later
-        // request of the session.
-        return TurnOutcome::ended(history, Err(too_big));
-    }
+    let parts = match admit(&ctx, parts, &cancel).await {
+        Admitted::Parts(parts) => parts,
+        Admitted::Blocked(_) => return TurnOutcome::ended(history, Ok(StopReason::Refusal)),
+        Admitted::TooBig(too_big) => return TurnOutcome::ended(history, Err(too_big)),
+        Admitted::Cancelled => return TurnOutcome::ended(history, Ok(StopReason::Cancelled)),
+    };
     history.push_prompt(parts, sent);
     let outcome = run_turn(ctx.clone(), history, cancel).await;
     if hooks.hooks.any(Event::Stop) {

@@ -76,4 +76,6 @@ pub struct RewindReport {
     pub message: String,
     /// Why nothing was done, when the request could not be followed (no such turn).
     pub problem: Option<String>,
+    /// Why nothing was done, when tandem failed (its transcript could not be read).
+    pub failure: Option<String>,
 }

@@ -65,7 +65,14 @@ pub async fn rewind(
     transcript.flush().await;
     let lines = match read_lines(&transcript) {
         Ok(lines) => lines,
-        Err(why) => return told(&ctx, history, speak, Err(why)),
+        Err(why) => {
+            let mut outcome = told(&ctx, history, speak, Err(why.clone()));
+            if let Some(report) = &mut outcome.rewound {
+                report.problem = None;
+                report.failure = Some(why);
+            }
+            return outcome;
+        }
     };
     let timeline = Timeline::new(&lines);
     let n = match back {
@@ -104,14 +111,16 @@ pub async fn rewind(
     transcript.append(Record::Rewind { turn: n, restored });
     transcript.flush().await;
     let history = match read_lines(&transcript) {
-        Ok(lines) => History::rebuild(&lines, transcript),
+        Ok(lines) => {
+            report.turns = Timeline::new(&lines).turns();
+            History::rebuild(&lines, transcript)
+        }
         // The record is queued all the same; the next load reads it.
         Err(why) => {
             tracing::warn!("cannot read the transcript back after a rewind: {why}");
             history
         }
     };
-    report.turns = Timeline::new(&read_lines(history.transcript()).unwrap_or_default()).turns();
     report.message = described(&ctx, &report);
     told(&ctx, history, speak, Ok(report))
 }
@@ -167,7 +176,11 @@ async fn decide(
 ) -> Option<Vec<Decided>> {
     let mut decided = Vec::new();
     for back in files {
-        let now = rewind_files::read_now(ctx, &back.path).await;
+        // A read the editor or a planted FIFO never answers must not hold the session.
+        let now = tokio::select! {
+            now = rewind_files::read_now(ctx, &back.path) => now,
+            () = cancel.cancelled() => return None,
+        };
         let mut file = Decided {
             back,
             now,
@@ -181,19 +194,35 @@ async fn decide(
         let now = now.as_deref();
         if rewind_files::holds(ctx, &file.back.target, now) {
             // Already as it was.
-        } else if rewind_files::holds(ctx, &file.back.expected, now) {
-            file.write = Some(None);
+        } else if let Err(why) = file.back.target.text() {
+            file.now = Err(format!("tandem did not keep its earlier text: {why}"));
         } else {
-            let diff = rewind_files::short_diff(file.back.expected.text().ok().flatten(), now);
-            let overwrite = match conflicts {
-                Conflicts::Keep => false,
-                Conflicts::Overwrite => true,
-                Conflicts::Ask => ask(ctx, n, &file.back, now, cancel).await?,
+            let changed = !rewind_files::holds(ctx, &file.back.expected, now);
+            // A file outside the session's folders (a fork or reload elsewhere, or a file the
+            // user let tandem write out there) is never written back unasked.
+            let outside = !ctx.tool_scope().in_editor_folders(&file.back.path);
+            let diff = changed
+                .then(|| rewind_files::short_diff(file.back.expected.text().ok().flatten(), now));
+            let write = match (conflicts, changed || outside) {
+                (_, false) => true,
+                (Conflicts::Ask, true) => {
+                    let why = if changed {
+                        Question::Changed
+                    } else {
+                        Question::Outside
+                    };
+                    ask(ctx, n, &file.back, now, why, cancel).await?
+                }
+                (Conflicts::Overwrite, true) => !outside,
+                (Conflicts::Keep, true) => false,
             };
-            if overwrite {
-                file.write = Some(Some(diff));
-            } else {
-                file.left = Some(diff);
+            match (write, diff) {
+                (true, diff) => file.write = Some(diff),
+                (false, Some(diff)) => file.left = Some(diff),
+                (false, None) => {
+                    file.now =
+                        Err("it is outside this session's folders, and was not asked about".into());
+                }
             }
         }
         decided.push(file);
@@ -201,21 +230,35 @@ async fn decide(
     Some(decided)
 }
 
-/// Asks whether to put back `back`, changed since tandem wrote it (it holds `now`);
-/// `None` when the turn was cancelled meanwhile.
+/// Why the user is asked about a file.
+#[derive(Clone, Copy)]
+enum Question {
+    /// It changed after tandem last wrote it.
+    Changed,
+    /// It is outside the session's folders.
+    Outside,
+}
+
+/// Asks whether to put back `back` (it holds `now`), changed since tandem wrote it or outside
+/// the session's folders; `None` when the turn was cancelled meanwhile.
 async fn ask(
     ctx: &TurnContext,
     n: usize,
     back: &FileBack,
     now: Option<&str>,
+    why: Question,
     cancel: &CancellationToken,
 ) -> Option<bool> {
     let shown = ctx.facts.place().display(&back.path);
-    let mut content = vec![ToolContent::Text {
-        text: format!(
+    let text = match why {
+        Question::Changed => format!(
             "{shown} changed after tandem last wrote it (you or a command changed it). Put back the version from before turn {n}, discarding those changes, or leave it as it is?"
         ),
-    }];
+        Question::Outside => format!(
+            "{shown} is outside this session's folders. Put back the version from before turn {n}, or leave it as it is?"
+        ),
+    };
+    let mut content = vec![ToolContent::Text { text }];
     if let Ok(target) = back.target.text() {
         content.push(ToolContent::Diff {
             path: back.path.clone(),

@@ -13,6 +13,10 @@ const SHORT_DIFF_LINES: usize = 24;
 
 /// What a file holds now: its text (`None`: there is no file), or why it could not be read.
 pub(super) async fn read_now(ctx: &TurnContext, path: &Path) -> Result<Option<String>, String> {
+    // A FIFO or device where the file was would block the read (and the editor's).
+    if let Some(why) = crate::local::unreadable(path).await {
+        return Err(format!("it {why}, which tandem does not read"));
+    }
     let on_disk = tokio::fs::symlink_metadata(path).await;
     if let Ok(meta) = &on_disk
         && meta.file_type().is_symlink()

@@ -405,3 +405,93 @@ async fn a_rewind_never_writes_through_a_link_put_in_the_files_place() {
     assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "b\n");
     agent.assert_valid();
 }
+
+/// A FIFO put where a file was cannot hold a rewind (or the session) up.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_in_a_files_place_is_reported_not_read() {
+    let script = vec![write("w1", "a.txt", "a\n"), Reply::text(&["written"])];
+    let (_mock, ws, mut agent, id, _editor) = session(script, json!({}), "mock-model", &[]).await;
+    agent.prompt(&id, "write a").await;
+    let a = ws.project().join("a.txt");
+    std::fs::remove_file(&a).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&a)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let said = slash(&mut agent, &id, "/undo").await;
+    assert!(
+        said.contains("a.txt: **not put back**: it is a FIFO"),
+        "{said}"
+    );
+    agent.assert_valid();
+}
+
+/// A fork working in another folder owns its copy of the conversation, not the files of the
+/// source's workspace: a rewind there never writes them unasked, and a fork at a turn does
+/// not own the source's later turns at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_elsewhere_never_rewinds_the_sources_files_unasked() {
+    let script = vec![
+        write("w1", "a.txt", "1\n"),
+        Reply::text(&["one"]),
+        edit("e1", "a.txt", "1", "2"),
+        Reply::text(&["two"]),
+    ];
+    let (_mock, ws, mut agent, id, editor) = session(script, json!({}), "mock-model", &[]).await;
+    agent.prompt(&id, "first").await;
+    agent.prompt(&id, "second").await;
+    let elsewhere = ws.write("elsewhere/keep", "");
+    let cwd = path_str(elsewhere.parent().unwrap());
+    let fork = |turn: Option<usize>| {
+        let mut params = json!({"sessionId": id, "cwd": cwd});
+        if let Some(turn) = turn {
+            params["turn"] = json!(turn);
+        }
+        params
+    };
+    let whole = agent.request_ok("_tandem/session/fork", fork(None)).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = agent
+        .request_ok(
+            "_tandem/session/rewind",
+            json!({"sessionId": whole, "turn": 1, "conflicts": "overwrite"}),
+        )
+        .await;
+    assert_eq!(r["files"][0]["outcome"], "failed", "{r}");
+    assert!(
+        r["files"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("outside this session's folders")
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.project().join("a.txt")).unwrap(),
+        "2\n"
+    );
+
+    // At turn 2: the source's second turn is not the fork's, so a.txt no longer holds what
+    // the fork's tandem wrote, and asking is the only way.
+    let at_two = agent
+        .request_ok("_tandem/session/fork", fork(Some(2)))
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    editor.answer_with(&[Answer::Select("reject_once")]);
+    let r = agent
+        .request_ok(
+            "_tandem/session/rewind",
+            json!({"sessionId": at_two, "turn": 1}),
+        )
+        .await;
+    assert_eq!(r["files"][0]["outcome"], "kept", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(ws.project().join("a.txt")).unwrap(),
+        "2\n"
+    );
+    agent.assert_valid();
+}

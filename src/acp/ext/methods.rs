@@ -180,9 +180,10 @@ impl Handlers {
             let ran = manager.rewind(&req.session_id, back, req.conflicts.into());
             Box::pin(async move {
                 let report = ran.await?.rewound.unwrap_or_default();
-                match report.problem {
-                    Some(problem) => Err(SessionError::InvalidParams(problem)),
-                    None => Ok(turns::response(report)),
+                match (report.problem.clone(), report.failure.clone()) {
+                    (Some(problem), _) => Err(SessionError::InvalidParams(problem)),
+                    (_, Some(failure)) => Err(SessionError::Internal(failure)),
+                    _ => Ok(turns::response(report)),
                 }
             })
         })
