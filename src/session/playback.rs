@@ -25,13 +25,7 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
     let timeline = Timeline::new(lines);
     for (i, line) in lines.iter().enumerate() {
         if !timeline.kept(i) {
-            match &line.record {
-                Record::Assistant { tool_calls, .. } => {
-                    ids.issue_all(tool_calls);
-                }
-                Record::CutOff { call_ids } => ids.reserve(call_ids),
-                _ => {}
-            }
+            ids.pass(&line.record);
             continue;
         }
         match &line.record {

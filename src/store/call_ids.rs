@@ -51,6 +51,18 @@ impl CallIds {
     pub fn issue_all(&mut self, calls: &[ToolCall]) -> Vec<String> {
         calls.iter().map(|c| self.issue(&c.id)).collect()
     }
+
+    /// Takes the ids a record a rewind took out of the conversation gave out (its calls,
+    /// or calls cut off), so no later call gets them again.
+    pub fn pass(&mut self, record: &super::Record) {
+        match record {
+            super::Record::Assistant { tool_calls, .. } => {
+                self.issue_all(tool_calls);
+            }
+            super::Record::CutOff { call_ids } => self.reserve(call_ids),
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

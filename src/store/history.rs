@@ -61,13 +61,7 @@ impl History {
         let mut call_ids = CallIds::default();
         for (i, line) in lines.iter().enumerate() {
             if !timeline.kept(i) {
-                match &line.record {
-                    Record::Assistant { tool_calls, .. } => {
-                        call_ids.issue_all(tool_calls);
-                    }
-                    Record::CutOff { call_ids: cut } => call_ids.reserve(cut),
-                    _ => {}
-                }
+                call_ids.pass(&line.record);
                 continue;
             }
             match &line.record {

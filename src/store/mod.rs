@@ -147,9 +147,7 @@ impl Store {
             return Err(StoreError::NotFound(id.to_string()));
         }
         let transcript = Transcript::open(&path).await?;
-        let mut lines = transcript::read(&path)?;
-        lines.extend(transcript.unwritten());
-        Ok((lines, transcript))
+        Ok((transcript.lines()?, transcript))
     }
 
     /// Starts `to`'s transcript in `cwd` with every record of `from` but its header: a fork.

@@ -184,6 +184,13 @@ impl Transcript {
     pub fn unwritten(&self) -> Vec<Line> {
         unwritten_at(&self.path)
     }
+
+    /// Every record so far: the file's, then those still waiting for the disk.
+    pub fn lines(&self) -> Result<Vec<Line>, StoreError> {
+        let mut lines = read(&self.path)?;
+        lines.extend(self.unwritten());
+        Ok(lines)
+    }
 }
 
 /// The records waiting for the disk in the transcript at `path`, when it is open in this

@@ -127,10 +127,9 @@ pub async fn rewind(
 
 /// The transcript's records, with those still waiting for the disk.
 fn read_lines(transcript: &crate::store::Transcript) -> Result<Vec<Line>, String> {
-    let mut lines = crate::store::transcript::read(transcript.path())
-        .map_err(|e| format!("tandem cannot read this session's transcript: {e}"))?;
-    lines.extend(transcript.unwritten());
-    Ok(lines)
+    transcript
+        .lines()
+        .map_err(|e| format!("tandem cannot read this session's transcript: {e}"))
 }
 
 /// Ends a rewind or listing: its answer shown (when `speak`) and returned.
