@@ -3,13 +3,15 @@
 
 use std::sync::Arc;
 
-use agent_client_protocol::v1::schema::{AuthMethod, AuthenticateRequest, AuthenticateResponse};
+use agent_client_protocol::v1::schema::{
+    AuthMethod, AuthenticateRequest, AuthenticateResponse, LogoutRequest, LogoutResponse,
+};
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
 
 use super::handlers::{Handled, Handlers};
 use super::{capabilities, errors};
-use crate::session::SessionError;
+use crate::session::{LogoutError, SessionError};
 
 impl Handlers {
     /// The login methods to name in an "authentication required" error.
@@ -56,6 +58,29 @@ impl Handlers {
             Err(e) => responder.respond_with_error(Error::new(
                 Error::internal_error().code,
                 format!("the credential check failed: {e}"),
+            )),
+        }
+    }
+
+    /// `logout`: the key `tandem login` stored for the current server is removed, and
+    /// sessions go on as when no key exists (`tandem logout` does the same from a terminal).
+    pub async fn logout(
+        self: Arc<Self>,
+        _req: LogoutRequest,
+        responder: Responder<LogoutResponse>,
+        _cx: ConnectionTo<Client>,
+    ) -> Handled {
+        let manager = self.manager.clone();
+        // The system's credential store and the key file are blocking calls.
+        match tokio::task::spawn_blocking(move || manager.logout()).await {
+            Ok(Ok(())) => responder.respond(LogoutResponse::new()),
+            Ok(Err(e @ LogoutError::FromEnvironment(_))) => responder
+                .respond_with_error(Error::new(Error::invalid_request().code, e.to_string())),
+            Ok(Err(e)) => responder
+                .respond_with_error(Error::new(Error::internal_error().code, e.to_string())),
+            Err(e) => responder.respond_with_error(Error::new(
+                Error::internal_error().code,
+                format!("the logout failed: {e}"),
             )),
         }
     }

@@ -3,8 +3,8 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthMethodTerminal, Implementation,
-    InitializeResponse, McpCapabilities, PromptCapabilities,
+    AgentAuthCapabilities, AgentCapabilities, AuthMethod, AuthMethodAgent, AuthMethodTerminal,
+    Implementation, InitializeResponse, LogoutCapabilities, McpCapabilities, PromptCapabilities,
     SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
     SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities,
 };
@@ -118,7 +118,9 @@ pub(super) fn initialize_response(config: &Config, auth: AuthCaps) -> Initialize
                         .as_object()
                         .cloned(),
                 )
-                .session_capabilities(session_capabilities()),
+                .session_capabilities(session_capabilities())
+                // `logout` takes away the key `tandem login` stored.
+                .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new())),
         )
         .auth_methods(auth_methods)
         .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("tandem"))

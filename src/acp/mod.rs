@@ -60,6 +60,7 @@ async fn connect(
     let agent = Agent.v1().name("tandem");
     let agent = request!(agent, h, initialize);
     let agent = request!(agent, h, authenticate);
+    let agent = request!(agent, h, logout);
     let agent = request!(agent, h, new_session);
     let agent = request!(agent, h, load_session);
     let agent = request!(agent, h, resume_session);

@@ -125,6 +125,56 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// ACP's `logout`: the key `tandem login` stored for the current server is removed, and
+    /// new and open sessions on that server go on without a key (a hosted one then answers as
+    /// when none was ever given). A key from the environment cannot be taken back: that is an
+    /// error naming the variable, with the stored key removed all the same.
+    pub(super) fn logout(&self) -> Result<(), LogoutError> {
+        let current = self.current();
+        let config = &current.config;
+        let server = config.endpoint.base_url.clone();
+        let store = config
+            .credentials()
+            .map_err(|e| LogoutError::Store(e.to_string()))?;
+        let removed = store
+            .remove(&server)
+            .map_err(|e| LogoutError::Store(e.to_string()))?;
+        tracing::info!(%server, places = removed.len(), "logout: the stored key was removed");
+        if let crate::config::KeyFrom::Env(var) = &config.endpoint.key_from {
+            return Err(LogoutError::FromEnvironment(var.clone()));
+        }
+        if config.endpoint.api_key.is_none() {
+            return Ok(());
+        }
+        let mut keyless = Config::clone(config);
+        keyless.endpoint.api_key = None;
+        keyless.endpoint.key_from = crate::config::KeyFrom::Nowhere;
+        let client = crate::model::client_for(&keyless)
+            .map_err(|e| LogoutError::Store(format!("cannot set up the model client: {e}")))?;
+        *self.backend.write() = Arc::new(Backend {
+            discovered: current.discovered.clone(),
+            config: Arc::new(keyless),
+            client,
+        });
+        *self.refused.lock() = None;
+        Ok(())
+    }
+}
+
+/// Why `logout` could not take the key away.
+#[derive(Debug, thiserror::Error)]
+pub enum LogoutError {
+    /// The key comes from an environment variable.
+    #[error(
+        "the key comes from the environment variable {0}, which tandem cannot unset: remove it from the environment the editor starts tandem in (any key `tandem login` stored for this server was removed)"
+    )]
+    FromEnvironment(String),
+    /// The credential store failed.
+    #[error("the stored key could not be removed: {0}")]
+    Store(String),
+}
+
 /// A digest of `key`, to know it again without keeping another copy.
 fn digest(key: Option<&ApiKey>) -> Option<u64> {
     key.map(|key| {
@@ -161,7 +211,7 @@ impl SessionModel {
 impl ModelClient for SessionModel {
     fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
         Box::pin(async move {
-            if self.shared.is_refused() {
+            if self.shared.is_refused() || missing_key(&self.backend().config).is_some() {
                 // A login in a terminal may have stored a new key since the server refused
                 // the last one; reading it blocks (files, the system's credential store).
                 let shared = self.shared.clone();
@@ -170,6 +220,10 @@ impl ModelClient for SessionModel {
                 }
             }
             let backend = self.backend();
+            // After a logout: no request goes out without the key a hosted server needs.
+            if let Some(missing) = missing_key(&backend.config) {
+                return Err(missing);
+            }
             let opened = backend.client.open(request).await;
             self.shared
                 .note_answer(&backend.config, opened.as_ref().map(|_| ()));

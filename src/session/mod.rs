@@ -38,6 +38,7 @@ use crate::types::OptionView;
 use crate::types::StopReason;
 use crate::types::{Prompt, UserPart};
 use actor::Command;
+pub use credentials::LogoutError;
 use credentials::{SessionModel, Shared};
 use discovery::Discovery;
 use options::OptionError;
@@ -211,6 +212,11 @@ impl SessionManager {
             (None, Some(error)) => Err(error),
             (None, None) => Ok(()),
         }
+    }
+
+    /// ACP's `logout` (see `Shared::logout`).
+    pub fn logout(&self) -> Result<(), LogoutError> {
+        self.shared.logout()
     }
 
     /// `authenticate`: whether a key can be used now, one found again as

@@ -554,3 +554,75 @@ async fn a_url_without_a_scheme_and_other_wrong_settings_get_one_clear_message()
         assert!(!err.contains("ERROR"), "a log line: {err}");
     }
 }
+
+/// ACP's `logout` (advertised as `auth.logout`): the key `tandem login` stored is removed, and
+/// the running agent's sessions answer as when no key exists; a login in a terminal brings
+/// them back. A key from the environment cannot be taken away, and the error says which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logout_from_the_editor_takes_the_stored_key_away_from_running_sessions() {
+    let mock = listing_mock(vec![
+        Reply::text(&["OK"]),
+        Reply::text(&["before"]),
+        Reply::text(&["OK"]),
+        Reply::text(&["after a new login"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let env = home_only(&ws);
+    let login = [
+        "login",
+        "--provider",
+        "openai",
+        "--base-url",
+        &mock.base_url,
+        "--model",
+        "mock-model",
+        "--key-stdin",
+    ];
+    let (status, _, stderr) = tandem_blocking(env.clone(), &login, &format!("{TEST_KEY}\n")).await;
+    assert_eq!(status, 0, "{stderr}");
+    let stored = ws.home().join(".config/tandem/credentials.toml");
+    assert!(stored.exists());
+
+    let mut agent = Agent::spawn(&env, &[]);
+    let init = agent.initialize().await;
+    assert_eq!(init["agentCapabilities"]["auth"]["logout"], json!({}), "{init}");
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (r, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+
+    assert_eq!(agent.request_ok("logout", json!({})).await, json!({}));
+    assert!(!stored.exists(), "the stored key is gone");
+    let asked = mock.requests().len();
+    let (r, _) = agent.prompt(&session, "still there?").await;
+    assert_eq!(r["error"]["code"], -32000, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("no API key"), "{r}");
+    assert_eq!(mock.requests().len(), asked, "nothing was sent without the key");
+    let refused = agent
+        .request(
+            "session/new",
+            json!({"cwd": path_str(&ws.project()), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+
+    // A login in a terminal brings the open session back.
+    let (status, _, stderr) = tandem_blocking(env.clone(), &login, &format!("{TEST_KEY}\n")).await;
+    assert_eq!(status, 0, "{stderr}");
+    let (r, updates) = agent.prompt(&session, "and now?").await;
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert!(format!("{updates:?}").contains("after a new login"));
+    agent.assert_valid();
+    agent.shutdown().await;
+
+    // With the key in the environment, logout says it cannot take it away.
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    agent.initialize().await;
+    let r = agent.request("logout", json!({})).await;
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("OPENAI_API_KEY"), "{r}");
+    agent.shutdown().await;
+}
