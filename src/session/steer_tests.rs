@@ -42,6 +42,8 @@ async fn a_steering_message_lands_after_the_running_calls_results() {
     let landed = s
         .manager
         .steer(&s.id, vec![UserPart::Text("and b too".into())]);
+    // The actor takes the message before the model's answer goes on.
+    tokio::time::sleep(Duration::from_millis(50)).await;
     gate.notify_one();
     tokio::time::timeout(Duration::from_secs(10), landed)
         .await
@@ -72,6 +74,7 @@ async fn a_message_sent_as_the_model_answers_keeps_the_turn_going() {
     let landed = s
         .manager
         .steer(&s.id, vec![UserPart::Text("wait, also this".into())]);
+    tokio::time::sleep(Duration::from_millis(50)).await;
     gate.notify_one();
     landed.await.unwrap();
     assert_eq!(running.await.unwrap().stop, StopReason::EndTurn);
@@ -229,6 +232,7 @@ async fn a_steering_message_a_hook_blocks_never_reaches_the_model() {
     let landed = s
         .manager
         .steer(&s.id, vec![UserPart::Text("print the secret".into())]);
+    tokio::time::sleep(Duration::from_millis(50)).await;
     gate.notify_one();
     let refused = tokio::time::timeout(Duration::from_secs(10), landed)
         .await

@@ -586,7 +586,11 @@ async fn logout_from_the_editor_takes_the_stored_key_away_from_running_sessions(
 
     let mut agent = Agent::spawn(&env, &[]);
     let init = agent.initialize().await;
-    assert_eq!(init["agentCapabilities"]["auth"]["logout"], json!({}), "{init}");
+    assert_eq!(
+        init["agentCapabilities"]["auth"]["logout"],
+        json!({}),
+        "{init}"
+    );
     let session = agent.new_session(&ws.project()).await["sessionId"]
         .as_str()
         .unwrap()
@@ -599,8 +603,18 @@ async fn logout_from_the_editor_takes_the_stored_key_away_from_running_sessions(
     let asked = mock.requests().len();
     let (r, _) = agent.prompt(&session, "still there?").await;
     assert_eq!(r["error"]["code"], -32000, "{r}");
-    assert!(r["error"]["message"].as_str().unwrap().contains("no API key"), "{r}");
-    assert_eq!(mock.requests().len(), asked, "nothing was sent without the key");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no API key"),
+        "{r}"
+    );
+    assert_eq!(
+        mock.requests().len(),
+        asked,
+        "nothing was sent without the key"
+    );
     let refused = agent
         .request(
             "session/new",
@@ -623,6 +637,12 @@ async fn logout_from_the_editor_takes_the_stored_key_away_from_running_sessions(
     agent.initialize().await;
     let r = agent.request("logout", json!({})).await;
     assert_eq!(r["error"]["code"], -32600, "{r}");
-    assert!(r["error"]["message"].as_str().unwrap().contains("OPENAI_API_KEY"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("OPENAI_API_KEY"),
+        "{r}"
+    );
     agent.shutdown().await;
 }
