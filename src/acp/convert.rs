@@ -57,6 +57,16 @@ fn checked_image(mime: &str, data: &str) -> UserPart {
     }
 }
 
+/// A prompt's content blocks as a session takes them: what the model reads, and the blocks as
+/// the editor sent them (see [`prompt_parts`]).
+pub fn prompt(blocks: Vec<ContentBlock>) -> Result<crate::types::Prompt, String> {
+    let sent = super::sent::prompt_blocks(&blocks);
+    Ok(crate::types::Prompt {
+        parts: prompt_parts(blocks)?,
+        sent,
+    })
+}
+
 /// Turns a prompt's content blocks into what the model reads. Text stays text; a resource
 /// link becomes a reference the model can follow; an embedded resource becomes context;
 /// images become image parts. Audio is refused: tandem does not advertise it.

@@ -25,12 +25,10 @@ use tokio_util::task::TaskTracker;
 
 use super::open::{self, Reopen, Stored, log_unsent};
 use super::order::{Job, Order};
-use super::sent;
 use super::session_models::{Answer, WithModels};
 use super::{ConnectionSink, capabilities, client, convert, errors, ext};
 use crate::client::ClientCaps;
 use crate::session::{EditorLink, SessionError, SessionManager};
-use crate::types::Prompt;
 
 /// What the handlers of one connection share.
 pub struct Handlers {
@@ -257,9 +255,8 @@ impl Handlers {
         responder: Responder<PromptResponse>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
-        let sent = sent::prompt_blocks(&req.prompt);
-        let parts = match convert::prompt_parts(req.prompt) {
-            Ok(parts) => parts,
+        let prompt = match convert::prompt(req.prompt) {
+            Ok(prompt) => prompt,
             Err(message) => return responder.respond_with_error(errors::invalid_params(message)),
         };
         let output = match ext::output_schema(req.meta.as_ref()) {
@@ -274,7 +271,7 @@ impl Handlers {
         let job: Job = Box::new(move || {
             Box::pin(async move {
                 // Sent now, so a cancel that came after the prompt finds it.
-                let prompt = manager.run(&session, Prompt { parts, sent }, output);
+                let prompt = manager.run(&session, prompt, output);
                 let spawned = cx.spawn(async move {
                     let _tracked = tracked;
                     let withdrawn = responder.cancellation();

@@ -24,6 +24,22 @@ fn tandem(env: &[(String, String)], args: &[&str], stdin: &str) -> (i32, String,
     crate::common::run_tandem(args, &env, Some(stdin), None)
 }
 
+/// `tandem login --key-stdin` of the test key for `mock` (the `openai` preset at its URL,
+/// model `mock-model`), in `env`.
+async fn scripted_login(env: &[(String, String)], mock: &MockModel) -> (i32, String, String) {
+    let args = [
+        "login",
+        "--provider",
+        "openai",
+        "--base-url",
+        &mock.base_url,
+        "--model",
+        "mock-model",
+        "--key-stdin",
+    ];
+    tandem_blocking(env.to_vec(), &args, &format!("{TEST_KEY}\n")).await
+}
+
 /// [`tandem`] off the runtime that serves the mock model.
 pub(super) async fn tandem_blocking(
     env: Vec<(String, String)>,
@@ -147,18 +163,7 @@ async fn a_scripted_login_lets_sessions_start_with_no_key_in_the_environment() {
     let mock = listing_mock(vec![Reply::text(&["OK"]), Reply::text(&["hello"])]).await;
     let ws = Workspace::new();
     let env = home_only(&ws);
-    let args = [
-        "login",
-        "--provider",
-        "openai",
-        "--base-url",
-        &mock.base_url,
-        "--model",
-        "mock-model",
-        "--key-stdin",
-    ];
-    let (status, stdout, stderr) =
-        tandem_blocking(env.clone(), &args, &format!("{TEST_KEY}\n")).await;
+    let (status, stdout, stderr) = scripted_login(&env, &mock).await;
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(stdout, "", "login writes to stderr only");
     assert!(
@@ -569,17 +574,7 @@ async fn logout_from_the_editor_takes_the_stored_key_away_from_running_sessions(
     .await;
     let ws = Workspace::new();
     let env = home_only(&ws);
-    let login = [
-        "login",
-        "--provider",
-        "openai",
-        "--base-url",
-        &mock.base_url,
-        "--model",
-        "mock-model",
-        "--key-stdin",
-    ];
-    let (status, _, stderr) = tandem_blocking(env.clone(), &login, &format!("{TEST_KEY}\n")).await;
+    let (status, _, stderr) = scripted_login(&env, &mock).await;
     assert_eq!(status, 0, "{stderr}");
     let stored = ws.home().join(".config/tandem/credentials.toml");
     assert!(stored.exists());
@@ -624,7 +619,7 @@ async fn logout_from_the_editor_takes_the_stored_key_away_from_running_sessions(
     assert_eq!(refused["error"]["code"], -32000, "{refused}");
 
     // A login in a terminal brings the open session back.
-    let (status, _, stderr) = tandem_blocking(env.clone(), &login, &format!("{TEST_KEY}\n")).await;
+    let (status, _, stderr) = scripted_login(&env, &mock).await;
     assert_eq!(status, 0, "{stderr}");
     let (r, updates) = agent.prompt(&session, "and now?").await;
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");

@@ -14,13 +14,12 @@ use super::{
     SessionStatus, StatusRequest, StatusResponse, TrustStatus, UnsavedStatus, UsageRequest,
     UsageResponse, render,
 };
+use crate::acp::convert;
 use crate::acp::handlers::Handlers;
 use crate::acp::open::{Reopen, Stored};
 use crate::acp::request;
-use crate::acp::{convert, sent};
 use crate::session::{SessionError, SessionManager};
 use crate::turn::Back;
-use crate::types::Prompt;
 use crate::types::UserPart;
 
 /// The `_tandem/*` methods of `h`, ready to merge into the agent's builder.
@@ -198,16 +197,15 @@ impl Handlers {
         responder: Responder<SteerResponse>,
         _cx: ConnectionTo<Client>,
     ) -> Handled {
-        let sent = sent::prompt_blocks(&req.prompt);
-        let parts = match convert::prompt_parts(req.prompt) {
-            Ok(parts) => parts,
+        let prompt = match convert::prompt(req.prompt) {
+            Ok(prompt) => prompt,
             Err(message) => {
                 return responder.respond_with_error(crate::acp::errors::invalid_params(message));
             }
         };
         let id = req.session_id.clone();
         self.reply_later(&id, responder, move |manager| {
-            let landed = manager.steer(&req.session_id, Prompt { parts, sent });
+            let landed = manager.steer(&req.session_id, prompt);
             Box::pin(async move {
                 landed.await?;
                 Ok::<_, SessionError>(SteerResponse {})
