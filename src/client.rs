@@ -15,8 +15,17 @@ pub struct ClientCaps {
     pub write_text_file: bool,
     /// `terminal`: commands run in the editor's terminal.
     pub terminal: bool,
-    /// `session.compaction`: compactions are shown with `compaction_update`.
+    /// `session.compaction`: compactions are shown with `compaction_update` and
+    /// `compaction_summary_chunk`.
     pub compaction: bool,
+    /// `session.notices`: tandem's own notes are sent as `notice`, not as answer text.
+    pub notices: bool,
+    /// `plan`: plans are sent as `plan_update` / `plan_removed` rather than `plan`.
+    pub plan_updates: bool,
+    /// `elicitation.form`: questions to the user go as `elicitation/create` forms.
+    pub elicitation: bool,
+    /// `session.configOptions.boolean`: on/off options may be shown.
+    pub boolean_options: bool,
 }
 
 /// The editor answered a request with an error, or could not be reached.
@@ -149,4 +158,87 @@ pub trait ClientOps: Send + Sync {
         session: &'a str,
         terminal: &'a str,
     ) -> BoxFuture<'a, Result<(), ClientError>>;
+
+    /// Asks the user `question` as a form (ACP `elicitation/create`), from the tool call
+    /// `call_id`; only for an editor that advertised form elicitation.
+    fn elicit<'a>(
+        &'a self,
+        session: &'a str,
+        call_id: &'a str,
+        question: &'a Question,
+    ) -> BoxFuture<'a, Result<Reply, ClientError>> {
+        let _ = (session, call_id, question);
+        Box::pin(async { Err(ClientError::unsupported("questions")) })
+    }
+
+    /// Asks the user to pick one of `choices` about the tool call `call`, the way a
+    /// permission request asks (for an editor without elicitation); `Answered` holds
+    /// `{"answer": choice}`.
+    fn choose<'a>(
+        &'a self,
+        session: &'a str,
+        call: &'a crate::types::ToolCallView,
+        choices: &'a [String],
+    ) -> BoxFuture<'a, Result<Reply, ClientError>> {
+        let _ = (session, call, choices);
+        Box::pin(async { Err(ClientError::unsupported("questions")) })
+    }
+}
+
+/// A question for the user, with the fields of the answer (`ask_user`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// What the user reads.
+    pub text: String,
+    /// What the answer is made of (one `answer` field for a plain question).
+    pub fields: Vec<Field>,
+}
+
+/// One field of an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The key the answer has it under.
+    pub name: String,
+    /// What the user reads beside it.
+    pub title: Option<String>,
+    /// Text, a number, a whole number or yes/no.
+    pub kind: FieldKind,
+    /// For text: the values to pick from (none: free text).
+    pub choices: Vec<String>,
+    /// Whether the user must fill it.
+    pub required: bool,
+}
+
+/// The kind of value a [`Field`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// A string.
+    Text,
+    /// Any number.
+    Number,
+    /// A whole number.
+    Integer,
+    /// Yes or no.
+    Boolean,
+}
+
+/// What became of a question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The user answered: each field's value.
+    Answered(serde_json::Map<String, serde_json::Value>),
+    /// The user chose not to answer.
+    Declined,
+    /// The question was dismissed (or the turn cancelled).
+    Cancelled,
+}
+
+impl ClientError {
+    /// The editor cannot do `what` at all.
+    pub fn unsupported(what: &str) -> Self {
+        Self {
+            code: None,
+            message: format!("the editor cannot take {what}"),
+        }
+    }
 }

@@ -7,6 +7,7 @@ use agent_client_protocol::v1::schema::{
     Implementation, InitializeResponse, LogoutCapabilities, McpCapabilities, PromptCapabilities,
     SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
     SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities,
+    SessionSystemPromptCapabilities,
 };
 
 use super::ext;
@@ -135,7 +136,9 @@ fn session_capabilities() -> SessionCapabilities {
         .close(SessionCloseCapabilities::new())
         .delete(SessionDeleteCapabilities::new())
         // Multi-root workspaces: the other folders are inside the workspace.
-        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
+        .additional_directories(SessionAdditionalDirectoriesCapabilities::new())
+        // An editor's own instructions, added after tandem's (`append` only).
+        .system_prompt(SessionSystemPromptCapabilities::new());
     #[cfg(feature = "acp-session-fork")]
     let caps = caps.fork(agent_client_protocol::v1::schema::SessionForkCapabilities::new());
     caps

@@ -1,5 +1,5 @@
-//! [`ClientOps`] over the ACP connection: `fs/*`, `terminal/*` and
-//! `session/request_permission` requests to the editor, awaited from turn tasks (never from
+//! [`ClientOps`] over the ACP connection: `fs/*`, `terminal/*`,
+//! `session/request_permission` and `elicitation/create` (questions.rs) requests to the editor, awaited from turn tasks (never from
 //! the dispatch loop).
 
 use std::path::Path;
@@ -16,10 +16,10 @@ use agent_client_protocol::{Client, Error, JsonRpcRequest};
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::convert;
+use super::questions;
 use crate::client::{
-    ClientError, ClientOps, ExitStatus, PermissionAnswer, PermissionChoice, TerminalOutput,
-    TerminalSpec,
+    ClientError, ClientOps, ExitStatus, PermissionAnswer, PermissionChoice, Question, Reply,
+    TerminalOutput, TerminalSpec,
 };
 use crate::types::ToolCallView;
 
@@ -159,7 +159,7 @@ impl ClientOps for AcpClient {
                 .collect();
             let request = RequestPermissionRequest::new(
                 session.to_string(),
-                convert::tool_call_update(call),
+                super::updates::tool_call_update(call),
                 options,
             );
             let response = self.call(request).await?;
@@ -261,6 +261,37 @@ impl ClientOps for AcpClient {
             ))
             .await?;
             Ok(())
+        })
+    }
+
+    fn elicit<'a>(
+        &'a self,
+        session: &'a str,
+        call_id: &'a str,
+        question: &'a Question,
+    ) -> BoxFuture<'a, Result<Reply, ClientError>> {
+        Box::pin(async move {
+            let answer = self
+                .call(questions::form(session, call_id, question))
+                .await?;
+            Ok(questions::form_reply(answer))
+        })
+    }
+
+    fn choose<'a>(
+        &'a self,
+        session: &'a str,
+        call: &'a ToolCallView,
+        choices: &'a [String],
+    ) -> BoxFuture<'a, Result<Reply, ClientError>> {
+        Box::pin(async move {
+            let answer = self
+                .call(questions::choice_request(session, call, choices))
+                .await?;
+            questions::choice_reply(answer, choices).map_err(|message| ClientError {
+                code: None,
+                message,
+            })
         })
     }
 }

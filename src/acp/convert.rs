@@ -1,22 +1,15 @@
-//! The one place core types and ACP wire types meet: prompt content in, events and session
-//! state out.
+//! Where core types and ACP wire types meet: prompt content in, session state (modes,
+//! config options, commands, stop reasons) out; events out are in `updates.rs`.
 
 use agent_client_protocol::v1::schema::{
-    self as acp, ConfigOptionUpdate, ContentBlock, ContentChunk, CurrentModeUpdate,
-    EmbeddedResourceResource, ImageContent, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigSelectOption, SessionMode, SessionModeState, SessionUpdate, TextContent,
-    UsageUpdate,
+    self as acp, ContentBlock, EmbeddedResourceResource, SessionConfigOption,
+    SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode, SessionModeState,
 };
 
-use crate::conversation::split_data_url;
 use crate::tools::image;
 use crate::types::Mode;
 use crate::types::StopReason;
-use crate::types::{
-    CompactionStatus, Location, PlanItem, ToolCallView, ToolContent, ToolKind, ToolStatus,
-    TurnEvent,
-};
-use crate::types::{OptionCategory, OptionView};
+use crate::types::{OptionCategory, OptionKind, OptionView};
 use crate::types::{UserPart, context_text};
 
 /// The text of a base64 `blob` whose MIME type is a text type, when it decodes to UTF-8.
@@ -125,161 +118,38 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
     Ok(parts)
 }
 
-/// The `session/update` payloads for an event (a replayed user message may take several).
-pub fn session_updates(event: TurnEvent) -> Vec<SessionUpdate> {
-    let update = match event {
-        TurnEvent::UserMessage(blocks) => return super::sent::user_chunks(blocks),
-
-        TurnEvent::Text(t) => SessionUpdate::AgentMessageChunk(text_chunk(t)),
-        TurnEvent::Thought(t) => SessionUpdate::AgentThoughtChunk(text_chunk(t)),
-        TurnEvent::Usage { used, size } => SessionUpdate::UsageUpdate(UsageUpdate::new(used, size)),
-        TurnEvent::ModeChanged(mode) => {
-            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.id()))
-        }
-        TurnEvent::OptionsChanged(views) => {
-            SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(config_options(&views)))
-        }
-        TurnEvent::ToolCall(view) => SessionUpdate::ToolCall(tool_call(view)),
-        TurnEvent::ToolCallReady(view) => SessionUpdate::ToolCallUpdate(tool_call_update(&view)),
-        TurnEvent::ToolCallUpdate {
-            id,
-            status,
-            content,
-            title,
-        } => {
-            let mut fields = acp::ToolCallUpdateFields::new();
-            if let Some(title) = title {
-                fields = fields.title(title);
-            }
-            if let Some(status) = status {
-                fields = fields.status(tool_status(status));
-            }
-            if let Some(content) = content {
-                fields = fields.content(tool_content(content));
-            }
-            SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields))
-        }
-        TurnEvent::Plan(items) => SessionUpdate::Plan(plan(items)),
-        TurnEvent::Compaction {
-            id,
-            status,
-            summary,
-        } => {
-            let status = match status {
-                CompactionStatus::InProgress => acp::CompactionStatus::InProgress,
-                CompactionStatus::Completed => acp::CompactionStatus::Completed,
-                CompactionStatus::Failed => acp::CompactionStatus::Failed,
-            };
-            let mut update = acp::CompactionUpdate::new(id, status);
-            if let Some(summary) = summary {
-                update = update.summary(vec![ContentBlock::Text(TextContent::new(summary))]);
-            }
-            SessionUpdate::CompactionUpdate(update)
-        }
-        TurnEvent::Title(title) => SessionUpdate::SessionInfoUpdate(
-            acp::SessionInfoUpdate::new()
-                .title(title)
-                .updated_at(crate::store::transcript::now()),
-        ),
+/// An editor's `systemPrompt` for a session opening: its text, to be added after tandem's own
+/// instructions. tandem advertises `append` only, so another mode is refused, as is anything
+/// but text (ACP asks for an error rather than a session without them).
+pub fn system_prompt(prompt: Option<acp::SystemPrompt>) -> Result<Option<String>, String> {
+    let Some(prompt) = prompt else {
+        return Ok(None);
     };
-    vec![update]
-}
-
-fn tool_call(view: ToolCallView) -> acp::ToolCall {
-    acp::ToolCall::new(view.id, view.title)
-        .kind(tool_kind(view.kind))
-        .status(tool_status(view.status))
-        .locations(locations(view.locations))
-        .raw_input(view.raw_input)
-        .content(tool_content(view.content))
-}
-
-/// A tool call as it is shown in a permission request.
-pub fn tool_call_update(view: &ToolCallView) -> acp::ToolCallUpdate {
-    let fields = acp::ToolCallUpdateFields::new()
-        .title(view.title.clone())
-        .kind(tool_kind(view.kind))
-        .status(tool_status(view.status))
-        .locations(locations(view.locations.clone()))
-        .raw_input(view.raw_input.clone())
-        .content(tool_content(view.content.clone()));
-    acp::ToolCallUpdate::new(view.id.clone(), fields)
-}
-
-fn tool_kind(kind: ToolKind) -> acp::ToolKind {
-    match kind {
-        ToolKind::Read => acp::ToolKind::Read,
-        ToolKind::Edit => acp::ToolKind::Edit,
-        ToolKind::Execute => acp::ToolKind::Execute,
-        ToolKind::Search => acp::ToolKind::Search,
-        ToolKind::Think => acp::ToolKind::Think,
-        ToolKind::Other => acp::ToolKind::Other,
+    match &prompt.mode {
+        acp::SystemPromptMode::Append => {}
+        acp::SystemPromptMode::Override => {
+            return Err("systemPrompt mode `override` is not supported: tandem only adds an editor's instructions to its own (`append`)".into());
+        }
+        other => {
+            let name = serde_json::to_value(other).unwrap_or_default();
+            return Err(format!(
+                "systemPrompt mode {name} is not supported: tandem only adds an editor's instructions to its own (`append`)"
+            ));
+        }
     }
-}
-
-fn tool_status(status: ToolStatus) -> acp::ToolCallStatus {
-    match status {
-        ToolStatus::Pending => acp::ToolCallStatus::Pending,
-        ToolStatus::InProgress => acp::ToolCallStatus::InProgress,
-        ToolStatus::Completed => acp::ToolCallStatus::Completed,
-        ToolStatus::Failed => acp::ToolCallStatus::Failed,
+    if prompt.content.is_empty() {
+        return Err("systemPrompt.content is empty: send at least one text block, or leave systemPrompt out".into());
     }
-}
-
-fn locations(locations: Vec<Location>) -> Vec<acp::ToolCallLocation> {
-    locations
-        .into_iter()
-        .map(|l| acp::ToolCallLocation::new(l.path).line(l.line))
-        .collect()
-}
-
-fn tool_content(content: Vec<ToolContent>) -> Vec<acp::ToolCallContent> {
-    content
-        .into_iter()
-        .map(|c| match c {
-            ToolContent::Text { text: t } => acp::ToolCallContent::Content(acp::Content::new(
-                ContentBlock::Text(TextContent::new(t)),
-            )),
-            ToolContent::Diff { path, old, new } => {
-                acp::ToolCallContent::Diff(acp::Diff::new(path, new).old_text(old))
+    let mut texts = Vec::with_capacity(prompt.content.len());
+    for block in prompt.content {
+        match block {
+            ContentBlock::Text(t) => texts.push(t.text),
+            _ => {
+                return Err("systemPrompt.content may hold only text blocks".into());
             }
-            ToolContent::Terminal { id, .. } => {
-                acp::ToolCallContent::Terminal(acp::Terminal::new(id))
-            }
-            ToolContent::Image { url } => {
-                let block = match split_data_url(&url) {
-                    Some((mime, data)) => ContentBlock::Image(ImageContent::new(data, mime)),
-                    None => ContentBlock::Text(TextContent::new(format!("![image]({url})"))),
-                };
-                acp::ToolCallContent::Content(acp::Content::new(block))
-            }
-        })
-        .collect()
-}
-
-fn plan(items: Vec<PlanItem>) -> acp::Plan {
-    acp::Plan::new(
-        items
-            .into_iter()
-            .map(|i| {
-                let status = match i.status.as_str() {
-                    "in_progress" => acp::PlanEntryStatus::InProgress,
-                    "completed" => acp::PlanEntryStatus::Completed,
-                    _ => acp::PlanEntryStatus::Pending,
-                };
-                let priority = match i.priority.as_str() {
-                    "high" => acp::PlanEntryPriority::High,
-                    "low" => acp::PlanEntryPriority::Low,
-                    _ => acp::PlanEntryPriority::Medium,
-                };
-                acp::PlanEntry::new(i.content, priority, status)
-            })
-            .collect(),
-    )
-}
-
-fn text_chunk(text: String) -> ContentChunk {
-    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+        }
+    }
+    Ok(Some(texts.join("\n\n")))
 }
 
 /// The session's modes as ACP lists them.
@@ -298,26 +168,36 @@ pub fn config_options(views: &[OptionView]) -> Vec<SessionConfigOption> {
     views
         .iter()
         .map(|v| {
-            let values: Vec<SessionConfigSelectOption> = v
-                .values
-                .iter()
-                .map(|value| {
-                    SessionConfigSelectOption::new(value.id.clone(), value.name.clone())
-                        .description(value.description.clone())
-                })
-                .collect();
-            SessionConfigOption::select(
-                v.id.to_string(),
-                v.name.to_string(),
-                v.current.clone(),
-                values,
-            )
-            .description(v.description.to_string())
-            .category(match v.category {
-                OptionCategory::Mode => SessionConfigOptionCategory::Mode,
-                OptionCategory::Model => SessionConfigOptionCategory::Model,
-                OptionCategory::ThoughtLevel => SessionConfigOptionCategory::ThoughtLevel,
-            })
+            let option = match v.kind {
+                OptionKind::Boolean => SessionConfigOption::boolean(
+                    v.id.to_string(),
+                    v.name.to_string(),
+                    v.current == "true",
+                ),
+                OptionKind::Select => {
+                    let values: Vec<SessionConfigSelectOption> = v
+                        .values
+                        .iter()
+                        .map(|value| {
+                            SessionConfigSelectOption::new(value.id.clone(), value.name.clone())
+                                .description(value.description.clone())
+                        })
+                        .collect();
+                    SessionConfigOption::select(
+                        v.id.to_string(),
+                        v.name.to_string(),
+                        v.current.clone(),
+                        values,
+                    )
+                }
+            };
+            option
+                .description(v.description.to_string())
+                .category(v.category.map(|c| match c {
+                    OptionCategory::Mode => SessionConfigOptionCategory::Mode,
+                    OptionCategory::Model => SessionConfigOptionCategory::Model,
+                    OptionCategory::ThoughtLevel => SessionConfigOptionCategory::ThoughtLevel,
+                }))
         })
         .collect()
 }
@@ -400,7 +280,7 @@ pub fn stop_reason_of(stop: acp::StopReason) -> Option<StopReason> {
 mod tests {
     use super::*;
     use agent_client_protocol::v1::schema::{
-        EmbeddedResource, ImageContent, ResourceLink, TextResourceContents,
+        EmbeddedResource, ImageContent, ResourceLink, TextContent, TextResourceContents,
     };
 
     /// A 1x1 PNG.

@@ -77,6 +77,14 @@ impl Handlers {
             write_text_file: c.fs.write_text_file,
             terminal: c.terminal,
             compaction: c.session.as_ref().is_some_and(|s| s.compaction.is_some()),
+            notices: c.session.as_ref().is_some_and(|s| s.notices.is_some()),
+            plan_updates: c.plan.is_some(),
+            elicitation: c.elicitation.as_ref().is_some_and(|e| e.supports_form()),
+            boolean_options: c
+                .session
+                .as_ref()
+                .and_then(|s| s.config_options.as_ref())
+                .is_some_and(|o| o.boolean.is_some()),
         };
         let auth = capabilities::AuthCaps::of(c);
         *self.auth.lock() = auth;
@@ -112,7 +120,13 @@ impl Handlers {
             .and_then(|t| t.get("sessionId"))
             .and_then(|v| v.as_str())
             .map(String::from);
-        let editor = self.editor_for(&cx);
+        let editor = match self.editor_with(&cx, req.system_prompt) {
+            Ok(editor) => editor,
+            Err(e) => {
+                self.respond(responder, Err(e));
+                return Ok(());
+            }
+        };
         let servers = convert::mcp_servers(req.mcp_servers);
         let (h, id) = (self.clone(), requested.clone());
         let open: Job = Box::new(move || {
@@ -127,7 +141,7 @@ impl Handlers {
                         requested,
                     )
                     .await;
-                open::answer(&cx, responder, opened, &h.auth_methods()).await;
+                open::answer(&cx, responder, opened, &h.auth_methods(), h.caps()).await;
             })
         });
         self.opening(id.as_deref(), open);
@@ -147,6 +161,7 @@ impl Handlers {
             folders: Some(req.additional_directories),
             turn: None,
             servers: convert::mcp_servers(req.mcp_servers),
+            system_prompt: req.system_prompt,
         };
         self.reopen(Reopen::Load, stored, responder, cx).await;
         Ok(())
@@ -165,6 +180,7 @@ impl Handlers {
             folders: Some(req.additional_directories),
             turn: None,
             servers: convert::mcp_servers(req.mcp_servers),
+            system_prompt: req.system_prompt,
         };
         self.reopen(Reopen::Resume, stored, responder, cx).await;
         Ok(())
@@ -184,6 +200,7 @@ impl Handlers {
             folders: Some(req.additional_directories),
             turn: None,
             servers: convert::mcp_servers(req.mcp_servers),
+            system_prompt: req.system_prompt,
         };
         self.reopen(Reopen::Fork, stored, responder, cx).await;
         Ok(())
@@ -324,11 +341,15 @@ impl Handlers {
         responder: Responder<SetSessionConfigOptionResponse>,
         _cx: ConnectionTo<Client>,
     ) -> Handled {
-        let Some(value) = req.value.as_value_id().map(|v| v.0.to_string()) else {
-            return responder.respond_with_error(errors::invalid_params(format!(
-                "config option `{}` takes a value id, not a boolean",
-                req.config_id.0
-            )));
+        let value = match (req.value.as_value_id(), req.value.as_bool()) {
+            (Some(id), _) => id.0.to_string(),
+            (None, Some(on)) => on.to_string(),
+            (None, None) => {
+                return responder.respond_with_error(errors::invalid_params(format!(
+                    "config option `{}`: a value id or a boolean",
+                    req.config_id.0
+                )));
+            }
         };
         let id = req.session_id.0.to_string();
         let session = id.clone();
@@ -441,13 +462,32 @@ impl Handlers {
     /// operations, and the capabilities the editor announced.
     pub(super) fn editor_for(&self, cx: &ConnectionTo<Client>) -> EditorLink {
         EditorLink {
-            sink: Arc::new(ConnectionSink { cx: cx.clone() }),
+            sink: Arc::new(ConnectionSink::new(cx.clone(), self.caps())),
             ops: Arc::new(client::AcpClient {
                 cx: cx.clone(),
                 timeout: self.manager.config().timeouts.editor,
                 gone: self.editor_gone.clone(),
             }),
-            caps: *self.caps.lock(),
+            caps: self.caps(),
+            instructions: None,
         }
+    }
+
+    /// [`Self::editor_for`], with the editor's `systemPrompt` for the session being opened;
+    /// an error (`-32602`) when tandem cannot take it, before anything is opened.
+    pub(super) fn editor_with(
+        &self,
+        cx: &ConnectionTo<Client>,
+        system_prompt: Option<agent_client_protocol::v1::schema::SystemPrompt>,
+    ) -> Result<EditorLink, SessionError> {
+        let mut editor = self.editor_for(cx);
+        editor.instructions =
+            convert::system_prompt(system_prompt).map_err(SessionError::InvalidParams)?;
+        Ok(editor)
+    }
+
+    /// What the editor said it can do (nothing before `initialize`).
+    pub(super) fn caps(&self) -> ClientCaps {
+        *self.caps.lock()
     }
 }

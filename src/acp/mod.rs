@@ -1,7 +1,8 @@
 //! The ACP side: [`Handlers`] has one async method per ACP method, registered here on the
 //! SDK's v1 agent builder; the `_tandem/*` extension methods register in [`ext`]. Everything
 //! else (sessions, turns, tools) knows nothing of JSON-RPC: conversions live in
-//! [`convert`], errors in [`errors`], and [`client`] is what the core asks of the editor.
+//! [`convert`] (events in `updates.rs`, sent by `sink.rs` with their message ids), errors in
+//! [`errors`], and [`client`] is what the core asks of the editor.
 //! `auth` answers `authenticate` and shapes the login methods per client; `sent` keeps the
 //! prompt blocks as the editor sent them for replay; [`session_models`] carries the older
 //! `models` field and `session/set_model` beside `configOptions`.
@@ -22,21 +23,23 @@ mod handlers;
 pub mod lifecycle;
 mod open;
 mod order;
+mod questions;
 mod relay;
 mod sent;
 pub mod session_models;
+mod sink;
+mod updates;
 
 use std::sync::Arc;
 
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::SessionNotification;
 use agent_client_protocol::{Agent, Channel, Client};
 
 pub use capabilities::AUTH_METHOD_ID;
 pub use handlers::Handlers;
 pub use lifecycle::serve;
 
-use crate::types::{EventSink, TurnEvent};
+use sink::ConnectionSink;
 
 /// Registers `method` of the shared handlers `h` for requests.
 macro_rules! request {
@@ -84,22 +87,4 @@ async fn connect(
         .with_connection_builder(ext::methods(h))
         .connect_with(protocol, main)
         .await
-}
-
-/// Sends a connection's events as `session/update` notifications.
-struct ConnectionSink {
-    cx: ConnectionTo<Client>,
-}
-
-impl EventSink for ConnectionSink {
-    fn emit(&self, session_id: &str, event: TurnEvent) {
-        for update in convert::session_updates(event) {
-            if let Err(e) = self
-                .cx
-                .send_notification(SessionNotification::new(session_id.to_string(), update))
-            {
-                tracing::debug!(session = %session_id, "could not send session/update: {e}");
-            }
-        }
-    }
 }

@@ -9,6 +9,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, JsonRpcResponse};
 
+use crate::client::ClientCaps;
+
 use super::session_models::{self, Answer};
 use super::{ConnectionSink, convert, errors, ext};
 use crate::session::{NewSession, SessionError};
@@ -81,7 +83,8 @@ impl Opening for ext::ForkResponse {
 
     /// What session/new's response carries, for the new session.
     fn after(cx: &ConnectionTo<Client>, s: &NewSession) {
-        let sink = ConnectionSink { cx: cx.clone() };
+        // Neither update depends on what the editor advertised.
+        let sink = ConnectionSink::new(cx.clone(), ClientCaps::default());
         sink.emit(&s.id, TurnEvent::ModeChanged(s.settings.mode));
         sink.emit(&s.id, TurnEvent::OptionsChanged(s.options.clone()));
     }
@@ -107,6 +110,8 @@ pub(super) struct Stored {
     pub servers: Vec<crate::config::ServerSpec>,
     /// For a fork: the turn its copy stops before (1-based).
     pub turn: Option<usize>,
+    /// The editor's `systemPrompt` for the session as it is opened.
+    pub system_prompt: Option<agent_client_protocol::v1::schema::SystemPrompt>,
 }
 
 impl super::Handlers {
@@ -121,7 +126,14 @@ impl super::Handlers {
         responder: Responder<R>,
         cx: ConnectionTo<Client>,
     ) {
-        let editor = self.editor_for(&cx);
+        let mut stored = stored;
+        let editor = match self.editor_with(&cx, stored.system_prompt.take()) {
+            Ok(editor) => editor,
+            Err(e) => {
+                log_unsent(responder.respond_with_error(self.error_for(e)));
+                return;
+            }
+        };
         let h = self.clone();
         let id = stored.id.clone();
         let forks = matches!(how, Reopen::Fork);
@@ -133,6 +145,7 @@ impl super::Handlers {
                     folders,
                     servers,
                     turn,
+                    ..
                 } = stored;
                 let manager = &h.manager;
                 let opened = match (how, cwd) {
@@ -150,7 +163,7 @@ impl super::Handlers {
                         "a working directory (`cwd`) is required".into(),
                     )),
                 };
-                answer(&cx, responder, opened, &h.auth_methods()).await;
+                answer(&cx, responder, opened, &h.auth_methods(), h.caps()).await;
             })
         });
         if forks {
@@ -183,6 +196,7 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
     responder: Responder<R>,
     opened: Result<NewSession, SessionError>,
     auth: &[AuthMethod],
+    caps: ClientCaps,
 ) {
     let auth = auth.to_vec();
     let (done, sent) = tokio::sync::oneshot::channel();
@@ -194,7 +208,7 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
         .unwrap_or_default();
     let spawned = cx.spawn(async move {
         if let Ok(session) = &opened {
-            replay(&connection, &session.id, replayed.events()).await;
+            replay(&connection, &session.id, replayed.events(), caps).await;
         }
         respond(&connection, responder, opened, &auth);
         let _ = done.send(());
@@ -207,8 +221,8 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
 }
 
 /// Sends a load's replay, yielding between batches.
-async fn replay(cx: &ConnectionTo<Client>, id: &str, events: Vec<TurnEvent>) {
-    let sink = ConnectionSink { cx: cx.clone() };
+async fn replay(cx: &ConnectionTo<Client>, id: &str, events: Vec<TurnEvent>, caps: ClientCaps) {
+    let sink = ConnectionSink::new(cx.clone(), caps);
     for (n, event) in events.into_iter().enumerate() {
         if n > 0 && n % REPLAY_BATCH == 0 {
             tokio::task::yield_now().await;

@@ -60,7 +60,9 @@ pub struct SetModelResponse {}
 
 /// The `model` option among `views`, in the older shape.
 pub fn model_state(views: &[OptionView]) -> Option<SessionModelState> {
-    let model = views.iter().find(|v| v.category == OptionCategory::Model)?;
+    let model = views
+        .iter()
+        .find(|v| v.category == Some(OptionCategory::Model))?;
     Some(SessionModelState {
         current_model_id: model.current.clone(),
         available_models: model
@@ -142,7 +144,7 @@ impl Handlers {
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
         let id = req.session_id.clone();
-        let sink = ConnectionSink { cx };
+        let sink = ConnectionSink::new(cx, self.caps());
         self.reply_later(&id, responder, move |manager| {
             let set = manager.set_option(&req.session_id, "model", &req.model_id);
             Box::pin(async move {

@@ -20,6 +20,7 @@ pub(super) struct FileConfig {
     pub instructions: Option<String>,
     pub max_turn_requests: Option<u32>,
     pub compact_threshold: Option<f64>,
+    pub auto_compact: Option<bool>,
     pub max_message_bytes: Option<u64>,
     #[serde(default)]
     pub models: Vec<FileModel>,

@@ -278,6 +278,9 @@ pub struct Config {
     pub max_turn_requests: u32,
     /// Share of the context window at which the conversation is compacted (0 < x <= 1).
     pub compact_threshold: f64,
+    /// Whether sessions start with automatic compaction on (`auto_compact`, default true;
+    /// each session may switch it).
+    pub auto_compact: bool,
     /// How long requests may run after stdin ends before prompts are cancelled
     /// (`TANDEM_EOF_GRACE_SECS`).
     pub eof_grace: Duration,

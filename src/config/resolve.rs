@@ -73,6 +73,7 @@ impl Config {
                 .clone()
                 .or_else(|| nonempty(env, "TANDEM_TRACE_WIRE").map(PathBuf::from)),
             compact_threshold: compact_threshold(&file)?,
+            auto_compact: file.auto_compact.unwrap_or(true),
             skill_dirs: file
                 .skill_dirs
                 .iter()

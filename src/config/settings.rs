@@ -1,4 +1,4 @@
-//! What a session is set to (mode, model, reasoning effort): the configuration gives the
+//! What a session is set to (mode, model, reasoning effort, automatic compaction): the configuration gives the
 //! starting values; `session/set_mode` and `session/set_config_option` change them.
 
 use super::Config;
@@ -13,6 +13,9 @@ pub struct Settings {
     pub model: String,
     /// The chosen reasoning level; sent only to models that take it.
     pub reasoning_effort: String,
+    /// Whether the conversation is compacted on its own when it nears the model's window
+    /// (`/compact` works either way).
+    pub auto_compact: bool,
 }
 
 impl Settings {
@@ -22,6 +25,7 @@ impl Settings {
             mode: config.default_mode,
             model: config.default_model.clone(),
             reasoning_effort: "medium".to_string(),
+            auto_compact: config.auto_compact,
         }
     }
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::connect::{Client, Connection};
 use crate::tools::{Call, Place, Prepared, Tool, ToolEnv, ToolError, ToolOutput, image, text};
 use crate::types::Access;
-use crate::types::{ToolContent, ToolKind, TurnEvent};
+use crate::types::{Severity, ToolContent, ToolKind, TurnEvent};
 
 /// Longest tool name model APIs accept.
 const MAX_NAME: usize = 64;
@@ -158,7 +158,10 @@ impl Call for McpCall {
                     let message = format!("MCP server `{}` is unavailable: {e}", self.server);
                     env.scope.sink.emit(
                         &env.scope.session_id,
-                        TurnEvent::Text(format!("\n_{message}_\n")),
+                        TurnEvent::Notice {
+                            severity: Severity::Warning,
+                            text: message.clone(),
+                        },
                     );
                     ToolOutput::error(message)
                 }

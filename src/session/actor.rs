@@ -21,8 +21,8 @@ use crate::store::{History, Record};
 use crate::turn::{self, Back, Conflicts, TurnContext, TurnOutcome};
 use crate::types::Mode;
 use crate::types::OptionView;
-use crate::types::TurnEvent;
 use crate::types::{Prompt, UserPart};
+use crate::types::{Severity, TurnEvent};
 
 /// A request to the actor.
 pub(super) enum Command {
@@ -453,10 +453,11 @@ impl Actor {
         if let Some(unsaved) = self.history.transcript().unsaved() {
             // Answered all the same: the turn is whole in memory, and written once the disk
             // takes it; the user is told what is at risk meanwhile.
-            self.emit(TurnEvent::Text(format!(
-                "\n\n_tandem cannot write this session to disk ({}): {} records are kept in memory and written as soon as the disk takes them, but would be lost if tandem stopped first._\n",
-                unsaved.error, unsaved.records
-            )));
+            let text = unsaved.told();
+            self.emit(TurnEvent::Notice {
+                severity: Severity::Error,
+                text,
+            });
         }
         let _ = reply.send(result);
     }
@@ -469,6 +470,7 @@ impl Actor {
             mode: s.mode.id().to_string(),
             model: s.model,
             reasoning_effort: s.reasoning_effort,
+            auto_compact: Some(s.auto_compact),
         });
         transcript.flush().await;
     }
@@ -478,6 +480,7 @@ impl Actor {
             &self.settings.borrow(),
             &self.turn.facts.config,
             self.turn.meters.discovered.borrow().as_deref(),
+            self.turn.services.caps.boolean_options,
         )
     }
 

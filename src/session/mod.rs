@@ -113,6 +113,9 @@ pub struct EditorLink {
     pub ops: Arc<dyn ClientOps>,
     /// What the editor can do.
     pub caps: ClientCaps,
+    /// The editor's own instructions for this session (ACP `systemPrompt`, added after
+    /// tandem's), when it sent some with the opening.
+    pub instructions: Option<String>,
 }
 
 /// An opened session's id and what the editor should show for it.

@@ -36,6 +36,7 @@ impl SessionManager {
             mode: settings.mode.id().to_string(),
             model: settings.model.clone(),
             reasoning_effort: settings.reasoning_effort.clone(),
+            auto_compact: Some(settings.auto_compact),
         };
         let recorded = (!folders.is_empty()).then(|| Record::Folders {
             folders: folders.clone(),
@@ -199,14 +200,20 @@ impl SessionManager {
     fn restored_settings(&self, lines: &[Line]) -> Settings {
         let config = self.config();
         let mut settings = Settings::initial(&config);
-        if let Some((mode, model, effort)) = lines.iter().rev().find_map(|l| match &l.record {
-            Record::Settings {
-                mode,
-                model,
-                reasoning_effort,
-            } => Some((mode, model, reasoning_effort)),
-            _ => None,
-        }) {
+        if let Some((mode, model, effort, auto)) =
+            lines.iter().rev().find_map(|l| match &l.record {
+                Record::Settings {
+                    mode,
+                    model,
+                    reasoning_effort,
+                    auto_compact,
+                } => Some((mode, model, reasoning_effort, auto_compact)),
+                _ => None,
+            })
+        {
+            if let Some(auto) = auto {
+                settings.auto_compact = *auto;
+            }
             if let Some(mode) = Mode::parse(mode) {
                 settings.mode = mode;
             }

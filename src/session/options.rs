@@ -3,7 +3,7 @@
 
 use crate::config::{Config, Settings};
 use crate::model::discover::Discovered;
-use crate::types::{Mode, OptionCategory, OptionValue, OptionView};
+use crate::types::{Mode, OptionCategory, OptionKind, OptionValue, OptionView};
 
 /// The reasoning levels offered for models that take `reasoning_effort`.
 pub const REASONING_EFFORTS: [(&str, &str); 3] =
@@ -32,15 +32,22 @@ pub enum OptionError {
     },
 }
 
-/// The options the session currently offers; `reasoning_effort` only for models that take it.
-/// Without models in the config, the model picker lists what the server serves.
-pub fn views(settings: &Settings, config: &Config, server: Option<&Discovered>) -> Vec<OptionView> {
+/// The options the session currently offers; `reasoning_effort` only for models that take it,
+/// `auto_compact` only to an editor that shows on/off options (`booleans`). Without models in
+/// the config, the model picker lists what the server serves.
+pub fn views(
+    settings: &Settings,
+    config: &Config,
+    server: Option<&Discovered>,
+    booleans: bool,
+) -> Vec<OptionView> {
     let mut views = vec![
         OptionView {
             id: "mode",
             name: "Mode",
             description: "How much tandem may do without asking.",
-            category: OptionCategory::Mode,
+            category: Some(OptionCategory::Mode),
+            kind: OptionKind::Select,
             current: settings.mode.id().to_string(),
             values: Mode::ALL
                 .iter()
@@ -55,7 +62,8 @@ pub fn views(settings: &Settings, config: &Config, server: Option<&Discovered>) 
             id: "model",
             name: "Model",
             description: "The model that answers.",
-            category: OptionCategory::Model,
+            category: Some(OptionCategory::Model),
+            kind: OptionKind::Select,
             current: settings.model.clone(),
             values: models(config, server, &settings.model),
         },
@@ -65,13 +73,32 @@ pub fn views(settings: &Settings, config: &Config, server: Option<&Discovered>) 
             id: "reasoning_effort",
             name: "Reasoning effort",
             description: "How much the model reasons before it answers.",
-            category: OptionCategory::ThoughtLevel,
+            category: Some(OptionCategory::ThoughtLevel),
+            kind: OptionKind::Select,
             current: settings.reasoning_effort.clone(),
             values: REASONING_EFFORTS
                 .iter()
                 .map(|(id, name)| OptionValue {
                     id: id.to_string(),
                     name: name.to_string(),
+                    description: None,
+                })
+                .collect(),
+        });
+    }
+    if booleans {
+        views.push(OptionView {
+            id: "auto_compact",
+            name: "Automatic compaction",
+            description: "Summarize the older conversation on its own when it nears the model's window (/compact works either way).",
+            category: None,
+            kind: OptionKind::Boolean,
+            current: settings.auto_compact.to_string(),
+            values: [true, false]
+                .iter()
+                .map(|on| OptionValue {
+                    id: on.to_string(),
+                    name: if *on { "On" } else { "Off" }.to_string(),
                     description: None,
                 })
                 .collect(),
@@ -118,7 +145,7 @@ pub fn apply(
     option: &str,
     value: &str,
 ) -> Result<(), OptionError> {
-    let current = views(settings, config, server);
+    let current = views(settings, config, server, true);
     let Some(view) = current.iter().find(|v| v.id == option) else {
         return Err(OptionError::UnknownOption {
             id: option.to_string(),
@@ -144,6 +171,7 @@ pub fn apply(
             }
         }
         "model" => settings.model = value.to_string(),
+        "auto_compact" => settings.auto_compact = value == "true",
         _ => settings.reasoning_effort = value.to_string(),
     }
     Ok(())
@@ -169,9 +197,9 @@ mod tests {
     fn reasoning_option_follows_the_model() {
         let c = config("gpt-4o,o3");
         let mut s = Settings::initial(&c);
-        assert_eq!(views(&s, &c, None).len(), 2);
+        assert_eq!(views(&s, &c, None, false).len(), 2);
         apply(&mut s, &c, None, "model", "o3").unwrap();
-        let v = views(&s, &c, None);
+        let v = views(&s, &c, None, false);
         assert_eq!(v[2].id, "reasoning_effort");
         apply(&mut s, &c, None, "reasoning_effort", "high").unwrap();
         assert_eq!(s.effort_for_request(&c).as_deref(), Some("high"));
@@ -184,7 +212,7 @@ mod tests {
         let e = apply(&mut s, &c, None, "reasoning_effort", "high").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown config option `reasoning_effort`; this session has: mode, model"
+            "unknown config option `reasoning_effort`; this session has: mode, model, auto_compact"
         );
         let e = apply(&mut s, &c, None, "mode", "yolo").unwrap_err();
         assert!(
@@ -212,18 +240,18 @@ mod tests {
             views[1].values.iter().map(|v| v.id.clone()).collect()
         };
         assert_eq!(
-            ids(views(&s, &c, Some(&server))),
+            ids(views(&s, &c, Some(&server), false)),
             ["gpt-4o", "llama3", "qwen"]
         );
         apply(&mut s, &c, Some(&server), "model", "qwen").unwrap();
         assert_eq!(s.model, "qwen");
         // A model chosen from the list stays offered while the server has not answered (a
         // reopened session), and is not offered twice once it has.
-        assert!(ids(views(&s, &c, None)).contains(&"qwen".to_string()));
-        assert_eq!(ids(views(&s, &c, Some(&server))).len(), 3);
+        assert!(ids(views(&s, &c, None, false)).contains(&"qwen".to_string()));
+        assert_eq!(ids(views(&s, &c, Some(&server), false)).len(), 3);
         // Configured models win over the server's list.
         let c = config("a,b");
-        assert_eq!(ids(views(&s, &c, Some(&server))).len(), 3);
-        assert!(!ids(views(&s, &c, Some(&server))).contains(&"qwen".to_string()));
+        assert_eq!(ids(views(&s, &c, Some(&server), false)).len(), 3);
+        assert!(!ids(views(&s, &c, Some(&server), false)).contains(&"qwen".to_string()));
     }
 }

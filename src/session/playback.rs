@@ -4,9 +4,8 @@ use crate::model::ToolCall;
 use crate::store::record;
 use crate::store::timeline::Timeline;
 use crate::store::{CallIds, Line, Record};
-use crate::turn::COMPACTED_NOTE;
-use crate::types::{PromptBlock, UserPart};
-use crate::types::{ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+use crate::types::{CompactionStatus, PromptBlock, UserPart};
+use crate::types::{Severity, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
 /// What a replayed command shows when its transcript kept no output (written by an older
 /// tandem): its terminal is long gone.
@@ -29,14 +28,10 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             continue;
         }
         match &line.record {
-            Record::User { parts, sent, .. } => {
+            Record::User { .. } | Record::Command { .. } => {
                 open.interrupted(&mut events);
-                let blocks = sent.clone().unwrap_or_else(|| PromptBlock::of_parts(parts));
-                events.push(TurnEvent::UserMessage(blocks));
-            }
-            Record::Command { parts } => {
-                open.interrupted(&mut events);
-                events.push(TurnEvent::UserMessage(PromptBlock::of_parts(parts)));
+                events.push(TurnEvent::NewMessage);
+                events.push(TurnEvent::UserMessage(user_blocks(&line.record)));
             }
             Record::Assistant {
                 text,
@@ -45,15 +40,14 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
                 ..
             } => {
                 open.interrupted(&mut events);
+                events.push(TurnEvent::NewMessage);
                 if !reasoning.is_empty() {
                     events.push(TurnEvent::Thought(reasoning.clone()));
                 }
                 if !text.is_empty() {
                     events.push(TurnEvent::Text(text.clone()));
                 }
-                let shown = ids.issue_all(tool_calls);
-                open.calls = tool_calls.iter().cloned().zip(shown).collect();
-                open.results = vec![None; open.calls.len()];
+                open.start(tool_calls, ids.issue_all(tool_calls));
             }
             Record::ToolResult {
                 call_id,
@@ -66,10 +60,18 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             }
             Record::Plan { entries } => events.push(TurnEvent::Plan(entries.clone())),
             Record::CutOff { call_ids } => ids.reserve(call_ids),
-            Record::Note { text } => events.push(TurnEvent::Text(format!("\n_{text}_\n"))),
-            Record::Compaction { .. } => {
+            Record::Note { text } => events.push(TurnEvent::Notice {
+                severity: Severity::Info,
+                text: text.clone(),
+            }),
+            Record::Compaction { summary, .. } => {
                 open.interrupted(&mut events);
-                events.push(TurnEvent::Text(COMPACTED_NOTE.into()));
+                events.push(TurnEvent::Compaction {
+                    id: format!("compaction-{i}"),
+                    status: CompactionStatus::Completed,
+                    summary: Some(summary.clone()),
+                    error: None,
+                });
             }
             // A subagent's work was shown inside its `task` call, which is replayed whole.
             Record::Meta { .. }
@@ -88,6 +90,17 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
     events
 }
 
+/// A user message's or slash command's blocks as the user sent them.
+fn user_blocks(record: &Record) -> Vec<PromptBlock> {
+    match record {
+        Record::User { parts, sent, .. } => {
+            sent.clone().unwrap_or_else(|| PromptBlock::of_parts(parts))
+        }
+        Record::Command { parts } => PromptBlock::of_parts(parts),
+        _ => Vec::new(),
+    }
+}
+
 /// One response's calls (as the model made them, with the editor's id) and, per call, its
 /// result once recorded (`Some(None)`: answered but never shown).
 #[derive(Default)]
@@ -99,6 +112,12 @@ struct Open {
 }
 
 impl Open {
+    /// A new response's `calls`, shown under the editor's ids `shown`, none answered yet.
+    fn start(&mut self, calls: &[ToolCall], shown: Vec<String>) {
+        self.calls = calls.iter().cloned().zip(shown).collect();
+        self.results = vec![None; self.calls.len()];
+    }
+
     /// Takes the first result of the open call `call_id`; replays every call whose
     /// predecessors are all answered, so the editor sees them in the order the model made
     /// them, not the order they finished.

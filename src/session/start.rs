@@ -70,6 +70,7 @@ impl SessionManager {
             folders: folders.clone(),
             config: backend.config.clone(),
             project_instructions: instructions::load(&s.cwd, &folders, &backend.config.config_dir),
+            editor_instructions: s.editor.instructions.clone(),
         });
         let services = Arc::new(Services {
             // Through the shared backend: a key found again after a refusal counts at once.
@@ -130,6 +131,7 @@ impl SessionManager {
             &s.settings,
             &backend.config,
             backend.discovered.borrow().as_deref(),
+            s.editor.caps.boolean_options,
         );
         if s.project.declares_hooks() {
             tracing::warn!(cwd = %s.cwd.display(), "hooks in the project's .tandem/config.toml are ignored: opening a project must not run its code; declare them in your own config file");

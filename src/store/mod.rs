@@ -376,6 +376,7 @@ mod tests {
             mode: "ask".into(),
             model: "m".into(),
             reasoning_effort: "medium".into(),
+            auto_compact: None,
         };
         store
             .create("unused", Path::new("/p"), [settings])

@@ -148,6 +148,9 @@ pub enum Record {
         model: String,
         /// Reasoning effort.
         reasoning_effort: String,
+        /// Automatic compaction (absent in transcripts older than the switch: on).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auto_compact: Option<bool>,
     },
     /// Calls the editor was shown while the model wrote them, cut off before they were
     /// complete (a cancel, a broken stream): nothing of them is kept but their ids, which no

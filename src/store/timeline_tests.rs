@@ -111,6 +111,7 @@ fn a_rewind_takes_its_turns_out_and_the_next_one_counts_from_there() {
             mode: "plan".into(),
             model: "m".into(),
             reasoning_effort: "low".into(),
+            auto_compact: Some(false),
         }),
         prompt("two again"),
         change("/p/a", text("1"), text("4")),

@@ -40,6 +40,16 @@ pub struct Unsaved {
     pub error: String,
 }
 
+impl Unsaved {
+    /// What the user is told while records wait.
+    pub fn told(&self) -> String {
+        format!(
+            "tandem cannot write this session to disk ({}): {} records are kept in memory and written as soon as the disk takes them, but would be lost if tandem stopped first.",
+            self.error, self.records
+        )
+    }
+}
+
 /// An open transcript: a cheap handle to its writer task. Clones share the writer; the task
 /// ends after writing what is queued once every handle is gone.
 #[derive(Clone)]

@@ -54,6 +54,7 @@ impl Session {
                 write_text_file: true,
                 ..ClientCaps::default()
             },
+            instructions: None,
         };
         let opened = manager
             .create(scratch.project(), Vec::new(), link, Vec::new(), None)

@@ -16,7 +16,9 @@ use crate::conversation::ToolResult;
 use crate::model::ToolCall;
 use crate::store::History;
 use crate::tools::{self, Call, Ready, ToolEnv, ToolOutput, Unusable};
-use crate::types::{Effect, Journal, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+use crate::types::{
+    Effect, Journal, Severity, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent,
+};
 
 /// A call's answer: what the model reads, how the editor last showed it (when it did), and
 /// what the call changed or started.
@@ -187,7 +189,10 @@ fn failed_early(
     early: bool,
 ) -> (String, Option<ToolCallView>) {
     if let Some(notice) = &unusable.notice {
-        ctx.emit(TurnEvent::Text(format!("\n_{notice}_\n")));
+        ctx.emit(TurnEvent::Notice {
+            severity: Severity::Warning,
+            text: notice.clone(),
+        });
     }
     let message = unusable.message;
     let view = show_failed(
@@ -382,7 +387,10 @@ async fn execute(
     shown.update(Some(status), Some(output.content));
     let spec = &caller.step.spec;
     if let Some(note) = super::estimate::call_images_left_out(output.images.len(), spec) {
-        ctx.emit(TurnEvent::Text(format!("\n_{note}_\n")));
+        ctx.emit(TurnEvent::Notice {
+            severity: Severity::Info,
+            text: note,
+        });
     }
     shown.done(ToolResult {
         content: format!("{}{}", output.model, extra.unwrap_or_default()),

@@ -15,10 +15,6 @@ use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest};
 use crate::types::UserPart;
 use crate::types::{CompactionStatus, TurnEvent};
 
-/// The note shown where older history was compacted (live, and when a session is replayed).
-pub const COMPACTED_NOTE: &str =
-    "\n\n_[Earlier conversation compacted: the model now sees a summary of everything above.]_\n\n";
-
 const SUMMARY_SYSTEM: &str = "You summarize a coding session so that the agent can continue it without \
 seeing the earlier messages. Write plain, specific notes; never call tools.";
 
@@ -61,7 +57,7 @@ async fn compact(
     }
     let kept = conversation.len() - split;
     let id = uuid::Uuid::new_v4().to_string();
-    announce(ctx, &id, CompactionStatus::InProgress, None);
+    announce(ctx, &id, CompactionStatus::InProgress, None, None);
     tracing::info!(session = %ctx.facts.session_id, older = split, kept, "compacting the conversation");
 
     let mut messages = vec![Arc::new(Message::System(SUMMARY_SYSTEM.into()))];
@@ -83,21 +79,34 @@ async fn compact(
         max_tokens: None,
         response_format: None,
     };
-    let summary = match summarize(ctx, request, cancel).await {
+    let summary = match summarize(ctx, request, &id, cancel).await {
         Ok(Some(summary)) => summary,
         Ok(None) => {
-            announce(ctx, &id, CompactionStatus::Failed, None);
+            let why = "cancelled".to_string();
+            announce(ctx, &id, CompactionStatus::Failed, None, Some(why));
             return Compacted::Cancelled;
         }
         Err(e) => {
             tracing::warn!(session = %ctx.facts.session_id, "compaction failed: {e}");
-            announce(ctx, &id, CompactionStatus::Failed, None);
+            announce(
+                ctx,
+                &id,
+                CompactionStatus::Failed,
+                None,
+                Some(e.message.clone()),
+            );
             return Compacted::Failed(e);
         }
     };
     // The next usage report measures the compacted conversation; until then it is estimated.
     ctx.usage.send_replace(None);
-    announce(ctx, &id, CompactionStatus::Completed, Some(summary.clone()));
+    announce(
+        ctx,
+        &id,
+        CompactionStatus::Completed,
+        Some(summary.clone()),
+        None,
+    );
     Compacted::Done { summary, kept }
 }
 
@@ -116,10 +125,11 @@ pub(super) async fn compact_history(
     compacted
 }
 
-/// Streams the summary; `None` when cancelled.
+/// Streams the summary, showing it to the editor as it is written; `None` when cancelled.
 async fn summarize(
     ctx: &TurnContext,
     request: ModelRequest,
+    id: &str,
     cancel: &CancellationToken,
 ) -> Result<Option<String>, ModelError> {
     let mut stream = tokio::select! {
@@ -135,7 +145,16 @@ async fn summarize(
         match next {
             None => break,
             Some(Err(e)) => return Err(e),
-            Some(Ok(ModelEvent::Text(t))) => summary.push_str(&t),
+            Some(Ok(ModelEvent::Text(t))) => {
+                if summary.is_empty() && t.trim().is_empty() {
+                    continue;
+                }
+                summary.push_str(&t);
+                ctx.emit(TurnEvent::CompactionChunk {
+                    id: id.to_string(),
+                    text: t,
+                });
+            }
             Some(Ok(_)) => {}
         }
     }
@@ -148,16 +167,19 @@ async fn summarize(
     Ok(Some(summary.trim().to_string()))
 }
 
-/// Tells the editor: `compaction_update` when it advertised `session.compaction`, otherwise a
-/// note in the answer once the compaction is done.
-fn announce(ctx: &TurnContext, id: &str, status: CompactionStatus, summary: Option<String>) {
-    if ctx.services.caps.compaction {
-        ctx.emit(TurnEvent::Compaction {
-            id: id.to_string(),
-            status,
-            summary,
-        });
-    } else if status == CompactionStatus::Completed {
-        ctx.emit(TurnEvent::Text(COMPACTED_NOTE.into()));
-    }
+/// Tells the editor where the compaction is (as `compaction_update` when it advertised
+/// `session.compaction`, as a note once it is done otherwise: acp/convert.rs).
+fn announce(
+    ctx: &TurnContext,
+    id: &str,
+    status: CompactionStatus,
+    summary: Option<String>,
+    error: Option<String>,
+) {
+    ctx.emit(TurnEvent::Compaction {
+        id: id.to_string(),
+        status,
+        summary,
+        error,
+    });
 }

@@ -30,6 +30,9 @@ pub struct Facts {
     pub config: Arc<Config>,
     /// `AGENTS.md` instructions that apply to the session (read when it opened).
     pub project_instructions: String,
+    /// The editor's own instructions for the session (ACP `systemPrompt`), sent when it
+    /// opened.
+    pub editor_instructions: Option<String>,
 }
 
 impl Facts {
@@ -274,6 +277,10 @@ impl TurnContext {
             prompt.push_str(extra);
         }
         prompt.push_str(&facts.project_instructions);
+        if let Some(editor) = &facts.editor_instructions {
+            prompt.push_str("\n\n## Instructions from the editor\n\n");
+            prompt.push_str(editor);
+        }
         prompt.push_str(&self.services.mcp.instructions());
         let extras = &self.services.extras;
         if self.offers(step, "load_skill") {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::context::TurnContext;
 use crate::config::LoopGuard;
 use crate::model::ToolCall;
-use crate::types::TurnEvent;
+use crate::types::{Severity, TurnEvent};
 
 /// What to do with one response's tool calls.
 #[derive(Debug, PartialEq, Eq)]
@@ -57,12 +57,16 @@ impl Guard {
                 });
                 tracing::info!(session = %ctx.facts.session_id, times, withdrawn, "the model repeated its tool calls");
                 let mut note = format!(
-                    "\n_tandem: the model made the same tool calls {times} times in a row; they were not run again._\n"
+                    "tandem: the model made the same tool calls {times} times in a row; they were not run again"
                 );
                 if withdrawn {
-                    note.push_str("_tandem: tools are switched off for the rest of this prompt so the model has to answer._\n");
+                    note.push_str(", and tools are switched off for the rest of this prompt so the model has to answer");
                 }
-                ctx.emit(TurnEvent::Text(note));
+                note.push('.');
+                ctx.emit(TurnEvent::Notice {
+                    severity: Severity::Warning,
+                    text: note,
+                });
                 vec![Some(answer); calls.len()]
             }
             Verdict::Run(refusals) => {
@@ -77,11 +81,14 @@ impl Guard {
                         .totals
                         .send_modify(|t| t.budget_refusals += over.len() as u64);
                     over.dedup();
-                    ctx.emit(TurnEvent::Text(format!(
-                        "\n_tandem: refused {} call(s) past their budget for this prompt ({})._\n",
-                        refusals.iter().flatten().count(),
-                        over.join(", ")
-                    )));
+                    ctx.emit(TurnEvent::Notice {
+                        severity: Severity::Warning,
+                        text: format!(
+                            "tandem: refused {} call(s) past their budget for this prompt ({}).",
+                            refusals.iter().flatten().count(),
+                            over.join(", ")
+                        ),
+                    });
                 }
                 refusals
             }

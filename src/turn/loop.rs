@@ -23,8 +23,8 @@ use crate::model::{ErrorClass, Message, ModelError, ModelRequest};
 use crate::output_schema::OutputSchema;
 use crate::store::History;
 use crate::tools::Subagents;
-use crate::types::TurnEvent;
 use crate::types::{Prompt, StopReason, UserPart};
+use crate::types::{Severity, TurnEvent};
 
 /// Runs model requests and tool calls over `history` (which ends with the new prompt) until
 /// the model stops, the user cancels, or the request cap is reached.
@@ -36,7 +36,10 @@ pub async fn run_turn(
     let mut turn = Turn::new(ctx, history, cancel);
     let step = turn.ctx.step();
     if let Some(note) = estimate::images_left_out(turn.history.messages(), &step.spec) {
-        turn.ctx.emit(TurnEvent::Text(format!("_{note}_\n\n")));
+        turn.ctx.emit(TurnEvent::Notice {
+            severity: Severity::Warning,
+            text: note.clone(),
+        });
         turn.history.push_note(note);
     }
     // The project's servers the user has not trusted yet were held back when the session
@@ -143,7 +146,10 @@ impl Turn {
     async fn step(&mut self) -> Option<Ended> {
         // An MCP server that went away or came back is told to the user once.
         for notice in self.ctx.services.mcp.take_notices() {
-            self.ctx.emit(TurnEvent::Text(format!("\n_{notice}_\n")));
+            self.ctx.emit(TurnEvent::Notice {
+                severity: Severity::Warning,
+                text: notice,
+            });
         }
         // What the user said meanwhile goes in after the last calls' results.
         self.take_steering().await;
@@ -197,7 +203,7 @@ impl Turn {
         messages.extend(conversation.map(|m| fit_to_model(m, spec)));
         estimate::thin_images(&mut messages);
         let threshold = self.ctx.facts.config.compact_threshold * spec.context_window as f64;
-        if projected(&self.ctx, &messages) as f64 > threshold {
+        if step.settings.auto_compact && projected(&self.ctx, &messages) as f64 > threshold {
             match self.compact(step).await {
                 Compacted::Done { .. } => return Err(None),
                 Compacted::Cancelled => return Err(stop(Ok(StopReason::Cancelled))),
@@ -223,7 +229,11 @@ impl Turn {
     /// the conversation did not fit is compacted and asked again once, images a server refused
     /// are left out and asked again once; anything else ends the turn with the error.
     async fn failed(&mut self, e: ModelError, step: &Step, no_calls: bool) -> Option<Ended> {
-        if e.class == ErrorClass::ContextLength && !self.retried_context && no_calls {
+        if e.class == ErrorClass::ContextLength
+            && !self.retried_context
+            && no_calls
+            && step.settings.auto_compact
+        {
             // The server says it does not fit: compact once and try again.
             self.retried_context = true;
             return match self.compact(step).await {
@@ -253,7 +263,10 @@ impl Turn {
             "The model server refused the request with its images ({}); tandem left the images out of the conversation and asked again.",
             e.message
         );
-        self.ctx.emit(TurnEvent::Text(format!("\n_{told}_\n")));
+        self.ctx.emit(TurnEvent::Notice {
+            severity: Severity::Warning,
+            text: told.clone(),
+        });
         self.history.push_note(told);
         self.history
             .leave_out_images("the model server refused a request that held images");
@@ -277,7 +290,10 @@ impl Turn {
             carried: response.carried,
         });
         if let Some(note) = response.cut {
-            self.ctx.emit(TurnEvent::Text(format!("\n\n_{note}_\n")));
+            self.ctx.emit(TurnEvent::Notice {
+                severity: Severity::Warning,
+                text: note.clone(),
+            });
             self.history.push_note(note);
         }
         let (early, cut_off) = settle_early(&self.ctx, response.early, &shown_ids, &response.end);

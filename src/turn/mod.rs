@@ -46,7 +46,6 @@ mod truncation;
 mod trust;
 
 pub use actions::{Invoked, compact_now, run_action, show_permissions};
-pub use compact::COMPACTED_NOTE;
 pub use context::{Facts, Meters, Services, Totals, TurnContext};
 pub use r#loop::run_turn;
 pub use outcome::TurnOutcome;

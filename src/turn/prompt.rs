@@ -15,8 +15,8 @@ use crate::customize::hooks::Event;
 use crate::model::{ErrorClass, Message, ModelError};
 use crate::store::History;
 use crate::types::StopReason;
-use crate::types::TurnEvent;
 use crate::types::{Prompt, UserPart};
+use crate::types::{Severity, TurnEvent};
 
 /// Refuses a prompt that alone (with the system prompt) is larger than the model's whole
 /// context window: compaction cannot make room for it, and the server would only refuse it
@@ -76,9 +76,10 @@ pub(super) async fn admit(
         };
         report(ctx, &said);
         if let Some(reason) = said.blocked {
-            ctx.emit(TurnEvent::Text(format!(
-                "The prompt was blocked by a hook: {reason}"
-            )));
+            ctx.emit(TurnEvent::Notice {
+                severity: Severity::Warning,
+                text: format!("The prompt was blocked by a hook: {reason}"),
+            });
             return Admitted::Blocked(reason);
         }
         if let Some(context) = said.context_text() {

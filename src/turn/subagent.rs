@@ -191,6 +191,12 @@ impl EventSink for Progress {
                         false
                     }
                 }
+                // Its own notes (a guard, a cut) show in its text as they did in an answer.
+                TurnEvent::Notice { text, .. } => {
+                    st.text.push_str(&format!("\n\n_{}_\n\n", text.trim()));
+                    st.shown = st.text.len();
+                    true
+                }
                 // Its reasoning, context use and plan are its own.
                 _ => false,
             }

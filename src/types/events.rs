@@ -144,8 +144,21 @@ pub enum TurnEvent {
         /// New title.
         title: Option<String>,
     },
-    /// The agent's plan, whole (sent as `plan`).
+    /// The agent's plan, whole (sent as `plan`, or `plan_update` to editors that advertised
+    /// plan operations); an empty plan is taken away (`plan_removed` for those editors).
     Plan(Vec<PlanItem>),
+    /// A note from tandem itself, not the model's words: a guard that stopped calls, a cut the
+    /// server made, a disk that refuses writes (sent as `notice` to editors that advertised
+    /// `session.notices`, as an italic line of the answer to others).
+    Notice {
+        /// How much it matters.
+        severity: Severity,
+        /// What happened, as one or two sentences.
+        text: String,
+    },
+    /// What follows is a new message (the model's next answer, or the next replayed one):
+    /// message chunks after it carry a new `messageId`. Nothing is sent for it.
+    NewMessage,
     /// A user message, when a stored session is replayed (sent as `user_message_chunk`s):
     /// its blocks as the user sent them.
     UserMessage(Vec<PromptBlock>),
@@ -160,7 +173,28 @@ pub enum TurnEvent {
         status: CompactionStatus,
         /// The summary, once completed.
         summary: Option<String>,
+        /// Why it failed, when it did.
+        error: Option<String>,
     },
+    /// A piece of a compaction's summary as the model writes it (sent as
+    /// `compaction_summary_chunk`; only for editors that advertised `session.compaction`).
+    CompactionChunk {
+        /// The compaction it belongs to.
+        id: String,
+        /// The piece.
+        text: String,
+    },
+}
+
+/// How much a [`TurnEvent::Notice`] matters (ACP `NoticeSeverity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// For the record: something was left out or shortened as designed.
+    Info,
+    /// Something the user may want to act on.
+    Warning,
+    /// Something failed that the user must know about.
+    Error,
 }
 
 /// Where a compaction is.

@@ -12,11 +12,11 @@ mod tool;
 
 pub use effect::{Effect, Journal};
 pub use events::{
-    CompactionStatus, EventSink, Location, PlanItem, ToolCallView, ToolContent, ToolStatus,
-    TurnEvent,
+    CompactionStatus, EventSink, Location, PlanItem, Severity, ToolCallView, ToolContent,
+    ToolStatus, TurnEvent,
 };
 pub use mode::Mode;
-pub use options::{OptionCategory, OptionValue, OptionView};
+pub use options::{OptionCategory, OptionKind, OptionValue, OptionView};
 pub use parts::{UserPart, context_text, folder_context_text, parse_context};
 pub use prompt::{Prompt, PromptBlock};
 pub use stop::{FinishReason, StopReason};

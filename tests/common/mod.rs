@@ -237,3 +237,23 @@ pub async fn listing_mock(script: Vec<Reply>) -> MockModel {
     );
     mock
 }
+
+/// A first answer that reports 900 tokens in use, then `then`: on a [`small_window`] model,
+/// automatic compaction summarizes before the second request.
+pub fn filling_the_window(then: Vec<Reply>) -> Vec<Reply> {
+    let mut script = vec![Reply::chunks(vec![
+        mock_model::text("First answer."),
+        mock_model::finish("stop"),
+        mock_model::usage(900, 10),
+    ])];
+    script.extend(then);
+    script
+}
+
+/// A config file in `ws` whose one model, `mock-model`, has a 1,000-token window.
+pub fn small_window(ws: &Workspace) -> PathBuf {
+    ws.write(
+        "config.toml",
+        "[[models]]\nid = \"mock-model\"\ncontext_window = 1000\n",
+    )
+}

@@ -13,6 +13,18 @@ use serde_json::{Value, json};
 /// other message against the stable `schema.json`.
 const UNSTABLE_METHODS: &[&str] = &["session/fork"];
 
+/// The session updates that are still unstable in the schema the SDK pins (plan operations),
+/// sent only to an editor that advertised them; checked against `schema.unstable.json`.
+const UNSTABLE_UPDATES: &[&str] = &["plan_update", "plan_removed"];
+
+/// Whether `message` is a `session/update` of an unstable kind.
+fn unstable_update(message: &Value) -> bool {
+    message["method"] == "session/update"
+        && message["params"]["update"]["sessionUpdate"]
+            .as_str()
+            .is_some_and(|kind| UNSTABLE_UPDATES.contains(&kind))
+}
+
 fn read_schema(file: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("protocol/acp/v1")
@@ -88,8 +100,8 @@ static SESSION_MODELS: LazyLock<HashMap<&'static str, jsonschema::Validator>> =
 /// The answers that carry the older `models` field.
 const ANSWERS_WITH_MODELS: &[&str] = &["session/new", "session/load", "session/resume"];
 
-fn check(kind: &str, method: &str, value: &Value, out: &mut Vec<String>) {
-    let schemas = if UNSTABLE_METHODS.contains(&method) {
+fn check(kind: &str, method: &str, value: &Value, unstable: bool, out: &mut Vec<String>) {
+    let schemas = if unstable {
         &*UNSTABLE_METHOD_SCHEMAS
     } else {
         &*METHOD_SCHEMAS
@@ -130,7 +142,8 @@ pub fn schema_violations_for(message: &Value, answered: Option<&str>) -> Vec<Str
     let unstable = message["method"]
         .as_str()
         .or(answered)
-        .is_some_and(|m| UNSTABLE_METHODS.contains(&m));
+        .is_some_and(|m| UNSTABLE_METHODS.contains(&m))
+        || unstable_update(message);
     let envelope = if unstable {
         &*UNSTABLE_AGENT_SCHEMA
     } else {
@@ -150,12 +163,18 @@ pub fn schema_violations_for(message: &Value, answered: Option<&str>) -> Vec<Str
             kind,
             method,
             message.get("params").unwrap_or(&Value::Null),
+            unstable,
             &mut out,
         );
     } else if let Some(error) = message.get("error") {
-        check("Error", "", error, &mut out);
+        check("Error", "", error, false, &mut out);
     } else if let (Some(method), Some(result)) = (answered, message.get("result")) {
-        check("Response", method, result, &mut out);
+        check("Response", method, result, unstable, &mut out);
+        if method == "initialize" {
+            // Capabilities stable in the schema the SDK pins but not yet in the published
+            // stable file (`sessionCapabilities.systemPrompt`) are checked in the unstable one.
+            check("Response", method, result, true, &mut out);
+        }
     }
     out
 }

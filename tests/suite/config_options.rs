@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{Agent, MockModel, Reply, Workspace, assert_error, of_kind, response};
+use crate::common::{
+    Agent, MockModel, Reply, Workspace, assert_error, filling_the_window, of_kind, path_str,
+    response, small_window,
+};
 
 async fn agent_with_models(script: Vec<Reply>) -> (MockModel, Workspace, Agent, String) {
     let mock = MockModel::start(script).await;
@@ -136,4 +139,81 @@ async fn a_switch_during_a_turn_applies_to_the_next_request() {
     let requests = mock.requests();
     assert_eq!(requests[0].body["model"], "mock-model");
     assert_eq!(requests[1].body["model"], "other-model");
+}
+
+/// A session on a 1,000-token window whose first answer reports 900 tokens in use (automatic
+/// compaction would summarize before the second request), its editor showing on/off options.
+async fn near_the_window() -> (MockModel, Workspace, Agent, Value) {
+    let mock = MockModel::start(filling_the_window(vec![Reply::text(&["Second answer."])])).await;
+    let ws = Workspace::new();
+    let mut agent = showing_booleans(&ws, &mock).await;
+    let opened = agent.new_session(&ws.project()).await;
+    (mock, ws, agent, opened)
+}
+
+/// tandem on a [`small_window`] model, initialized by an editor that shows on/off options.
+async fn showing_booleans(ws: &Workspace, mock: &MockModel) -> Agent {
+    let mut env = ws.env(mock);
+    env.push(("TANDEM_CONFIG".into(), path_str(&small_window(ws))));
+    let mut agent = Agent::spawn(&env, &[]);
+    agent
+        .initialize_with(json!({"session": {"configOptions": {"boolean": {}}}}))
+        .await;
+    agent
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn automatic_compaction_is_a_switch_for_editors_that_show_booleans() {
+    let (mock, ws, mut agent, opened) = near_the_window().await;
+    let id = opened["sessionId"].as_str().unwrap().to_string();
+    let auto = option(&opened["configOptions"], "auto_compact").expect("offered");
+    assert_eq!(auto["type"], "boolean");
+    assert_eq!(auto["currentValue"], true);
+    let answer = agent
+        .request_ok(
+            "session/set_config_option",
+            json!({"sessionId": id, "configId": "auto_compact", "type": "boolean", "value": false}),
+        )
+        .await;
+    assert_eq!(
+        option(&answer["configOptions"], "auto_compact").unwrap()["currentValue"],
+        false
+    );
+    agent.prompt(&id, "First question").await;
+    let (response, updates) = agent.prompt(&id, "Second question").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(mock.requests().len(), 2, "no summary was asked for");
+    assert!(of_kind(&updates, "compaction_update").is_empty());
+    // A wrong value is refused and changes nothing.
+    let wrong = agent
+        .request(
+            "session/set_config_option",
+            json!({"sessionId": id, "configId": "mode", "type": "boolean", "value": true}),
+        )
+        .await;
+    assert_error(&wrong, -32602, "mode");
+    assert!(agent.shutdown().await.0.success());
+
+    // The switch is part of the session: a load keeps it off.
+    let mut again = showing_booleans(&ws, &mock).await;
+    let (loaded, _) = again.open_stored("session/load", &id, &ws.project()).await;
+    assert_eq!(
+        option(&loaded["configOptions"], "auto_compact").unwrap()["currentValue"],
+        false
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_switch_on_or_no_boolean_support_a_full_window_is_compacted() {
+    let (mock, _ws, mut agent, opened) = near_the_window().await;
+    let id = opened["sessionId"].as_str().unwrap().to_string();
+    agent.prompt(&id, "First question").await;
+    mock.push(Reply::text(&["Third."]));
+    agent.prompt(&id, "Second question").await;
+    assert_eq!(mock.requests().len(), 3, "summary, then the question");
+
+    // An editor that shows no booleans is not offered the switch.
+    let (_mock, ws, mut agent, _session) = agent_with_models(vec![]).await;
+    let opened = agent.new_session(&ws.project()).await;
+    assert!(option(&opened["configOptions"], "auto_compact").is_none());
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::mock_model::{self, Recorded};
+use crate::common::mock_model::Recorded;
 use crate::common::{Agent, MockModel, Reply, Workspace, joined, of_kind, path_str};
 
 fn texts(request: &Recorded) -> Vec<String> {
@@ -178,21 +178,13 @@ async fn editors_with_the_capability_get_compaction_updates() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_usage_report_triggers_compaction_before_the_next_request() {
-    let mock = MockModel::start(vec![
-        Reply::chunks(vec![
-            mock_model::text("First answer."),
-            mock_model::finish("stop"),
-            mock_model::usage(900, 10),
-        ]),
+    let mock = MockModel::start(crate::common::filling_the_window(vec![
         Reply::text(&["Summary of the first exchange."]),
         Reply::text(&["Second answer."]),
-    ])
+    ]))
     .await;
     let ws = Workspace::new();
-    let config = ws.write(
-        "config.toml",
-        "[[models]]\nid = \"mock-model\"\ncontext_window = 1000\n",
-    );
+    let config = crate::common::small_window(&ws);
     let mut agent = Agent::spawn(&ws.env(&mock), &["--config", &path_str(&config)]);
     let id = agent.open_session(&ws.project()).await;
     agent.prompt(&id, "First question").await;

@@ -6,6 +6,7 @@ mod crashes;
 mod doctor;
 mod editor_answers;
 mod editor_faults;
+mod editor_instructions;
 mod editors;
 #[cfg(feature = "edit-corpus")]
 mod edits;
@@ -69,6 +70,7 @@ mod tool_images;
 mod tool_loop;
 mod tools;
 mod unused_sessions;
+mod updates;
 mod windows;
 mod wire_apis;
 mod wire_mock;

@@ -107,6 +107,7 @@ impl Handlers {
             folders: None,
             servers: Vec::new(),
             turn: req.turn,
+            system_prompt: None,
         };
         self.reopen(Reopen::Fork, stored, responder, cx).await;
         Ok(())

@@ -1,0 +1,144 @@
+//! [`ConnectionSink`]: a session's events as `session/update` notifications on one
+//! connection, shaped by what the editor advertised (convert.rs), with a `messageId` on every
+//! message chunk: chunks of one message share it, and a new message gets a new one.
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{MessageId, SessionNotification, SessionUpdate};
+use parking_lot::Mutex;
+
+use super::updates;
+use crate::client::ClientCaps;
+use crate::types::{EventSink, TurnEvent};
+
+/// Sends one session's events (or a replay's) to the editor.
+pub(super) struct ConnectionSink {
+    cx: ConnectionTo<Client>,
+    caps: ClientCaps,
+    run: Mutex<MessageRun>,
+}
+
+/// Which kind of chunk the last update was, and the id its message has.
+#[derive(Default)]
+struct MessageRun {
+    current: Option<(Kind, MessageId)>,
+}
+
+/// The three kinds of message chunk: a change of kind starts a new message.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    User,
+    Agent,
+    Thought,
+}
+
+impl MessageRun {
+    /// The id for a chunk of `kind`: the running message's, or a new one.
+    fn id(&mut self, kind: Kind) -> MessageId {
+        match &self.current {
+            Some((k, id)) if *k == kind => id.clone(),
+            _ => {
+                let id = MessageId::new(uuid::Uuid::new_v4().to_string());
+                self.current = Some((kind, id.clone()));
+                id
+            }
+        }
+    }
+
+    /// Gives `update` its message id, or ends the running message when it is no chunk.
+    fn stamp(&mut self, update: &mut SessionUpdate) {
+        let (kind, chunk) = match update {
+            SessionUpdate::UserMessageChunk(c) => (Kind::User, c),
+            SessionUpdate::AgentMessageChunk(c) => (Kind::Agent, c),
+            SessionUpdate::AgentThoughtChunk(c) => (Kind::Thought, c),
+            _ => {
+                self.current = None;
+                return;
+            }
+        };
+        chunk.message_id = Some(self.id(kind));
+    }
+}
+
+impl ConnectionSink {
+    /// A sink over `cx` for an editor that advertised `caps`.
+    pub(super) fn new(cx: ConnectionTo<Client>, caps: ClientCaps) -> Self {
+        Self {
+            cx,
+            caps,
+            run: Mutex::default(),
+        }
+    }
+}
+
+impl EventSink for ConnectionSink {
+    fn emit(&self, session_id: &str, event: TurnEvent) {
+        if event == TurnEvent::NewMessage {
+            self.run.lock().current = None;
+            return;
+        }
+        for mut update in updates::session_updates(event, &self.caps) {
+            self.run.lock().stamp(&mut update);
+            if let Err(e) = self
+                .cx
+                .send_notification(SessionNotification::new(session_id.to_string(), update))
+            {
+                tracing::debug!(session = %session_id, "could not send session/update: {e}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, TextContent};
+
+    use super::*;
+
+    fn chunk(kind: Kind) -> SessionUpdate {
+        let c = ContentChunk::new(ContentBlock::Text(TextContent::new("x")));
+        match kind {
+            Kind::User => SessionUpdate::UserMessageChunk(c),
+            Kind::Agent => SessionUpdate::AgentMessageChunk(c),
+            Kind::Thought => SessionUpdate::AgentThoughtChunk(c),
+        }
+    }
+
+    fn id_of(update: &SessionUpdate) -> Option<MessageId> {
+        match update {
+            SessionUpdate::UserMessageChunk(c)
+            | SessionUpdate::AgentMessageChunk(c)
+            | SessionUpdate::AgentThoughtChunk(c) => c.message_id.clone(),
+            _ => None,
+        }
+    }
+
+    fn stamped(run: &mut MessageRun, mut update: SessionUpdate) -> Option<MessageId> {
+        run.stamp(&mut update);
+        id_of(&update)
+    }
+
+    #[test]
+    fn chunks_of_one_message_share_an_id_and_a_new_kind_starts_a_new_one() {
+        let mut run = MessageRun::default();
+        let a = stamped(&mut run, chunk(Kind::Thought)).unwrap();
+        assert_eq!(stamped(&mut run, chunk(Kind::Thought)), Some(a.clone()));
+        let b = stamped(&mut run, chunk(Kind::Agent)).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(stamped(&mut run, chunk(Kind::Agent)), Some(b.clone()));
+        let c = stamped(&mut run, chunk(Kind::User)).unwrap();
+        assert!(c != a && c != b);
+    }
+
+    #[test]
+    fn any_other_update_or_a_new_message_ends_the_running_one() {
+        let mut run = MessageRun::default();
+        let a = stamped(&mut run, chunk(Kind::Agent)).unwrap();
+        let plan = SessionUpdate::Plan(agent_client_protocol::v1::schema::Plan::new(vec![]));
+        assert_eq!(stamped(&mut run, plan), None);
+        let b = stamped(&mut run, chunk(Kind::Agent)).unwrap();
+        assert_ne!(a, b);
+        run.current = None;
+        assert_ne!(stamped(&mut run, chunk(Kind::Agent)), Some(b));
+    }
+}
