@@ -159,15 +159,15 @@ pub trait ClientOps: Send + Sync {
         terminal: &'a str,
     ) -> BoxFuture<'a, Result<(), ClientError>>;
 
-    /// Asks the user `question` as a form (ACP `elicitation/create`), from the tool call
-    /// `call_id`; only for an editor that advertised form elicitation.
+    /// Asks the user `form` (ACP `elicitation/create` in form mode), from the tool call
+    /// `call_id` when there is one; only for an editor that advertised form elicitation.
     fn elicit<'a>(
         &'a self,
         session: &'a str,
-        call_id: &'a str,
-        question: &'a Question,
+        call_id: Option<&'a str>,
+        form: &'a Form,
     ) -> BoxFuture<'a, Result<Reply, ClientError>> {
-        let _ = (session, call_id, question);
+        let _ = (session, call_id, form);
         Box::pin(async { Err(ClientError::unsupported("questions")) })
     }
 
@@ -183,6 +183,16 @@ pub trait ClientOps: Send + Sync {
         let _ = (session, call, choices);
         Box::pin(async { Err(ClientError::unsupported("questions")) })
     }
+}
+
+/// A form for the user: what they read, and the JSON Schema of the answer (an object of flat
+/// fields, as MCP and ACP elicitation define it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    /// What the user reads.
+    pub message: String,
+    /// The answer's schema.
+    pub schema: serde_json::Value,
 }
 
 /// A question for the user, with the fields of the answer (`ask_user`).
@@ -207,6 +217,44 @@ pub struct Field {
     pub choices: Vec<String>,
     /// Whether the user must fill it.
     pub required: bool,
+}
+
+impl Question {
+    /// The question as a form: one property per field.
+    pub fn form(&self) -> Form {
+        let mut properties = serde_json::Map::new();
+        for field in &self.fields {
+            let mut property = serde_json::Map::new();
+            let kind = match field.kind {
+                FieldKind::Text => "string",
+                FieldKind::Number => "number",
+                FieldKind::Integer => "integer",
+                FieldKind::Boolean => "boolean",
+            };
+            property.insert("type".into(), kind.into());
+            if let Some(title) = &field.title {
+                property.insert("title".into(), title.clone().into());
+            }
+            if !field.choices.is_empty() {
+                property.insert("enum".into(), field.choices.clone().into());
+            }
+            properties.insert(field.name.clone(), property.into());
+        }
+        let required: Vec<&str> = self
+            .fields
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.name.as_str())
+            .collect();
+        let mut schema = serde_json::json!({"type": "object", "properties": properties});
+        if !required.is_empty() {
+            schema["required"] = required.into();
+        }
+        Form {
+            message: self.text.clone(),
+            schema,
+        }
+    }
 }
 
 /// The kind of value a [`Field`] takes.

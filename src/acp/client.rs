@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::questions;
 use crate::client::{
-    ClientError, ClientOps, ExitStatus, PermissionAnswer, PermissionChoice, Question, Reply,
+    ClientError, ClientOps, ExitStatus, Form, PermissionAnswer, PermissionChoice, Reply,
     TerminalOutput, TerminalSpec,
 };
 use crate::types::ToolCallView;
@@ -267,14 +267,16 @@ impl ClientOps for AcpClient {
     fn elicit<'a>(
         &'a self,
         session: &'a str,
-        call_id: &'a str,
-        question: &'a Question,
+        call_id: Option<&'a str>,
+        form: &'a Form,
     ) -> BoxFuture<'a, Result<Reply, ClientError>> {
         Box::pin(async move {
-            let answer = self
-                .call(questions::form(session, call_id, question))
-                .await?;
-            Ok(questions::form_reply(answer))
+            let request =
+                questions::form(session, call_id, form).map_err(|message| ClientError {
+                    code: None,
+                    message,
+                })?;
+            Ok(questions::form_reply(self.call(request).await?))
         })
     }
 

@@ -304,6 +304,7 @@ impl Handlers {
                     log_unsent(match result {
                         Ok(ran) => responder.respond(
                             PromptResponse::new(convert::stop_reason(ran.stop))
+                                .usage(convert::turn_usage(&ran.spent))
                                 .meta(ext::structured_meta(ran.structured)),
                         ),
                         Err(e) => responder.respond_with_error(h.error_for(e)),

@@ -3,50 +3,36 @@
 //! choices (for others), and their answers back as a [`Reply`].
 
 use agent_client_protocol::v1::schema::{
-    BooleanPropertySchema, CreateElicitationRequest, CreateElicitationResponse, ElicitationAction,
+    CreateElicitationRequest, CreateElicitationResponse, ElicitationAction,
     ElicitationContentValue, ElicitationFormMode, ElicitationSchema, ElicitationSessionScope,
-    IntegerPropertySchema, NumberPropertySchema, PermissionOption, PermissionOptionKind,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    StringPropertySchema, ToolCallId,
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, ToolCallId,
 };
 use serde_json::{Map, Value};
 
-use crate::client::{Field, FieldKind, Question, Reply};
+use crate::client::{Form, Reply};
 use crate::types::ToolCallView;
 
 /// The option id that declines a choice.
 const DECLINE: &str = "decline";
 
-/// The form `question` asks, from the tool call `call_id` of `session`.
-pub(super) fn form(session: &str, call_id: &str, question: &Question) -> CreateElicitationRequest {
-    let mut schema = ElicitationSchema::new();
-    for field in &question.fields {
-        schema = schema.property(field.name.clone(), property(field), field.required);
+/// The request that asks `form`, from the tool call `call_id` (if any) of `session`; `Err`
+/// when its schema is not one ACP elicitation takes.
+pub(super) fn form(
+    session: &str,
+    call_id: Option<&str>,
+    form: &Form,
+) -> Result<CreateElicitationRequest, String> {
+    let schema: ElicitationSchema = serde_json::from_value(form.schema.clone())
+        .map_err(|e| format!("the form's schema is not one an editor takes: {e}"))?;
+    let mut scope = ElicitationSessionScope::new(session.to_string());
+    if let Some(id) = call_id {
+        scope = scope.tool_call_id(ToolCallId::new(id.to_string()));
     }
-    let scope = ElicitationSessionScope::new(session.to_string())
-        .tool_call_id(ToolCallId::new(call_id.to_string()));
-    CreateElicitationRequest::new(
+    Ok(CreateElicitationRequest::new(
         ElicitationFormMode::new(scope, schema),
-        question.text.clone(),
-    )
-}
-
-/// One field as a form property.
-fn property(field: &Field) -> agent_client_protocol::v1::schema::ElicitationPropertySchema {
-    let title = field.title.clone();
-    match field.kind {
-        FieldKind::Text => {
-            let text = StringPropertySchema::new().title(title);
-            if field.choices.is_empty() {
-                text.into()
-            } else {
-                text.enum_values(field.choices.clone()).into()
-            }
-        }
-        FieldKind::Number => NumberPropertySchema::new().title(title).into(),
-        FieldKind::Integer => IntegerPropertySchema::new().title(title).into(),
-        FieldKind::Boolean => BooleanPropertySchema::new().title(title).into(),
-    }
+        form.message.clone(),
+    ))
 }
 
 /// What the editor's answer to a form says.

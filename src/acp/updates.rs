@@ -27,7 +27,9 @@ pub fn session_updates(event: TurnEvent, caps: &ClientCaps) -> Vec<SessionUpdate
 
         TurnEvent::Text(t) => SessionUpdate::AgentMessageChunk(text_chunk(t)),
         TurnEvent::Thought(t) => SessionUpdate::AgentThoughtChunk(text_chunk(t)),
-        TurnEvent::Usage { used, size } => SessionUpdate::UsageUpdate(UsageUpdate::new(used, size)),
+        TurnEvent::Usage { used, size, cost } => SessionUpdate::UsageUpdate(
+            UsageUpdate::new(used, size).cost(cost.map(|amount| acp::Cost::new(amount, "USD"))),
+        ),
         TurnEvent::ModeChanged(mode) => {
             SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.id()))
         }

@@ -405,9 +405,20 @@ fn refuse_headless(req: &RequestPermissionRequest, display: &Display) -> Request
         .title
         .clone()
         .unwrap_or_else(|| "a tool call".into());
-    display.progress(&format!(
-        "rejected {title}: it needs permission and exec cannot ask (use --mode accept-edits or --mode full-access, or an allow rule under [permissions] in your config file)"
-    ));
+    if req
+        .options
+        .iter()
+        .any(|o| o.option_id.0.as_ref() == "decline")
+    {
+        // A question from `ask_user`: no mode answers it.
+        display.progress(&format!(
+            "not answered: {title} (nobody can answer a question in a headless run; the model was told)"
+        ));
+    } else {
+        display.progress(&format!(
+            "rejected {title}: it needs permission and exec cannot ask (use --mode accept-edits or --mode full-access, or an allow rule under [permissions] in your config file)"
+        ));
+    }
     let reject = req
         .options
         .iter()

@@ -56,7 +56,7 @@ pub enum ConnectError {
 }
 
 /// A running MCP client session with one server.
-pub type Client = RunningService<RoleClient, ()>;
+pub type Client = RunningService<RoleClient, super::Asker>;
 
 /// A connected server.
 pub struct Connection {
@@ -88,11 +88,12 @@ pub async fn connect(
     spec: ServerSpec,
     scrubbed: Vec<String>,
     children: Children,
+    asker: super::Asker,
 ) -> Result<Connection, ConnectError> {
     let Some(command) = spec.command.clone() else {
         return match spec.url.clone() {
             Some(_) if spec.sse => Err(ConnectError::Sse),
-            Some(url) => connect_http(spec, &url, children).await,
+            Some(url) => connect_http(spec, &url, children, asker).await,
             None => Err(ConnectError::Nowhere),
         };
     };
@@ -122,7 +123,7 @@ pub async fn connect(
         children.kill(key);
         error
     };
-    let client = ()
+    let client = asker
         .serve(transport)
         .await
         .map_err(|e| fail(ConnectError::Handshake(e.to_string())))?;
@@ -160,6 +161,7 @@ async fn connect_http(
     spec: ServerSpec,
     url: &str,
     children: Children,
+    asker: super::Asker,
 ) -> Result<Connection, ConnectError> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -183,12 +185,12 @@ async fn connect_http(
     let config =
         StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(headers);
     let transport = StreamableHttpClientTransport::from_config(config);
-    let client =
-        ().serve(transport)
-            .await
-            .map_err(|e| ConnectError::HttpHandshake {
-                url: url.to_string(),
-                reason: e.to_string(),
-            })?;
+    let client = asker
+        .serve(transport)
+        .await
+        .map_err(|e| ConnectError::HttpHandshake {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
     describe(spec.name, client, None, children).await
 }

@@ -13,6 +13,7 @@
 //! growing pause between tries, and the user is told once when it goes and once when it is
 //! back.
 
+mod asker;
 mod children;
 mod connect;
 mod tool;
@@ -26,6 +27,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::tools::{Tool, ToolSource};
+pub use asker::Asker;
 pub use children::Children;
 pub use tool::exposed_name;
 
@@ -117,17 +119,21 @@ pub struct Hub {
     scrubbed: Vec<String>,
     /// Where the servers' process groups are registered.
     children: Children,
+    /// Where the servers' own questions go (the session's editor).
+    asker: Asker,
 }
 
 impl Hub {
     /// A hub with no servers yet. `scrubbed` names environment variables the servers must
-    /// not inherit (tandem's API keys); their process groups are registered with `children`.
-    pub fn new(scrubbed: Vec<String>, children: Children) -> Arc<Hub> {
+    /// not inherit (tandem's API keys); their process groups are registered with `children`;
+    /// their questions go to `asker`.
+    pub fn new(scrubbed: Vec<String>, children: Children, asker: Asker) -> Arc<Hub> {
         Arc::new(Hub {
             servers: Mutex::new(Vec::new()),
             pending: watch::Sender::new(0),
             scrubbed,
             children,
+            asker,
         })
     }
 
@@ -153,16 +159,17 @@ impl Hub {
         let weak = Arc::downgrade(self);
         let scrubbed = self.scrubbed.clone();
         let children = self.children.clone();
+        let asker = self.asker.clone();
         tokio::spawn(async move {
             let name = spec.name.clone();
-            let result = connect_bounded(&spec, &scrubbed, &children).await;
+            let result = connect_bounded(&spec, &scrubbed, &children, &asker).await;
             let ready = result.is_ok();
             match weak.upgrade() {
                 Some(hub) => hub.settle(&name, result),
                 None => return,
             }
             if ready {
-                supervise(weak, spec, scrubbed, children).await;
+                supervise(weak, spec, scrubbed, children, asker).await;
             }
         });
     }
@@ -354,8 +361,10 @@ async fn connect_bounded(
     spec: &ServerSpec,
     scrubbed: &[String],
     children: &Children,
+    asker: &Asker,
 ) -> Result<connect::Connection, connect::ConnectError> {
-    let connecting = connect::connect(spec.clone(), scrubbed.to_vec(), children.clone());
+    let (spec, scrubbed) = (spec.clone(), scrubbed.to_vec());
+    let connecting = connect::connect(spec, scrubbed, children.clone(), asker.clone());
     tokio::time::timeout(CONNECT_TIMEOUT, connecting)
         .await
         .unwrap_or(Err(connect::ConnectError::Timeout(
@@ -365,7 +374,13 @@ async fn connect_bounded(
 
 /// Watches a ready server for as long as its session lives; when it goes away, withdraws its
 /// tools and brings it back, pausing longer after each failed try.
-async fn supervise(hub: Weak<Hub>, spec: ServerSpec, scrubbed: Vec<String>, children: Children) {
+async fn supervise(
+    hub: Weak<Hub>,
+    spec: ServerSpec,
+    scrubbed: Vec<String>,
+    children: Children,
+    asker: Asker,
+) {
     let name = spec.name.clone();
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
@@ -377,7 +392,7 @@ async fn supervise(hub: Weak<Hub>, spec: ServerSpec, scrubbed: Vec<String>, chil
         drop(live);
         let mut pause = RETRY_FIRST;
         loop {
-            let result = connect_bounded(&spec, &scrubbed, &children).await;
+            let result = connect_bounded(&spec, &scrubbed, &children, &asker).await;
             let Some(live) = hub.upgrade() else {
                 if let Ok(connection) = result {
                     connection.stop();
@@ -439,7 +454,7 @@ mod tests {
 
     #[test]
     fn held_servers_are_reported_until_declined_and_say_why_they_are_unavailable() {
-        let hub = Hub::new(Vec::new(), Children::default());
+        let hub = Hub::new(Vec::new(), Children::default(), Asker::nobody());
         let held = Held {
             spec: spec("proj", "theirs"),
             instead: None,

@@ -4,9 +4,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ResourceContents,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
 use super::connect::{Client, Connection};
@@ -143,15 +141,19 @@ struct McpCall {
 impl Call for McpCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
+            // The server's questions while it runs name this call.
+            let _calling = self.client.service().calling(&env.call_id);
             // Dropping the call on cancel sends MCP `notifications/cancelled` to the server.
+            // `call_tool` answers the server's requests for input (MCP's newer input-required
+            // rounds, and its older elicitation requests alike) through the session's Asker.
             let response = tokio::select! {
-                r = self.client.call_tool_once(self.params) => r,
+                r = self.client.call_tool(self.params) => r,
                 () = env.cancel.cancelled() => return ToolOutput::error("cancelled by the user"),
             };
             match response {
-                Ok(CallToolResponse::Complete(result)) => output(result),
-                Ok(_) => ToolOutput::error(format!(
-                    "MCP server `{}` asked for input or started a background task, which tandem does not support",
+                Ok(result) => output(result),
+                Err(rmcp::ServiceError::UnexpectedResponse) => ToolOutput::error(format!(
+                    "MCP server `{}` started a background task, which tandem does not support",
                     self.server
                 )),
                 Err(e) => {

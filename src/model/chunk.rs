@@ -79,6 +79,9 @@ pub struct ChunkUsage {
     /// `completion_tokens_details.reasoning_tokens`.
     #[serde(default)]
     pub completion_tokens_details: Option<TokenDetails>,
+    /// What the request cost in US dollars (OpenRouter).
+    #[serde(default)]
+    pub cost: Option<f64>,
 }
 
 /// Breakdowns some servers add to usage.
@@ -200,6 +203,7 @@ impl Chunk {
                     .completion_tokens_details
                     .and_then(|d| d.reasoning_tokens)
                     .unwrap_or(0),
+                cost: u.cost.filter(|c| c.is_finite() && *c >= 0.0),
             }));
         }
         events

@@ -49,7 +49,7 @@ pub struct ModelRequest {
 }
 
 /// Token counts reported by the server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Usage {
     /// Tokens of the request (the context sent).
     pub prompt_tokens: u64,
@@ -59,6 +59,8 @@ pub struct Usage {
     pub cached_tokens: u64,
     /// Of the completion tokens, how many were reasoning.
     pub reasoning_tokens: u64,
+    /// What the request cost in US dollars, when the server says (OpenRouter's `usage.cost`).
+    pub cost: Option<f64>,
 }
 
 /// Something the model produced, in stream order.

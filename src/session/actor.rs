@@ -14,11 +14,12 @@ use super::commands::{self, Action, SlashCommand};
 use super::options;
 use super::queue::{Job, Queue};
 pub use super::ran::Ran;
+use super::ran::Running;
 use crate::config::{QueuedPrompts, Settings};
 use crate::model::Message;
 use crate::output_schema::OutputSchema;
 use crate::store::{History, Record};
-use crate::turn::{self, Back, Conflicts, TurnContext, TurnOutcome};
+use crate::turn::{self, Back, Conflicts, Totals, TurnContext, TurnOutcome};
 use crate::types::Mode;
 use crate::types::OptionView;
 use crate::types::{Prompt, UserPart};
@@ -70,14 +71,6 @@ pub(super) struct Actor {
     queue: Queue,
 }
 
-struct Running {
-    task: JoinHandle<TurnOutcome>,
-    cancel: CancellationToken,
-    reply: oneshot::Sender<Result<Ran, SessionError>>,
-    /// Whether it is a model turn, which messages can steer.
-    steerable: bool,
-}
-
 impl Actor {
     /// A session's actor, not yet running.
     pub(super) fn new(
@@ -113,7 +106,7 @@ impl Actor {
                     }
                 } => {
                     if let Some(r) = running.take() {
-                        self.finish(outcome, r.reply).await;
+                        self.finish(outcome, r.reply, r.before).await;
                         self.next(&mut running);
                     }
                 }
@@ -283,12 +276,7 @@ impl Actor {
                     false,
                     cancel.clone(),
                 ));
-                Running {
-                    task,
-                    cancel,
-                    reply,
-                    steerable: false,
-                }
+                self.running(task, cancel, reply, false)
             }
         }
     }
@@ -380,33 +368,35 @@ impl Actor {
                 ))
             }
         };
-        Running {
-            task,
-            cancel,
-            reply,
-            steerable,
-        }
+        self.running(task, cancel, reply, steerable)
     }
 
-    /// Takes back a finished turn's history and says how the prompt ended.
+    /// A job just started: its task, its cancel, who waits for its answer, and whether
+    /// messages can steer it.
+    fn running(
+        &self,
+        task: JoinHandle<TurnOutcome>,
+        cancel: CancellationToken,
+        reply: oneshot::Sender<Result<Ran, SessionError>>,
+        steerable: bool,
+    ) -> Running {
+        let before = *self.turn.meters.totals.borrow();
+        Running::new(task, cancel, reply, steerable, before)
+    }
+
+    /// Takes back a finished turn's history and says how the prompt ended and what it spent
+    /// since the session's totals were `before`.
     fn take_outcome(
         &mut self,
         outcome: Result<TurnOutcome, tokio::task::JoinError>,
+        before: Totals,
     ) -> Result<Ran, SessionError> {
         match outcome {
             Ok(outcome) => {
                 self.history = outcome.history;
-                let (output, structured, rewound) =
-                    (outcome.output, outcome.structured, outcome.rewound);
-                outcome
-                    .result
-                    .map(|stop| Ran {
-                        stop,
-                        output,
-                        structured,
-                        rewound,
-                    })
-                    .map_err(SessionError::Model)
+                let spent = self.turn.meters.totals.borrow().since(&before);
+                let ran = Ran::of(outcome.output, outcome.structured, outcome.rewound, spent);
+                outcome.result.map(ran).map_err(SessionError::Model)
             }
             Err(join) => {
                 tracing::error!(session = %self.turn.facts.session_id, "turn task failed: {join}");
@@ -420,7 +410,7 @@ impl Actor {
     /// Waits for the cancelled turn of a session that was closed or deleted and answers its
     /// prompt; unlike [`Self::finish`] nothing more is told to the editor about the session.
     async fn end_closed(&mut self, running: Running) {
-        let result = self.take_outcome(running.task.await);
+        let result = self.take_outcome(running.task.await, running.before);
         self.history.transcript().flush().await;
         let _ = running.reply.send(result);
     }
@@ -431,8 +421,9 @@ impl Actor {
         &mut self,
         outcome: Result<TurnOutcome, tokio::task::JoinError>,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
+        before: Totals,
     ) {
-        let result = self.take_outcome(outcome);
+        let result = self.take_outcome(outcome, before);
         // Prompts that steered the turn end with it; those that came too late run next.
         self.queue
             .settle_riders(&self.turn.services.steering, &result);

@@ -48,7 +48,7 @@ impl SessionManager {
         tracing::info!(session = %id, "session created");
         let project = crate::config::project(&cwd);
         Ok(self.start(Start {
-            mcp: self.mcp_hub(&cwd, &project, servers),
+            mcp: self.mcp_hub(&cwd, &project, servers, asker(&editor, &id)),
             project,
             id,
             cwd,
@@ -151,7 +151,7 @@ impl SessionManager {
         tracing::info!(session = %id, records = lines.len(), messages = history.messages().len(), replay, "session opened from its transcript");
         let project = crate::config::project(&cwd);
         let opened = self.start(Start {
-            mcp: self.mcp_hub(&cwd, &project, servers),
+            mcp: self.mcp_hub(&cwd, &project, servers, asker(&editor, id)),
             project,
             id: id.to_string(),
             cwd,
@@ -272,4 +272,9 @@ fn check_cwd(cwd: &Path) -> Result<(), SessionError> {
         )));
     }
     Ok(())
+}
+
+/// Where the MCP servers of session `id` send their questions: its editor.
+fn asker(editor: &super::EditorLink, id: &str) -> crate::mcp::Asker {
+    crate::mcp::Asker::new(editor.ops.clone(), id, editor.caps)
 }

@@ -96,6 +96,7 @@ impl SessionManager {
         cwd: &Path,
         project: &ProjectConfig,
         servers: Vec<ServerSpec>,
+        asker: crate::mcp::Asker,
     ) -> Arc<Hub> {
         let config = self.config();
         let root = crate::platform::canonical(cwd).unwrap_or_else(|_| cwd.to_path_buf());
@@ -114,7 +115,7 @@ impl SessionManager {
             &remembered,
             &root.join(".tandem").join("config.toml"),
         );
-        let hub = Hub::new(crate::secrets::hidden_vars(), self.children.clone());
+        let hub = Hub::new(crate::secrets::hidden_vars(), self.children.clone(), asker);
         for (name, why) in plan.declined {
             hub.decline(&name, why.into());
         }

@@ -7,6 +7,7 @@
 //! [`Call`] may `preview` what it will do (an edit's diff, shown while asking) and `run`s.
 
 mod apply_patch;
+mod ask_user;
 mod edit_file;
 mod error;
 pub mod files;
@@ -195,7 +196,7 @@ pub fn mutates(kind: ToolKind) -> bool {
 
 /// The built-in tools (DESIGN.md §3), with their specs; every session offers them first.
 pub fn builtins() -> Vec<Entry> {
-    let tools: [Arc<dyn Tool>; 9] = [
+    let tools: [Arc<dyn Tool>; 10] = [
         Arc::new(read_file::ReadFile),
         Arc::new(write_file::WriteFile),
         Arc::new(edit_file::EditFile),
@@ -205,6 +206,7 @@ pub fn builtins() -> Vec<Entry> {
         Arc::new(glob::Glob),
         Arc::new(grep::Grep),
         Arc::new(update_plan::UpdatePlan),
+        Arc::new(ask_user::AskUser),
     ];
     tools.into_iter().map(Entry::new).collect()
 }
@@ -226,11 +228,11 @@ mod tests {
             vec![Entry::new(Arc::new(task::Task::new(agents)))],
         );
         let specs = registry.specs(|_| true);
-        assert_eq!(specs.len(), 11);
+        assert_eq!(specs.len(), 12);
         let mut names: Vec<_> = specs.iter().map(|s| s.name.clone()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 11, "{names:?}");
+        assert_eq!(names.len(), 12, "{names:?}");
         for spec in specs {
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert!(spec.parameters.get("$schema").is_none());

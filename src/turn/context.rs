@@ -84,7 +84,7 @@ pub struct Meters {
 }
 
 /// A session's token totals (as reported by the server).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Totals {
     /// Model requests that reported usage.
     pub requests: u64,
@@ -96,12 +96,40 @@ pub struct Totals {
     pub output: u64,
     /// Completion tokens spent reasoning.
     pub reasoning: u64,
+    /// What the requests whose cost is known cost, in US dollars: the server's own figure,
+    /// else the tokens at the model's price.
+    pub cost_usd: f64,
+    /// How many requests that is.
+    pub priced: u64,
     /// Tool-call batches not run because the model repeated them (loop detection).
     pub repeats_blocked: u64,
     /// Prompts whose tools were withdrawn because the model kept repeating itself.
     pub tools_withdrawn: u64,
     /// Tool calls refused because their tool's budget for the prompt was spent.
     pub budget_refusals: u64,
+}
+
+impl Totals {
+    /// What was spent since `before` (this one's counts minus those).
+    pub fn since(&self, before: &Totals) -> Totals {
+        Totals {
+            requests: self.requests - before.requests.min(self.requests),
+            input: self.input.saturating_sub(before.input),
+            cached: self.cached.saturating_sub(before.cached),
+            output: self.output.saturating_sub(before.output),
+            reasoning: self.reasoning.saturating_sub(before.reasoning),
+            cost_usd: (self.cost_usd - before.cost_usd).max(0.0),
+            priced: self.priced.saturating_sub(before.priced),
+            repeats_blocked: self.repeats_blocked.saturating_sub(before.repeats_blocked),
+            tools_withdrawn: self.tools_withdrawn.saturating_sub(before.tools_withdrawn),
+            budget_refusals: self.budget_refusals.saturating_sub(before.budget_refusals),
+        }
+    }
+
+    /// The cost so far, once any request's cost is known.
+    pub fn cost(&self) -> Option<f64> {
+        (self.priced > 0).then_some(self.cost_usd)
+    }
 }
 
 /// What one turn runs with.

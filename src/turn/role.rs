@@ -44,7 +44,7 @@ the editor. Answer clearly and concisely; use Markdown for code.";
 
 impl Role {
     /// Whether the model here may call `name`. A subagent never calls `task` (subagents do
-    /// not nest) and calls only the tools it was given; one given the edit tools of one
+    /// not nest) nor `ask_user`, and calls only the tools it was given; one given the edit tools of one
     /// family may use the other family's, since which of them a model is offered depends on
     /// the model, not on the agent.
     pub fn allows(&self, name: &str) -> bool {
@@ -54,7 +54,9 @@ impl Role {
         const EDITS: [&str; 3] = ["edit_file", "write_file", "apply_patch"];
         let edits =
             |a: &HashSet<String>| EDITS.contains(&name) && EDITS.iter().any(|e| a.contains(*e));
+        // Nor does it ask the user: its questions go to the session's model.
         name != Task::NAME
+            && name != "ask_user"
             && sub
                 .allowed
                 .as_ref()

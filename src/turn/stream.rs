@@ -296,12 +296,20 @@ fn count_usage(
         Some(u) => {
             let before = ctx.usage.borrow().map_or(0, |(_, estimated)| estimated);
             response.cut = super::truncation::check(ctx, estimate_in, before, &u);
+            let priced = u.cost.or_else(|| {
+                spec.price
+                    .map(|p| p.cost(u.prompt_tokens, u.cached_tokens, u.completion_tokens))
+            });
             ctx.meters.totals.send_modify(|t| {
                 t.requests += 1;
                 t.input += u.prompt_tokens;
                 t.cached += u.cached_tokens;
                 t.output += u.completion_tokens;
                 t.reasoning += u.reasoning_tokens;
+                if let Some(cost) = priced {
+                    t.cost_usd += cost;
+                    t.priced += 1;
+                }
             });
             let used = u.prompt_tokens + u.completion_tokens;
             ctx.usage
@@ -311,6 +319,7 @@ fn count_usage(
         None => estimate_in + estimate_out,
     };
     ctx.emit(TurnEvent::Usage {
+        cost: ctx.meters.totals.borrow().cost(),
         used,
         size: match *ctx.meters.window_cut.borrow() {
             Some(cut) => spec.context_window.min(cut),

@@ -123,6 +123,8 @@ pub enum TurnEvent {
         used: u64,
         /// The model's context window.
         size: u64,
+        /// What the session has cost so far in US dollars, once that is known.
+        cost: Option<f64>,
     },
     /// The session's mode changed (sent as `current_mode_update`).
     ModeChanged(Mode),

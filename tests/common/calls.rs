@@ -76,3 +76,13 @@ pub fn batch(list: &[(String, String, Value)]) -> super::Reply {
         .collect();
     super::Reply::tools(&borrowed)
 }
+
+/// The labels of a `session/request_permission`'s options, in order.
+pub fn option_names(request: &Value) -> Vec<&str> {
+    request["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect()
+}

@@ -40,6 +40,8 @@ pub struct FakeEditor {
     pub buffers: Mutex<HashMap<String, String>>,
     /// Answers to permission requests, in order; `allow_once` when empty.
     pub answers: Mutex<VecDeque<Answer>>,
+    /// Results of `elicitation/create`, in order; `{"action": "cancel"}` when empty.
+    pub elicited: Mutex<VecDeque<Value>>,
     /// Methods answered with an error instead (e.g. `fs/write_text_file`).
     pub failing: Mutex<Vec<String>>,
     /// Paths whose `fs/write_text_file` is answered with an error.
@@ -72,6 +74,14 @@ impl FakeEditor {
     /// Queues permission answers.
     pub fn answer_with(&self, answers: &[Answer]) {
         self.answers.lock().unwrap().extend(answers.iter().cloned());
+    }
+
+    /// Queues the results of `elicitation/create` requests.
+    pub fn elicit_with(&self, results: &[Value]) {
+        self.elicited
+            .lock()
+            .unwrap()
+            .extend(results.iter().cloned());
     }
 
     /// Makes `method` wait `delay` before answering.
@@ -209,6 +219,12 @@ impl FakeEditor {
                     Answer::Error => Err((-32603, "permission dialog failed".into())),
                 }
             }
+            "elicitation/create" => Ok(self
+                .elicited
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or_else(|| json!({"action": "cancel"}))),
             "terminal/create" => Ok(self.create_terminal(&params)),
             "terminal/wait_for_exit" => {
                 let (exit, exited) = {

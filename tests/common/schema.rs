@@ -170,9 +170,10 @@ pub fn schema_violations_for(message: &Value, answered: Option<&str>) -> Vec<Str
         check("Error", "", error, false, &mut out);
     } else if let (Some(method), Some(result)) = (answered, message.get("result")) {
         check("Response", method, result, unstable, &mut out);
-        if method == "initialize" {
-            // Capabilities stable in the schema the SDK pins but not yet in the published
-            // stable file (`sessionCapabilities.systemPrompt`) are checked in the unstable one.
+        if ["initialize", "session/prompt"].contains(&method) {
+            // Fields stable in the schema the SDK pins but not yet in the published stable
+            // file (`sessionCapabilities.systemPrompt`), or unstable ones tandem sends (a
+            // prompt's `usage`), are checked in the unstable file too.
             check("Response", method, result, true, &mut out);
         }
     }

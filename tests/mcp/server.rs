@@ -1,6 +1,7 @@
 //! A small MCP server for tandem's integration tests (stdio), built with the official SDK.
 //! Tools: `echo` (read-only), `add`, `fail` (an `isError` result), `slow` (waits; notices
-//! cancellation), `crash` (exits mid-call), `env` (reads an environment variable).
+//! cancellation), `crash` (exits mid-call), `env` (reads an environment variable), `ask`
+//! (asks the user for a name with MCP elicitation).
 //! With `TANDEM_TEST_MCP_LOG` set, it appends what happened to that file. With `--http` it
 //! serves streamable HTTP on 127.0.0.1 instead of stdio and prints its URL on stdout.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -10,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
@@ -39,6 +40,32 @@ fn text(s: impl Into<String>) -> Result<CallToolResponse, ErrorData> {
 
 /// A 1x1 PNG, base64.
 const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// `ask`: asks the client for a name (`elicitation/create`) and says what came back.
+async fn ask(peer: &rmcp::Peer<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    let schema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "title": "Name"}},
+        "required": ["name"]
+    }))
+    .unwrap();
+    let asked = peer
+        .create_elicitation(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Who is asking?".into(),
+            requested_schema: schema,
+        })
+        .await;
+    log(&format!("asked: {asked:?}"));
+    match asked {
+        Ok(result) if result.action == ElicitationAction::Accept => {
+            let content = result.content.unwrap_or_default();
+            text(format!("hello {}", content["name"].as_str().unwrap_or("?")))
+        }
+        Ok(result) => text(format!("no name ({:?})", result.action)),
+        Err(e) => text(format!("no name ({e})")),
+    }
+}
 
 struct TestServer;
 
@@ -87,6 +114,12 @@ impl ServerHandler for TestServer {
             Tool::new(
                 "bad_image",
                 "An SVG that claims to be a PNG.",
+                object(json!({}), &[]),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(true)),
+            Tool::new(
+                "ask",
+                "Ask the user for a name (MCP elicitation).",
                 object(json!({}), &[]),
             )
             .with_annotations(ToolAnnotations::new().read_only(true)),
@@ -141,6 +174,7 @@ impl ServerHandler for TestServer {
                 log("crashing");
                 std::process::exit(3);
             }
+            "ask" => ask(&context.peer).await,
             "env" => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or("");
                 text(std::env::var(name).unwrap_or_else(|_| "unset".into()))

@@ -426,7 +426,7 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
 
 /// The entry point of `@modelcontextprotocol/server-everything`: from `TANDEM_TEST_EVERYTHING`
 /// (CI installs it), or installed here with npm into `target/test-npm` on first use.
-fn everything_server() -> String {
+pub(super) fn everything_server() -> String {
     if let Ok(path) = std::env::var("TANDEM_TEST_EVERYTHING") {
         return path;
     }

@@ -2,6 +2,7 @@ mod cancel;
 mod command_permissions;
 mod config_options;
 mod context;
+mod costs;
 mod crashes;
 mod doctor;
 mod editor_answers;
@@ -37,6 +38,7 @@ mod malformed;
 #[cfg(feature = "test-mcp-server")]
 mod mcp;
 #[cfg(feature = "test-mcp-server")]
+mod mcp_questions;
 mod mcp_restart;
 mod mentions;
 mod model_faults;
@@ -49,6 +51,7 @@ mod pipes;
 mod project_trust;
 mod protocol_edges;
 mod provider_state;
+mod questions;
 mod real_local;
 mod real_model;
 mod real_wire;

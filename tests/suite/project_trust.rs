@@ -537,8 +537,15 @@ async fn exec_starts_project_servers_only_with_trust_project() {
     }
     let (code, _, stderr) = exec(&ws, &mock, &["--trust-project", "hello"]).await;
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(starts(&project_log(&ws)), 2, "both started: {stderr}");
-    assert!(offered(&mock, 2).contains(&"mcp__proj__echo".to_string()));
+    // Both started and were offered: what the model was given, not the servers' own log,
+    // which a server slow to start under load may not have written before exec ended.
+    let tools = offered(&mock, 2);
+    for server in ["proj", "other"] {
+        assert!(
+            tools.contains(&format!("mcp__{server}__echo")),
+            "{server} started: {tools:?} {stderr}"
+        );
+    }
     assert!(!stderr.contains("not started"), "{stderr}");
     assert!(
         !trust_file(&ws).exists(),

@@ -216,12 +216,7 @@ async fn a_file_changed_by_hand_is_left_alone_and_reported_with_a_diff() {
     assert!(bytes(&ws, "b.txt").is_none());
     let asked = editor.params_of("session/request_permission");
     assert_eq!(asked.len(), 1, "one question, about a.txt: {asked:?}");
-    let options: Vec<&str> = asked[0]["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["name"].as_str().unwrap())
-        .collect();
+    let options = crate::common::calls::option_names(&asked[0]);
     assert_eq!(
         options,
         [

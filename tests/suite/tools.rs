@@ -69,6 +69,7 @@ async fn read_file_locally_shows_the_call_and_returns_the_text() {
             "glob",
             "grep",
             "update_plan",
+            "ask_user",
             "task"
         ]
     );

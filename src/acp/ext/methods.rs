@@ -351,10 +351,8 @@ fn usage(manager: &SessionManager, session_id: &str) -> Option<UsageResponse> {
         repeats_blocked: s.totals.repeats_blocked,
         tools_withdrawn: s.totals.tools_withdrawn,
         budget_refusals: s.totals.budget_refusals,
-        cost_usd: s
-            .profile
-            .price
-            .map(|p| p.cost(s.totals.input, s.totals.cached, s.totals.output)),
+        cost_usd: s.totals.cost(),
+        unpriced_requests: s.totals.requests - s.totals.priced.min(s.totals.requests),
     })
 }
 

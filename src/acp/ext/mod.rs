@@ -278,10 +278,14 @@ pub struct UsageResponse {
     pub tools_withdrawn: u64,
     /// Tool calls refused because their tool's budget for the prompt was spent.
     pub budget_refusals: u64,
-    /// What the session's tokens cost at the current model's price, in US dollars, when its
-    /// price is known.
+    /// What the session has cost in US dollars: each request's cost as the server reported
+    /// it (OpenRouter), else its tokens at its model's price; absent while no request's cost
+    /// is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Requests whose cost is not known (no price for their model, no figure from the
+    /// server): `costUsd` leaves them out.
+    pub unpriced_requests: u64,
 }
 
 /// Export formats.

@@ -75,7 +75,8 @@ fn thought_call() -> (Vec<ToolCall>, crate::conversation::Carried) {
             prompt_tokens: 100,
             completion_tokens: 30,
             cached_tokens: 90,
-            reasoning_tokens: 0
+            reasoning_tokens: 0,
+            cost: None,
         })
     );
     (calls.clone(), carried.clone())

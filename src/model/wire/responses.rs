@@ -338,6 +338,9 @@ impl Decode {
                 completion_tokens: n(&usage["output_tokens"]),
                 cached_tokens: n(&usage["input_tokens_details"]["cached_tokens"]),
                 reasoning_tokens: n(&usage["output_tokens_details"]["reasoning_tokens"]),
+                cost: usage["cost"]
+                    .as_f64()
+                    .filter(|c| c.is_finite() && *c >= 0.0),
             }));
         }
     }

@@ -50,7 +50,8 @@ fn reasoned_call() -> (Vec<ToolCall>, crate::conversation::Carried) {
             prompt_tokens: 50,
             completion_tokens: 9,
             cached_tokens: 40,
-            reasoning_tokens: 5
+            reasoning_tokens: 5,
+            cost: None,
         })
     );
     (calls.clone(), carried.clone())

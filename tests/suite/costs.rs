@@ -1,0 +1,95 @@
+//! What a session costs: each request at its own model's price, or the server's own figure
+//! (OpenRouter's `usage.cost`) when it gives one; told in `usage_update.cost` as the session
+//! goes, in `_tandem/usage`, and per turn in the prompt's answer (`usage`, unstable in ACP).
+
+use serde_json::{Value, json};
+
+use crate::common::mock_model::{self, Reply};
+use crate::common::{Agent, MockModel, Workspace, of_kind};
+
+/// An answer of `text` whose usage chunk reports `prompt`/`completion` tokens, and `cost`
+/// when given.
+fn answer(text: &str, prompt: u64, completion: u64, cost: Option<f64>) -> Reply {
+    let mut usage = mock_model::usage(prompt, completion);
+    if let Some(cost) = cost {
+        usage["usage"]["cost"] = json!(cost);
+    }
+    Reply::chunks(vec![
+        mock_model::text(text),
+        mock_model::finish("stop"),
+        usage,
+    ])
+}
+
+async fn started(script: Vec<Reply>) -> (MockModel, Workspace, Agent, String) {
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    ws.write(
+        "home/.config/tandem/config.toml",
+        "[[models]]\nid = \"mock-model\"\nprice = { input = 2.0, output = 10.0 }\n\n[[models]]\nid = \"unpriced\"\n",
+    );
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let id = agent.open_session(&ws.project()).await;
+    (mock, ws, agent, id)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-12
+}
+
+fn cost_of(updates: &[Value]) -> Option<f64> {
+    of_kind(updates, "usage_update").last().unwrap()["cost"]["amount"].as_f64()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_request_is_costed_at_its_own_models_price_or_the_servers_figure() {
+    let (_mock, _ws, mut agent, id) = started(vec![
+        answer("one", 1000, 100, None),
+        answer("two", 1000, 100, Some(0.5)),
+        answer("three", 1000, 100, None),
+    ])
+    .await;
+    // 1000 in at $2/M and 100 out at $10/M.
+    let first = 1000.0 * 2.0 / 1e6 + 100.0 * 10.0 / 1e6;
+    let (response, updates) = agent.prompt(&id, "one").await;
+    assert!(close(cost_of(&updates).unwrap(), first), "{updates:#?}");
+    let update = of_kind(&updates, "usage_update").last().copied().unwrap();
+    assert_eq!(update["cost"]["currency"], "USD");
+    let turn = &response["result"]["usage"];
+    assert_eq!(turn["inputTokens"], 1000, "{response}");
+    assert_eq!(turn["outputTokens"], 100);
+    assert_eq!(turn["totalTokens"], 1100);
+
+    // The server's own figure wins over the price.
+    let (_, updates) = agent.prompt(&id, "two").await;
+    assert!(close(cost_of(&updates).unwrap(), first + 0.5));
+
+    // A model with no price: its request is left out, and said to be.
+    agent.set_option(&id, "model", "unpriced").await;
+    let (_, updates) = agent.prompt(&id, "three").await;
+    assert!(close(cost_of(&updates).unwrap(), first + 0.5));
+    let usage = agent
+        .request_ok("_tandem/usage", json!({"sessionId": id}))
+        .await;
+    assert!(
+        close(usage["costUsd"].as_f64().unwrap(), first + 0.5),
+        "{usage}"
+    );
+    assert_eq!(usage["unpricedRequests"], 1);
+    assert_eq!(usage["requests"], 3);
+    agent.assert_valid();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_any_price_no_cost_is_claimed() {
+    let (_mock, _ws, mut agent, id) = started(vec![answer("one", 10, 1, None)]).await;
+    agent.set_option(&id, "model", "unpriced").await;
+    let (response, updates) = agent.prompt(&id, "one").await;
+    assert!(cost_of(&updates).is_none(), "{updates:#?}");
+    assert_eq!(response["result"]["usage"]["totalTokens"], 11);
+    let usage = agent
+        .request_ok("_tandem/usage", json!({"sessionId": id}))
+        .await;
+    assert!(usage.get("costUsd").is_none(), "{usage}");
+    assert_eq!(usage["unpricedRequests"], 1);
+}
