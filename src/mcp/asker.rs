@@ -20,6 +20,8 @@ use crate::client::{ClientCaps, ClientOps, Form, Reply};
 #[derive(Clone)]
 pub struct Asker {
     route: Option<Arc<Route>>,
+    /// The server this clone serves, named to the user with each of its questions.
+    server: Option<String>,
     /// The MCP calls of this session running now (their tool call ids), oldest first.
     calls: Arc<Mutex<Vec<String>>>,
 }
@@ -40,6 +42,7 @@ impl Asker {
                 session: session.to_string(),
                 caps,
             })),
+            server: None,
             calls: Arc::default(),
         }
     }
@@ -48,7 +51,16 @@ impl Asker {
     pub fn nobody() -> Self {
         Self {
             route: None,
+            server: None,
             calls: Arc::default(),
+        }
+    }
+
+    /// This asker for the server `name`: its questions say who asks.
+    pub fn for_server(&self, name: &str) -> Self {
+        Self {
+            server: Some(name.to_string()),
+            ..self.clone()
         }
     }
 
@@ -133,6 +145,9 @@ impl ClientHandler for Asker {
                 ..
             } => {
                 let schema = serde_json::to_value(requested_schema).unwrap_or_default();
+                // The user sees who asks: a server's words are not tandem's.
+                let who = self.server.as_deref().unwrap_or("an MCP server");
+                let message = format!("MCP server `{who}` asks: {message}");
                 Ok(self.ask(Form { message, schema }).await)
             }
             // A URL to open (or a kind of question MCP adds later): not taken.

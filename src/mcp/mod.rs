@@ -363,8 +363,9 @@ async fn connect_bounded(
     children: &Children,
     asker: &Asker,
 ) -> Result<connect::Connection, connect::ConnectError> {
+    let asker = asker.for_server(&spec.name);
     let (spec, scrubbed) = (spec.clone(), scrubbed.to_vec());
-    let connecting = connect::connect(spec, scrubbed, children.clone(), asker.clone());
+    let connecting = connect::connect(spec, scrubbed, children.clone(), asker);
     tokio::time::timeout(CONNECT_TIMEOUT, connecting)
         .await
         .unwrap_or(Err(connect::ConnectError::Timeout(

@@ -186,7 +186,7 @@ async fn ask(
     if scope.caps.elicitation {
         return scope
             .client
-            .elicit(&scope.session_id, Some(&env.call_id), &question.form())
+            .elicit(&scope.session_id, Some(&env.call_id), &labelled(question))
             .await
             .map(Some);
     }
@@ -212,6 +212,14 @@ async fn ask(
         .choose(&scope.session_id, &view, &only.choices)
         .await
         .map(Some)
+}
+
+/// The question as a form whose message says it is the model's: a prompt-injected model's
+/// question must not pass for tandem's own.
+fn labelled(question: &Question) -> crate::client::Form {
+    let mut form = question.form();
+    form.message = format!("The model asks: {}", question.text);
+    form
 }
 
 /// The question as part of the answer, for an editor that can show it no other way.

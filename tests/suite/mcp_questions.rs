@@ -62,7 +62,10 @@ async fn a_servers_input_request_is_asked_in_the_editor() {
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     let asked = editor.params_of("elicitation/create");
     assert_eq!(asked.len(), 1, "{asked:?}");
-    assert_eq!(asked[0]["message"], "Who is asking?");
+    assert_eq!(
+        asked[0]["message"],
+        "MCP server `test` asks: Who is asking?"
+    );
     assert_eq!(asked[0]["sessionId"], id.as_str());
     assert_eq!(asked[0]["toolCallId"], "m");
     assert_eq!(

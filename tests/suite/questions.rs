@@ -34,7 +34,7 @@ async fn an_editor_with_elicitation_is_sent_a_form_and_the_model_reads_the_answe
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     let asked = editor.params_of("elicitation/create");
     assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0]["message"], "Which database?");
+    assert_eq!(asked[0]["message"], "The model asks: Which database?");
     assert_eq!(asked[0]["mode"], "form");
     assert_eq!(asked[0]["sessionId"], id.as_str());
     assert_eq!(asked[0]["toolCallId"], "q");
