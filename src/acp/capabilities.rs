@@ -101,30 +101,36 @@ fn terminal_auth_meta() -> Option<serde_json::Map<String, serde_json::Value>> {
 pub(super) fn initialize_response(config: &Config, auth: AuthCaps) -> InitializeResponse {
     let auth_methods = auth_methods(config, auth);
     InitializeResponse::new(ProtocolVersion::V1)
-        .agent_capabilities(
-            AgentCapabilities::new()
-                .load_session(true)
-                // Images only when a model tandem offers takes them (the server's own list
-                // is not known yet); one sent anyway is left out, and the user is told.
-                .prompt_capabilities(
-                    PromptCapabilities::new()
-                        .image(config.models.iter().any(|m| m.images))
-                        .embedded_context(true),
-                )
-                // Streamable HTTP works; the old HTTP+SSE transport does not.
-                .mcp_capabilities(McpCapabilities::new().http(true))
-                // tandem's extension methods.
-                .meta(
-                    serde_json::json!({"tandem": ext::advertised()})
-                        .as_object()
-                        .cloned(),
-                )
-                .session_capabilities(session_capabilities())
-                // `logout` takes away the key `tandem login` stored.
-                .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new())),
-        )
+        .agent_capabilities(agent_capabilities(config))
         .auth_methods(auth_methods)
         .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("tandem"))
+}
+
+/// What tandem can do (`providers/*` only when built with the `acp-providers` feature).
+fn agent_capabilities(config: &Config) -> AgentCapabilities {
+    let caps = AgentCapabilities::new()
+        .load_session(true)
+        // Images only when a model tandem offers takes them (the server's own list
+        // is not known yet); one sent anyway is left out, and the user is told.
+        .prompt_capabilities(
+            PromptCapabilities::new()
+                .image(config.models.iter().any(|m| m.images))
+                .embedded_context(true),
+        )
+        // Streamable HTTP works; the old HTTP+SSE transport does not.
+        .mcp_capabilities(McpCapabilities::new().http(true))
+        // tandem's extension methods.
+        .meta(
+            serde_json::json!({"tandem": ext::advertised()})
+                .as_object()
+                .cloned(),
+        )
+        .session_capabilities(session_capabilities())
+        // `logout` takes away the key `tandem login` stored.
+        .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()));
+    #[cfg(feature = "acp-providers")]
+    let caps = caps.providers(agent_client_protocol::v1::schema::ProvidersCapabilities::new());
+    caps
 }
 
 /// The session methods tandem serves beyond the baseline (`session/fork` only when built with

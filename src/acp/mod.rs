@@ -23,6 +23,8 @@ mod handlers;
 pub mod lifecycle;
 mod open;
 mod order;
+#[cfg(feature = "acp-providers")]
+mod providers;
 mod questions;
 mod relay;
 mod sent;
@@ -78,6 +80,13 @@ async fn connect(
     // ACP's own `session/fork` is still unstable in the protocol: only built on request.
     #[cfg(feature = "acp-session-fork")]
     let agent = request!(agent, h, fork_session);
+    // ACP's `providers/*` are unstable too.
+    #[cfg(feature = "acp-providers")]
+    let agent = request!(agent, h, list_providers);
+    #[cfg(feature = "acp-providers")]
+    let agent = request!(agent, h, set_provider);
+    #[cfg(feature = "acp-providers")]
+    let agent = request!(agent, h, disable_provider);
     let cancel = h.clone();
     agent
         .on_receive_notification(

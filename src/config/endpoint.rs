@@ -135,6 +135,7 @@ pub(super) fn endpoint(
         api_key_env,
         requires_key,
         key_from,
+        headers: Vec::new(),
     };
     Ok((endpoint, preset))
 }

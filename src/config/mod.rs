@@ -99,6 +99,8 @@ pub struct Endpoint {
     pub requires_key: bool,
     /// Where the key came from.
     pub key_from: KeyFrom,
+    /// More headers every request carries (set by an editor through ACP's `providers/set`).
+    pub headers: Vec<(String, String)>,
 }
 
 impl Endpoint {

@@ -101,6 +101,7 @@ fn endpoint(
         api_key_env,
         requires_key: preset.is_some_and(|p| p.requires_key),
         key_from,
+        headers: Vec::new(),
     })
 }
 

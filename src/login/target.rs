@@ -104,6 +104,7 @@ impl Target {
             } else {
                 KeyFrom::Nowhere
             },
+            headers: Vec::new(),
         };
         trial.default_model = model.to_string();
         trial.replay = None;

@@ -231,3 +231,53 @@ impl ModelClient for SessionModel {
         })
     }
 }
+
+/// An editor's choice of model server (ACP's `providers/set`).
+#[derive(Debug, Clone)]
+pub struct EndpointChange {
+    /// The wire API.
+    pub api: crate::config::Api,
+    /// The server's base URL.
+    pub base_url: String,
+    /// The key, when the editor's headers carry one in the place the API reads it.
+    pub key: Option<String>,
+    /// Every other header the editor asked for.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Shared {
+    /// ACP's `providers/set`: sessions opened from now on talk to the server `change` names,
+    /// with its key and headers; open sessions keep the server they talk to. The key and the
+    /// headers' values are redacted wherever tandem writes.
+    pub(super) fn set_endpoint(&self, change: EndpointChange) -> Result<(), String> {
+        let current = self.current();
+        let mut config = Config::clone(&current.config);
+        let endpoint = &mut config.endpoint;
+        endpoint.provider = "editor".into();
+        endpoint.base_url = change.base_url.trim_end_matches('/').to_string();
+        endpoint.api = change.api;
+        endpoint.requires_key = change.key.is_some();
+        endpoint.key_from = match change.key {
+            Some(_) => crate::config::KeyFrom::Given,
+            None => crate::config::KeyFrom::Nowhere,
+        };
+        endpoint.api_key = change.key.map(ApiKey::new);
+        endpoint.headers = change.headers;
+        let hidden = config.key_vars();
+        for (_, value) in &config.endpoint.headers {
+            crate::secrets::protect(value, hidden.clone());
+        }
+        config.protect_keys();
+        let client = crate::model::client_for(&config)
+            .map_err(|e| format!("cannot set up the model client: {e}"))?;
+        tracing::info!(base_url = %config.endpoint.base_url, api = config.endpoint.api.name(), "the editor set the model server; new sessions use it");
+        let config = Arc::new(config);
+        *self.backend.write() = Arc::new(Backend {
+            discovered: discovery::start(&config),
+            config,
+            client,
+        });
+        *self.refused.lock() = None;
+        Ok(())
+    }
+}

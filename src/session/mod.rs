@@ -38,7 +38,7 @@ use crate::types::OptionView;
 use crate::types::StopReason;
 use crate::types::{Prompt, UserPart};
 use actor::Command;
-pub use credentials::LogoutError;
+pub use credentials::{EndpointChange, LogoutError};
 use credentials::{SessionModel, Shared};
 use discovery::Discovery;
 use options::OptionError;
@@ -220,6 +220,11 @@ impl SessionManager {
     /// ACP's `logout` (see `Shared::logout`).
     pub fn logout(&self) -> Result<(), LogoutError> {
         self.shared.logout()
+    }
+
+    /// ACP's `providers/set` (see `Shared::set_endpoint`).
+    pub fn set_endpoint(&self, change: EndpointChange) -> Result<(), String> {
+        self.shared.set_endpoint(change)
     }
 
     /// `authenticate`: whether a key can be used now, one found again as

@@ -11,7 +11,12 @@ use serde_json::{Value, json};
 /// Methods of ACP v1's unstable schema that tandem serves when built with their feature
 /// (`acp-session-fork`); their messages are checked against `schema.unstable.json`, every
 /// other message against the stable `schema.json`.
-const UNSTABLE_METHODS: &[&str] = &["session/fork"];
+const UNSTABLE_METHODS: &[&str] = &[
+    "session/fork",
+    "providers/list",
+    "providers/set",
+    "providers/disable",
+];
 
 /// The session updates that are still unstable in the schema the SDK pins (plan operations),
 /// sent only to an editor that advertised them; checked against `schema.unstable.json`.

@@ -39,6 +39,7 @@ mod malformed;
 mod mcp;
 #[cfg(feature = "test-mcp-server")]
 mod mcp_questions;
+#[cfg(feature = "test-mcp-server")]
 mod mcp_restart;
 mod mentions;
 mod model_faults;
@@ -51,6 +52,8 @@ mod pipes;
 mod project_trust;
 mod protocol_edges;
 mod provider_state;
+#[cfg(feature = "acp-providers")]
+mod providers;
 mod questions;
 mod real_local;
 mod real_model;

@@ -63,13 +63,21 @@ fn normalized(mut message: Value) -> Value {
     {
         update["updatedAt"] = Value::from("<time>");
     }
-    // The fixture shows the default build; `--all-features` adds ACP's unstable fork.
+    // The fixture shows the default build; `--all-features` adds ACP's unstable fork and
+    // providers.
     if cfg!(feature = "acp-session-fork")
         && let Some(caps) = message
             .pointer_mut("/result/agentCapabilities/sessionCapabilities")
             .and_then(Value::as_object_mut)
     {
         caps.remove("fork");
+    }
+    if cfg!(feature = "acp-providers")
+        && let Some(caps) = message
+            .pointer_mut("/result/agentCapabilities")
+            .and_then(Value::as_object_mut)
+    {
+        caps.remove("providers");
     }
     message
 }

@@ -102,6 +102,7 @@ impl Link {
         let request = client
             .post(&url)
             .headers(auth_headers(self.api, endpoint.api_key.as_ref()))
+            .headers(extra_headers(&endpoint.headers))
             .json(&body)
             .build()
             .map_err(|e| connection_error(&endpoint.base_url, &http::describe_reqwest(&e), 1))?;
@@ -173,6 +174,21 @@ pub fn auth_headers(api: Api, key: Option<&crate::config::ApiKey>) -> reqwest::h
         headers.insert(name, value);
     }
     headers
+}
+
+/// The headers an editor added to the endpoint (`providers/set`), marked sensitive: they may
+/// carry tokens of their own. A name or value that is not a valid header is left out.
+pub fn extra_headers(headers: &[(String, String)]) -> reqwest::header::HeaderMap {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes());
+        let value = reqwest::header::HeaderValue::from_str(value);
+        if let (Ok(name), Ok(mut value)) = (name, value) {
+            value.set_sensitive(true);
+            map.insert(name, value);
+        }
+    }
+    map
 }
 
 /// The Messages API version tandem speaks.
