@@ -52,6 +52,8 @@ pub(super) async fn stream_response(
     cancel: &CancellationToken,
 ) -> Response {
     let estimate_in = estimate_tokens(&request.messages);
+    // Whatever came before (a cancelled answer, a note), this answer is a message of its own.
+    ctx.emit(TurnEvent::NewMessage);
     // With tools offered, a call the server left in the text is held back from the editor.
     let offered: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
     let mut shown = Showing::new(ids, !offered.is_empty());

@@ -75,3 +75,39 @@ async fn what_tandem_cannot_take_is_refused_and_changes_nothing() {
     let listed = agent.request_ok("providers/list", json!({})).await;
     assert_eq!(listed["providers"][0]["current"]["baseUrl"], mock.base_url);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_own_key_never_goes_to_the_editors_server() {
+    let first = MockModel::start(vec![Reply::text(&["first"])]).await;
+    let second = MockModel::start(vec![Reply::text(&["second"])]).await;
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&first), &[]);
+    agent.initialize().await;
+    let before = agent.open_session(&ws.project()).await;
+    // No key among the editor's headers; one that names the user's key's variable is only
+    // a header.
+    agent
+        .request_ok(
+            "providers/set",
+            json!({"providerId": "main", "apiType": "anthropic", "baseUrl": second.base_url,
+                   "headers": {"Authorization": "Bearer not-for-anthropic", "X-Route": "green"}}),
+        )
+        .await;
+    let after = agent.open_session(&ws.project()).await;
+    agent.prompt(&after, "hello").await;
+    let sent = &second.requests()[0];
+    assert!(sent.path.ends_with("/messages"), "{}", sent.path);
+    for (name, value) in &sent.headers {
+        let value = value.to_str().unwrap_or_default();
+        assert!(
+            !value.contains(crate::common::TEST_KEY),
+            "the user's key went to the editor's server in {name}"
+        );
+    }
+    assert!(sent.headers.get("x-api-key").is_none());
+    assert_eq!(sent.headers["x-route"], "green");
+    // The session opened before still sends the user's key to the user's server.
+    agent.prompt(&before, "hello").await;
+    let own = first.requests()[0].authorization().unwrap_or_default();
+    assert!(own.contains(crate::common::TEST_KEY), "{own}");
+}
