@@ -113,7 +113,7 @@ impl Totals {
     /// What was spent since `before` (this one's counts minus those).
     pub fn since(&self, before: &Totals) -> Totals {
         Totals {
-            requests: self.requests - before.requests.min(self.requests),
+            requests: self.requests.saturating_sub(before.requests),
             input: self.input.saturating_sub(before.input),
             cached: self.cached.saturating_sub(before.cached),
             output: self.output.saturating_sub(before.output),

@@ -56,6 +56,18 @@ pub(super) async fn tandem_blocking(
     .unwrap()
 }
 
+/// `session/new` in `ws`'s project, which must be refused for want of a key (`-32000`).
+async fn refused_session(agent: &mut Agent, ws: &Workspace) -> Value {
+    let response = agent
+        .request(
+            "session/new",
+            json!({"cwd": path_str(&ws.project()), "mcpServers": []}),
+        )
+        .await;
+    assert_eq!(response["error"]["code"], -32000, "{response}");
+    response
+}
+
 /// Every file under `dir` whose bytes contain `needle`, except those named `except`.
 fn files_containing(dir: &Path, needle: &str, except: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -118,13 +130,7 @@ async fn the_registry_auth_check_passes_from_an_empty_environment() {
     assert_eq!(terminal["args"], json!(["login"]), "{method}");
     assert!(terminal["command"].as_str().unwrap().contains("tandem"));
     // A session cannot start yet: -32000, naming the same methods.
-    let response = agent
-        .request(
-            "session/new",
-            json!({"cwd": path_str(&ws.project()), "mcpServers": []}),
-        )
-        .await;
-    assert_eq!(response["error"]["code"], -32000, "{response}");
+    let response = refused_session(&mut agent, &ws).await;
     assert_eq!(response["error"]["data"]["authMethods"], json!(methods));
     assert!(
         response["error"]["message"]
@@ -229,13 +235,7 @@ async fn a_scripted_login_lets_sessions_start_with_no_key_in_the_environment() {
     );
     let mut agent = Agent::spawn(&env, &[]);
     agent.initialize().await;
-    let response = agent
-        .request(
-            "session/new",
-            json!({"cwd": path_str(&ws.project()), "mcpServers": []}),
-        )
-        .await;
-    assert_eq!(response["error"]["code"], -32000, "{response}");
+    refused_session(&mut agent, &ws).await;
     agent.shutdown().await;
 }
 
@@ -251,9 +251,7 @@ async fn a_login_counts_at_once_in_a_running_agent() {
     env.push(("TANDEM_MODEL".into(), "mock-model".into()));
     let mut agent = Agent::spawn(&env, &[]);
     agent.initialize().await;
-    let cwd = json!({"cwd": path_str(&ws.project()), "mcpServers": []});
-    let refused = agent.request("session/new", cwd.clone()).await;
-    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    refused_session(&mut agent, &ws).await;
     let unauthenticated = agent
         .request("authenticate", json!({"methodId": "api-key"}))
         .await;
@@ -610,13 +608,7 @@ async fn logout_from_the_editor_takes_the_stored_key_away_from_running_sessions(
         asked,
         "nothing was sent without the key"
     );
-    let refused = agent
-        .request(
-            "session/new",
-            json!({"cwd": path_str(&ws.project()), "mcpServers": []}),
-        )
-        .await;
-    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    refused_session(&mut agent, &ws).await;
 
     // A login in a terminal brings the open session back.
     let (status, _, stderr) = scripted_login(&env, &mock).await;

@@ -352,7 +352,7 @@ fn usage(manager: &SessionManager, session_id: &str) -> Option<UsageResponse> {
         tools_withdrawn: s.totals.tools_withdrawn,
         budget_refusals: s.totals.budget_refusals,
         cost_usd: s.totals.cost(),
-        unpriced_requests: s.totals.requests - s.totals.priced.min(s.totals.requests),
+        unpriced_requests: s.totals.requests.saturating_sub(s.totals.priced),
     })
 }
 
