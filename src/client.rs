@@ -26,6 +26,8 @@ pub struct ClientCaps {
     pub elicitation: bool,
     /// `session.configOptions.boolean`: on/off options may be shown.
     pub boolean_options: bool,
+    /// `subagents`: a `task` call's subagent runs as a child session of its own.
+    pub subagents: bool,
 }
 
 /// The editor answered a request with an error, or could not be reached.

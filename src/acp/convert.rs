@@ -155,15 +155,7 @@ pub fn system_prompt(prompt: Option<acp::SystemPrompt>) -> Result<Option<String>
 /// What a turn spent, as the prompt's answer reports it (unstable in ACP); nothing for a
 /// turn that made no model request that reported usage.
 pub fn turn_usage(spent: &crate::turn::Totals) -> Option<acp::Usage> {
-    if spent.requests == 0 {
-        return None;
-    }
-    let total = spent.input + spent.output;
-    Some(
-        acp::Usage::new(total, spent.input, spent.output)
-            .thought_tokens((spent.reasoning > 0).then_some(spent.reasoning))
-            .cached_read_tokens((spent.cached > 0).then_some(spent.cached)),
-    )
+    spent.tokens().map(super::children::usage_of)
 }
 
 /// The session's modes as ACP lists them.

@@ -31,6 +31,7 @@ pub fn session_error(error: SessionError) -> Error {
             Error::new(e.code, format!("unknown session `{id}`")).data(e.data)
         }
         SessionError::Idle(_)
+        | SessionError::Subagent { .. }
         | SessionError::NotSteerable
         | SessionError::NotDelivered
         | SessionError::SteerRefused(_)

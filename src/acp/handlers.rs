@@ -85,6 +85,7 @@ impl Handlers {
                 .as_ref()
                 .and_then(|s| s.config_options.as_ref())
                 .is_some_and(|o| o.boolean.is_some()),
+            subagents: c.subagents.is_some(),
         };
         let auth = capabilities::AuthCaps::of(c);
         *self.auth.lock() = auth;

@@ -14,6 +14,7 @@
 
 mod auth;
 mod capabilities;
+mod children;
 pub mod client;
 mod compat;
 pub mod convert;

@@ -1,6 +1,9 @@
 //! [`ConnectionSink`]: a session's events as `session/update` notifications on one
 //! connection, shaped by what the editor advertised (convert.rs), with a `messageId` on every
-//! message chunk: chunks of one message share it, and a new message gets a new one.
+//! message chunk: chunks of one message share it, and a new message gets a new one. A
+//! subagent's session (a child) keeps its own run of messages apart from its parent's.
+
+use std::collections::HashMap;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -9,13 +12,14 @@ use parking_lot::Mutex;
 
 use super::updates;
 use crate::client::ClientCaps;
-use crate::types::{EventSink, TurnEvent};
+use crate::types::{ChildState, ChildUpdate, EventSink, TurnEvent};
 
 /// Sends one session's events (or a replay's) to the editor.
 pub(super) struct ConnectionSink {
     cx: ConnectionTo<Client>,
     caps: ClientCaps,
-    run: Mutex<MessageRun>,
+    /// Per session (the parent's, and its children's while they work).
+    runs: Mutex<HashMap<String, MessageRun>>,
 }
 
 /// Which kind of chunk the last update was, and the id its message has.
@@ -66,7 +70,7 @@ impl ConnectionSink {
         Self {
             cx,
             caps,
-            run: Mutex::default(),
+            runs: Mutex::default(),
         }
     }
 }
@@ -74,11 +78,23 @@ impl ConnectionSink {
 impl EventSink for ConnectionSink {
     fn emit(&self, session_id: &str, event: TurnEvent) {
         if event == TurnEvent::NewMessage {
-            self.run.lock().current = None;
+            self.runs.lock().remove(session_id);
             return;
         }
+        // A child whose work ended keeps no run: a later task starts a new message anyway.
+        if let TurnEvent::Child(ChildUpdate {
+            id,
+            state: ChildState::Idle { .. },
+        }) = &event
+        {
+            self.runs.lock().remove(id);
+        }
         for mut update in updates::session_updates(event, &self.caps) {
-            self.run.lock().stamp(&mut update);
+            self.runs
+                .lock()
+                .entry(session_id.to_string())
+                .or_default()
+                .stamp(&mut update);
             if let Err(e) = self
                 .cx
                 .send_notification(SessionNotification::new(session_id.to_string(), update))

@@ -22,6 +22,20 @@ pub fn session_updates(event: TurnEvent, caps: &ClientCaps) -> Vec<SessionUpdate
     let update = match event {
         TurnEvent::UserMessage(blocks) => return super::sent::user_chunks(blocks),
         TurnEvent::NewMessage => return Vec::new(),
+        TurnEvent::Child(update) => {
+            return super::children::subagent_update(update, caps)
+                .into_iter()
+                .collect();
+        }
+        TurnEvent::MessageFrom {
+            sender,
+            recipient,
+            text,
+        } => {
+            return super::children::message_from(sender, recipient, text, caps)
+                .into_iter()
+                .collect();
+        }
         TurnEvent::Notice { severity, text } => notice(severity, text, caps),
         TurnEvent::Plan(items) => plan_update(items, caps),
 

@@ -51,6 +51,16 @@ pub enum SessionError {
     /// No session has this id.
     #[error("unknown session `{0}`")]
     NotFound(String),
+    /// A request about a subagent's session other than `session/cancel`.
+    #[error(
+        "session `{id}` is a subagent's, owned by session `{parent}`: only its work can be stopped (session/cancel); prompt the parent session instead"
+    )]
+    Subagent {
+        /// The child.
+        id: String,
+        /// Its parent.
+        parent: String,
+    },
     /// A message meant for a running turn, with none running.
     #[error(
         "session `{0}` has no running turn to steer: send the message as a prompt (session/prompt)"
@@ -169,6 +179,8 @@ pub struct SessionManager {
     sessions: Mutex<HashMap<String, Live>>,
     /// The MCP server processes its sessions started, killed at shutdown.
     children: crate::mcp::Children,
+    /// The subagents its sessions run in sessions of their own, while they work.
+    subagents: crate::turn::ChildSessions,
 }
 
 impl SessionManager {
@@ -185,6 +197,7 @@ impl SessionManager {
             store,
             sessions: Mutex::new(HashMap::new()),
             children: crate::mcp::Children::default(),
+            subagents: crate::turn::ChildSessions::default(),
         }
     }
 
@@ -380,8 +393,11 @@ impl SessionManager {
             .ok_or_else(|| SessionError::NotFound(id.to_string()))
     }
 
-    /// Cancels the running turn, if any.
+    /// Cancels the running turn, if any; for a subagent's session, its work alone.
     pub fn cancel(&self, id: &str) -> Result<(), SessionError> {
+        if self.subagents.cancel(id) {
+            return Ok(());
+        }
         self.send(id, Command::Cancel)
     }
 
@@ -440,7 +456,13 @@ impl SessionManager {
         let sessions = self.sessions.lock();
         let live = sessions
             .get(id)
-            .ok_or_else(|| SessionError::NotFound(id.to_string()))?;
+            .ok_or_else(|| match self.subagents.parent_of(id) {
+                Some(parent) => SessionError::Subagent {
+                    id: id.to_string(),
+                    parent,
+                },
+                None => SessionError::NotFound(id.to_string()),
+            })?;
         live.tx.send(command).map_err(|_| gone(id))
     }
 }

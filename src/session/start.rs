@@ -86,6 +86,7 @@ impl SessionManager {
             transcript: transcript.clone(),
             policy: policy.clone(),
             steering: crate::turn::Steering::default(),
+            children: self.subagents.clone(),
         });
         let (meters, status) = meters(Measured {
             cwd: root,
@@ -99,6 +100,7 @@ impl SessionManager {
         });
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
             inner: s.editor.sink,
+            session_id: s.id.clone(),
             transcript,
         });
         let actor = Actor::new(
@@ -251,15 +253,19 @@ fn meters(m: Measured) -> (Arc<Meters>, Watch) {
     (meters, status)
 }
 
-/// Forwards events and records the plan, which tools emit directly, in the transcript.
+/// Forwards events and records the plan, which tools emit directly, in the transcript: the
+/// session's own, not a subagent's in a session of its own.
 struct Recording {
     inner: Arc<dyn EventSink>,
+    session_id: String,
     transcript: Transcript,
 }
 
 impl EventSink for Recording {
     fn emit(&self, session_id: &str, event: TurnEvent) {
-        if let TurnEvent::Plan(entries) = &event {
+        if let TurnEvent::Plan(entries) = &event
+            && session_id == self.session_id
+        {
             self.transcript.append(Record::Plan {
                 entries: entries.clone(),
             });

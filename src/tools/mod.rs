@@ -39,7 +39,7 @@ use crate::types::{EventSink, Location, ToolContent, ToolKind};
 pub use error::ToolError;
 pub use paths::Place;
 pub use registry::{Entry, Ready, Registry, ToolSource, Unusable};
-pub use task::Subagents;
+pub use task::{Delegation, Subagents};
 pub use typed::{TypedTool, schema};
 
 /// What a finished call returns.

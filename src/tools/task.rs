@@ -14,9 +14,19 @@ use crate::types::{Access, ToolKind};
 
 /// What runs a subagent for a `task` call (the turn).
 pub trait Subagents: Send + Sync {
-    /// Runs `agent` on `prompt` for the call `env.call_id`; the editor follows its work in
-    /// that call's content, and the parent model reads the output.
-    fn run(&self, agent: AgentDef, prompt: String, env: ToolEnv) -> BoxFuture<'static, ToolOutput>;
+    /// Runs `task` for the call `env.call_id`; the editor follows its work (in that call's
+    /// content, or in a session of its own), and the parent model reads the output.
+    fn run(&self, task: Delegation, env: ToolEnv) -> BoxFuture<'static, ToolOutput>;
+}
+
+/// A task handed to a subagent.
+pub struct Delegation {
+    /// The subagent.
+    pub agent: AgentDef,
+    /// The task, as the parent model wrote it.
+    pub prompt: String,
+    /// What the editor shows for it ("general: Map the crate").
+    pub title: String,
 }
 
 /// Arguments of `task`.
@@ -103,28 +113,27 @@ impl TypedTool for Task {
                 names.join(", ")
             )));
         };
+        let title = format!("{}: {}", agent.name, args.description.trim());
         Ok(Prepared {
-            title: format!("{}: {}", agent.name, args.description.trim()),
+            title: title.clone(),
             locations: Vec::new(),
             access: Access::Free,
-            call: Box::new(TaskCall {
+            call: Box::new(TaskCall(Delegation {
                 agent,
                 prompt: args.prompt,
-            }),
+                title,
+            })),
         })
     }
 }
 
 /// A `task` call, ready to hand to the turn.
-struct TaskCall {
-    agent: AgentDef,
-    prompt: String,
-}
+struct TaskCall(Delegation);
 
 impl Call for TaskCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         match env.subagents.clone() {
-            Some(subagents) => subagents.run(self.agent, self.prompt, env),
+            Some(subagents) => subagents.run(self.0, env),
             None => Box::pin(async { ToolOutput::error("a subagent cannot start another") }),
         }
     }

@@ -19,6 +19,7 @@ use crate::types::Mode;
 use crate::types::{EventSink, TurnEvent};
 
 /// The facts of the session a turn works in, fixed when it opened.
+#[derive(Clone)]
 pub struct Facts {
     /// The session the events belong to.
     pub session_id: String,
@@ -66,6 +67,8 @@ pub struct Services {
     pub policy: Arc<Policy>,
     /// Messages the user sent to the running turn; only the session's own turn takes them.
     pub steering: super::steer::Steering,
+    /// The subagent sessions at work on the connection (shared by its sessions).
+    pub children: super::ChildSessions,
 }
 
 /// What a session's turns read and count as they go; the session's status reads the same
@@ -124,6 +127,16 @@ impl Totals {
             tools_withdrawn: self.tools_withdrawn.saturating_sub(before.tools_withdrawn),
             budget_refusals: self.budget_refusals.saturating_sub(before.budget_refusals),
         }
+    }
+
+    /// The tokens counted, unless no request reported usage.
+    pub fn tokens(&self) -> Option<crate::types::Tokens> {
+        (self.requests > 0).then_some(crate::types::Tokens {
+            input: self.input,
+            output: self.output,
+            cached: self.cached,
+            reasoning: self.reasoning,
+        })
     }
 
     /// The cost so far, once any request's cost is known.
@@ -191,10 +204,18 @@ impl TurnContext {
 
     /// The same session's context for a subagent in `role`, whose events go to `sink`: its
     /// own context usage, no answer format (that is the parent's business).
-    pub fn for_subagent(&self, role: Role, sink: Arc<dyn EventSink>) -> Self {
+    /// A subagent in a session of its own (`child`) speaks to the editor as that session.
+    pub fn for_subagent(&self, role: Role, sink: Arc<dyn EventSink>, child: Option<&str>) -> Self {
+        let facts = match child {
+            Some(id) => Arc::new(Facts {
+                session_id: id.to_string(),
+                ..(*self.facts).clone()
+            }),
+            None => self.facts.clone(),
+        };
         Self {
-            tool_scope: tool_scope(&self.facts, &self.services, &sink),
-            facts: self.facts.clone(),
+            tool_scope: tool_scope(&facts, &self.services, &sink),
+            facts,
             services: self.services.clone(),
             meters: self.meters.clone(),
             role,

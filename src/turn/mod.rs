@@ -21,6 +21,8 @@
 
 mod actions;
 mod calls;
+mod child_session;
+mod children;
 mod coalesce;
 mod compact;
 mod context;
@@ -46,6 +48,7 @@ mod truncation;
 mod trust;
 
 pub use actions::{Invoked, compact_now, run_action, show_permissions};
+pub use children::ChildSessions;
 pub use context::{Facts, Meters, Services, Totals, TurnContext};
 pub use r#loop::run_turn;
 pub use outcome::TurnOutcome;

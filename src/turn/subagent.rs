@@ -1,8 +1,9 @@
 //! Running a `task` call's subagent (the tool itself is tools/task.rs): a conversation of its
 //! own (its system prompt, its tools, maybe its model) under the session's mode and
-//! permissions. The editor sees one tool call whose content follows the subagent's work; the
-//! parent model reads only the subagent's final answer. The subagent's records go into the
-//! parent's transcript, wrapped so they stay out of the parent's history.
+//! permissions. An editor that advertised `subagents` follows it as a session of its own
+//! (child_session.rs); any other sees one tool call whose content follows the subagent's
+//! work. The parent model reads only the subagent's final answer. The subagent's records go
+//! into the parent's transcript, wrapped so they stay out of the parent's history.
 
 use std::sync::Arc;
 
@@ -13,9 +14,8 @@ use tokio_util::sync::CancellationToken;
 use super::context::TurnContext;
 use super::outcome::TurnOutcome;
 use super::role::{Role, Subagent};
-use crate::customize::agents::AgentDef;
 use crate::store::History;
-use crate::tools::{Subagents, ToolEnv, ToolOutput};
+use crate::tools::{Delegation, Subagents, ToolEnv, ToolOutput};
 use crate::types::{EventSink, StopReason, ToolContent, ToolStatus, TurnEvent, UserPart};
 
 /// Most characters of the subagent's latest text shown while it works.
@@ -40,43 +40,44 @@ impl Runner {
 }
 
 impl Subagents for Runner {
-    fn run(&self, agent: AgentDef, prompt: String, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
-        Box::pin(work(self.ctx.clone(), self.run, agent, prompt, env))
+    fn run(&self, task: Delegation, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(work(self.ctx.clone(), self.run, task, env))
     }
 }
 
-/// The subagent's turn: under the parent's mode, grants and cancel token, with its own
-/// prompt, tools, model and history (recorded in the parent's transcript, wrapped). The
-/// editor follows its calls and words in the `task` call's content; the parent model reads
-/// its final answer.
-async fn work(
-    ctx: TurnContext,
-    run: RunTurn,
-    agent: AgentDef,
-    prompt: String,
-    env: ToolEnv,
-) -> ToolOutput {
-    let progress = Arc::new(Progress {
-        parent: ctx.sink.clone(),
-        call_id: env.call_id.clone(),
-        state: Mutex::default(),
-    });
-    let mut history = History::nested(
-        ctx.services.transcript.nested(&env.call_id, &agent.name),
-        &env.call_id,
-    );
-    history.push_user(vec![UserPart::Text(prompt)]);
-    let role = Role::Subagent(Arc::new(Subagent::new(agent.clone())));
-    let sub = ctx.for_subagent(role, progress.clone());
-    tracing::info!(session = %ctx.facts.session_id, agent = %agent.name, call = %env.call_id, "subagent started");
-    let outcome = run(sub, history, env.cancel.clone()).await;
+/// A subagent's turn, ready to run: its history (the task as its one user message) and its
+/// role.
+pub(super) struct Ready {
+    pub(super) history: History,
+    pub(super) role: Role,
+}
+
+impl Ready {
+    /// `task` for the call `call_id` of the turn `ctx`.
+    fn new(ctx: &TurnContext, task: &Delegation, call_id: &str) -> Self {
+        let agent = &task.agent;
+        let mut history = History::nested(
+            ctx.services.transcript.nested(call_id, &agent.name),
+            call_id,
+        );
+        history.push_user(vec![UserPart::Text(task.prompt.clone())]);
+        Ready {
+            history,
+            role: Role::Subagent(Arc::new(Subagent::new(agent.clone()))),
+        }
+    }
+}
+
+/// What the parent model is told of a subagent's turn, and whether that counts as a failed
+/// call.
+pub(super) fn answer(outcome: &TurnOutcome) -> (bool, String) {
     let answer = crate::conversation::last_answer(outcome.history.messages())
         .trim()
         .to_string();
-    let (failed, model) = match &outcome.result {
+    match &outcome.result {
         Ok(StopReason::Cancelled) => (true, "Not finished.".to_string()),
         Ok(StopReason::Refusal) => (true, format!("The subagent refused the task. {answer}")),
-        Ok(StopReason::EndTurn) if !answer.is_empty() => (false, answer.clone()),
+        Ok(StopReason::EndTurn) if !answer.is_empty() => (false, answer),
         Ok(StopReason::EndTurn) => (
             false,
             "The subagent finished without an answer.".to_string(),
@@ -89,8 +90,29 @@ async fn work(
             true,
             format!("Error: the subagent's model request failed: {e}"),
         ),
-    };
-    tracing::info!(session = %ctx.facts.session_id, agent = %agent.name, call = %env.call_id, failed, "subagent ended");
+    }
+}
+
+/// The subagent's turn: under the parent's mode, grants and cancel token, with its own
+/// prompt, tools, model and history (recorded in the parent's transcript, wrapped). The
+/// editor follows its calls and words in a session of its own when it can, in the `task`
+/// call's content otherwise; the parent model reads its final answer.
+async fn work(ctx: TurnContext, run: RunTurn, task: Delegation, env: ToolEnv) -> ToolOutput {
+    let ready = Ready::new(&ctx, &task, &env.call_id);
+    if ctx.services.caps.subagents {
+        return super::child_session::work(ctx, run, task, ready, env).await;
+    }
+    let progress = Arc::new(Progress {
+        parent: ctx.sink.clone(),
+        call_id: env.call_id.clone(),
+        state: Mutex::default(),
+    });
+    let agent = &task.agent.name;
+    let sub = ctx.for_subagent(ready.role, progress.clone(), None);
+    tracing::info!(session = %ctx.facts.session_id, %agent, call = %env.call_id, "subagent started");
+    let outcome = run(sub, ready.history, env.cancel.clone()).await;
+    let (failed, model) = answer(&outcome);
+    tracing::info!(session = %ctx.facts.session_id, %agent, call = %env.call_id, failed, "subagent ended");
     let shown = format!("{}\n\n{model}", progress.render());
     ToolOutput {
         model,

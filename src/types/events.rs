@@ -178,6 +178,19 @@ pub enum TurnEvent {
         /// Why it failed, when it did.
         error: Option<String>,
     },
+    /// A subagent's session was announced, started or finished (sent on the parent session
+    /// as `subagent_update`; only to editors that advertised `subagents`).
+    Child(super::ChildUpdate),
+    /// What another session sent this one: a subagent's task, from its parent (sent as
+    /// `session_message`; only to editors that advertised `subagents`).
+    MessageFrom {
+        /// The sending session.
+        sender: String,
+        /// The receiving session (the one the event is for).
+        recipient: String,
+        /// The message.
+        text: String,
+    },
     /// A piece of a compaction's summary as the model writes it (sent as
     /// `compaction_summary_chunk`; only for editors that advertised `session.compaction`).
     CompactionChunk {

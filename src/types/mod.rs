@@ -1,6 +1,7 @@
 //! Plain data every layer shares (DESIGN.md §2, layer 1): nothing here imports anything else
 //! of tandem's, so any module may use it without tying itself to a higher one.
 
+mod child;
 mod effect;
 mod events;
 mod mode;
@@ -10,6 +11,7 @@ mod prompt;
 mod stop;
 mod tool;
 
+pub use child::{ChildEnd, ChildState, ChildUpdate, Tokens};
 pub use effect::{Effect, Journal};
 pub use events::{
     CompactionStatus, EventSink, Location, PlanItem, Severity, ToolCallView, ToolContent,

@@ -18,9 +18,16 @@ const UNSTABLE_METHODS: &[&str] = &[
     "providers/disable",
 ];
 
-/// The session updates that are still unstable in the schema the SDK pins (plan operations),
-/// sent only to an editor that advertised them; checked against `schema.unstable.json`.
-const UNSTABLE_UPDATES: &[&str] = &["plan_update", "plan_removed"];
+/// The session updates that are still unstable in the schema the SDK pins (plan operations,
+/// subagent sessions), sent only to an editor that advertised them; checked against
+/// `schema.unstable.json`.
+const UNSTABLE_UPDATES: &[&str] = &[
+    "plan_update",
+    "plan_removed",
+    "subagent_update",
+    "session_message",
+    "session_message_chunk",
+];
 
 /// Whether `message` is a `session/update` of an unstable kind.
 fn unstable_update(message: &Value) -> bool {

@@ -71,6 +71,7 @@ mod skills;
 mod steering;
 mod streamed_calls;
 mod streaming;
+mod subagent_sessions;
 mod subagents;
 mod tool_images;
 mod tool_loop;
