@@ -117,8 +117,8 @@ fn agent_capabilities(config: &Config) -> AgentCapabilities {
                 .image(config.models.iter().any(|m| m.images))
                 .embedded_context(true),
         )
-        // Streamable HTTP works; the old HTTP+SSE transport does not.
-        .mcp_capabilities(McpCapabilities::new().http(true))
+        // Streamable HTTP, and the old HTTP+SSE transport (mcp/sse.rs).
+        .mcp_capabilities(McpCapabilities::new().http(true).sse(true))
         // tandem's extension methods.
         .meta(
             serde_json::json!({"tandem": ext::advertised()})

@@ -177,4 +177,22 @@ mod tests {
     fn unknown_keys_are_rejected() {
         assert!(toml::from_str::<FileConfig>("modle = \"x\"").is_err());
     }
+
+    #[test]
+    fn an_mcp_server_of_the_old_sse_transport_says_so_with_its_type() {
+        let servers = |kind: &str| {
+            toml::from_str::<FileConfig>(&format!(
+                "[[mcp_servers]]\nname = \"old\"\nurl = \"http://127.0.0.1:1/sse\"\n{kind}"
+            ))
+            .map(|f| f.mcp_servers[0].sse)
+        };
+        assert!(servers("type = \"sse\"").unwrap());
+        assert!(!servers("type = \"http\"").unwrap());
+        assert!(!servers("").unwrap());
+        let wrong = servers("type = \"websocket\"").unwrap_err().to_string();
+        assert!(
+            wrong.contains("unknown MCP transport type `websocket`"),
+            "{wrong}"
+        );
+    }
 }

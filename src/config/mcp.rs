@@ -26,13 +26,26 @@ pub struct ServerSpec {
     /// HTTP headers for it (e.g. `Authorization`).
     #[serde(default)]
     pub headers: HashMap<String, String>,
-    /// The server speaks the old HTTP+SSE transport (which tandem cannot use).
-    #[serde(skip)]
+    /// The server speaks the old HTTP+SSE transport: `type = "sse"` in a config file
+    /// (`"http"`, the default for a `url`, is streamable HTTP; `"stdio"` a `command`).
+    #[serde(default, rename = "type", deserialize_with = "sse_type")]
     pub sse: bool,
     /// The folder it runs in: a project's own servers run in the project (their relative
     /// paths mean files there); others in tandem's working directory.
     #[serde(skip)]
     pub cwd: Option<PathBuf>,
+}
+
+/// Reads a config entry's `type`: whether it names the old HTTP+SSE transport.
+fn sse_type<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    let kind = String::deserialize(d)?;
+    match kind.as_str() {
+        "sse" => Ok(true),
+        "http" | "streamable-http" | "stdio" => Ok(false),
+        other => Err(serde::de::Error::custom(format!(
+            "unknown MCP transport type `{other}`: use \"stdio\", \"http\" or \"sse\""
+        ))),
+    }
 }
 
 impl ServerSpec {

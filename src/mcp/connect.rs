@@ -12,11 +12,6 @@ use crate::platform::Group;
 /// Why a server could not be connected; the text is what the user and `_tandem/status` see.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    /// The entry names an HTTP+SSE server, a transport rmcp no longer has a client for.
-    #[error(
-        "it uses the old HTTP+SSE transport, which tandem does not support; use its streamable HTTP endpoint"
-    )]
-    Sse,
     /// The entry has nothing to connect to.
     #[error("it has neither a command nor a url")]
     Nowhere,
@@ -92,7 +87,7 @@ pub async fn connect(
 ) -> Result<Connection, ConnectError> {
     let Some(command) = spec.command.clone() else {
         return match spec.url.clone() {
-            Some(_) if spec.sse => Err(ConnectError::Sse),
+            Some(url) if spec.sse => connect_sse(spec, &url, children, asker).await,
             Some(url) => connect_http(spec, &url, children, asker).await,
             None => Err(ConnectError::Nowhere),
         };
@@ -165,9 +160,49 @@ async fn connect_http(
 ) -> Result<Connection, ConnectError> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let headers = header_map(&spec)?
+        .into_iter()
+        .filter_map(|(name, value)| Some((name?, value)))
+        .collect();
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let client = asker
+        .serve(transport)
+        .await
+        .map_err(|e| ConnectError::HttpHandshake {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
+    describe(spec.name, client, None, children).await
+}
+
+/// Connects to a server of the old HTTP+SSE transport (sse.rs).
+async fn connect_sse(
+    spec: ServerSpec,
+    url: &str,
+    children: Children,
+    asker: super::Asker,
+) -> Result<Connection, ConnectError> {
+    let handshake = |reason: String| ConnectError::HttpHandshake {
+        url: url.to_string(),
+        reason,
+    };
+    let transport = super::sse::open(url, header_map(&spec)?)
+        .await
+        .map_err(|e| handshake(e.to_string()))?;
+    let client = asker
+        .serve(transport)
+        .await
+        .map_err(|e| handshake(e.to_string()))?;
+    describe(spec.name, client, None, children).await
+}
+
+/// The entry's headers, as HTTP sends them.
+fn header_map(spec: &ServerSpec) -> Result<reqwest::header::HeaderMap, ConnectError> {
     // reqwest is built without a default TLS provider; ring is ours.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut headers = std::collections::HashMap::new();
+    let mut headers = reqwest::header::HeaderMap::new();
     for (name, value) in &spec.headers {
         let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
             ConnectError::Header {
@@ -182,15 +217,5 @@ async fn connect_http(
             })?;
         headers.insert(name, value);
     }
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(headers);
-    let transport = StreamableHttpClientTransport::from_config(config);
-    let client = asker
-        .serve(transport)
-        .await
-        .map_err(|e| ConnectError::HttpHandshake {
-            url: url.to_string(),
-            reason: e.to_string(),
-        })?;
-    describe(spec.name, client, None, children).await
+    Ok(headers)
 }

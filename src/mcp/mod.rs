@@ -16,6 +16,7 @@
 mod asker;
 mod children;
 mod connect;
+mod sse;
 mod tool;
 
 use std::path::PathBuf;

@@ -30,9 +30,9 @@ async fn initialize_reports_tandem_and_honest_capabilities() {
         caps["mcpCapabilities"]["http"], true,
         "streamable HTTP MCP servers work"
     );
-    assert_ne!(
+    assert_eq!(
         caps["mcpCapabilities"]["sse"], true,
-        "the old SSE transport does not"
+        "so does the old HTTP+SSE transport"
     );
     // A custom endpoint needs no key, so no auth method is advertised.
     assert_eq!(init["authMethods"], json!([]));

@@ -41,6 +41,8 @@ mod mcp;
 mod mcp_questions;
 #[cfg(feature = "test-mcp-server")]
 mod mcp_restart;
+#[cfg(feature = "test-mcp-server")]
+mod mcp_sse;
 mod mentions;
 mod model_faults;
 mod one_writer;
