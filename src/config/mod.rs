@@ -13,6 +13,7 @@ mod mcp;
 mod models;
 pub mod permissions;
 pub mod presets;
+pub mod prices;
 mod project;
 mod providers;
 mod resolve;
@@ -168,6 +169,32 @@ pub struct Price {
     /// A prompt token read from the server's cache (default: as `input`).
     #[serde(default)]
     pub cached_input: Option<f64>,
+    /// Where the price comes from (a config file's is the config's).
+    #[serde(skip)]
+    pub source: PriceSource,
+}
+
+/// Where a model's price comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PriceSource {
+    /// `price` under the model's `[[models]]` entry.
+    #[default]
+    Config,
+    /// The server's model list (OpenRouter's `pricing`).
+    Server,
+    /// tandem's table of the vendors' published prices (prices.rs).
+    BuiltIn,
+}
+
+impl PriceSource {
+    /// How `_tandem/status` names it.
+    pub fn name(self) -> String {
+        match self {
+            PriceSource::Config => "config".to_string(),
+            PriceSource::Server => "server".to_string(),
+            PriceSource::BuiltIn => format!("built-in (vendor prices as of {})", prices::CHECKED),
+        }
+    }
 }
 
 impl Price {

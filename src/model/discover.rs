@@ -293,6 +293,7 @@ fn listed_price(pricing: &Value) -> Option<crate::config::Price> {
         input: per_million("prompt")?,
         output: per_million("completion")?,
         cached_input: per_million("input_cache_read"),
+        source: crate::config::PriceSource::Server,
     })
 }
 

@@ -4,8 +4,9 @@
 //! goes back, see [`state_kept`]), and price. Each field comes from the user's config first,
 //! then from what the server reported about itself ([`super::discover`]; only for the default
 //! server's own models), then from the built-in table of model families (`config::presets`);
-//! a window the server was seen to cut the prompt at caps it. No price is built in: prices
-//! change, and a wrong one is worse than none.
+//! a window the server was seen to cut the prompt at caps it. A price comes from the config,
+//! then the server, then the vendors' published prices (`config::prices`, only at the
+//! vendor's own host and for exactly the model listed).
 
 use crate::config::{Config, ModelSpec, presets};
 
@@ -39,6 +40,9 @@ pub fn resolve(
     }
     if spec.price.is_none() && spec.provider.is_none() {
         spec.price = discovered.and_then(|found| found.price(&spec.id));
+    }
+    if spec.price.is_none() {
+        spec.price = crate::config::prices::built_in(&config.endpoint_for(id).base_url, &spec.id);
     }
     if let Some(cut) = cut {
         spec.context_window = spec.context_window.min(cut);

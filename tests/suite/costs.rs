@@ -93,3 +93,34 @@ async fn without_any_price_no_cost_is_claimed() {
     assert!(usage.get("costUsd").is_none(), "{usage}");
     assert_eq!(usage["unpricedRequests"], 1);
 }
+
+/// A vendor's well-known model at the vendor's own API is priced from the built-in table (and
+/// says so); the same model id at any other server is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vendors_listed_model_is_priced_from_the_built_in_table_only_at_its_api() {
+    let price_at = |base_url: &'static str| async move {
+        let ws = Workspace::new();
+        let mut env = ws.base_env();
+        env.push(("OPENAI_BASE_URL".into(), base_url.into()));
+        env.push(("OPENAI_API_KEY".into(), "sk-test-not-a-real-key".into()));
+        env.push(("TANDEM_MODEL".into(), "gpt-4o-mini".into()));
+        let mut agent = Agent::spawn(&env, &[]);
+        agent.open_session(&ws.project()).await;
+        let status = agent.request_ok("_tandem/status", json!({})).await;
+        agent.assert_valid();
+        status["sessions"][0]["profile"]["price"].clone()
+    };
+    let at_openai = price_at("https://api.openai.com/v1").await;
+    assert_eq!(at_openai["input"], 0.15, "{at_openai}");
+    assert_eq!(at_openai["cachedInput"], 0.075);
+    assert_eq!(at_openai["output"], 0.6);
+    assert!(
+        at_openai["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("built-in (vendor prices as of 20"),
+        "{at_openai}"
+    );
+    let elsewhere = price_at("http://127.0.0.1:9/v1").await;
+    assert!(elsewhere.is_null(), "{elsewhere}");
+}

@@ -355,7 +355,7 @@ async fn status_shows_the_models_profile_and_usage_its_cost() {
     assert_eq!(profile["maxOutputTokens"], 900);
     assert_eq!(
         profile["price"],
-        json!({"input": 3.0, "cachedInput": 0.3, "output": 15.0})
+        json!({"input": 3.0, "cachedInput": 0.3, "output": 15.0, "source": "config"})
     );
     assert!(profile["stateKept"].as_str().unwrap().contains("reasoning"));
     let usage = agent
@@ -377,5 +377,6 @@ async fn status_shows_the_models_profile_and_usage_its_cost() {
         (price["output"].as_f64().unwrap() - 10.0).abs() < 1e-9,
         "{price}"
     );
+    assert_eq!(price["source"], "server");
     agent.assert_valid();
 }

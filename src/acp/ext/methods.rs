@@ -377,6 +377,7 @@ fn profile_view(config: &crate::config::Config, spec: &crate::config::ModelSpec)
             input: p.input,
             cached_input: p.cached_input.unwrap_or(p.input),
             output: p.output,
+            source: p.source.name(),
         }),
     }
 }

@@ -145,6 +145,8 @@ pub struct PriceView {
     pub cached_input: f64,
     /// A generated token.
     pub output: f64,
+    /// Where it comes from: `config`, `server`, or `built-in (vendor prices as of …)`.
+    pub source: String,
 }
 
 /// A remembered answer about one program a project declares.
