@@ -34,6 +34,7 @@ pub mod tools;
 pub mod transport;
 pub mod turn;
 pub mod types;
+pub mod web;
 
 use std::sync::Arc;
 

@@ -132,6 +132,12 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Whether `text` holds one of the keys tandem knows (so it must not leave in a URL or a
+/// query).
+pub fn holds_key(text: &str) -> bool {
+    matches!(redact_keys(text), Cow::Owned(_))
+}
+
 /// `text` with every known key replaced by `[redacted]`, and nothing else changed: for what
 /// the model reads, where code that merely says `Bearer {token}` must stay as written.
 pub fn redact_keys(text: &str) -> Cow<'_, str> {

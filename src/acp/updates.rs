@@ -133,6 +133,7 @@ fn tool_kind(kind: ToolKind) -> acp::ToolKind {
         ToolKind::Execute => acp::ToolKind::Execute,
         ToolKind::Search => acp::ToolKind::Search,
         ToolKind::Think => acp::ToolKind::Think,
+        ToolKind::Fetch => acp::ToolKind::Fetch,
         ToolKind::Other => acp::ToolKind::Other,
     }
 }

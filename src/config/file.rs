@@ -52,6 +52,8 @@ pub(super) struct FileConfig {
     pub shell: Option<Vec<String>>,
     #[serde(default)]
     pub sandbox: super::sandbox::FileSandbox,
+    #[serde(default)]
+    pub web: super::web::FileWeb,
 }
 
 /// One `[[models]]` entry.

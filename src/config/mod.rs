@@ -20,6 +20,7 @@ mod resolve;
 pub mod sandbox;
 mod settings;
 mod url;
+mod web;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -34,6 +35,7 @@ pub use presets::Preset;
 pub use project::{ProjectConfig, ProjectPrograms, project};
 pub use settings::Settings;
 pub use url::check_url;
+pub use web::{SearchProvider, SearchSettings, WebSettings};
 
 /// Settings given on the command line; `None` means "not given".
 #[derive(Debug, Clone, Default)]
@@ -345,6 +347,8 @@ pub struct Config {
     pub shell: crate::platform::Shell,
     /// Whether and how commands run in the sandbox (`[sandbox]`, `TANDEM_SANDBOX`).
     pub sandbox: sandbox::SandboxSettings,
+    /// How the web tools reach the web (`[web]`).
+    pub web: WebSettings,
     /// What a prompt sent while a turn runs does (`queued_prompts`).
     pub queued_prompts: QueuedPrompts,
     /// The command line's settings this was resolved from, to resolve again after
@@ -459,11 +463,23 @@ impl Config {
     /// Registers every key in use (the default server's and each provider's) for redaction,
     /// and the variables that carry them as hidden from child processes.
     pub fn protect_keys(&self) {
-        let hidden = self.key_vars();
+        let mut hidden = self.key_vars();
+        // The search provider's key, like a model key: never to the model, nor to commands.
+        let search_key = self
+            .web
+            .search
+            .as_ref()
+            .and_then(|s| s.api_key().map(|key| (key, s.api_key_env.clone())));
+        if let Some((_, var)) = &search_key {
+            hidden.push(var.clone());
+        }
         for endpoint in std::iter::once(&self.endpoint).chain(&self.providers) {
             if let Some(key) = &endpoint.api_key {
                 crate::secrets::protect(key.expose(), hidden.clone());
             }
+        }
+        if let Some((key, _)) = search_key {
+            crate::secrets::protect(key, hidden);
         }
     }
 

@@ -20,6 +20,8 @@ pub const READ_TOOLS: [&str; 4] = ["read_file", "list_dir", "glob", "grep"];
 pub const EDIT_TOOLS: [&str; 3] = ["write_file", "edit_file", "apply_patch"];
 /// The command tool.
 pub const COMMAND_TOOL: &str = "run_command";
+/// The web tools; `web_fetch(domain:docs.rs)` names one site and its subdomains.
+pub const WEB_TOOLS: [&str; 2] = ["web_fetch", "web_search"];
 
 /// The `[permissions]` table as written.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -88,6 +90,13 @@ pub enum Target {
         access: PathAccess,
         /// The glob.
         glob: String,
+    },
+    /// A web tool, for every host or for one domain and its subdomains.
+    Web {
+        /// `web_fetch` or `web_search`.
+        tool: String,
+        /// The domain, lower case; `None`: every host.
+        domain: Option<String>,
     },
     /// MCP tools: a whole name, or every name starting with `prefix` (`mcp__server__*`,
     /// `mcp__server`).
@@ -177,9 +186,12 @@ pub fn parse_rule(text: &str) -> Result<Target, String> {
             }
         });
     }
+    if WEB_TOOLS.contains(&tool) {
+        return web_pattern(text, tool, pattern);
+    }
     if !tool.starts_with("mcp__") {
         return Err(format!(
-            "`{text}`: rules name run_command, a file tool ({}, {}) or an MCP tool (mcp__server__tool)",
+            "`{text}`: rules name run_command, a file tool ({}, {}), web_fetch, web_search or an MCP tool (mcp__server__tool)",
             READ_TOOLS.join(", "),
             EDIT_TOOLS.join(", ")
         ));
@@ -202,6 +214,29 @@ pub fn parse_rule(text: &str) -> Result<Target, String> {
 }
 
 /// `cargo test:*` or `cargo test`: one command's words, quotes allowed, no shell operators.
+/// `web_fetch`, `web_fetch(domain:docs.rs)`, `web_search`.
+fn web_pattern(text: &str, tool: &str, pattern: Option<&str>) -> Result<Target, String> {
+    let domain = match pattern {
+        None => None,
+        Some(p) => {
+            let domain = p
+                .strip_prefix("domain:")
+                .map(|d| d.trim().trim_start_matches("*.").to_ascii_lowercase())
+                .filter(|d| {
+                    !d.is_empty()
+                        && d.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == ':')
+                })
+                .ok_or_else(|| format!("`{text}`: a web rule's pattern is `domain:example.com`"))?;
+            Some(domain)
+        }
+    };
+    Ok(Target::Web {
+        tool: tool.to_string(),
+        domain,
+    })
+}
+
 fn command_pattern(text: &str, pattern: &str) -> Result<Target, String> {
     let (body, prefix) = match pattern.strip_suffix(":*") {
         Some(body) => (body, true),

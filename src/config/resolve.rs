@@ -85,6 +85,7 @@ impl Config {
                 resolve_dir(dir, config_file.as_deref(), env)
             })?,
             queued_prompts: file.queued_prompts,
+            web: file.web.resolve(env)?,
             config_file,
             overrides: overrides.clone(),
         })

@@ -5,6 +5,7 @@
 
 mod hooks;
 mod sandbox;
+mod web;
 
 use std::io::Write;
 
@@ -60,6 +61,7 @@ pub async fn run(config: &Config) -> bool {
     checks.push(shell(config));
     checks.push(sandbox::check(config).await);
     checks.extend(hooks::checks(config));
+    checks.extend(web::checks(config).await);
     if let Some(path) = &config.replay {
         checks.push(match crate::model::client_for(config) {
             Ok(_) => ok(format!(

@@ -24,6 +24,13 @@ pub enum Grant {
     },
     /// One tool (an MCP server's), by the name the model calls it.
     Tool(String),
+    /// One web tool's use of one host.
+    Web {
+        /// `web_fetch` or `web_search`.
+        tool: String,
+        /// The host, lower case.
+        host: String,
+    },
 }
 
 impl Grant {
@@ -40,6 +47,8 @@ impl Grant {
                 format!("{verb} {}", crate::tools::paths::display(path, root))
             }
             Grant::Tool(name) => format!("the tool {name}"),
+            Grant::Web { tool, host } if tool == "web_search" => format!("searching with {host}"),
+            Grant::Web { host, .. } => format!("fetching from {host}"),
         }
     }
 
@@ -56,6 +65,7 @@ impl Grant {
                 ..
             } => "edit_file",
             Grant::Tool(name) => name,
+            Grant::Web { tool, .. } => tool,
         }
     }
 
@@ -76,6 +86,9 @@ impl Grant {
                 },
             ) => access == called && path == target,
             (Grant::Tool(name), Subject::Tool { name: called, .. }) => name == called,
+            (Grant::Web { tool, host }, Subject::Web { tool: t, host: h }) => {
+                tool == t && host == h
+            }
             _ => false,
         }
     }

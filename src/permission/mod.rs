@@ -79,6 +79,13 @@ pub enum Subject<'a> {
         /// Whether the tool says it only reads.
         read_only: bool,
     },
+    /// Reaches a host on the web (`web_fetch`, `web_search`).
+    Web {
+        /// The tool.
+        tool: &'a str,
+        /// The host, lower case.
+        host: &'a str,
+    },
 }
 
 impl<'a> Subject<'a> {
@@ -111,6 +118,7 @@ impl<'a> Subject<'a> {
                 name: tool,
                 read_only: *read_only,
             },
+            Access::Web { host } => Subject::Web { tool, host },
         }
     }
 }

@@ -32,6 +32,12 @@ pub fn decide(mode: Mode, subject: &Subject, workspace: &Workspace) -> Decision 
             Mode::AcceptEdits if workspace.contains(path) => Allow,
             Mode::AcceptEdits | Mode::Ask => Ask,
         },
+        // Reading the web is a read, but the URL or the query carries data out: asked in every
+        // mode but `full-access`, `read-only` included.
+        Subject::Web { .. } => match mode {
+            Mode::FullAccess => Allow,
+            Mode::ReadOnly | Mode::Ask | Mode::AcceptEdits => Ask,
+        },
         Subject::Command { .. } | Subject::Tool { .. } => match mode {
             Mode::ReadOnly => Refuse(
                 "Refused: the session is in read-only mode, so commands and tools that may change things cannot run. Tell the user what you would run instead.".into(),

@@ -48,6 +48,10 @@ impl Offer {
                 path: path.to_path_buf(),
             }),
             Subject::Tool { name, .. } => same(Grant::Tool(name.to_string())),
+            Subject::Web { tool, host } => same(Grant::Web {
+                tool: tool.to_string(),
+                host: host.to_string(),
+            }),
             Subject::Command { line, parsed, .. } => {
                 let reject = match parsed.commands.as_slice() {
                     [only] if parsed.hazards.is_empty() => {

@@ -23,7 +23,14 @@ enum Matcher {
     Command(CommandScope),
     AnyPath(PathAccess),
     Path(PathAccess, GlobSet),
-    Tool { name: String, prefix: bool },
+    Tool {
+        name: String,
+        prefix: bool,
+    },
+    Web {
+        tool: String,
+        domain: Option<String>,
+    },
 }
 
 /// Every rule of a session.
@@ -59,6 +66,10 @@ impl Rules {
                     Target::Tool { name, prefix } => Matcher::Tool {
                         name: name.clone(),
                         prefix: *prefix,
+                    },
+                    Target::Web { tool, domain } => Matcher::Web {
+                        tool: tool.clone(),
+                        domain: domain.clone(),
                     },
                 };
                 Some(Compiled { rule, matcher })
@@ -183,6 +194,12 @@ impl Matcher {
             (Matcher::AnyPath(want), Subject::Path { access, .. }) => want == access,
             (Matcher::Path(want, set), Subject::Path { access, path }) => {
                 want == access && set.is_match(path)
+            }
+            (Matcher::Web { tool, domain }, Subject::Web { tool: t, host }) => {
+                tool == t
+                    && domain.as_deref().is_none_or(|d| {
+                        *host == d || host.strip_suffix(d).is_some_and(|rest| rest.ends_with('.'))
+                    })
             }
             (Matcher::Tool { name, prefix }, Subject::Tool { name: called, .. }) => {
                 if *prefix {

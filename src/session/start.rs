@@ -17,6 +17,8 @@ use crate::permission::{Grants, Policy, Protected, Rules, Workspace};
 use crate::store::{History, Record, Transcript};
 use crate::tools::load_skill::LoadSkill;
 use crate::tools::task::Task;
+use crate::tools::web_fetch::WebFetch;
+use crate::tools::web_search::WebSearch;
 use crate::tools::{Entry, Registry};
 use crate::turn::{Facts, Meters, Services, TurnContext};
 use crate::types::{EventSink, TurnEvent};
@@ -80,7 +82,7 @@ impl SessionManager {
             )),
             editor: s.editor.ops,
             caps: s.editor.caps,
-            tools: Arc::new(self.registry(&extras, &s.mcp)),
+            tools: Arc::new(self.registry(&backend.config, &extras, &s.mcp)),
             mcp: s.mcp.clone(),
             extras,
             transcript: transcript.clone(),
@@ -163,8 +165,23 @@ impl SessionManager {
 
     /// Every tool the session offers: the built-ins, `load_skill` when it has skills, its MCP
     /// servers' tools as they connect, and `task`.
-    fn registry(&self, extras: &Extras, mcp: &Arc<crate::mcp::Hub>) -> Registry {
+    fn registry(
+        &self,
+        config: &crate::config::Config,
+        extras: &Extras,
+        mcp: &Arc<crate::mcp::Hub>,
+    ) -> Registry {
         let mut front = self.builtins.clone();
+        let web = &config.web;
+        if web.fetch {
+            front.push(Entry::new(Arc::new(WebFetch::new(web.clone()))));
+        }
+        if let Some(search) = &web.search {
+            front.push(Entry::new(Arc::new(WebSearch::new(
+                search.clone(),
+                web.timeout,
+            ))));
+        }
         if !extras.skills.is_empty() {
             front.push(Entry::new(Arc::new(LoadSkill::new(extras.skills.clone()))));
         }

@@ -24,6 +24,8 @@ pub mod task;
 pub mod text;
 mod typed;
 mod update_plan;
+pub mod web_fetch;
+pub mod web_search;
 mod write_file;
 
 use std::path::{Path, PathBuf};

@@ -30,6 +30,8 @@ pub enum ToolKind {
     Search,
     /// Plans or thinks.
     Think,
+    /// Reads from the web.
+    Fetch,
     /// Anything else (e.g. an MCP tool without a read-only hint).
     Other,
 }
@@ -54,6 +56,12 @@ pub enum Access {
         /// Why the model asks to run it outside the command sandbox, when it does: the user
         /// is asked every time, and no earlier answer covers it.
         outside_sandbox: Option<String>,
+    },
+    /// Reaches a host on the web (a page, a search provider): the URL or query carries data
+    /// out, so it is asked about per host in every mode but `full-access`.
+    Web {
+        /// The host, lower case.
+        host: String,
     },
     /// Calls an outside tool (an MCP server's): free like a read when it says it only reads,
     /// asked like a command otherwise.

@@ -4,7 +4,7 @@ use std::process::Command;
 
 use crate::common::{MockModel, Reply, Workspace};
 
-fn doctor(ws: &Workspace, env: &[(String, String)]) -> (i32, String) {
+pub(super) fn doctor(ws: &Workspace, env: &[(String, String)]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
         .arg("doctor")
         .env_clear()

@@ -80,6 +80,7 @@ mod tool_loop;
 mod tools;
 mod unused_sessions;
 mod updates;
+mod web;
 mod windows;
 mod wire_apis;
 mod wire_mock;

@@ -1,0 +1,253 @@
+//! Reading one web page for the model: GET with a timeout and a byte cap, redirects followed
+//! by hand so each hop is checked again (scheme, private address, a key in the URL), HTML
+//! turned into Markdown, JSON and plain text as they are, anything else refused with its
+//! type.
+
+use std::time::Duration;
+
+use reqwest::Url;
+use reqwest::header::{CONTENT_TYPE, LOCATION};
+
+use super::guard;
+
+/// Most redirects followed.
+const MOST_HOPS: usize = 10;
+
+/// How a fetch is bounded.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The whole fetch, every hop and the body.
+    pub timeout: Duration,
+    /// Most bytes of the body read.
+    pub max_bytes: usize,
+    /// Whether private addresses may be reached (`[web] allow_private`).
+    pub allow_private: bool,
+}
+
+/// A page as the model reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// Where it was read from, after redirects.
+    pub url: String,
+    /// Its media type.
+    pub media_type: String,
+    /// Its text: Markdown for HTML.
+    pub text: String,
+    /// Whether the body was cut at the byte cap.
+    pub cut: bool,
+}
+
+/// Why a page could not be read; the text is what the model is told.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// Not an http(s) URL.
+    #[error("`{0}` is not an http or https URL")]
+    Url(String),
+    /// The URL would carry one of the user's keys out.
+    #[error("the URL holds one of the user's secrets; it is not sent")]
+    Secret,
+    /// A private address, without `allow_private`.
+    #[error("{0}: tandem does not fetch from the user's own machine or network")]
+    Private(String),
+    /// Too many redirects.
+    #[error("more than {MOST_HOPS} redirects")]
+    TooManyRedirects,
+    /// A redirect without a usable `Location`.
+    #[error("a redirect without a usable Location")]
+    BadRedirect,
+    /// The request failed.
+    #[error("{0}")]
+    Http(String),
+    /// An error status.
+    #[error("the server answered {0}")]
+    Status(u16),
+    /// A type that is not text.
+    #[error("it is {0}, which the model cannot read as text")]
+    Type(String),
+    /// Longer than the timeout.
+    #[error("it took longer than {0} s")]
+    Timeout(u64),
+}
+
+/// Reads `url` within `limits`.
+pub async fn fetch(url: &str, limits: Limits) -> Result<Page, FetchError> {
+    let seconds = limits.timeout.as_secs();
+    tokio::time::timeout(limits.timeout, read(url, limits))
+        .await
+        .unwrap_or(Err(FetchError::Timeout(seconds)))
+}
+
+async fn read(url: &str, limits: Limits) -> Result<Page, FetchError> {
+    let client = client(limits)?;
+    let mut at = checked(url, limits).await?;
+    let mut hops = 0;
+    let response = loop {
+        let response = client
+            .get(at.clone())
+            .header(
+                reqwest::header::ACCEPT,
+                "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5",
+            )
+            .send()
+            .await
+            .map_err(|e| FetchError::Http(crate::model::http::describe_reqwest(&e)))?;
+        if !response.status().is_redirection() {
+            break response;
+        }
+        hops += 1;
+        if hops > MOST_HOPS {
+            return Err(FetchError::TooManyRedirects);
+        }
+        let next = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .and_then(|l| at.join(l).ok())
+            .ok_or(FetchError::BadRedirect)?;
+        at = checked(next.as_str(), limits).await?;
+    };
+    if !response.status().is_success() {
+        return Err(FetchError::Status(response.status().as_u16()));
+    }
+    let media_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("text/plain")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let kind = Kind::of(&media_type).ok_or_else(|| FetchError::Type(media_type.clone()))?;
+    let (bytes, cut) = body(response, limits.max_bytes).await;
+    let raw = String::from_utf8_lossy(&bytes);
+    let text = match kind {
+        Kind::Html => super::markdown::of_html(&raw),
+        Kind::Text => raw.into_owned(),
+    };
+    Ok(Page {
+        url: at.to_string(),
+        media_type,
+        text,
+        cut,
+    })
+}
+
+/// What a media type is read as.
+enum Kind {
+    Html,
+    Text,
+}
+
+impl Kind {
+    fn of(media_type: &str) -> Option<Kind> {
+        match media_type {
+            "text/html" | "application/xhtml+xml" => Some(Kind::Html),
+            t if t.starts_with("text/") => Some(Kind::Text),
+            t if t == "application/json" || t.ends_with("+json") => Some(Kind::Text),
+            "application/xml"
+            | "application/javascript"
+            | "application/x-yaml"
+            | "application/yaml"
+            | "application/toml" => Some(Kind::Text),
+            _ => None,
+        }
+    }
+}
+
+/// The client: no redirects of its own (each hop is checked here), connections only to
+/// public addresses unless private ones are allowed, proxies from the environment.
+fn client(limits: Limits) -> Result<reqwest::Client, FetchError> {
+    // reqwest is built without a default TLS provider; ring is ours.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(10))
+        .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")));
+    // Through a proxy the proxy resolves names (and the proxy itself may well be on the
+    // user's network); directly, the connection's own resolution is checked too.
+    if !limits.allow_private && !guard::proxied() {
+        builder = builder.dns_resolver(std::sync::Arc::new(guard::PublicOnly));
+    }
+    builder
+        .build()
+        .map_err(|e| FetchError::Http(crate::model::http::describe_reqwest(&e)))
+}
+
+/// `url` parsed, if it may be fetched: http(s), no key in it, not a private address.
+async fn checked(url: &str, limits: Limits) -> Result<Url, FetchError> {
+    let parsed = Url::parse(url.trim()).map_err(|_| FetchError::Url(url.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(FetchError::Url(url.to_string()));
+    }
+    let decoded = percent_decoded(parsed.as_str());
+    if crate::secrets::holds_key(parsed.as_str()) || crate::secrets::holds_key(&decoded) {
+        return Err(FetchError::Secret);
+    }
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| FetchError::Url(url.to_string()))?;
+    if !limits.allow_private
+        && let Some(why) = guard::refused(host).await
+    {
+        return Err(FetchError::Private(why));
+    }
+    Ok(parsed)
+}
+
+/// `text` with its `%XX` escapes decoded (lossily), so a key written escaped is seen too.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, ..) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The body, at most `max` bytes of it, and whether there was more.
+async fn body(mut response: reqwest::Response, max: usize) -> (Vec<u8>, bool) {
+    let mut bytes = Vec::new();
+    while let Ok(Some(piece)) = response.chunk().await {
+        let room = max.saturating_sub(bytes.len());
+        if piece.len() > room {
+            bytes.extend_from_slice(&piece[..room]);
+            return (bytes, true);
+        }
+        bytes.extend_from_slice(&piece);
+    }
+    (bytes, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_decoded_so_an_escaped_key_is_seen() {
+        assert_eq!(percent_decoded("a%2Fb%41%zz%4"), "a/bA%zz%4");
+    }
+
+    #[test]
+    fn text_types_are_read_and_others_refused() {
+        assert!(matches!(Kind::of("text/html"), Some(Kind::Html)));
+        assert!(matches!(Kind::of("application/json"), Some(Kind::Text)));
+        assert!(matches!(Kind::of("application/ld+json"), Some(Kind::Text)));
+        assert!(matches!(Kind::of("text/plain"), Some(Kind::Text)));
+        assert!(Kind::of("image/png").is_none());
+        assert!(Kind::of("application/pdf").is_none());
+        assert!(Kind::of("application/octet-stream").is_none());
+    }
+}

@@ -1,0 +1,11 @@
+//! The web for the model's `web_fetch` and `web_search` tools (tools/web_fetch.rs,
+//! tools/web_search.rs): reading a page (fetch.rs) within the bounds a prompt-injected model
+//! must not cross (guard.rs: not the user's own machine or network, every hop checked, no key
+//! in a URL), HTML as Markdown (markdown.rs), and search through the provider the user
+//! configured (search.rs). Timeouts, byte caps and the environment's proxies as for the model
+//! server.
+
+pub mod fetch;
+pub mod guard;
+pub mod markdown;
+pub mod search;

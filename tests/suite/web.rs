@@ -1,0 +1,371 @@
+//! `web_fetch` and `web_search` through the binary. Pages come from a local server that acts
+//! as the HTTP proxy of the environment (so made-up host names reach it, as through a
+//! company proxy): HTML as Markdown, JSON as it is, other types refused, the byte cap said,
+//! redirects to the user's own machine refused, a key never sent in a URL, and permission
+//! asked per host and remembered per host. Search goes to local stand-ins for SearXNG's and
+//! Brave's APIs.
+
+use std::sync::Arc;
+
+use axum::extract::{Query, Request};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+use crate::common::calls::{call_events, tool_result};
+use crate::common::editor::Answer;
+use crate::common::{Reply, TEST_KEY, session_with_env};
+
+/// What the local server was asked: each request's full URI.
+type Seen = Arc<Mutex<Vec<String>>>;
+
+/// The stand-in web: pages by path, whatever the host; starts on a free port.
+async fn web() -> (String, Seen) {
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
+    let app = axum::Router::new().fallback(move |request: Request| {
+        let log = log.clone();
+        async move {
+            log.lock().push(request.uri().to_string());
+            page(request.uri().path())
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, seen)
+}
+
+fn page(path: &str) -> Response {
+    let html = "<html><head><script>steal()</script></head><body><h1>Guide</h1>\
+        <p>Use <code>cargo doc</code>, see <a href=\"https://docs.rs\">docs</a>.</p></body></html>";
+    match path {
+        "/guide" => ([("content-type", "text/html; charset=utf-8")], html).into_response(),
+        "/data" => ([("content-type", "application/json")], r#"{"answer": 42}"#).into_response(),
+        "/logo.png" => (
+            [("content-type", "image/png")],
+            vec![0x89u8, b'P', b'N', b'G'],
+        )
+            .into_response(),
+        "/big" => ([("content-type", "text/plain")], "x".repeat(10_000)).into_response(),
+        "/to-home" => (
+            StatusCode::FOUND,
+            [("location", "http://127.0.0.1:9/admin")],
+        )
+            .into_response(),
+        "/to-localhost" => {
+            (StatusCode::FOUND, [("location", "http://localhost/admin")]).into_response()
+        }
+        "/to-guide" => (StatusCode::MOVED_PERMANENTLY, [("location", "/guide")]).into_response(),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// A session whose web goes through the stand-in as its proxy, with `config` as the user's.
+async fn web_session(
+    script: Vec<Reply>,
+    mode: &str,
+    config: &'static str,
+) -> (crate::common::EditorSession, Seen) {
+    let (proxy, seen) = web().await;
+    let session = session_with_env("small", script, json!({}), mode, move |ws| {
+        ws.write("home/.config/tandem/config.toml", config);
+        // The model server (on 127.0.0.1) is reached directly, the web through the proxy.
+        vec![
+            ("HTTP_PROXY".into(), proxy.clone()),
+            ("NO_PROXY".into(), "127.0.0.1".into()),
+        ]
+    })
+    .await;
+    (session, seen)
+}
+
+fn fetch(id: &str, url: &str) -> (&'static str, &'static str, Value) {
+    let id: &'static str = Box::leak(id.to_string().into_boxed_str());
+    (id, "web_fetch", json!({"url": url}))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_read_as_markdown_or_as_they_are_and_the_rest_is_refused_or_cut() {
+    let script = vec![
+        Reply::tools(&[
+            fetch("a", "http://docs.example/guide"),
+            fetch("b", "http://docs.example/data"),
+            fetch("c", "http://docs.example/logo.png"),
+            fetch("d", "http://docs.example/big"),
+            fetch("e", "http://docs.example/to-guide"),
+            fetch("f", "http://docs.example/missing"),
+        ]),
+        Reply::text(&["read"]),
+    ];
+    let ((mock, _ws, mut agent, session, _editor), _seen) =
+        web_session(script, "full-access", "[web]\nmax_bytes = 2048\n").await;
+    let (answer, updates) = agent.prompt(&session, "read the docs").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let second = &mock.requests()[1];
+    let guide = tool_result(second, "a");
+    assert!(guide.contains("URL: http://docs.example/guide"), "{guide}");
+    assert!(guide.contains("# Guide"), "{guide}");
+    assert!(guide.contains("`cargo doc`") && guide.contains("[docs](https://docs.rs)"));
+    assert!(!guide.contains("steal"), "{guide}");
+    assert!(tool_result(second, "b").contains(r#"{"answer": 42}"#));
+    let png = tool_result(second, "c");
+    assert!(
+        png.starts_with("Error:") && png.contains("image/png"),
+        "{png}"
+    );
+    let big = tool_result(second, "d");
+    assert!(big.contains("longer than 2048 bytes"), "{big}");
+    assert!(big.matches('x').count() <= 2048 + 10, "cut at the cap");
+    let moved = tool_result(second, "e");
+    assert!(moved.contains("URL: http://docs.example/guide") && moved.contains("# Guide"));
+    assert!(tool_result(second, "f").contains("404"));
+    // Shown to the editor as fetches, with the URL in the title.
+    let shown = call_events(&updates, "a");
+    assert_eq!(shown[0]["kind"], "fetch", "{:?}", shown[0]);
+    assert!(
+        shown
+            .iter()
+            .any(|e| e["title"] == "Fetch http://docs.example/guide"),
+        "{shown:?}"
+    );
+    agent.assert_valid();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_own_machine_is_out_of_reach_at_every_hop_and_keys_stay_home() {
+    let key_url = format!("http://docs.example/guide?token={TEST_KEY}");
+    let script = vec![
+        Reply::tools(&[
+            fetch("a", "http://docs.example/to-home"),
+            fetch("b", "http://docs.example/to-localhost"),
+            fetch("c", "http://127.0.0.1:9/admin"),
+            fetch("d", "http://[::ffff:127.0.0.1]/admin"),
+            fetch("e", &key_url),
+            fetch("f", "file:///etc/passwd"),
+        ]),
+        Reply::text(&["blocked"]),
+    ];
+    let ((mock, _ws, mut agent, session, _editor), seen) =
+        web_session(script, "full-access", "").await;
+    let (answer, _) = agent.prompt(&session, "go").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let second = &mock.requests()[1];
+    for id in ["a", "b", "c", "d"] {
+        let result = tool_result(second, id);
+        assert!(
+            result.contains("does not fetch from the user's own machine or network"),
+            "{id}: {result}"
+        );
+    }
+    assert!(
+        tool_result(second, "e").contains("secrets"),
+        "{}",
+        tool_result(second, "e")
+    );
+    assert!(tool_result(second, "f").contains("not an http or https URL"));
+    let asked = seen.lock().clone();
+    assert!(
+        asked
+            .iter()
+            .all(|u| !u.contains("admin") && !u.contains(TEST_KEY)),
+        "{asked:?}"
+    );
+    agent.assert_valid();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetching_asks_per_host_and_always_means_that_host() {
+    let script = vec![
+        Reply::tools(&[fetch("a", "http://docs.example/guide")]),
+        Reply::tools(&[fetch("b", "http://docs.example/data")]),
+        Reply::tools(&[fetch("c", "http://other.example/data")]),
+        Reply::text(&["done"]),
+    ];
+    let ((mock, _ws, mut agent, session, editor), _seen) =
+        web_session(script, "read-only", "").await;
+    editor.answer_with(&[
+        Answer::Select("allow_always"),
+        Answer::Select("reject_once"),
+    ]);
+    let (answer, _) = agent.prompt(&session, "go").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let asked = editor.params_of("session/request_permission");
+    assert_eq!(
+        asked.len(),
+        2,
+        "docs.example once, other.example once: {asked:?}"
+    );
+    let always = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["optionId"] == "allow_always")
+        .unwrap()["name"]
+        .clone();
+    assert!(
+        always
+            .as_str()
+            .unwrap()
+            .contains("fetching from docs.example"),
+        "{always}"
+    );
+    assert_eq!(asked[1]["toolCall"]["toolCallId"], "c");
+    let requests = mock.requests();
+    assert!(tool_result(&requests[2], "b").contains("answer"));
+    assert!(!tool_result(&requests[3], "c").contains("answer"));
+    agent.assert_valid();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_allows_a_domain_and_its_subdomains_only() {
+    let script = vec![
+        Reply::tools(&[
+            fetch("a", "http://api.docs.example/data"),
+            fetch("b", "http://evildocs.example/data"),
+        ]),
+        Reply::text(&["done"]),
+    ];
+    let ((mock, _ws, mut agent, session, editor), _seen) = web_session(
+        script,
+        "ask",
+        "[permissions]\nallow = [\"web_fetch(domain:docs.example)\"]\n",
+    )
+    .await;
+    editor.answer_with(&[Answer::Select("reject_once")]);
+    let (answer, _) = agent.prompt(&session, "go").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let asked = editor.params_of("session/request_permission");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], "b");
+    assert!(tool_result(&mock.requests()[1], "a").contains("answer"));
+    agent.assert_valid();
+}
+
+/// The stand-ins for the search providers' APIs.
+async fn search_server() -> (String, Arc<Mutex<Vec<HeaderMap>>>) {
+    let headers: Arc<Mutex<Vec<HeaderMap>>> = Arc::default();
+    let seen = headers.clone();
+    let app = axum::Router::new()
+        .route(
+            "/search",
+            axum::routing::get(|Query(q): Query<std::collections::HashMap<String, String>>| async move {
+                assert_eq!(q.get("format").map(String::as_str), Some("json"));
+                axum::Json(json!({"results": [
+                    {"title": "Tokio docs", "url": "https://docs.rs/tokio", "content": format!("About {}", q["q"])},
+                    {"title": "Tokio site", "url": "https://tokio.rs", "content": "Runtime"},
+                ]}))
+            }),
+        )
+        .route(
+            "/res/v1/web/search",
+            axum::routing::get(move |h: HeaderMap, Query(q): Query<std::collections::HashMap<String, String>>| {
+                let seen = seen.clone();
+                async move {
+                    seen.lock().push(h.clone());
+                    if h.get("x-subscription-token").is_none_or(|v| v != "brave-key-1234567890") {
+                        return StatusCode::UNAUTHORIZED.into_response();
+                    }
+                    axum::Json(json!({"web": {"results": [
+                        {"title": "Serde", "url": "https://serde.rs", "description": format!("<strong>{}</strong> guide", q["q"])},
+                    ]}}))
+                    .into_response()
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, headers)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_through_searxng_and_brave_and_only_when_configured() {
+    let (url, headers) = search_server().await;
+    // SearXNG, self-hosted: no key.
+    let script = vec![
+        Reply::tools(&[("s", "web_search", json!({"query": "tokio runtime"}))]),
+        Reply::text(&["found"]),
+    ];
+    let config: &'static str = Box::leak(
+        format!("[web.search]\nprovider = \"searxng\"\nurl = \"{url}\"\n").into_boxed_str(),
+    );
+    let ((mock, _ws, mut agent, session, _editor), _) =
+        web_session(script, "full-access", config).await;
+    let (answer, updates) = agent.prompt(&session, "search").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let found = tool_result(&mock.requests()[1], "s");
+    assert!(
+        found.contains("1. Tokio docs\n   https://docs.rs/tokio\n   About tokio runtime"),
+        "{found}"
+    );
+    let shown = call_events(&updates, "s");
+    assert_eq!(shown[0]["kind"], "search");
+    assert!(
+        shown
+            .iter()
+            .any(|e| e["title"] == "Search the web: tokio runtime")
+    );
+    agent.assert_valid();
+
+    // Brave, hosted: its key in its header, from the environment.
+    let script = vec![
+        Reply::tools(&[("s", "web_search", json!({"query": "serde"}))]),
+        Reply::text(&["found"]),
+    ];
+    let config = format!("[web.search]\nprovider = \"brave\"\nurl = \"{url}\"\n");
+    let (mock, _ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "full-access", move |ws| {
+            ws.write("home/.config/tandem/config.toml", &config);
+            vec![("BRAVE_API_KEY".into(), "brave-key-1234567890".into())]
+        })
+        .await;
+    agent.prompt(&session, "search").await;
+    let found = tool_result(&mock.requests()[1], "s");
+    assert!(
+        found.contains("1. Serde\n   https://serde.rs\n   serde guide"),
+        "{found}"
+    );
+    assert_eq!(headers.lock().len(), 1);
+    agent.assert_valid();
+
+    // Not configured: not offered.
+    let ((mock, _ws, mut agent, session, _editor), _) =
+        web_session(vec![Reply::text(&["hi"])], "ask", "").await;
+    agent.prompt(&session, "hi").await;
+    let tools = mock.requests()[0].body["tools"].to_string();
+    assert!(
+        tools.contains("web_fetch") && !tools.contains("web_search"),
+        "{tools}"
+    );
+}
+
+/// `tandem doctor` asks the configured provider a query, and says when it does not answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_the_search_provider() {
+    let (url, _) = search_server().await;
+    let mock = crate::common::MockModel::start(vec![Reply::text(&["O"])]).await;
+    let ws = crate::common::Workspace::new();
+    ws.write(
+        "home/.config/tandem/config.toml",
+        &format!("[web.search]\nprovider = \"searxng\"\nurl = \"{url}\"\n"),
+    );
+    let (_, out) = super::doctor::doctor(&ws, &ws.env(&mock));
+    assert!(
+        out.contains(&format!("✓ web_search: searxng at {url} answers")),
+        "{out}"
+    );
+    assert!(
+        out.contains("✓ web_fetch is offered; it does not reach this machine"),
+        "{out}"
+    );
+    ws.write(
+        "home/.config/tandem/config.toml",
+        &format!("[web.search]\nprovider = \"brave\"\nurl = \"{url}\"\n"),
+    );
+    let (code, out) = super::doctor::doctor(&ws, &ws.env(&mock));
+    assert_ne!(code, 0);
+    assert!(out.contains("✗ web_search: brave at"), "{out}");
+    assert!(out.contains("no key for brave: set BRAVE_API_KEY"), "{out}");
+}
