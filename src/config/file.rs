@@ -50,6 +50,7 @@ pub(super) struct FileConfig {
     #[serde(default)]
     pub permissions: super::permissions::PermissionsSpec,
     pub shell: Option<Vec<String>>,
+    pub background_commands: Option<usize>,
     #[serde(default)]
     pub sandbox: super::sandbox::FileSandbox,
     #[serde(default)]

@@ -349,6 +349,8 @@ pub struct Config {
     pub sandbox: sandbox::SandboxSettings,
     /// How the web tools reach the web (`[web]`).
     pub web: WebSettings,
+    /// Most background commands one session runs at once (`background_commands`, 4).
+    pub background_commands: usize,
     /// What a prompt sent while a turn runs does (`queued_prompts`).
     pub queued_prompts: QueuedPrompts,
     /// The command line's settings this was resolved from, to resolve again after

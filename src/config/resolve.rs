@@ -86,6 +86,7 @@ impl Config {
             })?,
             queued_prompts: file.queued_prompts,
             web: file.web.resolve(env)?,
+            background_commands: file.background_commands.unwrap_or(4).max(1),
             config_file,
             overrides: overrides.clone(),
         })

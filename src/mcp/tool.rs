@@ -221,6 +221,7 @@ fn output(result: CallToolResult) -> ToolOutput {
         images,
         failed,
         title: None,
+        keeps_running: false,
     }
 }
 

@@ -284,6 +284,15 @@ impl SessionManager {
     /// `session/close` says it is done with.
     pub async fn shutdown(&self) {
         self.children.kill_all();
+        let background: Vec<_> = self
+            .sessions
+            .lock()
+            .values()
+            .map(|live| live.status.background.clone())
+            .collect();
+        for jobs in background {
+            jobs.stop_all().await;
+        }
         let transcripts: Vec<_> = self
             .sessions
             .lock()
@@ -480,6 +489,11 @@ impl Live {
     /// rather than whenever the actor next runs (it cancels any running turn as it ends).
     fn stop(self) {
         self.status.mcp.shutdown();
+        let background = self.status.background.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(async move { background.stop_all().await })),
+            Err(_) => tracing::debug!("no runtime to stop background commands on"),
+        }
     }
 }
 

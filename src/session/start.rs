@@ -66,6 +66,9 @@ impl SessionManager {
         let policy = self.policy(&s, &root, &folders, &extras);
         let (settings, settings_rx) = watch::channel(s.settings.clone());
         let usage = Arc::new(watch::channel(None).0);
+        let background = Arc::new(crate::tools::background::Background::new(
+            backend.config.background_commands,
+        ));
         let facts = Arc::new(Facts {
             session_id: s.id.clone(),
             cwd: root.clone(),
@@ -89,6 +92,7 @@ impl SessionManager {
             policy: policy.clone(),
             steering: crate::turn::Steering::default(),
             children: self.subagents.clone(),
+            background: background.clone(),
         });
         let (meters, status) = meters(Measured {
             cwd: root,
@@ -99,6 +103,7 @@ impl SessionManager {
             mcp: s.mcp,
             transcript: transcript.clone(),
             discovered: backend.discovered.clone(),
+            background,
         });
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
             inner: s.editor.sink,
@@ -242,6 +247,7 @@ struct Measured {
     mcp: Arc<crate::mcp::Hub>,
     transcript: Transcript,
     discovered: watch::Receiver<Option<Arc<crate::model::discover::Discovered>>>,
+    background: Arc<crate::tools::background::Background>,
 }
 
 /// A new session's meters (what its turns read and count), and the status watch that
@@ -266,6 +272,7 @@ fn meters(m: Measured) -> (Arc<Meters>, Watch) {
         transcript: m.transcript,
         discovered: m.discovered,
         window_cut: meters.window_cut.subscribe(),
+        background: m.background,
     };
     (meters, status)
 }

@@ -37,6 +37,8 @@ pub(super) struct Watch {
     pub(super) discovered: crate::session::Discovery,
     /// The window the server was seen to cut prompts at.
     pub(super) window_cut: watch::Receiver<Option<u64>>,
+    /// Its background commands.
+    pub(super) background: Arc<crate::tools::background::Background>,
 }
 
 impl Watch {
@@ -61,6 +63,7 @@ impl Watch {
             mcp: self.mcp.states(),
             permissions: self.policy.snapshot(&self.grants.borrow()),
             unsaved: self.transcript.unsaved(),
+            background: self.background.list(),
             settings,
         }
     }
@@ -88,4 +91,6 @@ pub struct LiveSession {
     pub permissions: crate::permission::Snapshot,
     /// What the disk has not taken of its transcript yet.
     pub unsaved: Option<crate::store::Unsaved>,
+    /// Its background commands.
+    pub background: Vec<crate::tools::background::Listed>,
 }

@@ -299,6 +299,7 @@ impl Call for PatchCall {
                 content: self.diffs(),
                 failed: false,
                 title: self.title(),
+                keeps_running: false,
             }
         })
     }

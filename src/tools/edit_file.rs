@@ -223,6 +223,7 @@ impl Call for EditCall {
                 content: self.diff(),
                 failed: false,
                 title: Some(titled(&self.shown, planned.applied.tier())),
+                keeps_running: false,
             }
         })
     }

@@ -148,6 +148,7 @@ fn env(cwd: &Path, permitted: bool, denied: &'static str) -> ToolEnv {
         sink: std::sync::Arc::new(Nowhere),
         unreadable: std::sync::Arc::new(move |p: &Path| p.ends_with(denied)),
         shell: crate::platform::Shell::system(),
+        background: std::sync::Arc::new(crate::tools::background::Background::new(1)),
         folders: Vec::new(),
     };
     ToolEnv {

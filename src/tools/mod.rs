@@ -8,17 +8,20 @@
 
 mod apply_patch;
 mod ask_user;
+pub mod background;
 mod edit_file;
 mod error;
 pub mod files;
 mod glob;
 pub mod grep;
 pub mod image;
+mod jobs;
 mod list_dir;
 pub mod load_skill;
 pub mod paths;
 mod read_file;
 pub mod registry;
+mod run_background;
 mod run_command;
 pub mod task;
 pub mod text;
@@ -59,6 +62,9 @@ pub struct ToolOutput {
     /// A new title for the call, when running it told more than its arguments did (which
     /// tier an edit matched at).
     pub title: Option<String>,
+    /// The call started something that goes on (a background command): the editor's tool
+    /// call stays in progress, and whatever runs it reports its end.
+    pub keeps_running: bool,
 }
 
 impl ToolOutput {
@@ -71,6 +77,7 @@ impl ToolOutput {
             images: Vec::new(),
             failed: false,
             title: None,
+            keeps_running: false,
         }
     }
     /// A failure the model can act on.
@@ -84,6 +91,7 @@ impl ToolOutput {
             images: Vec::new(),
             failed: true,
             title: None,
+            keeps_running: false,
         }
     }
 }
@@ -108,6 +116,8 @@ pub struct ToolScope {
     pub unreadable: Unreadable,
     /// The shell command lines run in.
     pub shell: crate::platform::Shell,
+    /// The session's background commands.
+    pub background: Arc<background::Background>,
 }
 
 impl ToolScope {
@@ -198,12 +208,14 @@ pub fn mutates(kind: ToolKind) -> bool {
 
 /// The built-in tools (DESIGN.md §3), with their specs; every session offers them first.
 pub fn builtins() -> Vec<Entry> {
-    let tools: [Arc<dyn Tool>; 10] = [
+    let tools: [Arc<dyn Tool>; 12] = [
         Arc::new(read_file::ReadFile),
         Arc::new(write_file::WriteFile),
         Arc::new(edit_file::EditFile),
         Arc::new(apply_patch::ApplyPatch),
         Arc::new(run_command::RunCommand),
+        Arc::new(jobs::CommandOutput),
+        Arc::new(jobs::StopCommand),
         Arc::new(list_dir::ListDir),
         Arc::new(glob::Glob),
         Arc::new(grep::Grep),
@@ -230,11 +242,11 @@ mod tests {
             vec![Entry::new(Arc::new(task::Task::new(agents)))],
         );
         let specs = registry.specs(|_| true);
-        assert_eq!(specs.len(), 12);
+        assert_eq!(specs.len(), 14);
         let mut names: Vec<_> = specs.iter().map(|s| s.name.clone()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 12, "{names:?}");
+        assert_eq!(names.len(), 14, "{names:?}");
         for spec in specs {
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert!(spec.parameters.get("$schema").is_none());

@@ -88,6 +88,7 @@ impl Call for ReadCall {
                         images: Vec::new(),
                         failed: false,
                         title: None,
+                        keeps_running: false,
                     }
                 }
                 Err(e) => ToolOutput::error(e.describe(&self.shown)),
@@ -105,6 +106,7 @@ fn shown_image(shown: &str, url: String) -> ToolOutput {
         images: vec![url],
         failed: false,
         title: None,
+        keeps_running: false,
     }
 }
 

@@ -39,6 +39,10 @@ pub struct RunCommandArgs {
     pub outside_sandbox: bool,
     /// Why it must run outside the sandbox, for the user (with `outside_sandbox`).
     pub reason: Option<String>,
+    /// Keep it running in the background (a dev server, a watcher): the call returns at once
+    /// with an id for command_output and stop_command.
+    #[serde(default)]
+    pub background: bool,
 }
 
 /// Longest reason for leaving the sandbox shown to the user.
@@ -74,6 +78,9 @@ impl TypedTool for RunCommand {
         if dir != place.cwd {
             title.push_str(&format!(" in {}", place.display(&dir)));
         }
+        if args.background {
+            title.push_str(" in the background (it keeps running)");
+        }
         // The model's words, shown to the user in the question: on one line, nothing hidden.
         let outside_sandbox = args.outside_sandbox.then(|| {
             let reason = args.reason.as_deref().map(str::trim).unwrap_or_default();
@@ -95,6 +102,7 @@ impl TypedTool for RunCommand {
                 dir,
                 timeout,
                 outside: args.outside_sandbox,
+                background: args.background,
             }),
         })
     }
@@ -106,6 +114,8 @@ struct CommandCall {
     timeout: Duration,
     /// The model asked to run it outside the sandbox (and, with one, the user allowed it).
     outside: bool,
+    /// It keeps running in the background (run_background.rs).
+    background: bool,
 }
 
 /// `line` on one line with nothing hidden: each newline shown as `⏎`, a carriage return as
@@ -211,6 +221,7 @@ fn result(
         content,
         failed,
         title: None,
+        keeps_running: false,
     }
 }
 
@@ -396,7 +407,10 @@ impl Call for CommandCall {
         Box::pin(async move {
             let (sandbox, note) = self.confinement(&env).await;
             let dir = self.dir.clone();
-            let mut out = if env.scope.caps.terminal {
+            let mut out = if self.background {
+                super::run_background::start(&self.command, &self.dir, &env, sandbox.as_deref())
+                    .await
+            } else if env.scope.caps.terminal {
                 self.in_terminal(env, sandbox.as_deref()).await
             } else {
                 self.locally(env, sandbox.as_deref()).await

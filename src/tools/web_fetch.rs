@@ -141,5 +141,6 @@ fn shown(
         content: vec![ToolContent::Text { text: summary }],
         failed: false,
         title: None,
+        keeps_running: false,
     }
 }

@@ -118,6 +118,7 @@ impl Call for WriteCall {
                 content: self.diff(),
                 failed: false,
                 title: None,
+                keeps_running: false,
             }
         })
     }

@@ -61,6 +61,19 @@ pub async fn show_permissions(ctx: TurnContext, history: History, args: String) 
     }
     let snapshot = ctx.services.policy.snapshot(&ctx.meters.grants.borrow());
     text.push_str(&snapshot.markdown(ctx.mode()));
+    let jobs = ctx.services.background.list();
+    if !jobs.is_empty() {
+        text.push_str("\n\n**Background commands** (stopped when the session ends):\n");
+        for job in jobs {
+            let state = match (job.running, job.exit_code) {
+                (true, _) => "running".to_string(),
+                (false, Some(code)) => format!("ended, exit code {code}"),
+                (false, None) => "stopped".to_string(),
+            };
+            text.push_str(&format!("\n- `{}` `{}`: {state}", job.id, job.command));
+        }
+        text.push('\n');
+    }
     ctx.emit(TurnEvent::Text(text));
     TurnOutcome::ended(history, Ok(StopReason::EndTurn))
 }

@@ -83,5 +83,6 @@ pub(super) async fn work(
         images: Vec::new(),
         failed,
         title: None,
+        keeps_running: false,
     }
 }

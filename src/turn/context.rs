@@ -69,6 +69,8 @@ pub struct Services {
     pub steering: super::steer::Steering,
     /// The subagent sessions at work on the connection (shared by its sessions).
     pub children: super::ChildSessions,
+    /// The session's background commands.
+    pub background: Arc<crate::tools::background::Background>,
 }
 
 /// What a session's turns read and count as they go; the session's status reads the same
@@ -355,5 +357,6 @@ fn tool_scope(facts: &Facts, services: &Services, sink: &Arc<dyn EventSink>) -> 
         sink: sink.clone(),
         unreadable: Arc::new(move |path: &std::path::Path| policy.denies_read(path)),
         shell: facts.config.shell.clone(),
+        background: services.background.clone(),
     })
 }

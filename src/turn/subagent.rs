@@ -120,6 +120,7 @@ async fn work(ctx: TurnContext, run: RunTurn, task: Delegation, env: ToolEnv) ->
         content: vec![ToolContent::Text { text: shown }],
         failed,
         title: None,
+        keeps_running: false,
     }
 }
 

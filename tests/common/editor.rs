@@ -256,8 +256,13 @@ impl FakeEditor {
             "terminal/kill" => {
                 let terms = self.terminals.lock().unwrap();
                 if let Some(pid) = terms[params["terminalId"].as_str().unwrap()].pid {
+                    let group = if cfg!(unix) {
+                        format!("-{pid}")
+                    } else {
+                        pid.to_string()
+                    };
                     let _ = std::process::Command::new("kill")
-                        .args(["-KILL", &pid.to_string()])
+                        .args(["-KILL", "--", &group])
                         .status();
                 }
                 Ok(json!({}))
@@ -331,6 +336,10 @@ impl FakeEditor {
             false => tokio::process::Command::new(program),
         };
         let cwd = super::wine::host_path(params["cwd"].as_str().unwrap_or("/"));
+        // A terminal's command leads a process group of its own, as in a real terminal, and
+        // terminal/kill ends all of it.
+        #[cfg(unix)]
+        command.process_group(0);
         let mut child = command
             .args(&args)
             .current_dir(cwd)

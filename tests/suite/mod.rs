@@ -1,3 +1,4 @@
+mod background;
 mod cancel;
 mod command_permissions;
 mod config_options;

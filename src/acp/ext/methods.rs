@@ -9,10 +9,10 @@ use agent_client_protocol::{Agent, Client, Error, HandleDispatchFrom};
 use super::turns::{self, RewindRequest, RewindResponse, SteerRequest, SteerResponse};
 use super::{
     ActionInfo, ActionsListRequest, ActionsListResponse, ActionsRunRequest, ActionsRunResponse,
-    ExportFormat, ExportRequest, ExportResponse, ForkRequest, ForkResponse, GrantStatus,
-    McpServerStatus, ModelProfile, PermissionsStatus, PriceView, RuleStatus, SandboxStatus,
-    SessionStatus, StatusRequest, StatusResponse, TrustStatus, UnsavedStatus, UsageRequest,
-    UsageResponse, render,
+    BackgroundStatus, ExportFormat, ExportRequest, ExportResponse, ForkRequest, ForkResponse,
+    GrantStatus, McpServerStatus, ModelProfile, PermissionsStatus, PriceView, RuleStatus,
+    SandboxStatus, SessionStatus, StatusRequest, StatusResponse, TrustStatus, UnsavedStatus,
+    UsageRequest, UsageResponse, render,
 };
 use crate::acp::convert;
 use crate::acp::handlers::Handlers;
@@ -279,6 +279,16 @@ fn status(manager: &SessionManager) -> StatusResponse {
                     records: u.records,
                     error: u.error,
                 }),
+                background_commands: s
+                    .background
+                    .into_iter()
+                    .map(|j| BackgroundStatus {
+                        id: j.id,
+                        command: j.command,
+                        running: j.running,
+                        exit_code: j.exit_code,
+                    })
+                    .collect(),
                 session_id: s.id,
                 cwd: s.cwd.display().to_string(),
                 model: s.settings.model,

@@ -95,6 +95,24 @@ pub struct SessionStatus {
     /// memory and are written once it takes them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsaved: Option<UnsavedStatus>,
+    /// Its background commands (`run_command` with `background`), oldest first.
+    #[serde(default)]
+    pub background_commands: Vec<BackgroundStatus>,
+}
+
+/// One background command (`_tandem/status`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundStatus {
+    /// Its id (`bg-1`).
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// Whether it still runs.
+    pub running: bool,
+    /// Its exit code, once it ended with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<u32>,
 }
 
 /// Records of a session's transcript the disk has not taken yet (`_tandem/status`).

@@ -1,0 +1,340 @@
+//! Commands that keep running while the turn goes on (`run_command` with `background: true`):
+//! a dev server, a watcher, a long test run. Each lives with its session, not its turn:
+//! cancelling a turn leaves it running; closing, deleting or ending the session stops it (the
+//! whole process tree, or the editor's terminal). `command_output` reads what it wrote since
+//! the last read, `stop_command` stops it. At most `limit` run at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{ClientOps, ExitStatus};
+
+/// Most of a job's output kept (its tail).
+const KEPT: usize = 1 << 20;
+/// Most of it one read returns (its tail).
+pub const MOST_READ: usize = 30 * 1024;
+
+/// A session's background commands.
+pub struct Background {
+    jobs: Mutex<Vec<Arc<Job>>>,
+    next: AtomicU32,
+    limit: usize,
+}
+
+/// Where a job runs.
+pub enum Place {
+    /// A local process group, whose output tandem reads.
+    Local,
+    /// The editor's terminal: the editor holds the output.
+    Terminal {
+        /// The editor.
+        client: Arc<dyn ClientOps>,
+        /// The session the terminal belongs to.
+        session: String,
+        /// The terminal.
+        terminal: String,
+    },
+}
+
+/// One background command.
+pub struct Job {
+    /// Its id (`bg-1`), which the model names.
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// The tool call that started it.
+    pub call_id: String,
+    place: Mutex<Option<Place>>,
+    state: Mutex<State>,
+    /// Stops it.
+    pub stop: CancellationToken,
+}
+
+#[derive(Default)]
+struct State {
+    /// The tail of the output (local jobs).
+    text: String,
+    /// Bytes ever written.
+    total: usize,
+    /// `total` at the last read.
+    read: usize,
+    /// For the editor's terminal: the length of its output at the last read.
+    terminal_seen: usize,
+    exit: Option<ExitStatus>,
+    ended: bool,
+}
+
+/// What one read of a job gives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    /// New output since the last read (its tail, when long).
+    pub output: String,
+    /// Bytes of it left out.
+    pub dropped: usize,
+    /// How it ended, once it has.
+    pub ended: Option<Option<ExitStatus>>,
+}
+
+/// A job as `_tandem/status` and `/permissions` list it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// Its id.
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// Whether it still runs.
+    pub running: bool,
+    /// Its exit code, once it ended with one.
+    pub exit_code: Option<u32>,
+}
+
+impl Background {
+    /// No jobs, at most `limit` at once.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            jobs: Mutex::default(),
+            next: AtomicU32::new(1),
+            limit: limit.max(1),
+        }
+    }
+
+    /// A new job for `command`, started by `call_id`; refused when `limit` run already.
+    pub fn start(&self, command: &str, call_id: &str) -> Result<Arc<Job>, String> {
+        let mut jobs = self.jobs.lock();
+        let running = jobs.iter().filter(|j| !j.ended()).count();
+        if running >= self.limit {
+            return Err(format!(
+                "{running} background commands are running, the most this session allows; stop one first (stop_command)"
+            ));
+        }
+        let id = format!("bg-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let job = Arc::new(Job {
+            id,
+            command: command.to_string(),
+            call_id: call_id.to_string(),
+            place: Mutex::new(None),
+            state: Mutex::default(),
+            stop: CancellationToken::new(),
+        });
+        jobs.push(job.clone());
+        Ok(job)
+    }
+
+    /// The job `id`.
+    pub fn find(&self, id: &str) -> Option<Arc<Job>> {
+        self.jobs.lock().iter().find(|j| j.id == id.trim()).cloned()
+    }
+
+    /// Every job, oldest first.
+    pub fn list(&self) -> Vec<Listed> {
+        self.jobs
+            .lock()
+            .iter()
+            .map(|j| {
+                let st = j.state.lock();
+                Listed {
+                    id: j.id.clone(),
+                    command: j.command.clone(),
+                    running: !st.ended,
+                    exit_code: st.exit.as_ref().and_then(|e| e.code),
+                }
+            })
+            .collect()
+    }
+
+    /// Stops every job (the session ends); resolves once each has been stopped.
+    pub async fn stop_all(&self) {
+        let jobs: Vec<Arc<Job>> = self.jobs.lock().clone();
+        for job in jobs {
+            job.halt().await;
+        }
+    }
+}
+
+impl Job {
+    /// Where it runs, once it started.
+    pub fn placed(&self, place: Place) {
+        *self.place.lock() = Some(place);
+    }
+
+    /// Whether it has ended.
+    pub fn ended(&self) -> bool {
+        self.state.lock().ended
+    }
+
+    /// Adds output a local job wrote.
+    pub fn wrote(&self, bytes: &[u8]) {
+        let mut st = self.state.lock();
+        st.total += bytes.len();
+        st.text.push_str(&String::from_utf8_lossy(bytes));
+        if st.text.len() > KEPT {
+            let mut cut = st.text.len() - KEPT;
+            while !st.text.is_char_boundary(cut) {
+                cut += 1;
+            }
+            st.text.drain(..cut);
+        }
+    }
+
+    /// Records how it ended.
+    pub fn finished(&self, exit: Option<ExitStatus>) {
+        let mut st = self.state.lock();
+        st.ended = true;
+        st.exit = exit;
+    }
+
+    /// The latest output (for the editor's view of a local job).
+    pub fn tail(&self, max: usize) -> String {
+        let st = self.state.lock();
+        tail_of(&st.text, max).to_string()
+    }
+
+    /// What it wrote since the last read, and how it ended if it has.
+    pub async fn read(&self) -> Reading {
+        let terminal = match &*self.place.lock() {
+            Some(Place::Terminal {
+                client,
+                session,
+                terminal,
+            }) => Some((client.clone(), session.clone(), terminal.clone())),
+            _ => None,
+        };
+        if let Some((client, session, terminal)) = terminal {
+            return self.read_terminal(&*client, &session, &terminal).await;
+        }
+        let mut st = self.state.lock();
+        let new = st.total - st.read;
+        st.read = st.total;
+        let kept = new.min(st.text.len());
+        let mut start = st.text.len() - kept;
+        while !st.text.is_char_boundary(start) {
+            start += 1;
+        }
+        let fresh = &st.text[start..];
+        let output = tail_of(fresh, MOST_READ).to_string();
+        Reading {
+            dropped: new.saturating_sub(output.len()),
+            output,
+            ended: st.ended.then(|| st.exit.clone()),
+        }
+    }
+
+    async fn read_terminal(
+        &self,
+        client: &dyn ClientOps,
+        session: &str,
+        terminal: &str,
+    ) -> Reading {
+        let Ok(out) = client.terminal_output(session, terminal).await else {
+            let st = self.state.lock();
+            return Reading {
+                output: String::new(),
+                dropped: 0,
+                ended: st.ended.then(|| st.exit.clone()),
+            };
+        };
+        let mut st = self.state.lock();
+        let seen = st.terminal_seen;
+        // The editor keeps a bounded tail: once it dropped output, the old length says
+        // nothing, and the whole tail is new as far as can be told.
+        let fresh =
+            if !out.truncated && out.output.len() >= seen && out.output.is_char_boundary(seen) {
+                &out.output[seen..]
+            } else {
+                out.output.as_str()
+            };
+        st.terminal_seen = out.output.len();
+        if let Some(exit) = out.exit.clone() {
+            st.ended = true;
+            st.exit = Some(exit);
+        }
+        let output = tail_of(fresh, MOST_READ).to_string();
+        Reading {
+            dropped: fresh.len() - output.len(),
+            output,
+            ended: st.ended.then(|| st.exit.clone()),
+        }
+    }
+
+    /// Stops it: a local job's process group is killed; an editor's terminal is killed and
+    /// released.
+    pub async fn halt(&self) {
+        self.stop.cancel();
+        let place = self.place.lock().take();
+        if let Some(Place::Terminal {
+            client,
+            session,
+            terminal,
+        }) = place
+        {
+            if !self.ended()
+                && let Err(e) = client.kill_terminal(&session, &terminal).await
+            {
+                tracing::debug!(%terminal, "terminal/kill failed: {e}");
+            }
+            if let Err(e) = client.release_terminal(&session, &terminal).await {
+                tracing::debug!(%terminal, "terminal/release failed: {e}");
+            }
+            let mut st = self.state.lock();
+            st.ended = true;
+        }
+    }
+}
+
+/// The last `max` bytes of `text`, on a character boundary.
+fn tail_of(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn reads_give_what_is_new_and_the_limit_holds() {
+        let bg = Background::new(2);
+        let a = bg.start("a", "c1").unwrap();
+        let _b = bg.start("b", "c2").unwrap();
+        assert!(
+            bg.start("c", "c3")
+                .err()
+                .unwrap()
+                .contains("stop one first")
+        );
+        a.wrote(b"one\n");
+        assert_eq!(a.read().await.output, "one\n");
+        a.wrote(b"two\n");
+        let r = a.read().await;
+        assert_eq!((r.output.as_str(), r.ended.clone()), ("two\n", None));
+        a.finished(Some(ExitStatus {
+            code: Some(0),
+            signal: None,
+        }));
+        assert!(a.read().await.ended.is_some());
+        assert!(bg.start("c", "c3").is_ok(), "an ended job does not count");
+        assert_eq!(bg.find("bg-1").unwrap().command, "a");
+        let listed = bg.list();
+        assert_eq!(listed[0].exit_code, Some(0));
+        assert!(!listed[0].running && listed[1].running);
+    }
+
+    #[tokio::test]
+    async fn a_long_read_keeps_its_tail_and_counts_what_it_left_out() {
+        let bg = Background::new(1);
+        let a = bg.start("a", "c1").unwrap();
+        a.wrote("é".repeat(MOST_READ).as_bytes());
+        let r = a.read().await;
+        assert!(r.output.len() <= MOST_READ);
+        assert_eq!(r.dropped + r.output.len(), 2 * MOST_READ);
+    }
+}

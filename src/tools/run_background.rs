@@ -1,0 +1,224 @@
+//! `run_command` with `background: true`: the command starts (in the editor's terminal when
+//! it has one, locally otherwise, in the sandbox either way when there is one) and the call
+//! answers after a moment with the job's id and its first output. The job belongs to the
+//! session (tools/background.rs); the tool call stays in progress, showing the output as it
+//! comes (the editor's terminal does that itself), and ends when the command does.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::background::{Job, Place};
+use super::{ToolEnv, ToolOutput, text};
+use crate::client::{ExitStatus, TerminalSpec};
+use crate::platform::sandbox::Sandbox;
+use crate::types::{Effect, ToolContent, ToolStatus, TurnEvent};
+
+/// How long the call waits for the first output.
+const FIRST_OUTPUT: Duration = Duration::from_millis(1500);
+
+/// Starts `command` in `dir` as a background job.
+pub(super) async fn start(
+    command: &str,
+    dir: &std::path::Path,
+    env: &ToolEnv,
+    sandbox: Option<&Sandbox>,
+) -> ToolOutput {
+    let job = match env.scope.background.start(command, &env.call_id) {
+        Ok(job) => job,
+        Err(why) => return ToolOutput::error(why),
+    };
+    let started = if env.scope.caps.terminal {
+        in_terminal(&job, dir, env, sandbox).await
+    } else {
+        locally(&job, dir, env, sandbox)
+    };
+    if let Err(why) = started {
+        job.finished(None);
+        return ToolOutput::error(why);
+    }
+    env.journal.note(Effect::Command {
+        line: command.to_string(),
+    });
+    tokio::select! {
+        () = tokio::time::sleep(FIRST_OUTPUT) => {}
+        () = job.stop.cancelled() => {}
+    }
+    let first = job.read().await;
+    let state = match &first.ended {
+        Some(exit) => format!("It already ended: {}.", ended(exit.as_ref())),
+        None => format!(
+            "It keeps running in the background as `{}`: read its new output with command_output {{\"id\": \"{}\"}}, stop it with stop_command.",
+            job.id, job.id
+        ),
+    };
+    let output = if first.output.trim().is_empty() {
+        "(no output yet)".to_string()
+    } else {
+        first.output.clone()
+    };
+    ToolOutput {
+        model: format!(
+            "Command: {command}\nStarted as `{}`. {state}\nFirst output:\n{output}",
+            job.id
+        ),
+        images: Vec::new(),
+        content: Vec::new(),
+        failed: false,
+        title: None,
+        keeps_running: first.ended.is_none(),
+    }
+}
+
+/// How a job ended, in words.
+pub(super) fn ended(exit: Option<&ExitStatus>) -> String {
+    match exit {
+        Some(ExitStatus {
+            code: Some(code), ..
+        }) => format!("exit code {code}"),
+        Some(ExitStatus {
+            signal: Some(signal),
+            ..
+        }) => format!("ended by {signal}"),
+        _ => "stopped".to_string(),
+    }
+}
+
+/// The job's call, updated: its content, and its status once it ended.
+fn update(env: &ToolEnv, status: Option<ToolStatus>, content: Option<Vec<ToolContent>>) {
+    env.scope.sink.emit(
+        &env.scope.session_id,
+        TurnEvent::ToolCallUpdate {
+            id: env.call_id.clone(),
+            status,
+            content,
+            title: None,
+        },
+    );
+}
+
+fn status_of(exit: Option<&ExitStatus>) -> ToolStatus {
+    match exit {
+        Some(ExitStatus { code: Some(0), .. }) => ToolStatus::Completed,
+        _ => ToolStatus::Failed,
+    }
+}
+
+async fn in_terminal(
+    job: &Arc<Job>,
+    dir: &std::path::Path,
+    env: &ToolEnv,
+    sandbox: Option<&Sandbox>,
+) -> Result<(), String> {
+    let (program, args) = env.scope.shell.terminal_line(&job.command);
+    let (program, args) = match sandbox {
+        Some(sandbox) => sandbox.wrap(program, args),
+        None => (program, args),
+    };
+    let spec = TerminalSpec {
+        command: program,
+        args,
+        cwd: dir.to_path_buf(),
+        output_byte_limit: text::MAX_COMMAND_BYTES as u64,
+    };
+    let session = env.scope.session_id.clone();
+    let client = env.scope.client.clone();
+    let terminal = client
+        .create_terminal(&session, &spec)
+        .await
+        .map_err(|e| format!("the editor could not start a terminal: {}", e.message))?;
+    update(
+        env,
+        None,
+        Some(vec![ToolContent::Terminal {
+            id: terminal.clone(),
+            output: None,
+        }]),
+    );
+    job.placed(Place::Terminal {
+        client: client.clone(),
+        session: session.clone(),
+        terminal: terminal.clone(),
+    });
+    let (job, env) = (job.clone(), env.clone());
+    tokio::spawn(async move {
+        let exit = tokio::select! {
+            exit = client.wait_for_terminal_exit(&session, &terminal) => exit.ok(),
+            () = job.stop.cancelled() => None,
+        };
+        job.finished(exit.clone());
+        update(&env, Some(status_of(exit.as_ref())), None);
+    });
+    Ok(())
+}
+
+fn locally(
+    job: &Arc<Job>,
+    dir: &std::path::Path,
+    env: &ToolEnv,
+    sandbox: Option<&Sandbox>,
+) -> Result<(), String> {
+    let mut started = match sandbox {
+        Some(sandbox) => {
+            let (program, args) = env.scope.shell.line(&job.command);
+            sandbox.command(program, args)
+        }
+        None => env.scope.shell.command(&job.command),
+    };
+    crate::secrets::scrub(&mut started);
+    started.current_dir(dir).stdin(Stdio::null());
+    let cannot = |e: std::io::Error| format!("cannot run the command in {}: {e}", dir.display());
+    let mut output = crate::platform::Merged::attach(&mut started).map_err(cannot)?;
+    let mut child = crate::platform::Group::spawn(started).map_err(cannot)?;
+    job.placed(Place::Local);
+    let (job, env) = (job.clone(), env.clone());
+    tokio::spawn(async move {
+        let mut shown = tokio::time::interval(crate::local::LIVE_EVERY * 4);
+        let mut open = true;
+        let mut fresh = false;
+        let status = loop {
+            tokio::select! {
+                chunk = output.next(), if open => match chunk {
+                    Some(Ok(bytes)) => { job.wrote(&bytes); fresh = true; }
+                    None | Some(Err(_)) => open = false,
+                },
+                _ = shown.tick(), if fresh => {
+                    fresh = false;
+                    update(&env, None, Some(vec![live(&job, "Running in the background…")]));
+                }
+                status = child.wait(), if !open => break status.ok(),
+                () = job.stop.cancelled() => break None,
+            }
+        };
+        if status.is_none() {
+            child.kill();
+            let _ = child.wait().await;
+        }
+        let exit = status.map(|s| ExitStatus {
+            code: s.code().and_then(|c| u32::try_from(c).ok()),
+            signal: crate::platform::exit_signal(&s).map(|s| format!("signal {s}")),
+        });
+        job.finished(exit.clone());
+        let how = format!("Ended: {}.", ended(exit.as_ref()));
+        update(
+            &env,
+            Some(status_of(exit.as_ref())),
+            Some(vec![live(&job, &how)]),
+        );
+    });
+    Ok(())
+}
+
+/// A local job's latest output, fenced, with a line saying where it is.
+fn live(job: &Job, state: &str) -> ToolContent {
+    let tail = job.tail(text::MAX_RESULT_BYTES);
+    let longest = tail.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    ToolContent::Text {
+        text: format!(
+            "{fence}\n{}\n{fence}\n{state} (`{}`)",
+            tail.trim_end(),
+            job.id
+        ),
+    }
+}

@@ -1,0 +1,186 @@
+//! Background commands: `run_command` with `background: true` starts a command that outlives
+//! its call (and a cancelled turn), `command_output` reads what it wrote, `stop_command` stops
+//! it and all it started, and closing the session stops whatever is left, locally and in the
+//! editor's terminals.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::calls::tool_result;
+use crate::common::{Reply, tool_session};
+
+/// A command no other run shares: `sleep` for a long time, with this process's id in it.
+fn long_sleep(n: u32) -> String {
+    format!("sleep {}{n}", std::process::id())
+}
+
+/// Whether any process's command line holds `marker`.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmd| {
+            String::from_utf8_lossy(&cmd)
+                .replace('\0', " ")
+                .contains(marker)
+        })
+    })
+}
+
+async fn until(what: &str, check: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(start.elapsed() < Duration::from_secs(15), "{what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn background(command: &str) -> Value {
+    json!({"command": command, "background": true})
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_runs_in_the_background_answers_and_is_stopped() {
+    let marker = long_sleep(1);
+    let port = free_port();
+    let serve = format!("python3 -u -m http.server {port} --bind 127.0.0.1");
+    let script = vec![
+        Reply::tools(&[("r", "run_command", background(&serve))]),
+        Reply::text(&["started"]),
+        Reply::tools(&[("o", "command_output", json!({"id": "bg-1"}))]),
+        Reply::tools(&[("s", "stop_command", json!({"id": "bg-1"}))]),
+        Reply::text(&["stopped"]),
+        Reply::tools(&[("l", "run_command", background(&marker))]),
+        Reply::text(&["left running"]),
+    ];
+    let (mock, _ws, mut agent, session, _editor) =
+        tool_session(script, json!({}), "full-access").await;
+    let (answer, updates) = agent.prompt(&session, "start the server").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let started = tool_result(&mock.requests()[1], "r");
+    assert!(started.contains("Started as `bg-1`"), "{started}");
+    assert!(
+        started.contains("keeps running in the background"),
+        "{started}"
+    );
+    // The call stays in progress in the editor while the server runs.
+    let statuses: Vec<&Value> = updates
+        .iter()
+        .map(|u| &u["params"]["update"])
+        .filter(|u| u["toolCallId"] == "r" && u.get("status").is_some())
+        .map(|u| &u["status"])
+        .collect();
+    assert!(!statuses.contains(&&json!("completed")), "{statuses:?}");
+
+    // It answers a request after the turn ended.
+    let address = format!("127.0.0.1:{port}");
+    until("the server listens", || {
+        std::net::TcpStream::connect(&address).is_ok()
+    })
+    .await;
+    let page = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&address).unwrap();
+        s.write_all(b"GET /from-the-test HTTP/1.0\r\n\r\n").unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out
+    })
+    .await
+    .unwrap();
+    assert!(page.starts_with("HTTP/1.0 404"), "{page}");
+
+    let (answer, updates) = agent.prompt(&session, "read it, then stop it").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let requests = mock.requests();
+    let output = tool_result(&requests[3], "o");
+    assert!(output.contains("It is still running"), "{output}");
+    assert!(output.contains("/from-the-test"), "{output}");
+    let stopped = tool_result(&requests[4], "s");
+    assert!(stopped.contains("Stopped."), "{stopped}");
+    until("the server is gone", || !running(&serve)).await;
+    assert!(std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err());
+    // Its call ended when it did.
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["params"]["update"]["toolCallId"] == "r"
+                && u["params"]["update"]["status"] == "failed"),
+        "{updates:?}"
+    );
+
+    // `_tandem/status` lists them; closing the session stops what is left.
+    agent.prompt(&session, "leave one running").await;
+    until("sleep runs", || running(&marker)).await;
+    let status = agent.request_ok("_tandem/status", json!({})).await;
+    let listed = &status["sessions"][0]["backgroundCommands"];
+    assert_eq!(listed[0]["id"], "bg-1");
+    assert_eq!(listed[0]["running"], false);
+    assert_eq!(listed[1]["command"], marker.as_str());
+    assert_eq!(listed[1]["running"], true);
+    agent
+        .request_ok("session/close", json!({"sessionId": session}))
+        .await;
+    until("closing stopped it", || !running(&marker)).await;
+    agent.assert_valid();
+}
+
+/// In an editor with terminals, the command runs in one the user watches; the editor's
+/// output is what command_output reads; closing the session kills and releases it. A turn's
+/// cancel leaves it running.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_editors_terminal_and_a_cancelled_turn_leaves_it_running() {
+    let marker = long_sleep(2);
+    let script = vec![
+        Reply::tools(&[(
+            "r",
+            "run_command",
+            background(&format!("echo first words; {marker}")),
+        )]),
+        Reply::text(&["started"]),
+        Reply::tools(&[("o", "command_output", json!({"id": "bg-1"}))]),
+        Reply::text(&["read"]),
+    ];
+    let (mock, _ws, mut agent, session, editor) =
+        tool_session(script, json!({"terminal": true}), "full-access").await;
+    agent.prompt(&session, "start").await;
+    assert_eq!(editor.params_of("terminal/create").len(), 1);
+    assert!(
+        editor.params_of("terminal/release").is_empty(),
+        "kept for the user"
+    );
+    until("it runs", || running(&marker)).await;
+    agent.prompt(&session, "read").await;
+    let output = tool_result(&mock.requests()[3], "o");
+    assert!(
+        output.contains("first words") && output.contains("still running"),
+        "{output}"
+    );
+    // A prompt cancelled meanwhile does not stop it.
+    mock.push(Reply::text(&["slow"; 100]).slow(Duration::from_millis(50)));
+    let pending = agent.start_prompt(&session, "something else").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    agent
+        .notify("session/cancel", json!({"sessionId": session}))
+        .await;
+    crate::common::response(pending).await;
+    assert!(running(&marker), "a cancelled turn leaves it");
+    agent
+        .request_ok("session/close", json!({"sessionId": session}))
+        .await;
+    until("closing stopped it", || !running(&marker)).await;
+    until("the terminal is released", || {
+        editor.params_of("terminal/release").len() == 1
+    })
+    .await;
+    agent.assert_valid();
+}
