@@ -57,19 +57,7 @@ pub fn session_updates(event: TurnEvent, caps: &ClientCaps) -> Vec<SessionUpdate
             status,
             content,
             title,
-        } => {
-            let mut fields = acp::ToolCallUpdateFields::new();
-            if let Some(title) = title {
-                fields = fields.title(title);
-            }
-            if let Some(status) = status {
-                fields = fields.status(tool_status(status));
-            }
-            if let Some(content) = content {
-                fields = fields.content(tool_content(content));
-            }
-            SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields))
-        }
+        } => SessionUpdate::ToolCallUpdate(changed_call(id, status, content, title)),
         TurnEvent::CompactionChunk { .. } | TurnEvent::Compaction { .. } if !caps.compaction => {
             return compaction_note(event, caps);
         }
@@ -103,6 +91,26 @@ pub fn session_updates(event: TurnEvent, caps: &ClientCaps) -> Vec<SessionUpdate
         ),
     };
     vec![update]
+}
+
+/// The fields of a tool call that changed.
+fn changed_call(
+    id: String,
+    status: Option<ToolStatus>,
+    content: Option<Vec<ToolContent>>,
+    title: Option<String>,
+) -> acp::ToolCallUpdate {
+    let mut fields = acp::ToolCallUpdateFields::new();
+    if let Some(title) = title {
+        fields = fields.title(title);
+    }
+    if let Some(status) = status {
+        fields = fields.status(tool_status(status));
+    }
+    if let Some(content) = content {
+        fields = fields.content(tool_content(content));
+    }
+    acp::ToolCallUpdate::new(id, fields)
 }
 
 fn tool_call(view: ToolCallView) -> acp::ToolCall {

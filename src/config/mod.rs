@@ -160,55 +160,7 @@ pub struct ModelSpec {
     pub price: Option<Price>,
 }
 
-/// What a model's tokens cost, in US dollars per million.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    /// A prompt token.
-    pub input: f64,
-    /// A generated token.
-    pub output: f64,
-    /// A prompt token read from the server's cache (default: as `input`).
-    #[serde(default)]
-    pub cached_input: Option<f64>,
-    /// Where the price comes from (a config file's is the config's).
-    #[serde(skip)]
-    pub source: PriceSource,
-}
-
-/// Where a model's price comes from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum PriceSource {
-    /// `price` under the model's `[[models]]` entry.
-    #[default]
-    Config,
-    /// The server's model list (OpenRouter's `pricing`).
-    Server,
-    /// tandem's table of the vendors' published prices (prices.rs).
-    BuiltIn,
-}
-
-impl PriceSource {
-    /// How `_tandem/status` names it.
-    pub fn name(self) -> String {
-        match self {
-            PriceSource::Config => "config".to_string(),
-            PriceSource::Server => "server".to_string(),
-            PriceSource::BuiltIn => format!("built-in (vendor prices as of {})", prices::CHECKED),
-        }
-    }
-}
-
-impl Price {
-    /// The cost of `input` prompt tokens (of which `cached` from the cache) and `output`
-    /// generated ones, in US dollars.
-    pub fn cost(&self, input: u64, cached: u64, output: u64) -> f64 {
-        let cached = cached.min(input);
-        let fresh = (input - cached) as f64 * self.input;
-        let read = cached as f64 * self.cached_input.unwrap_or(self.input);
-        (fresh + read + output as f64 * self.output) / 1_000_000.0
-    }
-}
+pub use prices::{Price, PriceSource};
 
 /// How a model is offered file edits: `apply_patch` (the V4A format GPT models are trained
 /// on) instead of `edit_file` and `write_file`, or those two.

@@ -8,6 +8,7 @@ pub mod commands;
 mod credentials;
 mod discovery;
 pub mod instructions;
+mod live;
 mod open;
 pub mod options;
 pub mod playback;
@@ -24,7 +25,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::client::{ClientCaps, ClientOps};
 use crate::config::Config;
@@ -41,6 +42,7 @@ use actor::Command;
 pub use credentials::{EndpointChange, LogoutError};
 use credentials::{SessionModel, Shared};
 use discovery::Discovery;
+use live::{Live, keep_if_used};
 use options::OptionError;
 pub use ran::Ran;
 pub use status::LiveSession;
@@ -473,41 +475,6 @@ impl SessionManager {
                 None => SessionError::NotFound(id.to_string()),
             })?;
         live.tx.send(command).map_err(|_| gone(id))
-    }
-}
-
-/// A session open in this process: its actor's inbox, and what the extension methods read
-/// of it (settings, usage, MCP servers) without asking the actor.
-struct Live {
-    tx: mpsc::UnboundedSender<Command>,
-    status: status::Watch,
-    commands: Vec<commands::SlashCommand>,
-}
-
-impl Live {
-    /// Ends the session here and now: its MCP servers are stopped before the caller answers,
-    /// rather than whenever the actor next runs (it cancels any running turn as it ends).
-    fn stop(self) {
-        self.status.mcp.shutdown();
-        let background = self.status.background.clone();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(async move { background.stop_all().await })),
-            Err(_) => tracing::debug!("no runtime to stop background commands on"),
-        }
-    }
-}
-
-/// Writes out what the session `id` recorded; then, when it never got a prompt, removes its
-/// transcript: an editor that opens a session for every chat (CodeCompanion) would otherwise
-/// leave one behind for every chat that was never used.
-async fn keep_if_used(store: &Store, id: &str, transcript: &store::Transcript) {
-    transcript.flush().await;
-    if store.prompted(id) {
-        return;
-    }
-    match store.delete(id) {
-        Ok(()) => tracing::debug!(session = %id, "closed without a prompt: not kept"),
-        Err(e) => tracing::debug!(session = %id, "an unused session's transcript stays: {e}"),
     }
 }
 

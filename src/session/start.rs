@@ -69,14 +69,7 @@ impl SessionManager {
         let background = Arc::new(crate::tools::background::Background::new(
             backend.config.background_commands,
         ));
-        let facts = Arc::new(Facts {
-            session_id: s.id.clone(),
-            cwd: root.clone(),
-            folders: folders.clone(),
-            config: backend.config.clone(),
-            project_instructions: instructions::load(&s.cwd, &folders, &backend.config.config_dir),
-            editor_instructions: s.editor.instructions.clone(),
-        });
+        let facts = facts(&s, &root, &folders, &backend.config);
         let services = Arc::new(Services {
             // Through the shared backend: a key found again after a refusal counts at once.
             model: Arc::new(super::SessionModel::new(
@@ -275,6 +268,23 @@ fn meters(m: Measured) -> (Arc<Meters>, Watch) {
         background: m.background,
     };
     (meters, status)
+}
+
+/// The facts of the session `s` opens, in `root` with `folders`.
+fn facts(
+    s: &Start,
+    root: &Path,
+    folders: &[PathBuf],
+    config: &Arc<crate::config::Config>,
+) -> Arc<Facts> {
+    Arc::new(Facts {
+        session_id: s.id.clone(),
+        cwd: root.to_path_buf(),
+        folders: folders.to_vec(),
+        config: config.clone(),
+        project_instructions: instructions::load(&s.cwd, folders, &config.config_dir),
+        editor_instructions: s.editor.instructions.clone(),
+    })
 }
 
 /// Forwards events and records the plan, which tools emit directly, in the transcript: the

@@ -123,6 +123,11 @@ impl Background {
         Ok(job)
     }
 
+    /// Whether any job was started in the session.
+    pub fn any(&self) -> bool {
+        !self.jobs.lock().is_empty()
+    }
+
     /// The job `id`.
     pub fn find(&self, id: &str) -> Option<Arc<Job>> {
         self.jobs.lock().iter().find(|j| j.id == id.trim()).cloned()

@@ -8,7 +8,7 @@
 //! replays (a child lives only while the connection does).
 
 use super::context::TurnContext;
-use super::subagent::{Ready, RunTurn, answer};
+use super::delegated::{Ready, RunTurn, answer};
 use crate::tools::{Delegation, ToolEnv, ToolOutput};
 use crate::types::{ChildEnd, ChildState, ChildUpdate, ToolContent, TurnEvent};
 

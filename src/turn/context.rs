@@ -249,7 +249,11 @@ impl TurnContext {
     /// Whether the model of `step` may call `name` here: the edit tools its family uses
     /// (`apply_patch`, or `edit_file` and `write_file`), and what the role allows.
     pub(crate) fn offers(&self, step: &Step, name: &str) -> bool {
-        step.spec.edit_tool.offers(name) && self.role.allows(name)
+        // The handles on background commands only once there is one: most sessions never
+        // start any, and every tool offered is sent with every request.
+        let jobs =
+            || !matches!(name, "command_output" | "stop_command") || self.services.background.any();
+        step.spec.edit_tool.offers(name) && self.role.allows(name) && jobs()
     }
 
     /// The tool the model of `step` called `name`, if it may call it here.

@@ -26,6 +26,7 @@ mod children;
 mod coalesce;
 mod compact;
 mod context;
+mod delegated;
 mod estimate;
 mod frame;
 mod guard;

@@ -66,12 +66,33 @@ pub async fn search(
         .build()
         .map_err(|e| SearchError::Http(crate::model::http::describe_reqwest(&e)))?;
     let provider = settings.provider;
+    let response = request(&client, settings, query, count)?
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|e| SearchError::Http(crate::model::http::describe_reqwest(&e)))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(refused(provider, status.as_u16()));
+    }
+    let bytes = crate::model::http::read_capped(response, MOST_ANSWER).await;
+    hits(provider, &bytes, count)
+}
+
+/// The provider's request for `query`.
+fn request(
+    client: &reqwest::Client,
+    settings: &SearchSettings,
+    query: &str,
+    count: usize,
+) -> Result<reqwest::RequestBuilder, SearchError> {
+    let provider = settings.provider;
     let base = settings.url.trim_end_matches('/');
     let url = |path: &str, params: &[(&str, &str)]| {
         reqwest::Url::parse_with_params(&format!("{base}{path}"), params)
             .map_err(|e| SearchError::Http(format!("{base}{path}: {e}")))
     };
-    let request = match provider {
+    Ok(match provider {
         SearchProvider::Searxng => client.get(url("/search", &[("q", query), ("format", "json")])?),
         SearchProvider::Brave => {
             let key = settings.api_key().ok_or_else(|| SearchError::NoKey {
@@ -86,31 +107,30 @@ pub async fn search(
                 )?)
                 .header("X-Subscription-Token", key)
         }
+    })
+}
+
+/// An error status, with what to do about it.
+fn refused(provider: SearchProvider, status: u16) -> SearchError {
+    let hint = match (provider, status) {
+        (SearchProvider::Searxng, 403) => {
+            " (SearXNG gives JSON only with `json` under `search.formats` in its settings.yml)"
+        }
+        (SearchProvider::Brave, 401 | 403) => " (check the key)",
+        (_, 429) => " (rate limited; try again later)",
+        _ => "",
     };
-    let response = request
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|e| SearchError::Http(crate::model::http::describe_reqwest(&e)))?;
-    let status = response.status();
-    if !status.is_success() {
-        let hint = match (provider, status.as_u16()) {
-            (SearchProvider::Searxng, 403) => {
-                " (SearXNG gives JSON only with `json` under `search.formats` in its settings.yml)"
-            }
-            (SearchProvider::Brave, 401 | 403) => " (check the key)",
-            (_, 429) => " (rate limited; try again later)",
-            _ => "",
-        };
-        return Err(SearchError::Status {
-            provider: provider.name(),
-            status: status.as_u16(),
-            hint,
-        });
+    SearchError::Status {
+        provider: provider.name(),
+        status,
+        hint,
     }
-    let bytes = crate::model::http::read_capped(response, MOST_ANSWER).await;
+}
+
+/// The results in a provider's answer: at most `count`.
+fn hits(provider: SearchProvider, bytes: &[u8], count: usize) -> Result<Vec<Hit>, SearchError> {
     let answer: Value =
-        serde_json::from_slice(&bytes).map_err(|_| SearchError::Shape(provider.name()))?;
+        serde_json::from_slice(bytes).map_err(|_| SearchError::Shape(provider.name()))?;
     let (list, snippet) = match provider {
         SearchProvider::Searxng => (&answer["results"], "content"),
         SearchProvider::Brave => (&answer["web"]["results"], "description"),

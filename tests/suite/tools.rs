@@ -70,6 +70,7 @@ async fn read_file_locally_shows_the_call_and_returns_the_text() {
             "grep",
             "update_plan",
             "ask_user",
+            "web_fetch",
             "task"
         ]
     );

@@ -279,16 +279,7 @@ fn status(manager: &SessionManager) -> StatusResponse {
                     records: u.records,
                     error: u.error,
                 }),
-                background_commands: s
-                    .background
-                    .into_iter()
-                    .map(|j| BackgroundStatus {
-                        id: j.id,
-                        command: j.command,
-                        running: j.running,
-                        exit_code: j.exit_code,
-                    })
-                    .collect(),
+                background_commands: s.background.into_iter().map(background_status).collect(),
                 session_id: s.id,
                 cwd: s.cwd.display().to_string(),
                 model: s.settings.model,
@@ -328,6 +319,16 @@ fn status(manager: &SessionManager) -> StatusResponse {
                 },
             })
             .collect(),
+    }
+}
+
+/// A background command as `_tandem/status` reports it.
+fn background_status(j: crate::tools::background::Listed) -> BackgroundStatus {
+    BackgroundStatus {
+        id: j.id,
+        command: j.command,
+        running: j.running,
+        exit_code: j.exit_code,
     }
 }
 
