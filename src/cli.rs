@@ -247,6 +247,13 @@ pub struct LoginArgs {
     /// Read the API key from stdin instead of asking (for scripts); no prompts are shown.
     #[arg(long)]
     pub key_stdin: bool,
+    /// Set up web search instead: `searxng` (with --search-url) or `brave` (its key with
+    /// --key-stdin, typed, or BRAVE_API_KEY).
+    #[arg(long, value_name = "PROVIDER")]
+    pub search: Option<String>,
+    /// The search provider's address (SearXNG's; Brave's API by default).
+    #[arg(long, value_name = "URL", requires = "search")]
+    pub search_url: Option<String>,
 }
 
 /// What `tandem exec` prints on stdout.

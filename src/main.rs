@@ -96,7 +96,13 @@ async fn run(cli: Cli) -> ExitCode {
             serve(config).await
         }
         Some(Command::Exec(args)) => tandem::exec::run(config, args).await,
-        Some(Command::Login(args)) => tandem::login::login(&config, args.key_stdin).await,
+        Some(Command::Login(args)) => {
+            let search = args
+                .search
+                .as_deref()
+                .map(|provider| (provider, args.search_url.as_deref()));
+            tandem::login::login(&config, args.key_stdin, search).await
+        }
         Some(Command::Logout) => tandem::login::logout(&config),
         // Handled in `main`, before the runtime starts.
         Some(Command::Sandbox(args)) => tandem::platform::sandbox::run(

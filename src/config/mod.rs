@@ -20,7 +20,7 @@ mod resolve;
 pub mod sandbox;
 mod settings;
 mod url;
-mod web;
+pub mod web;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -386,6 +386,7 @@ impl Config {
         if config.replay.is_some() {
             return Ok(config);
         }
+        config.stored_search_key()?;
         // A provider that needs no key (a local server) is not looked up: the store may be
         // slow to answer, and its key would have a variable of its own.
         let wants =
@@ -412,6 +413,30 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// The search provider's key `tandem login --search` stored, when none is in the
+    /// environment.
+    fn stored_search_key(&mut self) -> Result<(), ConfigError> {
+        let Some(search) = self
+            .web
+            .search
+            .as_ref()
+            .filter(|s| s.provider == SearchProvider::Brave && s.api_key().is_none())
+        else {
+            return Ok(());
+        };
+        let url = search.url.clone();
+        match self.credentials()?.lookup(&url) {
+            Ok(Some((key, _))) => {
+                if let Some(search) = self.web.search.as_mut() {
+                    search.api_key = Some(key);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!("cannot read the stored search key: {e}"),
+        }
+        Ok(())
     }
 
     /// Registers every key in use (the default server's and each provider's) for redaction,

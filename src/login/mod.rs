@@ -8,6 +8,7 @@
 
 mod config_file;
 mod prompt;
+mod search;
 mod server;
 mod target;
 
@@ -62,10 +63,19 @@ fn say(line: impl AsRef<str>) {
 
 /// `tandem login`: interactive on a terminal, scripted with `--key-stdin` (or when stdin is
 /// not a terminal). The server comes from `--provider`/`--base-url` or the configuration.
-pub async fn login(config: &Config, key_stdin: bool) -> ExitCode {
+/// With `search`, it sets up the web search provider instead (search.rs).
+pub async fn login(
+    config: &Config,
+    key_stdin: bool,
+    search: Option<(&str, Option<&str>)>,
+) -> ExitCode {
     let interactive =
         !key_stdin && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    match run(config, key_stdin, interactive).await {
+    let done = match search {
+        Some((provider, url)) => search::run(config, provider, url, key_stdin, interactive).await,
+        None => run(config, key_stdin, interactive).await,
+    };
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             say(format!("✗ {e}"));

@@ -369,3 +369,74 @@ async fn doctor_checks_the_search_provider() {
     assert!(out.contains("✗ web_search: brave at"), "{out}");
     assert!(out.contains("no key for brave: set BRAVE_API_KEY"), "{out}");
 }
+
+/// `tandem login --search brave`: one query with the key first (a refused key saves
+/// nothing), then the key in the credential store and `[web.search]` in the config file;
+/// sessions then search with the stored key. SearXNG needs only its URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_sets_up_search_and_keeps_the_key_in_the_store() {
+    use crate::common::{Agent, MockModel, Workspace, run_tandem};
+    let (url, _) = search_server().await;
+    let mock = MockModel::start(vec![
+        Reply::tools(&[("s", "web_search", json!({"query": "serde"}))]),
+        Reply::text(&["found"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
+    env.push(("TANDEM_MODE".into(), "full-access".into()));
+    let config_file = ws.home().join(".config/tandem/config.toml");
+    let login = |key: &'static str| {
+        let (env, url) = (env.clone(), url.clone());
+        move || {
+            run_tandem(
+                &[
+                    "login",
+                    "--search",
+                    "brave",
+                    "--search-url",
+                    &url,
+                    "--key-stdin",
+                ],
+                &env,
+                Some(key),
+                None,
+            )
+        }
+    };
+    let (code, _, err) = tokio::task::spawn_blocking(login("wrong-key-1234567890"))
+        .await
+        .unwrap();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("nothing was saved"), "{err}");
+    assert!(
+        !config_file.exists()
+            || !std::fs::read_to_string(&config_file)
+                .unwrap()
+                .contains("search")
+    );
+    let (code, _, err) = tokio::task::spawn_blocking(login("brave-key-1234567890"))
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&config_file).unwrap();
+    assert!(
+        written.contains("[web.search]") && written.contains("provider = \"brave\""),
+        "{written}"
+    );
+    assert!(
+        !written.contains("brave-key"),
+        "the key is not in the config file"
+    );
+
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    agent.prompt(&session, "search").await;
+    let found = tool_result(&mock.requests()[1], "s");
+    assert!(found.contains("1. Serde"), "{found}");
+
+    let (code, _, err) = run_tandem(&["login", "--search", "searxng"], &env, None, None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("needs --search-url"), "{err}");
+}
