@@ -384,9 +384,13 @@ async fn execute(
         shown.leave(status, Some(output.content));
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
-    // A background command's call stays in progress; its job reports how it ends.
-    let status = (!output.keeps_running || output.failed).then_some(status);
-    shown.update(status, Some(output.content));
+    if output.keeps_running && !output.failed {
+        // A background command's call stays in progress in the editor (its job reports how
+        // it ends); a load replays it as started.
+        shown.leave(status, Some(output.content));
+    } else {
+        shown.update(Some(status), Some(output.content));
+    }
     let spec = &caller.step.spec;
     if let Some(note) = super::estimate::call_images_left_out(output.images.len(), spec) {
         ctx.emit(TurnEvent::Notice {

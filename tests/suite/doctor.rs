@@ -50,7 +50,8 @@ async fn doctor_checks_the_server_and_never_prints_the_key() {
         .await
         .unwrap();
     assert_eq!(good.0, 0, "{}", good.1);
-    if cfg!(target_os = "linux") && crate::suite::sandbox::sandbox_here() {
+    #[cfg(target_os = "linux")]
+    if crate::suite::sandbox::sandbox_here() {
         assert!(
             good.1
                 .contains("✓ commands run in a sandbox (Linux namespaces and Landlock)"),
