@@ -138,6 +138,15 @@ pub fn holds_key(text: &str) -> bool {
     matches!(redact_keys(text), Cow::Owned(_))
 }
 
+/// [`holds_key`], whatever the case of either (a URL's host is lower-cased on parsing).
+pub fn holds_key_in_any_case(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    held()
+        .values
+        .iter()
+        .any(|key| lower.contains(&key.to_lowercase()))
+}
+
 /// `text` with every known key replaced by `[redacted]`, and nothing else changed: for what
 /// the model reads, where code that merely says `Bearer {token}` must stay as written.
 pub fn redact_keys(text: &str) -> Cow<'_, str> {

@@ -221,7 +221,12 @@ fn web_pattern(text: &str, tool: &str, pattern: Option<&str>) -> Result<Target, 
         Some(p) => {
             let domain = p
                 .strip_prefix("domain:")
-                .map(|d| d.trim().trim_start_matches("*.").to_ascii_lowercase())
+                .map(|d| {
+                    d.trim()
+                        .trim_start_matches("*.")
+                        .trim_end_matches('.')
+                        .to_ascii_lowercase()
+                })
                 .filter(|d| {
                     !d.is_empty()
                         && d.chars()
@@ -352,6 +357,25 @@ mod tests {
             words: words.iter().map(|w| w.to_string()).collect(),
             prefix,
         }
+    }
+
+    #[test]
+    fn web_rules_name_a_domain_in_lower_case_without_a_trailing_dot() {
+        let domain = |text: &str| match parse_rule(text) {
+            Ok(Target::Web { domain, .. }) => domain,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            domain("web_fetch(domain:Docs.RS.)").as_deref(),
+            Some("docs.rs")
+        );
+        assert_eq!(
+            domain("web_fetch(domain:*.docs.rs)").as_deref(),
+            Some("docs.rs")
+        );
+        assert_eq!(domain("web_search"), None);
+        assert!(parse_rule("web_fetch(docs.rs)").is_err());
+        assert!(parse_rule("web_fetch(domain:)").is_err());
     }
 
     #[test]

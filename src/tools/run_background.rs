@@ -140,6 +140,11 @@ async fn in_terminal(
         session: session.clone(),
         terminal: terminal.clone(),
     });
+    // The session ended while the editor made the terminal: stop it now.
+    if job.stop.is_cancelled() {
+        job.halt().await;
+        return Err("the session ended before the command started".into());
+    }
     let (job, env) = (job.clone(), env.clone());
     tokio::spawn(async move {
         let exit = tokio::select! {

@@ -51,7 +51,7 @@ impl TypedTool for WebFetch {
             .ok_or_else(|| {
                 ToolError::Refused(format!("`{}` is not an http or https URL", args.url))
             })?;
-        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+        let host = fetch::host_of(&url);
         Ok(Prepared {
             title: format!("Fetch {url}"),
             locations: Vec::new(),

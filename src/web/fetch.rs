@@ -52,6 +52,9 @@ pub enum FetchError {
     /// Too many redirects.
     #[error("more than {MOST_HOPS} redirects")]
     TooManyRedirects,
+    /// A redirect to another host, which is the model's to fetch (and the user's to allow).
+    #[error("it redirects to {0}, on another host; fetch that URL to follow it")]
+    Elsewhere(String),
     /// A redirect without a usable `Location`.
     #[error("a redirect without a usable Location")]
     BadRedirect,
@@ -104,7 +107,13 @@ async fn read(url: &str, limits: Limits) -> Result<Page, FetchError> {
             .and_then(|l| l.to_str().ok())
             .and_then(|l| at.join(l).ok())
             .ok_or(FetchError::BadRedirect)?;
-        at = checked(next.as_str(), limits).await?;
+        let next = checked(next.as_str(), limits).await?;
+        // The user allowed this host, not the one a redirect names: the model must ask for
+        // that one itself (and the user is asked about it).
+        if host_of(&next) != host_of(&at) {
+            return Err(FetchError::Elsewhere(next.to_string()));
+        }
+        at = next;
     };
     if !response.status().is_success() {
         return Err(FetchError::Status(response.status().as_u16()));
@@ -123,7 +132,12 @@ async fn read(url: &str, limits: Limits) -> Result<Page, FetchError> {
     let (bytes, cut) = body(response, limits.max_bytes).await;
     let raw = String::from_utf8_lossy(&bytes);
     let text = match kind {
-        Kind::Html => super::markdown::of_html(&raw),
+        Kind::Html => {
+            let raw = raw.into_owned();
+            tokio::task::spawn_blocking(move || super::markdown::of_html(&raw))
+                .await
+                .map_err(|e| FetchError::Http(format!("converting the page failed: {e}")))?
+        }
         Kind::Text => raw.into_owned(),
     };
     Ok(Page {
@@ -165,14 +179,22 @@ fn client(limits: Limits) -> Result<reqwest::Client, FetchError> {
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(10))
         .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")));
-    // Through a proxy the proxy resolves names (and the proxy itself may well be on the
-    // user's network); directly, the connection's own resolution is checked too.
-    if !limits.allow_private && !guard::proxied() {
-        builder = builder.dns_resolver(std::sync::Arc::new(guard::PublicOnly));
+    // Every name a connection resolves is checked, but for the proxies' own hosts (which may
+    // well be on the user's network); through a proxy, the proxy resolves the page's name.
+    if !limits.allow_private {
+        builder = builder.dns_resolver(std::sync::Arc::new(guard::PublicOnly::new()));
     }
     builder
         .build()
         .map_err(|e| FetchError::Http(crate::model::http::describe_reqwest(&e)))
+}
+
+/// A URL's host as permissions name it: lower case, without a trailing dot.
+pub fn host_of(url: &Url) -> String {
+    url.host_str()
+        .unwrap_or("")
+        .trim_end_matches('.')
+        .to_ascii_lowercase()
 }
 
 /// `url` parsed, if it may be fetched: http(s), no key in it, not a private address.
@@ -181,8 +203,18 @@ async fn checked(url: &str, limits: Limits) -> Result<Url, FetchError> {
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(FetchError::Url(url.to_string()));
     }
-    let decoded = percent_decoded(parsed.as_str());
-    if crate::secrets::holds_key(parsed.as_str()) || crate::secrets::holds_key(&decoded) {
+    // Decoded as often as it takes (a key escaped twice is still a key), and compared
+    // without case (a host is lower-cased on parsing).
+    let mut decoded = parsed.as_str().to_string();
+    for _ in 0..5 {
+        let next = percent_decoded(&decoded);
+        if next == decoded {
+            break;
+        }
+        decoded = next;
+    }
+    if crate::secrets::holds_key_in_any_case(url) || crate::secrets::holds_key_in_any_case(&decoded)
+    {
         return Err(FetchError::Secret);
     }
     let host = parsed

@@ -39,7 +39,17 @@ fn v4_kind(ip: Ipv4Addr) -> Option<&'static str> {
 }
 
 fn v6_kind(ip: Ipv6Addr) -> Option<&'static str> {
-    let first = ip.segments()[0];
+    let s = ip.segments();
+    let first = s[0];
+    let embedded = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    // Prefixes that carry an IPv4 address: NAT64 (64:ff9b::/96), IPv4-translated
+    // (::ffff:0:a.b.c.d), 6to4 (2002:a.b.c.d::/16): judged by the address they carry.
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return v4_kind(embedded(s[6], s[7]));
+    }
+    if first == 0x2002 {
+        return v4_kind(embedded(s[1], s[2]));
+    }
     if ip.is_loopback() {
         Some("loopback")
     } else if ip.is_unspecified() {
@@ -50,6 +60,14 @@ fn v6_kind(ip: Ipv6Addr) -> Option<&'static str> {
         Some("link-local")
     } else if ip.is_multicast() {
         Some("multicast")
+    } else if (first, s[1]) == (0x64, 0xff9b) && s[2] == 1 {
+        // Local-use NAT64 (64:ff9b:1::/48) reaches the site's own IPv4 network.
+        Some("local NAT64")
+    } else if (first, s[1]) == (0x2001, 0) {
+        // Teredo: a tunnel whose IPv4 ends are hidden in the address.
+        Some("Teredo tunnel")
+    } else if s[..4] == [0x100, 0, 0, 0] {
+        Some("discard-only")
     } else if let Some(v4) = ip.to_ipv4() {
         // The old IPv4-compatible form (::a.b.c.d).
         v4_kind(v4)
@@ -59,15 +77,60 @@ fn v6_kind(ip: Ipv6Addr) -> Option<&'static str> {
 }
 
 /// A resolver that answers only public addresses, and fails when a name has none: the
-/// connection to a page (and to every page a redirect leads to) goes through it.
-pub struct PublicOnly;
+/// connection to a page (and to every page a redirect leads to) goes through it. The hosts of
+/// the environment's proxies are the exception: a proxy may well be on the user's network.
+pub struct PublicOnly {
+    proxies: Vec<String>,
+}
+
+impl PublicOnly {
+    /// The resolver, knowing the environment's proxies.
+    pub fn new() -> Self {
+        let proxies = PROXY_VARS
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .filter_map(|p| {
+                let p = if p.contains("://") {
+                    p
+                } else {
+                    format!("http://{p}")
+                };
+                reqwest::Url::parse(&p)
+                    .ok()?
+                    .host_str()
+                    .map(str::to_ascii_lowercase)
+            })
+            .collect();
+        Self { proxies }
+    }
+}
+
+impl Default for PublicOnly {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The variables reqwest reads proxies from.
+const PROXY_VARS: [&str; 6] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
 
 impl Resolve for PublicOnly {
     fn resolve(&self, name: Name) -> Resolving {
         let host = name.as_str().to_string();
+        let proxy = self.proxies.contains(&host.to_ascii_lowercase());
         Box::pin(async move {
             let found: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if proxy {
+                return Ok(Box::new(found.into_iter()) as Addrs);
+            }
             let public: Vec<SocketAddr> = found
                 .iter()
                 .copied()
@@ -87,16 +150,9 @@ impl Resolve for PublicOnly {
 
 /// Whether requests go through a proxy from the environment (as reqwest reads it).
 pub fn proxied() -> bool {
-    [
-        "HTTPS_PROXY",
-        "https_proxy",
-        "HTTP_PROXY",
-        "http_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-    ]
-    .iter()
-    .any(|v| std::env::var(v).is_ok_and(|p| !p.trim().is_empty()))
+    PROXY_VARS
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|p| !p.trim().is_empty()))
 }
 
 /// Why `host` may not be reached, when one of its addresses is private: an address literal
@@ -151,6 +207,12 @@ mod tests {
             "::ffff:169.254.169.254",
             "::127.0.0.1",
             "ff02::1",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::1",
+            "2002:a9fe:a9fe::",
+            "2001::1",
+            "100::1",
+            "::ffff:0:7f00:1",
         ] {
             let ip: IpAddr = ip.parse().unwrap();
             assert!(private_kind(ip).is_some(), "{ip}");

@@ -2,8 +2,59 @@
 //! links, lists, tables and code kept; scripts, styles, navigation chrome and forms left
 //! out; runs of blank lines folded.
 
-/// The Markdown of `html`; the text with tags stripped should the converter fail.
+/// Deepest nesting converted; a page nested deeper (a hostile one: the converter recurses)
+/// is read as its text.
+const MOST_DEPTH: usize = 2_000;
+
+/// Stack of the thread that converts: enough for [`MOST_DEPTH`] levels many times over.
+const STACK: usize = 64 << 20;
+
+/// The Markdown of `html`, converted on a thread of its own with a large stack (the
+/// converter recurses, and a stack overflow would end the whole process); the text with tags
+/// stripped when the page nests deeper than [`MOST_DEPTH`] or the converter fails. Blocks:
+/// call it from a blocking task.
 pub fn of_html(html: &str) -> String {
+    if depth(html) > MOST_DEPTH {
+        return fold_blank_lines(&strip_tags(html));
+    }
+    let owned = html.to_string();
+    let converted = std::thread::Builder::new()
+        .name("tandem-markdown".into())
+        .stack_size(STACK)
+        .spawn(move || convert(&owned))
+        .ok()
+        .and_then(|thread| thread.join().ok());
+    converted.unwrap_or_else(|| fold_blank_lines(&strip_tags(html)))
+}
+
+/// How deep `html`'s tags nest, counting every opening tag that is not void or self-closed
+/// against its closing one (unclosed tags count too: a bound, not a parse).
+fn depth(html: &str) -> usize {
+    const VOID: [&str; 14] = [
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr", "param",
+    ];
+    let (mut now, mut most) = (0usize, 0usize);
+    for tag in html.split('<').skip(1) {
+        let tag = tag.split('>').next().unwrap_or("");
+        if tag.starts_with('/') {
+            now = now.saturating_sub(1);
+        } else if !(tag.starts_with('!') || tag.starts_with('?') || tag.ends_with('/')) {
+            let name: String = tag
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            if !name.is_empty() && !VOID.contains(&name.as_str()) {
+                now += 1;
+                most = most.max(now);
+            }
+        }
+    }
+    most
+}
+
+fn convert(html: &str) -> String {
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "script", "style", "noscript", "template", "svg", "canvas", "iframe", "form", "button",
@@ -52,6 +103,15 @@ fn strip_tags(html: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_nested_too_deep_is_read_as_text_and_does_not_end_the_process() {
+        let hostile = format!("{}deep{}", "<div>".repeat(100_000), "</div>".repeat(10));
+        assert_eq!(of_html(&hostile), "deep");
+        // Deep, but within the bound: converted on the big stack.
+        let deep = format!("{}x{}", "<div>".repeat(1_900), "</div>".repeat(1_900));
+        assert!(of_html(&deep).contains('x'));
+    }
 
     #[test]
     fn a_page_reads_as_markdown_without_its_scripts() {

@@ -58,6 +58,20 @@ fn page(path: &str) -> Response {
             (StatusCode::FOUND, [("location", "http://localhost/admin")]).into_response()
         }
         "/to-guide" => (StatusCode::MOVED_PERMANENTLY, [("location", "/guide")]).into_response(),
+        "/to-other" => (
+            StatusCode::FOUND,
+            [("location", "http://other.example/data")],
+        )
+            .into_response(),
+        "/deep" => (
+            [("content-type", "text/html")],
+            format!(
+                "{}still here{}",
+                "<div>".repeat(50_000),
+                "</div>".repeat(50_000)
+            ),
+        )
+            .into_response(),
         _ => StatusCode::NOT_FOUND.into_response(),
     }
 }
@@ -96,6 +110,7 @@ async fn pages_read_as_markdown_or_as_they_are_and_the_rest_is_refused_or_cut() 
             fetch("d", "http://docs.example/big"),
             fetch("e", "http://docs.example/to-guide"),
             fetch("f", "http://docs.example/missing"),
+            fetch("g", "http://docs.example/to-other"),
         ]),
         Reply::text(&["read"]),
     ];
@@ -121,6 +136,13 @@ async fn pages_read_as_markdown_or_as_they_are_and_the_rest_is_refused_or_cut() 
     let moved = tool_result(second, "e");
     assert!(moved.contains("URL: http://docs.example/guide") && moved.contains("# Guide"));
     assert!(tool_result(second, "f").contains("404"));
+    // Another host is the model's to fetch, and the user's to allow: not followed.
+    let elsewhere = tool_result(second, "g");
+    assert!(
+        elsewhere.contains("redirects to http://other.example/data, on another host"),
+        "{elsewhere}"
+    );
+
     // Shown to the editor as fetches, with the URL in the title.
     let shown = call_events(&updates, "a");
     assert_eq!(shown[0]["kind"], "fetch", "{:?}", shown[0]);
@@ -144,6 +166,7 @@ async fn the_users_own_machine_is_out_of_reach_at_every_hop_and_keys_stay_home()
             fetch("d", "http://[::ffff:127.0.0.1]/admin"),
             fetch("e", &key_url),
             fetch("f", "file:///etc/passwd"),
+            fetch("h", "http://docs.example/deep"),
         ]),
         Reply::text(&["blocked"]),
     ];
@@ -165,6 +188,9 @@ async fn the_users_own_machine_is_out_of_reach_at_every_hop_and_keys_stay_home()
         tool_result(second, "e")
     );
     assert!(tool_result(second, "f").contains("not an http or https URL"));
+    // A page nested deeper than any document needs (the converter recurses) is read as
+    // text; tandem lives on.
+    assert!(tool_result(second, "h").contains("still here"));
     let asked = seen.lock().clone();
     assert!(
         asked
