@@ -193,13 +193,8 @@ async fn key_from_stdin(
     key_stdin: bool,
 ) -> Result<(Option<ApiKey>, Listing), LoginError> {
     let key = if key_stdin {
-        let mut text = String::new();
-        std::io::stdin()
-            .take(64 * 1024)
-            .read_to_string(&mut text)
-            .map_err(|e| LoginError::Usage(format!("cannot read the key from stdin: {e}")))?;
-        let text = text.trim();
-        (!text.is_empty()).then(|| checked(text)).transpose()?
+        let text = stdin_key()?;
+        (!text.is_empty()).then(|| checked(&text)).transpose()?
     } else {
         None
     };
@@ -213,6 +208,16 @@ async fn key_from_stdin(
     }
     let listing = list(target, key.as_ref()).await?;
     Ok((key, listing))
+}
+
+/// What `--key-stdin` piped in, trimmed (at most 64 KiB is read).
+fn stdin_key() -> Result<String, LoginError> {
+    let mut text = String::new();
+    std::io::stdin()
+        .take(64 * 1024)
+        .read_to_string(&mut text)
+        .map_err(|e| LoginError::Usage(format!("cannot read the key from stdin: {e}")))?;
+    Ok(text.trim().to_string())
 }
 
 /// A key that can go into an HTTP header, protected from logs from here on.

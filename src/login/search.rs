@@ -4,7 +4,6 @@
 //! the key in the credential store (under the provider's URL, where the configuration looks
 //! it up), `[web.search]` in the config file.
 
-use std::io::Read;
 use std::path::Path;
 
 use toml_edit::{DocumentMut, Item, Table, value};
@@ -78,12 +77,7 @@ pub(super) async fn run(
 /// Brave's key: piped in, typed, or from the environment.
 fn brave_key(key_stdin: bool, interactive: bool) -> Result<String, LoginError> {
     let key = if key_stdin {
-        let mut text = String::new();
-        std::io::stdin()
-            .take(64 * 1024)
-            .read_to_string(&mut text)
-            .map_err(|e| LoginError::Usage(format!("cannot read the key from stdin: {e}")))?;
-        Some(text.trim().to_string())
+        Some(super::stdin_key()?)
     } else if interactive {
         dialoguer::Password::new()
             .with_prompt("Brave Search API key (not shown as you type)")

@@ -98,7 +98,7 @@ pub fn skipped(why: &str) {
 }
 
 /// A free loopback port.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

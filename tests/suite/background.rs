@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::calls::tool_result;
+use crate::common::real_server::free_port;
 use crate::common::{Reply, tool_session};
 
 /// A command no other run shares: `sleep` for a long time, with this process's id in it.
@@ -32,14 +33,6 @@ async fn until(what: &str, check: impl Fn() -> bool) {
         assert!(start.elapsed() < Duration::from_secs(15), "{what}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn background(command: &str) -> Value {

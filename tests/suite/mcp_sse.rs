@@ -13,12 +13,7 @@ use serde_json::json;
 use super::mcp::{everything_server, mcp_session};
 use crate::common::Reply;
 use crate::common::calls::tool_result;
-
-/// A port nobody listens on right now.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
+use crate::common::real_server::free_port;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_speaks_only_http_sse_is_used_like_any_other() {
