@@ -39,7 +39,6 @@ fn background(command: &str) -> Value {
     json!({"command": command, "background": true})
 }
 
-#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_runs_in_the_background_answers_and_is_stopped() {
     let marker = long_sleep(1);
@@ -129,7 +128,6 @@ async fn a_server_runs_in_the_background_answers_and_is_stopped() {
 /// In an editor with terminals, the command runs in one the user watches; the editor's
 /// output is what command_output reads; closing the session kills and releases it. A turn's
 /// cancel leaves it running.
-#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_the_editors_terminal_and_a_cancelled_turn_leaves_it_running() {
     let marker = long_sleep(2);

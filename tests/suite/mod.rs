@@ -1,3 +1,4 @@
+#[cfg(unix)]
 mod background;
 mod cancel;
 mod command_permissions;
