@@ -83,10 +83,10 @@ impl Discovered {
 pub async fn discover(endpoint: &Endpoint, wanted: &[String]) -> Discovered {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut found = Discovered::default();
-    let Ok(client) = reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .timeout(PROBE_TIMEOUT)
-        .redirect(super::wire::same_server_redirects())
-        .build()
+        .redirect(super::wire::same_server_redirects());
+    let Ok(client) = super::wire::without_tls_roots_for_http(builder, &endpoint.base_url).build()
     else {
         return found;
     };

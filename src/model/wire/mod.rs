@@ -72,9 +72,10 @@ impl Link {
         }
         // reqwest is built without a default TLS provider; ring is ours. Installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .connect_timeout(self.timeouts.connect)
-            .redirect(same_server_redirects())
+            .redirect(same_server_redirects());
+        let client = without_tls_roots_for_http(builder, &self.endpoint.base_url)
             .build()
             .map_err(|e| ModelError::new(ErrorClass::Connection, http::describe_reqwest(&e)))?;
         Ok(self.client.get_or_init(|| client))
@@ -197,6 +198,24 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Redirects followed only within the server's own scheme, host and port, a few at most. A
 /// redirect elsewhere would carry the key (reqwest drops `Authorization` across hosts, but not
 /// Anthropic's `x-api-key`) and the whole conversation to a server the user never named.
+/// `builder` without the system's root certificates when `base_url` is plain `http://`: the
+/// client never speaks TLS (its redirects stay on the same scheme), and loading the roots
+/// costs start-up a read of every file in the system's certificate folder.
+pub fn without_tls_roots_for_http(
+    builder: reqwest::ClientBuilder,
+    base_url: &str,
+) -> reqwest::ClientBuilder {
+    if base_url
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("http://")
+    {
+        builder.tls_certs_only(std::iter::empty())
+    } else {
+        builder
+    }
+}
+
 pub fn same_server_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first();
