@@ -286,22 +286,21 @@ impl SessionManager {
     /// `session/close` says it is done with.
     pub async fn shutdown(&self) {
         self.children.kill_all();
-        let background: Vec<_> = self
+        let open: Vec<_> = self
             .sessions
             .lock()
             .values()
-            .map(|live| live.status.background.clone())
+            .map(|live| {
+                (
+                    live.status.background.clone(),
+                    live.status.transcript.clone(),
+                )
+            })
             .collect();
-        for jobs in background {
+        for (jobs, _) in &open {
             jobs.stop_all().await;
         }
-        let transcripts: Vec<_> = self
-            .sessions
-            .lock()
-            .values()
-            .map(|live| live.status.transcript.clone())
-            .collect();
-        for transcript in transcripts {
+        for (_, transcript) in open {
             transcript.flush().await;
         }
     }

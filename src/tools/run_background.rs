@@ -70,17 +70,11 @@ pub(super) async fn start(
     }
 }
 
-/// How a job ended, in words.
+/// How a job ended, in words: as a command's end is told, or stopped.
 pub(super) fn ended(exit: Option<&ExitStatus>) -> String {
     match exit {
-        Some(ExitStatus {
-            code: Some(code), ..
-        }) => format!("exit code {code}"),
-        Some(ExitStatus {
-            signal: Some(signal),
-            ..
-        }) => format!("ended by {signal}"),
-        _ => "stopped".to_string(),
+        Some(exit) => super::run_command::ending(Some(exit), false, false, Duration::ZERO),
+        None => "stopped".to_string(),
     }
 }
 

@@ -159,7 +159,7 @@ fn reviewed(command: &str, dir: &std::path::Path) -> ToolContent {
 }
 
 /// How the command ended, in words for the model.
-fn ending(
+pub(super) fn ending(
     exit: Option<&ExitStatus>,
     timed_out: bool,
     cancelled: bool,
