@@ -10,6 +10,7 @@ mod apply_patch;
 mod ask_user;
 pub mod background;
 mod edit_file;
+mod ending;
 mod error;
 pub mod files;
 mod glob;

@@ -73,7 +73,7 @@ pub(super) async fn start(
 /// How a job ended, in words: as a command's end is told, or stopped.
 pub(super) fn ended(exit: Option<&ExitStatus>) -> String {
     match exit {
-        Some(exit) => super::run_command::ending(Some(exit), false, false, Duration::ZERO),
+        Some(exit) => super::ending::ending(Some(exit), false, false, Duration::ZERO),
         None => "stopped".to_string(),
     }
 }

@@ -11,8 +11,9 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::ending::ending;
 use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, text};
-use crate::client::{ExitStatus, TerminalSpec};
+use crate::client::TerminalSpec;
 use crate::local;
 use crate::platform::sandbox::{self, Confined, Sandbox};
 use crate::types::TurnEvent;
@@ -155,34 +156,6 @@ fn reviewed(command: &str, dir: &std::path::Path) -> ToolContent {
         .collect();
     ToolContent::Text {
         text: format!("{fence}sh\n{shown}\n{fence}\nin {}", dir.display()),
-    }
-}
-
-/// How the command ended, in words for the model.
-pub(super) fn ending(
-    exit: Option<&ExitStatus>,
-    timed_out: bool,
-    cancelled: bool,
-    timeout: Duration,
-) -> String {
-    if cancelled {
-        return "Cancelled by the user; the command was killed.".into();
-    }
-    if timed_out {
-        return format!(
-            "Timed out after {} s; the command was killed.",
-            timeout.as_secs_f64()
-        );
-    }
-    match exit {
-        Some(ExitStatus {
-            code: Some(code), ..
-        }) => format!("Exit code: {code}"),
-        Some(ExitStatus {
-            signal: Some(signal),
-            ..
-        }) => format!("Ended by {signal}"),
-        _ => "Ended (no exit status reported)".into(),
     }
 }
 
