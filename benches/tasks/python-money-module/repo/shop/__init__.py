@@ -1,0 +1,1 @@
+"""Cart, discount and invoice logic for the storefront."""

@@ -1,0 +1,275 @@
+"""The runner's own tests: usage counting, the replay server's contract, the editor's
+confinement, the limits, and the report. Run: python3 -m unittest discover -s benches/tasks/tests
+"""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from runner import report, sandbox, tasks  # noqa: E402
+from runner.acp import RpcError  # noqa: E402
+from runner.editor import Editor, Tally  # noqa: E402
+from runner.model import Counter, Proxy, UsageReader, usage_in  # noqa: E402
+from runner.replay import ReplayServer  # noqa: E402
+from runner.session import Options, run_task  # noqa: E402
+from runner.agents import Endpoint  # noqa: E402
+
+
+def sse(*events):
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
+def post(url, body):
+    request = urllib.request.Request(url, json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+class Usage(unittest.TestCase):
+    def test_chat_completions_stream_counts_the_final_usage_chunk(self):
+        reader = UsageReader(streamed=True)
+        data = sse({"choices": [{"delta": {"content": "hi"}}]},
+                   {"choices": [], "usage": {"prompt_tokens": 120, "completion_tokens": 7}})
+        for i in range(0, len(data), 5):  # split anywhere, as a socket does
+            reader.feed(data[i:i + 5])
+        self.assertEqual(reader.finish(), (120, 7))
+
+    def test_responses_api_counts_response_completed(self):
+        reader = UsageReader(streamed=True)
+        reader.feed(sse({"type": "response.output_text.delta", "delta": "x"},
+                        {"type": "response.completed", "response": {
+                            "usage": {"input_tokens": 50, "output_tokens": 9}}}))
+        self.assertEqual(reader.finish(), (50, 9))
+
+    def test_anthropic_messages_adds_cached_input_and_takes_the_last_output_count(self):
+        reader = UsageReader(streamed=True)
+        reader.feed(sse({"type": "message_start", "message": {"usage": {
+            "input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 1}}},
+            {"type": "message_delta", "usage": {"output_tokens": 33}}))
+        self.assertEqual(reader.finish(), (100, 33))
+
+    def test_a_json_body_and_an_answer_without_usage(self):
+        reader = UsageReader(streamed=False)
+        reader.feed(json.dumps({"usage": {"prompt_tokens": 3, "completion_tokens": 4}}).encode())
+        self.assertEqual(reader.finish(), (3, 4))
+        bare = UsageReader(streamed=True)
+        bare.feed(sse({"choices": [{"delta": {"content": "hi"}}]}))
+        self.assertIsNone(bare.finish())
+        self.assertIsNone(usage_in(["not", "an", "object"]))
+
+
+class ReplayAndProxy(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp()
+        script = {"turns": [
+            {"events": [{"tool_call": {"id": "c1", "name": "read_file",
+                                       "arguments": {"path": "a"}}}]},
+            {"events": [{"text": "done"}]}]}
+        self.script = os.path.join(self.folder, "replay.json")
+        with open(self.script, "w") as f:
+            json.dump(script, f)
+        self.replay = ReplayServer()
+        self.replay.load(self.script)
+        self.proxy = Proxy(self.replay.base_url)
+        self.counter = Counter(limit=2)
+        self.proxy.counter = self.counter
+        self.url = self.proxy.base_url + "/chat/completions"
+
+    def tearDown(self):
+        self.proxy.close()
+        self.replay.close()
+
+    def test_a_request_that_drops_a_tool_result_is_refused_like_a_real_server(self):
+        status, body = post(self.url, {"messages": [{"role": "user", "content": "go"}],
+                                       "stream": True})
+        self.assertEqual(status, 200)
+        self.assertIn(b'"c1"', body)
+        status, body = post(self.url, {"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function"}]}]})
+        self.assertEqual(status, 400)
+        self.assertIn(b"c1", body)
+        self.assertEqual(self.counter.errors, 1)
+
+    def test_the_proxy_asks_for_usage_counts_it_and_refuses_past_the_limit(self):
+        messages = [{"role": "user", "content": "go"}]
+        status, body = post(self.url, {"messages": messages, "stream": True})
+        self.assertEqual(status, 200)
+        self.assertIn(b'"usage"', body)  # include_usage was added on the way
+        messages += [{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function"}]},
+                     {"role": "tool", "tool_call_id": "c1", "content": "text"}]
+        status, body = post(self.url, {"messages": messages, "stream": False})
+        self.assertEqual((status, json.loads(body)["choices"][0]["message"]["content"]),
+                         (200, "done"))
+        self.assertEqual(self.counter.requests, 2)
+        self.assertGreater(self.counter.prompt_tokens, 0)
+        self.assertEqual(self.counter.without_usage, 0)
+        self.assertFalse(self.counter.limit_hit.is_set())
+        status, body = post(self.url, {"messages": messages})
+        self.assertEqual(status, 400)
+        self.assertIn(b"limit", body)
+        self.assertTrue(self.counter.limit_hit.is_set())
+        self.assertEqual(self.counter.requests, 2)
+
+
+class Confinement(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        self.workspace = os.path.join(self.root, "ws")
+        os.makedirs(self.workspace)
+        with open(os.path.join(self.root, "secret"), "w") as f:
+            f.write("secret")
+        os.symlink(os.path.join(self.root, "secret"), os.path.join(self.workspace, "link"))
+        self.tally = Tally()
+        self.editor = Editor(self.workspace, "none", "allow", dict(os.environ), self.tally)
+
+    def refused(self, method, params):
+        with self.assertRaises(RpcError) as raised:
+            self.editor.handle(method, params)
+        return raised.exception
+
+    def test_paths_outside_the_workspace_are_refused_through_dots_and_links(self):
+        self.refused("fs/read_text_file", {"path": os.path.join(self.workspace, "../secret")})
+        self.refused("fs/read_text_file", {"path": os.path.join(self.workspace, "link")})
+        self.refused("fs/read_text_file", {"path": "secret"})
+        self.refused("fs/write_text_file", {"path": os.path.join(self.workspace, "link"),
+                                            "content": "x"})
+        self.refused("terminal/create", {"command": "true", "cwd": self.root})
+        with open(os.path.join(self.root, "secret")) as f:
+            self.assertEqual(f.read(), "secret")
+
+    def test_reads_by_line_writes_make_folders_and_unknown_methods_are_refused(self):
+        path = os.path.join(self.workspace, "sub/dir/f.txt")
+        self.editor.handle("fs/write_text_file", {"path": path, "content": "a\nb\nc\n"})
+        self.assertEqual(self.editor.handle("fs/read_text_file",
+                                            {"path": path, "line": 2, "limit": 1}),
+                         {"content": "b\n"})
+        self.assertEqual(self.refused("fs/nope", {}).code, -32601)
+        self.assertEqual(self.refused("fs/read_text_file", {
+            "path": os.path.join(self.workspace, "missing")}).code, -32002)
+
+    def test_permission_policies(self):
+        options = [{"optionId": "a", "kind": "allow_always"}, {"optionId": "o", "kind": "allow_once"},
+                   {"optionId": "r", "kind": "reject_once"}]
+        pick = lambda policy: Editor(self.workspace, "none", policy, {}, self.tally).handle(
+            "session/request_permission", {"options": options})["outcome"]["optionId"]
+        self.assertEqual([pick("allow"), pick("allow-always"), pick("reject")], ["o", "a", "r"])
+        self.assertEqual((self.tally.permission_requests, self.tally.permissions_rejected), (3, 1))
+
+    def test_terminal_output_is_cut_from_the_start_on_a_character_boundary(self):
+        made = self.editor.handle("terminal/create", {
+            "command": "printf", "args": ["aaaa\u00e9\u00e9\u00e9end"], "outputByteLimit": 6})
+        status = self.editor.handle("terminal/wait_for_exit", made)
+        self.assertEqual(status["exitCode"], 0)
+        output = self.editor.handle("terminal/output", made)
+        self.assertTrue(output["truncated"])
+        self.assertEqual(output["output"], "\u00e9end")
+        self.editor.handle("terminal/release", made)
+        self.refused("terminal/output", made)
+
+    @unittest.skipUnless(sandbox.available(), "bwrap does not run here")
+    def test_sandboxed_commands_write_only_the_workspace_and_have_no_network(self):
+        editor = Editor(self.workspace, "bwrap", "allow", dict(os.environ), self.tally)
+        script = (f"echo in > {self.workspace}/in.txt; echo out > {self.root}/out.txt; "
+                  "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 2)' "
+                  "&& echo NET-OK")
+        made = editor.handle("terminal/create", {"command": "sh", "args": ["-c", script],
+                                                 "cwd": self.workspace})
+        editor.handle("terminal/wait_for_exit", made)
+        output = editor.handle("terminal/output", made)["output"]
+        self.assertTrue(os.path.exists(os.path.join(self.workspace, "in.txt")))
+        self.assertFalse(os.path.exists(os.path.join(self.root, "out.txt")))
+        self.assertNotIn("NET-OK", output)
+
+
+class Sessions(unittest.TestCase):
+    """The runner against a scripted ACP agent (fake_agent.py): limits, policies, confinement."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp()
+        task = os.path.join(self.folder, "python-fake")
+        os.makedirs(os.path.join(task, "repo"))
+        os.makedirs(os.path.join(task, "check"))
+        with open(os.path.join(task, "repo/README"), "w") as f:
+            f.write("a task\n")
+        with open(os.path.join(task, "task.toml"), "w") as f:
+            f.write('statement = "Write 42 to answer.txt"\ncategory = "feature"\n'
+                    'language = "python"\ncheck = "grep -qx 42 answer.txt"\n')
+        self.task = tasks.Task(task)
+        self.proxy = Proxy("http://127.0.0.1:9/v1")
+        self.endpoint = Endpoint(self.proxy.base_url, "m", "k", "chat-completions")
+
+    def tearDown(self):
+        self.proxy.close()
+
+    def run_fake(self, mode, timeout=60, permissions="allow"):
+        scratch = tempfile.mkdtemp()
+        options = Options(scratch=scratch, node_dir=None, max_requests=5, timeout=timeout,
+                          permissions=permissions, sandbox="none", keep=False)
+        spec = (f"fake={sys.executable} {os.path.join(HERE, 'fake_agent.py')} {mode} "
+                f"{os.path.join(scratch, 'log.json')}")
+        return run_task(self.task, spec, self.endpoint, self.proxy, None, options), scratch
+
+    def test_an_agent_that_writes_the_answer_solves_the_task(self):
+        result, _ = self.run_fake("write")
+        self.assertTrue(result["solved"], result)
+        self.assertEqual((result["ended_by"], result["stop_reason"]), ("answer", "end_turn"))
+        self.assertEqual((result["tool_calls"], result["permission_requests"],
+                          result["fs_writes"], result["failed_edits"]), (1, 1, 1, 0))
+        self.assertEqual(result["changed"], ["answer.txt"])
+
+    def test_rejecting_permissions_leaves_the_task_unsolved_and_counts_the_failed_edit(self):
+        result, _ = self.run_fake("write", permissions="reject")
+        self.assertFalse(result["solved"])
+        self.assertEqual((result["permissions_rejected"], result["failed_edits"]), (1, 1))
+
+    def test_the_time_limit_cancels_the_turn(self):
+        result, _ = self.run_fake("stall", timeout=1)
+        self.assertEqual((result["ended_by"], result["stop_reason"]), ("time limit", "cancelled"))
+        self.assertFalse(result["solved"])
+
+    def test_reads_and_writes_outside_the_workspace_get_errors(self):
+        result, scratch = self.run_fake("escape")
+        with open(os.path.join(scratch, "log.json")) as f:
+            answers = json.load(f)
+        self.assertTrue(all("error" in a for a in answers), answers)
+        self.assertFalse(os.path.exists(os.path.join(scratch, "outside.txt")))
+
+    def test_terminals_run_in_the_workspace(self):
+        result, _ = self.run_fake("command")
+        self.assertEqual(result["terminals"], 1)
+        self.assertIn("ran.txt", result["changed"])
+
+
+class Report(unittest.TestCase):
+    def test_totals_categories_and_a_comparison(self):
+        row = lambda solved, requests, category: {
+            "task": f"t-{category}", "category": category, "language": "rust", "solved": solved,
+            "requests": requests, "prompt_tokens": 100 * requests, "completion_tokens": 10,
+            "wall_s": 1.0, "tool_calls": 2, "permission_requests": 1, "failed_edits": 0,
+            "model_errors": 0, "ended_by": "answer"}
+        full = report.build({"endpoint": "e", "model": "m", "started": "now", "sandbox": "none",
+                             "permissions": "allow", "max_requests": 5, "timeout": 9},
+                            {"a": [row(True, 2, "bugfix"), row(False, 4, "config")],
+                             "b": [row(True, 4, "bugfix"), row(True, 4, "config")]})
+        self.assertEqual(full["agents"]["a"]["totals"]["solved"], 1)
+        self.assertEqual(full["agents"]["a"]["totals"]["by_category"],
+                         {"bugfix": "1/1", "config": "0/1"})
+        text = report.markdown(full)
+        self.assertIn("| a | 1/2 |", text)
+        self.assertIn("b against a: prompt tokens 1.33×", text)
+        self.assertIn("| t-config | config | ✗ 4 req", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
