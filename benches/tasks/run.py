@@ -61,6 +61,10 @@ def parse():
     run.add_argument("--keep", action="store_true", help="keep the workspaces")
     run.add_argument("--require", metavar="N|all",
                      help="exit 1 unless every agent solved N tasks (or all)")
+    run.add_argument("--require-clean", action="store_true",
+                     help="exit 1 if any agent could not open a session, exited mid-task or "
+                          "wrote anything but JSON-RPC to stdout (a run that reports, whatever "
+                          "it solved)")
     run.add_argument("--verify-checks", action="store_true",
                      help="only check that every hidden check fails on its untouched repo")
     args = parser.parse_args()
@@ -142,15 +146,16 @@ def run(args, selected, sandbox_mode, scratch, node):
             "model": model, "api": args.api, "started": started, "sandbox": sandbox_mode,
             "permissions": args.permissions, "max_requests": args.max_requests,
             "timeout": args.timeout, "replay": bool(replay),
-            "versions": {name: (results[0].get("agent_version") if results else None)
-                         for name, results in runs.items()}}
+            "versions": {name: {"version": results[0].get("agent_version"),
+                                "command": results[0].get("agent_command")}
+                         for name, results in runs.items() if results}}
     full = report.build(meta, runs)
     os.makedirs(args.out, exist_ok=True)
     json_path, md_path = os.path.join(args.out, "report.json"), os.path.join(args.out, "report.md")
     report.write(full, json_path, md_path)
     print(report.markdown(full))
     print(f"report: {json_path} and {md_path}", file=sys.stderr)
-    return _verdict(args.require, full)
+    return _verdict(args.require, full) | _clean(args.require_clean, full)
 
 
 def _unique(name, taken):
@@ -158,6 +163,24 @@ def _unique(name, taken):
     while candidate in taken:
         candidate, n = f"{name}-{n}", n + 1
     return candidate
+
+
+def _clean(required, full):
+    """1 when `required` and some run broke down: no session, the agent gone, a bad line."""
+    if not required:
+        return 0
+    broken = []
+    for name, run in full["agents"].items():
+        for task in run["tasks"]:
+            why = (task.get("protocol_errors") or
+                   (task.get("ended_by") == "agent exited" and "the agent exited") or
+                   (task.get("ended_by") == "error" and str(task.get("error")).startswith(
+                       ("setting up the session", "cannot start")) and task["error"]))
+            if why:
+                broken.append(f"{name} on {task['task']}: {why}")
+    for line in broken:
+        print(f"run.py: {line}", file=sys.stderr)
+    return 1 if broken else 0
 
 
 def _verdict(require, full):

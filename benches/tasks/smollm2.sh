@@ -7,7 +7,10 @@
 #   tests/real-model/setup.sh && benches/tasks/smollm2.sh [--out DIR] [run.py flags...]
 #
 # Limits keep it to minutes on 2 cores: 4 model requests and 180 s per task, at most 256
-# generated tokens per answer (-n), greedy sampling so a rerun takes the same path.
+# generated tokens per answer (-n), greedy sampling so a rerun takes the same path. The
+# context is the model's own 8,192 tokens; TANDEM_BENCH_CTX=16384 stretches it (past what the
+# model was trained on, so it reads the far end poorly) for an agent whose first request is
+# longer than that: codex-acp's is about 9,300 tokens.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -17,10 +20,12 @@ model="$cache/SmolLM2-135M-Instruct.Q4_1.gguf"
 [ -x "$server" ] && [ -f "$model" ] || { echo "smollm2.sh: run tests/real-model/setup.sh first" >&2; exit 2; }
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ctx=${TANDEM_BENCH_CTX:-8192}
 # The server's log: TANDEM_BENCH_SERVER_LOG keeps it; otherwise it goes with the run.
 log=${TANDEM_BENCH_SERVER_LOG:-$(mktemp)}
 [ -n "${TANDEM_BENCH_SERVER_LOG:-}" ] || trap_log=$log
-"$server" -m "$model" --host 127.0.0.1 --port "$port" -c 8192 -np 1 -n 256 -t "$(nproc)" \
+"$server" -m "$model" --host 127.0.0.1 --port "$port" -c "$ctx" -np 1 -n 256 -t "$(nproc)" \
+  --override-kv "llama.context_length=int:$(( ctx > 8192 ? ctx : 8192 ))" \
   --temp 0 --seed 1 --jinja --chat-template-file "$root/tests/real-model/smollm2-tools.jinja" \
   >"$log" 2>&1 &
 server_pid=$!

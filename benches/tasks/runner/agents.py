@@ -3,6 +3,8 @@
 `--agent NAME[=COMMAND]`:
   tandem[=PATH]      tandem with --base-url, --model and --api; its home, config and
                      credential store in the run's scratch folder (nothing of the user's).
+                     Without PATH: the newer of target/release/tandem and target/debug/tandem
+                     in this checkout, else `tandem` on PATH.
   codex-acp[=PATH]   Zed's codex adapter with a CODEX_HOME whose config.toml names the endpoint
                      as a model provider; installed from npm into the cache when no PATH.
   opencode[=PATH]    `opencode acp` with a config naming the endpoint as an OpenAI-compatible
@@ -76,6 +78,9 @@ def resolve(spec, endpoint, home):
     """An `Agent` for `spec` (NAME[=COMMAND]) with its scratch `home`."""
     name, _, command = spec.partition("=")
     env = base_env(home)
+    if name in ("tandem", "codex-acp", "opencode") and command:
+        # The agent starts in the task's folder: a path relative to here must still name it.
+        command = os.path.abspath(os.path.expanduser(command))
     if name == "tandem":
         return _tandem(command, endpoint, env, home)
     if name == "codex-acp":
@@ -87,14 +92,16 @@ def resolve(spec, endpoint, home):
     fill = {"base_url": endpoint.base_url, "model": endpoint.model,
             "api_key": endpoint.api_key, "home": home}
     argv = [part.format(**fill) for part in shlex.split(command)]
+    if os.sep in argv[0] and not os.path.isabs(argv[0]):
+        argv[0] = os.path.abspath(argv[0])
     env.update(OPENAI_BASE_URL=endpoint.base_url, OPENAI_API_KEY=endpoint.api_key,
                OPENAI_MODEL=endpoint.model)
     return Agent(name, argv, env)
 
 
 def _tandem(path, endpoint, env, home):
-    binary = path or _first_existing([os.path.join(ROOT, "target/release/tandem"),
-                                      os.path.join(ROOT, "target/debug/tandem")]) \
+    binary = path or _newest([os.path.join(ROOT, "target/release/tandem"),
+                              os.path.join(ROOT, "target/debug/tandem")]) \
         or shutil.which("tandem")
     if not binary:
         raise SystemExit("run.py: no tandem binary: build it (cargo build --release) "
@@ -110,11 +117,11 @@ def _tandem(path, endpoint, env, home):
 
 def _codex(path, endpoint, env, home):
     binary = path or _from_npm("codex-acp")
-    if endpoint.api == "anthropic-messages":
-        raise SystemExit("run.py: codex-acp speaks chat completions or the Responses API only")
+    if endpoint.api != "responses":
+        raise SystemExit("run.py: codex (from 0.5x) speaks only the Responses API to a custom "
+                         "provider: add --api responses (tandem speaks it too)")
     codex_home = os.path.join(home, ".codex")
     os.makedirs(codex_home, exist_ok=True)
-    wire = "chat" if endpoint.api == "chat-completions" else "responses"
     with open(os.path.join(codex_home, "config.toml"), "w") as f:
         f.write(f'model = {json.dumps(endpoint.model)}\n'
                 f'model_provider = "bench"\n'
@@ -122,7 +129,7 @@ def _codex(path, endpoint, env, home):
                 f'name = "bench"\n'
                 f'base_url = {json.dumps(endpoint.base_url)}\n'
                 f'env_key = "OPENAI_API_KEY"\n'
-                f'wire_api = "{wire}"\n')
+                f'wire_api = "responses"\n')
     env.update(CODEX_HOME=codex_home, OPENAI_API_KEY=endpoint.api_key)
     return Agent("codex-acp", [binary], env, auth_method="openai-api-key",
                  version=NPM_PEERS["codex-acp"][0] if not path else None)
@@ -149,8 +156,11 @@ def _opencode(path, endpoint, env, home):
                  version=NPM_PEERS["opencode"][0] if not path else None)
 
 
-def _first_existing(paths):
-    return next((p for p in paths if os.path.exists(p)), None)
+def _newest(paths):
+    """The most recently built of `paths` (a stale release build must not stand in for today's
+    debug build), or None."""
+    built = [p for p in paths if os.path.exists(p)]
+    return max(built, key=os.path.getmtime) if built else None
 
 
 def _from_npm(name):

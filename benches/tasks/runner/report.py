@@ -50,6 +50,11 @@ def markdown(report):
              f"{report['timeout']} s per task" + (" · tokens estimated by the replay server "
                                                   "(bytes / 4)" if report.get("replay") else ""),
              ""]
+    versions = report.get("versions") or {}
+    if versions:
+        lines += ["Agents: " + "; ".join(
+            f"{name} {v.get('version') or '(version unknown)'} (`{v.get('command')}`)"
+            for name, v in versions.items()), ""]
     lines += ["| agent | solved | model requests | prompt tokens | completion tokens | "
               "wall time | tool calls | permission requests | failed edits | model errors |",
               "|---|---|---|---|---|---|---|---|---|---|"]

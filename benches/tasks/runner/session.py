@@ -49,7 +49,7 @@ def run_task(task, spec, endpoint, proxy, replay, options):
     editor = Editor(workspace, options.sandbox, options.permissions, tool_env, tally,
                     shared=(agent_tmp,))
     result = {"task": task.id, "category": task.category, "language": task.language,
-              "agent": agent.name, "agent_version": agent.version}
+              "agent": agent.name, "agent_version": agent.version, "agent_command": agent.argv[0]}
     stderr_path = os.path.join(options.scratch, f"{task.id}.{agent.name}.stderr")
     started = time.monotonic()
     try:

@@ -12,7 +12,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from runner import report, sandbox, tasks  # noqa: E402
+from runner import agents, report, sandbox, tasks  # noqa: E402
 from runner.acp import RpcError  # noqa: E402
 from runner.editor import Editor, Tally  # noqa: E402
 from runner.model import Counter, Proxy, UsageReader, usage_in  # noqa: E402
@@ -249,6 +249,21 @@ class Sessions(unittest.TestCase):
         result, _ = self.run_fake("command")
         self.assertEqual(result["terminals"], 1)
         self.assertIn("ran.txt", result["changed"])
+
+
+class Agents(unittest.TestCase):
+    def test_a_relative_path_still_names_the_agent_from_the_task_folder(self):
+        endpoint = Endpoint("http://127.0.0.1:1/v1", "m", "k", "chat-completions")
+        home = tempfile.mkdtemp()
+        tandem = agents.resolve("tandem=target/debug/tandem", endpoint, home)
+        self.assertEqual(tandem.argv[:3], [os.path.abspath("target/debug/tandem"),
+                                           "--base-url", "http://127.0.0.1:1/v1"])
+        self.assertEqual(tandem.env["TANDEM_HOME"], os.path.join(home, "tandem"))
+        custom = agents.resolve("mine=./bin/agent --url {base_url} --model {model}", endpoint, home)
+        self.assertEqual(custom.argv, [os.path.abspath("bin/agent"), "--url",
+                                       "http://127.0.0.1:1/v1", "--model", "m"])
+        self.assertEqual(custom.env["OPENAI_BASE_URL"], "http://127.0.0.1:1/v1")
+        self.assertEqual(custom.env["HOME"], home)
 
 
 class Report(unittest.TestCase):
