@@ -8,6 +8,7 @@ end. Permission requests are answered by policy: allow (once), allow always, or 
 
 import os
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -152,12 +153,16 @@ class Editor:
         path = self._path(params)
         self.tally.fs_reads += 1
         try:
-            with open(path, encoding="utf-8", errors="replace", newline="") as f:
-                text = f.read()
+            fd = self._open(path, os.O_RDONLY)
         except FileNotFoundError:
             raise RpcError(NOT_FOUND, f"no such file: {path}")
-        except IsADirectoryError:
+        except (IsADirectoryError, OSError) as error:
+            raise RpcError(INVALID_PARAMS, f"cannot read {path}: {error.strerror or error}")
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.close(fd)
             raise RpcError(INVALID_PARAMS, f"{path} is a directory")
+        with open(fd, encoding="utf-8", errors="replace", newline="") as f:
+            text = f.read()
         line, limit = params.get("line"), params.get("limit")
         if line is not None or limit is not None:
             lines = text.splitlines(keepends=True)
@@ -173,9 +178,27 @@ class Editor:
             raise RpcError(INVALID_PARAMS, "content must be a string")
         self.tally.fs_writes += 1
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8", newline="") as f:
+        try:
+            fd = self._open(path, os.O_WRONLY | os.O_CREAT)
+        except OSError as error:
+            raise RpcError(INVALID_PARAMS, f"cannot write {path}: {error.strerror or error}")
+        with open(fd, "w", encoding="utf-8", newline="") as f:
+            f.truncate(0)  # only now: the file opened is known to be the workspace's
             f.write(content)
         return {}
+
+    def _open(self, path, flags):
+        """Opens `path` without following a link at its end, then checks that what was opened
+        lies in the workspace (Linux: by the descriptor, so a folder swapped for a link by a
+        command between the check and the open is caught). Raises RpcError if not."""
+        fd = os.open(os.path.realpath(path), flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                     0o644)
+        link = f"/proc/self/fd/{fd}"
+        opened = os.readlink(link) if os.path.islink(link) else path
+        if not sandbox.inside(self.workspace, opened):
+            os.close(fd)
+            raise RpcError(INVALID_PARAMS, f"{path} is outside the task's workspace")
+        return fd
 
     def request_permission(self, params):
         self.tally.permission_requests += 1

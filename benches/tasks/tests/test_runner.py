@@ -155,6 +155,10 @@ class Confinement(unittest.TestCase):
                                             {"path": path, "line": 2, "limit": 1}),
                          {"content": "b\n"})
         self.assertEqual(self.refused("fs/nope", {}).code, -32601)
+        self.refused("fs/read_text_file", {"path": os.path.join(self.workspace, "sub")})
+        os.symlink("sub/dir/f.txt", os.path.join(self.workspace, "inner-link"))
+        self.assertEqual(self.editor.handle("fs/read_text_file", {
+            "path": os.path.join(self.workspace, "inner-link")})["content"], "a\nb\nc\n")
         self.assertEqual(self.refused("fs/read_text_file", {
             "path": os.path.join(self.workspace, "missing")}).code, -32002)
 
