@@ -83,7 +83,8 @@ def verify_checks(selected, sandbox_mode, scratch, node):
     passing = []
     for task in selected:
         path = tasks.workspace(task, scratch)
-        passed, output = tasks.run_check(task, path, sandbox_mode, env)
+        passed, output = tasks.run_check(task, path, sandbox_mode, env,
+                                         visible=[node] if node else ())
         print(f"{task.id:<36} {'PASSES untouched' if passed else 'fails untouched (good)'}",
               file=sys.stderr)
         if passed:
@@ -118,10 +119,11 @@ def main():
 def run(args, selected, sandbox_mode, scratch, node):
     replay = ReplayServer() if args.replay else None
     upstream = replay.base_url if replay else args.base_url
-    proxy = Proxy(upstream)
-    key = os.environ.get(args.api_key_env, "") if args.api_key_env else "sk-bench-dummy"
-    if args.api_key_env and not key:
+    real_key = os.environ.get(args.api_key_env, "") if args.api_key_env else None
+    if args.api_key_env and not real_key:
         raise SystemExit(f"run.py: {args.api_key_env} is not set")
+    proxy = Proxy(upstream, real_key)
+    key = "sk-bench-stand-in"  # what agents hold; the proxy swaps in the real key
     model = MODEL_ID if replay else args.model
     endpoint = agents.Endpoint(proxy.base_url, model, key, args.api)
     options = Options(scratch=scratch, node_dir=node, max_requests=args.max_requests,

@@ -30,8 +30,10 @@ log=${TANDEM_BENCH_SERVER_LOG:-$(mktemp)}
   >"$log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -f "${trap_log:-}"' EXIT
+ready=""
 for _ in $(seq 1 600); do
   if python3 -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/health', timeout=1)" 2>/dev/null; then
+    ready=1
     break
   fi
   if ! kill -0 "$server_pid" 2>/dev/null; then
@@ -39,6 +41,7 @@ for _ in $(seq 1 600); do
   fi
   sleep 0.1
 done
+[ -n "$ready" ] || { echo "smollm2.sh: llama-server did not become ready:" >&2; cat "$log" >&2; exit 1; }
 
 python3 "$here/run.py" --base-url "http://127.0.0.1:$port/v1" --model SmolLM2-135M-Instruct \
   --max-requests 4 --timeout 180 --out "$root/target/bench-tasks/smollm2" "$@"

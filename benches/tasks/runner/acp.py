@@ -13,6 +13,9 @@ import subprocess
 import threading
 
 
+MAX_LINE = 64 << 20
+
+
 class RpcError(Exception):
     """A JSON-RPC error to send back (or one the agent sent us)."""
 
@@ -72,7 +75,8 @@ class Connection:
         if message is None:
             raise AgentGone(method)
         if "error" in message:
-            error = message["error"] or {}
+            error = message["error"] if isinstance(message["error"], dict) else {
+                "code": 0, "message": f"a malformed error: {message['error']!r:.200}"}
             raise RpcError(error.get("code", 0), str(error.get("message", "")))
         return message.get("result")
 
@@ -93,30 +97,40 @@ class Connection:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def _read(self):
-        for raw in self.proc.stdout:
+        while True:
+            raw = self.proc.stdout.readline(MAX_LINE + 1)
+            if not raw:
+                break
+            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                self.protocol_errors.append(f"a line longer than {MAX_LINE >> 20} MiB")
+                while raw and not raw.endswith(b"\n"):  # skip the rest of it
+                    raw = self.proc.stdout.readline(MAX_LINE)
+                continue
             line = raw.strip()
-            if not line:
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                self.protocol_errors.append(f"not JSON on stdout: {line[:200]!r}")
-                continue
-            if not isinstance(message, dict):
-                self.protocol_errors.append(f"not an object: {line[:200]!r}")
-            elif "method" in message and "id" in message:
-                threading.Thread(target=self._answer, args=(message,), daemon=True).start()
-            elif "method" in message:
-                self._on_notification(message["method"], message.get("params") or {})
-            else:
-                with self._pending_lock:
-                    waiter = self._pending.get(message.get("id"))
-                if waiter:
-                    waiter["message"] = message
-                    waiter["event"].set()
+            if line:
+                try:
+                    self._dispatch(line)
+                except Exception as error:  # one bad message must not stop the reading
+                    self.protocol_errors.append(f"{type(error).__name__} on {line[:200]!r}")
         self.gone.set()
         with self._pending_lock:
             for waiter in self._pending.values():
+                waiter["event"].set()
+
+    def _dispatch(self, line):
+        message = json.loads(line)
+        if not isinstance(message, dict):
+            raise ValueError("not an object")
+        if "method" in message and "id" in message:
+            threading.Thread(target=self._answer, args=(message,), daemon=True).start()
+        elif "method" in message:
+            params = message.get("params")
+            self._on_notification(message["method"], params if isinstance(params, dict) else {})
+        else:
+            with self._pending_lock:
+                waiter = self._pending.get(message.get("id"))
+            if waiter:
+                waiter["message"] = message
                 waiter["event"].set()
 
     def _answer(self, message):

@@ -1,24 +1,29 @@
 """The editor's side of a session: files, terminals, permission answers, and the tally.
 
-Every path the agent names must be absolute and lie inside the task's workspace (through
-symlinks). Terminals run the agent's command (its `command` and `args`, as ACP gives them) in
-the sandbox, in a process group of their own, their output kept to `outputByteLimit` from the
-end. Permission requests are answered by policy: allow (once), allow always, or reject.
+Every path the agent names must be absolute and lie inside the task's workspace, reached
+without following a link (files.py). Terminals run the agent's command (its `command` and
+`args`, as ACP gives them) in the sandbox, in a process group of their own, their output
+kept to `outputByteLimit` from the end (1 MiB when the agent names none), at most 16 at once.
+Permission requests are answered by policy: allow (once), allow always, or reject. Once the
+task is over every request is refused.
 """
 
 import os
+import queue
 import signal
-import stat
 import subprocess
 import threading
 import time
 
-from . import sandbox
+from . import files, sandbox
 from .acp import RpcError
 
 INVALID_PARAMS = -32602
 NOT_FOUND = -32002
 METHOD_NOT_FOUND = -32601
+# A terminal's output kept when the agent names no limit, and terminals open at once.
+DEFAULT_OUTPUT_LIMIT = 1 << 20
+MAX_TERMINALS = 16
 
 # Which option a policy picks, by ACP option kind, in order of preference.
 POLICIES = {
@@ -42,6 +47,8 @@ class Tally:
         self.lock = threading.Lock()
 
     def update(self, update):
+        if not isinstance(update, dict):
+            raise ValueError("a session/update without an update object")
         kind = update.get("sessionUpdate")
         with self.lock:
             if kind in ("tool_call", "tool_call_update"):
@@ -49,6 +56,10 @@ class Tally:
                 for key in ("kind", "status", "title"):
                     if update.get(key) is not None:
                         call[key] = update[key]
+                for item in update.get("content") or []:
+                    inner = item.get("content") if isinstance(item, dict) else None
+                    if isinstance(inner, dict) and inner.get("type") == "text":
+                        call["text"] = str(inner.get("text"))[-300:]
             elif kind == "agent_message_chunk":
                 content = update.get("content") or {}
                 if content.get("type") == "text":
@@ -58,8 +69,44 @@ class Tally:
         return sum(1 for c in self.tool_calls.values()
                    if c.get("kind") == "edit" and c.get("status") == "failed")
 
+    def failures(self):
+        """The failed calls' titles and the end of what they said, for the report."""
+        return [f"{c.get('title')}: {c.get('text', '')}" for c in self.tool_calls.values()
+                if c.get("status") == "failed"][:10]
+
     def failed_calls(self):
         return sum(1 for c in self.tool_calls.values() if c.get("status") == "failed")
+
+
+class _Spawner:
+    """Starts processes from one thread that lives as long as the runner. bwrap's
+    --die-with-parent follows the *thread* that started it, and the thread answering a
+    terminal/create ends as soon as it has answered: started there, a command was killed
+    mid-run."""
+
+    def __init__(self):
+        self.queue = queue.Queue()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            start, box, done = self.queue.get()
+            try:
+                box["value"] = start()
+            except Exception as error:
+                box["error"] = error
+            done.set()
+
+    def start(self, start):
+        box, done = {}, threading.Event()
+        self.queue.put((start, box, done))
+        done.wait()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+SPAWNER = _Spawner()
 
 
 class Terminal:
@@ -68,10 +115,10 @@ class Terminal:
         self.output = bytearray()
         self.truncated = False
         self.lock = threading.Lock()
-        self.proc = subprocess.Popen(
+        self.proc = SPAWNER.start(lambda: subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             env=env, cwd=cwd, start_new_session=True,
-        )
+        ))
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -110,9 +157,10 @@ class Terminal:
 class Editor:
     """Answers one agent's requests for one task's workspace."""
 
-    def __init__(self, workspace, sandbox_mode, policy, env, tally, shared=()):
+    def __init__(self, workspace, sandbox_mode, policy, env, tally, shared=(), visible=()):
         self.workspace = workspace
         self.shared = shared
+        self.visible = visible
         self.sandbox_mode = sandbox_mode
         self.choices = POLICIES[policy]
         self.env = env
@@ -123,6 +171,8 @@ class Editor:
         self.closed = False
 
     def handle(self, method, params):
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, "params must be an object")
         handler = {
             "fs/read_text_file": self.read_text_file,
             "fs/write_text_file": self.write_text_file,
@@ -141,30 +191,24 @@ class Editor:
         if method == "session/update":
             self.tally.update(params.get("update") or {})
 
-    def _path(self, params):
-        path = params.get("path")
-        if not isinstance(path, str) or not os.path.isabs(path):
-            raise RpcError(INVALID_PARAMS, "path must be an absolute path")
-        if not sandbox.inside(self.workspace, path):
-            raise RpcError(INVALID_PARAMS, f"{path} is outside the task's workspace")
-        return path
+    def _closed(self):
+        if self.closed:
+            raise RpcError(INVALID_PARAMS, "the task is over")
 
     def read_text_file(self, params):
-        path = self._path(params)
-        self.tally.fs_reads += 1
+        self._closed()
+        path = params.get("path")
         try:
-            fd = self._open(path, os.O_RDONLY)
+            text = files.read(self.workspace, path)
         except FileNotFoundError:
             raise RpcError(NOT_FOUND, f"no such file: {path}")
-        except (IsADirectoryError, OSError) as error:
-            raise RpcError(INVALID_PARAMS, f"cannot read {path}: {error.strerror or error}")
-        if stat.S_ISDIR(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise RpcError(INVALID_PARAMS, f"{path} is a directory")
-        with open(fd, encoding="utf-8", errors="replace", newline="") as f:
-            text = f.read()
+        except files.Refused as refused:
+            raise RpcError(INVALID_PARAMS, str(refused))
+        self.tally.fs_reads += 1
         line, limit = params.get("line"), params.get("limit")
         if line is not None or limit is not None:
+            if not all(v is None or (isinstance(v, int) and v >= 0) for v in (line, limit)):
+                raise RpcError(INVALID_PARAMS, "line and limit must be non-negative integers")
             lines = text.splitlines(keepends=True)
             start = max((line or 1) - 1, 0)
             end = len(lines) if limit is None else start + limit
@@ -172,40 +216,24 @@ class Editor:
         return {"content": text}
 
     def write_text_file(self, params):
-        path = self._path(params)
-        content = params.get("content")
+        self._closed()
+        path, content = params.get("path"), params.get("content")
         if not isinstance(content, str):
             raise RpcError(INVALID_PARAMS, "content must be a string")
-        self.tally.fs_writes += 1
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         try:
-            fd = self._open(path, os.O_WRONLY | os.O_CREAT)
-        except OSError as error:
-            raise RpcError(INVALID_PARAMS, f"cannot write {path}: {error.strerror or error}")
-        with open(fd, "w", encoding="utf-8", newline="") as f:
-            f.truncate(0)  # only now: the file opened is known to be the workspace's
-            f.write(content)
+            files.write(self.workspace, path, content)
+        except (files.Refused, FileNotFoundError) as refused:
+            raise RpcError(INVALID_PARAMS, str(refused))
+        self.tally.fs_writes += 1
         return {}
 
-    def _open(self, path, flags):
-        """Opens `path` without following a link at its end, then checks that what was opened
-        lies in the workspace (Linux: by the descriptor, so a folder swapped for a link by a
-        command between the check and the open is caught). Raises RpcError if not."""
-        fd = os.open(os.path.realpath(path), flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-                     0o644)
-        link = f"/proc/self/fd/{fd}"
-        opened = os.readlink(link) if os.path.islink(link) else path
-        if not sandbox.inside(self.workspace, opened):
-            os.close(fd)
-            raise RpcError(INVALID_PARAMS, f"{path} is outside the task's workspace")
-        return fd
-
     def request_permission(self, params):
+        self._closed()
         self.tally.permission_requests += 1
-        options = params.get("options") or []
+        options = [o for o in params.get("options") or [] if isinstance(o, dict)]
         for kind in self.choices:
             for option in options:
-                if option.get("kind") == kind:
+                if option.get("kind") == kind and "optionId" in option:
                     if kind.startswith("reject"):
                         self.tally.permissions_rejected += 1
                     return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
@@ -215,21 +243,41 @@ class Editor:
         command = params.get("command")
         if not isinstance(command, str) or not command:
             raise RpcError(INVALID_PARAMS, "command must be a non-empty string")
+        args = params.get("args") or []
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise RpcError(INVALID_PARAMS, "args must be a list of strings")
         cwd = params.get("cwd") or self.workspace
-        if not sandbox.inside(self.workspace, cwd):
+        if not isinstance(cwd, str) or not sandbox.inside(self.workspace, cwd):
             raise RpcError(INVALID_PARAMS, f"cwd {cwd} is outside the task's workspace")
+        limit = params.get("outputByteLimit")
+        if limit is None:
+            limit = DEFAULT_OUTPUT_LIMIT
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise RpcError(INVALID_PARAMS, "outputByteLimit must be a non-negative integer")
         env = dict(self.env)
         for pair in params.get("env") or []:
-            env[pair["name"]] = pair["value"]
-        argv = sandbox.wrap([command, *(params.get("args") or [])], self.workspace, cwd,
-                            self.sandbox_mode, self.shared)
+            name = pair.get("name") if isinstance(pair, dict) else None
+            value = pair.get("value") if isinstance(pair, dict) else None
+            if not (isinstance(name, str) and isinstance(value, str) and name
+                    and "=" not in name and "\0" not in name + value):
+                raise RpcError(INVALID_PARAMS, "env entries must be {name, value} strings")
+            env[name] = value
+        argv = [command, *args]
+        if self.sandbox_mode == "bwrap":
+            # The agent's variables are set inside the sandbox, never on bwrap itself (an
+            # LD_PRELOAD there would run outside it).
+            argv = sandbox.wrap(argv, self.workspace, cwd, "bwrap", self.shared, self.visible,
+                                env)
+            env = self.env
         with self.lock:
             if self.closed:
                 raise RpcError(INVALID_PARAMS, "the session is over")
             self.next_terminal += 1
             terminal_id = f"term-{self.next_terminal}"
             try:
-                self.terminals[terminal_id] = Terminal(argv, env, cwd, params.get("outputByteLimit"))
+                if len(self.terminals) >= MAX_TERMINALS:
+                    raise RpcError(INVALID_PARAMS, f"at most {MAX_TERMINALS} terminals at once")
+                self.terminals[terminal_id] = Terminal(argv, env, cwd, limit)
             except OSError as error:
                 raise RpcError(INVALID_PARAMS, f"cannot start {command}: {error}")
         self.tally.terminals += 1

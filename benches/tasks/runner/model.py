@@ -1,7 +1,8 @@
 """The model end: a counting proxy in front of the endpoint every agent is pointed at.
 
 Each agent talks to `http://127.0.0.1:PORT/<the endpoint's path>`; the proxy forwards every
-request to the endpoint as it is, streams the answer back as it comes, and reads the
+request to the endpoint as it is (with the endpoint's key put in place of the stand-in the
+agents hold), streams the answer back as it comes, and reads the
 server's own `usage` out of it (chat completions, the Responses API and Anthropic's Messages
 API, streamed or not) to count model requests and prompt and completion tokens per task. A
 streamed chat completion that does not ask for usage gets `stream_options.include_usage`
@@ -21,7 +22,8 @@ import urllib.parse
 MODEL_PATHS = ("/chat/completions", "/responses", "/messages", "/completions")
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
               "proxy-authorization", "proxy-authenticate", "host", "content-length",
-              "accept-encoding", "content-encoding"}
+              "accept-encoding"}
+MAX_BODY = 64 << 20
 
 
 class Counter:
@@ -122,7 +124,8 @@ class UsageReader:
 class Proxy:
     """The counting proxy; `counter` is swapped per task."""
 
-    def __init__(self, upstream):
+    def __init__(self, upstream, key=None):
+        self.key = key
         parsed = urllib.parse.urlsplit(upstream.rstrip("/"))
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise SystemExit(f"run.py: --base-url must be an http(s) URL, not {upstream!r}")
@@ -158,17 +161,44 @@ class Proxy:
                 pass
 
             def do_GET(self):
-                proxy.forward(self, None)
+                if proxy.allowed(self.path, get=True):
+                    proxy.forward(self, None)
+                else:
+                    proxy.not_found(self)
 
             def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                proxy.forward(self, self.rfile.read(length))
+                body = read_body(self)
+                if body is None:
+                    self.close_connection = True
+                    return send_body(self, 400, {"Content-Type": "application/json"},
+                                     b'{"error":{"message":"bench proxy: unreadable body"}}')
+                if proxy.allowed(self.path, get=False):
+                    proxy.forward(self, body)
+                else:
+                    proxy.not_found(self)
 
         return Handler
 
+    def allowed(self, path, get):
+        """Only the endpoint's model routes (and its model list) pass: nothing else of the
+        server is the agent's, and no spelling of a path slips past the request count."""
+        route = path.split("?")[0]
+        if not route.startswith(self.prefix + "/"):
+            return False
+        rest = route[len(self.prefix):]
+        if get:
+            return rest in ("/models", "/v1/models") or rest.startswith("/models/")
+        return rest in MODEL_PATHS or rest in tuple("/v1" + p for p in MODEL_PATHS)
+
+    @staticmethod
+    def not_found(handler):
+        send_body(handler, 404, {"Content-Type": "application/json"},
+                  b'{"error":{"message":"bench proxy: only the model routes are served"}}')
+
+
     def forward(self, handler, body):
         counter = self.counter
-        is_model = body is not None and handler.path.split("?")[0].endswith(MODEL_PATHS)
+        is_model = body is not None
         streamed = False
         if is_model:
             with counter.lock:
@@ -181,6 +211,14 @@ class Proxy:
             body, streamed = self._ask_for_usage(handler.path, body)
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
         headers["Host"] = self.host if self.port in (80, 443) else f"{self.host}:{self.port}"
+        if self.key:
+            # The agents hold a stand-in; the endpoint's key is added here, on its way out,
+            # so no agent (nor a command it runs, nor the model it is talking to) has it.
+            for name in list(headers):
+                if name.lower() == "authorization":
+                    headers[name] = f"Bearer {self.key}"
+                elif name.lower() in ("x-api-key", "api-key", "x-goog-api-key"):
+                    headers[name] = self.key
         if body is not None:
             headers["Content-Length"] = str(len(body))
         connection = self._connection()
@@ -201,11 +239,23 @@ class Proxy:
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
         counted = False
+        expected = answer.length  # None when chunked or closed-delimited
+        received = 0
         try:
             while True:
-                chunk = answer.read1(65536)
-                if not chunk:
+                try:
+                    chunk = answer.read1(65536)
+                except http.client.HTTPException:
+                    chunk = None
+                if chunk is None or (not chunk and expected is not None and received < expected):
+                    # The server broke off: end the agent's answer without its last chunk,
+                    # so it sees a failed stream, and count a model error.
+                    status = 599
                     break
+                if not chunk:
+                    status = answer.status
+                    break
+                received += len(chunk)
                 if is_model:
                     reader.feed(chunk)
                 handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
@@ -213,8 +263,11 @@ class Proxy:
             # Counted before the answer's end reaches the agent, so the tally is complete by
             # the time the agent can act on it.
             if is_model:
-                self._count(counter, answer.status, reader.finish())
+                self._count(counter, status, reader.finish())
                 counted = True
+            if status == 599:
+                handler.close_connection = True
+                return
             handler.wfile.write(b"0\r\n\r\n")
             handler.wfile.flush()
         except OSError:
@@ -257,6 +310,31 @@ class Proxy:
         message = {"error": {"message": "the task's model request limit is reached",
                              "type": "invalid_request_error", "code": "bench_request_limit"}}
         send_body(handler, 400, {"Content-Type": "application/json"}, json.dumps(message).encode())
+
+
+def read_body(handler):
+    """The request's body, by Content-Length or chunked; None when it cannot be read."""
+    if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
+        body = b""
+        while True:
+            size_line = handler.rfile.readline(1024)
+            try:
+                size = int(size_line.split(b";")[0].strip(), 16)
+            except ValueError:
+                return None
+            if size == 0:
+                while handler.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return body
+            body += handler.rfile.read(size)
+            handler.rfile.readline(1024)
+            if len(body) > MAX_BODY:
+                return None
+    try:
+        length = int(handler.headers.get("Content-Length") or 0)
+    except ValueError:
+        return None
+    return handler.rfile.read(length) if 0 <= length <= MAX_BODY else None
 
 
 def send_body(handler, status, headers, body):

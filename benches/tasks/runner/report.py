@@ -6,7 +6,7 @@ model) each task's row shows every agent side by side, and the totals compare th
 
 import json
 
-FIELDS = ("requests", "prompt_tokens", "completion_tokens", "wall_s", "tool_calls",
+FIELDS = ("requests", "prompt_tokens", "completion_tokens", "wall_s", "turn_s", "tool_calls",
           "permission_requests", "failed_edits", "model_errors")
 
 
@@ -70,7 +70,11 @@ def markdown(report):
             t = agents[name]["totals"]
             ratio = lambda key: f"{t[key] / base[key]:.2f}×" if base[key] else "–"
             lines.append(f"\n{name} against {names[0]}: prompt tokens {ratio('prompt_tokens')}, "
-                         f"model requests {ratio('requests')}, wall time {ratio('wall_s')}.")
+                         f"model requests {ratio('requests')}, time in the turn {ratio('turn_s')}.")
+    unusaged = {n: agents[n]["totals"]["requests_without_usage"] for n in names}
+    if any(unusaged.values()):
+        lines.append("\nRequests whose answer carried no usage (not in the token counts): " +
+                     ", ".join(f"{n} {c}" for n, c in unusaged.items()) + ".")
     lines += ["", "By category: " + "; ".join(
         f"{name} " + ", ".join(f"{k} {v}" for k, v in agents[name]["totals"]["by_category"].items())
         for name in names), ""]

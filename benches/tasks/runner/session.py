@@ -8,12 +8,11 @@ to end). Then the agent is stopped, its terminals killed, and the hidden check d
 """
 
 import os
-import subprocess
 import tempfile
 import threading
 import time
 
-from . import agents, tasks
+from . import agents, sandbox, tasks
 from .acp import AgentGone, Connection, RpcError
 from .editor import Editor, Tally
 from .model import Counter
@@ -33,51 +32,63 @@ def run_task(task, spec, endpoint, proxy, replay, options):
     tool_env = agents.base_env(home)
     tool_env.pop("TMPDIR", None)
     # The agent's temporary files (tandem's sandbox policy for a command and the commands'
-    # private temp folders) live here, where the sandboxed terminals can reach them.
+    # private temp folders) live here, where the sandboxed terminals can reach them; it is
+    # their home too (the agent's own home, with its config and key, they cannot see).
     agent_tmp = os.path.join(home, "tmp")
     os.makedirs(agent_tmp)
     agent.env["TMPDIR"] = agent_tmp
+    tool_env["HOME"] = agent_tmp
     if options.node_dir:
         tool_env["PATH"] = options.node_dir + os.pathsep + tool_env["PATH"]
         agent.env["PATH"] = options.node_dir + os.pathsep + agent.env["PATH"]
     workspace = tasks.workspace(task, options.scratch)
+    before = tasks.manifest(workspace)
     counter = Counter(options.max_requests)
     proxy.counter = counter
     if replay is not None:
         replay.load(task.replay)
     tally = Tally()
+    # The agent's binary stays visible to its sandboxed commands (tandem runs its own sandbox
+    # through it), as does the Node the TypeScript tasks use.
+    visible = [p for p in (os.path.realpath(agent.argv[0]), options.node_dir) if p]
     editor = Editor(workspace, options.sandbox, options.permissions, tool_env, tally,
-                    shared=(agent_tmp,))
+                    shared=(agent_tmp,), visible=visible)
     result = {"task": task.id, "category": task.category, "language": task.language,
               "agent": agent.name, "agent_version": agent.version, "agent_command": agent.argv[0]}
     stderr_path = os.path.join(options.scratch, f"{task.id}.{agent.name}.stderr")
     started = time.monotonic()
     try:
-        connection = Connection(agent.argv, agent.env, workspace, stderr_path,
-                                editor.handle, editor.on_notification)
+        connection = Connection(sandbox.agent_argv(agent.argv, options.sandbox), agent.env,
+                                workspace, stderr_path, editor.handle, editor.on_notification)
     except OSError as error:
         connection = None
         result.update(ended_by="error", error=f"cannot start the agent: {error}")
     if connection is not None:
         try:
             result.update(_converse(connection, agent, task, workspace, counter, options))
+        except Exception as error:  # a malformed answer must not end the whole run
+            result.update(ended_by="error", error=f"the runner failed: {_describe(error)}")
         finally:
+            result["wall_s"] = round(time.monotonic() - started, 2)
             editor.close()
             connection.close()
             result["protocol_errors"] = connection.protocol_errors[:5]
-    result["wall_s"] = round(time.monotonic() - started, 2)
+    result.setdefault("wall_s", round(time.monotonic() - started, 2))
     result.update(counter.as_dict())
     result.update(tool_calls=len(tally.tool_calls), failed_tool_calls=tally.failed_calls(),
+                  failures=tally.failures(),
                   failed_edits=tally.failed_edits(),
                   permission_requests=tally.permission_requests,
                   permissions_rejected=tally.permissions_rejected,
                   terminals=tally.terminals, fs_reads=tally.fs_reads, fs_writes=tally.fs_writes,
-                  answer="".join(tally.answer)[-600:], changed=_changed(workspace))
+                  answer="".join(tally.answer)[-600:],
+                  changed=tasks.changed(before, tasks.manifest(workspace)))
     result["solved"], result["check_output"] = tasks.run_check(
-        task, workspace, options.sandbox, tool_env)
+        task, workspace, options.sandbox, tool_env, visible=visible)
     result["stderr"] = _tail(stderr_path)
     if options.keep:
-        os.rename(workspace, os.path.join(options.scratch, f"{task.id}.{agent.name}"))
+        os.rename(workspace, tempfile.mkdtemp(prefix=f"{task.id}.{agent.name}.",
+                                              dir=options.scratch))
     return result
 
 
@@ -90,7 +101,9 @@ def _converse(connection, agent, task, workspace, counter, options):
                                    "terminal": True},
             "clientInfo": {"name": "tandem-bench", "version": "1"},
         }, timeout=120)
-        methods = [m.get("id") for m in (init or {}).get("authMethods") or []]
+        if not isinstance(init, dict):
+            raise TypeError("the initialize result is not an object")
+        methods = [m.get("id") for m in init.get("authMethods") or [] if isinstance(m, dict)]
         if agent.auth_method and agent.auth_method in methods:
             connection.request("authenticate", {"methodId": agent.auth_method}, timeout=120)
         opened = connection.request("session/new", {"cwd": workspace, "mcpServers": []},
@@ -104,7 +117,7 @@ def _converse(connection, agent, task, workspace, counter, options):
         try:
             answer["result"] = connection.request("session/prompt", {
                 "sessionId": session_id, "prompt": [{"type": "text", "text": task.statement}]})
-        except (RpcError, AgentGone) as error:
+        except Exception as error:  # an answer of the wrong shape is the agent's error
             answer["error"] = _describe(error)
 
     waiter = threading.Thread(target=prompt, daemon=True)
@@ -121,7 +134,10 @@ def _converse(connection, agent, task, workspace, counter, options):
     if waiter.is_alive():
         return {"ended_by": ended_by, "stop_reason": None,
                 "error": f"no answer to session/prompt {CANCEL_GRACE} s after session/cancel"}
-    stop = (answer.get("result") or {}).get("stopReason")
+    result = answer.get("result")
+    stop = result.get("stopReason") if isinstance(result, dict) else None
+    if "error" not in answer and not isinstance(stop, str):
+        answer["error"] = f"session/prompt answered without a stopReason: {result!r:.200}"
     if counter.limit_hit.is_set():
         ended_by = "request limit"
     elif "error" in answer:
@@ -138,20 +154,6 @@ def _describe(error):
     if isinstance(error, TimeoutError):
         return f"no answer to {error}"
     return f"{type(error).__name__}: {error}"
-
-
-def _changed(workspace):
-    """Files the agent changed, added or removed (git), or None without git."""
-    try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
-                             cwd=workspace, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if out.returncode != 0:
-        return None
-    build = ("target/", "__pycache__/", "node_modules/")
-    paths = [line[3:] for line in out.stdout.splitlines()]
-    return [p for p in paths if not any(part in p for part in build)][:50]
 
 
 def _tail(path, size=2000):

@@ -10,10 +10,12 @@ import glob
 import os
 import platform
 import shutil
+import stat
 import subprocess
+import tempfile
 import tomllib
 
-from . import sandbox
+from . import files, sandbox
 
 TASKS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATEGORIES = ("bugfix", "feature", "refactor", "config", "large-file", "multi-step")
@@ -70,18 +72,100 @@ def workspace(task, scratch):
     return path
 
 
-def run_check(task, path, sandbox_mode, env):
-    """(passed, the last 4,000 characters of the check's output)."""
-    shutil.copytree(os.path.join(task.folder, "check"), path, dirs_exist_ok=True)
-    argv = sandbox.wrap(["sh", "-c", task.check], path, path, sandbox_mode)
+def run_check(task, path, sandbox_mode, env, visible=()):
+    """(passed, the last 4,000 characters of the check's output). Anything that goes wrong
+    (a workspace the agent left in a shape the check's files cannot be put into) is a fail."""
     try:
-        done = subprocess.run(argv, cwd=path, env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              timeout=task.check_timeout, start_new_session=True)
-    except subprocess.TimeoutExpired as timeout:
-        out = (timeout.output or b"").decode("utf-8", "replace")
-        return False, (out + f"\n[check timed out after {task.check_timeout} s]")[-4000:]
-    return done.returncode == 0, done.stdout.decode("utf-8", "replace")[-4000:]
+        _disarm(task, path)
+        place_check(task, path)
+    except (OSError, files.Refused) as error:
+        return False, f"[the check's files could not be put in place: {error}]"
+    argv = sandbox.wrap(["sh", "-c", task.check], path, path, sandbox_mode, visible=visible,
+                        env=env)
+    with tempfile.TemporaryFile() as out:
+        try:
+            done = subprocess.run(argv, cwd=path, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                  stderr=subprocess.STDOUT, timeout=task.check_timeout,
+                                  start_new_session=True)
+            passed, note = done.returncode == 0, ""
+        except subprocess.TimeoutExpired:
+            passed, note = False, f"\n[check timed out after {task.check_timeout} s]"
+        out.seek(max(out.seek(0, os.SEEK_END) - 4000, 0))
+        return passed, (out.read().decode("utf-8", "replace") + note)[-4000:]
+
+
+# Files that change how a check's own tools run rather than what they test: cargo settings (a
+# `runner` that runs nothing), a pinned toolchain, a module that shadows Python's unittest or
+# is imported at every start. Removed before the check unless the task's project has them.
+TOOL_HIJACKS = (".cargo", "rust-toolchain", "rust-toolchain.toml", "unittest.py", "unittest",
+                "sitecustomize.py", "usercustomize.py", "conftest.py")
+
+
+def _disarm(task, path):
+    for name in TOOL_HIJACKS:
+        if os.path.lexists(os.path.join(task.folder, "repo", name)):
+            continue
+        target = os.path.join(path, name)
+        if os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target)
+        elif os.path.lexists(target):
+            os.unlink(target)
+
+
+def place_check(task, path):
+    """Copies the task's check/ files into the workspace, replacing whatever the agent left at
+    their places (a link, a folder, a file where a folder goes) rather than writing through it:
+    each file is written by the same link-refusing walk as the agent's own writes, after any
+    link or wrong kind of entry on its way has been removed."""
+    source = os.path.join(task.folder, "check")
+    for folder, _, names in os.walk(source):
+        for name in names:
+            relative = os.path.relpath(os.path.join(folder, name), source)
+            _clear_way(path, relative.split(os.sep))
+            with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
+                files.write(path, os.path.join(path, relative), f.read())
+            mode = os.stat(os.path.join(folder, name)).st_mode & 0o777
+            os.chmod(os.path.join(path, relative), mode, follow_symlinks=False)
+
+
+def _clear_way(workspace, parts):
+    """Removes links, and entries of the wrong kind, along `parts` below `workspace`."""
+    here = workspace
+    for i, name in enumerate(parts):
+        here = os.path.join(here, name)
+        last = i == len(parts) - 1
+        try:
+            mode = os.lstat(here).st_mode
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(mode) or (last and not stat.S_ISREG(mode)) or (
+                not last and not stat.S_ISDIR(mode)):
+            if stat.S_ISDIR(mode) and not stat.S_ISLNK(mode):
+                shutil.rmtree(here)
+            else:
+                os.unlink(here)
+            return
+
+
+def manifest(path):
+    """What the workspace holds: relative path -> (kind, size, modification time), build
+    output and git's folder left out. Read with lstat only: no tool of the agent's runs."""
+    skip = {".git", "target", "node_modules", "__pycache__"}
+    found = {}
+    for folder, folders, names in os.walk(path):
+        folders[:] = [f for f in folders if f not in skip]
+        for name in names + [f for f in folders if os.path.islink(os.path.join(folder, f))]:
+            full = os.path.join(folder, name)
+            info = os.lstat(full)
+            found[os.path.relpath(full, path)] = (stat.S_IFMT(info.st_mode), info.st_size,
+                                                  info.st_mtime_ns)
+    return found
+
+
+def changed(before, after):
+    """The files added, changed or removed between two manifests (at most 50)."""
+    paths = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    return paths[:50]
 
 
 def node_dir(cache):

@@ -122,6 +122,76 @@ class ReplayAndProxy(unittest.TestCase):
         self.assertEqual(self.counter.requests, 2)
 
 
+class ProxyEdges(unittest.TestCase):
+    def setUp(self):
+        folder = tempfile.mkdtemp()
+        with open(os.path.join(folder, "replay.json"), "w") as f:
+            json.dump({"turns": [{"events": [{"text": "one"}]}, {"events": [{"text": "two"}]}]}, f)
+        self.replay = ReplayServer()
+        self.replay.load(os.path.join(folder, "replay.json"))
+        self.proxy = Proxy(self.replay.base_url)
+        self.proxy.counter = self.counter = Counter(limit=1)
+
+    def tearDown(self):
+        self.proxy.close()
+        self.replay.close()
+
+    def test_only_the_model_routes_pass_and_other_spellings_are_not_free_requests(self):
+        base = self.proxy.base_url
+        for path in ("/chat/completions/", "/chat/completions;x", "//chat/completions",
+                     "/../v1/chat/completions", "/slots"):
+            status, _ = post(base + path, {"messages": []})
+            self.assertEqual(status, 404, path)
+        self.assertEqual(self.counter.requests, 0)
+        status, _ = post(base + "/chat/completions", {"messages": []})
+        self.assertEqual(status, 200)
+        with urllib.request.urlopen(base + "/models", timeout=10) as answer:
+            self.assertEqual(answer.status, 200)
+
+    def test_the_endpoints_key_is_put_in_on_the_way_out_and_agents_hold_a_stand_in(self):
+        import http.server
+        import threading
+        seen = []
+
+        class Capture(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                seen.append(self.headers)
+                self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Capture)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        proxy = Proxy(f"http://127.0.0.1:{server.server_address[1]}/v1", key="sk-real")
+        request = urllib.request.Request(proxy.base_url + "/messages", b"{}", {
+            "Authorization": "Bearer sk-stand-in", "x-api-key": "sk-stand-in"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            answer.read()
+        proxy.close()
+        server.shutdown()
+        server.server_close()
+        self.assertEqual((seen[0]["authorization"], seen[0]["x-api-key"]),
+                         ("Bearer sk-real", "sk-real"))
+
+    def test_a_chunked_request_body_reaches_the_server_whole(self):
+        import http.client
+        port = self.proxy.server.server_address[1]
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        body = json.dumps({"messages": [{"role": "user", "content": "x" * 5000}]}).encode()
+        connection.request("POST", "/v1/chat/completions", body=iter([body[:100], body[100:]]),
+                           headers={"Content-Type": "application/json"}, encode_chunked=True)
+        answer = connection.getresponse()
+        self.assertEqual(answer.status, 200)
+        self.assertIn(b"one", answer.read())
+        self.assertGreater(self.counter.prompt_tokens, 1000)  # the whole body was seen
+        connection.close()
+
+
 class Confinement(unittest.TestCase):
     def setUp(self):
         self.root = tempfile.mkdtemp()
@@ -157,10 +227,17 @@ class Confinement(unittest.TestCase):
         self.assertEqual(self.refused("fs/nope", {}).code, -32601)
         self.refused("fs/read_text_file", {"path": os.path.join(self.workspace, "sub")})
         os.symlink("sub/dir/f.txt", os.path.join(self.workspace, "inner-link"))
-        self.assertEqual(self.editor.handle("fs/read_text_file", {
-            "path": os.path.join(self.workspace, "inner-link")})["content"], "a\nb\nc\n")
+        self.refused("fs/read_text_file", {"path": os.path.join(self.workspace, "inner-link")})
+        os.mkfifo(os.path.join(self.workspace, "pipe"))
+        self.refused("fs/read_text_file", {"path": os.path.join(self.workspace, "pipe")})
+        self.refused("fs/read_text_file", {"path": path, "line": "2"})
+        self.refused("terminal/create", {"command": "true", "args": "-c"})
+        self.refused("terminal/create", {"command": "true", "outputByteLimit": "9"})
+        self.refused("terminal/create", {"command": "true", "env": [{"name": "A=B", "value": ""}]})
         self.assertEqual(self.refused("fs/read_text_file", {
             "path": os.path.join(self.workspace, "missing")}).code, -32002)
+        self.editor.close()
+        self.refused("fs/read_text_file", {"path": path})
 
     def test_permission_policies(self):
         options = [{"optionId": "a", "kind": "allow_always"}, {"optionId": "o", "kind": "allow_once"},
@@ -194,6 +271,32 @@ class Confinement(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(self.workspace, "in.txt")))
         self.assertFalse(os.path.exists(os.path.join(self.root, "out.txt")))
         self.assertNotIn("NET-OK", output)
+
+    @unittest.skipUnless(sandbox.available(), "bwrap does not run here")
+    def test_a_command_outlives_the_thread_that_asked_for_it(self):
+        import threading
+        editor = Editor(self.workspace, "bwrap", "allow", dict(os.environ), self.tally)
+        made = {}
+        asker = threading.Thread(target=lambda: made.update(editor.handle("terminal/create", {
+            "command": "sh", "args": ["-c", "sleep 1; echo finished"]})))
+        asker.start()
+        asker.join()  # the request's thread is gone, as after an answer
+        status = editor.handle("terminal/wait_for_exit", made)
+        self.assertEqual(status, {"exitCode": 0, "signal": None})
+        self.assertIn("finished", editor.handle("terminal/output", made)["output"])
+
+    @unittest.skipUnless(sandbox.available(), "bwrap does not run here")
+    def test_sandboxed_commands_see_neither_the_home_folder_nor_the_suite_and_get_their_env(self):
+        editor = Editor(self.workspace, "bwrap", "allow", dict(os.environ), self.tally)
+        home = os.path.expanduser("~")
+        script = (f"ls -A {home} | grep -v -e '^\\.cargo$' -e '^\\.rustup$' -e '^\\.pyenv$'"
+                  f" | head -3; test -e {sandbox.TASKS_DIR}/run.py && echo SUITE-VISIBLE;"
+                  " echo \"FOO=$FOO\"")
+        made = editor.handle("terminal/create", {"command": "sh", "args": ["-c", script],
+                                                 "env": [{"name": "FOO", "value": "bar"}]})
+        editor.handle("terminal/wait_for_exit", made)
+        output = editor.handle("terminal/output", made)["output"]
+        self.assertEqual(output.strip().splitlines(), ["FOO=bar"])
 
 
 class Sessions(unittest.TestCase):
@@ -268,6 +371,38 @@ class Agents(unittest.TestCase):
                                        "http://127.0.0.1:1/v1", "--model", "m"])
         self.assertEqual(custom.env["OPENAI_BASE_URL"], "http://127.0.0.1:1/v1")
         self.assertEqual(custom.env["HOME"], home)
+
+
+class CheckPlacement(unittest.TestCase):
+    def test_check_files_replace_links_the_agent_planted_instead_of_writing_through_them(self):
+        root = tempfile.mkdtemp()
+        task = os.path.join(root, "shell-x")
+        os.makedirs(os.path.join(task, "check/tests"))
+        os.makedirs(os.path.join(task, "repo"))
+        with open(os.path.join(task, "check/tests/hidden.sh"), "w") as f:
+            f.write("exit 1\n")
+        with open(os.path.join(task, "task.toml"), "w") as f:
+            f.write('statement = "x"\ncategory = "bugfix"\nlanguage = "shell"\n'
+                    'check = "sh tests/hidden.sh"\n')
+        outside = os.path.join(root, "outside")
+        os.makedirs(outside)
+        workspace = os.path.join(root, "ws")
+        os.makedirs(workspace)
+        os.symlink(outside, os.path.join(workspace, "tests"))
+        passed, _ = tasks.run_check(tasks.Task(task), workspace, "none", dict(os.environ))
+        self.assertFalse(passed)
+        self.assertEqual(os.listdir(outside), [])
+        self.assertTrue(os.path.isfile(os.path.join(workspace, "tests/hidden.sh")))
+        os.remove(os.path.join(workspace, "tests/hidden.sh"))
+        os.symlink(os.devnull, os.path.join(workspace, "tests/hidden.sh"))
+        passed, _ = tasks.run_check(tasks.Task(task), workspace, "none", dict(os.environ))
+        self.assertFalse(passed)  # the link to /dev/null was replaced, not written through
+        os.makedirs(os.path.join(workspace, ".cargo"))
+        with open(os.path.join(workspace, "unittest.py"), "w") as f:
+            f.write("raise SystemExit(0)\n")
+        tasks.run_check(tasks.Task(task), workspace, "none", dict(os.environ))
+        self.assertFalse(os.path.lexists(os.path.join(workspace, ".cargo")))
+        self.assertFalse(os.path.lexists(os.path.join(workspace, "unittest.py")))
 
 
 class Report(unittest.TestCase):
