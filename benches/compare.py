@@ -10,7 +10,9 @@ and for tandem: spawns it, sends `initialize`, then `session/new` (codex-acp fir
   - spawn -> initialize answer (ms)
   - spawn -> session/new answer (ms), and whether that answer was a session or an error
   - RSS of the whole process tree 300 ms after that answer (MiB)
-Medians over --runs. No model is contacted: keys are dummies and nobody prompts, so an agent
+A std-only program that answers each line (benches/bare/bare.rs, built with rustc -O) is the
+floor: its row gives tandem's ratio to it. Runs alternate between the agents, so a busy
+moment slows all of them. Medians over --runs. No model is contacted: keys are dummies and nobody prompts, so an agent
 that needs a network or an account to open a session answers session/new with an error,
 which the table says. Prints a table with each figure's ratio to tandem's.
 """
@@ -145,10 +147,19 @@ def main():
     agents = {"tandem": ([args.binary], None)}
     for name, (_, binary, auth) in PEERS.items():
         agents[name] = ([os.path.join(where, "node_modules/.bin", binary)], auth)
+    # The floor: a std-only Rust program that answers each line (benches/bare/bare.rs).
+    bare = os.path.join(where, "bare")
+    subprocess.run(["rustc", "-O", "-o", bare, os.path.join(ROOT, "benches/bare/bare.rs")], check=True)
+    agents["bare program"] = ([bare], None)
 
+    measured = {name: [] for name in agents}
+    for _ in range(args.runs):
+        for name, (cmd, auth) in agents.items():
+            result = measure(cmd, env, project, auth)
+            if result:
+                measured[name].append(result)
     rows = {}
-    for name, (cmd, auth) in agents.items():
-        runs = [r for r in (measure(cmd, env, project, auth) for _ in range(args.runs)) if r]
+    for name, runs in measured.items():
         if not runs:
             rows[name] = None
             continue
@@ -168,8 +179,11 @@ def main():
         if row is None:
             print(f"{name:<18} did not answer initialize")
             continue
-        cell = lambda key, unit: (f"{row[key]:.1f} {unit}" if name == "tandem"
-                                  else f"{row[key]:.1f} {unit} ({row[key] / base[key]:.0f}x)")
+        if name == "bare program":  # the ratio that matters: tandem's to the floor
+            cell = lambda key, unit: f"{row[key]:.1f} {unit} (tandem {base[key] / row[key]:.1f}x)"
+        else:
+            cell = lambda key, unit: (f"{row[key]:.1f} {unit}" if name == "tandem"
+                                      else f"{row[key]:.1f} {unit} ({row[key] / base[key]:.0f}x)")
         print(f"{name:<18} {cell('initialize_ms', 'ms'):>20} {cell('session_new_ms', 'ms'):>20} "
               f"{cell('rss_mib', 'MiB'):>16}  {row['session_new']}")
     print(json.dumps(rows, indent=1))

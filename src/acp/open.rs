@@ -208,7 +208,13 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
         .unwrap_or_default();
     let spawned = cx.spawn(async move {
         if let Ok(session) = &opened {
+            let large = !replayed.lines.is_empty();
             replay(&connection, &session.id, replayed.events(), caps).await;
+            if large {
+                // The records and the updates made from them are freed now; only the
+                // conversation the model needs stays.
+                crate::platform::give_back_memory();
+            }
         }
         respond(&connection, responder, opened, &auth);
         let _ = done.send(());

@@ -27,6 +27,13 @@ pub use output::Merged;
 pub use paths::{PATHS_IGNORE_CASE, canonical, glob_pattern, on_path, same_or_inside};
 pub use shell::{Dialect, Shell};
 
+/// Returns the allocator's free memory to the system after a large, short-lived peak (glibc
+/// keeps it otherwise; other allocators return it on their own).
+pub fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    heap::give_back();
+}
+
 /// Sets up the memory allocator for a long-lived process, where the system's allocator
 /// needs it (glibc: one arena, see `heap.rs`). Call first in `main`, before threads start.
 pub fn tune_allocator() {
