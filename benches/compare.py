@@ -123,6 +123,9 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--binary", default=os.path.join(ROOT, "target/release/tandem"))
     parser.add_argument("--keep", help="install the peers here and keep them (reused if present)")
+    parser.add_argument("--only", nargs="+", metavar="AGENT",
+                        help="only these rows (tandem is always measured): codex-acp, "
+                             "claude-agent-acp, 'bare program'")
     args = parser.parse_args()
 
     where = args.keep or tempfile.mkdtemp(prefix="tandem-peers-")
@@ -152,6 +155,8 @@ def main():
     subprocess.run(["rustc", "-O", "-o", bare, os.path.join(ROOT, "benches/bare/bare.rs")], check=True)
     agents["bare program"] = ([bare], None)
 
+    if args.only:
+        agents = {n: a for n, a in agents.items() if n == "tandem" or n in args.only}
     measured = {name: [] for name in agents}
     for _ in range(args.runs):
         for name, (cmd, auth) in agents.items():

@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 fn main() {
     let mut out = std::io::stdout().lock();
     for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-        let after = line.split("\"id\":").nth(1).unwrap_or("");
+        let after = line.split("\"id\":").nth(1).unwrap_or("").trim_start();
         let id: String = after.chars().take_while(|c| c.is_ascii_digit()).collect();
         let _ = writeln!(
             out,
