@@ -26,8 +26,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner import agents, report, sandbox, tasks  # noqa: E402
-from runner.model import Proxy  # noqa: E402
-from runner.replay import MODEL_ID, ReplayServer  # noqa: E402
+from runner.proxy import Proxy  # noqa: E402
+from runner.scripted import MODEL_ID, ReplayServer  # noqa: E402
 from runner.session import Options, run_task  # noqa: E402
 
 APIS = ("chat-completions", "responses", "anthropic-messages")

@@ -15,7 +15,7 @@ import time
 from . import agents, sandbox, tasks
 from .acp import AgentGone, Connection, RpcError
 from .editor import Editor, Tally
-from .model import Counter
+from .proxy import Counter
 
 CANCEL_GRACE = 30
 

@@ -15,8 +15,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 from runner import agents, report, sandbox, tasks  # noqa: E402
 from runner.acp import RpcError  # noqa: E402
 from runner.editor import Editor, Tally  # noqa: E402
-from runner.model import Counter, Proxy, UsageReader, usage_in  # noqa: E402
-from runner.replay import ReplayServer  # noqa: E402
+from runner.proxy import Counter, Proxy, UsageReader, usage_in  # noqa: E402
+from runner.scripted import ReplayServer  # noqa: E402
 from runner.session import Options, run_task  # noqa: E402
 from runner.agents import Endpoint  # noqa: E402
 

@@ -14,7 +14,7 @@ import math
 import threading
 import time
 
-from .model import send_body
+from .proxy import send_body
 
 MODEL_ID = "bench-replay"
 

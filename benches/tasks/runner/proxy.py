@@ -9,7 +9,7 @@ streamed chat completion that does not ask for usage gets `stream_options.includ
 added, so every agent's tokens are counted the same way. Past the task's request limit the
 proxy answers 400 and tells the runner, which cancels the turn.
 
-With `--replay`, the endpoint is `ReplayServer` (replay.py) on another port, behind the same
+With `--replay`, the endpoint is `ReplayServer` (scripted.py) on another port, behind the same
 proxy, so replay runs are counted exactly as real ones.
 """
 
