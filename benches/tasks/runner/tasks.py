@@ -1,11 +1,14 @@
 """The tasks: loading `task.toml`, a fresh workspace per run, and the hidden check.
 
-A workspace is a copy of the task's `repo/` in a new temporary folder, made a git repository
-with one commit (most projects are, and agents read `git status`), so what the agent changed
-is `git diff`. The check copies `check/` over it and runs `check` with `sh -c` in the
-sandbox, with a time limit.
+A workspace is a copy of the task's `repo/` at the run's `project` folder, made a git
+repository with one commit (most projects are, and agents read `git status`). What the agent
+changed is told by comparing lstat manifests taken before and after (git is never run on a
+repository the agent has had its hands on). The check puts `check/` in place over it without
+following anything the agent left there, and runs `check` with `sh -c` in the sandbox, with a
+time limit.
 """
 
+import fnmatch
 import glob
 import os
 import platform
@@ -43,7 +46,6 @@ class Task:
 
 def load(patterns):
     """Every task, or those whose id matches one of the glob `patterns`."""
-    import fnmatch
     folders = sorted(d for d in glob.glob(os.path.join(TASKS_DIR, "*"))
                      if os.path.isfile(os.path.join(d, "task.toml")))
     tasks = [Task(d) for d in folders]
