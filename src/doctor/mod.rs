@@ -302,8 +302,12 @@ fn unreachable_fix(config: &Config) -> String {
 /// config says; and whether the model picker lists the server's models.
 async fn window(config: &Config) -> Check {
     let model = &config.default_model;
-    let found =
-        crate::model::discover::discover(&config.endpoint, std::slice::from_ref(model)).await;
+    let found = crate::model::discover::discover(
+        &config.endpoint,
+        std::slice::from_ref(model),
+        crate::model::discover::PROBE_TIMEOUT,
+    )
+    .await;
     let picker = if !config.models_configured && !found.models.is_empty() {
         format!(
             "; the editor's model picker lists the server's {}",

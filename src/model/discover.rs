@@ -22,9 +22,15 @@ use serde_json::Value;
 
 use crate::config::Endpoint;
 
-/// How long one probe may take: a local server answers in milliseconds, and a server that
-/// does not know the path answers 404 at once.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one probe may take when someone waits for the answer (`tandem doctor`): a local
+/// server answers in milliseconds, and a server that does not know the path answers 404 at
+/// once.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long one probe may take in the background, where nothing waits for it: a server on
+/// this machine that is busy with a long prompt on every core, or loading a model, can take
+/// seconds to answer even a path it serves from memory.
+pub const BACKGROUND_PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The window Ollama gives a model when nothing sets `num_ctx` (`OLLAMA_CONTEXT_LENGTH`).
 const OLLAMA_DEFAULT: u64 = 4096;
@@ -49,6 +55,10 @@ pub struct Discovered {
     pub failures: Vec<String>,
     /// Prices by model id, where the list gives them (OpenRouter's `pricing`).
     pub prices: Vec<(String, crate::config::Price)>,
+    /// Whether asking later may tell more: something is missing because the server could
+    /// not be reached, did not answer in time, or was busy (HTTP 429 or 5xx), rather than
+    /// because it does not know the path.
+    pub ask_again: bool,
 }
 
 impl Discovered {
@@ -79,12 +89,19 @@ impl Discovered {
 }
 
 /// Asks the server behind `endpoint` what it serves and how large each window of `wanted`
-/// (the models tandem will use) is.
-pub async fn discover(endpoint: &Endpoint, wanted: &[String]) -> Discovered {
+/// (the models tandem will use) is, each probe taking at most `timeout`.
+pub async fn discover(endpoint: &Endpoint, wanted: &[String], timeout: Duration) -> Discovered {
+    let mut found = ask(endpoint, wanted, timeout).await;
+    let unanswered = found.models.is_empty() || wanted.iter().any(|id| found.window(id).is_none());
+    found.ask_again &= unanswered;
+    found
+}
+
+async fn ask(endpoint: &Endpoint, wanted: &[String], timeout: Duration) -> Discovered {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut found = Discovered::default();
     let builder = reqwest::Client::builder()
-        .timeout(PROBE_TIMEOUT)
+        .timeout(timeout)
         .redirect(super::wire::same_server_redirects());
     let Ok(client) = super::wire::without_tls_roots_for_http(builder, &endpoint.base_url).build()
     else {
@@ -218,10 +235,15 @@ impl Probe<'_> {
             Ok(response) => response,
             Err(e) => {
                 found.failures.push(format!("{url}: {e}"));
+                found.ask_again = true;
                 return None;
             }
         };
-        if !response.status().is_success() {
+        let status = response.status();
+        if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+            found.ask_again = true;
+        }
+        if !status.is_success() {
             found
                 .failures
                 .push(format!("{url}: HTTP {}", response.status().as_u16()));

@@ -1,17 +1,49 @@
 //! Asking the model server about itself once per process (one endpoint each), in the
 //! background: `initialize` never waits for it. Sessions read the answer when they need it
-//! (a model's window when a prompt runs, the server's models for the picker).
+//! (a model's window when a prompt runs, the server's models for the picker). When the
+//! server could not be reached or was busy (the editor started before the model server, a
+//! model still loading), the next prompt asks again, at most every [`ASK_AGAIN_AFTER`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
 use crate::config::Config;
-use crate::model::discover::{Discovered, discover};
+use crate::model::discover::{BACKGROUND_PROBE_TIMEOUT, Discovered, discover};
 
 /// The server's answer, once it came (`None` before, and always in replay mode).
-pub type Discovery = watch::Receiver<Option<Arc<Discovered>>>;
+pub type Answer = watch::Receiver<Option<Arc<Discovered>>>;
+
+/// What the server said about itself, and the way to have it asked again.
+#[derive(Clone)]
+pub struct Discovery {
+    answer: Answer,
+    again: Arc<Notify>,
+}
+
+impl Discovery {
+    /// The latest answer.
+    pub fn borrow(&self) -> watch::Ref<'_, Option<Arc<Discovered>>> {
+        self.answer.borrow()
+    }
+
+    /// The answer as it changes, for a session's requests.
+    pub fn answer(&self) -> Answer {
+        self.answer.clone()
+    }
+
+    /// Has the server asked again when the last answer left something out that a later ask
+    /// may give (a prompt is about to need it); returns at once.
+    pub fn ask_again_if_unanswered(&self) {
+        if self.borrow().as_ref().is_some_and(|found| found.ask_again) {
+            self.again.notify_one();
+        }
+    }
+}
+
+/// How long after one ask the next may go out, however many prompts come.
+const ASK_AGAIN_AFTER: Duration = Duration::from_secs(3);
 
 /// How long `session/new` waits for a server on this machine or network to answer, when
 /// the model picker depends on it: such a server answers in milliseconds.
@@ -19,30 +51,65 @@ const PICKER_WAIT: Duration = Duration::from_millis(500);
 
 /// Starts asking, unless answers come from a replay fixture.
 pub(super) fn start(config: &Arc<Config>) -> Discovery {
-    let (tx, rx) = watch::channel(None);
+    let (tx, answer) = watch::channel(None);
+    let discovery = Discovery {
+        answer,
+        again: Arc::new(Notify::new()),
+    };
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return rx;
+        return discovery;
     };
     if config.replay.is_some() {
-        return rx;
+        return discovery;
     }
-    let config = config.clone();
-    runtime.spawn(async move {
-        // Models other providers serve are not the default server's to describe.
-        let wanted: Vec<String> = config
-            .models
-            .iter()
-            .filter(|m| m.provider.is_none())
-            .map(|m| m.id.clone())
-            .collect();
-        let found = discover(&config.endpoint, &wanted).await;
+    runtime.spawn(keep_asking(config.clone(), tx, discovery.again.clone()));
+    discovery
+}
+
+/// Asks, and again each time a prompt wants it while the answer is incomplete.
+async fn keep_asking(
+    config: Arc<Config>,
+    tx: watch::Sender<Option<Arc<Discovered>>>,
+    again: Arc<Notify>,
+) {
+    // Models other providers serve are not the default server's to describe.
+    let wanted: Vec<String> = config
+        .models
+        .iter()
+        .filter(|m| m.provider.is_none())
+        .map(|m| m.id.clone())
+        .collect();
+    loop {
+        let asked = tokio::time::Instant::now();
+        let found = discover(&config.endpoint, &wanted, BACKGROUND_PROBE_TIMEOUT).await;
         for (model, window) in &found.windows {
             tracing::info!(%model, tokens = window.tokens, source = %window.source, "context window reported by the server");
         }
-        tracing::debug!(models = found.models.len(), failures = ?found.failures, "model server asked about itself");
-        let _ = tx.send(Some(Arc::new(found)));
-    });
-    rx
+        tracing::debug!(models = found.models.len(), failures = ?found.failures, ask_again = found.ask_again, "model server asked about itself");
+        let ask_again = found.ask_again;
+        tx.send_if_modified(|current| keep_better(current, found));
+        if tx.is_closed() || !ask_again {
+            return;
+        }
+        tokio::select! {
+            () = again.notified() => {}
+            () = tx.closed() => return,
+        }
+        tokio::time::sleep_until(asked + ASK_AGAIN_AFTER).await;
+    }
+}
+
+/// Puts `found` in place of the current answer unless it knows nothing the current one
+/// did not (a server gone away since): whether the answer changed.
+fn keep_better(current: &mut Option<Arc<Discovered>>, found: Discovered) -> bool {
+    let knew = current
+        .as_ref()
+        .is_some_and(|c| !c.models.is_empty() || !c.windows.is_empty());
+    if knew && found.models.is_empty() && found.windows.is_empty() {
+        return false;
+    }
+    *current = Some(Arc::new(found));
+    true
 }
 
 /// Waits (briefly) for the answer when the picker is to list the server's models.
@@ -53,6 +120,29 @@ pub(super) async fn settle_for_picker(config: &Config, discovery: &Discovery) {
     {
         return;
     }
-    let mut rx = discovery.clone();
+    let mut rx = discovery.answer();
     let _ = tokio::time::timeout(PICKER_WAIT, rx.wait_for(Option::is_some)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knowing(models: &[&str]) -> Discovered {
+        Discovered {
+            models: models.iter().map(|m| m.to_string()).collect(),
+            ..Discovered::default()
+        }
+    }
+
+    #[test]
+    fn a_later_answer_replaces_one_unless_it_knows_nothing() {
+        let mut current = None;
+        assert!(keep_better(&mut current, Discovered::default()));
+        assert!(keep_better(&mut current, knowing(&["a"])));
+        assert!(!keep_better(&mut current, Discovered::default()));
+        assert_eq!(current.as_ref().unwrap().models, ["a"]);
+        assert!(keep_better(&mut current, knowing(&["b"])));
+        assert_eq!(current.unwrap().models, ["b"]);
+    }
 }

@@ -361,6 +361,7 @@ impl SessionManager {
         output: Option<Arc<crate::output_schema::OutputSchema>>,
     ) -> impl Future<Output = Result<Ran, SessionError>> + Send + 'static {
         let prompt = prompt.into();
+        self.discovered().ask_again_if_unanswered();
         self.ask(id, |reply| Command::Prompt {
             prompt,
             output,

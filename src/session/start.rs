@@ -95,7 +95,7 @@ impl SessionManager {
             policy,
             mcp: s.mcp,
             transcript: transcript.clone(),
-            discovered: backend.discovered.clone(),
+            discovered: backend.discovered.answer(),
             background,
         });
         let sink: Arc<dyn EventSink> = Arc::new(Recording {
@@ -239,7 +239,7 @@ struct Measured {
     policy: Arc<Policy>,
     mcp: Arc<crate::mcp::Hub>,
     transcript: Transcript,
-    discovered: watch::Receiver<Option<Arc<crate::model::discover::Discovered>>>,
+    discovered: super::discovery::Answer,
     background: Arc<crate::tools::background::Background>,
 }
 

@@ -391,3 +391,56 @@ async fn usage_updates_and_tandem_usage_show_the_same_window() {
         .await;
     assert_eq!(usage["contextWindow"], size, "{usage}");
 }
+
+/// A llama-server still loading its model when tandem started (503 to everything) is asked
+/// again when the next prompt comes, and the window it then reports is the one used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_still_loading_at_start_is_asked_again_at_the_next_prompt() {
+    let mock =
+        crate::common::MockModel::start(vec![Reply::text(&["one"]), Reply::text(&["two"])]).await;
+    let loading = json!({"error": {"code": 503, "message": "Loading model"}});
+    mock.serve_info("/v1/models", 503, loading.clone());
+    mock.serve_info("/props", 503, loading);
+    let ws = crate::common::Workspace::new();
+    let mut env = ws.env(&mock);
+    env.push(("TANDEM_PROVIDER".into(), "llamacpp".into()));
+    let mut agent = crate::common::Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (answer, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let props_asked =
+        |mock: &crate::common::MockModel| mock.asked().iter().filter(|p| *p == "/props").count();
+    for _ in 0..200 {
+        if props_asked(&mock) == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(props_asked(&mock), 1, "{:?}", mock.asked());
+    let window = |usage: &Value| usage["contextWindow"].as_u64();
+    let usage = agent
+        .request_ok("_tandem/usage", json!({"sessionId": session}))
+        .await;
+    assert_ne!(window(&usage), Some(3072), "{usage}");
+
+    mock.serve_info(
+        "/props",
+        200,
+        json!({"default_generation_settings": {"n_ctx": 3072}}),
+    );
+    let (answer, _) = agent.prompt(&session, "again").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let mut usage = Value::Null;
+    for _ in 0..200 {
+        usage = agent
+            .request_ok("_tandem/usage", json!({"sessionId": session}))
+            .await;
+        if window(&usage) == Some(3072) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(window(&usage), Some(3072), "{usage} {:?}", mock.asked());
+    assert_eq!(props_asked(&mock), 2, "{:?}", mock.asked());
+    agent.assert_valid();
+}
