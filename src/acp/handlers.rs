@@ -143,6 +143,7 @@ impl Handlers {
                     )
                     .await;
                 open::answer(&cx, responder, opened, &h.auth_methods(), h.caps()).await;
+                h.manager.begin_discovery();
             })
         });
         self.opening(id.as_deref(), open);

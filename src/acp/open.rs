@@ -164,6 +164,7 @@ impl super::Handlers {
                     )),
                 };
                 answer(&cx, responder, opened, &h.auth_methods(), h.caps()).await;
+                manager.begin_discovery();
             })
         });
         if forks {

@@ -1,5 +1,9 @@
 //! Asking the model server about itself once per process (one endpoint each), in the
-//! background: `initialize` never waits for it. Sessions read the answer when they need it
+//! background, from the first session on: `initialize` never waits for it and does not pay
+//! for it (for an `https` server, building the client reads and parses every system root
+//! certificate, about 19 M instructions, three quarters of a start-up). It begins once a
+//! session's answer has gone out, or before, when `session/new`'s model picker is to list a
+//! local server's models, or with the first prompt. Sessions read the answer when they need it
 //! (a model's window when a prompt runs, the server's models for the picker). When the
 //! server could not be reached or was busy (the editor started before the model server, a
 //! model still loading), the next prompt asks again, at most every [`ASK_AGAIN_AFTER`].
@@ -7,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
 use crate::config::Config;
@@ -15,14 +20,31 @@ use crate::model::discover::{BACKGROUND_PROBE_TIMEOUT, Discovered, discover};
 /// The server's answer, once it came (`None` before, and always in replay mode).
 pub type Answer = watch::Receiver<Option<Arc<Discovered>>>;
 
-/// What the server said about itself, and the way to have it asked again.
+/// What the server said about itself, and the way to have it asked (again).
 #[derive(Clone)]
 pub struct Discovery {
     answer: Answer,
     again: Arc<Notify>,
+    /// What the first ask needs, until it begins.
+    pending: Arc<Mutex<Option<Pending>>>,
+}
+
+/// The first ask, not yet begun.
+struct Pending {
+    config: Arc<Config>,
+    tx: watch::Sender<Option<Arc<Discovered>>>,
+    runtime: tokio::runtime::Handle,
 }
 
 impl Discovery {
+    /// Begins asking, unless it has begun.
+    pub fn begin(&self) {
+        if let Some(p) = self.pending.lock().take() {
+            p.runtime
+                .spawn(keep_asking(p.config, p.tx, self.again.clone()));
+        }
+    }
+
     /// The latest answer.
     pub fn borrow(&self) -> watch::Ref<'_, Option<Arc<Discovered>>> {
         self.answer.borrow()
@@ -36,6 +58,7 @@ impl Discovery {
     /// Has the server asked again when the last answer left something out that a later ask
     /// may give (a prompt is about to need it); returns at once.
     pub fn ask_again_if_unanswered(&self) {
+        self.begin();
         if self.borrow().as_ref().is_some_and(|found| found.ask_again) {
             self.again.notify_one();
         }
@@ -49,21 +72,23 @@ const ASK_AGAIN_AFTER: Duration = Duration::from_secs(3);
 /// the model picker depends on it: such a server answers in milliseconds.
 const PICKER_WAIT: Duration = Duration::from_millis(500);
 
-/// Starts asking, unless answers come from a replay fixture.
+/// Ready to ask when [`Discovery::begin`] is called, unless answers come from a replay
+/// fixture.
 pub(super) fn start(config: &Arc<Config>) -> Discovery {
     let (tx, answer) = watch::channel(None);
-    let discovery = Discovery {
+    let pending = tokio::runtime::Handle::try_current()
+        .ok()
+        .filter(|_| config.replay.is_none())
+        .map(|runtime| Pending {
+            config: config.clone(),
+            tx,
+            runtime,
+        });
+    Discovery {
         answer,
         again: Arc::new(Notify::new()),
-    };
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return discovery;
-    };
-    if config.replay.is_some() {
-        return discovery;
+        pending: Arc::new(Mutex::new(pending)),
     }
-    runtime.spawn(keep_asking(config.clone(), tx, discovery.again.clone()));
-    discovery
 }
 
 /// Asks, and again each time a prompt wants it while the answer is incomplete.
@@ -120,6 +145,7 @@ pub(super) async fn settle_for_picker(config: &Config, discovery: &Discovery) {
     {
         return;
     }
+    discovery.begin();
     let mut rx = discovery.answer();
     let _ = tokio::time::timeout(PICKER_WAIT, rx.wait_for(Option::is_some)).await;
 }

@@ -175,8 +175,9 @@ struct Backend {
 pub struct SessionManager {
     /// The configuration and client, shared with the sessions' [`SessionModel`]s.
     shared: Arc<Shared>,
-    /// The built-in tools with their specs, made once for every session.
-    builtins: Vec<Entry>,
+    /// The built-in tools with their specs, made once for every session, at the first
+    /// (their JSON Schemas are a third of what a start-up costs without them).
+    builtins: std::sync::OnceLock<Vec<Entry>>,
     store: Store,
     sessions: Mutex<HashMap<String, Live>>,
     /// The MCP server processes its sessions started, killed at shutdown.
@@ -195,7 +196,7 @@ impl SessionManager {
                 config,
                 client,
             })),
-            builtins: crate::tools::builtins(),
+            builtins: std::sync::OnceLock::new(),
             store,
             sessions: Mutex::new(HashMap::new()),
             children: crate::mcp::Children::default(),
@@ -214,6 +215,12 @@ impl SessionManager {
 
     fn discovered(&self) -> Discovery {
         self.backend().discovered.clone()
+    }
+
+    /// Begins asking the model server about itself (discovery.rs), once a session is open
+    /// and its answer has gone out: nothing before the first session waits for it.
+    pub fn begin_discovery(&self) {
+        self.discovered().begin();
     }
 
     /// Whether model requests can be made at all (a hosted server needs a key). Without one,

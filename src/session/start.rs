@@ -169,7 +169,7 @@ impl SessionManager {
         extras: &Extras,
         mcp: &Arc<crate::mcp::Hub>,
     ) -> Registry {
-        let mut front = self.builtins.clone();
+        let mut front = self.builtins.get_or_init(crate::tools::builtins).clone();
         let web = &config.web;
         if web.fetch {
             front.push(Entry::new(Arc::new(WebFetch::new(web.clone()))));
