@@ -210,7 +210,8 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
     let spawned = cx.spawn(async move {
         if let Ok(session) = &opened {
             let large = !replayed.lines.is_empty();
-            replay(&connection, &session.id, replayed.events(), caps).await;
+            replay(&connection, &session.id, &replayed, caps).await;
+            drop(replayed);
             if large {
                 // The records and the updates made from them are freed now; only the
                 // conversation the model needs stays.
@@ -227,14 +228,20 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
     log_unsent(spawned);
 }
 
-/// Sends a load's replay, yielding between batches.
-async fn replay(cx: &ConnectionTo<Client>, id: &str, events: Vec<TurnEvent>, caps: ClientCaps) {
+/// Sends a load's replay, made a batch at a time, yielding between batches.
+async fn replay(
+    cx: &ConnectionTo<Client>,
+    id: &str,
+    replayed: &crate::session::Replay,
+    caps: ClientCaps,
+) {
     let sink = ConnectionSink::new(cx.clone(), caps);
-    for (n, event) in events.into_iter().enumerate() {
-        if n > 0 && n % REPLAY_BATCH == 0 {
-            tokio::task::yield_now().await;
+    let mut playback = replayed.playback();
+    while let Some(batch) = playback.next_batch(REPLAY_BATCH) {
+        for event in batch {
+            sink.emit(id, event);
         }
-        sink.emit(id, event);
+        tokio::task::yield_now().await;
     }
 }
 

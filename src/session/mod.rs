@@ -156,9 +156,9 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// The updates, in order.
-    pub fn events(self) -> Vec<crate::types::TurnEvent> {
-        playback::events(&self.lines)
+    /// The updates, in order, made a batch at a time as they are sent.
+    pub fn playback(&self) -> playback::Playback<'_> {
+        playback::Playback::new(&self.lines)
     }
 }
 

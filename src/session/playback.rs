@@ -15,21 +15,68 @@ const OUTPUT_NOT_KEPT: &str = "Ran in the editor's terminal; its output was not 
 /// commands included), reasoning and answers, tool calls in their final state and in the
 /// order the model made them, plans, and compaction points.
 pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
+    let mut playback = Playback::new(lines);
     let mut events = Vec::new();
-    let mut ids = CallIds::default();
-    // The last model response's calls, in order, with their results so far.
-    let mut open = Open::default();
-    // The conversation as it stands: turns a rewind took back are not shown, though their
-    // calls keep the ids the live session gave them.
-    let timeline = Timeline::new(lines);
-    for (i, line) in lines.iter().enumerate() {
-        if !timeline.kept(i) {
+    while let Some(batch) = playback.next_batch(usize::MAX) {
+        events.extend(batch);
+    }
+    events
+}
+
+/// The same updates as [`events`], made a batch at a time, so a long session's replay is
+/// never all in memory at once.
+pub struct Playback<'a> {
+    lines: &'a [Line],
+    /// The conversation as it stands: turns a rewind took back are not shown, though their
+    /// calls keep the ids the live session gave them.
+    timeline: Timeline<'a>,
+    ids: CallIds,
+    /// The last model response's calls, in order, with their results so far.
+    open: Open,
+    /// The next line to play.
+    next: usize,
+}
+
+impl<'a> Playback<'a> {
+    /// Ready to play `lines` from the start.
+    pub fn new(lines: &'a [Line]) -> Self {
+        Playback {
+            lines,
+            timeline: Timeline::new(lines),
+            ids: CallIds::default(),
+            open: Open::default(),
+            next: 0,
+        }
+    }
+
+    /// At least `size` updates (fewer only at the end), or `None` once all were given.
+    pub fn next_batch(&mut self, size: usize) -> Option<Vec<TurnEvent>> {
+        if self.next > self.lines.len() {
+            return None;
+        }
+        let mut events = Vec::new();
+        while events.len() < size && self.next < self.lines.len() {
+            self.step(self.next, &mut events);
+            self.next += 1;
+        }
+        if self.next == self.lines.len() {
+            self.open.interrupted(&mut events);
+            self.next += 1;
+        }
+        Some(events)
+    }
+
+    /// The updates line `i` adds.
+    fn step(&mut self, i: usize, events: &mut Vec<TurnEvent>) {
+        let (ids, open) = (&mut self.ids, &mut self.open);
+        let line = &self.lines[i];
+        if !self.timeline.kept(i) {
             ids.pass(&line.record);
-            continue;
+            return;
         }
         match &line.record {
             Record::User { .. } | Record::Command { .. } => {
-                open.interrupted(&mut events);
+                open.interrupted(events);
                 events.push(TurnEvent::NewMessage);
                 events.push(TurnEvent::UserMessage(user_blocks(&line.record)));
             }
@@ -39,7 +86,7 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
                 tool_calls,
                 ..
             } => {
-                open.interrupted(&mut events);
+                open.interrupted(events);
                 events.push(TurnEvent::NewMessage);
                 if !reasoning.is_empty() {
                     events.push(TurnEvent::Thought(reasoning.clone()));
@@ -56,7 +103,7 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
                 ..
             } => {
                 let view = view.clone().map(|v| record::view_in_full(v, images));
-                open.answer(call_id, view, &mut events);
+                open.answer(call_id, view, events);
             }
             Record::Plan { entries } => events.push(TurnEvent::Plan(entries.clone())),
             Record::CutOff { call_ids } => ids.reserve(call_ids),
@@ -65,7 +112,7 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
                 text: text.clone(),
             }),
             Record::Compaction { summary, .. } => {
-                open.interrupted(&mut events);
+                open.interrupted(events);
                 events.push(TurnEvent::Compaction {
                     id: format!("compaction-{i}"),
                     status: CompactionStatus::Completed,
@@ -86,8 +133,6 @@ pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
             | Record::Subagent { .. } => {}
         }
     }
-    open.interrupted(&mut events);
-    events
 }
 
 /// A user message's or slash command's blocks as the user sent them.
@@ -201,6 +246,44 @@ pub fn title_from(parts: &[UserPart]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Batches of any size add up to the whole replay, the end's unanswered call included.
+    #[test]
+    fn batches_add_up_to_the_whole_replay() {
+        let at = r#""v":1,"at":"2026-11-28T00:00:00Z""#;
+        let call = |i: usize| {
+            format!(
+                r#"{{{at},"type":"assistant","text":"t{i}","reasoning":"r{i}","tool_calls":[{{"id":"c{i}","name":"read_file","arguments":"{{}}"}},{{"id":"d{i}","name":"read_file","arguments":"{{}}"}}]}}"#
+            )
+        };
+        let mut json = Vec::new();
+        for i in 0..5 {
+            json.push(format!(r#"{{{at},"type":"user","parts":[{{"text":"u{i}"}}]}}"#));
+            json.push(call(i));
+            json.push(format!(
+                r#"{{{at},"type":"tool_result","call_id":"d{i}","content":"x"}}"#
+            ));
+            json.push(format!(
+                r#"{{{at},"type":"tool_result","call_id":"c{i}","content":"x"}}"#
+            ));
+        }
+        json.push(call(9));
+        let lines: Vec<Line> = json
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let whole = format!("{:?}", events(&lines));
+        assert!(whole.contains("t9"), "{whole}");
+        for size in [1, 2, 3, 7, 1024] {
+            let mut playback = Playback::new(&lines);
+            let mut joined = Vec::new();
+            while let Some(batch) = playback.next_batch(size) {
+                assert!(batch.len() >= size || playback.next_batch(size).is_none());
+                joined.extend(batch);
+            }
+            assert_eq!(format!("{joined:?}"), whole, "batches of {size}");
+        }
+    }
 
     #[test]
     fn titles_are_the_first_line_trimmed() {
