@@ -61,6 +61,8 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> ExitCode {
     let mut overrides = cli.overrides();
+    // The editor's agent looks up stored keys beside its first answers (session/credentials.rs).
+    overrides.stored_keys_later = cli.command.is_none();
     if let Some(Command::Exec(args)) = &cli.command {
         // Nobody can answer a permission prompt in a headless run: read-only unless the
         // command line itself says otherwise (a mode in the config or TANDEM_MODE is for

@@ -62,6 +62,11 @@ pub struct Overrides {
     pub max_turn_requests: Option<u32>,
     /// Only `--mode` may choose the mode, not `TANDEM_MODE` or the config file (`exec`).
     pub mode_from_flag_only: bool,
+    /// The keys `tandem login` stored are looked up later by the caller, not while loading
+    /// (the editor's agent: the credential store can take a D-Bus round trip or a keychain
+    /// prompt, and `initialize` should not wait for it). Loading again with this unset
+    /// looks them up.
+    pub stored_keys_later: bool,
 }
 
 /// A secret that never prints itself.
@@ -383,20 +388,15 @@ impl Config {
     /// `tandem login` stored for its URL.
     pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
         let mut config = Self::resolve(overrides, &|name| std::env::var(name).ok())?;
-        if config.replay.is_some() {
+        if config.replay.is_some() || overrides.stored_keys_later {
             return Ok(config);
         }
         config.stored_search_key()?;
-        // A provider that needs no key (a local server) is not looked up: the store may be
-        // slow to answer, and its key would have a variable of its own.
-        let wants =
-            |e: &Endpoint, default: bool| e.api_key.is_none() && (default || e.requires_key);
-        let keyless =
-            wants(&config.endpoint, true) || config.providers.iter().any(|e| wants(e, false));
-        if !keyless {
+        if !config.endpoints_want_stored_keys() {
             return Ok(config);
         }
         let store = config.credentials()?;
+        let wants = Self::wants_stored_key;
         let default = std::iter::once((&mut config.endpoint, true));
         for (endpoint, is_default) in default.chain(config.providers.iter_mut().map(|e| (e, false)))
         {
@@ -413,6 +413,34 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// Whether loading would look anything up in `tandem login`'s store: a model server's or
+    /// the search provider's key that nothing else gave.
+    pub fn wants_stored_keys(&self) -> bool {
+        self.replay.is_none()
+            && (self.search_wants_stored_key() || self.endpoints_want_stored_keys())
+    }
+
+    /// A provider that needs no key (a local server) is not looked up: the store may be
+    /// slow to answer, and its key would have a variable of its own.
+    fn wants_stored_key(endpoint: &Endpoint, is_default: bool) -> bool {
+        endpoint.api_key.is_none() && (is_default || endpoint.requires_key)
+    }
+
+    fn endpoints_want_stored_keys(&self) -> bool {
+        Self::wants_stored_key(&self.endpoint, true)
+            || self
+                .providers
+                .iter()
+                .any(|e| Self::wants_stored_key(e, false))
+    }
+
+    fn search_wants_stored_key(&self) -> bool {
+        self.web
+            .search
+            .as_ref()
+            .is_some_and(|s| s.provider == SearchProvider::Brave && s.api_key().is_none())
     }
 
     /// The search provider's key `tandem login --search` stored, when none is in the

@@ -1,5 +1,9 @@
 //! The key sessions send, kept current while tandem runs.
 //!
+//! The editor's agent loads its configuration without asking the credential store, and asks
+//! it on a thread of its own while `initialize` is answered (the store can take a D-Bus round
+//! trip, or a keychain prompt); a session that needs the key waits for that lookup.
+//!
 //! A key can be missing when tandem starts, or be refused later (revoked, expired): the user
 //! then runs `tandem login` in a terminal, often from the editor's own login button, while
 //! this process goes on. So the configuration and the stored key are read again when it
@@ -27,6 +31,9 @@ pub(super) struct Shared {
     backend: RwLock<Arc<Backend>>,
     /// The refused key (a digest of it) and the server's answer, until a new key is found.
     refused: Mutex<Option<Refused>>,
+    /// Held while the configuration is read again, so a session that needs the key waits
+    /// for a lookup under way rather than making a second.
+    reading: Mutex<()>,
 }
 
 /// A key the server refused, and what it said.
@@ -41,7 +48,47 @@ impl Shared {
         Self {
             backend: RwLock::new(Arc::new(backend)),
             refused: Mutex::new(None),
+            reading: Mutex::new(()),
         }
+    }
+
+    /// Looks up the keys `tandem login` stored when loading left that for later
+    /// ([`crate::config::Overrides::stored_keys_later`]), on a thread of its own: the editor's
+    /// first answers do not wait for the credential store, and a session that needs the key
+    /// waits for the lookup ([`Self::settled`]).
+    pub(super) fn look_up_stored_keys(self: &Arc<Self>) {
+        let config = self.current().config.clone();
+        if !config.overrides.stored_keys_later || !config.wants_stored_keys() {
+            return;
+        }
+        let shared = self.clone();
+        let (locked, held) = std::sync::mpsc::channel();
+        // The runtime's, so what the new setup starts (its discovery) runs there.
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        let spawned = std::thread::Builder::new()
+            .name("stored-keys".into())
+            .spawn(move || {
+                let _runtime = runtime.as_ref().map(tokio::runtime::Handle::enter);
+                let _reading = shared.reading.lock();
+                let _ = locked.send(());
+                shared.reload();
+            });
+        match spawned {
+            // The lookup holds the lock before anyone can ask for the key.
+            Ok(_) => {
+                let _ = held.recv();
+            }
+            Err(e) => {
+                tracing::warn!("cannot look up the stored keys in the background: {e}");
+                let _reading = self.reading.lock();
+                self.reload();
+            }
+        }
+    }
+
+    /// Returns once no lookup of the stored keys is under way.
+    pub(super) fn settled(&self) {
+        drop(self.reading.lock());
     }
 
     /// The current configuration and client.
@@ -88,7 +135,9 @@ impl Shared {
         if current.replay.is_some() {
             return None;
         }
-        let config = match Config::load(&current.overrides) {
+        let mut overrides = current.overrides.clone();
+        overrides.stored_keys_later = false;
+        let config = match Config::load(&overrides) {
             Ok(config) => Arc::new(config),
             Err(e) => {
                 tracing::warn!("cannot read the configuration again: {e}");

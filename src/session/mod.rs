@@ -190,12 +190,14 @@ impl SessionManager {
     /// A manager whose sessions ask `client`.
     pub fn new(config: Arc<Config>, client: Arc<dyn ModelClient>) -> Self {
         let store = Store::new(&config.home);
+        let shared = Arc::new(Shared::new(Backend {
+            discovered: discovery::start(&config),
+            config,
+            client,
+        }));
+        shared.look_up_stored_keys();
         Self {
-            shared: Arc::new(Shared::new(Backend {
-                discovered: discovery::start(&config),
-                config,
-                client,
-            })),
+            shared,
             builtins: std::sync::OnceLock::new(),
             store,
             sessions: Mutex::new(HashMap::new()),
@@ -228,6 +230,7 @@ impl SessionManager {
     /// login` may have stored a key (or chosen a server that needs none) since. A refused key
     /// with nothing new is left for the server to judge again.
     pub fn check_credentials(&self) -> Result<(), ModelError> {
+        self.shared.settled();
         let missing = missing_key(&self.config());
         if missing.is_none() && !self.shared.is_refused() {
             return Ok(());

@@ -392,6 +392,42 @@ async fn usage_updates_and_tandem_usage_show_the_same_window() {
     assert_eq!(usage["contextWindow"], size, "{usage}");
 }
 
+/// With no key anywhere (a local server needs none), the configuration is read again once the
+/// credential store has been asked; the window still comes from the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_window_comes_from_the_server_when_no_key_is_set_anywhere() {
+    let mock = crate::common::MockModel::start(vec![Reply::text(&["hi"])]).await;
+    mock.serve_info(
+        "/props",
+        200,
+        json!({"default_generation_settings": {"n_ctx": 3072}}),
+    );
+    let ws = crate::common::Workspace::new();
+    let mut env: Vec<(String, String)> = ws
+        .env(&mock)
+        .into_iter()
+        .filter(|(k, _)| k != "OPENAI_API_KEY")
+        .collect();
+    env.push(("TANDEM_PROVIDER".into(), "llamacpp".into()));
+    let mut agent = crate::common::Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (answer, updates) = agent.prompt(&session, "hi").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let mut usage = Value::Null;
+    for _ in 0..200 {
+        usage = agent
+            .request_ok("_tandem/usage", json!({"sessionId": session}))
+            .await;
+        if usage["contextWindow"] == 3072 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(usage["contextWindow"], 3072, "{usage} {:?}", mock.asked());
+    assert!(!updates.is_empty());
+    agent.assert_valid();
+}
+
 /// A llama-server still loading its model when tandem started (503 to everything) is asked
 /// again when the next prompt comes, and the window it then reports is the one used.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
