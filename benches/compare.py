@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tandem beside the best-known ACP agents: start-up and memory, measured the same way.
 
-    cargo build --release && python3 benches/compare.py [--runs 5] [--keep DIR]
+    cargo build --release && python3 benches/compare.py [--runs 5] [--keep DIR] [--vs BINARY]
 
 Installs @zed-industries/codex-acp and @zed-industries/claude-agent-acp from npm into a
 temporary directory (needs node and npm; nothing else is installed), then for each agent
@@ -123,6 +123,9 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--binary", default=os.path.join(ROOT, "target/release/tandem"))
     parser.add_argument("--keep", help="install the peers here and keep them (reused if present)")
+    parser.add_argument("--vs", metavar="BINARY",
+                        help="another tandem build (an earlier commit's), measured in the same "
+                             "alternation as the row 'tandem (vs)'")
     parser.add_argument("--only", nargs="+", metavar="AGENT",
                         help="only these rows (tandem is always measured): codex-acp, "
                              "claude-agent-acp, 'bare program'")
@@ -157,6 +160,8 @@ def main():
 
     if args.only:
         agents = {n: a for n, a in agents.items() if n == "tandem" or n in args.only}
+    if args.vs:
+        agents["tandem (vs)"] = ([args.vs], None)
     measured = {name: [] for name in agents}
     for _ in range(args.runs):
         for name, (cmd, auth) in agents.items():
@@ -186,6 +191,8 @@ def main():
             continue
         if name == "bare program":  # the ratio that matters: tandem's to the floor
             cell = lambda key, unit: f"{row[key]:.1f} {unit} (tandem {base[key] / row[key]:.1f}x)"
+        elif name == "tandem (vs)":  # an earlier build: close ratios need decimals
+            cell = lambda key, unit: f"{row[key]:.1f} {unit} ({row[key] / base[key]:.2f}x)"
         else:
             cell = lambda key, unit: (f"{row[key]:.1f} {unit}" if name == "tandem"
                                       else f"{row[key]:.1f} {unit} ({row[key] / base[key]:.0f}x)")

@@ -258,7 +258,9 @@ mod tests {
         };
         let mut json = Vec::new();
         for i in 0..5 {
-            json.push(format!(r#"{{{at},"type":"user","parts":[{{"text":"u{i}"}}]}}"#));
+            json.push(format!(
+                r#"{{{at},"type":"user","parts":[{{"text":"u{i}"}}]}}"#
+            ));
             json.push(call(i));
             json.push(format!(
                 r#"{{{at},"type":"tool_result","call_id":"d{i}","content":"x"}}"#
