@@ -175,8 +175,7 @@ struct Backend {
 pub struct SessionManager {
     /// The configuration and client, shared with the sessions' [`SessionModel`]s.
     shared: Arc<Shared>,
-    /// The built-in tools with their specs, made once for every session, at the first
-    /// (their JSON Schemas are a third of what a start-up costs without them).
+    /// The built-in tools with their specs, made at the first session for every session.
     builtins: std::sync::OnceLock<Vec<Entry>>,
     store: Store,
     sessions: Mutex<HashMap<String, Live>>,
