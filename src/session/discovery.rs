@@ -55,8 +55,8 @@ impl Discovery {
         self.answer.clone()
     }
 
-    /// Has the server asked again when the last answer left something out that a later ask
-    /// may give (a prompt is about to need it); returns at once.
+    /// Begins asking if nobody has yet, and asks again when the last answer left out what a
+    /// later ask may give (a prompt is about to need it); returns at once.
     pub fn ask_again_if_unanswered(&self) {
         self.begin();
         if self.borrow().as_ref().is_some_and(|found| found.ask_again) {

@@ -392,6 +392,22 @@ async fn usage_updates_and_tandem_usage_show_the_same_window() {
     assert_eq!(usage["contextWindow"], size, "{usage}");
 }
 
+/// `_tandem/usage` once it shows a window of `tokens` (discovery runs beside the turns), or
+/// as it stands after ten seconds.
+async fn window_reaching(agent: &mut crate::common::Agent, session: &str, tokens: u64) -> Value {
+    let mut usage = Value::Null;
+    for _ in 0..200 {
+        usage = agent
+            .request_ok("_tandem/usage", json!({"sessionId": session}))
+            .await;
+        if usage["contextWindow"] == tokens {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    usage
+}
+
 /// With no key anywhere (a local server needs none), the configuration is read again once the
 /// credential store has been asked; the window still comes from the server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -413,16 +429,7 @@ async fn the_window_comes_from_the_server_when_no_key_is_set_anywhere() {
     let session = agent.open_session(&ws.project()).await;
     let (answer, updates) = agent.prompt(&session, "hi").await;
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    let mut usage = Value::Null;
-    for _ in 0..200 {
-        usage = agent
-            .request_ok("_tandem/usage", json!({"sessionId": session}))
-            .await;
-        if usage["contextWindow"] == 3072 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let usage = window_reaching(&mut agent, &session, 3072).await;
     assert_eq!(usage["contextWindow"], 3072, "{usage} {:?}", mock.asked());
     assert!(!updates.is_empty());
     agent.assert_valid();
@@ -466,16 +473,7 @@ async fn a_server_still_loading_at_start_is_asked_again_at_the_next_prompt() {
     );
     let (answer, _) = agent.prompt(&session, "again").await;
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    let mut usage = Value::Null;
-    for _ in 0..200 {
-        usage = agent
-            .request_ok("_tandem/usage", json!({"sessionId": session}))
-            .await;
-        if window(&usage) == Some(3072) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let usage = window_reaching(&mut agent, &session, 3072).await;
     assert_eq!(window(&usage), Some(3072), "{usage} {:?}", mock.asked());
     assert_eq!(props_asked(&mock), 2, "{:?}", mock.asked());
     agent.assert_valid();
