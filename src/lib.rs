@@ -56,7 +56,7 @@ pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
 pub async fn serve(
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
-    transport: impl ConnectTo<Agent> + 'static,
+    transport: impl ConnectTo<Agent> + transport::Outlet + 'static,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let manager = Arc::new(SessionManager::new(config, client));

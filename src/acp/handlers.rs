@@ -29,6 +29,7 @@ use super::session_models::{Answer, WithModels};
 use super::{ConnectionSink, capabilities, client, convert, errors, ext};
 use crate::client::ClientCaps;
 use crate::session::{EditorLink, SessionError, SessionManager};
+use crate::transport::Lines;
 
 /// What the handlers of one connection share.
 pub struct Handlers {
@@ -46,14 +47,16 @@ pub struct Handlers {
     /// The requests being answered off the dispatch loop: the connection ends once none is
     /// left (lifecycle.rs).
     pub(super) tasks: TaskTracker,
+    /// Where a load's replay goes as lines written here, when the transport takes them.
+    pub(super) lines: Option<Lines>,
 }
 
 /// What a handler returns to the SDK (an error only when a response could not be sent).
 pub(super) type Handled = Result<(), Error>;
 
 impl Handlers {
-    /// Handlers over `manager`'s sessions.
-    pub fn new(manager: Arc<SessionManager>) -> Self {
+    /// Handlers over `manager`'s sessions; `lines` when the transport takes lines (replay.rs).
+    pub fn new(manager: Arc<SessionManager>, lines: Option<Lines>) -> Self {
         Self {
             manager,
             caps: Mutex::default(),
@@ -61,6 +64,7 @@ impl Handlers {
             order: Order::default(),
             editor_gone: CancellationToken::new(),
             tasks: TaskTracker::new(),
+            lines,
         }
     }
 
@@ -142,8 +146,8 @@ impl Handlers {
                         requested,
                     )
                     .await;
-                open::answer(&cx, responder, opened, &h.auth_methods(), h.caps()).await;
-                h.manager.begin_discovery();
+                open::answer(&cx, responder, opened, &h).await;
+                h.manager.begin_background_work();
             })
         });
         self.opening(id.as_deref(), open);

@@ -22,6 +22,7 @@ use agent_client_protocol::{Agent, Channel, ConnectTo};
 
 use super::{Handlers, relay};
 use crate::session::SessionManager;
+use crate::transport::Outlet;
 
 /// How long cancelled prompts get to answer before the connection closes anyway.
 pub const AFTER_CANCEL: Duration = Duration::from_secs(10);
@@ -39,10 +40,10 @@ enum Ending {
 /// or the connection failed.
 pub async fn serve(
     manager: Arc<SessionManager>,
-    transport: impl ConnectTo<Agent> + 'static,
+    transport: impl ConnectTo<Agent> + Outlet + 'static,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), agent_client_protocol::Error> {
-    let handlers = Arc::new(Handlers::new(manager.clone()));
+    let handlers = Arc::new(Handlers::new(manager.clone(), transport.lines()));
     let grace = manager.config().eof_grace;
     let (wire, driver) = ConnectTo::<Agent>::into_channel_and_future(transport);
     let (protocol, relay_end) = Channel::duplex();

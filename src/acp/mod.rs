@@ -2,7 +2,8 @@
 //! SDK's v1 agent builder; the `_tandem/*` extension methods register in [`ext`]. Everything
 //! else (sessions, turns, tools) knows nothing of JSON-RPC: conversions live in
 //! [`convert`] (events in `updates.rs`, sent by `sink.rs` with their message ids), errors in
-//! [`errors`], and [`client`] is what the core asks of the editor.
+//! [`errors`], and [`client`] is what the core asks of the editor. A load's replay
+//! (replay.rs) is written as lines straight to a transport that takes them.
 //! `auth` answers `authenticate` and shapes the login methods per client; `sent` keeps the
 //! prompt blocks as the editor sent them for replay; [`session_models`] carries the older
 //! `models` field and `session/set_model` beside `configOptions`.
@@ -28,6 +29,7 @@ mod order;
 mod providers;
 mod questions;
 mod relay;
+mod replay;
 mod sent;
 pub mod session_models;
 mod sink;

@@ -12,7 +12,7 @@ use agent_client_protocol::{Client, Error, JsonRpcResponse};
 use crate::client::ClientCaps;
 
 use super::session_models::{self, Answer};
-use super::{ConnectionSink, convert, errors, ext};
+use super::{ConnectionSink, Handlers, convert, errors, ext, replay};
 use crate::session::{NewSession, SessionError};
 use crate::types::{EventSink, TurnEvent};
 
@@ -114,7 +114,7 @@ pub(super) struct Stored {
     pub system_prompt: Option<agent_client_protocol::v1::schema::SystemPrompt>,
 }
 
-impl super::Handlers {
+impl Handlers {
     /// The one path every reopening takes (load, resume, ACP's fork and tandem's): the
     /// session's own requests wait for a load or resume, a fork waits for its source to be
     /// open; the opening runs off the dispatch loop, and its answer (with the replay, for a
@@ -163,8 +163,8 @@ impl super::Handlers {
                         "a working directory (`cwd`) is required".into(),
                     )),
                 };
-                answer(&cx, responder, opened, &h.auth_methods(), h.caps()).await;
-                manager.begin_discovery();
+                answer(&cx, responder, opened, &h).await;
+                manager.begin_background_work();
             })
         });
         if forks {
@@ -183,23 +183,17 @@ impl super::Handlers {
     }
 }
 
-/// How many replayed updates are sent before the connection gets to do other work.
-const REPLAY_BATCH: usize = 1024;
-
-/// Answers an opening: the replay (for a load), the response and what follows it, or the
-/// error. The replay is sent from a task of the connection's own, in batches that yield: the
-/// notifications are made on the thread that writes them (made on another worker, a long
-/// load spent its time in the allocator's cross-thread locks), and other requests are still
-/// dispatched between batches. Returns once everything is sent, so requests that waited for
-/// the session come after it.
+/// Answers an opening: the replay (for a load, replay.rs), the response and what follows it,
+/// or the error. The replay is sent from a task of the connection's own, in batches, and
+/// other requests are still dispatched between batches. Returns once everything is sent, so
+/// requests that waited for the session come after it.
 pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
     cx: &ConnectionTo<Client>,
     responder: Responder<R>,
     opened: Result<NewSession, SessionError>,
-    auth: &[AuthMethod],
-    caps: ClientCaps,
+    h: &Handlers,
 ) {
-    let auth = auth.to_vec();
+    let (auth, caps, lines) = (h.auth_methods(), h.caps(), h.lines.clone());
     let (done, sent) = tokio::sync::oneshot::channel();
     let connection = cx.clone();
     let mut opened = opened;
@@ -208,41 +202,24 @@ pub(super) async fn answer<R: Opening + JsonRpcResponse + Send + 'static>(
         .map(|s| std::mem::take(&mut s.replay))
         .unwrap_or_default();
     let spawned = cx.spawn(async move {
+        let large = !replayed.lines.is_empty();
         if let Ok(session) = &opened {
-            let large = !replayed.lines.is_empty();
-            replay(&connection, &session.id, &replayed, caps).await;
-            drop(replayed);
-            if large {
-                // The records and the updates made from them are freed now; only the
-                // conversation the model needs stays.
-                crate::platform::give_back_memory();
-            }
+            replay::send(&connection, lines.as_ref(), &session.id, &replayed, caps).await;
         }
+        drop(replayed);
         respond(&connection, responder, opened, &auth);
         let _ = done.send(());
+        if large {
+            // The records and the updates made from them are freed now; only the
+            // conversation the model needs stays. Off the answer's path.
+            tokio::task::spawn_blocking(crate::platform::give_back_memory);
+        }
         Ok(())
     });
     if spawned.is_ok() {
         let _ = sent.await;
     }
     log_unsent(spawned);
-}
-
-/// Sends a load's replay, made a batch at a time, yielding between batches.
-async fn replay(
-    cx: &ConnectionTo<Client>,
-    id: &str,
-    replayed: &crate::session::Replay,
-    caps: ClientCaps,
-) {
-    let sink = ConnectionSink::new(cx.clone(), caps);
-    let mut playback = replayed.playback();
-    while let Some(batch) = playback.next_batch(REPLAY_BATCH) {
-        for event in batch {
-            sink.emit(id, event);
-        }
-        tokio::task::yield_now().await;
-    }
 }
 
 /// The response and what follows it, or the error.

@@ -4,6 +4,7 @@
 //! subagent's session (a child) keeps its own run of messages apart from its parent's.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -42,7 +43,7 @@ impl MessageRun {
         match &self.current {
             Some((k, id)) if *k == kind => id.clone(),
             _ => {
-                let id = MessageId::new(uuid::Uuid::new_v4().to_string());
+                let id = new_message_id();
                 self.current = Some((kind, id.clone()));
                 id
             }
@@ -64,6 +65,22 @@ impl MessageRun {
     }
 }
 
+/// A new message id, in a UUID's form: a random value drawn once per process, and a count,
+/// so ids never repeat and a long replay does not ask the system for randomness per message.
+fn new_message_id() -> MessageId {
+    static BASE: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = *BASE.get_or_init(|| uuid::Uuid::new_v4().as_u128());
+    let n = u128::from(NEXT.fetch_add(1, Ordering::Relaxed));
+    // The count goes in the low bits, below the variant's: it never touches them.
+    let bytes = (base ^ n).to_be_bytes();
+    MessageId::new(
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string(),
+    )
+}
+
 impl ConnectionSink {
     /// A sink over `cx` for an editor that advertised `caps`.
     pub(super) fn new(cx: ConnectionTo<Client>, caps: ClientCaps) -> Self {
@@ -75,11 +92,16 @@ impl ConnectionSink {
     }
 }
 
-impl EventSink for ConnectionSink {
-    fn emit(&self, session_id: &str, event: TurnEvent) {
+impl ConnectionSink {
+    /// The notifications that show `event` of `session_id`, each message chunk stamped
+    /// with its message's id.
+    pub(super) fn notifications(
+        &self,
+        session_id: &str,
+        event: TurnEvent,
+    ) -> impl Iterator<Item = SessionNotification> {
         if event == TurnEvent::NewMessage {
             self.runs.lock().remove(session_id);
-            return;
         }
         // A child whose work ended keeps no run: a later task starts a new message anyway.
         if let TurnEvent::Child(ChildUpdate {
@@ -89,16 +111,27 @@ impl EventSink for ConnectionSink {
         {
             self.runs.lock().remove(id);
         }
-        for mut update in updates::session_updates(event, &self.caps) {
-            self.runs
-                .lock()
-                .entry(session_id.to_string())
-                .or_default()
-                .stamp(&mut update);
-            if let Err(e) = self
-                .cx
-                .send_notification(SessionNotification::new(session_id.to_string(), update))
-            {
+        let updates = updates::session_updates(event, &self.caps);
+        if updates.is_empty() {
+            return Vec::new().into_iter();
+        }
+        let mut runs = self.runs.lock();
+        let run = runs.entry(session_id.to_string()).or_default();
+        let stamped: Vec<_> = updates
+            .into_iter()
+            .map(|mut update| {
+                run.stamp(&mut update);
+                SessionNotification::new(session_id.to_string(), update)
+            })
+            .collect();
+        stamped.into_iter()
+    }
+}
+
+impl EventSink for ConnectionSink {
+    fn emit(&self, session_id: &str, event: TurnEvent) {
+        for note in self.notifications(session_id, event) {
+            if let Err(e) = self.cx.send_notification(note) {
                 tracing::debug!(session = %session_id, "could not send session/update: {e}");
             }
         }
@@ -144,6 +177,17 @@ mod tests {
         assert_eq!(stamped(&mut run, chunk(Kind::Agent)), Some(b.clone()));
         let c = stamped(&mut run, chunk(Kind::User)).unwrap();
         assert!(c != a && c != b);
+    }
+
+    #[test]
+    fn message_ids_are_uuids_that_never_repeat() {
+        let ids: std::collections::HashSet<String> =
+            (0..10_000).map(|_| new_message_id().to_string()).collect();
+        assert_eq!(ids.len(), 10_000);
+        for id in ids.iter().take(5) {
+            let uuid = uuid::Uuid::parse_str(id).unwrap();
+            assert_eq!(uuid.get_version_num(), 4, "{id}");
+        }
     }
 
     #[test]

@@ -218,10 +218,11 @@ impl SessionManager {
         self.backend().discovered.clone()
     }
 
-    /// Begins asking the model server about itself (discovery.rs), once a session is open
-    /// and its answer has gone out: nothing before the first session waits for it.
-    pub fn begin_discovery(&self) {
+    /// Begins asking the model server about itself (discovery.rs) and the system whether it
+    /// can sandbox, once a session's answer has gone out: no opening waits for either.
+    pub fn begin_background_work(&self) {
         self.discovered().begin();
+        sandbox::check_soon(&self.config());
     }
 
     /// Whether model requests can be made at all (a hosted server needs a key). Without one,

@@ -55,12 +55,20 @@ pub(super) fn for_session(config: &Config, roots: Vec<PathBuf>) -> Option<Arc<Se
         extra_writable: all_real(&config.sandbox.writable),
         extra_hidden: hidden,
     };
-    // Known before the first command, off the answer's path: whether the system can sandbox
-    // (once per process; a spawn of tandem itself).
+    Some(Arc::new(SessionSandbox::new(inputs, program)))
+}
+
+/// Starts learning whether the system can sandbox commands (once per process; a spawn of
+/// tandem itself), when sessions are sandboxed: known before the first command. Called once
+/// a session's answer has gone out, so it never competes with opening one (a long load's
+/// replay).
+pub(super) fn check_soon(config: &Config) {
+    if config.sandbox.mode == SandboxMode::Off {
+        return;
+    }
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(crate::platform::sandbox::availability());
     }
-    Some(Arc::new(SessionSandbox::new(inputs, program)))
 }
 
 /// `path` with its links resolved, as the kernel compares paths; as given when it does not

@@ -8,7 +8,9 @@
 //!   layer's message type; a line that is not UTF-8 or not JSON gets a parse error, answered
 //!   by its id when its leading bytes name one for sure (reader.rs, recover.rs).
 //! - What goes out is serialized once, redacted, batched and flushed by one writer
-//!   (writer.rs); the wire trace records both directions (trace.rs).
+//!   (writer.rs); the wire trace records both directions (trace.rs). Besides the SDK's
+//!   frames, the writer takes lines the protocol layer serialized itself (lines.rs: a long
+//!   replay, written without a JSON value per message).
 //! - At the end of input the protocol layer sees the editor's side close; the transport ends
 //!   once the protocol layer is done sending and what it sent is written.
 //!
@@ -23,11 +25,13 @@ use futures::channel::{mpsc, oneshot};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 
 mod frames;
+mod lines;
 mod reader;
 mod recover;
 mod trace;
 mod writer;
 
+pub use lines::{Lines, Outlet};
 pub use trace::WireTrace;
 
 /// How lines are framed.
@@ -44,6 +48,8 @@ pub struct Wire<I, O> {
     output: O,
     max_line: usize,
     trace: Option<Arc<WireTrace>>,
+    /// The way in for lines already serialized, and the writer's end of it.
+    lines: (Lines, lines::Chunks),
 }
 
 /// The wire over stdin and stdout: what an editor launches.
@@ -62,6 +68,7 @@ where
         output,
         max_line: framing.max_line,
         trace: framing.trace.map(Arc::new),
+        lines: lines::channel(),
     }
 }
 
@@ -85,7 +92,13 @@ where
             trace: self.trace.clone(),
         };
         let read = reader::read_all(BufReader::new(self.input), reading);
-        let write = writer::write_all(self.output, frames, answers_rx, finish_rx, self.trace);
+        let sources = writer::Sources {
+            frames,
+            own: answers_rx,
+            lines: self.lines.1,
+            finish: finish_rx,
+        };
+        let write = writer::write_all(self.output, sources, self.trace);
         let work = async move {
             tokio::pin!(read, write);
             // Reading may end first (the end of input) while answers are still being
@@ -101,6 +114,12 @@ where
             let _ = finish_tx.send(());
         });
         (for_protocol, driver)
+    }
+}
+
+impl<I, O> Outlet for Wire<I, O> {
+    fn lines(&self) -> Option<Lines> {
+        Some(self.lines.0.clone())
     }
 }
 
