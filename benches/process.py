@@ -156,7 +156,8 @@ def write_transcript(path, session, cwd, messages):
     at = "2026-11-21T06:00:00.000Z"
     with open(path, "w") as f:
         f.write(json.dumps({"v": 1, "at": at, "type": "meta", "id": session, "cwd": cwd}) + "\n")
-        f.write(json.dumps({"v": 1, "at": at, "type": "settings", "mode": "ask", "model": "replay"}) + "\n")
+        f.write(json.dumps({"v": 1, "at": at, "type": "settings", "mode": "ask", "model": "replay",
+                            "reasoning_effort": "medium"}) + "\n")
         for i in range(messages):
             kind = i % 3
             if kind == 0:

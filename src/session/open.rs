@@ -124,7 +124,9 @@ impl SessionManager {
         super::discovery::settle_for_picker(&self.config(), &self.discovered()).await;
         // What the session open here has queued belongs in what is read.
         self.flush_open(id).await;
+        let began = std::time::Instant::now();
         let (lines, transcript) = self.store.open(id).await?;
+        let read = began.elapsed();
         self.sessions.lock().remove(id);
         let settings = self.restored_settings(&lines);
         let title = lines.iter().rev().find_map(|l| match &l.record {
@@ -148,7 +150,9 @@ impl SessionManager {
             });
         }
         let history = History::rebuild(&lines, transcript);
-        tracing::info!(session = %id, records = lines.len(), messages = history.messages().len(), replay, "session opened from its transcript");
+        let read_ms = read.as_millis();
+        let rebuilt_ms = (began.elapsed() - read).as_millis();
+        tracing::info!(session = %id, records = lines.len(), messages = history.messages().len(), replay, read_ms, rebuilt_ms, "session opened from its transcript");
         let project = crate::config::project(&cwd);
         let opened = self.start(Start {
             mcp: self.mcp_hub(&cwd, &project, servers, asker(&editor, id)),

@@ -272,7 +272,7 @@ mod tests {
         json.push(call(9));
         let lines: Vec<Line> = json
             .iter()
-            .map(|l| serde_json::from_str(l).unwrap())
+            .map(|l| Line::parse(l.as_bytes()).unwrap())
             .collect();
         let whole = format!("{:?}", events(&lines));
         assert!(whole.contains("t9"), "{whole}");

@@ -230,7 +230,7 @@ impl Store {
         std::io::BufReader::new(file)
             .split(b'\n')
             .map_while(Result::ok)
-            .filter_map(|bytes| serde_json::from_slice::<Line>(&bytes).ok())
+            .filter_map(|bytes| Line::parse(&bytes).ok())
             .any(|line| is_prompt(&line.record))
     }
 
@@ -265,7 +265,7 @@ fn summarize(path: &Path) -> Option<Summary> {
     let file = std::fs::File::open(path).ok()?;
     let modified = file.metadata().and_then(|m| m.modified()).ok()?;
     let mut lines = std::io::BufReader::new(file).split(b'\n');
-    let first: Line = serde_json::from_slice(&lines.next()?.ok()?).ok().or_else(|| {
+    let first = Line::parse(&lines.next()?.ok()?).ok().or_else(|| {
         tracing::warn!(path = %path.display(), "not listed: the transcript has no readable first line");
         None
     })?;
@@ -279,7 +279,7 @@ fn summarize(path: &Path) -> Option<Summary> {
     let mut title = None;
     let mut prompted = false;
     for bytes in lines.map_while(Result::ok) {
-        match serde_json::from_slice::<Line>(&bytes).map(|l| l.record) {
+        match Line::parse(&bytes).map(|l| l.record) {
             Ok(Record::Title { title: t }) => {
                 title = Some(t);
                 prompted = true;

@@ -212,7 +212,7 @@ pub fn unwritten_at(path: &Path) -> Vec<Line> {
         backlog
             .bytes
             .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
+            .filter_map(|line| Line::parse(line.as_bytes()).ok())
             .collect()
     })
 }
@@ -287,7 +287,7 @@ pub fn read(path: &Path) -> Result<Vec<Line>, StoreError> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<Line>(&bytes) {
+        match Line::parse(&bytes) {
             Ok(line) if line.v <= VERSION => lines.push(line),
             Ok(line) => {
                 tracing::warn!(path = %path.display(), line = n + 1, v = line.v, "skipping a record from a newer tandem")
