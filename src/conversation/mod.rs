@@ -68,8 +68,9 @@ pub enum Message {
         reasoning: String,
         /// The calls, in the model's order; each is answered by one [`Message::Tool`].
         tool_calls: Vec<ToolCall>,
-        /// What the server wants back verbatim (see [`carried`]).
-        carried: Option<Carried>,
+        /// What the server wants back verbatim (see [`carried`]). Boxed: most messages carry
+        /// none, and every message takes the room of the largest kind.
+        carried: Option<Box<Carried>>,
     },
     /// The result of one tool call.
     Tool {
@@ -186,9 +187,9 @@ pub struct ToolCall {
     pub arguments: String,
     /// What the server hung on the call and wants back with it (Gemini's
     /// `extra_content.google.thought_signature`); it goes back only to the origin of the
-    /// message's [`super::Carried`] state.
+    /// message's [`super::Carried`] state. Boxed, as almost no call has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<serde_json::Value>,
+    pub extra: Option<Box<serde_json::Value>>,
 }
 
 impl ToolCall {

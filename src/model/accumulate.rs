@@ -91,7 +91,7 @@ impl ToolCallAccumulator {
             call.id = id;
         }
         if let Some(extra) = delta.extra_content.filter(|e| !e.is_null()) {
-            call.extra = Some(extra);
+            call.extra = Some(Box::new(extra));
         }
         if let Some(function) = delta.function {
             if let Some(name) = function.name {

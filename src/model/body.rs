@@ -103,7 +103,7 @@ fn message_json(message: &Message, origin: &Origin) -> Value {
             tool_calls,
             carried,
         } => {
-            let state = Carried::for_origin(carried.as_ref(), origin);
+            let state = Carried::for_origin(carried.as_deref(), origin);
             let mut out = if tool_calls.is_empty() {
                 json!({ "role": "assistant", "content": text })
             } else {
@@ -113,7 +113,7 @@ fn message_json(message: &Message, origin: &Origin) -> Value {
                         let mut call = json!({"id": c.id, "type": "function",
                                "function": {"name": c.name, "arguments": c.arguments}});
                         if let (Some(extra), Some(_)) = (&c.extra, state) {
-                            call["extra_content"] = extra.clone();
+                            call["extra_content"] = (**extra).clone();
                         }
                         call
                     })
@@ -171,17 +171,17 @@ mod tests {
             text: String::new(),
             reasoning: "because".into(),
             tool_calls: vec![super::super::ToolCall {
-                extra: Some(json!({"google": {"thought_signature": "T"}})),
+                extra: Some(Box::new(json!({"google": {"thought_signature": "T"}}))),
                 ..super::super::ToolCall::new("c1", "read_file", "{}")
             }],
-            carried: Some(Carried {
+            carried: Some(Box::new(Carried {
                 origin: Origin {
                     model: model.into(),
                     ..origin()
                 },
                 data: json!({"reasoning_field": "reasoning_content",
                              "reasoning_details": [{"type": "reasoning.text", "text": "because"}]}),
-            }),
+            })),
         };
         let req = |model: &str| ModelRequest {
             model: "m".into(),

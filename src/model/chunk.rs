@@ -306,7 +306,9 @@ mod tests {
         };
         assert_eq!(
             calls[0].extra,
-            Some(serde_json::json!({"google": {"thought_signature": "T"}}))
+            Some(Box::new(
+                serde_json::json!({"google": {"thought_signature": "T"}})
+            ))
         );
         let ModelEvent::Carried(c) = &all[3] else {
             panic!("{all:?}")

@@ -77,7 +77,7 @@ impl History {
                         text: text.clone(),
                         reasoning: reasoning.clone(),
                         tool_calls: tool_calls.clone(),
-                        carried: carried.clone(),
+                        carried: carried.clone().map(Box::new),
                     });
                 }
                 Record::ToolResult {
@@ -205,7 +205,7 @@ impl History {
                 text: text.clone(),
                 reasoning: reasoning.clone(),
                 tool_calls: tool_calls.clone(),
-                carried: carried.clone(),
+                carried: carried.as_deref().cloned(),
             });
         }
         self.conversation.assistant(answer);

@@ -287,7 +287,7 @@ impl Turn {
             text,
             reasoning,
             tool_calls: calls.clone(),
-            carried: response.carried,
+            carried: response.carried.map(Box::new),
         });
         if let Some(note) = response.cut {
             self.ctx.emit(TurnEvent::Notice {

@@ -90,7 +90,7 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
                 tool_calls,
                 carried,
             } => {
-                let blocks = assistant_blocks(text, tool_calls, carried.as_ref(), origin);
+                let blocks = assistant_blocks(text, tool_calls, carried.as_deref(), origin);
                 push_blocks(&mut messages, "assistant", blocks);
             }
             Message::Tool {

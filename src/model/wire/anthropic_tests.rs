@@ -96,7 +96,7 @@ fn thinking_goes_back_with_its_signature_and_only_to_its_model() {
         text: "Reading.".into(),
         reasoning: "Look".into(),
         tool_calls: calls.clone(),
-        carried: Some(carried.clone()),
+        carried: Some(Box::new(carried.clone())),
     };
     let body = request_body(
         &request(

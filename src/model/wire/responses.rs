@@ -111,7 +111,7 @@ pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) ->
                 tool_calls,
                 carried,
                 ..
-            } => input.extend(answer_items(text, tool_calls, carried.as_ref(), origin)),
+            } => input.extend(answer_items(text, tool_calls, carried.as_deref(), origin)),
             Message::Tool {
                 call_id,
                 content,

@@ -76,7 +76,7 @@ fn reasoning_items_come_back_before_their_calls() {
                 text: String::new(),
                 reasoning: "Plan".into(),
                 tool_calls: calls.clone(),
-                carried: Some(carried.clone()),
+                carried: Some(Box::new(carried.clone())),
             }
             .into(),
             Message::Tool {
