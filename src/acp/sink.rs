@@ -90,16 +90,14 @@ impl ConnectionSink {
             runs: Mutex::default(),
         }
     }
-}
 
-impl ConnectionSink {
     /// The notifications that show `event` of `session_id`, each message chunk stamped
     /// with its message's id.
     pub(super) fn notifications(
         &self,
         session_id: &str,
         event: TurnEvent,
-    ) -> impl Iterator<Item = SessionNotification> {
+    ) -> Vec<SessionNotification> {
         if event == TurnEvent::NewMessage {
             self.runs.lock().remove(session_id);
         }
@@ -113,18 +111,17 @@ impl ConnectionSink {
         }
         let updates = updates::session_updates(event, &self.caps);
         if updates.is_empty() {
-            return Vec::new().into_iter();
+            return Vec::new();
         }
         let mut runs = self.runs.lock();
         let run = runs.entry(session_id.to_string()).or_default();
-        let stamped: Vec<_> = updates
+        updates
             .into_iter()
             .map(|mut update| {
                 run.stamp(&mut update);
                 SessionNotification::new(session_id.to_string(), update)
             })
-            .collect();
-        stamped.into_iter()
+            .collect()
     }
 }
 
