@@ -223,6 +223,20 @@ mod tests {
         assert_eq!(traced, [note(1).trim_end(), note(2).trim_end(), response]);
     }
 
+    /// Lines the protocol layer serialized itself are redacted like every frame: a token a
+    /// replayed transcript holds never reaches the editor.
+    #[test]
+    fn handed_over_lines_are_redacted() {
+        let mut buf = Vec::new();
+        let chunk = "{\"a\":\"ok\"}\n{\"t\":\"Authorization: Bearer sk-live-123\"}\n".to_string();
+        push(&mut buf, Outgoing::Lines(chunk), None);
+        let out = String::from_utf8(buf).unwrap();
+        assert_eq!(
+            out,
+            "{\"a\":\"ok\"}\n{\"t\":\"Authorization: Bearer [redacted]\"}\n"
+        );
+    }
+
     /// Every kind of frame is written exactly as the SDK writes it.
     #[test]
     fn lines_are_the_sdks_own() {
