@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, schema};
+use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, parameters};
 use crate::customize::agents::{AgentDef, GENERAL};
 use crate::types::{Access, ToolKind};
 
@@ -80,7 +80,7 @@ impl TypedTool for Task {
     /// The derived schema, with the subagents' names as the values `agent` may take, laid
     /// out as models have always been sent it (a changed request costs a server's cache).
     fn parameters(&self) -> Value {
-        let derived = schema::<TaskArgs>();
+        let derived = parameters::<TaskArgs>(Self::NAME);
         let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
         let property = |name: &str, values: Option<Value>| {
             let derived = &derived["properties"][name];

@@ -1,10 +1,18 @@
 //! The typed adapter: a built-in tool declares its argument struct, name, kind and
 //! description, and prepares calls from typed arguments; the schema and the parsing are
 //! done once, here, for all of them (the blanket [`Tool`] impl).
+//!
+//! The schemas the model is shown are derived from the argument structs ([`schema`]) and
+//! checked in, as `parameters.json`: deriving them took more work than everything else a
+//! first `session/new` does (1.3 M of its 2.8 M instructions), and reading them back takes a
+//! fraction of it. A unit test keeps the file equal to what the structs derive, byte for byte;
+//! `TANDEM_UPDATE_SCHEMAS=1 cargo test --all-features checked_in_parameters` rewrites it.
+
+use std::sync::LazyLock;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::paths::Place;
 use super::{Prepared, Tool, ToolError};
@@ -26,7 +34,7 @@ pub trait TypedTool: Send + Sync {
     }
     /// The schema of the arguments (the derived one, unless the tool adds to it).
     fn parameters(&self) -> Value {
-        schema::<Self::Args>()
+        parameters::<Self::Args>(Self::NAME)
     }
     /// Resolves paths against `place` and makes the call ready.
     fn prepare(&self, args: Self::Args, place: &Place) -> Result<Prepared, ToolError>;
@@ -54,6 +62,19 @@ impl<T: TypedTool> Tool for T {
             message: e.to_string(),
         })?;
         TypedTool::prepare(self, args, place)
+    }
+}
+
+/// The checked-in schemas of the typed tools' arguments, by tool name.
+static CHECKED_IN: LazyLock<Map<String, Value>> =
+    LazyLock::new(|| serde_json::from_str(include_str!("parameters.json")).unwrap_or_default());
+
+/// The schema of `T`, the arguments of the tool `name`: the checked-in one, derived only if
+/// the file lacks it (which the unit test below does not let happen).
+pub fn parameters<T: JsonSchema>(name: &str) -> Value {
+    match CHECKED_IN.get(name) {
+        Some(checked_in) => checked_in.clone(),
+        None => schema::<T>(),
     }
 }
 
@@ -104,7 +125,68 @@ fn tidy(value: &mut Value) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{apply_patch, ask_user, edit_file, glob, grep, jobs, list_dir};
+    use super::super::{load_skill, read_file, run_command, task, update_plan};
+    use super::super::{web_fetch, web_search, write_file};
     use super::*;
+
+    /// Every typed tool's name and the schema its argument struct derives.
+    fn derived() -> Vec<(&'static str, Value)> {
+        fn of<T: TypedTool>() -> (&'static str, Value) {
+            (T::NAME, schema::<T::Args>())
+        }
+        vec![
+            of::<read_file::ReadFile>(),
+            of::<write_file::WriteFile>(),
+            of::<edit_file::EditFile>(),
+            of::<apply_patch::ApplyPatch>(),
+            of::<run_command::RunCommand>(),
+            of::<jobs::CommandOutput>(),
+            of::<jobs::StopCommand>(),
+            of::<list_dir::ListDir>(),
+            of::<glob::Glob>(),
+            of::<grep::Grep>(),
+            of::<update_plan::UpdatePlan>(),
+            of::<ask_user::AskUser>(),
+            of::<web_fetch::WebFetch>(),
+            of::<web_search::WebSearch>(),
+            of::<load_skill::LoadSkill>(),
+            of::<task::Task>(),
+        ]
+    }
+
+    #[test]
+    fn checked_in_parameters_are_what_the_argument_structs_derive() {
+        let derived = derived();
+        let mut text = String::from("{\n");
+        for (n, (name, schema)) in derived.iter().enumerate() {
+            let comma = if n + 1 < derived.len() { "," } else { "" };
+            let schema = serde_json::to_string(schema).unwrap();
+            text.push_str(&format!("  \"{name}\": {schema}{comma}\n"));
+        }
+        text.push_str("}\n");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/tools/parameters.json");
+        if std::env::var_os("TANDEM_UPDATE_SCHEMAS").is_some() {
+            // Compiled in before the write: the next run checks what was written.
+            std::fs::write(path, &text).unwrap();
+            return;
+        }
+        assert!(
+            include_str!("parameters.json") == text,
+            "src/tools/parameters.json is stale: TANDEM_UPDATE_SCHEMAS=1 cargo test --all-features checked_in_parameters"
+        );
+        // Read back, each is the same JSON, its keys in the same order (a request that
+        // changes costs a model server its cache).
+        for (name, schema) in &derived {
+            let checked_in = CHECKED_IN.get(*name).unwrap();
+            assert_eq!(
+                serde_json::to_string(checked_in).unwrap(),
+                serde_json::to_string(schema).unwrap(),
+                "{name}"
+            );
+        }
+        assert_eq!(CHECKED_IN.len(), derived.len());
+    }
 
     /// Arguments of `example`.
     #[derive(serde::Deserialize, JsonSchema)]
