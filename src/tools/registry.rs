@@ -20,18 +20,19 @@ pub trait ToolSource: Send + Sync {
     fn unavailable(&self, name: &str) -> Option<String>;
 }
 
-/// A tool and the spec the model is sent for it, built once.
+/// A tool and the spec the model is sent for it, built once and shared by every session's
+/// registry (each starts from a copy of the built-in entries).
 #[derive(Clone)]
 pub struct Entry {
     tool: Arc<dyn Tool>,
-    spec: ToolSpec,
+    spec: Arc<ToolSpec>,
 }
 
 impl Entry {
     /// `tool`, with its spec.
     pub fn new(tool: Arc<dyn Tool>) -> Self {
         Self {
-            spec: spec(tool.as_ref()),
+            spec: Arc::new(spec(tool.as_ref())),
             tool,
         }
     }
@@ -92,7 +93,7 @@ impl Registry {
         let fixed = |list: &[Entry]| -> Vec<ToolSpec> {
             list.iter()
                 .filter(|e| offers(&e.spec.name))
-                .map(|e| e.spec.clone())
+                .map(|e| ToolSpec::clone(&e.spec))
                 .collect()
         };
         let mut specs = fixed(&self.front);
