@@ -46,7 +46,7 @@ pub use error::ToolError;
 pub use paths::Place;
 pub use registry::{Entry, Ready, Registry, ToolSource, Unusable};
 pub use task::{Delegation, Subagents};
-pub use typed::{TypedTool, parameters, schema};
+pub use typed::{TypedTool, parameters};
 
 /// What a finished call returns.
 #[derive(Debug, Clone, PartialEq)]

@@ -80,7 +80,7 @@ pub fn parameters<T: JsonSchema>(name: &str) -> Value {
 
 /// The JSON Schema of an argument struct, without the noise models do not need: every
 /// request carries it, and on a local server its tokens are paid for in prompt processing.
-pub fn schema<T: JsonSchema>() -> Value {
+fn schema<T: JsonSchema>() -> Value {
     let mut value = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
     if let Some(obj) = value.as_object_mut() {
         obj.remove("$schema");
