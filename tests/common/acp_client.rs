@@ -67,7 +67,7 @@ impl Agent {
                 wine.arg(exe);
                 wine
             }
-            None => Command::new(env!("CARGO_BIN_EXE_tandem")),
+            None => Command::new(crate::common::tandem_bin()),
         };
         command.env_clear();
         for name in super::wine::PASSED {

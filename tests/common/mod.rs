@@ -33,6 +33,14 @@ pub use acp_client::{Agent, assert_error, joined, of_kind, response};
 pub use mock_model::{MockModel, Reply};
 pub use wire::fnv_hex;
 
+/// The tandem binary the suite drives: `TANDEM_TEST_BIN` when set, else the one cargo built
+/// beside this test binary. tests/platforms/run.sh points it at a static musl build with the
+/// same features, so the same suite proves that build over real stdio without compiling the
+/// suite a second time for musl.
+pub fn tandem_bin() -> String {
+    std::env::var("TANDEM_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tandem").to_string())
+}
+
 /// The key every test plants; tests check it never leaks.
 pub const TEST_KEY: &str = "sk-test-7f3a9c1e5b";
 
@@ -91,7 +99,7 @@ pub fn run_tandem(
     cwd: Option<&Path>,
 ) -> (i32, String, String) {
     use std::io::Write;
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+    let mut command = std::process::Command::new(tandem_bin());
     command
         .args(args)
         .env_clear()

@@ -310,7 +310,7 @@ async fn a_user_deny_beats_full_access_and_hides_files_from_searches() {
 async fn a_bad_user_rule_stops_tandem_with_a_clear_error() {
     let ws = Workspace::new();
     user_config(&ws, "[permissions]\ndeny = [\"run_comand(git push:*)\"]\n");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let output = std::process::Command::new(crate::common::tandem_bin())
         .env_clear()
         .envs(ws.base_env())
         .stdin(std::process::Stdio::null())
@@ -424,7 +424,7 @@ fn exec_runs_what_rules_allow_and_rejects_the_rest() {
         ]})
         .to_string(),
     );
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let output = std::process::Command::new(crate::common::tandem_bin())
         .args(["exec", "--mode", "accept-edits", "--replay"])
         .arg(&replay)
         .arg("--cwd")

@@ -5,7 +5,7 @@ use std::process::Command;
 use crate::common::{MockModel, Reply, Workspace};
 
 pub(super) fn doctor(ws: &Workspace, env: &[(String, String)]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = Command::new(crate::common::tandem_bin())
         .arg("doctor")
         .env_clear()
         .envs(env.iter().cloned())

@@ -21,7 +21,7 @@ fn snippet(file: &str) -> String {
 
 /// Runs the binary with a snippet's arguments; clap exits 2 on an unknown flag or value.
 fn assert_flags_accepted(source: &str, args: &[String]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = Command::new(crate::common::tandem_bin())
         .args(args)
         .arg("--version")
         .output()
@@ -283,7 +283,7 @@ async fn every_auth_method_a_snippet_names_is_one_tandem_offers() {
 
 #[test]
 fn a_wrong_flag_would_be_caught() {
-    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = Command::new(crate::common::tandem_bin())
         .args(["--modle", "x", "--version"])
         .output()
         .unwrap();

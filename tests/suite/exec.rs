@@ -460,7 +460,7 @@ fn an_interrupt_cancels_the_prompt_and_exits_130() {
             .collect();
         serde_json::json!({"turns": [{"delay_ms": 50, "events": events}]}).to_string()
     });
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let mut child = Command::new(crate::common::tandem_bin())
         .args(["exec", "--replay", &slow.to_string_lossy(), "go"])
         .env_clear()
         .envs(ws.base_env())

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 fn help(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = Command::new(crate::common::tandem_bin())
         .args(args)
         .arg("--help")
         .output()
@@ -52,7 +52,7 @@ fn exec_help_names_every_option_and_exit_status() {
 
 #[test]
 fn version_prints_the_crate_version() {
-    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = Command::new(crate::common::tandem_bin())
         .arg("--version")
         .output()
         .unwrap();
@@ -101,7 +101,7 @@ fn help_examples_work_from_an_installed_binary_and_name_the_environment() {
 fn plain_tandem_on_a_terminal_says_what_it_is() {
     use expectrl::Expect;
     let home = tempfile::tempdir().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    let mut command = Command::new(crate::common::tandem_bin());
     command
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -121,7 +121,7 @@ fn plain_tandem_on_a_terminal_says_what_it_is() {
 #[test]
 fn each_subcommand_takes_only_the_flags_it_uses() {
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        let out = Command::new(crate::common::tandem_bin())
             .args(args)
             .env("HOME", std::env::temp_dir())
             .env_remove("OPENAI_API_KEY")

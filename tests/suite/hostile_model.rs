@@ -109,7 +109,7 @@ fn exec_with_an_allow_rule_runs_no_divergent_line() {
         ]})
         .to_string(),
     );
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let output = std::process::Command::new(crate::common::tandem_bin())
         .args(["exec", "--mode", "accept-edits", "--replay"])
         .arg(&replay)
         .arg("--cwd")

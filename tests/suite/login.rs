@@ -439,7 +439,7 @@ pub(super) fn login_terminal(env: &[(String, String)], args: &[&str]) -> termina
         .chain(args.iter().copied())
         .map(String::from)
         .collect();
-    terminal::spawn(env!("CARGO_BIN_EXE_tandem"), &args, env)
+    terminal::spawn(&crate::common::tandem_bin(), &args, env)
 }
 
 /// The login a person types: the server from the menu, a URL, a wrong key (refused, asked

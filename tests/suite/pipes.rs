@@ -15,7 +15,7 @@ fn run(
     extra_env: &[(&str, &str)],
 ) -> (i32, Vec<Value>, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = Command::new(crate::common::tandem_bin())
         .args(["--replay", &root.join(fixture).to_string_lossy()])
         .env_clear()
         .envs(ws.base_env())

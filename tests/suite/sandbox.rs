@@ -21,7 +21,7 @@ pub fn sandbox_here() -> bool {
         "writable": [], "readOnly": [], "hidden": [], "network": false, "temp": temp.path()
     })
     .to_string();
-    let entered = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let entered = std::process::Command::new(crate::common::tandem_bin())
         .args(["sandbox", "--policy", &policy, "--", "true"])
         .output()
         .unwrap();
@@ -254,7 +254,7 @@ async fn the_editors_terminal_runs_the_command_in_the_same_sandbox() {
     let creates = editor.params_of("terminal/create");
     assert_eq!(creates.len(), 3);
     for (create, line) in creates.iter().zip(["echo x > ../t-outside.txt", "ls"]) {
-        assert_eq!(create["command"], env!("CARGO_BIN_EXE_tandem"));
+        assert_eq!(create["command"], crate::common::tandem_bin());
         let args: Vec<&str> = create["args"]
             .as_array()
             .unwrap()
@@ -345,7 +345,7 @@ fn red_team_lines_in_the_sandbox_alone_write_nothing_outside() {
     for shell in ["sh", "bash"] {
         for line in RED_TEAM {
             let line = line.replace("OUT", &out.display().to_string());
-            let status = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+            let status = std::process::Command::new(crate::common::tandem_bin())
                 .args(["sandbox", "--policy", &policy, "--", shell, "-c", &line])
                 .current_dir(&project)
                 .env("HOME", ws.home())
@@ -385,7 +385,7 @@ fn red_team_lines_in_the_sandbox_alone_write_nothing_outside() {
 fn a_policy_that_cannot_be_entered_never_runs_the_command() {
     let ws = Workspace::new();
     let marker = ws.project().join("ran");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let output = std::process::Command::new(crate::common::tandem_bin())
         .args(["sandbox", "--policy", "{\"writable\": 3}", "--", "touch"])
         .arg(&marker)
         .output()
@@ -394,7 +394,7 @@ fn a_policy_that_cannot_be_entered_never_runs_the_command() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("the command did not run"));
     assert!(!marker.exists());
     let missing = Path::new("/nonexistent/policy.json");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let output = std::process::Command::new(crate::common::tandem_bin())
         .args(["sandbox", "--policy"])
         .arg(missing)
         .args(["--", "true"])
@@ -510,7 +510,7 @@ async fn a_writable_folder_that_holds_tandem_cannot_change_the_next_commands_san
     if !sandbox_here() {
         return;
     }
-    let bin = Path::new(env!("CARGO_BIN_EXE_tandem"));
+    let bin = std::path::PathBuf::from(crate::common::tandem_bin());
     let folder = bin.parent().unwrap().to_path_buf();
     // Moved aside and back: were the binary not protected, it would be where it was after.
     let line = format!("mv {0} {0}.moved && mv {0}.moved {0}", bin.display());
@@ -532,7 +532,7 @@ async fn a_writable_folder_that_holds_tandem_cannot_change_the_next_commands_san
 
 /// `line` run with `bash -c` in the sandbox `policy`, in `dir`: its output.
 fn boxed(policy: &str, dir: &Path, line: &str) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let out = std::process::Command::new(crate::common::tandem_bin())
         .args(["sandbox", "--policy", policy, "--", "bash", "-c", line])
         .current_dir(dir)
         .output()
@@ -654,7 +654,7 @@ fn the_reviews_escapes_stay_closed() {
         .arg(format!(
             "exec 7>>'{}'; exec '{}' sandbox --policy '{}' -- sh -c 'echo leaked >&7'",
             leaked.display(),
-            env!("CARGO_BIN_EXE_tandem"),
+            crate::common::tandem_bin(),
             policy
         ))
         .current_dir(&project)
@@ -699,7 +699,7 @@ fn nested_roots_stay_put_and_the_session_keyring_is_the_commands_own() {
     assert!(!out.join("pwn").exists());
     assert!(inner.is_dir() && !inner.is_symlink());
     let said = std::process::Command::new("python3")
-        .args(["-c", KEYRING, env!("CARGO_BIN_EXE_tandem"), &policy])
+        .args(["-c", KEYRING, &crate::common::tandem_bin(), &policy])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&said.stdout);

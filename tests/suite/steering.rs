@@ -182,7 +182,7 @@ async fn exec_steers_with_the_later_lines_of_ndjson_input() {
     let script = vec![gated(list, &gate), Reply::text(&["both listed"])];
     let mock = MockModel::start(script).await;
     let ws = Workspace::new();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+    let mut child = std::process::Command::new(crate::common::tandem_bin())
         .args(["exec", "--input", "ndjson"])
         .env_clear()
         .envs(ws.env(&mock))

@@ -78,7 +78,7 @@ async fn zeds_login_button_runs_tandem_login_and_then_the_session_starts() {
     let login = zed::login_command(&methods[0])
         .expect("Zed finds the command to run; without it, it sends `authenticate`");
     assert!(
-        same_file(&login.command, env!("CARGO_BIN_EXE_tandem")),
+        same_file(&login.command, &crate::common::tandem_bin()),
         "tandem's own binary: {login:?}"
     );
     assert_eq!(login.args, ["login"]);
