@@ -100,14 +100,18 @@ async fn a_server_runs_in_the_background_answers_and_is_stopped() {
     assert!(stopped.contains("Stopped."), "{stopped}");
     until("the server is gone", || !running(&serve)).await;
     assert!(std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err());
-    // Its call ended when it did.
-    assert!(
-        updates
-            .iter()
-            .any(|u| u["params"]["update"]["toolCallId"] == "r"
-                && u["params"]["update"]["status"] == "failed"),
-        "{updates:?}"
-    );
+    // Its call ended when it did: the process's end is noticed by the job's own watcher,
+    // so its update may follow the turn's answer by a moment on a busy machine.
+    let ended = |u: &Value| {
+        u["params"]["update"]["toolCallId"] == "r" && u["params"]["update"]["status"] == "failed"
+    };
+    let mut updates = updates;
+    let waited = Instant::now();
+    while !updates.iter().any(ended) {
+        assert!(waited.elapsed() < Duration::from_secs(15), "{updates:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        updates.extend(agent.drain());
+    }
 
     // `_tandem/status` lists them; closing the session stops what is left.
     agent.prompt(&session, "leave one running").await;
