@@ -21,11 +21,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# jsonschema (and its URI format check) in a venv of its own (a system Python may refuse pip).
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/tandem-registry-check"
-if ! "$venv/bin/python" -c "import jsonschema, rfc3986_validator" 2>/dev/null; then
+# jsonschema (and its URI format check) in a venv of its own (a system Python may refuse pip),
+# in a folder named for the pins under TANDEM_REGISTRY_CHECK_CACHE; `.complete` marks a
+# finished install.
+pins=("jsonschema==4.25.1" "rfc3986-validator==0.1.1")
+venv="${TANDEM_REGISTRY_CHECK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem-registry-check}/$(printf '%s-' "${pins[@]}")"
+if [ ! -f "$venv/.complete" ]; then
+  rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet "jsonschema==4.25.1" "rfc3986-validator==0.1.1"
+  "$venv/bin/python" -m pip install --quiet "${pins[@]}"
+  touch "$venv/.complete"
 fi
 
 echo "== check.py --self-test: each of the registry's rules catches a broken entry"

@@ -10,7 +10,7 @@
 # come from the workflow dist generated (.github/workflows/release.yml) on hosted runners.
 # TANDEM_RELEASE_URL sets where agent.json says the archives are (default: the GitHub
 # release of this version). Installs what it needs: dist, cargo-zigbuild and cargo-xwin
-# (PyPI), Rust targets, musl-tools and mingw-w64 (apt).
+# (PyPI, through .ci/cross-tools), Rust targets, musl-tools and mingw-w64 (apt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,15 +21,10 @@ fi
 
 apt_install() { .ci/apt-install "$@"; }
 
-# dist from PyPI (a prebuilt cargo-dist 0.33.0; building it from crates.io takes ten minutes),
-# with the helpers it calls: cargo-zigbuild for aarch64 Linux, cargo-xwin for Windows.
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/tandem-dist"
-if [ ! -x "$venv/bin/dist" ] || [ ! -x "$venv/bin/cargo-zigbuild" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet "astral-dev-toolchain-cargo-dist==0.33.0" \
-    "cargo-xwin==0.23.1" "ziglang==0.17.1" "cargo-zigbuild==0.24.0"
-fi
-export PATH="$venv/bin:$PATH"
+# dist from PyPI with the helpers it calls (cargo-zigbuild for aarch64 Linux, cargo-xwin for
+# Windows), pinned, in the virtualenv .ci/cross-tools keeps.
+PATH="$(.ci/cross-tools):$PATH"
+export PATH
 rustup target add "${targets[@]}" >/dev/null
 for target in "${targets[@]}"; do
   case "$target" in

@@ -12,27 +12,32 @@ cache="${TANDEM_REAL_MODEL_CACHE:-$HOME/.cache/tandem-real-model}"
 llama_cpp_python_version="0.3.36"
 litellm_version="1.100.5"
 
+# The same CPU features as setup.sh's llama-server: native builds crashed on these machines.
+llama_cpp_python_cmake="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAMA_CURL=OFF"
+
 # A virtualenv in place (its scripts name their interpreter by path, so it cannot be moved);
-# `.complete` marks one whose install finished.
+# `.complete` marks one whose install finished and holds what it was installed from, so a
+# changed pin or flag makes it again.
+complete() { [ "$(cat "$1/.complete" 2>/dev/null)" = "$2" ]; }
 venv() {
-  local dir="$1"
-  shift
+  local dir="$1" pin="$2"
+  shift 2
   rm -rf "$dir"
   python3 -m venv "$dir"
   "$dir/bin/python" -m pip install --quiet --upgrade pip
   "$dir/bin/python" -m pip install --quiet "$@"
-  touch "$dir/.complete"
+  echo "$pin" >"$dir/.complete"
 }
 
-if [ ! -f "$cache/llama-cpp-python/.complete" ]; then
+pin="llama-cpp-python[server]==$llama_cpp_python_version $llama_cpp_python_cmake"
+if ! complete "$cache/llama-cpp-python" "$pin"; then
   echo "setup: building llama-cpp-python[server]==$llama_cpp_python_version (several minutes)" >&2
-  # The same CPU features as setup.sh's llama-server: native builds crashed on these machines.
-  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAMA_CURL=OFF" \
-    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-    venv "$cache/llama-cpp-python" "llama-cpp-python[server]==$llama_cpp_python_version"
+  CMAKE_ARGS="$llama_cpp_python_cmake" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    venv "$cache/llama-cpp-python" "$pin" "llama-cpp-python[server]==$llama_cpp_python_version"
 fi
-if [ ! -f "$cache/litellm/.complete" ]; then
+pin="litellm[proxy]==$litellm_version"
+if ! complete "$cache/litellm" "$pin"; then
   echo "setup: installing litellm[proxy]==$litellm_version" >&2
-  venv "$cache/litellm" "litellm[proxy]==$litellm_version"
+  venv "$cache/litellm" "$pin" "litellm[proxy]==$litellm_version"
 fi
 echo "$cache"

@@ -23,8 +23,9 @@ import shutil
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                     "tandem-bench")
+# Where the peer agents and Node are installed and reused (.ci/run keeps it in its cache).
+CACHE = os.environ.get("TANDEM_BENCH_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tandem-bench")
 NPM_PEERS = {
     "codex-acp": ("@zed-industries/codex-acp@0.16.0", "codex-acp"),
     "opencode": ("opencode-ai@1.18.33", "opencode"),
