@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use crate::common::proxy::Proxy;
-use crate::common::real_server::{PATIENCE, Server, turn};
+use crate::common::real_server::{PATIENCE, Server, Turn, turn};
 use crate::common::{Agent, Workspace, joined, of_kind};
 
 /// tandem's environment for the `llamacpp` preset pointed at `proxy`.
@@ -19,22 +19,23 @@ fn env(ws: &Workspace, proxy: &Proxy) -> Vec<(String, String)> {
     env
 }
 
-/// A proxy in front of `server`, and tandem talking to it in a fresh workspace.
-async fn through_proxy(server: &Server) -> (Proxy, Workspace, Agent, String) {
+/// A proxy in front of `server`, and tandem talking to it in a fresh workspace, its session
+/// in the turn's project.
+async fn through_proxy(turn: &Turn, server: &Server) -> (Proxy, Workspace, Agent, String) {
     let proxy = Proxy::start(server.base_url().trim_end_matches("/v1").to_string()).await;
     let ws = Workspace::new();
-    ws.write("project/notes.txt", "buy eggs\n");
+    turn.write("notes.txt", "buy eggs\n");
     let mut agent = Agent::spawn(&env(&ws, &proxy), &[]).patient(PATIENCE);
-    let session = agent.open_session(&ws.project()).await;
+    let session = agent.open_session(&turn.project()).await;
     (proxy, ws, agent, session)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn a_mode_switch_keeps_the_servers_cache_and_the_window_comes_from_the_server() {
-    let (_turn, cache) = turn().await;
-    let server = Server::start_llama_server(&cache).await;
-    let (proxy, _ws, mut agent, session) = through_proxy(&server).await;
+    let turn = turn().await;
+    let server = turn.llama_server().await;
+    let (proxy, _ws, mut agent, session) = through_proxy(&turn, &server).await;
     let (_, first) = agent.prompt(&session, "Say hi.").await;
     agent
         .request_ok(
@@ -43,7 +44,6 @@ async fn a_mode_switch_keeps_the_servers_cache_and_the_window_comes_from_the_ser
         )
         .await;
     let (_, second) = agent.prompt(&session, "Say bye.").await;
-    server.stop().await;
     let exchanges: Vec<_> = proxy
         .exchanges()
         .into_iter()
@@ -73,9 +73,10 @@ async fn a_mode_switch_keeps_the_servers_cache_and_the_window_comes_from_the_ser
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn a_server_without_jinja_gets_the_tools_as_text() {
-    let (_turn, cache) = turn().await;
-    let server = Server::start_plain(&cache).await;
-    let (proxy, _ws, mut agent, session) = through_proxy(&server).await;
+    // Its own server: the shared one renders templates with jinja.
+    let turn = turn().await;
+    let server = Server::start_plain(&turn.cache).await;
+    let (proxy, _ws, mut agent, session) = through_proxy(&turn, &server).await;
     let (answer, _) = agent.prompt(&session, "Read the file notes.txt").await;
     let (again, _) = agent.prompt(&session, "Thanks.").await;
     server.stop().await;

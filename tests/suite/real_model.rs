@@ -6,6 +6,8 @@
 //! by default, or llama-cpp-python's server, or the LiteLLM proxy in front of llama-server;
 //! `.ci/run` runs this file against each.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::common::editor::FakeEditor;
@@ -21,12 +23,17 @@ pub(super) fn env(ws: &Workspace, server: &Server) -> Vec<(String, String)> {
     env
 }
 
-/// `tandem exec ARGS` in the workspace's project against `server`.
-async fn exec(ws: &Workspace, server: &Server, args: &[&str]) -> std::process::Output {
+/// `tandem exec ARGS` in `project` against `server`.
+async fn exec(
+    ws: &Workspace,
+    project: &Path,
+    server: &Server,
+    args: &[&str],
+) -> std::process::Output {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
         .arg("exec")
         .args(args)
-        .current_dir(ws.project())
+        .current_dir(project)
         .env_clear()
         .envs(env(ws, server))
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -38,16 +45,16 @@ async fn exec(ws: &Workspace, server: &Server, args: &[&str]) -> std::process::O
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn exec_streams_a_plain_answer() {
-    let (_turn, cache) = turn().await;
-    let server = Server::start(&cache).await;
+    let turn = turn().await;
+    let server = turn.server().await;
     let ws = Workspace::new();
     let out = exec(
         &ws,
+        &turn.project(),
         &server,
         &["--output", "ndjson", "Say hello in one short sentence."],
     )
     .await;
-    server.stop().await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     // 0: it finished; 4: it rambled into the server's 256-token cap (the 135M model does
     // that for some prompts: the project path in the system prompt differs every run).
@@ -79,8 +86,8 @@ async fn exec_output_schema_through_llama_servers_json_schema() {
     if not_for(&[Kind::LlamaCppPython], why) {
         return;
     }
-    let (_turn, cache) = turn().await;
-    let server = Server::start(&cache).await;
+    let turn = turn().await;
+    let server = turn.server().await;
     let ws = Workspace::new();
     let schema = ws.write(
         "color.schema.json",
@@ -90,6 +97,7 @@ async fn exec_output_schema_through_llama_servers_json_schema() {
     );
     let out = exec(
         &ws,
+        &turn.project(),
         &server,
         &[
             "--output-schema",
@@ -98,7 +106,6 @@ async fn exec_output_schema_through_llama_servers_json_schema() {
         ],
     )
     .await;
-    server.stop().await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let value: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -114,22 +121,21 @@ async fn a_read_goes_through_the_editor_and_its_result_back_to_the_model() {
     if not_for(&[Kind::LlamaCppPython], why) {
         return;
     }
-    let (_turn, cache) = turn().await;
-    let server = Server::start(&cache).await;
+    let turn = turn().await;
+    let server = turn.server().await;
     let ws = Workspace::new();
-    ws.write("project/notes.txt", "buy eggs\n");
+    turn.write("notes.txt", "buy eggs\n");
     let editor = FakeEditor::new();
     let mut agent =
         Agent::spawn_with(&env(&ws, &server), &[], Some(editor.clone())).patient(PATIENCE);
     agent
         .initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}))
         .await;
-    let session = agent.new_session(&ws.project()).await["sessionId"]
+    let session = agent.new_session(&turn.project()).await["sessionId"]
         .as_str()
         .unwrap()
         .to_string();
     let (answer, updates) = agent.prompt(&session, "Read the file notes.txt").await;
-    server.stop().await;
     assert!(answer.get("result").is_some(), "{answer}");
     // The tiny model sometimes misspells the name; any read through the editor will do.
     let reads = editor.params_of("fs/read_text_file");
@@ -174,19 +180,19 @@ async fn usage_comes_from_the_servers_own_counts() {
     if not_for(&[Kind::LlamaCppPython], "it reports no usage in a stream") {
         return;
     }
-    let (_turn, cache) = turn().await;
-    let server = Server::start(&cache).await;
+    let turn = turn().await;
+    let server = turn.server().await;
     let ws = Workspace::new();
     let mut agent = Agent::spawn(&env(&ws, &server), &[]).patient(PATIENCE);
     agent.initialize().await;
-    // The system prompt carries today's date and a fresh temporary path, so greedy
-    // sampling still sees a new prompt every run, and now and then the 135M model starts a
+    // The system prompt carries today's date and a temporary path that differs every
+    // run, so greedy sampling still sees a new prompt every run, and now and then the 135M model starts a
     // tool call it never closes (llama-server then answers 500: "Failed to parse tool call
     // arguments"). That is the model's doing, not tandem's: a fresh session with another
     // question is then asked, and the counts are checked on the first turn that completes.
     let mut completed = None;
     for question in ["Name one color.", "Say hello.", "Name one animal."] {
-        let session = agent.new_session(&ws.project()).await["sessionId"]
+        let session = agent.new_session(&turn.project()).await["sessionId"]
             .as_str()
             .unwrap()
             .to_string();
@@ -201,7 +207,6 @@ async fn usage_comes_from_the_servers_own_counts() {
             "only the model's broken tool call may end a turn here: {answer}"
         );
     }
-    server.stop().await;
     let (session, updates) = completed.expect("one of three questions completes");
     let usage = agent
         .request_ok("_tandem/usage", json!({"sessionId": session}))
@@ -240,15 +245,16 @@ async fn usage_comes_from_the_servers_own_counts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
 async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
-    let (_turn, cache) = turn().await;
-    let server = Server::start(&cache).await;
+    // Its own server: it stops it mid-answer and starts another on the same port.
+    let turn = turn().await;
+    let server = Server::start(&turn.cache).await;
     let port = server.port;
     let ws = Workspace::new();
     let config = ws.write("config.toml", "[retry]\nmax_attempts = 1\n");
     let mut env = env(&ws, &server);
     env.push(("TANDEM_CONFIG".into(), path_str(&config)));
     let mut agent = Agent::spawn(&env, &[]).patient(PATIENCE);
-    let session = agent.open_session(&ws.project()).await;
+    let session = agent.open_session(&turn.project()).await;
     let long = "Write a very long story about a dragon who learns to cook, with many chapters.";
 
     // Cancel as soon as text flows.
@@ -284,7 +290,7 @@ async fn cancel_mid_stream_and_a_server_that_dies_mid_answer() {
     assert!(agent.is_running());
 
     // The server comes back on the same port: the session answers again.
-    let server = Server::start_on(&cache, port).await;
+    let server = Server::start_on(&turn.cache, port).await;
     let (again, updates) = agent.prompt(&session, "Say hi.").await;
     server.stop().await;
     assert!(again.get("result").is_some(), "{again}");

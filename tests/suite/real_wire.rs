@@ -6,14 +6,16 @@
 use serde_json::{Value, json};
 
 use crate::common::editor::FakeEditor;
-use crate::common::real_server::{Kind, PATIENCE, Server, not_for, turn};
+use crate::common::real_server::{Kind, PATIENCE, Server, Turn, not_for, turn};
 use crate::common::{Agent, Workspace, joined, of_kind};
 
 const WHY: &str = "its server speaks chat completions only";
 
-/// An agent on `server` speaking `api`, its editor reading and writing files.
+/// An agent on `server` speaking `api`, its editor reading and writing files, with a session
+/// in the turn's project.
 async fn agent(
     ws: &Workspace,
+    turn: &Turn,
     server: &Server,
     api: &str,
 ) -> (Agent, std::sync::Arc<FakeEditor>, String) {
@@ -24,7 +26,7 @@ async fn agent(
     agent
         .initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}))
         .await;
-    let session = agent.new_session(&ws.project()).await["sessionId"]
+    let session = agent.new_session(&turn.project()).await["sessionId"]
         .as_str()
         .unwrap()
         .to_string();
@@ -54,14 +56,13 @@ async fn plain_turn(api: &str) {
     if not_for(&[Kind::LlamaCppPython], WHY) {
         return;
     }
-    let (_turn, cache) = turn().await;
-    let server = Server::start(&cache).await;
+    let turn = turn().await;
+    let server = turn.server().await;
     let ws = Workspace::new();
-    let (mut agent, _editor, session) = agent(&ws, &server, api).await;
+    let (mut agent, _editor, session) = agent(&ws, &turn, &server, api).await;
     let (answer, updates) = agent
         .prompt(&session, "Say hello in one short sentence.")
         .await;
-    server.stop().await;
     let reason = answer["result"]["stopReason"].as_str().unwrap_or_default();
     assert!(matches!(reason, "end_turn" | "max_tokens"), "{answer}");
     let pieces = of_kind(&updates, "agent_message_chunk").len();
@@ -80,13 +81,12 @@ async fn tool_turn(api: &str) {
     if not_for(&[Kind::LlamaCppPython], WHY) {
         return;
     }
-    let (_turn, cache) = turn().await;
-    let server = Server::start(&cache).await;
+    let turn = turn().await;
+    let server = turn.server().await;
     let ws = Workspace::new();
-    ws.write("project/notes.txt", "buy eggs\n");
-    let (mut agent, editor, session) = agent(&ws, &server, api).await;
+    turn.write("notes.txt", "buy eggs\n");
+    let (mut agent, editor, session) = agent(&ws, &turn, &server, api).await;
     let (answer, updates) = agent.prompt(&session, "Read the file notes.txt").await;
-    server.stop().await;
     assert!(answer.get("result").is_some(), "{answer}");
     assert!(
         !editor.params_of("fs/read_text_file").is_empty(),
