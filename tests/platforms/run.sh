@@ -36,7 +36,9 @@ static_linux() {
   rustup target add x86_64-unknown-linux-musl >/dev/null
   # With every feature, as the host's test build has them: the suite tests what they add.
   cargo-zigbuild build --locked --all-features --target x86_64-unknown-linux-musl --bin tandem
-  local bin="$PWD/target/x86_64-unknown-linux-musl/debug/tandem"
+  # The real path, as tandem finds itself (target/ may be a link to a cache).
+  local bin
+  bin=$(realpath target/x86_64-unknown-linux-musl/debug/tandem)
   if readelf -l "$bin" | grep -q INTERP; then echo "$bin is not statically linked" >&2; exit 1; fi
   TANDEM_TEST_BIN="$bin" cargo test --locked --all-features --test all
 }
