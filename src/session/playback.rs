@@ -128,7 +128,11 @@ impl<'a> Playback<'a> {
             | Record::Settings { .. }
             | Record::Title { .. }
             | Record::FileChange { .. }
+            | Record::FileIntent { .. }
+            | Record::FileOutcome { .. }
             | Record::CommandRan { .. }
+            | Record::RewindIntent { .. }
+            | Record::RewindDropped { .. }
             | Record::Rewind { .. }
             | Record::Subagent { .. } => {}
         }

@@ -7,17 +7,24 @@
 //! the records through the same steps ([`History::rebuild`]), so a loaded conversation is the
 //! one that was live. It lives in store/ rather than session/ because the turn, which sits
 //! below the session, is what writes it.
+//!
+//! [`WriteAhead`] is the ledger the turn's tool calls record their file changes in before
+//! they make them (see [`crate::types::Journal`]); [`Flight`] marks an intent this process
+//! is carrying out, so a load of the same session meanwhile does not take it for one a
+//! crash left unfinished.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::Mutex;
 
 use super::call_ids::CallIds;
 use super::frame::Frame;
-use super::record::{self, Line, Record, Snapshot};
+use super::record::{self, Line, Outcome, Record, Snapshot};
 use super::timeline::Timeline;
 use super::transcript::Transcript;
 use crate::conversation::{Message, ToolResult};
-use crate::types::{Effect, PromptBlock, ToolCallView, UserPart};
+use crate::types::{Effect, Intending, Ledger, PromptBlock, ToolCallView, UserPart};
 
 /// What a call whose result never reached the transcript (tandem stopped mid-turn) reads.
 pub const NOT_FINISHED: &str = "Not run: tandem stopped before this call finished.";
@@ -104,7 +111,11 @@ impl History {
                 | Record::Settings { .. }
                 | Record::Title { .. }
                 | Record::FileChange { .. }
+                | Record::FileIntent { .. }
+                | Record::FileOutcome { .. }
                 | Record::CommandRan { .. }
+                | Record::RewindIntent { .. }
+                | Record::RewindDropped { .. }
                 | Record::Rewind { .. }
                 | Record::Subagent { .. } => {}
             }
@@ -296,6 +307,102 @@ impl History {
         });
         self.conversation.compact(summary, kept);
         self.frame = None;
+    }
+}
+
+/// The ids of the intents (file changes, rewinds) this process is carrying out.
+static IN_FLIGHT: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
+
+/// An intent this process is carrying out, from its record until its outcome is queued:
+/// while it lives, [`Flight::is_on`] says so for its id.
+#[derive(Debug)]
+pub struct Flight(String);
+
+impl Flight {
+    /// Marks `id` as being carried out.
+    pub fn start(id: &str) -> Self {
+        IN_FLIGHT.lock().insert(id.to_string());
+        Self(id.to_string())
+    }
+
+    /// Whether the intent `id` is being carried out in this process.
+    pub fn is_on(id: &str) -> bool {
+        IN_FLIGHT.lock().contains(id)
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        IN_FLIGHT.lock().remove(&self.0);
+    }
+}
+
+/// The ledger of a call's file changes: each is recorded in `transcript` as a
+/// [`Record::FileIntent`], and written, before the file is touched, and its
+/// [`Record::FileOutcome`] after. The disk taking the intent is what the change waits for:
+/// [`Transcript::flush`] returns once the writer has handed it to the kernel, which a kill
+/// cannot undo (no fsync: a power cut is not what this guards against).
+pub struct WriteAhead {
+    transcript: Transcript,
+    flights: Mutex<HashMap<String, Flight>>,
+}
+
+impl WriteAhead {
+    /// The ledger of changes recorded in `transcript`.
+    pub fn new(transcript: Transcript) -> Self {
+        Self {
+            transcript,
+            flights: Mutex::default(),
+        }
+    }
+}
+
+impl Ledger for WriteAhead {
+    fn intend<'a>(&'a self, change: &'a Effect) -> Intending<'a> {
+        Box::pin(async move {
+            let Effect::File {
+                path,
+                before,
+                after,
+            } = change
+            else {
+                return Err("only file changes are recorded ahead".to_string());
+            };
+            let id = uuid::Uuid::new_v4().to_string();
+            self.flights.lock().insert(id.clone(), Flight::start(&id));
+            self.transcript.append(Record::FileIntent {
+                id: id.clone(),
+                path: path.clone(),
+                before: Snapshot::of(before.as_deref()),
+                after: Snapshot::of(after.as_deref()),
+            });
+            self.transcript.flush().await;
+            if let Some(unsaved) = self.transcript.unsaved() {
+                // The intent waits in memory with the rest; its outcome follows it there, so
+                // a transcript the disk takes later says the change was not made.
+                self.settle(&id, Err("its record could not be written first"));
+                return Err(format!(
+                    "this session's transcript cannot be written ({})",
+                    unsaved.error
+                ));
+            }
+            Ok(id)
+        })
+    }
+
+    fn settle(&self, id: &str, made: Result<(), &str>) {
+        let outcome = match made {
+            Ok(()) => Outcome::Done,
+            Err(why) => Outcome::NotMade {
+                why: why.to_string(),
+            },
+        };
+        self.transcript.append(Record::FileOutcome {
+            id: id.to_string(),
+            outcome,
+            found: false,
+        });
+        self.flights.lock().remove(id);
     }
 }
 

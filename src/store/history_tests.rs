@@ -188,3 +188,45 @@ async fn a_rebuilt_history_is_the_live_one() {
         .collect();
     assert_eq!(ids, ["a", "b"]);
 }
+
+#[tokio::test]
+async fn a_change_is_on_disk_as_intended_before_it_is_made_and_its_outcome_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let t = Transcript::open(&path).await.unwrap();
+    let ahead = WriteAhead::new(t.nested("task-1", "scout"));
+    let change = Effect::File {
+        path: "/p/a".into(),
+        before: Some("a0".into()),
+        after: None,
+    };
+    let id = ahead.intend(&change).await.unwrap();
+    assert!(Flight::is_on(&id), "carried out until settled");
+    // On disk already, before the change is made: nothing waits in memory.
+    assert!(t.unwritten().is_empty());
+    let records: Vec<Record> = transcript::read(&path)
+        .unwrap()
+        .into_iter()
+        .map(|l| l.record)
+        .collect();
+    assert!(matches!(
+        &records[..],
+        [Record::Subagent { record, .. }] if **record == Record::FileIntent {
+            id: id.clone(),
+            path: "/p/a".into(),
+            before: Snapshot::Text("a0".into()),
+            after: Snapshot::Missing,
+        }
+    ));
+    ahead.settle(&id, Err("refused"));
+    assert!(!Flight::is_on(&id));
+    t.flush().await;
+    let last = transcript::read(&path).unwrap().pop().unwrap().record;
+    assert!(matches!(
+        last,
+        Record::Subagent { record, .. } if matches!(
+            &*record,
+            Record::FileOutcome { outcome: Outcome::NotMade { why }, found: false, .. } if why == "refused"
+        )
+    ));
+}

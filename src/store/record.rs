@@ -12,7 +12,9 @@ use crate::types::{PromptBlock, UserPart};
 
 /// The record format version written by this build. Version 2 added the provider state
 /// of model responses (`carried`, tool calls' `extra`); version 1 lines read as version 2
-/// lines without it.
+/// lines without it. The write-ahead records (`file_intent`, `file_outcome`,
+/// `rewind_intent`, `rewind_dropped`) came later within version 2: a build from before them
+/// skips those lines as unreadable and reads the rest.
 pub const VERSION: u32 = 2;
 
 /// How the view of a result keeps an image the result also gave the model: by its place
@@ -196,8 +198,10 @@ pub enum Record {
         /// What the model reads in each image's place.
         note: String,
     },
-    /// A file a tool call changed, recorded before the call's result: what it held before
-    /// and after, so a rewind can put it back.
+    /// A file a tool call changed, recorded after the change, before the call's result:
+    /// what it held before and after, so a rewind can put it back. Written by tandem before
+    /// changes were recorded ahead ([`Record::FileIntent`]), and still for a change made
+    /// without a ledger; read as a change that was made.
     FileChange {
         /// The file (absolute).
         path: PathBuf,
@@ -212,6 +216,50 @@ pub enum Record {
         /// The line.
         line: String,
     },
+    /// A file change a tool call is about to make, recorded and written before the file is
+    /// touched (write-ahead); its [`Record::FileOutcome`] follows. A load that finds no
+    /// outcome looks at the file and records what it found. Transcripts written before
+    /// tandem recorded changes ahead hold a [`Record::FileChange`] instead.
+    FileIntent {
+        /// Names the change for its outcome (unique in the transcript).
+        id: String,
+        /// The file (absolute).
+        path: PathBuf,
+        /// What it holds before: what a rewind puts back.
+        before: Snapshot,
+        /// What it will hold (`Missing`: tandem removes it).
+        after: Snapshot,
+    },
+    /// How the change a [`Record::FileIntent`] announced ended.
+    FileOutcome {
+        /// The intent's id.
+        id: String,
+        /// What happened.
+        outcome: Outcome,
+        /// Found by looking at the file when the session was opened again: tandem had
+        /// stopped between the intent and its outcome.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        found: bool,
+    },
+    /// A rewind about to be applied, recorded and written before any file is put back
+    /// (write-ahead); the [`Record::Rewind`] that names it follows once it is applied, or a
+    /// [`Record::RewindDropped`] when it was not. A load that finds neither completes it.
+    RewindIntent {
+        /// Names it for its outcome (unique in the transcript).
+        id: String,
+        /// The first turn it takes back, as [`Record::Rewind`] counts.
+        turn: usize,
+        /// The files it puts back, each from what it holds now to what it will hold.
+        files: Vec<Restored>,
+    },
+    /// A [`Record::RewindIntent`] that was not applied, and no file touched: its record
+    /// could not be written first.
+    RewindDropped {
+        /// The intent's id.
+        id: String,
+        /// Why, in words.
+        why: String,
+    },
     /// The conversation went back to before turn `turn` (1-based, counting the turns the
     /// conversation held then): those turns are out of it from here on, and the files in
     /// `restored` were put back.
@@ -221,6 +269,10 @@ pub enum Record {
         /// The files put back, each from what it held to what it holds again.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         restored: Vec<Restored>,
+        /// The [`Record::RewindIntent`] this completes (absent when no file was to be put
+        /// back, and in transcripts written before rewinds were recorded ahead).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intent: Option<String>,
     },
     /// A record of a subagent's conversation, run by the `task` call `call_id`; not part of
     /// the session's own history.
@@ -248,6 +300,27 @@ pub enum Snapshot {
         /// The text's SHA-256, in hex.
         sha256: String,
         /// Why it was not kept, in words.
+        why: String,
+    },
+}
+
+/// How a file change recorded ahead ([`Record::FileIntent`]) ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The file holds what the intent said: a change like any other, which a rewind takes
+    /// back.
+    Done,
+    /// The file was left as it was.
+    NotMade {
+        /// Why, in words.
+        why: String,
+    },
+    /// The file holds neither its text before nor the intended one: someone else changed it
+    /// while tandem had stopped mid-change. tandem does not know what its change did, so a
+    /// rewind leaves the file alone.
+    Unknown {
+        /// What tandem found, in words.
         why: String,
     },
 }

@@ -5,10 +5,17 @@
 //! longer [kept](Timeline::kept), so the model, a reload and a later rewind see the
 //! conversation as it stands. What tandem did to files is read from every record, kept or
 //! not, since the disk went through all of it.
+//!
+//! A file change recorded ahead ([`Record::FileIntent`]) counts by its outcome, wherever
+//! that was recorded: a change made is like a [`Record::FileChange`], one not made is none,
+//! and one whose result tandem does not know (someone else changed the file while tandem
+//! had stopped mid-change, or no outcome was recorded) makes every rewind over it leave the
+//! file alone.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::record::{Line, Record, Snapshot};
+use super::record::{Line, Outcome, Record, Snapshot};
 use crate::types::{PromptBlock, UserPart};
 
 /// The turns of a transcript's lines and which records the conversation still holds.
@@ -17,6 +24,9 @@ pub struct Timeline<'a> {
     kept: Vec<bool>,
     /// The line each turn the conversation holds starts at, in order.
     starts: Vec<usize>,
+    /// How each file change recorded ahead ended, by its intent's id (the first outcome
+    /// recorded).
+    outcomes: HashMap<&'a str, &'a Outcome>,
 }
 
 /// How a turn left a file.
@@ -53,6 +63,10 @@ pub struct FileBack {
     pub target: Snapshot,
     /// What tandem left in it last.
     pub expected: Snapshot,
+    /// Why tandem does not know what its changes left in the file, when it does not (a
+    /// change it was stopped in the middle of, after which someone else changed the file):
+    /// such a file is left alone.
+    pub unknown: Option<String>,
 }
 
 /// What going back to before a turn means.
@@ -69,7 +83,11 @@ impl<'a> Timeline<'a> {
     pub fn new(lines: &'a [Line]) -> Self {
         let mut kept = vec![true; lines.len()];
         let mut starts: Vec<usize> = Vec::new();
+        let mut outcomes = HashMap::new();
         for (i, line) in lines.iter().enumerate() {
+            if let Record::FileOutcome { id, outcome, .. } = own(&line.record) {
+                outcomes.entry(id.as_str()).or_insert(outcome);
+            }
             match &line.record {
                 record if starts_turn(record) => starts.push(i),
                 Record::Rewind { turn, .. } if (1..=starts.len()).contains(turn) => {
@@ -88,6 +106,32 @@ impl<'a> Timeline<'a> {
             lines,
             kept,
             starts,
+            outcomes,
+        }
+    }
+
+    /// The change `record` records, if it records one that was (or may have been) made:
+    /// the file, what it held before and after, and, when tandem does not know what the
+    /// change did, why.
+    fn change(&self, record: &'a Record) -> Option<Change<'a>> {
+        match own(record) {
+            Record::FileChange {
+                path,
+                before,
+                after,
+            } => Some((path, before, after, None)),
+            Record::FileIntent {
+                id,
+                path,
+                before,
+                after,
+            } => match self.outcomes.get(id.as_str()) {
+                Some(Outcome::Done) => Some((path, before, after, None)),
+                Some(Outcome::NotMade { .. }) => None,
+                Some(Outcome::Unknown { why }) => Some((path, before, after, Some(why.clone()))),
+                None => Some((path, before, after, Some(UNSETTLED.to_string()))),
+            },
+            _ => None,
         }
     }
 
@@ -129,21 +173,18 @@ impl<'a> Timeline<'a> {
         };
         let mut firsts: Vec<(PathBuf, bool, bool)> = Vec::new();
         for i in (from..to).filter(|&i| self.kept(i)) {
-            match own(&self.lines[i].record) {
-                Record::FileChange {
-                    path,
-                    before,
-                    after,
-                } => match firsts.iter_mut().find(|(p, ..)| p == path) {
+            let record = &self.lines[i].record;
+            if let Some((path, before, after, _)) = self.change(record) {
+                match firsts.iter_mut().find(|(p, ..)| p == path) {
                     Some(entry) => entry.2 = *after != Snapshot::Missing,
                     None => firsts.push((
                         path.clone(),
                         *before != Snapshot::Missing,
                         *after != Snapshot::Missing,
                     )),
-                },
-                Record::CommandRan { line } => summary.commands.push(line.clone()),
-                _ => {}
+                }
+            } else if let Record::CommandRan { line } = own(record) {
+                summary.commands.push(line.clone());
             }
         }
         summary.files = firsts
@@ -165,35 +206,43 @@ impl<'a> Timeline<'a> {
         let from = self.start_of(n)?;
         let turns = (n..=self.len()).filter_map(|k| self.turn(k)).collect();
         let mut files: Vec<FileBack> = Vec::new();
-        let mut change = |path: &Path, before: &Snapshot, after: &Snapshot| match files
-            .iter_mut()
-            .find(|f| f.path == path)
-        {
-            Some(file) => file.expected = after.clone(),
-            None => files.push(FileBack {
-                path: path.to_path_buf(),
-                target: before.clone(),
-                expected: after.clone(),
-            }),
-        };
-        for line in &self.lines[from..] {
-            match own(&line.record) {
-                Record::FileChange {
-                    path,
-                    before,
-                    after,
-                } => change(path, before, after),
-                Record::Rewind { restored, .. } => {
-                    for r in restored {
-                        change(&r.path, &r.before, &r.after);
-                    }
+        let mut change =
+            |path: &Path, before: &Snapshot, after: &Snapshot, unknown: Option<String>| match files
+                .iter_mut()
+                .find(|f| f.path == path)
+            {
+                Some(file) => {
+                    file.expected = after.clone();
+                    file.unknown = file.unknown.take().or(unknown);
                 }
-                _ => {}
+                None => files.push(FileBack {
+                    path: path.to_path_buf(),
+                    target: before.clone(),
+                    expected: after.clone(),
+                    unknown,
+                }),
+            };
+        for line in &self.lines[from..] {
+            if let Some((path, before, after, unknown)) = self.change(&line.record) {
+                change(path, before, after, unknown);
+            } else if let Record::Rewind { restored, .. } = own(&line.record) {
+                for r in restored {
+                    change(&r.path, &r.before, &r.after, None);
+                }
             }
         }
         Some(Rewind { turns, files })
     }
 }
+
+/// Why a change whose intent has no outcome is not known (the load that would have looked
+/// at the file could not record what it found, or has not run).
+const UNSETTLED: &str =
+    "tandem stopped while it changed this file, and what became of the change was not found out";
+
+/// A change as [`Timeline::change`] reads it: the file, what it held before and after, and
+/// why tandem does not know what the change did, when it does not.
+type Change<'a> = (&'a PathBuf, &'a Snapshot, &'a Snapshot, Option<String>);
 
 /// Whether `record` starts a turn.
 fn starts_turn(record: &Record) -> bool {
@@ -216,12 +265,14 @@ fn in_conversation(record: &Record) -> bool {
             | Record::Settings { .. }
             | Record::Title { .. }
             | Record::Rewind { .. }
+            | Record::RewindIntent { .. }
+            | Record::RewindDropped { .. }
     )
 }
 
 /// The record itself, or what a subagent recorded (its file changes and commands are its
 /// parent turn's).
-fn own(record: &Record) -> &Record {
+pub fn own(record: &Record) -> &Record {
     match record {
         Record::Subagent { record, .. } => record,
         other => other,

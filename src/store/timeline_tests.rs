@@ -1,5 +1,5 @@
 use super::*;
-use crate::store::record::Restored;
+use crate::store::record::{Outcome, Restored};
 
 fn line(record: Record) -> Line {
     Line {
@@ -106,6 +106,7 @@ fn a_rewind_takes_its_turns_out_and_the_next_one_counts_from_there() {
                 before: text("3"),
                 after: text("1"),
             }],
+            intent: None,
         }),
         line(Record::Settings {
             mode: "plan".into(),
@@ -130,6 +131,7 @@ fn a_rewind_takes_its_turns_out_and_the_next_one_counts_from_there() {
             path: "/p/a".into(),
             target: text("0"),
             expected: text("4"),
+            unknown: None,
         }]
     );
     let back = timeline.rewind(2).unwrap();
@@ -151,11 +153,13 @@ fn a_rewind_past_a_rewind_sees_the_files_it_restored() {
                 before: text("b"),
                 after: Snapshot::Missing,
             }],
+            intent: None,
         }),
         prompt("two, differently"),
         line(Record::Rewind {
             turn: 1,
             restored: Vec::new(),
+            intent: None,
         }),
     ];
     let timeline = Timeline::new(&lines);
@@ -164,4 +168,104 @@ fn a_rewind_past_a_rewind_sees_the_files_it_restored() {
         (0..lines.len())
             .all(|i| !timeline.kept(i) || matches!(lines[i].record, Record::Rewind { .. }))
     );
+}
+
+fn intent(id: &str, path: &str, before: Snapshot, after: Snapshot) -> Line {
+    line(Record::FileIntent {
+        id: id.into(),
+        path: path.into(),
+        before,
+        after,
+    })
+}
+
+fn outcome(id: &str, outcome: Outcome) -> Line {
+    line(Record::FileOutcome {
+        id: id.into(),
+        outcome,
+        found: false,
+    })
+}
+
+#[test]
+fn a_change_recorded_ahead_counts_by_its_outcome_wherever_that_was_recorded() {
+    let lines = vec![
+        prompt("one"),
+        intent("i1", "/p/a", text("a0"), text("a1")),
+        outcome("i1", Outcome::Done),
+        intent("i2", "/p/b", text("b0"), text("b1")),
+        outcome(
+            "i2",
+            Outcome::NotMade {
+                why: "the editor refused".into(),
+            },
+        ),
+        // Its outcome was found when the session was opened again, after the next turn.
+        line(Record::Subagent {
+            call_id: "t".into(),
+            agent: "general".into(),
+            record: Box::new(intent("i3", "/p/c", Snapshot::Missing, text("c1")).record),
+        }),
+        prompt("two"),
+        change("/p/a", text("a1"), text("a2")),
+        line(Record::FileOutcome {
+            id: "i3".into(),
+            outcome: Outcome::Done,
+            found: true,
+        }),
+    ];
+    let timeline = Timeline::new(&lines);
+    assert_eq!(
+        timeline.turns()[0].files,
+        [
+            (PathBuf::from("/p/a"), Touch::Changed),
+            (PathBuf::from("/p/c"), Touch::Created)
+        ],
+        "a change not made is none"
+    );
+    let back = timeline.rewind(1).unwrap();
+    let files: Vec<(&str, &Snapshot, &Snapshot)> = back
+        .files
+        .iter()
+        .map(|f| (f.path.to_str().unwrap(), &f.target, &f.expected))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("/p/a", &text("a0"), &text("a2")),
+            ("/p/c", &Snapshot::Missing, &text("c1"))
+        ]
+    );
+    assert!(back.files.iter().all(|f| f.unknown.is_none()));
+}
+
+#[test]
+fn a_change_tandem_does_not_know_the_result_of_leaves_its_file_alone() {
+    let lines = vec![
+        prompt("one"),
+        intent("i1", "/p/a", text("a0"), text("a1")),
+        outcome(
+            "i1",
+            Outcome::Unknown {
+                why: "someone else changed it".into(),
+            },
+        ),
+        intent("i2", "/p/b", text("b0"), text("b1")),
+        prompt("two"),
+        change("/p/a", text("x"), text("a2")),
+    ];
+    let timeline = Timeline::new(&lines);
+    let back = timeline.rewind(1).unwrap();
+    assert_eq!(
+        back.files
+            .iter()
+            .map(|f| (f.path.to_str().unwrap(), f.unknown.is_some()))
+            .collect::<Vec<_>>(),
+        [("/p/a", true), ("/p/b", true)],
+        "unknown stays unknown past a later change; no outcome is unknown"
+    );
+    // A rewind that starts after it goes by the later, known change.
+    let back = timeline.rewind(2).unwrap();
+    assert_eq!(back.files[0].target, text("x"));
+    assert_eq!(back.files[0].unknown, None);
 }

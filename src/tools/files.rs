@@ -154,21 +154,29 @@ async fn missing_on_disk(path: &Path) -> bool {
     )
 }
 
-/// Writes a whole text file that held `before` (`None`: there was none), and notes the
-/// change in the call's journal once it is made.
+/// Writes a whole text file that held `before` (`None`: there was none), write-ahead: the
+/// call's journal records the change as intended before the file is touched and its outcome
+/// after (see [`crate::types::Journal`]); a change it cannot record is not made.
 pub async fn write(
     env: &ToolEnv,
     path: &Path,
     before: Option<&str>,
     content: &str,
 ) -> Result<(), String> {
-    write_unnoted(env, path, content).await?;
-    env.journal.note(Effect::File {
-        path: path.to_path_buf(),
-        before: before.map(str::to_string),
-        after: Some(content.to_string()),
-    });
-    Ok(())
+    let intended = env
+        .journal
+        .intend(Effect::File {
+            path: path.to_path_buf(),
+            before: before.map(str::to_string),
+            after: Some(content.to_string()),
+        })
+        .await?;
+    crate::types::pause("write-intended").await;
+    let written = write_unnoted(env, path, content).await;
+    crate::types::pause("write-written").await;
+    env.journal.settle(intended, &written);
+    crate::types::pause("write-settled").await;
+    written
 }
 
 async fn write_unnoted(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
@@ -205,17 +213,22 @@ pub fn unseen(shown: &str) -> ToolContent {
 }
 
 /// Removes a file that held `before` (on disk: ACP has no way to ask the editor to delete
-/// one), and notes it in the call's journal.
+/// one), write-ahead like [`write`].
 pub async fn remove(env: &ToolEnv, path: &Path, before: Option<&str>) -> Result<(), String> {
-    tokio::fs::remove_file(path)
+    let intended = env
+        .journal
+        .intend(Effect::File {
+            path: path.to_path_buf(),
+            before: before.map(str::to_string),
+            after: None,
+        })
+        .await?;
+    crate::types::pause("remove-intended").await;
+    let removed = tokio::fs::remove_file(path)
         .await
-        .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
-    env.journal.note(Effect::File {
-        path: path.to_path_buf(),
-        before: before.map(str::to_string),
-        after: None,
-    });
-    Ok(())
+        .map_err(|e| format!("cannot remove {}: {e}", path.display()));
+    env.journal.settle(intended, &removed);
+    removed
 }
 
 /// Most bytes of old and new text a diff carries to the editor; a larger change is shown as

@@ -1,6 +1,9 @@
 //! Running the tool calls of one model response: read-only calls concurrently, mutating
 //! calls one at a time in the model's order, each through the permission policy. Every call
-//! gets exactly one result, also when it failed, was refused, or was cancelled.
+//! gets exactly one result, also when it failed, was refused, or was cancelled. Each call's
+//! file changes are recorded write-ahead in the transcript as they are made (its journal
+//! has a [`WriteAhead`] ledger); what else it did (the commands it started) is recorded
+//! with its result.
 
 use std::sync::Arc;
 
@@ -14,14 +17,16 @@ use super::outcome::CANCELLED;
 use super::shown::Shown;
 use crate::conversation::ToolResult;
 use crate::model::ToolCall;
-use crate::store::History;
+use crate::store::history::WriteAhead;
+use crate::store::{History, Transcript};
 use crate::tools::{self, Call, Ready, ToolEnv, ToolOutput, Unusable};
 use crate::types::{
     Effect, Journal, Severity, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent,
 };
 
 /// A call's answer: what the model reads, how the editor last showed it (when it did), and
-/// what the call changed or started.
+/// what the call did that is recorded with its result (file changes were recorded as they
+/// were made).
 pub(super) struct Answer {
     pub(super) result: ToolResult,
     pub(super) view: Option<ToolCallView>,
@@ -132,7 +137,8 @@ pub(super) async fn run_all(
             continue;
         }
         if mutating[i] {
-            let answer = run_one(caller, &calls[i], cancel, early[i]).await;
+            let transcript = history.transcript();
+            let answer = run_recorded(caller, &calls[i], cancel, early[i], transcript).await;
             answer.record(history, &model_ids[i]);
             done[i] = true;
             i += 1;
@@ -142,10 +148,16 @@ pub(super) async fn run_all(
             .find(|&j| mutating[j] || done[j])
             .unwrap_or(calls.len());
         // Read-only calls run together; each is answered as it finishes.
+        let transcript = history.transcript().clone();
         let mut batch: FuturesUnordered<_> = (i..end)
             .map(|j| {
-                let (call, early) = (&calls[j], early[j]);
-                async move { (j, run_one(caller, call, cancel, early).await) }
+                let (call, early, transcript) = (&calls[j], early[j], &transcript);
+                async move {
+                    (
+                        j,
+                        run_recorded(caller, call, cancel, early, transcript).await,
+                    )
+                }
             })
             .collect();
         while let Some((j, answer)) = batch.next().await {
@@ -259,14 +271,28 @@ fn echoed(arguments: &str) -> Option<Value> {
 
 /// Runs one call: the registry prepares it (or says what the model reads instead), the
 /// editor is shown it, [`permit`](super::permit::permit) decides (hooks, rules, mode, and
-/// the user when asked), and then it runs.
+/// the user when asked), and then it runs; its file changes are recorded ahead in the
+/// session's transcript.
 pub(super) async fn run_one(
     caller: &Caller<'_>,
     call: &ToolCall,
     cancel: &CancellationToken,
     early: bool,
 ) -> Answer {
-    let journal = Journal::default();
+    let transcript = &caller.ctx.services.transcript;
+    run_recorded(caller, call, cancel, early, transcript).await
+}
+
+/// [`run_one`], recording its file changes ahead in `transcript` (a subagent's is its
+/// parent's, nested).
+async fn run_recorded(
+    caller: &Caller<'_>,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+    early: bool,
+    transcript: &Transcript,
+) -> Answer {
+    let journal = Journal::write_ahead(Arc::new(WriteAhead::new(transcript.clone())));
     let (result, view) = run_noted(caller, call, cancel, early, journal.clone()).await;
     Answer {
         result,

@@ -5,6 +5,12 @@
 //! not overwritten unless the user says so. What commands did cannot be taken back; the
 //! answer names them. The transcript stays append-only: the rewind is one more record
 //! (`store::timeline` reads the conversation through it).
+//!
+//! A rewind that puts files back is write-ahead: once every question is answered, the files
+//! and what each will hold are recorded ([`Record::RewindIntent`]) and written before the
+//! first is touched, and the [`Record::Rewind`] that completes it follows the last. A kill
+//! part-way leaves the intent, which the next load completes (`session::settle`); a rewind
+//! whose intent the transcript refuses (a full disk) touches nothing.
 
 use std::path::PathBuf;
 
@@ -15,8 +21,9 @@ use super::outcome::TurnOutcome;
 use super::report::{Conflicts, FileOutcome, FileResult, RewindReport};
 use super::rewind_files::{self, PutBack};
 use crate::client::{PermissionAnswer, PermissionChoice};
+use crate::store::history::Flight;
 use crate::store::timeline::{FileBack, Timeline, Touch};
-use crate::store::{History, Line, Record, Restored, Snapshot};
+use crate::store::{History, Line, Record, Restored, Snapshot, Transcript};
 use crate::types::TurnEvent;
 use crate::types::{Location, StopReason, ToolCallView, ToolContent, ToolKind, ToolStatus};
 
@@ -104,12 +111,27 @@ pub async fn rewind(
         // Cancelled while the user was asked: nothing was changed.
         return TurnOutcome::ended(history, Ok(StopReason::Cancelled));
     };
+    let planned: Vec<Restored> = decided.iter().filter_map(Decided::planned).collect();
+    crate::types::pause("rewind-decided").await;
+    let intent = match intend(&transcript, n, planned).await {
+        Ok(intent) => intent,
+        Err(why) => return told(&ctx, history, speak, Err(why)),
+    };
     let mut restored = Vec::new();
     for file in decided {
+        let writes = file.writes();
         report.files.push(apply(&ctx, file, &mut restored).await);
+        if writes {
+            crate::types::pause("rewind-restored").await;
+        }
     }
-    transcript.append(Record::Rewind { turn: n, restored });
+    transcript.append(Record::Rewind {
+        turn: n,
+        restored,
+        intent: intent.as_ref().map(|(id, _)| id.clone()),
+    });
     transcript.flush().await;
+    drop(intent);
     let history = match read_lines(&transcript) {
         Ok(lines) => {
             report.turns = Timeline::new(&lines).turns();
@@ -123,6 +145,41 @@ pub async fn rewind(
     };
     report.message = described(&ctx, &report);
     told(&ctx, history, speak, Ok(report))
+}
+
+/// Records the rewind to before turn `n` as intended, with the `files` it puts back, and
+/// waits until that is written: its id, and its [`Flight`] while it is applied (`None` when
+/// it puts no file back: its [`Record::Rewind`] alone is then all of it), or why it cannot be
+/// recorded, and then no file may be touched.
+async fn intend(
+    transcript: &Transcript,
+    n: usize,
+    files: Vec<Restored>,
+) -> Result<Option<(String, Flight)>, String> {
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let flight = Flight::start(&id);
+    transcript.append(Record::RewindIntent {
+        id: id.clone(),
+        turn: n,
+        files,
+    });
+    transcript.flush().await;
+    if let Some(unsaved) = transcript.unsaved() {
+        // The intent waits in memory; this follows it, so a later load does not apply it.
+        transcript.append(Record::RewindDropped {
+            id,
+            why: format!("its record could not be written first ({})", unsaved.error),
+        });
+        return Err(format!(
+            "Nothing was rewound, and no file touched: tandem records a rewind before it puts any file back, so that a crash part-way leaves a rewind it can finish, and this session's transcript cannot be written ({}). Free some space and try again.",
+            unsaved.error
+        ));
+    }
+    crate::types::pause("rewind-intended").await;
+    Ok(Some((id, flight)))
 }
 
 /// The transcript's records, with those still waiting for the disk.
@@ -163,6 +220,26 @@ struct Decided {
     left: Option<String>,
 }
 
+impl Decided {
+    /// Whether it is to be put back.
+    fn writes(&self) -> bool {
+        matches!((&self.now, &self.write), (Ok(_), Some(_))) && self.back.target.text().is_ok()
+    }
+
+    /// What the rewind's intent records of this file: from what it holds now to what it
+    /// will hold, when it is to be put back.
+    fn planned(&self) -> Option<Restored> {
+        let (true, Ok(now)) = (self.writes(), &self.now) else {
+            return None;
+        };
+        Some(Restored {
+            path: self.back.path.clone(),
+            before: Snapshot::of(now.as_deref()),
+            after: self.back.target.clone(),
+        })
+    }
+}
+
 /// Reads every file and decides what to do with it, asking the user about those that
 /// changed since tandem wrote them (all questions come before any write); `None` when the
 /// turn was cancelled meanwhile.
@@ -176,9 +253,15 @@ async fn decide(
     let mut decided = Vec::new();
     for back in files {
         // A read the editor or a planted FIFO never answers must not hold the session.
-        let now = tokio::select! {
-            now = rewind_files::read_now(ctx, &back.path) => now,
-            () = cancel.cancelled() => return None,
+        let now = match &back.unknown {
+            // Never overwrite a file whose content tandem does not know.
+            Some(why) => Err(format!(
+                "{why}, so tandem does not know what it holds and leaves it as it is"
+            )),
+            None => tokio::select! {
+                now = rewind_files::read_now(ctx, &back.path) => now,
+                () = cancel.cancelled() => return None,
+            },
         };
         let mut file = Decided {
             back,

@@ -12,7 +12,7 @@ mod stop;
 mod tool;
 
 pub use child::{ChildEnd, ChildState, ChildUpdate, Tokens};
-pub use effect::{Effect, Journal};
+pub use effect::{Effect, Intended, Intending, Journal, Ledger, pause};
 pub use events::{
     CompactionStatus, EventSink, Location, PlanItem, Severity, ToolCallView, ToolContent,
     ToolStatus, TurnEvent,

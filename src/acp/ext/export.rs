@@ -45,7 +45,7 @@ pub fn render(lines: &[Line]) -> String {
                 out.push_str("_[The conversation above was compacted here.]_\n\n")
             }
             // The whole story: what a rewind took back stays above it, marked.
-            Record::Rewind { turn, restored } => {
+            Record::Rewind { turn, restored, .. } => {
                 out.push_str(&format!(
                     "_[Rewound to before turn {turn}: the turns from there are out of the conversation{}.]_\n\n",
                     if restored.is_empty() {
@@ -61,6 +61,10 @@ pub fn render(lines: &[Line]) -> String {
             }
             Record::ToolResult { view: None, .. }
             | Record::FileChange { .. }
+            | Record::FileIntent { .. }
+            | Record::FileOutcome { .. }
+            | Record::RewindIntent { .. }
+            | Record::RewindDropped { .. }
             | Record::CommandRan { .. }
             | Record::ImagesLeftOut { .. }
             | Record::Context { .. }
