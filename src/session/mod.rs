@@ -15,6 +15,7 @@ pub mod playback;
 mod queue;
 mod ran;
 mod sandbox;
+mod settle;
 mod start;
 mod status;
 mod trust;

@@ -1,6 +1,7 @@
 //! Opening a session, every way the editor can: new, load (with the conversation replayed),
 //! resume (without) and fork. Each checks the request, reads the project's config once, and
-//! ends in [`SessionManager::start`](super::start).
+//! ends in [`SessionManager::start`](super::start); a stored session first has what a crash
+//! left half done finished (settle.rs).
 
 use std::path::{Path, PathBuf};
 
@@ -126,6 +127,9 @@ impl SessionManager {
         self.flush_open(id).await;
         let began = std::time::Instant::now();
         let (lines, transcript) = self.store.open(id).await?;
+        // A change or rewind a crash left half done is finished (or reported) first.
+        let root = crate::platform::canonical(&cwd).unwrap_or_else(|_| cwd.clone());
+        let lines = super::settle::finish(lines, &transcript, &root).await;
         let read = began.elapsed();
         self.sessions.lock().remove(id);
         let settings = self.restored_settings(&lines);
