@@ -88,6 +88,8 @@ mod wire_apis;
 mod wire_mock;
 mod wire_trace;
 #[cfg(unix)]
+mod write_ahead;
+#[cfg(unix)]
 mod zed_auth;
 mod zed_client;
 mod zed_tools;
