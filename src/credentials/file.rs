@@ -1,5 +1,7 @@
 //! The fallback store: `credentials.toml` in the config directory, readable only by the
-//! user (mode 0600 on Unix; on Windows the profile directory's own access rules apply).
+//! user (mode 0600 on Unix, and a file found looser is tightened when it is read; on Windows
+//! the profile directory's own access rules apply). It is replaced whole: a new file made
+//! exclusively under an unpredictable name beside it, synced, then renamed over it.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -37,6 +39,10 @@ impl KeyFile {
     }
 
     fn read(&self) -> Result<Contents, CredentialError> {
+        // Keys are the user's alone, whoever made the file and however.
+        if let Err(e) = crate::platform::private::tighten_path(&self.path) {
+            tracing::warn!(path = %self.path.display(), "cannot make the credentials file private (0600): {e}");
+        }
         match std::fs::read_to_string(&self.path) {
             Ok(text) => toml::from_str(&text).map_err(|e| CredentialError::File {
                 path: self.path.clone(),
@@ -99,31 +105,20 @@ impl KeyFile {
         );
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| self.io_error(&e))?;
-        let temp = dir.join(format!(".{FILE_NAME}.{}", std::process::id()));
-        let written = create_private(&temp)
-            .and_then(|mut file| {
-                file.write_all(text.as_bytes())
-                    .and_then(|()| file.sync_all())
-            })
-            .and_then(|()| std::fs::rename(&temp, &self.path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&temp);
-            return Err(self.io_error(&e));
-        }
+        // Made exclusively (never through a link planted at a known name), 0600; removed
+        // when anything fails before the rename.
+        let mut temp = tempfile::Builder::new()
+            .prefix(&format!(".{FILE_NAME}."))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|e| self.io_error(&e))?;
+        temp.write_all(text.as_bytes())
+            .and_then(|()| temp.as_file().sync_all())
+            .map_err(|e| self.io_error(&e))?;
+        temp.persist(&self.path)
+            .map_err(|e| self.io_error(&e.error))?;
         Ok(())
     }
-}
-
-/// A new file only its owner can read and write.
-fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
 }
 
 #[cfg(test)]

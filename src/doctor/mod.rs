@@ -170,7 +170,9 @@ fn config_file(config: &Config) -> Check {
 fn data_dir(config: &Config) -> Check {
     let dir = config.home.join("sessions");
     let probe = dir.join(".doctor-probe");
-    let writable = std::fs::create_dir_all(&dir)
+    // Made as the store makes it: private to the user.
+    let writable = crate::platform::private::dir(&config.home)
+        .and_then(|()| crate::platform::private::dir(&dir))
         .and_then(|()| std::fs::write(&probe, b"ok"))
         .and_then(|()| std::fs::remove_file(&probe));
     match writable {

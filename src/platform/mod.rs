@@ -18,6 +18,7 @@ mod native;
 mod native;
 mod output;
 mod paths;
+pub mod private;
 pub mod sandbox;
 mod shell;
 

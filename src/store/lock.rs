@@ -29,13 +29,16 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 /// [`super::Transcript::open`].)
 pub async fn take(transcript: &Path) -> Result<SessionLock, StoreError> {
     let path = transcript.with_extension("lock");
-    let file = match OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
+    let file = match crate::platform::private::file_options(
+        OpenOptions::new().create(true).truncate(false).write(true),
+    )
+    .open(&path)
     {
-        Ok(file) => file,
+        Ok(file) => {
+            // Empty, but the user's like the transcript beside it.
+            let _ = crate::platform::private::tighten(&file);
+            file
+        }
         Err(e) if read_only(&e) => return Ok(SessionLock { _file: None }),
         Err(e) => return Err(StoreError::io(&path, e)),
     };

@@ -2,7 +2,8 @@
 //! stdin and goes out on stdout, one per trace line, with the time and the direction
 //! (`<-` in, `->` out). Secrets are redacted, a line over [`MAX_LINE`] bytes keeps its start
 //! and its size, and when the file passes [`MAX_FILE`] bytes it moves to `FILE.1` (the one
-//! before is dropped) and a new one starts, so a long session cannot fill the disk.
+//! before is dropped) and a new one starts, so a long session cannot fill the disk. The file
+//! is the user's alone (0600), whatever the umask.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -87,8 +88,15 @@ impl WireTrace {
     }
 }
 
+/// The trace file, the user's alone (0600; one found open to others is tightened): it holds
+/// their code and conversations.
 fn open(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
+    let file = crate::platform::private::file_options(OpenOptions::new().create(true).append(true))
+        .open(path)?;
+    if let Err(e) = crate::platform::private::tighten(&file) {
+        tracing::warn!(path = %path.display(), "cannot make the wire trace private (0600): {e}");
+    }
+    Ok(file)
 }
 
 #[cfg(test)]
