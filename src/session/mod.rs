@@ -190,6 +190,8 @@ impl SessionManager {
     /// A manager whose sessions ask `client`.
     pub fn new(config: Arc<Config>, client: Arc<dyn ModelClient>) -> Self {
         let store = Store::new(&config.home);
+        // Once per process: a private data directory, no partial forks left by a crash.
+        store.tidy();
         let shared = Arc::new(Shared::new(Backend {
             discovered: discovery::start(&config),
             config,

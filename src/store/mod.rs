@@ -4,8 +4,14 @@
 //! Only sessions that got a prompt are listed: editors such as CodeCompanion open a session
 //! for every chat, used or not, and those would bury the history. A transcript is never
 //! rewritten: a rewind is a record, and `timeline.rs` reads the turns through it.
+//!
+//! A fork's transcript appears whole or not at all (`fork.rs`), and the start of a process
+//! ([`Store::tidy`]) removes what a fork killed part-way left. The data directory and
+//! `sessions/` are the user's alone (0700, tightened when found looser), as is every file in
+//! them (0600).
 
 pub mod call_ids;
+mod fork;
 pub mod frame;
 pub mod history;
 pub mod lock;
@@ -22,7 +28,7 @@ pub use call_ids::CallIds;
 pub use frame::{Frame, Told};
 pub use history::History;
 pub use record::{Line, Record, Restored, Snapshot};
-pub use transcript::{Transcript, Unsaved};
+pub use transcript::{Lost, Transcript, Unsaved, write_out};
 
 /// Sessions per `session/list` page.
 pub const PAGE: usize = 50;
@@ -82,6 +88,9 @@ pub struct Summary {
 /// The sessions directory.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// `TANDEM_HOME`.
+    home: PathBuf,
+    /// `TANDEM_HOME/sessions`.
     dir: PathBuf,
 }
 
@@ -98,8 +107,35 @@ impl Store {
     /// The store under `home` (`TANDEM_HOME`).
     pub fn new(home: &Path) -> Self {
         Self {
+            home: home.to_path_buf(),
             dir: home.join("sessions"),
         }
+    }
+
+    /// What a process does once, as it starts: makes the data directory private where it
+    /// exists (one made by an older tandem was left to the umask) and removes the partial
+    /// copies forks killed part-way left behind (never one another live process is writing).
+    pub fn tidy(&self) {
+        for dir in [&self.home, &self.dir] {
+            if let Err(e) = crate::platform::private::tighten_dir(dir) {
+                tracing::warn!(dir = %dir.display(), "cannot make the data directory private (0700): {e}");
+            }
+        }
+        let removed = fork::sweep(&self.dir);
+        if removed > 0 {
+            tracing::info!(
+                removed,
+                "removed partial forks left by a tandem that stopped while forking"
+            );
+        }
+    }
+
+    /// Makes the data directory and `sessions/`, private, or tightens them.
+    fn make_dirs(&self) -> Result<(), StoreError> {
+        for dir in [&self.home, &self.dir] {
+            crate::platform::private::dir(dir).map_err(|e| StoreError::io(dir, e))?;
+        }
+        Ok(())
     }
 
     fn path(&self, id: &str) -> PathBuf {
@@ -114,7 +150,7 @@ impl Store {
         cwd: &Path,
         first: impl IntoIterator<Item = Record>,
     ) -> Result<Transcript, StoreError> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| StoreError::io(&self.dir, e))?;
+        self.make_dirs()?;
         let transcript = Transcript::open(&self.path(id)).await?;
         transcript.append(Record::Meta {
             id: id.to_string(),
@@ -153,6 +189,7 @@ impl Store {
     /// Starts `to`'s transcript in `cwd` with every record of `from` but its header: a fork.
     /// With `turn`, the fork's conversation stops before that turn (1-based), as a rewind
     /// there would leave it, and no file is touched. Returns `from`'s working directory.
+    /// The copy appears whole, once it is on disk, or not at all (`fork.rs`).
     pub async fn fork(
         &self,
         from: &str,
@@ -196,8 +233,26 @@ impl Store {
                     )
             })
             .map(|(_, line)| line.record)
-            .filter(|record| !matches!(record, Record::Meta { .. }));
-        self.create(to, &cwd, records).await?;
+            .filter(|record| !matches!(record, Record::Meta { .. }))
+            .collect::<Vec<_>>();
+        if !valid_id(to) {
+            return Err(StoreError::NotFound(to.to_string()));
+        }
+        self.make_dirs()?;
+        let meta = Record::Meta {
+            id: to.to_string(),
+            cwd: cwd.clone(),
+        };
+        let (dir, id, target) = (self.dir.clone(), to.to_string(), self.path(to));
+        // A large session is tens of megabytes: written off the runtime's threads.
+        tokio::task::spawn_blocking(move || {
+            let lines = std::iter::once(meta)
+                .chain(records)
+                .filter_map(|record| transcript::encode(record, &target));
+            fork::write(&dir, &id, &target, lines)
+        })
+        .await
+        .map_err(|e| StoreError::io(&self.dir, std::io::Error::other(e.to_string())))??;
         Ok(cwd)
     }
 
@@ -263,6 +318,8 @@ fn is_prompt(record: &Record) -> bool {
 /// file does not start with a session record or the session never got a prompt.
 fn summarize(path: &Path) -> Option<Summary> {
     let file = std::fs::File::open(path).ok()?;
+    // A transcript made before tandem made them 0600 is the user's alone from its first listing.
+    let _ = crate::platform::private::tighten(&file);
     let modified = file.metadata().and_then(|m| m.modified()).ok()?;
     let mut lines = std::io::BufReader::new(file).split(b'\n');
     let first = Line::parse(&lines.next()?.ok()?).ok().or_else(|| {

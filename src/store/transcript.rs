@@ -6,7 +6,9 @@
 //! [`Transcript::flush`] waits until everything queued so far is written (or has failed to
 //! be): callers flush where a crash must not lose what came before (before a turn runs tools,
 //! before a prompt or settings change is answered, at shutdown), and
-//! [`Transcript::unsaved`] says what the disk has not taken yet.
+//! [`Transcript::unsaved`] says what the disk has not taken yet; at exit, [`write_out`] tries
+//! that again for a bounded while and says what is lost. A transcript and its side file are
+//! the user's alone (0600, tightened when opened).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -85,13 +87,16 @@ impl Transcript {
         }
         // Not open here (or closing: its writer lets go of the lock once it is done).
         let lock = super::lock::take(path).await?;
-        let file = match OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(path)
+        let file = match crate::platform::private::file_options(
+            OpenOptions::new().create(true).read(true).append(true),
+        )
+        .open(path)
         {
             Ok(file) => {
+                // The user's code and conversation: theirs alone, however it was made.
+                if let Err(e) = crate::platform::private::tighten(&file) {
+                    tracing::warn!(path = %path.display(), "cannot make the transcript private (0600): {e}");
+                }
                 repair_torn_tail(&file, path).map_err(|e| StoreError::io(path, e))?;
                 Ok(file)
             }
@@ -148,23 +153,9 @@ impl Transcript {
             },
             None => record,
         };
-        let line = Line {
-            v: VERSION,
-            at: now(),
-            record,
+        let Some(text) = encode(record, &self.path) else {
+            return;
         };
-        let text = match serde_json::to_string(&line) {
-            Ok(text) => text,
-            Err(e) => {
-                tracing::error!(path = %self.path.display(), "cannot encode a transcript record: {e}");
-                return;
-            }
-        };
-        let mut text = match crate::secrets::redact(&text) {
-            std::borrow::Cow::Owned(clean) => clean,
-            std::borrow::Cow::Borrowed(_) => text,
-        };
-        text.push('\n');
         if self.open.writer.send(Op::Line(text)).is_err() {
             tracing::error!(path = %self.path.display(), "the transcript writer has stopped; a record was not written");
         }
@@ -203,6 +194,29 @@ impl Transcript {
     }
 }
 
+/// `record` as a line of the transcript at `path`: stamped now, encoded, redacted, with its
+/// newline; `None` (logged) when it cannot be encoded.
+pub(super) fn encode(record: Record, path: &Path) -> Option<String> {
+    let line = Line {
+        v: VERSION,
+        at: now(),
+        record,
+    };
+    let text = match serde_json::to_string(&line) {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::error!(path = %path.display(), "cannot encode a transcript record: {e}");
+            return None;
+        }
+    };
+    let mut text = match crate::secrets::redact(&text) {
+        std::borrow::Cow::Owned(clean) => clean,
+        std::borrow::Cow::Borrowed(_) => text,
+    };
+    text.push('\n');
+    Some(text)
+}
+
 /// The records waiting for the disk in the transcript at `path`, when it is open in this
 /// process (none otherwise).
 pub fn unwritten_at(path: &Path) -> Vec<Line> {
@@ -215,6 +229,122 @@ pub fn unwritten_at(path: &Path) -> Vec<Line> {
             .filter_map(|line| Line::parse(line.as_bytes()).ok())
             .collect()
     })
+}
+
+/// What an exit left unwritten of one session's transcript: records the disk would not take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lost {
+    /// The session (the transcript's name).
+    pub session: String,
+    /// The transcript.
+    pub path: PathBuf,
+    /// How many records.
+    pub records: usize,
+    /// Their kinds (`user`, `assistant`, `rewind`, …) with how many of each, in order.
+    pub kinds: Vec<(String, usize)>,
+    /// Why the disk refused them.
+    pub error: String,
+}
+
+impl Lost {
+    /// What the user is told, on stderr and in the editor.
+    pub fn told(&self) -> String {
+        let kinds: Vec<String> = self
+            .kinds
+            .iter()
+            .map(|(kind, n)| format!("{kind} ×{n}"))
+            .collect();
+        format!(
+            "tandem is exiting and could not write the last {} records of session {} to disk ({}): {}. They are lost: a reload shows the session without them, although what they record (a rewind's restored files, an edit) was done.",
+            self.records,
+            self.session,
+            self.error,
+            kinds.join(", ")
+        )
+    }
+}
+
+/// Tries, until `until`, to get every record this process holds in memory for the disk
+/// written (the writers' own retries come every few seconds, too late for an exit), and
+/// returns what is still waiting then, by transcript: what the exit loses. Said on stderr
+/// while it waits.
+pub async fn write_out(until: tokio::time::Instant) -> Vec<Lost> {
+    const AGAIN: std::time::Duration = std::time::Duration::from_millis(200);
+    let open: Vec<(PathBuf, Arc<Open>)> = OPEN
+        .lock()
+        .iter()
+        .filter_map(|(path, open)| open.upgrade().map(|open| (path.clone(), open)))
+        .collect();
+    let mut said = false;
+    loop {
+        // A flush makes each writer try its backlog again now (a second at most, even when
+        // `until` has come: a try takes milliseconds, a writer that takes longer is stuck).
+        let tried = until.max(tokio::time::Instant::now() + std::time::Duration::from_secs(1));
+        futures::future::join_all(open.iter().map(|(_, open)| async move {
+            let (done, written) = oneshot::channel();
+            if open.writer.send(Op::Flush(done)).is_ok() {
+                let _ = tokio::time::timeout_at(tried, written).await;
+            }
+        }))
+        .await;
+        let waiting: Vec<&(PathBuf, Arc<Open>)> = open
+            .iter()
+            .filter(|(_, open)| !open.backlog.lock().bytes.is_empty())
+            .collect();
+        if waiting.is_empty() {
+            return Vec::new();
+        }
+        let now = tokio::time::Instant::now();
+        if now >= until {
+            return waiting
+                .into_iter()
+                .map(|(path, open)| lost(path, open))
+                .collect();
+        }
+        if !said {
+            said = true;
+            let records: usize = waiting
+                .iter()
+                .map(|(_, open)| open.backlog.lock().bytes.matches('\n').count())
+                .sum();
+            tracing::warn!(
+                records,
+                sessions = waiting.len(),
+                wait_ms = (until - now).as_millis() as u64,
+                "exiting: waiting for the disk to take the records still held in memory"
+            );
+        }
+        tokio::time::sleep(AGAIN.min(until - now)).await;
+    }
+}
+
+/// What `open` still holds for the disk at `path`.
+fn lost(path: &Path, open: &Open) -> Lost {
+    let backlog = open.backlog.lock();
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for line in backlog.bytes.lines() {
+        let kind = serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v["type"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "unreadable".to_string());
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    Lost {
+        session: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        path: path.to_path_buf(),
+        records: backlog.bytes.matches('\n').count(),
+        kinds,
+        error: backlog
+            .error
+            .clone()
+            .unwrap_or_else(|| "not written yet".to_string()),
+    }
 }
 
 /// Where the torn tails of `path` are kept: `<id>.jsonl.torn` next to it.
@@ -263,11 +393,11 @@ fn cut_torn_tail(mut file: &File, path: &Path) -> std::io::Result<()> {
     file.read_exact(&mut torn)?;
     torn.push(b'\n');
     let side = torn_path(path);
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&side)?
-        .write_all(&torn)?;
+    let mut kept =
+        crate::platform::private::file_options(OpenOptions::new().create(true).append(true))
+            .open(&side)?;
+    let _ = crate::platform::private::tighten(&kept);
+    kept.write_all(&torn)?;
     file.set_len(keep)?;
     tracing::warn!(path = %path.display(), bytes = torn.len() - 1, side = %side.display(), "the transcript ended in a torn line (tandem stopped mid-write); it was moved to the side file");
     Ok(())

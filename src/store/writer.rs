@@ -4,7 +4,8 @@
 //! write is cut back to the last whole record, what could not be written stays in the
 //! backlog (in memory, in order, readable by a reload in this process), the failure is kept
 //! for the session to tell the user, and the backlog is tried again every few seconds and
-//! with every new record until the disk takes it.
+//! with every new record until the disk takes it. At exit every flush is such a try, and
+//! `transcript::write_out` repeats them for a bounded while and reports what is still held.
 
 use std::fs::File;
 use std::io::Write;
