@@ -50,8 +50,9 @@ pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
 }
 
 /// Serves ACP over `transport` until the editor's side closes or `shutdown` resolves (the
-/// connection's life is `acp::lifecycle`'s), then flushes the sessions' transcripts and stops
-/// the MCP servers they started. Any transport the ACP SDK can connect to will do: the stdio
+/// connection's life is `acp::lifecycle`'s), then flushes the sessions' transcripts (saying on
+/// stderr what a full disk refused, lost with the process) and stops the MCP servers they
+/// started. Any transport the ACP SDK can connect to will do: the stdio
 /// wire ([`transport::stdio`]), exec's in-memory pipe, or the SDK's own streams and channels.
 pub async fn serve(
     config: Arc<Config>,
@@ -66,6 +67,17 @@ pub async fn serve(
     // The connection is over: what the sessions recorded reaches the disk, and no MCP server
     // outlives tandem.
     manager.shutdown().await;
+    // The disk had its wait before the connection closed (the editor was told what it
+    // refused): one last try, and what is still refused is said here, lost with the process.
+    for lost in store::write_out(tokio::time::Instant::now()).await {
+        tracing::error!(
+            session = %lost.session,
+            records = lost.records,
+            path = %lost.path.display(),
+            "{}",
+            lost.told()
+        );
+    }
     served
 }
 

@@ -10,6 +10,11 @@
 //!   terminals released: the editor's answers still arrive), get [`AFTER_CANCEL`], and the
 //!   connection closes, without the grace period.
 //!
+//! Either way, before the connection closes, the records the sessions still hold in memory
+//! for the disk (a full disk refused them) are tried again for up to [`EXIT_WAIT`]; what the
+//! disk still refuses then is said to the editor, a notice per session naming what is lost
+//! (and on stderr as tandem ends, `crate::serve`).
+//!
 //! Every request being answered off the dispatch loop is a task of the handlers' tracker, so
 //! "every request answered" is that tracker being empty. The transport only frames; the relay
 //! between it and the SDK (relay.rs) holds what the protocol needs of the wire.
@@ -18,14 +23,19 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_client_protocol::{Agent, Channel, ConnectTo};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Agent, Channel, Client, ConnectTo};
 
-use super::{Handlers, relay};
+use super::{ConnectionSink, Handlers, relay};
 use crate::session::SessionManager;
 use crate::transport::Outlet;
+use crate::types::{EventSink, Severity, TurnEvent};
 
 /// How long cancelled prompts get to answer before the connection closes anyway.
 pub const AFTER_CANCEL: Duration = Duration::from_secs(10);
+
+/// How long an exit waits for the disk to take the records still held in memory.
+pub const EXIT_WAIT: Duration = Duration::from_secs(5);
 
 /// Why the connection is ending.
 enum Ending {
@@ -54,6 +64,7 @@ pub async fn serve(
             () = shutdown => Ending::Shutdown,
         };
         end(&h, ending, grace).await;
+        tell_unwritten(&h, &cx).await;
         Ok(())
     });
     let served = async {
@@ -102,6 +113,25 @@ async fn end(handlers: &Handlers, ending: Ending, grace: Duration) {
                 cancel_running(handlers).await;
             }
         }
+    }
+}
+
+/// Waits (up to [`EXIT_WAIT`]) for the records held in memory to reach the disk, and tells
+/// the editor, per session, what the disk still refuses: lost with the process.
+async fn tell_unwritten(handlers: &Handlers, cx: &ConnectionTo<Client>) {
+    let lost = crate::store::write_out(tokio::time::Instant::now() + EXIT_WAIT).await;
+    if lost.is_empty() {
+        return;
+    }
+    let sink = ConnectionSink::new(cx.clone(), handlers.caps());
+    for lost in lost {
+        sink.emit(
+            &lost.session,
+            TurnEvent::Notice {
+                severity: Severity::Error,
+                text: lost.told(),
+            },
+        );
     }
 }
 
