@@ -392,6 +392,25 @@ impl Agent {
         self.exited("its crash").await
     }
 
+    /// Closes stdin, keeping the agent to watch it end ([`Agent::stderr`],
+    /// [`Agent::messages_until_closed`], then [`Agent::dies`]).
+    pub async fn close_stdin(&mut self) {
+        self.stdin.lock().await.take();
+    }
+
+    /// Every message the agent sends from now until its stdout closes (what it says as it
+    /// ends, after [`Agent::close_stdin`] or a signal).
+    pub async fn messages_until_closed(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Some(m) = tokio::time::timeout(WAIT, self.updates.recv())
+            .await
+            .expect("the agent's stdout closes in time")
+        {
+            out.push(m);
+        }
+        out
+    }
+
     /// Closes stdin and waits for the process to exit.
     pub async fn shutdown(self) -> (ExitStatus, String) {
         self.stdin.lock().await.take();

@@ -15,9 +15,13 @@ mod editors;
 mod edits;
 mod errors;
 mod exec;
+#[cfg(target_os = "linux")]
+mod exit_flush;
 mod extensions;
 mod folders;
 mod fork;
+#[cfg(unix)]
+mod fork_kills;
 mod full_disk;
 #[cfg(feature = "fuzzing")]
 mod fuzz_corpus;
@@ -52,6 +56,8 @@ mod opening;
 mod output_schema;
 mod permissions;
 mod pipes;
+#[cfg(unix)]
+mod private_files;
 #[cfg(feature = "test-mcp-server")]
 mod project_trust;
 mod protocol_edges;
