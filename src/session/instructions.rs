@@ -25,9 +25,34 @@ pub fn files(cwd: &Path, config_dir: &Path) -> Vec<PathBuf> {
     if !found_root {
         dirs.truncate(1);
     }
-    let mut out = vec![config_dir.join(FILE)];
-    out.extend(dirs.into_iter().rev().map(|d| d.join(FILE)));
-    out.into_iter().filter(|p| p.is_file()).collect()
+    let top = dirs.last().copied().unwrap_or(cwd);
+    let mut out: Vec<PathBuf> = std::iter::once(config_dir.join(FILE))
+        .filter(|p| p.is_file())
+        .collect();
+    out.extend(
+        dirs.iter()
+            .rev()
+            .map(|d| d.join(FILE))
+            .filter(|p| p.is_file() && within(p, top)),
+    );
+    out
+}
+
+/// Whether the project's file at `path` really lies in the project (under `top`): a cloned
+/// repository could make its `AGENTS.md` a link to the user's keys, which would then be
+/// sent to the model server in every prompt.
+fn within(path: &Path, top: &Path) -> bool {
+    let (Ok(real), Ok(top)) = (
+        crate::platform::canonical(path),
+        crate::platform::canonical(top),
+    ) else {
+        return false;
+    };
+    let inside = crate::platform::same_or_inside(&real, &top);
+    if !inside {
+        tracing::warn!(path = %path.display(), to = %real.display(), "project instructions that link outside the project are not read");
+    }
+    inside
 }
 
 /// The instructions text for the system prompt, or an empty string when there are none:
@@ -44,7 +69,9 @@ pub fn load(cwd: &Path, folders: &[PathBuf], config_dir: &Path) -> String {
     }
     let mut text = String::new();
     for path in all {
-        let Ok(content) = std::fs::read_to_string(&path) else {
+        // Read where it was found to lie, following no link a command planted since.
+        let read = crate::platform::canonical(&path).and_then(|real| crate::local::read_now(&real));
+        let Ok(content) = read.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()) else {
             tracing::warn!(path = %path.display(), "cannot read project instructions");
             continue;
         };
@@ -89,6 +116,25 @@ mod tests {
         assert!(text.find("user").unwrap() < text.find("root").unwrap());
         assert!(text.find("root").unwrap() < text.find("app").unwrap());
         assert!(!text.contains("ignored"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_project_file_that_links_outside_the_project_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("docs")).unwrap();
+        std::fs::write(dir.path().join("id_rsa"), "PRIVATE KEY").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("id_rsa"), repo.join(FILE)).unwrap();
+        let none = dir.path().join("none");
+        assert!(files(&repo, &none).is_empty());
+        assert!(!load(&repo, &[], &none).contains("PRIVATE"));
+        // A link inside the project is read as before.
+        std::fs::remove_file(repo.join(FILE)).unwrap();
+        std::fs::write(repo.join("docs/agents.md"), "inside").unwrap();
+        std::os::unix::fs::symlink("docs/agents.md", repo.join(FILE)).unwrap();
+        assert!(load(&repo, &[], &none).contains("inside"));
     }
 
     #[test]

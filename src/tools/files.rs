@@ -1,7 +1,13 @@
 //! File reads and writes for tools: through the editor when it advertised the capability
-//! (unsaved buffers are read, writes are reviewable), on disk otherwise. An editor may refuse
-//! a file outside the folders it has open (Zed does); once the call is allowed, tandem reads
+//! (unsaved buffers are read, writes are reviewable), on disk otherwise, through
+//! [`crate::local`]'s file layer, which no planted link redirects. An editor may refuse a
+//! file outside the folders it has open (Zed does); once the call is allowed, tandem reads
 //! or writes such a file on disk itself, and before that it says the editor refused.
+//!
+//! An editor opens the path it is given following links, so tandem looks at every name on
+//! the way before and after it asks ([`local::Watch`]): a link there is refused, and when a
+//! name on the way was replaced while the editor read, its answer is dropped and the file
+//! that was judged is read on disk instead.
 
 use std::path::{Path, PathBuf};
 
@@ -61,7 +67,8 @@ pub async fn read_document(env: &ToolEnv, path: &Path) -> Result<Document, ReadE
             Err(ReadError::Refused(said)) if env.permitted => {
                 on_disk_instead(env, path, &said).map_err(ReadError::Other)?;
             }
-            other => return other.map(Document::from_text),
+            Ok(None) => {}
+            other => return other.map(|text| Document::from_text(text.unwrap_or_default())),
         }
     }
     match local::read_text(path).await {
@@ -90,7 +97,8 @@ async fn read_some(env: &ToolEnv, path: &Path, limit: Option<u32>) -> Result<Str
             Err(ReadError::Refused(said)) if env.permitted => {
                 on_disk_instead(env, path, &said).map_err(ReadError::Other)?;
             }
-            other => return other,
+            Ok(None) => {}
+            other => return other.map(Option::unwrap_or_default),
         }
     }
     match local::read_text(path).await {
@@ -102,19 +110,29 @@ async fn read_some(env: &ToolEnv, path: &Path, limit: Option<u32>) -> Result<Str
 }
 
 /// Reads `path` through the editor; a refusal of a file that is there, outside the folders
-/// the editor has open, is [`ReadError::Refused`], not a missing file.
+/// the editor has open, is [`ReadError::Refused`], not a missing file. `None` when a name on
+/// the way to the file was replaced while the editor read it: what it read may be another
+/// file, so the caller reads the judged one on disk.
 async fn through_editor(
     env: &ToolEnv,
     path: &Path,
     limit: Option<u32>,
-) -> Result<String, ReadError> {
-    let error = match env
+) -> Result<Option<String>, ReadError> {
+    let watch = local::Watch::start(path);
+    if watch.saw_link() {
+        return Err(ReadError::Other(moved(path)));
+    }
+    let answer = env
         .scope
         .client
         .read_text_file(&env.scope.session_id, path, None, limit)
-        .await
-    {
-        Ok(text) => return Ok(text),
+        .await;
+    let error = match answer {
+        Ok(_) if !watch.unchanged(path) => {
+            tracing::warn!(path = %path.display(), "a name on the way to the file changed while the editor read it; its answer is dropped and the file is read on disk");
+            return Ok(None);
+        }
+        Ok(text) => return Ok(Some(text)),
         Err(error) => error,
     };
     let there = !missing_on_disk(path).await;
@@ -144,6 +162,12 @@ fn on_disk_instead(env: &ToolEnv, path: &Path, said: &str) -> Result<(), String>
     }
     tracing::info!(path = %path.display(), "the editor refused a file outside its folders ({said}); tandem uses the disk");
     Ok(())
+}
+
+/// The refusal of a path that now leads through a link that was not there when the call was
+/// judged.
+fn moved(path: &Path) -> String {
+    crate::platform::exact::Moved::of(path).to_string()
 }
 
 /// Whether nothing at all is at `path` (not even a broken link).
@@ -181,6 +205,10 @@ pub async fn write(
 
 async fn write_unnoted(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
     if env.scope.caps.write_text_file {
+        // The editor follows links: one planted since the call was judged is refused here.
+        if local::Watch::start(path).saw_link() {
+            return Err(moved(path));
+        }
         let refused = match env
             .scope
             .client

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, paths};
+use crate::local;
 use crate::types::Access;
 use crate::types::{Location, ToolKind};
 
@@ -83,6 +84,9 @@ fn find(call: &GlobCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, us
         .iter()
         .flat_map(|root| walker(root).filter_map(Result::ok).map(move |e| (root, e)))
         .filter(|(_, e)| e.file_type().is_some_and(|t| t.is_file()) && !unreadable(e.path()))
+        // The walk opens folders by path: a folder swapped for a link while it ran would list
+        // another folder's names as the workspace's. Only files reached without a link count.
+        .filter(|(_, e)| local::is_file(e.path()))
         .filter_map(|(root, e)| {
             let rel = e.path().strip_prefix(root).ok()?;
             call.matcher

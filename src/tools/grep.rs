@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::{
     Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, glob::walker, paths,
 };
+use crate::local;
 use crate::types::{Access, Location, ToolKind};
 
 /// Most matching lines returned.
@@ -135,10 +136,15 @@ fn search(call: &GrepCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, 
         {
             continue;
         }
+        // Opened exactly: a name (or a folder on the way) swapped for a link since the walk
+        // met it is skipped, never followed out of the folder that was judged.
+        let Ok(file) = local::open(entry.path()) else {
+            continue;
+        };
         let shown = paths::display(entry.path(), &call.cwd);
-        let _ = searcher.search_path(
+        let _ = searcher.search_file(
             &call.matcher,
-            entry.path(),
+            &file,
             UTF8(|line, text| {
                 if hits.len() >= MAX_MATCHES {
                     more = true;

@@ -116,10 +116,15 @@ pub async fn read_file(env: &ToolEnv, path: &Path) -> Result<Option<String>, Rea
             "a deny rule forbids reading it".to_string(),
         ));
     }
-    let mut file = match tokio::fs::File::open(path).await {
-        Ok(file) => file,
+    // Opened exactly: the file judged, not one a link planted since leads to.
+    let opened = {
+        let path = path.to_path_buf();
+        tokio::task::spawn_blocking(move || local::open(&path)).await
+    };
+    let mut file = match opened {
+        Ok(Ok(file)) => tokio::fs::File::from_std(file),
         // Missing, or not ours to open: the text read says which, in the editor's words.
-        Err(_) => return Ok(None),
+        _ => return Ok(None),
     };
     let mut head = [0u8; 12];
     let got = file.read(&mut head).await.unwrap_or(0);

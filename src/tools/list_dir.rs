@@ -1,4 +1,5 @@
-//! `list_dir`: a directory's entries, directories marked with `/`.
+//! `list_dir`: a directory's entries, directories marked with `/` and links with where they
+//! point.
 
 use std::path::{Path, PathBuf};
 
@@ -7,6 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use crate::local;
+use crate::platform::exact::Place as Kind;
 use crate::types::Access;
 use crate::types::{Location, ToolKind};
 
@@ -59,13 +62,22 @@ struct ListCall {
     also: Vec<PathBuf>,
 }
 
+/// The folder's names (a folder's with `/`, a link's with ` -> target` and no `/`: what it
+/// points to is not looked at), from the folder opened exactly, so a folder swapped for a
+/// link since the call was judged is refused, not listed.
 fn list(path: &Path) -> std::io::Result<(Vec<String>, usize)> {
-    let mut entries: Vec<String> = std::fs::read_dir(path)?
-        .filter_map(Result::ok)
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let is_dir = std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir());
-            if is_dir { format!("{name}/") } else { name }
+    let mut entries: Vec<String> = local::list(path)?
+        .into_iter()
+        .map(|(name, kind)| {
+            let name = name.to_string_lossy().into_owned();
+            match kind {
+                Kind::Folder => format!("{name}/"),
+                Kind::Link => match std::fs::read_link(path.join(&name)) {
+                    Ok(to) => format!("{name} -> {}", to.display()),
+                    Err(_) => name,
+                },
+                Kind::File | Kind::Special => name,
+            }
         })
         .collect();
     entries.sort();

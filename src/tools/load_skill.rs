@@ -77,8 +77,14 @@ impl Call for LoadCall {
         Box::pin(async move {
             let skill = self.skill;
             let file = skill.dir.join(FILE);
-            let text = match tokio::fs::read_to_string(&file).await {
-                Ok(text) => text,
+            // Opened exactly: checked to lie in the skill's folder when it was found, and no
+            // link planted since is followed.
+            let real = crate::platform::canonical(&file)
+                .ok()
+                .filter(|real| real.starts_with(&skill.dir))
+                .unwrap_or_else(|| file.clone());
+            let text = match crate::local::read_text(&real).await {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 Err(e) => return ToolOutput::error(format!("cannot read {}: {e}", file.display())),
             };
             let body = crate::customize::frontmatter::split(&text).1.trim();

@@ -55,6 +55,8 @@ mod one_writer;
 mod opening;
 mod output_schema;
 mod permissions;
+#[cfg(unix)]
+mod planted_links;
 mod pipes;
 #[cfg(unix)]
 mod private_files;

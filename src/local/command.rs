@@ -1,7 +1,6 @@
-//! Local fallback for editors without `fs` or `terminal` capabilities: disk reads, atomic
-//! writes, and child processes with a timeout, bounded output and kill on cancel.
+//! Child processes with a timeout, bounded output and kill on cancel, for editors without
+//! the `terminal` capability (and for hooks and `tandem exec`).
 
-use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -10,55 +9,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::ExitStatus;
 use crate::platform;
-
-/// Why an existing path must not be read as a file: a directory, or a FIFO, socket or device
-/// (reading those can block forever or never end). `None` for a regular file or no file at all.
-pub async fn unreadable(path: &Path) -> Option<&'static str> {
-    let kind = tokio::fs::metadata(path).await.ok()?.file_type();
-    platform::unreadable_kind(&kind)
-}
-
-/// Reads a file as UTF-8 text (lossily), refusing directories, device files and FIFOs.
-pub async fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
-    if let Some(why) = unreadable(path).await {
-        return Err(std::io::Error::other(why));
-    }
-    tokio::fs::read(path).await
-}
-
-/// Writes `content` atomically: a temp file beside the target, then rename. An existing
-/// file's permissions are kept; missing parent directories are created.
-pub async fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
-    let path = path.to_path_buf();
-    let content = content.to_string();
-    tokio::task::spawn_blocking(move || {
-        let dir = path
-            .parent()
-            .ok_or_else(|| std::io::Error::other("path has no parent directory"))?;
-        std::fs::create_dir_all(dir)?;
-        let existing = std::fs::metadata(&path).ok();
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.tandem-{}.tmp", std::process::id()));
-        let result = (|| {
-            let mut file = std::fs::File::create(&tmp)?;
-            file.write_all(content.as_bytes())?;
-            file.sync_all()?;
-            if let Some(meta) = existing {
-                std::fs::set_permissions(&tmp, meta.permissions())?;
-            }
-            std::fs::rename(&tmp, &path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
-    })
-    .await
-    .map_err(std::io::Error::other)?
-}
 
 /// What a finished local command produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -323,28 +273,5 @@ mod tests {
         .unwrap();
         assert!(run.timed_out && run.exit.is_none());
         assert!(start.elapsed() < Duration::from_secs(10));
-    }
-
-    #[tokio::test]
-    async fn atomic_write_keeps_permissions() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("run.sh");
-        std::fs::write(&path, "old").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        write_atomic(&path, "new").await.unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o755
-        );
-        write_atomic(&dir.path().join("a/b/c.txt"), "x")
-            .await
-            .unwrap();
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            2,
-            "no temp file left"
-        );
     }
 }
