@@ -55,9 +55,9 @@ mod one_writer;
 mod opening;
 mod output_schema;
 mod permissions;
+mod pipes;
 #[cfg(unix)]
 mod planted_links;
-mod pipes;
 #[cfg(unix)]
 mod private_files;
 #[cfg(feature = "test-mcp-server")]
