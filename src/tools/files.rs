@@ -252,7 +252,7 @@ pub async fn remove(env: &ToolEnv, path: &Path, before: Option<&str>) -> Result<
         })
         .await?;
     crate::types::pause("remove-intended").await;
-    let removed = tokio::fs::remove_file(path)
+    let removed = local::remove(path)
         .await
         .map_err(|e| format!("cannot remove {}: {e}", path.display()));
     env.journal.settle(intended, &removed);

@@ -56,7 +56,8 @@ pub(super) async fn read_now(ctx: &TurnContext, path: &Path) -> Result<Option<St
             Err(_) => {}
         }
     }
-    match tokio::fs::read(path).await {
+    // Opened exactly: a link planted since the checks above is refused, not followed.
+    match crate::local::read_text(path).await {
         Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e.to_string()),
@@ -107,6 +108,12 @@ pub(super) async fn put_back(
     };
     let services = &ctx.services;
     if services.caps.write_text_file {
+        // The editor follows links: one planted since the file was read is refused here.
+        if crate::local::Watch::start(path).saw_link() {
+            return Err(
+                "it now leads through a symbolic link, which tandem never writes through".into(),
+            );
+        }
         match services
             .editor
             .write_text_file(&ctx.facts.session_id, path, text)
@@ -127,7 +134,8 @@ pub(super) async fn put_back(
 }
 
 async fn remove(ctx: &TurnContext, path: &Path, now: Option<&str>) -> Result<PutBack, String> {
-    match tokio::fs::remove_file(path).await {
+    // From the exactly opened folder: a planted link is what would go, never its target.
+    match crate::local::remove(path).await {
         Ok(()) => return Ok(PutBack::Removed),
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.to_string()),
         Err(_) => {}
