@@ -182,7 +182,11 @@ mod tests {
         symlink(secret.join("key"), ws.join("r.txt")).unwrap();
         let read = read_text(&ws.join("r.txt")).await.unwrap_err();
         assert!(exact::is_moved(&read), "{read}");
-        assert_eq!(unreadable(&ws.join("r.txt")).await, None, "the open says why");
+        assert_eq!(
+            unreadable(&ws.join("r.txt")).await,
+            None,
+            "the open says why"
+        );
         let wrote = write_atomic(&ws.join("r.txt"), "x").await.unwrap_err();
         assert!(exact::is_moved(&wrote), "{wrote}");
         assert_eq!(std::fs::read_to_string(secret.join("key")).unwrap(), "KEY");
