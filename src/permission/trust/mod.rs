@@ -236,13 +236,13 @@ impl TrustStore {
             serde_json::to_string_pretty(&contents).map_err(|e| fail(std::io::Error::other(e)))?;
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(fail)?;
-        let temp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-        let written = std::fs::write(&temp, format!("{text}\n"))
-            .and_then(|()| std::fs::File::open(&temp).and_then(|f| f.sync_all()))
-            .and_then(|()| std::fs::rename(&temp, &self.path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&temp);
-            return Err(fail(e));
+        // Through the file layer: an exclusive temp file under a random name (a link waiting
+        // under a predictable one would take the write), renamed in the open folder.
+        let name = self.path.file_name().unwrap_or(FILE_NAME.as_ref());
+        let real = crate::platform::canonical(dir).map_err(fail)?.join(name);
+        crate::platform::exact::replace(&real, format!("{text}\n").as_bytes()).map_err(fail)?;
+        if let Ok(file) = crate::platform::exact::open(&real) {
+            let _ = crate::platform::private::tighten(&file);
         }
         Ok(())
     }
