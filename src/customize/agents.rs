@@ -68,8 +68,9 @@ pub fn general() -> AgentDef {
 /// earlier one of the same name. Invalid files are reported on stderr and skipped.
 pub fn discover(cwd: &Path, config_dir: &Path) -> Vec<AgentDef> {
     let mut agents = vec![general()];
-    for path in super::markdown_files(cwd, config_dir, "agents") {
-        match read(&path) {
+    for file in super::markdown_files(cwd, config_dir, "agents") {
+        let path = &file.path;
+        match read(&file) {
             Ok(agent) => {
                 agents.retain(|a| a.name != agent.name);
                 agents.push(agent);
@@ -80,8 +81,9 @@ pub fn discover(cwd: &Path, config_dir: &Path) -> Vec<AgentDef> {
     agents
 }
 
-fn read(path: &Path) -> Result<AgentDef, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+fn read(file: &super::Markdown) -> Result<AgentDef, String> {
+    let path = &file.path;
+    let text = file.read().map_err(|e| format!("cannot read it: {e}"))?;
     let (front, body) = frontmatter::parse::<Front>(&text).map_err(|e| e.to_string())?;
     let name = front
         .name

@@ -98,9 +98,13 @@ pub fn skill_dirs(config: &Config, cwd: &Path) -> Vec<PathBuf> {
 /// in the project's `.tandem/`, each folder's sorted by name: the order in which a later
 /// definition replaces an earlier one of the same name. Only regular files are listed (a FIFO
 /// named `x.md` would block the read); a missing folder lists nothing.
-pub fn markdown_files(cwd: &Path, config_dir: &Path, subdir: &str) -> Vec<PathBuf> {
+pub fn markdown_files(cwd: &Path, config_dir: &Path, subdir: &str) -> Vec<Markdown> {
+    let project = cwd.join(".tandem").join(subdir);
     let mut all = Vec::new();
-    for dir in [config_dir.join(subdir), cwd.join(".tandem").join(subdir)] {
+    for (dir, confined) in [
+        (config_dir.join(subdir), None),
+        (project.clone(), Some(project)),
+    ] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -110,7 +114,41 @@ pub fn markdown_files(cwd: &Path, config_dir: &Path, subdir: &str) -> Vec<PathBu
             .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
             .collect();
         files.sort();
-        all.extend(files);
+        all.extend(files.into_iter().map(|path| Markdown {
+            path,
+            confined: confined.clone(),
+        }));
     }
     all
+}
+
+/// A Markdown definition [`markdown_files`] found.
+#[derive(Debug, Clone)]
+pub struct Markdown {
+    /// Where it was found (its name is the definition's).
+    pub path: PathBuf,
+    /// The project's folder it must lie in; `None` for the user's own (which may well be
+    /// links into a dotfiles repository).
+    confined: Option<PathBuf>,
+}
+
+impl Markdown {
+    /// Its text. A project's file is read only when it really lies in its folder (a cloned
+    /// repository could link one to the user's keys, whose text would then reach the model):
+    /// resolved once, checked, and that very path read with no link followed.
+    pub fn read(&self) -> std::io::Result<String> {
+        let real = crate::platform::canonical(&self.path)?;
+        if let Some(folder) = &self.confined {
+            let top = crate::platform::canonical(folder)?;
+            if !crate::platform::same_or_inside(&real, &top) {
+                return Err(std::io::Error::other(format!(
+                    "it leads outside {} (to {})",
+                    folder.display(),
+                    real.display()
+                )));
+            }
+        }
+        let bytes = crate::local::read_now(&real)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
 }

@@ -92,22 +92,31 @@ pub fn is_file(path: &Path) -> bool {
     matches!(exact::place(path), Ok(Some(Place::File)))
 }
 
-/// A look at every folder on the way to a path and the path itself, to tell afterwards
-/// whether any name on the way was replaced in between (what the editor read while it
-/// was asked may then not be the file that was judged).
+/// A look at every name on the way to a path, to tell afterwards whether any was replaced
+/// in between (what the editor read while it was asked may then not be the file that was
+/// judged). Folders inside `roots` (the workspace, where commands may rename things) are
+/// watched closely; see [`exact::trail`].
 #[derive(Debug)]
-pub struct Watch(std::io::Result<Vec<Stamp>>);
+pub struct Watch {
+    seen: std::io::Result<Vec<Stamp>>,
+    roots: Vec<std::path::PathBuf>,
+}
 
 impl Watch {
     /// Looks now.
-    pub fn start(path: &Path) -> Self {
-        Self(exact::trail(path))
+    pub fn start(path: &Path, roots: &[std::path::PathBuf]) -> Self {
+        let roots = roots.to_vec();
+        Self {
+            seen: exact::trail(path, &|at| inside(at, &roots)),
+            roots,
+        }
     }
 
     /// Whether nothing on the way to `path` was replaced since [`Watch::start`] and no link
-    /// is in it (see [`exact::trail`] for what is compared).
+    /// is in it.
     pub fn unchanged(&self, path: &Path) -> bool {
-        match (&self.0, exact::trail(path)) {
+        let now = exact::trail(path, &|at| inside(at, &self.roots));
+        match (&self.seen, now) {
             (Ok(before), Ok(now)) => *before == now,
             _ => false,
         }
@@ -115,8 +124,14 @@ impl Watch {
 
     /// Whether a link was on the way when it looked.
     pub fn saw_link(&self) -> bool {
-        self.0.as_ref().is_err_and(exact::is_moved)
+        self.seen.as_ref().is_err_and(exact::is_moved)
     }
+}
+
+fn inside(at: &Path, roots: &[std::path::PathBuf]) -> bool {
+    roots
+        .iter()
+        .any(|root| crate::platform::same_or_inside(at, root))
 }
 
 // Symlinks need no privilege only on Unix.
@@ -236,12 +251,27 @@ mod tests {
         let (_dir, root) = root();
         let path = root.join("r.txt");
         std::fs::write(&path, "a").unwrap();
-        let watch = Watch::start(&path);
+        let roots = [root.clone()];
+        let watch = Watch::start(&path, &roots);
         assert!(watch.unchanged(&path));
         std::fs::rename(&path, root.join("r.old")).unwrap();
         std::fs::write(&path, "a").unwrap();
         assert!(!watch.unchanged(&path));
         symlink("elsewhere", root.join("l")).unwrap();
-        assert!(Watch::start(&root.join("l")).saw_link());
+        assert!(Watch::start(&root.join("l"), &roots).saw_link());
+        // A folder on the way swapped for a link and put back, same inode and all.
+        let deep = root.join("h/.ssh/id");
+        std::fs::create_dir_all(deep.parent().unwrap()).unwrap();
+        std::fs::write(&deep, "harmless").unwrap();
+        let watch = Watch::start(&deep, &roots);
+        std::fs::rename(root.join("h"), root.join("h.real")).unwrap();
+        symlink("/", root.join("h")).unwrap();
+        std::fs::remove_file(root.join("h")).unwrap();
+        std::fs::rename(root.join("h.real"), root.join("h")).unwrap();
+        assert!(!watch.unchanged(&deep), "the swap and back is seen");
+        // Outside the roots, folders' own activity does not count.
+        let watch = Watch::start(&deep, &[]);
+        std::fs::write(root.join("unrelated"), "x").unwrap();
+        assert!(watch.unchanged(&deep));
     }
 }

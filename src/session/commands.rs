@@ -61,10 +61,10 @@ pub fn discover(
 ) -> Vec<SlashCommand> {
     let mut commands = builtins();
     let builtin = commands.len();
-    for path in crate::customize::markdown_files(cwd, config_dir, "commands") {
-        let Some(command) = read(&path) else { continue };
+    for file in crate::customize::markdown_files(cwd, config_dir, "commands") {
+        let Some(command) = read(&file) else { continue };
         if commands[..builtin].iter().any(|c| c.name == command.name) {
-            tracing::warn!(path = %path.display(), "a custom command cannot replace the built-in /{}", command.name);
+            tracing::warn!(path = %file.path.display(), "a custom command cannot replace the built-in /{}", command.name);
             continue;
         }
         commands.retain(|c| c.name != command.name);
@@ -186,12 +186,14 @@ fn described(action: &Action, described: Option<&str>) -> String {
     }
 }
 
-fn read(path: &Path) -> Option<SlashCommand> {
+fn read(file: &crate::customize::Markdown) -> Option<SlashCommand> {
+    let path = &file.path;
     let name = path.file_stem()?.to_string_lossy().to_string();
     if name.is_empty() || name.chars().any(char::is_whitespace) {
         return None;
     }
-    let text = std::fs::read_to_string(path)
+    let text = file
+        .read()
         .map_err(|e| tracing::warn!(path = %path.display(), "cannot read a command: {e}"))
         .ok()?;
     let (front, body) = crate::customize::frontmatter::split(&text);
@@ -237,6 +239,33 @@ pub fn expand(template: &str, args: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cloned repository links its command to the user's key: the key never becomes a
+    /// command's description or prompt; the user's own linked command still counts.
+    #[cfg(unix)]
+    #[test]
+    fn a_project_command_that_links_outside_its_folder_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (config, cwd) = (dir.path().join("config"), dir.path().join("p"));
+        std::fs::create_dir_all(config.join("commands")).unwrap();
+        std::fs::create_dir_all(cwd.join(".tandem/commands")).unwrap();
+        std::fs::write(dir.path().join("id_test"), "PRIVATE KEY").unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("id_test"),
+            cwd.join(".tandem/commands/leak.md"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("dotfile.md"), "Mine").unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("dotfile.md"),
+            config.join("commands/mine.md"),
+        )
+        .unwrap();
+        let commands = discover(&cwd, &config, &[], &[]);
+        assert!(commands.iter().all(|c| c.name != "leak"));
+        assert!(commands.iter().any(|c| c.name == "mine"));
+        assert!(!format!("{commands:?}").contains("PRIVATE"));
+    }
 
     #[test]
     fn discovers_builtins_then_user_then_project() {

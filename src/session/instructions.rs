@@ -11,7 +11,8 @@ const MAX_BYTES: usize = 32 * 1024;
 
 /// The `AGENTS.md` files that apply to `cwd`, most general first: the user's, then the
 /// repository root's, down to `cwd`'s own (nearest last). Without a repository (no `.git`
-/// above), only `cwd`'s own applies.
+/// above), only `cwd`'s own applies. Each is given where it really is (links resolved,
+/// once), and a project's only when that is inside the project.
 pub fn files(cwd: &Path, config_dir: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<&Path> = Vec::new();
     let mut found_root = false;
@@ -26,33 +27,33 @@ pub fn files(cwd: &Path, config_dir: &Path) -> Vec<PathBuf> {
         dirs.truncate(1);
     }
     let top = dirs.last().copied().unwrap_or(cwd);
+    // The user's own may be a link into a dotfiles repository: resolved, not confined.
     let mut out: Vec<PathBuf> = std::iter::once(config_dir.join(FILE))
         .filter(|p| p.is_file())
+        .filter_map(|p| crate::platform::canonical(&p).ok())
         .collect();
     out.extend(
         dirs.iter()
             .rev()
             .map(|d| d.join(FILE))
-            .filter(|p| p.is_file() && within(p, top)),
+            .filter(|p| p.is_file())
+            .filter_map(|p| within(&p, top)),
     );
     out
 }
 
-/// Whether the project's file at `path` really lies in the project (under `top`): a cloned
-/// repository could make its `AGENTS.md` a link to the user's keys, which would then be
-/// sent to the model server in every prompt.
-fn within(path: &Path, top: &Path) -> bool {
-    let (Ok(real), Ok(top)) = (
-        crate::platform::canonical(path),
-        crate::platform::canonical(top),
-    ) else {
-        return false;
-    };
-    let inside = crate::platform::same_or_inside(&real, &top);
-    if !inside {
-        tracing::warn!(path = %path.display(), to = %real.display(), "project instructions that link outside the project are not read");
+/// Where the project's file at `path` really is, when that is in the project (under `top`):
+/// a cloned repository could make its `AGENTS.md` a link to the user's keys, which would
+/// then be sent to the model server in every prompt. The path returned is read as it is,
+/// with no link followed, so a link planted after this look changes nothing.
+fn within(path: &Path, top: &Path) -> Option<PathBuf> {
+    let real = crate::platform::canonical(path).ok()?;
+    let top = crate::platform::canonical(top).ok()?;
+    if crate::platform::same_or_inside(&real, &top) {
+        return Some(real);
     }
-    inside
+    tracing::warn!(path = %path.display(), to = %real.display(), "project instructions that link outside the project are not read");
+    None
 }
 
 /// The instructions text for the system prompt, or an empty string when there are none:
@@ -69,8 +70,9 @@ pub fn load(cwd: &Path, folders: &[PathBuf], config_dir: &Path) -> String {
     }
     let mut text = String::new();
     for path in all {
-        // Read where it was found to lie, following no link a command planted since.
-        let read = crate::platform::canonical(&path).and_then(|real| crate::local::read_now(&real));
+        // Read where `files` found it to lie, with no link followed: one planted since then
+        // is refused, not followed.
+        let read = crate::local::read_now(&path);
         let Ok(content) = read.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()) else {
             tracing::warn!(path = %path.display(), "cannot read project instructions");
             continue;

@@ -170,7 +170,9 @@ async fn look(path: &Path) -> Result<Option<String>, String> {
         Ok(meta) if !meta.is_file() => return Err("it is no longer a regular file".into()),
         Ok(_) => {}
     }
-    match tokio::fs::read(path).await {
+    // Opened exactly: a folder on the way swapped for a link since the look above is
+    // refused, and the kind of file comes from the open file (no FIFO or device read).
+    match crate::local::read_text(path).await {
         Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e.to_string()),
@@ -315,7 +317,8 @@ async fn complete_one(file: &Restored) -> Result<Done, String> {
             .await
             .map(|()| Done::Written)
             .map_err(|e| format!("tandem could not write it: {e}")),
-        Ok(None) => match tokio::fs::remove_file(&file.path).await {
+        // From the exactly opened folder: nothing a link planted on the way leads to.
+        Ok(None) => match crate::local::remove(&file.path).await {
             Ok(()) => Ok(Done::Removed),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Done::Already),
             Err(e) => Err(format!("tandem could not remove it: {e}")),

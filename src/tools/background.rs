@@ -128,6 +128,11 @@ impl Background {
         !self.jobs.lock().is_empty()
     }
 
+    /// Whether any job is still running.
+    pub fn running(&self) -> bool {
+        self.jobs.lock().iter().any(|job| !job.ended())
+    }
+
     /// The job `id`.
     pub fn find(&self, id: &str) -> Option<Arc<Job>> {
         self.jobs.lock().iter().find(|j| j.id == id.trim()).cloned()

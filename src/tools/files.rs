@@ -118,7 +118,7 @@ async fn through_editor(
     path: &Path,
     limit: Option<u32>,
 ) -> Result<Option<String>, ReadError> {
-    let watch = local::Watch::start(path);
+    let watch = local::Watch::start(path, &env.scope.roots());
     if watch.saw_link() {
         return Err(ReadError::Other(moved(path)));
     }
@@ -206,8 +206,17 @@ pub async fn write(
 async fn write_unnoted(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
     if env.scope.caps.write_text_file {
         // The editor follows links: one planted since the call was judged is refused here.
-        if local::Watch::start(path).saw_link() {
+        if local::Watch::start(path, &env.scope.roots()).saw_link() {
             return Err(moved(path));
+        }
+        // A command still running could swap a folder on the way for a link between any
+        // look and the editor's write; tandem then writes the file itself, exactly where it
+        // was judged, and the editor sees the change on disk.
+        if env.scope.background.running() {
+            tracing::info!(path = %path.display(), "a background command is running: the file is written on disk, not through the editor");
+            return local::write_atomic(path, content)
+                .await
+                .map_err(|e| e.to_string());
         }
         let refused = match env
             .scope

@@ -122,6 +122,13 @@ pub struct ToolScope {
 }
 
 impl ToolScope {
+    /// The workspace's folders: the working directory and the other folders.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        std::iter::once(self.cwd.clone())
+            .chain(self.folders.iter().cloned())
+            .collect()
+    }
+
     /// Whether `path` is inside the folders the editor has open.
     pub fn in_editor_folders(&self, path: &Path) -> bool {
         paths::inside(path, std::slice::from_ref(&self.cwd)) || paths::inside(path, &self.folders)

@@ -85,12 +85,13 @@ async fn content(ctx: &TurnContext, uri: &str, path: &Path) -> Option<String> {
 
 /// A folder's entries, directories ending in `/`, sorted and bounded.
 fn listing(path: &Path) -> Option<String> {
-    let mut entries: Vec<String> = std::fs::read_dir(path)
+    // The folder opened exactly: one swapped for a link since it was judged is not listed.
+    let mut entries: Vec<String> = crate::local::list(path)
         .ok()?
-        .filter_map(Result::ok)
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
+        .into_iter()
+        .map(|(name, kind)| {
+            let name = name.to_string_lossy().into_owned();
+            if kind == crate::platform::exact::Place::Folder {
                 format!("{name}/")
             } else {
                 name

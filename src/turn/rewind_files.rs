@@ -41,12 +41,16 @@ pub(super) async fn read_now(ctx: &TurnContext, path: &Path) -> Result<Option<St
     let missing = matches!(&on_disk, Err(e) if e.kind() == std::io::ErrorKind::NotFound);
     let services = &ctx.services;
     if services.caps.read_text_file {
-        // The editor's buffer, unsaved changes included, is what the user sees.
+        // The editor's buffer, unsaved changes included, is what the user sees; when a name
+        // on the way changed while the editor read, the disk says instead (the editor may
+        // have read another file).
+        let watch = crate::local::Watch::start(path, &ctx.tool_scope().roots());
         match services
             .editor
             .read_text_file(&ctx.facts.session_id, path, None, None)
             .await
         {
+            Ok(_) if !watch.unchanged(path) => {}
             Ok(text) => return Ok(Some(text)),
             Err(_) if missing => return Ok(None),
             Err(e) if ctx.tool_scope().in_editor_folders(path) => {
@@ -108,11 +112,20 @@ pub(super) async fn put_back(
     };
     let services = &ctx.services;
     if services.caps.write_text_file {
+        let scope = ctx.tool_scope();
         // The editor follows links: one planted since the file was read is refused here.
-        if crate::local::Watch::start(path).saw_link() {
+        if crate::local::Watch::start(path, &scope.roots()).saw_link() {
             return Err(
                 "it now leads through a symbolic link, which tandem never writes through".into(),
             );
+        }
+        // A running command could swap a folder on the way before the editor writes: tandem
+        // writes it itself then, exactly where it was (see `tools::files`).
+        if scope.background.running() {
+            return crate::local::write_atomic(path, text)
+                .await
+                .map(|()| PutBack::Written)
+                .map_err(|e| e.to_string());
         }
         match services
             .editor

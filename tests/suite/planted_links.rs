@@ -311,3 +311,42 @@ async fn a_read_judged_on_one_file_never_returns_another() {
         "the key was read without asking: {leaks:?}"
     );
 }
+
+/// While a background command runs it could swap a folder on the way for a link between any
+/// look tandem takes and the editor's write (the editor follows links): tandem writes the
+/// file itself then, exactly where it was judged, and the editor is not asked to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_a_background_command_runs_writes_are_made_by_tandem_not_the_editor() {
+    let script = vec![
+        call(
+            "bg",
+            "run_command",
+            json!({"command": "sleep 30", "background": true}),
+        ),
+        call(
+            "w",
+            "write_file",
+            json!({"path": "h/a.txt", "content": "the model's text\n"}),
+        ),
+        Reply::text(&["done"]),
+    ];
+    let caps = json!({"fs": {"readTextFile": true, "writeTextFile": true}});
+    let (_mock, ws, mut agent, id, editor) =
+        session_with_env("small", script, caps, "accept-edits", |ws| {
+            ws.write("project/h/a.txt", "before\n");
+            Vec::new()
+        })
+        .await;
+    editor.answer_with(&[Answer::Select("allow_once")]);
+    let (response, _) = agent.prompt(&id, "go").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(
+        editor.params_of("fs/write_text_file").is_empty(),
+        "the editor was asked to write while a command ran"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.project().join("h/a.txt")).unwrap(),
+        "the model's text\n"
+    );
+    agent.assert_valid();
+}

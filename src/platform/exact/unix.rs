@@ -64,7 +64,7 @@ fn not_exact(path: &Path) -> io::Error {
 
 /// `errno` as an error about `path`: a link met on the way (`ELOOP`, or `ENOTDIR` where a
 /// folder was expected and a link to something else was found) is [`moved`].
-fn at(path: &Path, errno: Errno) -> io::Error {
+fn at_error(path: &Path, errno: Errno) -> io::Error {
     if errno == Errno::LOOP || errno == Errno::MLINK {
         return moved(path);
     }
@@ -91,12 +91,13 @@ pub fn folder(path: &Path, create: bool) -> io::Result<Folder> {
             Err(Errno::NOENT) if create => {
                 match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
                     Ok(()) | Err(Errno::EXIST) => {}
-                    Err(e) => return Err(at(path, e)),
+                    Err(e) => return Err(at_error(path, e)),
                 }
-                rustix::fs::openat(&dir, name, FOLDER, Mode::empty()).map_err(|e| at(path, e))?
+                rustix::fs::openat(&dir, name, FOLDER, Mode::empty())
+                    .map_err(|e| at_error(path, e))?
             }
             Err(Errno::NOTDIR) => return Err(not_a_folder(&dir, name, path)),
-            Err(e) => return Err(at(path, e)),
+            Err(e) => return Err(at_error(path, e)),
         };
     }
     Ok(Folder(dir))
@@ -131,7 +132,7 @@ fn openat2(path: &Path, flags: OFlags) -> io::Result<Option<OwnedFd>> {
         // Unsupported here, or something on the way is not a folder: the walk says which
         // (a link is [`moved`]).
         Err(Errno::NOSYS | Errno::PERM | Errno::INVAL | Errno::TOOBIG | Errno::NOTDIR) => Ok(None),
-        Err(e) => Err(at(path, e)),
+        Err(e) => Err(at_error(path, e)),
     }
 }
 
@@ -142,7 +143,8 @@ pub fn open(path: &Path) -> io::Result<File> {
         return Ok(File::from(fd));
     }
     let (dir, name) = parent(path)?;
-    let fd = rustix::fs::openat(&dir.0, name, READ, Mode::empty()).map_err(|e| at(path, e))?;
+    let fd =
+        rustix::fs::openat(&dir.0, name, READ, Mode::empty()).map_err(|e| at_error(path, e))?;
     Ok(File::from(fd))
 }
 
@@ -169,7 +171,7 @@ pub fn place(path: &Path) -> io::Result<Option<Place>> {
     match rustix::fs::statat(&dir.0, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(Some(place_of(&st))),
         Err(Errno::NOENT) => Ok(None),
-        Err(e) => Err(at(path, e)),
+        Err(e) => Err(at_error(path, e)),
     }
 }
 
@@ -192,12 +194,12 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Ok(st) if is_link(st.st_mode) => return Err(moved(path)),
         Ok(st) => Some(Mode::from_raw_mode(st.st_mode & 0o7777)),
         Err(Errno::NOENT) => None,
-        Err(e) => return Err(at(path, e)),
+        Err(e) => return Err(at_error(path, e)),
     };
     let temp = temp_name(name);
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(&dir.0, &temp, flags, Mode::from_raw_mode(0o666))
-        .map_err(|e| at(path, e))?;
+        .map_err(|e| at_error(path, e))?;
     let mut file = File::from(fd);
     let written = (|| {
         file.write_all(bytes)?;
@@ -205,7 +207,7 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
             rustix::fs::fchmod(&file, mode)?;
         }
         file.sync_all()?;
-        rustix::fs::renameat(&dir.0, &temp, &dir.0, name).map_err(|e| at(path, e))
+        rustix::fs::renameat(&dir.0, &temp, &dir.0, name).map_err(|e| at_error(path, e))
     })();
     if written.is_err() {
         let _ = rustix::fs::unlinkat(&dir.0, &temp, AtFlags::empty());
@@ -225,7 +227,7 @@ fn temp_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
 /// Removes the file at `path` (a link there is removed itself, never what it points to).
 pub fn remove(path: &Path) -> io::Result<()> {
     let (dir, name) = parent(path)?;
-    rustix::fs::unlinkat(&dir.0, name, AtFlags::empty()).map_err(|e| at(path, e))
+    rustix::fs::unlinkat(&dir.0, name, AtFlags::empty()).map_err(|e| at_error(path, e))
 }
 
 /// The names in the folder at `path`, each with what it is (links not followed).
@@ -255,15 +257,17 @@ pub fn list(path: &Path) -> io::Result<Vec<(std::ffi::OsString, Place)>> {
 
 /// What every name on the way to `path` leads to right now, to compare with a later look:
 /// each folder's identity (device and inode: a name swapped for a link or another folder
-/// changes it), and for the folder holding the file and the file itself also the times they
-/// last changed (a name in that folder renamed, linked or removed, even back again, moves
-/// them). The times of the folders further up are left out: they change whenever anything
-/// is made or removed in them (every temp file in `/tmp`, every dotfile in the home), and a
-/// name on the way is caught by its identity.
-pub fn trail(path: &Path) -> io::Result<Vec<Stamp>> {
+/// changes it); for the folders `watched` says a command could rename (those in the
+/// workspace) and the folder holding the file, also the times their entries last changed
+/// (a rename, link or removal in a folder moves its times, even when the old name is put
+/// back); and the file's identity and times. Folders further up are compared by identity
+/// only: their times change whenever anything is made in them (every temp file in `/tmp`,
+/// every dotfile in the home), and no command may rename anything there.
+pub fn trail(path: &Path, watched: &dyn Fn(&Path) -> bool) -> io::Result<Vec<Stamp>> {
     let parts = names(path).ok_or_else(|| not_exact(path))?;
     let mut dir = root()?;
-    let mut out = vec![identity(&rustix::fs::fstat(&dir)?)];
+    let mut at = std::path::PathBuf::from("/");
+    let mut out = vec![folder_stamp(&rustix::fs::fstat(&dir)?, watched(&at))];
     let last = parts.len();
     for (i, name) in parts.into_iter().enumerate() {
         if i + 1 == last {
@@ -275,7 +279,7 @@ pub fn trail(path: &Path) -> io::Result<Vec<Stamp>> {
                 Ok(st) if is_link(st.st_mode) => return Err(moved(path)),
                 Ok(st) => out.push(stamp(&st)),
                 Err(Errno::NOENT) => out.push(Stamp::default()),
-                Err(e) => return Err(at(path, e)),
+                Err(e) => return Err(at_error(path, e)),
             }
             break;
         }
@@ -286,11 +290,17 @@ pub fn trail(path: &Path) -> io::Result<Vec<Stamp>> {
                 return Ok(out);
             }
             Err(Errno::NOTDIR) => return Err(not_a_folder(&dir, name, path)),
-            Err(e) => return Err(at(path, e)),
+            Err(e) => return Err(at_error(path, e)),
         };
-        out.push(identity(&rustix::fs::fstat(&dir)?));
+        at.push(name);
+        out.push(folder_stamp(&rustix::fs::fstat(&dir)?, watched(&at)));
     }
     Ok(out)
+}
+
+/// A folder on the way: with its times when it is `watched`, else its identity only.
+fn folder_stamp(st: &rustix::fs::Stat, watched: bool) -> Stamp {
+    if watched { stamp(st) } else { identity(st) }
 }
 
 /// A folder further up: its identity only.

@@ -153,15 +153,15 @@ pub fn list(path: &Path) -> io::Result<Vec<(std::ffi::OsString, Place)>> {
     Ok(out)
 }
 
-/// What every folder on the way to `path` and `path` itself are right now (see the Unix
-/// version): a link anywhere on the way is [`moved`].
-pub fn trail(path: &Path) -> io::Result<Vec<Stamp>> {
+/// What every name on the way to `path` leads to right now (see the Unix version): each
+/// folder by when it was made, and the folders `watched` says a command could rename, the
+/// folder holding the file and the file also by when their contents last changed; a link
+/// anywhere on the way is [`moved`].
+pub fn trail(path: &Path, watched: &dyn Fn(&Path) -> bool) -> io::Result<Vec<Stamp>> {
     let mut out = Vec::new();
     let holder = path.parent();
     for at in path.ancestors().collect::<Vec<_>>().into_iter().rev() {
-        // Times only for the file and the folder holding it, as on Unix; a folder further
-        // up is compared by when it was made (a swapped folder was made at another time).
-        let near = at == path || Some(at) == holder;
+        let near = at == path || Some(at) == holder || watched(at);
         match std::fs::symlink_metadata(at) {
             Ok(meta) if meta.file_type().is_symlink() => return Err(moved(path)),
             Ok(meta) => out.push(Stamp {
