@@ -57,14 +57,22 @@ pub(super) async fn finish(mut lines: Vec<Line>, transcript: &Transcript, cwd: &
                 before,
                 after,
             } => {
-                let outcome = found(before, after, &look(path).await);
+                let now = look(path).await;
+                let outcome = found(before, after, &now);
                 let said = file_told(&shown(path, cwd), &outcome);
+                // A change made counts like any other: its text after is kept whole (the
+                // intent kept only its hash).
+                let after = match (&outcome, &now) {
+                    (Outcome::Done, Ok(now)) => Some(Snapshot::of(now.as_deref())),
+                    _ => None,
+                };
                 tracing::warn!(path = %path.display(), "a change tandem was stopped in the middle of: {said}");
                 model.push(said.clone());
                 told.push(said);
                 records.push(Record::FileOutcome {
                     id: id.to_string(),
                     outcome,
+                    after,
                     found: true,
                 });
             }
@@ -185,9 +193,17 @@ fn holds(snapshot: &Snapshot, now: Option<&str>, strict: bool) -> bool {
     if snapshot.matches(now) {
         return true;
     }
-    !strict
-        && matches!((snapshot, now), (Snapshot::Text(kept), Some(now))
-            if kept.replace("\r\n", "\n") == now.replace("\r\n", "\n"))
+    match (snapshot, now) {
+        (_, _) if strict => false,
+        (Snapshot::Text(kept), Some(now)) => {
+            kept.replace("\r\n", "\n") == now.replace("\r\n", "\n")
+        }
+        // Only the hash was kept: the text tandem wrote with `\r\n` where an editor saved `\n`.
+        (Snapshot::Withheld { .. }, Some(now)) if !now.contains('\r') => {
+            snapshot.matches(Some(&now.replace('\n', "\r\n")))
+        }
+        _ => false,
+    }
 }
 
 /// How a change from `before` to `after` ended, judged by what the file holds `now`.
@@ -358,6 +374,12 @@ mod tests {
         assert!(matches!(judged(None), Outcome::Unknown { .. }));
         let created = found(&Snapshot::Missing, &text("n"), &Ok(None));
         assert!(matches!(created, Outcome::NotMade { .. }));
+        // The intent keeps the text after as its hash.
+        let hashed = Snapshot::digest(Some("a\r\nc\r\n"));
+        let judged = |now: &str| found(&before, &hashed, &Ok(Some(now.to_string())));
+        assert_eq!(judged("a\r\nc\r\n"), Outcome::Done);
+        assert_eq!(judged("a\nc\n"), Outcome::Done, "an editor's line ends");
+        assert!(matches!(judged("mine\n"), Outcome::Unknown { .. }));
         let unreadable = found(&before, &after, &Err("a FIFO".into()));
         assert!(matches!(unreadable, Outcome::Unknown { .. }));
     }

@@ -176,8 +176,9 @@ impl History {
         self.conversation.user(parts);
     }
 
-    /// Records what a tool call did (the files it changed, the commands it started), before
-    /// its result.
+    /// Records what a tool call did (the commands it started, and the files it changed
+    /// without a ledger: those of a journal with one are recorded already), before its
+    /// result.
     pub fn effects(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             self.transcript.append(match effect {
@@ -339,7 +340,9 @@ impl Drop for Flight {
 
 /// The ledger of a call's file changes: each is recorded in `transcript` as a
 /// [`Record::FileIntent`], and written, before the file is touched, and its
-/// [`Record::FileOutcome`] after. The disk taking the intent is what the change waits for:
+/// [`Record::FileOutcome`] after. The intent holds the text before (what a rewind puts
+/// back) and only the hash of the text after, which the outcome holds whole: the record a
+/// change waits for is half the size, and a 3 MB write is not slowed by writing 6. The disk taking the intent is what the change waits for:
 /// [`Transcript::flush`] returns once the writer has handed it to the kernel, which a kill
 /// cannot undo (no fsync: a power cut is not what this guards against).
 pub struct WriteAhead {
@@ -374,13 +377,13 @@ impl Ledger for WriteAhead {
                 id: id.clone(),
                 path: path.clone(),
                 before: Snapshot::of(before.as_deref()),
-                after: Snapshot::of(after.as_deref()),
+                after: Snapshot::digest(after.as_deref()),
             });
             self.transcript.flush().await;
             if let Some(unsaved) = self.transcript.unsaved() {
                 // The intent waits in memory with the rest; its outcome follows it there, so
                 // a transcript the disk takes later says the change was not made.
-                self.settle(&id, Err("its record could not be written first"));
+                self.settle(&id, change, Err("its record could not be written first"));
                 return Err(format!(
                     "this session's transcript cannot be written ({})",
                     unsaved.error
@@ -390,16 +393,23 @@ impl Ledger for WriteAhead {
         })
     }
 
-    fn settle(&self, id: &str, made: Result<(), &str>) {
-        let outcome = match made {
-            Ok(()) => Outcome::Done,
-            Err(why) => Outcome::NotMade {
-                why: why.to_string(),
-            },
+    fn settle(&self, id: &str, change: &Effect, made: Result<(), &str>) {
+        let (outcome, after) = match (made, change) {
+            (Ok(()), Effect::File { after, .. }) => {
+                (Outcome::Done, Some(Snapshot::of(after.as_deref())))
+            }
+            (Ok(()), Effect::Command { .. }) => (Outcome::Done, None),
+            (Err(why), _) => (
+                Outcome::NotMade {
+                    why: why.to_string(),
+                },
+                None,
+            ),
         };
         self.transcript.append(Record::FileOutcome {
             id: id.to_string(),
             outcome,
+            after,
             found: false,
         });
         self.flights.lock().remove(id);

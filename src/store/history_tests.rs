@@ -218,7 +218,7 @@ async fn a_change_is_on_disk_as_intended_before_it_is_made_and_its_outcome_follo
             after: Snapshot::Missing,
         }
     ));
-    ahead.settle(&id, Err("refused"));
+    ahead.settle(&id, &change, Err("refused"));
     assert!(!Flight::is_on(&id));
     t.flush().await;
     let last = transcript::read(&path).unwrap().pop().unwrap().record;
@@ -226,7 +226,7 @@ async fn a_change_is_on_disk_as_intended_before_it_is_made_and_its_outcome_follo
         last,
         Record::Subagent { record, .. } if matches!(
             &*record,
-            Record::FileOutcome { outcome: Outcome::NotMade { why }, found: false, .. } if why == "refused"
+            Record::FileOutcome { outcome: Outcome::NotMade { why }, after: None, found: false, .. } if why == "refused"
         )
     ));
 }

@@ -227,7 +227,8 @@ pub enum Record {
         path: PathBuf,
         /// What it holds before: what a rewind puts back.
         before: Snapshot,
-        /// What it will hold (`Missing`: tandem removes it).
+        /// What it will hold (`Missing`: tandem removes it), by its hash: the record the
+        /// change waits for carries one text, and the outcome the other.
         after: Snapshot,
     },
     /// How the change a [`Record::FileIntent`] announced ended.
@@ -236,6 +237,10 @@ pub enum Record {
         id: String,
         /// What happened.
         outcome: Outcome,
+        /// For a change made, what the file holds now, whole where it can be kept (see
+        /// [`Snapshot::of`]); absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<Snapshot>,
         /// Found by looking at the file when the session was opened again: tandem had
         /// stopped between the intent and its outcome.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -30,6 +30,19 @@ impl Snapshot {
         Snapshot::Text(text.to_string())
     }
 
+    /// Only the hash of `text` (`None`: no file): what a change's intent keeps of the text it
+    /// will write, so the record that must reach the disk before the file is touched carries
+    /// one text, not two (the outcome keeps it whole).
+    pub fn digest(text: Option<&str>) -> Snapshot {
+        match text {
+            None => Snapshot::Missing,
+            Some(text) => Snapshot::Withheld {
+                sha256: sha256(text),
+                why: "the intent keeps only its hash; the outcome keeps it whole".to_string(),
+            },
+        }
+    }
+
     /// Whether `text` (`None`: no file) is what this snapshot was taken of.
     pub fn matches(&self, text: Option<&str>) -> bool {
         match (self, text) {

@@ -24,9 +24,9 @@ pub struct Timeline<'a> {
     kept: Vec<bool>,
     /// The line each turn the conversation holds starts at, in order.
     starts: Vec<usize>,
-    /// How each file change recorded ahead ended, by its intent's id (the first outcome
-    /// recorded).
-    outcomes: HashMap<&'a str, &'a Outcome>,
+    /// How each file change recorded ahead ended, with what the file held after one that
+    /// was made, by its intent's id (the first outcome recorded).
+    outcomes: HashMap<&'a str, (&'a Outcome, Option<&'a Snapshot>)>,
 }
 
 /// How a turn left a file.
@@ -85,8 +85,13 @@ impl<'a> Timeline<'a> {
         let mut starts: Vec<usize> = Vec::new();
         let mut outcomes = HashMap::new();
         for (i, line) in lines.iter().enumerate() {
-            if let Record::FileOutcome { id, outcome, .. } = own(&line.record) {
-                outcomes.entry(id.as_str()).or_insert(outcome);
+            if let Record::FileOutcome {
+                id, outcome, after, ..
+            } = own(&line.record)
+            {
+                outcomes
+                    .entry(id.as_str())
+                    .or_insert((outcome, after.as_ref()));
             }
             match &line.record {
                 record if starts_turn(record) => starts.push(i),
@@ -125,10 +130,13 @@ impl<'a> Timeline<'a> {
                 path,
                 before,
                 after,
-            } => match self.outcomes.get(id.as_str()) {
-                Some(Outcome::Done) => Some((path, before, after, None)),
-                Some(Outcome::NotMade { .. }) => None,
-                Some(Outcome::Unknown { why }) => Some((path, before, after, Some(why.clone()))),
+            } => match self.outcomes.get(id.as_str()).copied() {
+                // The outcome holds the text after whole; the intent only its hash.
+                Some((Outcome::Done, kept)) => Some((path, before, kept.unwrap_or(after), None)),
+                Some((Outcome::NotMade { .. }, _)) => None,
+                Some((Outcome::Unknown { why }, _)) => {
+                    Some((path, before, after, Some(why.clone())))
+                }
                 None => Some((path, before, after, Some(UNSETTLED.to_string()))),
             },
             _ => None,

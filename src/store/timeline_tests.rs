@@ -183,6 +183,7 @@ fn outcome(id: &str, outcome: Outcome) -> Line {
     line(Record::FileOutcome {
         id: id.into(),
         outcome,
+        after: None,
         found: false,
     })
 }
@@ -211,7 +212,16 @@ fn a_change_recorded_ahead_counts_by_its_outcome_wherever_that_was_recorded() {
         line(Record::FileOutcome {
             id: "i3".into(),
             outcome: Outcome::Done,
+            after: None,
             found: true,
+        }),
+        // The intent keeps the text after as its hash, the outcome whole.
+        intent("i4", "/p/d", text("d0"), Snapshot::digest(Some("d1"))),
+        line(Record::FileOutcome {
+            id: "i4".into(),
+            outcome: Outcome::Done,
+            after: Some(text("d1")),
+            found: false,
         }),
     ];
     let timeline = Timeline::new(&lines);
@@ -233,7 +243,8 @@ fn a_change_recorded_ahead_counts_by_its_outcome_wherever_that_was_recorded() {
         files,
         [
             ("/p/a", &text("a0"), &text("a2")),
-            ("/p/c", &Snapshot::Missing, &text("c1"))
+            ("/p/c", &Snapshot::Missing, &text("c1")),
+            ("/p/d", &text("d0"), &text("d1"))
         ]
     );
     assert!(back.files.iter().all(|f| f.unknown.is_none()));

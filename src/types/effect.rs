@@ -45,8 +45,9 @@ pub trait Ledger: Send + Sync {
     /// must not be made).
     fn intend<'a>(&'a self, change: &'a Effect) -> Intending<'a>;
 
-    /// Records how the change `id` ended: made, or not (why, in words).
-    fn settle(&self, id: &str, made: Result<(), &str>);
+    /// Records how the [`Effect::File`] `change` intended as `id` ended: made, or not (why,
+    /// in words).
+    fn settle(&self, id: &str, change: &Effect, made: Result<(), &str>);
 }
 
 /// A file change recorded as intended and not settled yet (see [`Journal::intend`]).
@@ -117,7 +118,8 @@ impl Journal {
     pub fn settle(&self, intended: Intended, made: &Result<(), String>) {
         match (&self.ledger, intended.id) {
             (Some(ledger), Some(id)) => {
-                ledger.settle(&id, made.as_ref().map(|_| ()).map_err(String::as_str))
+                let made = made.as_ref().map(|_| ()).map_err(String::as_str);
+                ledger.settle(&id, &intended.change, made);
             }
             _ if made.is_ok() => self.note(intended.change),
             _ => {}
