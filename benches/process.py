@@ -11,6 +11,7 @@ Measures (medians; min and max in brackets):
   stream     100,000 chunks from a loopback SSE model server sent as fast as it can:
              chunks/s reaching the client and the latency each chunk adds
   tool       read_file round trips through fs/read_text_file answered at once by the client
+  write      write_file of 1 KB and of 3 MB on disk (no editor fs): call-to-call time
   size       the release binary's size
 Prints a table and, with --json FILE, writes the figures as JSON.
 """
@@ -335,11 +336,55 @@ def bench_tool(binary, scratch):
     }
 
 
+def bench_write(binary, scratch, size, calls, runs):
+    """`write_file` of `size` bytes through tandem's own file layer (an editor without `fs`,
+    so tandem writes on disk, records the change and answers): the median time from one
+    call's completion to the next's, over `runs` sessions of `calls` writes each."""
+    project = os.path.join(scratch, f"write-project-{size}")
+    os.makedirs(project, exist_ok=True)
+    line = "x" * 63 + "\n"
+    content = line * max(1, size // len(line))
+    turns = [{"events": [{"tool_call": {"id": f"w{i}", "name": "write_file",
+                                        "arguments": {"path": f"out{i}.txt", "content": content}}}]}
+             for i in range(calls)]
+    turns.append({"events": [{"text": "done"}], "finish_reason": "stop"})
+    fixture = os.path.join(scratch, f"write-replay-{size}.json")
+    with open(fixture, "w") as f:
+        json.dump({"turns": turns}, f)
+    config = os.path.join(scratch, "write-config.toml")
+    with open(config, "w") as f:
+        f.write(f"max_turn_requests = {calls + 10}\n")
+    gaps = []
+    for _ in range(runs):
+        for name in os.listdir(project):
+            os.remove(os.path.join(project, name))
+        env = {**scratch_env(scratch), "TANDEM_MODE": "accept-edits"}
+        agent = Agent(binary, ["--replay", fixture, "--config", config], env)
+        agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        session = agent.request("session/new", {"cwd": project, "mcpServers": []})["result"]["sessionId"]
+        done = []
+
+        def on_message(raw):
+            if isinstance(raw, dict):
+                return
+            if b'"tool_call_update"' in raw and b'"completed"' in raw:
+                done.append(time.perf_counter())
+
+        answer = agent.request("session/prompt", {"sessionId": session,
+                                                  "prompt": [{"type": "text", "text": "write"}]},
+                               on_message=on_message)
+        agent.close()
+        assert answer["result"]["stopReason"] == "end_turn", answer
+        assert len(done) == calls, (len(done), calls)
+        gaps += [(b - a) * 1000 for a, b in zip(done, done[1:])]
+    return {"calls": calls * runs, "write_call_ms": summary(gaps, "ms", 3)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default=os.path.join(ROOT, "target/release/tandem"))
     parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--only", nargs="*", default=["startup", "keys", "load", "stream", "tool", "size"])
+    parser.add_argument("--only", nargs="*", default=["startup", "keys", "load", "stream", "tool", "write", "size"])
     parser.add_argument("--json")
     args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="tandem-bench-")
@@ -357,6 +402,9 @@ def main():
             results.update(stream_paced_20k=bench_stream(args.binary, scratch, rate=20_000))
         if "tool" in args.only:
             results.update(tool=bench_tool(args.binary, scratch))
+        if "write" in args.only:
+            results.update(write_1kb=bench_write(args.binary, scratch, 1024, 100, 5))
+            results.update(write_3mb=bench_write(args.binary, scratch, 3 * 1024 * 1024, 12, 3))
         if "size" in args.only:
             results["binary_mb"] = round(os.path.getsize(args.binary) / 1e6, 1)
     finally:
