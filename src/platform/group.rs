@@ -1,5 +1,6 @@
-//! A child process together with everything it starts: on Unix it leads a process group of
-//! its own, on Windows it runs in a Job Object (both through `process-wrap`). Killing the
+//! A child process together with everything it starts: on Unix it leads a session (and so
+//! a process group) of its own, without tandem's controlling terminal; on Windows it runs in
+//! a Job Object (both through `process-wrap`). Killing the
 //! group ends grandchildren too (a shell's pipeline, `npx`'s node), and a group dropped
 //! while still running is killed, so nothing tandem starts outlives a timeout, a cancel or
 //! the end of the connection.

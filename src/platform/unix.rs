@@ -1,12 +1,12 @@
-//! The Unix side of [`crate::platform`]: `sh -c`, process groups, signals in exit statuses,
-//! FIFOs and devices, case-sensitive paths, the signals that ask tandem to stop, and (on
-//! Linux) a process other processes of the user cannot look into.
+//! The Unix side of [`crate::platform`]: `sh -c`, sessions and process groups, signals in
+//! exit statuses, FIFOs and devices, case-sensitive paths, the signals that ask tandem to
+//! stop, and (on Linux) a process other processes of the user cannot look into.
 
 use std::fs::FileType;
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::ExitStatusExt;
 
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use process_wrap::tokio::{CommandWrap, ProcessSession};
 
 use super::Dialect;
 
@@ -20,10 +20,12 @@ pub fn add_line(command: &mut tokio::process::Command, _dialect: Dialect, line: 
     command.arg(line);
 }
 
-/// Makes the child lead a new process group, so that killing it reaches everything it
-/// starts (grandchildren included).
+/// Makes the child lead a new session, and so a new process group: killing the group
+/// reaches everything it starts (grandchildren included), and the child has no controlling
+/// terminal. Sharing tandem's would let a command open `/dev/tty` and push keystrokes into
+/// the user's shell with `TIOCSTI`, to run there, unconfined, after tandem exits.
 pub fn isolate(command: &mut CommandWrap) {
-    command.wrap(ProcessGroup::leader());
+    command.wrap(ProcessSession);
 }
 
 /// The signal that ended a child, if one did.

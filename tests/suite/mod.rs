@@ -85,6 +85,8 @@ mod streamed_calls;
 mod streaming;
 mod subagent_sessions;
 mod subagents;
+#[cfg(target_os = "linux")]
+mod terminal_input;
 mod tool_images;
 mod tool_loop;
 mod tools;
