@@ -22,6 +22,7 @@ pub mod schema;
 pub mod stubs;
 #[cfg(unix)]
 pub mod terminal;
+pub mod tmpfs;
 pub mod wine;
 pub mod wire;
 pub mod wire_client;

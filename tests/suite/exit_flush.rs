@@ -8,57 +8,13 @@
 //! Mounting needs root: CI runs as root and sets `TANDEM_TMPFS_REQUIRED=1`; elsewhere the
 //! tests say why they did not run.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::tmpfs::Tiny;
 use crate::common::{Agent, MockModel, Reply, Workspace, joined, path_str};
-
-/// A tmpfs of `size` mounted at a directory, unmounted on drop.
-struct Tiny(PathBuf);
-
-impl Tiny {
-    fn mount(at: &Path, size: &str) -> Option<Tiny> {
-        std::fs::create_dir_all(at).unwrap();
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        if mounted {
-            return Some(Tiny(at.to_path_buf()));
-        }
-        assert!(
-            std::env::var("TANDEM_TMPFS_REQUIRED").as_deref() != Ok("1"),
-            "cannot mount a tmpfs (this test needs root)"
-        );
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("skipped: cannot mount a tmpfs here (needs root; CI runs it)");
-        }
-        None
-    }
-}
-
-impl Drop for Tiny {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
-/// Fills the file system holding `dir` with `dir/filler` until it refuses another byte.
-fn fill(dir: &Path) -> PathBuf {
-    let path = dir.join("filler");
-    let mut file = std::fs::File::create(&path).unwrap();
-    let chunk = vec![b'x'; 4096];
-    while file.write_all(&chunk).is_ok() {}
-    while file.write_all(b"x").is_ok() {}
-    let _ = file.sync_all();
-    path
-}
 
 /// A prompt of more than a page.
 fn long(n: &str) -> String {
@@ -79,7 +35,7 @@ async fn turn_on_a_full_disk(
     let session = agent.open_session(&ws.project()).await;
     let (response, _) = agent.prompt(&session, "prompt one").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
-    let filler = fill(&tiny.0);
+    let filler = tiny.fill();
     let (response, updates) = agent.prompt(&session, &long("two")).await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     assert!(joined(&updates, "agent_message_chunk").contains("cannot write this session"));
@@ -204,7 +160,7 @@ async fn an_exec_run_on_a_full_disk_says_what_it_could_not_write() {
     let mut env = ws.env(&mock);
     env.push(("TANDEM_HOME".into(), path_str(&tiny.0.join("data"))));
     std::fs::create_dir_all(tiny.0.join("data/sessions")).unwrap();
-    let _filler = fill(&tiny.0);
+    let _filler = tiny.fill();
     let project = ws.project();
     let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
         crate::common::run_tandem(&["exec", "hello"], &env, None, Some(&project))

@@ -7,57 +7,12 @@
 //! Mounting needs root: CI runs as root and sets `TANDEM_TMPFS_REQUIRED=1`; elsewhere the
 //! test says why it did not run.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::common::tmpfs::Tiny;
 use crate::common::{Agent, MockModel, Reply, Workspace, joined, path_str};
-
-/// A tmpfs of `size` mounted at a directory, unmounted on drop.
-struct Tiny(PathBuf);
-
-impl Tiny {
-    fn mount(at: &Path, size: &str) -> Option<Tiny> {
-        std::fs::create_dir_all(at).unwrap();
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        if mounted {
-            return Some(Tiny(at.to_path_buf()));
-        }
-        assert!(
-            std::env::var("TANDEM_TMPFS_REQUIRED").as_deref() != Ok("1"),
-            "cannot mount a tmpfs (this test needs root)"
-        );
-        // The test harness shows a test's stderr; a skipped check must say so.
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("skipped: cannot mount a tmpfs here (needs root; CI runs it)");
-        }
-        None
-    }
-}
-
-impl Drop for Tiny {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
-/// Fills the file system holding `dir` with `dir/filler` until it refuses another byte.
-fn fill(dir: &Path) -> PathBuf {
-    let path = dir.join("filler");
-    let mut file = std::fs::File::create(&path).unwrap();
-    let chunk = vec![b'x'; 4096];
-    while file.write_all(&chunk).is_ok() {}
-    while file.write_all(b"x").is_ok() {}
-    let _ = file.sync_all();
-    path
-}
 
 /// A prompt of more than a page.
 fn long(n: &str) -> String {
@@ -101,7 +56,7 @@ async fn a_full_disk_keeps_every_acknowledged_turn_and_writes_it_when_space_retu
     let replies = answers.iter().map(|a| Reply::text(&[a])).collect();
     let (_mock, env, mut agent, session) = first_turn(&ws, &tiny, replies).await;
 
-    let filler = fill(&tiny.0);
+    let filler = tiny.fill();
     for n in ["two", "three", "four"] {
         // Longer than a page: the file's last page has no room for it.
         let (response, updates) = agent.prompt(&session, &long(n)).await;

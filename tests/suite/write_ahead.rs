@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use crate::common::acp_client::response;
 use crate::common::editor::{Answer, FakeEditor, full_caps};
+use crate::common::tmpfs::Tiny;
 use crate::common::{Agent, MockModel, Reply, Workspace};
 
 /// A window wide enough that a 3 MB write is neither refused nor compacted.
@@ -527,51 +528,6 @@ async fn a_file_changed_by_someone_else_meanwhile_is_reported_not_overwritten() 
     assert!(again.contains("nothing to rewind"), "{again}");
     assert_eq!(read(&ws.project().join("b.txt")).as_deref(), Some("mine\n"));
     agent.shutdown().await;
-}
-
-/// A tmpfs of `size` mounted at a directory, unmounted on drop (as in full_disk.rs).
-struct Tiny(PathBuf);
-
-impl Tiny {
-    fn mount(at: &Path, size: &str) -> Option<Tiny> {
-        std::fs::create_dir_all(at).unwrap();
-        let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        if mounted {
-            return Some(Tiny(at.to_path_buf()));
-        }
-        assert!(
-            std::env::var("TANDEM_TMPFS_REQUIRED").as_deref() != Ok("1"),
-            "cannot mount a tmpfs (this test needs root)"
-        );
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("skipped: cannot mount a tmpfs here (needs root; CI runs it)");
-        }
-        None
-    }
-
-    /// Fills it until it refuses another byte; the filler file.
-    fn fill(&self) -> PathBuf {
-        use std::io::Write;
-        let path = self.0.join("filler");
-        let mut file = std::fs::File::create(&path).unwrap();
-        while file.write_all(&[b'x'; 4096]).is_ok() {}
-        while file.write_all(b"x").is_ok() {}
-        path
-    }
-}
-
-impl Drop for Tiny {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(&self.0)
-            .status();
-    }
 }
 
 /// With the session's transcript on a full disk, tandem makes no change it could not
