@@ -53,6 +53,9 @@ pub struct SandboxSettings {
     pub writable: Vec<PathBuf>,
     /// More paths commands may not read at all (`deny_read = [...]`).
     pub deny_read: Vec<PathBuf>,
+    /// Unix sockets outside the workspace commands may connect to (`unix_sockets = [...]`,
+    /// files or folders), e.g. `~/.docker/run/docker.sock`; none by default.
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 /// The `[sandbox]` table as written.
@@ -65,6 +68,8 @@ pub(super) struct FileSandbox {
     writable: Vec<PathBuf>,
     #[serde(default)]
     deny_read: Vec<PathBuf>,
+    #[serde(default)]
+    unix_sockets: Vec<PathBuf>,
 }
 
 impl FileSandbox {
@@ -86,6 +91,7 @@ impl FileSandbox {
             network: self.network.unwrap_or(false),
             writable: absolute(&self.writable),
             deny_read: absolute(&self.deny_read),
+            unix_sockets: absolute(&self.unix_sockets),
         })
     }
 }
@@ -115,7 +121,7 @@ mod tests {
     #[test]
     fn the_table_and_the_environment() {
         let s = resolve(
-            "mode = \"read-only\"\nnetwork = true\nwritable = [\"~/.cargo/registry\"]\ndeny_read = [\"/srv/keys\"]",
+            "mode = \"read-only\"\nnetwork = true\nwritable = [\"~/.cargo/registry\"]\ndeny_read = [\"/srv/keys\"]\nunix_sockets = [\"~/.docker/run/docker.sock\"]",
             None,
         )
         .unwrap();
@@ -123,6 +129,10 @@ mod tests {
         assert!(s.network);
         assert_eq!(s.writable, [PathBuf::from("/home/u/.cargo/registry")]);
         assert_eq!(s.deny_read, [PathBuf::from("/srv/keys")]);
+        assert_eq!(
+            s.unix_sockets,
+            [PathBuf::from("/home/u/.docker/run/docker.sock")]
+        );
         let off = resolve("mode = \"read-only\"", Some("off")).unwrap();
         assert_eq!(off.mode, SandboxMode::Off);
         assert!(resolve("mode = \"loose\"", None).is_err());

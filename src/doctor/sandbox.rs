@@ -25,9 +25,9 @@ pub(super) async fn check(config: &Config) -> Check {
         Err(why) if crate::platform::sandbox::backend().is_none() => ok(format!(
             "commands are not sandboxed on this system ({why}); each command is judged and asked about"
         )),
-        Err(why) => bad(
-            format!("commands cannot be sandboxed here: {why}"),
-            "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0) and boot with Landlock enabled (lsm=…,landlock); or set [sandbox] mode = \"off\" to run commands unconfined, asked about as before",
-        ),
+        Err(why) => {
+            let fix = crate::platform::sandbox::remedy(&why);
+            bad(format!("commands cannot be sandboxed here: {why}"), fix)
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::config::sandbox::SandboxMode;
 use crate::platform::sandbox::{Inputs, SessionSandbox, Writes, key_sockets};
+use crate::types::{EventSink, Severity, TurnEvent};
 
 /// The sandbox for a session in `roots` (its folder first, then its other folders, all
 /// canonical); `None` when the user turned it off.
@@ -54,6 +55,7 @@ pub(super) fn for_session(config: &Config, roots: Vec<PathBuf>) -> Option<Arc<Se
         network: config.sandbox.network,
         extra_writable: all_real(&config.sandbox.writable),
         extra_hidden: hidden,
+        unix_sockets: all_real(&config.sandbox.unix_sockets),
     };
     Some(Arc::new(SessionSandbox::new(inputs, program)))
 }
@@ -69,6 +71,34 @@ pub(super) fn check_soon(config: &Config) {
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(crate::platform::sandbox::availability());
     }
+}
+
+/// Tells the session, as soon as the system's check is done (it starts once a session's
+/// answer has gone out, [`check_soon`]), when its commands will run unconfined, with why and
+/// the fix: the editor shows it live, before any command runs, not only in the first
+/// command's result.
+pub(super) fn tell_when_unconfined(
+    sandbox: Arc<SessionSandbox>,
+    sink: Arc<dyn EventSink>,
+    session: String,
+) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    runtime.spawn(async move {
+        if crate::platform::sandbox::checked().await.is_ok() {
+            return;
+        }
+        if let Some(text) = sandbox.unconfined_note() {
+            sink.emit(
+                &session,
+                TurnEvent::Notice {
+                    severity: Severity::Warning,
+                    text,
+                },
+            );
+        }
+    });
 }
 
 /// `path` with its links resolved, as the kernel compares paths; as given when it does not

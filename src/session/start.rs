@@ -64,6 +64,7 @@ impl SessionManager {
             s.source,
         ));
         let policy = self.policy(&s, &root, &folders, &extras);
+        let sandbox = policy.sandbox.clone();
         let (settings, settings_rx) = watch::channel(s.settings.clone());
         let usage = Arc::new(watch::channel(None).0);
         let background = Arc::new(crate::tools::background::Background::new(
@@ -103,6 +104,9 @@ impl SessionManager {
             session_id: s.id.clone(),
             transcript,
         });
+        if let Some(sandbox) = sandbox {
+            super::sandbox::tell_when_unconfined(sandbox, sink.clone(), s.id.clone());
+        }
         let actor = Actor::new(
             TurnContext::new(facts, services, meters, sink, usage),
             settings,

@@ -207,12 +207,7 @@ impl CommandCall {
         };
         match sandbox.enter().await {
             Confined::In(sandbox) => (Some(sandbox), None),
-            Confined::Not { why, first } => (
-                None,
-                first.then(|| {
-                    format!("Commands are not sandboxed here: {why}. Each command is judged and asked about as without a sandbox.")
-                }),
-            ),
+            Confined::Not { why, first } => (None, first.then(|| sandbox::unconfined(&why))),
         }
     }
 

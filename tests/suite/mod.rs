@@ -76,6 +76,10 @@ mod rewind;
 mod runaway;
 #[cfg(target_os = "linux")]
 mod sandbox;
+#[cfg(target_os = "linux")]
+mod sandbox_reach;
+#[cfg(target_os = "linux")]
+mod sandbox_ties;
 mod secrets;
 mod session_models;
 mod sessions;

@@ -94,8 +94,12 @@ async fn a_sandboxed_command_touches_only_the_workspace() {
             command("config", "echo '[core] hooksPath=/tmp' >> .git/config"),
             command("moved", "mv .git .git-old && mkdir -p .git/hooks"),
             command("key", "cat \"$HOME/.ssh/id_test\""),
-            // A local command's shell is tandem's child: its parent is tandem.
-            command("proc", "echo ppid=$PPID; cat /proc/$PPID/environ"),
+            // A command's parent is the first process of its PID namespace, which tandem's
+            // is not in; and that one is closed to inspection.
+            command(
+                "proc",
+                "echo ppid=$PPID; cat /proc/$PPID/environ; ls /proc | grep -c '^[0-9]'",
+            ),
             command("in", "echo inside > inside.txt && cat inside.txt"),
             command("tmp", "echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\""),
         ]),
@@ -132,7 +136,10 @@ async fn a_sandboxed_command_touches_only_the_workspace() {
         result("key")
     );
     let proc = result("proc");
-    assert!(proc.contains(&format!("ppid={}", agent.pid())), "{proc}");
+    assert!(proc.contains("ppid=1\n"), "{proc}");
+    // Only the namespace's own processes are listed: pid 1, the shell, ls and grep.
+    let listed: Option<usize> = proc.lines().find_map(|l| l.trim().parse().ok());
+    assert!(listed.is_some_and(|n| n <= 4), "{proc}");
     assert!(
         proc.contains("Permission denied") && !proc.contains("OPENAI"),
         "{proc}"

@@ -166,6 +166,7 @@ mod tests {
             read_only: vec![PathBuf::from("/ws/.git")],
             hidden: vec![PathBuf::from("/home/u/.ssh")],
             network: false,
+            unix_sockets: Vec::new(),
             temp: PathBuf::from("/tmp/t"),
         }
     }

@@ -1,16 +1,19 @@
-//! Linux: the sandbox is entered by the `tandem sandbox` process itself, single-threaded,
-//! just before it becomes the command (`exec`). Three layers, each doing what it does best:
+//! Linux: the sandbox is entered in two steps by the sandbox's own processes (processes.rs),
+//! single-threaded, before the command's program starts (`exec`). Four layers, each doing
+//! what it does best:
 //!
-//! 1. A new user and mount namespace (`unshare(2)`, unprivileged). The folders between a
-//!    writable root and each protected or hidden path in it become mount points, which cannot
-//!    be renamed or removed (so `.git` cannot be moved aside and rebuilt, nor a secret's
-//!    folder moved out from under its cover); credentials are covered by an empty read-only
-//!    tmpfs (folders) or `/dev/null` (files and sockets); `.git`, `.tandem` and the like are
-//!    bound read-only onto themselves; `/dev/pts` becomes a new instance (no other terminal
-//!    can be read or typed into) and `/dev/shm` a private tmpfs; the private temp folder is
-//!    bound over `/tmp`, with the workspaces that live under `/tmp` bound back into it, so
+//! 1. A new user, mount and PID namespace (`unshare(2)`, unprivileged; [`outer`]). The
+//!    folders between a writable root and each protected or hidden path in it become mount
+//!    points, which cannot be renamed or removed (so `.git` cannot be moved aside and
+//!    rebuilt, nor a secret's folder moved out from under its cover); credentials are covered
+//!    by an empty read-only tmpfs (folders) or `/dev/null` (files and sockets); `.git`,
+//!    `.tandem` and the like are bound read-only onto themselves; `/dev/pts` becomes a new
+//!    instance (no other terminal can be read or typed into) and `/dev/shm` a private tmpfs;
+//!    the private temp folder is bound over `/tmp`, with the workspaces that live under
+//!    `/tmp` bound back into it (and tandem's own binary, read-only, when it lives there), so
 //!    no socket another program left in `/tmp` (tmux, screen, an editor's) can be reached.
-//!    Then a second user namespace inside the first: every mount made so far becomes locked,
+//!    Then, in the first process of the new PID namespace ([`inner`]), a `/proc` of its own
+//!    and a second user namespace inside the first: every mount made so far becomes locked,
 //!    so not even a root user's command can clear a read-only flag or clone a folder
 //!    without its covers.
 //! 2. With the network off, a new network namespace: no interface but a loopback that is
@@ -19,6 +22,8 @@
 //! 3. Landlock: read and execute anywhere, write only in the writable folders, the temp
 //!    folder and terminal devices; no mounts; no ptrace, `/proc/<pid>/environ` or memory of
 //!    any process outside (tandem's, the editor's), no signals to them, no abstract sockets.
+//! 4. A seccomp filter (sockets.rs): every `connect` is decided outside the command, so only
+//!    the workspace's own Unix sockets and those the user allowed can be reached.
 //!
 //! Descriptors other than stdin, stdout and stderr are closed at `exec`. Every step fails
 //! closed: if one cannot be taken, the command does not run.
@@ -54,10 +59,22 @@ const DEVICES: [&str; 8] = [
     "/dev/random",
 ];
 
-/// Enters the sandbox `policy` describes; returns the folder the command's `TMPDIR` names.
-pub fn enter(policy: &Policy) -> Result<PathBuf, SandboxError> {
+/// What the first step of entering leaves for the second: the folder the command's
+/// `TMPDIR` names, and the user and group to map again in the namespace that locks the mounts.
+pub struct Outer {
+    /// The command's temp folder, as the command sees it.
+    pub temp: PathBuf,
+    uid: Uid,
+    gid: Gid,
+}
+
+/// The first step, taken by the `tandem sandbox` process itself: new user, mount and PID
+/// namespaces (and a network namespace when the network is off), and every mount of the
+/// command's view but `/proc`. The next process it starts is the first of the new PID
+/// namespace, and takes the second step ([`inner`]).
+pub fn outer(policy: &Policy) -> Result<Outer, SandboxError> {
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS;
+    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
     if !policy.network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -83,13 +100,39 @@ pub fn enter(policy: &Policy) -> Result<PathBuf, SandboxError> {
     }
     devices()?;
     let temp = private_tmp(policy)?;
+    Ok(Outer { temp, uid, gid })
+}
+
+/// What the second step achieved, for deciding the command's `connect` calls.
+pub struct Inner {
+    /// Whether Landlock keeps abstract sockets to the sandbox (its scopes are enforced).
+    pub scoped: bool,
+    /// Whether `/proc` is this namespace's own, so `/proc/<pid>` names the command's processes.
+    pub own_proc: bool,
+}
+
+/// The second step, taken by the first process of the new PID namespace before it starts the
+/// command: a `/proc` of this namespace (the command sees only its own processes, and
+/// `/proc/self` and `$$` agree), a user namespace inside the first that locks every mount,
+/// Landlock, descriptors closed at `exec`, a session keyring of its own.
+pub fn inner(policy: &Policy, outer: &Outer) -> Result<Inner, SandboxError> {
+    let own_proc = own_proc();
     // Mounts made in a namespace are the namespace's to change; from a namespace inside it,
     // they are locked.
-    user_namespace(CloneFlags::CLONE_NEWUSER, uid, gid)?;
-    landlock(policy, &temp)?;
+    user_namespace(CloneFlags::CLONE_NEWUSER, outer.uid, outer.gid)?;
+    let scoped = landlock(policy, &outer.temp)?;
     close_other_descriptors();
     fresh_session_keyring();
-    Ok(temp)
+    Ok(Inner { scoped, own_proc })
+}
+
+/// Mounts a `/proc` for this process's PID namespace over the one it inherited. Where the
+/// kernel refuses (a container that masks parts of `/proc`), the inherited one stays: it
+/// shows other processes' numbers, but Landlock keeps the command from inspecting or
+/// signalling any of them.
+fn own_proc() -> bool {
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>).is_ok()
 }
 
 /// Enters the namespaces `flags` name (a user namespace among them), with the user mapped to
@@ -214,10 +257,24 @@ fn bind(path: &Path, read_only: bool) -> Result<(), SandboxError> {
     if !read_only {
         return Ok(());
     }
+    let flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+    let locked = statvfs(path).map_err(failed)?.flags();
+    mount(
+        None::<&str>,
+        path,
+        None::<&str>,
+        flags | kept_flags(locked),
+        None::<&str>,
+    )
+    .map_err(failed)
+}
+
+/// The mount flags a read-only remount must keep: those the kernel locks for a user
+/// namespace, read from the mount's `statvfs` flags.
+fn kept_flags(locked: FsFlags) -> MsFlags {
     // The kernel's ST_RELATIME (linux/statfs.h); musl's headers leave it out, so nix does too.
     const ST_RELATIME: FsFlags = FsFlags::from_bits_retain(0x1000);
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
-    let locked = statvfs(path).map_err(failed)?.flags();
+    let mut flags = MsFlags::empty();
     for (fs, ms) in [
         (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
         (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
@@ -230,7 +287,7 @@ fn bind(path: &Path, read_only: bool) -> Result<(), SandboxError> {
             flags |= ms;
         }
     }
-    mount(None::<&str>, path, None::<&str>, flags, None::<&str>).map_err(failed)
+    flags
 }
 
 /// The terminals and shared memory of the command's own: a new `/dev/pts` instance (other
@@ -317,6 +374,9 @@ fn private_tmp(policy: &Policy) -> Result<PathBuf, SandboxError> {
         )
         .map_err(failed("binding back", root))?;
     }
+    if let Some(binary) = own_binary(policy) {
+        bind_back_binary(policy, &binary)?;
+    }
     mount(
         Some(policy.temp.as_path()),
         tmp,
@@ -326,6 +386,127 @@ fn private_tmp(policy: &Policy) -> Result<PathBuf, SandboxError> {
     )
     .map_err(failed("binding the temp folder over", tmp))?;
     Ok(tmp.to_path_buf())
+}
+
+/// tandem's own binary, when it lives under `/tmp` outside every writable folder (a clone
+/// built there): the private folder over `/tmp` would hide it, and a command that runs
+/// tandem (its self-check among them) would find nothing.
+fn own_binary(policy: &Policy) -> Option<PathBuf> {
+    let binary = std::fs::read_link("/proc/self/exe").ok()?;
+    let outside = !policy.writable.iter().any(|w| binary.starts_with(w));
+    (binary.starts_with("/tmp") && outside && binary.is_file()).then_some(binary)
+}
+
+/// Binds `binary` back, read-only, where it was under the private `/tmp`: a read-only clone
+/// of its mount (made read-only before it is attached anywhere), attached onto a file made
+/// here, in a folder opened without following links (what an earlier command left in the way
+/// is removed first), by that file's descriptor: no link a command plants can move it.
+fn bind_back_binary(policy: &Policy, binary: &Path) -> Result<(), SandboxError> {
+    let failed = |e: nix::Error| {
+        SandboxError::Path(
+            "binding back tandem's binary",
+            binary.to_path_buf(),
+            e.to_string(),
+        )
+    };
+    let inside = binary
+        .strip_prefix("/tmp")
+        .map_err(|_| failed(nix::Error::EINVAL))?;
+    let (Some(parent), Some(name)) = (inside.parent(), inside.file_name()) else {
+        return Err(failed(nix::Error::EINVAL));
+    };
+    let folder = folder_in(&policy.temp, parent).map_err(failed)?;
+    match unlinkat(&folder, name, UnlinkatFlags::NoRemoveDir) {
+        Ok(()) | Err(nix::Error::ENOENT) => {}
+        Err(nix::Error::EISDIR) => {
+            unlinkat(&folder, name, UnlinkatFlags::RemoveDir).map_err(failed)?
+        }
+        Err(e) => return Err(failed(e)),
+    }
+    let create = OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    drop(
+        openat(
+            &folder,
+            name,
+            create | OFlag::O_WRONLY,
+            Mode::from_bits_truncate(0o555),
+        )
+        .map_err(failed)?,
+    );
+    let place = openat(
+        &folder,
+        name,
+        OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(failed)?;
+    let clone = read_only_clone(binary).map_err(failed)?;
+    attach(&clone, &place).map_err(failed)
+}
+
+/// `open_tree(OPEN_TREE_CLONE)` of `path` with `mount_setattr(MOUNT_ATTR_RDONLY)`: a
+/// detached read-only bind mount of it.
+#[allow(unsafe_code)]
+fn read_only_clone(path: &Path) -> Result<OwnedFd, nix::Error> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    const MOUNT_ATTR_RDONLY: u64 = 1;
+    let name =
+        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| nix::Error::EINVAL)?;
+    // SAFETY: open_tree reads the NUL-terminated `name` and returns a new descriptor or -1.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            name.as_ptr(),
+            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(nix::Error::last());
+    }
+    // SAFETY: a non-negative result is a new descriptor, ours to own.
+    let tree = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+    // struct mount_attr (linux/mount.h): attr_set, attr_clr, propagation, userns_fd.
+    let attr: [u64; 4] = [MOUNT_ATTR_RDONLY, 0, 0, 0];
+    // SAFETY: mount_setattr reads `attr`, whose size is passed, and the empty path.
+    let set = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            attr.as_ptr(),
+            std::mem::size_of_val(&attr),
+        )
+    };
+    if set != 0 {
+        return Err(nix::Error::last());
+    }
+    Ok(tree)
+}
+
+/// `move_mount` of the detached mount `tree` onto what `place` names.
+#[allow(unsafe_code)]
+fn attach(tree: &OwnedFd, place: &OwnedFd) -> Result<(), nix::Error> {
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x04;
+    const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+    // SAFETY: move_mount takes two descriptors, two empty paths and flags.
+    let moved = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            place.as_raw_fd(),
+            c"".as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    };
+    if moved != 0 {
+        return Err(nix::Error::last());
+    }
+    Ok(())
 }
 
 /// The folder `inside` under `base` (the commands' temp folder), made where missing, opened
@@ -392,8 +573,9 @@ fn close_other_descriptors() {
     };
 }
 
-/// Restricts this process and what it starts with Landlock.
-fn landlock(policy: &Policy, temp: &Path) -> Result<(), SandboxError> {
+/// Restricts this process and what it starts with Landlock; whether every restriction asked
+/// for is enforced (an older kernel enforces what it knows).
+fn landlock(policy: &Policy, temp: &Path) -> Result<bool, SandboxError> {
     let failed = |e: landlock::RulesetError| SandboxError::Step("Landlock", e.to_string());
     let abi = ABI_WANTED;
     let writable = policy
@@ -421,7 +603,7 @@ fn landlock(policy: &Policy, temp: &Path) -> Result<(), SandboxError> {
             "Landlock is not enabled in this kernel".into(),
         ));
     }
-    Ok(())
+    Ok(status.ruleset == RulesetStatus::FullyEnforced)
 }
 
 #[cfg(test)]

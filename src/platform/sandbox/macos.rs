@@ -5,7 +5,8 @@
 //! in the writable folders (not their protected paths), the temp folder and the terminal
 //! devices, starting processes, signalling and inspecting only those in the same sandbox,
 //! the system services ordinary tools look users, time zones and certificates up through,
-//! and the network only when the policy allows it. The profile is built here on every system
+//! Unix sockets only in the writable folders and those the user allowed, and the network
+//! (addresses, never a socket elsewhere) only when the policy allows it. The profile is built here on every system
 //! so its tests run everywhere; only macOS runs it.
 
 use std::fmt::Write;
@@ -79,10 +80,34 @@ pub fn profile(policy: &Policy) -> String {
     }
     out.push_str("\n  (regex #\"^/dev/ttys[0-9]+$\"))\n");
     out.push_str("(allow file-ioctl (literal \"/dev/tty\") (regex #\"^/dev/ttys[0-9]+$\"))\n");
+    sockets(policy, &mut out);
     if policy.network {
-        out.push_str("(allow network*)\n(allow system-socket)\n");
+        // Addresses only: `network*` would reach every Unix socket too.
+        out.push_str(
+            "(allow system-socket)\n(allow network-outbound (remote ip \"*:*\"))\n\
+             (allow network-bind network-inbound (local ip \"*:*\"))\n\
+             (allow network-outbound (remote unix-socket (path-literal \"/private/var/run/mDNSResponder\")))\n",
+        );
     }
     out
+}
+
+/// Unix sockets: made anywhere (making one reaches nothing), bound and listened on only in
+/// the writable folders and the temp folder, connected to only there and where the user
+/// allowed (`[sandbox] unix_sockets`): a daemon's socket elsewhere (Docker Desktop's, a
+/// desktop bus, a key agent's) cannot be reached.
+fn sockets(policy: &Policy, out: &mut String) {
+    out.push_str("(allow system-socket (socket-domain AF_UNIX))\n");
+    let own: Vec<&PathBuf> = policy.writable.iter().chain([&policy.temp]).collect();
+    out.push_str("(allow network-bind network-inbound");
+    for folder in &own {
+        let _ = write!(out, "\n  (local unix-socket (subpath {}))", quoted(folder));
+    }
+    out.push_str(")\n(allow network-outbound");
+    for path in own.iter().copied().chain(&policy.unix_sockets) {
+        let _ = write!(out, "\n  (remote unix-socket (subpath {}))", quoted(path));
+    }
+    out.push_str(")\n");
 }
 
 /// `path` as an SBPL string.
@@ -123,6 +148,7 @@ mod tests {
                 PathBuf::from("/Users/u/Library/Application Support/tandem"),
             ],
             network,
+            unix_sockets: Vec::new(),
             temp: PathBuf::from("/private/var/folders/x/T/tandem-sandbox-1"),
         }
     }
@@ -163,14 +189,31 @@ mod tests {
         assert!(writes.contains("(require-not (subpath \"/Users/u/ws/.git/hooks\"))"));
         assert!(writes.contains("(require-not (subpath \"/Users/u/ws/.tandem\"))"));
         assert!(writes.contains("(subpath \"/private/var/folders/x/T/tandem-sandbox-1\")"));
-        assert!(!text.contains("network"));
+        assert!(!text.contains("(remote ip"));
         assert!(!text.contains("(allow file-write* (subpath \"/\")"));
     }
 
     #[test]
     fn the_network_is_allowed_only_when_the_policy_says_so() {
-        assert!(profile(&policy(true)).contains("(allow network*)"));
-        assert!(!profile(&policy(false)).contains("(allow network"));
+        let on = profile(&policy(true));
+        assert!(on.contains("(allow network-outbound (remote ip \"*:*\"))"), "{on}");
+        assert!(!on.contains("(allow network*"), "{on}");
+        assert!(!profile(&policy(false)).contains("(remote ip"));
+    }
+
+    #[test]
+    fn unix_sockets_are_reached_only_in_the_workspace_and_where_allowed() {
+        let mut p = policy(true);
+        p.unix_sockets = vec![PathBuf::from("/Users/u/.docker/run/docker.sock")];
+        let text = profile(&p);
+        assert!(balanced(&text), "{text}");
+        let outbound = &text[text.find("(allow network-outbound\n").unwrap()..];
+        let outbound = &outbound[..outbound.find(")\n(").unwrap()];
+        assert!(outbound.contains("(remote unix-socket (subpath \"/Users/u/ws\"))"));
+        assert!(outbound.contains("(remote unix-socket (subpath \"/Users/u/.docker/run/docker.sock\"))"));
+        assert!(!outbound.contains("/Users/u/.docker/desktop"));
+        assert!(text.contains("(allow system-socket (socket-domain AF_UNIX))"));
+        assert!(!text.contains("(remote unix-socket (subpath \"/\"))"));
     }
 
     #[test]

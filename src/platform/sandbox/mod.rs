@@ -4,10 +4,13 @@
 //! - [`Policy`] (policy.rs): the plain data — writable folders, read-only paths inside them,
 //!   hidden paths, the network, a private temp folder — made once per session from the
 //!   workspace and `[sandbox]`.
-//! - `tandem sandbox --policy FILE -- program args…` ([`run`]) applies a policy to itself and
-//!   becomes the program: Linux namespaces and Landlock (linux.rs), Seatbelt on macOS
-//!   (macos.rs). Local runs and editor terminals start commands through it alike, so the
-//!   terminal's command and tandem's own run are held to the same policy.
+//! - `tandem sandbox --policy FILE -- program args…` ([`run`]) applies a policy and runs the
+//!   program in it: on Linux through three processes (processes.rs: the sandbox, pid 1 of a
+//!   PID namespace of its own, the command), with namespaces and Landlock (linux.rs) and a
+//!   seccomp filter that decides every `connect` (sockets.rs), so nothing the command starts
+//!   outlives it or tandem; on macOS it becomes the program under Seatbelt (macos.rs). Local
+//!   runs and editor terminals start commands through it alike, so the terminal's command and
+//!   tandem's own run are held to the same policy.
 //! - [`SessionSandbox`] (session.rs): a session's sandbox, made at its first command, and
 //!   whether this system can sandbox at all ([`availability`], checked once per process).
 //! - [`explain`] (explain.rs): what a failed command's output says the sandbox denied, for
@@ -19,14 +22,20 @@ mod linux;
 #[cfg(any(target_os = "macos", test))]
 mod macos;
 mod policy;
+#[cfg(target_os = "linux")]
+mod processes;
 mod session;
+#[cfg(target_os = "linux")]
+mod sockets;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use explain::explain;
 pub use policy::{Inputs, Policy, Writes, key_sockets};
-pub use session::{Confined, Sandbox, SessionSandbox, View, availability};
+pub use session::{
+    Confined, Sandbox, SessionSandbox, View, availability, checked, remedy, unconfined,
+};
 
 /// Why a command could not be put in the sandbox.
 #[derive(Debug, thiserror::Error)]
@@ -106,22 +115,16 @@ fn read_policy(given: &str) -> Result<Policy, SandboxError> {
     serde_json::from_str(&text).map_err(|e| SandboxError::Policy(e.to_string()))
 }
 
-/// Enters the sandbox and executes `command`; returns only on failure.
+/// Runs `command` in the sandbox (processes.rs); returns only when it could not start.
 #[cfg(target_os = "linux")]
 fn become_command(
     policy: &Policy,
     command: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, SandboxError> {
-    use std::os::unix::process::CommandExt;
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| SandboxError::Policy("no command given".into()))?;
-    let temp = linux::enter(policy)?;
-    let e = std::process::Command::new(program)
-        .args(args)
-        .env("TMPDIR", temp)
-        .exec();
-    Err(SandboxError::Io(program.to_string_lossy().into_owned(), e))
+    if command.is_empty() {
+        return Err(SandboxError::Policy("no command given".into()));
+    }
+    processes::run(policy, command)
 }
 
 /// Executes `command` under `sandbox-exec` with the policy's profile; returns only on failure.

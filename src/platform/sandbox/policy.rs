@@ -21,6 +21,10 @@ pub struct Policy {
     pub hidden: Vec<PathBuf>,
     /// Whether the command may use the network.
     pub network: bool,
+    /// Unix sockets outside the writable folders the command may connect to (files, or
+    /// folders of them): `[sandbox] unix_sockets`.
+    #[serde(default)]
+    pub unix_sockets: Vec<PathBuf>,
     /// The command's private temporary folder (`TMPDIR`, and `/tmp` where that is safe).
     pub temp: PathBuf,
 }
@@ -52,6 +56,9 @@ pub struct Inputs {
     /// More paths commands may not read (`[sandbox] deny_read`), and the sockets of agents
     /// that hold keys (see [`key_sockets`]).
     pub extra_hidden: Vec<PathBuf>,
+    /// Unix sockets outside the writable folders commands may connect to
+    /// (`[sandbox] unix_sockets`).
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 impl Inputs {
@@ -66,6 +73,7 @@ impl Inputs {
             network: false,
             extra_writable: Vec::new(),
             extra_hidden: Vec::new(),
+            unix_sockets: Vec::new(),
         }
     }
 }
@@ -168,6 +176,7 @@ impl Policy {
             read_only,
             hidden,
             network: inputs.network,
+            unix_sockets: inputs.unix_sockets.clone(),
             temp,
         }
     }

@@ -140,6 +140,16 @@ impl SessionSandbox {
         }
     }
 
+    /// The note that commands run unconfined here, with its cause and fix, the first time
+    /// the session is told (at its first command, or as soon as the check is done); `None`
+    /// when they are confined or the session was told.
+    pub fn unconfined_note(&self) -> Option<String> {
+        let Some(Err(why)) = CHECKED.get() else {
+            return None;
+        };
+        (!self.told.swap(true, Ordering::Relaxed)).then(|| unconfined(why))
+    }
+
     /// What the model is told of the sandbox: where commands may write, the network, and
     /// how to ask to leave it; `None` when this system cannot sandbox.
     pub fn for_model(&self) -> Option<String> {
@@ -185,6 +195,14 @@ impl SessionSandbox {
     }
 }
 
+/// The note that commands are not sandboxed, for `why`, with what to do.
+pub fn unconfined(why: &str) -> String {
+    format!(
+        "Commands are not sandboxed here: {why}. Each command is judged and asked about as without a sandbox. To fix it: {}.",
+        remedy(why)
+    )
+}
+
 /// A session's sandbox as the user is shown it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct View {
@@ -216,9 +234,39 @@ impl View {
 /// Whether this system can sandbox commands, once checked.
 static CHECKED: OnceCell<Result<&'static str, String>> = OnceCell::const_new();
 
+/// Wakes those waiting for the check ([`checked`]) once it is done.
+static DONE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
 /// Whether this system can sandbox commands, and with what; checked once per process.
 pub async fn availability() -> Result<&'static str, String> {
-    CHECKED.get_or_init(check).await.clone()
+    let answer = CHECKED.get_or_init(check).await.clone();
+    DONE.notify_waiters();
+    answer
+}
+
+/// The answer of the check, once something has asked for it ([`availability`]); waits
+/// without starting it.
+pub async fn checked() -> Result<&'static str, String> {
+    loop {
+        let done = DONE.notified();
+        tokio::pin!(done);
+        done.as_mut().enable();
+        if let Some(answer) = CHECKED.get() {
+            return answer.clone();
+        }
+        done.await;
+    }
+}
+
+/// What to do about `why` the system cannot sandbox, for the user.
+pub fn remedy(why: &str) -> &'static str {
+    if why.contains("user namespace") {
+        "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or set [sandbox] mode = \"off\" to run commands unconfined, asked about as before"
+    } else if why.contains("Landlock") {
+        "boot with Landlock enabled (lsm=…,landlock; Linux 5.13 or newer), or set [sandbox] mode = \"off\" to run commands unconfined, asked about as before"
+    } else {
+        "run `tandem doctor` for the details; if the cause is not yours to fix, report it, or set [sandbox] mode = \"off\" to run commands unconfined, asked about as before"
+    }
 }
 
 /// Enters a sandbox for real and runs tandem's `--version` in it.

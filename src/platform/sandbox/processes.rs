@@ -1,0 +1,377 @@
+//! Linux: the three processes of a sandboxed command, so that nothing it starts outlives it,
+//! its session or tandem, and every Unix socket it connects to is decided outside it.
+//!
+//! 1. **The sandbox process** (`tandem sandbox`, the one tandem or the editor started): takes
+//!    the first step of entering (linux.rs `outer`: namespaces, a new PID namespace among
+//!    them, and the mounts), starts the second process, passes on the signals a process
+//!    sends it, and ends as the command ended (its exit code, or the signal that killed it).
+//!    When tandem started it, it watches tandem: if tandem dies, even by SIGKILL, the command
+//!    is killed.
+//! 2. **The first process of the new PID namespace** (pid 1 there): takes the second step
+//!    (linux.rs `inner`: its own `/proc`, the namespace that locks the mounts, Landlock),
+//!    starts the command, reaps what is orphaned, and answers the command's `connect` calls
+//!    (sockets.rs). When it ends, the kernel kills every process left in the namespace: a
+//!    daemon the command started with `setsid` or `nohup` included. It dies with the sandbox
+//!    process (`PR_SET_PDEATHSIG`), and cannot be inspected (not dumpable).
+//! 3. **The command**: installs the socket filter (sockets.rs), hands its listener to pid 1,
+//!    and becomes the program.
+
+use std::convert::Infallible;
+use std::ffi::OsString;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, kill, sigaction, sigprocmask};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Pid, fork, pipe2};
+
+use super::linux::{self, Outer};
+use super::sockets::{self, Reach};
+use super::{CANNOT_ENTER, Policy, SandboxError};
+
+/// Signals a process may send the sandbox: passed on to the command. Those a terminal sends
+/// to its whole foreground group reach the command by themselves and are not passed twice.
+const PASSED_ON: [Signal; 6] = [
+    Signal::SIGTERM,
+    Signal::SIGINT,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+];
+
+/// `si_code` of a signal the kernel itself sent (a terminal's, a child's end).
+const SI_KERNEL: i32 = 0x80;
+
+/// Runs `command` in the sandbox `policy` describes (see the module docs). Never returns
+/// but with the error that kept the command from starting.
+#[allow(unsafe_code)]
+pub fn run(policy: &Policy, command: &[OsString]) -> Result<Infallible, SandboxError> {
+    let owner = tandem_parent();
+    let outer = linux::outer(policy)?;
+    let step = |what: &'static str| move |e: nix::Error| SandboxError::Step(what, e.to_string());
+    let (alive_read, alive_write) = pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(step("a pipe"))?;
+    let (status_read, status_write) =
+        pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(step("a pipe"))?;
+    let watched = signals(&[Signal::SIGCHLD]);
+    watched.thread_block().map_err(step("blocking signals"))?;
+    // SAFETY: the sandbox process is single-threaded (it runs before tandem's runtime starts),
+    // so the child may run any code until it executes the command.
+    match unsafe { fork() }.map_err(step("starting the sandbox's first process"))? {
+        ForkResult::Child => {
+            drop((alive_write, status_read, owner));
+            let code = match first(policy, &outer, command, &alive_read, status_write) {
+                Ok(never) => match never {},
+                Err(e) => say(&e),
+            };
+            std::process::exit(code)
+        }
+        ForkResult::Parent { child } => {
+            drop((alive_read, status_write));
+            let ended = watch(child, owner.as_ref(), &status_read);
+            drop(alive_write);
+            end_as(ended)
+        }
+    }
+}
+
+/// Writes why the command did not run, as `tandem sandbox` says it; the exit code that tells.
+fn say(e: &SandboxError) -> i32 {
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("tandem sandbox: {e}; the command did not run\n").as_bytes(),
+    );
+    i32::from(CANNOT_ENTER)
+}
+
+/// The set of [`PASSED_ON`] and `more`.
+fn signals(more: &[Signal]) -> SigSet {
+    let mut set = SigSet::empty();
+    for signal in PASSED_ON.iter().chain(more) {
+        set.add(*signal);
+    }
+    set
+}
+
+/// A descriptor that ends when tandem ends, when tandem (the same binary) started this
+/// process; `None` when something else did (the editor's terminal), whose life is its own.
+fn tandem_parent() -> Option<OwnedFd> {
+    use std::os::unix::fs::MetadataExt;
+    let parent = nix::unistd::getppid();
+    let same =
+        |a: &std::fs::Metadata, b: &std::fs::Metadata| a.dev() == b.dev() && a.ino() == b.ino();
+    let ours = std::fs::metadata("/proc/self/exe").ok()?;
+    let theirs = std::fs::metadata(format!("/proc/{parent}/exe")).ok()?;
+    if !same(&ours, &theirs) {
+        return None;
+    }
+    let pidfd = pidfd_open(parent.as_raw())?;
+    // The parent may have ended between the two looks, and its number been reused.
+    (nix::unistd::getppid() == parent).then_some(pidfd)
+}
+
+/// `pidfd_open(2)`: a descriptor that becomes readable when process `pid` ends.
+#[allow(unsafe_code)]
+pub(super) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a non-negative result is a descriptor this process now owns.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// The sandbox process's part: waits for the first process to end, passing on the signals
+/// it is sent and killing it if tandem dies. The wait status the command ended with (or, if
+/// it never started, the first process's).
+fn watch(first: Pid, owner: Option<&OwnedFd>, status: &OwnedFd) -> WaitStatus {
+    let ended = pidfd_open(first.as_raw());
+    let signals = SignalFd::with_flags(&signals(&[]), quiet_fd()).ok();
+    loop {
+        let mut fds = Vec::with_capacity(3);
+        if let Some(ended) = &ended {
+            fds.push(PollFd::new(ended.as_fd(), PollFlags::POLLIN));
+        }
+        if let Some(signals) = &signals {
+            fds.push(PollFd::new(signals.as_fd(), PollFlags::POLLIN));
+        }
+        if let Some(owner) = owner {
+            fds.push(PollFd::new(owner.as_fd(), PollFlags::POLLIN));
+        }
+        if ended.is_none() || poll(&mut fds, PollTimeout::NONE).is_err() {
+            break;
+        }
+        let ready = |i: usize| {
+            fds.get(i)
+                .and_then(PollFd::revents)
+                .is_some_and(|r| !r.is_empty())
+        };
+        let (first_ended, signalled, owner_gone) = (ready(0), ready(1), ready(2));
+        if first_ended {
+            break;
+        }
+        if signalled && let Some(signals) = &signals {
+            pass_on(signals, first);
+        }
+        if owner_gone {
+            let _ = kill(first, Signal::SIGKILL);
+        }
+    }
+    let own = loop {
+        match waitpid(first, None) {
+            Err(nix::Error::EINTR) => continue,
+            Ok(status) => break status,
+            Err(_) => break WaitStatus::Exited(first, i32::from(CANNOT_ENTER)),
+        }
+    };
+    let mut word = [0u8; 4];
+    match nix::unistd::read(status, &mut word) {
+        Ok(4) => decode(first, i32::from_ne_bytes(word)),
+        _ => own,
+    }
+}
+
+/// A raw wait status as nix reads it.
+fn decode(pid: Pid, raw: i32) -> WaitStatus {
+    WaitStatus::from_raw(pid, raw).unwrap_or(WaitStatus::Exited(pid, i32::from(CANNOT_ENTER)))
+}
+
+/// Ends this process as the command ended: with its exit code, or killed by its signal.
+#[allow(unsafe_code)]
+fn end_as(status: WaitStatus) -> ! {
+    match status {
+        WaitStatus::Signaled(_, signal, _) => {
+            // SAFETY: restoring the default action of a signal this process is about to
+            // raise on itself; no handler runs.
+            let _ = unsafe { sigaction(signal, &default_action()) };
+            let mut only = SigSet::empty();
+            only.add(signal);
+            let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
+            let _ = nix::sys::signal::raise(signal);
+            std::process::exit(128 + signal as i32)
+        }
+        WaitStatus::Exited(_, code) => std::process::exit(code),
+        _ => std::process::exit(i32::from(CANNOT_ENTER)),
+    }
+}
+
+/// The default action, no flags.
+fn default_action() -> nix::sys::signal::SigAction {
+    nix::sys::signal::SigAction::new(
+        SigHandler::SigDfl,
+        nix::sys::signal::SaFlags::empty(),
+        SigSet::empty(),
+    )
+}
+
+/// Does nothing: installed so that pid 1 of a namespace, which the kernel spares every signal
+/// it has no handler for, still receives them (blocked, they are read from a signalfd).
+extern "C" fn noted(_: libc::c_int) {}
+
+/// The first process's part (see the module docs); returns only with what kept the command
+/// from starting.
+#[allow(unsafe_code)]
+fn first(
+    policy: &Policy,
+    outer: &Outer,
+    command: &[OsString],
+    alive: &OwnedFd,
+    status: OwnedFd,
+) -> Result<Infallible, SandboxError> {
+    let step = |what: &'static str| move |e: nix::Error| SandboxError::Step(what, e.to_string());
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(step("tying to the sandbox"))?;
+    if gone(alive) {
+        std::process::exit(i32::from(CANNOT_ENTER));
+    }
+    nix::sys::prctl::set_dumpable(false).map_err(step("closing to inspection"))?;
+    let note = nix::sys::signal::SigAction::new(
+        SigHandler::Handler(noted),
+        nix::sys::signal::SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for signal in PASSED_ON.iter().chain([&Signal::SIGCHLD]) {
+        // SAFETY: the handler does nothing, so it is safe whenever it runs.
+        unsafe { sigaction(*signal, &note) }.map_err(step("listening for signals"))?;
+    }
+    let inner = linux::inner(policy, outer)?;
+    let reach = Reach::new(policy, outer, inner);
+    let (ours, theirs) = nix::sys::socket::socketpair(
+        nix::sys::socket::AddressFamily::Unix,
+        nix::sys::socket::SockType::SeqPacket,
+        None,
+        nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(step("a socket pair"))?;
+    // SAFETY: still single-threaded: no thread of this process has started yet.
+    match unsafe { fork() }.map_err(step("starting the command"))? {
+        ForkResult::Child => {
+            drop(ours);
+            let e = become_program(outer, command, &theirs);
+            std::process::exit(say(&e))
+        }
+        ForkResult::Parent { child } => {
+            drop(theirs);
+            let listener = sockets::receive_listener(&ours);
+            drop(ours);
+            let ended = tend(child, listener, reach, alive);
+            let _ = nix::unistd::write(&status, &ended.to_ne_bytes());
+            std::process::exit(0)
+        }
+    }
+}
+
+/// Whether the sandbox process has ended (its end of the pipe closed).
+fn gone(alive: &OwnedFd) -> bool {
+    let mut fds = [PollFd::new(alive.as_fd(), PollFlags::POLLIN)];
+    poll(&mut fds, PollTimeout::ZERO).is_ok_and(|n| n > 0)
+}
+
+/// The command's part: the default signal mask, the socket filter (its listener handed to
+/// pid 1), then the program. Returns only the error that stopped it.
+#[allow(unsafe_code)]
+fn become_program(outer: &Outer, command: &[OsString], to_first: &OwnedFd) -> SandboxError {
+    let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
+    for signal in PASSED_ON.iter().chain([&Signal::SIGCHLD]) {
+        // SAFETY: restoring the default action; no handler of ours stays installed.
+        let _ = unsafe { sigaction(*signal, &default_action()) };
+    }
+    if let Err(e) = sockets::filter(to_first) {
+        return e;
+    }
+    let Some((program, args)) = command.split_first() else {
+        return SandboxError::Policy("no command given".into());
+    };
+    let e = std::process::Command::new(program)
+        .args(args)
+        .env("TMPDIR", &outer.temp)
+        .exec();
+    SandboxError::Io(program.to_string_lossy().into_owned(), e)
+}
+
+/// Pid 1's work until the command ends: reaps every process orphaned to it, passes on the
+/// signals a process sends it, answers the command's `connect` calls. The command's raw
+/// wait status.
+fn tend(command: Pid, listener: Option<OwnedFd>, reach: Reach, alive: &OwnedFd) -> i32 {
+    let signals = SignalFd::with_flags(&signals(&[Signal::SIGCHLD]), quiet_fd()).ok();
+    let reach = std::sync::Arc::new(reach);
+    let mut listening = listener.is_some();
+    loop {
+        if let Some(status) = reap(command) {
+            return status;
+        }
+        let mut fds = Vec::with_capacity(3);
+        fds.push(PollFd::new(alive.as_fd(), PollFlags::POLLIN));
+        if let Some(signals) = &signals {
+            fds.push(PollFd::new(signals.as_fd(), PollFlags::POLLIN));
+        }
+        if let (true, Some(listener)) = (listening, &listener) {
+            fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
+        }
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) | Err(nix::Error::EINTR) => {}
+            Err(_) => return raw_exit(i32::from(CANNOT_ENTER)),
+        }
+        let events: Vec<PollFlags> = fds
+            .iter()
+            .map(|f| f.revents().unwrap_or(PollFlags::empty()))
+            .collect();
+        if events.first().is_some_and(|e| !e.is_empty()) {
+            // The sandbox process is gone: so is everything here, as this process ends.
+            std::process::exit(i32::from(CANNOT_ENTER));
+        }
+        if events.get(1).is_some_and(|e| !e.is_empty())
+            && let Some(signals) = &signals
+        {
+            pass_on(signals, command);
+        }
+        if let (Some(e), Some(listener)) = (events.get(2), &listener) {
+            if e.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
+                listening = false;
+            } else if e.contains(PollFlags::POLLIN) {
+                sockets::answer_next(listener.as_raw_fd(), &reach);
+            }
+        }
+    }
+}
+
+/// Flags of a signalfd read only when ready: not blocking, closed at `exec`.
+fn quiet_fd() -> SfdFlags {
+    SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC
+}
+
+/// Passes every signal waiting on `signals` that a process sent (not the kernel: a
+/// terminal's reach the whole group by themselves; a child's end is reaped) on to `to`.
+fn pass_on(signals: &SignalFd, to: Pid) {
+    while let Ok(Some(info)) = signals.read_signal() {
+        let Ok(signal) = Signal::try_from(info.ssi_signo as i32) else {
+            continue;
+        };
+        if info.ssi_code != SI_KERNEL && signal != Signal::SIGCHLD {
+            let _ = kill(to, signal);
+        }
+    }
+}
+
+/// Reaps every ended child without waiting; the command's raw wait status once it ended.
+fn reap(command: Pid) -> Option<i32> {
+    loop {
+        match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::Exited(pid, code)) if pid == command => return Some(raw_exit(code)),
+            Ok(WaitStatus::Signaled(pid, signal, core)) if pid == command => {
+                return Some(raw_signal(signal as i32, core));
+            }
+            Ok(WaitStatus::StillAlive) | Err(_) => return None,
+            Ok(_) => continue,
+        }
+    }
+}
+
+/// The raw wait status of an exit with `code`.
+fn raw_exit(code: i32) -> i32 {
+    (code & 0xff) << 8
+}
+
+/// The raw wait status of a death by `signal`.
+fn raw_signal(signal: i32, core: bool) -> i32 {
+    signal | if core { 0x80 } else { 0 }
+}
