@@ -12,6 +12,14 @@
 //! withdrawn from the model while tandem starts it again (stdio) or reconnects (HTTP), with a
 //! growing pause between tries, and the user is told once when it goes and once when it is
 //! back.
+//!
+//! A project's server started on the user's trust ([`Trusted`]) has its definition and the
+//! files it runs read again right before every start and every restart: when they no longer
+//! match what the user trusted (the model edited the script, a pull changed it), the changed
+//! code is not started; the server is held again, to be asked about at the next prompt (or
+//! left stopped where nobody can be asked), and the user is told. What is read is what the
+//! fingerprint covers (permission/trust/runs); a change made between that reading and the
+//! moment the program reads its own files is not seen.
 
 mod asker;
 mod children;
@@ -27,6 +35,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::permission::trust::Declared;
 use crate::tools::{Tool, ToolSource};
 pub use asker::Asker;
 pub use children::Children;
@@ -78,6 +87,34 @@ pub struct Held {
     pub instead: Option<ServerSpec>,
     /// The file that declares it.
     pub source: PathBuf,
+    /// What changed since the user trusted it, when it is held again for that.
+    pub changed: Option<String>,
+}
+
+/// A project's server started because the user trusted it: what was trusted, checked again
+/// before every start and restart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trusted {
+    /// The server, as it is held again when its code changed.
+    pub held: Held,
+    /// The definition and the files' hashes the user trusted.
+    pub declared: Declared,
+    /// Whether the session can ask about it again (not `tandem exec`): a changed server is
+    /// then held for the next prompt, else left stopped.
+    pub asks: bool,
+}
+
+impl Trusted {
+    /// What changed since it was trusted, read now (off the async threads): `None` when
+    /// nothing did.
+    async fn changed(&self) -> Option<String> {
+        let (spec, source) = (self.held.spec.clone(), self.held.source.clone());
+        let now = tokio::task::spawn_blocking(move || Declared::mcp_server(&spec, &source)).await;
+        match now {
+            Ok(now) => self.declared.changes(&now),
+            Err(e) => Some(format!("tandem could not read its files again ({e})")),
+        }
+    }
 }
 
 /// One server of a session, everything the hub knows of it in one record.
@@ -155,6 +192,16 @@ impl Hub {
 
     /// Starts connecting to `spec` in the background; [`Hub::settled`] waits for it too.
     pub fn launch(self: &Arc<Self>, spec: ServerSpec) {
+        self.start(spec, None);
+    }
+
+    /// Starts the project's server the user trusted, as [`Hub::launch`] does, once its code
+    /// is checked to be what was trusted (and again before every restart).
+    pub fn launch_trusted(self: &Arc<Self>, trusted: Trusted) {
+        self.start(trusted.held.spec.clone(), Some(trusted));
+    }
+
+    fn start(self: &Arc<Self>, spec: ServerSpec, trusted: Option<Trusted>) {
         self.with_server(&spec.name, State::Connecting, |s| s.held = None);
         self.pending.send_modify(|n| *n += 1);
         let weak = Arc::downgrade(self);
@@ -163,6 +210,15 @@ impl Hub {
         let asker = self.asker.clone();
         tokio::spawn(async move {
             let name = spec.name.clone();
+            if let Some(trusted) = &trusted
+                && let Some(what) = trusted.changed().await
+            {
+                if let Some(hub) = weak.upgrade() {
+                    hub.changed(trusted, &what);
+                    hub.pending.send_modify(|n| *n = n.saturating_sub(1));
+                }
+                return;
+            }
             let result = connect_bounded(&spec, &scrubbed, &children, &asker).await;
             let ready = result.is_ok();
             match weak.upgrade() {
@@ -170,9 +226,45 @@ impl Hub {
                 None => return,
             }
             if ready {
-                supervise(weak, spec, scrubbed, children, asker).await;
+                supervise(weak, spec, trusted, scrubbed, children, asker).await;
             }
         });
+    }
+
+    /// Leaves the trusted project server unstarted because `what` changed since the user
+    /// trusted it: held again to be asked about at the next prompt, or (nobody to ask) not
+    /// started; the user is told either way.
+    fn changed(self: &Arc<Self>, trusted: &Trusted, what: &str) {
+        let name = trusted.held.spec.name.clone();
+        tracing::warn!(server = %name, "project MCP server not started: {what} since it was trusted");
+        if trusted.asks {
+            let held = Held {
+                changed: Some(what.to_string()),
+                ..trusted.held.clone()
+            };
+            let why = format!(
+                "declared by the project; not started because {what} since you trusted it: tandem asks again at the session's next prompt"
+            );
+            self.with_server(&name, State::Held(why), |s| {
+                s.held = Some(held);
+                s.notices.push(format!(
+                    "MCP server `{name}` was not started: {what} since you trusted it. tandem asks about it again at your next prompt."
+                ));
+            });
+            return;
+        }
+        let why = format!(
+            "declared by the project; not started because {what} since it was trusted, and this session cannot ask"
+        );
+        self.with_server(&name, State::NotStarted(why), |s| {
+            s.held = None;
+            s.notices.push(format!(
+                "MCP server `{name}` was not started: {what} since it was trusted, and nobody can be asked here."
+            ));
+        });
+        if let Some(instead) = trusted.held.instead.clone() {
+            self.launch(instead);
+        }
     }
 
     /// Holds `held` back until the user has been asked; `why` is what `_tandem/status` says.
@@ -375,10 +467,12 @@ async fn connect_bounded(
 }
 
 /// Watches a ready server for as long as its session lives; when it goes away, withdraws its
-/// tools and brings it back, pausing longer after each failed try.
+/// tools and brings it back, pausing longer after each failed try. A `trusted` project
+/// server is checked before each try, and not brought back once its code changed.
 async fn supervise(
     hub: Weak<Hub>,
     spec: ServerSpec,
+    trusted: Option<Trusted>,
     scrubbed: Vec<String>,
     children: Children,
     asker: Asker,
@@ -394,6 +488,14 @@ async fn supervise(
         drop(live);
         let mut pause = RETRY_FIRST;
         loop {
+            if let Some(trusted) = &trusted
+                && let Some(what) = trusted.changed().await
+            {
+                if let Some(live) = hub.upgrade() {
+                    live.changed(trusted, &what);
+                }
+                return;
+            }
             let result = connect_bounded(&spec, &scrubbed, &children, &asker).await;
             let Some(live) = hub.upgrade() else {
                 if let Ok(connection) = result {
@@ -461,6 +563,7 @@ mod tests {
             spec: spec("proj", "theirs"),
             instead: None,
             source: "/p/.tandem/config.toml".into(),
+            changed: None,
         };
         hub.hold(held.clone(), "waiting".into());
         assert_eq!(

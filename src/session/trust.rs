@@ -4,7 +4,9 @@
 //! The user's own servers (config file) and the editor's (`mcpServers` of `session/new`,
 //! `load`, `resume`) start at once, as ever. A server the project declares starts at once only
 //! when the user trusted that exact definition in this project before ("Always allow",
-//! remembered in `TANDEM_HOME/trust.json`, see [`crate::permission::trust`]). One the user
+//! remembered in `TANDEM_HOME/trust.json`, see [`crate::permission::trust`]; the definition
+//! includes the files it runs, read again right before it starts and before every restart,
+//! [`crate::mcp::Trusted`]). One the user
 //! refused for good does not start, and is not asked about again. Any other is held back, and
 //! the session's first prompt asks about it before its first model request (turn/trust.rs):
 //! a permission request needs a running prompt, and the turn already waits there for its MCP
@@ -24,7 +26,7 @@ use std::sync::Arc;
 
 use super::SessionManager;
 use crate::config::{ProjectConfig, ProjectPrograms, ServerSpec};
-use crate::mcp::{Held, Hub};
+use crate::mcp::{Held, Hub, Trusted};
 use crate::permission::trust::{Declared, HELD, REFUSED, TrustEntry, TrustStore, Verdict};
 
 /// What `_tandem/status` says of a project server `tandem exec` did not start.
@@ -36,6 +38,9 @@ const NOT_IN_EXEC: &str =
 struct Plan {
     /// Started now, in this order (later ones win by name).
     launch: Vec<ServerSpec>,
+    /// The project's among them, started on the user's trust: checked again before every
+    /// start and restart.
+    trusted: Vec<Trusted>,
     /// The project's, waiting for the user's answer.
     held: Vec<Held>,
     /// The project's, not started, and why.
@@ -59,22 +64,35 @@ fn plan(
         .iter()
         .filter(|spec| editor.iter().all(|s| s.name != spec.name))
     {
+        if programs == ProjectPrograms::Never {
+            plan.declined.push((spec.name.clone(), NOT_IN_EXEC));
+            continue;
+        }
+        let declared = Declared::mcp_server(spec, source);
         let verdict = match programs {
-            ProjectPrograms::Always => Some(Verdict::Trusted),
-            ProjectPrograms::Never => {
-                plan.declined.push((spec.name.clone(), NOT_IN_EXEC));
-                continue;
-            }
-            ProjectPrograms::Ask => verdict(remembered, spec, source),
+            ProjectPrograms::Ask => verdict(remembered, &declared),
+            _ => Some(Verdict::Trusted),
+        };
+        let held = Held {
+            spec: spec.clone(),
+            instead: user.iter().find(|s| s.name == spec.name).cloned(),
+            source: source.to_path_buf(),
+            changed: changed(remembered, &declared),
         };
         match verdict {
-            Some(Verdict::Trusted) => trusted.push(spec.clone()),
+            Some(Verdict::Trusted) => {
+                trusted.push(spec.clone());
+                plan.trusted.push(Trusted {
+                    held: Held {
+                        changed: None,
+                        ..held
+                    },
+                    declared,
+                    asks: programs == ProjectPrograms::Ask,
+                });
+            }
             Some(Verdict::Refused) => plan.declined.push((spec.name.clone(), REFUSED)),
-            None => plan.held.push(Held {
-                spec: spec.clone(),
-                instead: user.iter().find(|s| s.name == spec.name).cloned(),
-                source: source.to_path_buf(),
-            }),
+            None => plan.held.push(held),
         }
     }
     // While the project's definition waits, the user's own of that name waits with it.
@@ -123,19 +141,42 @@ impl SessionManager {
             hub.hold(held, HELD.into());
         }
         for spec in plan.launch {
-            hub.launch(spec);
+            match plan.trusted.iter().find(|t| t.held.spec == spec) {
+                Some(trusted) => hub.launch_trusted(trusted.clone()),
+                None => hub.launch(spec),
+            }
         }
         hub
     }
 }
 
-/// The remembered answer about `spec` (declared in `source`) among `remembered`.
-fn verdict(remembered: &[TrustEntry], spec: &ServerSpec, source: &Path) -> Option<Verdict> {
-    let fingerprint = Declared::mcp_server(spec, source).fingerprint;
+/// The remembered answer about `declared` among `remembered`.
+fn verdict(remembered: &[TrustEntry], declared: &Declared) -> Option<Verdict> {
     remembered
         .iter()
-        .find(|e| e.fingerprint == fingerprint)
+        .find(|e| e.fingerprint == declared.fingerprint)
         .map(|e| e.verdict)
+}
+
+/// When the user trusted another definition of `declared`'s name and none of this one, what
+/// the question says of it.
+fn changed(remembered: &[TrustEntry], declared: &Declared) -> Option<String> {
+    if remembered
+        .iter()
+        .any(|e| e.fingerprint == declared.fingerprint)
+    {
+        return None;
+    }
+    remembered
+        .iter()
+        .rev()
+        .find(|e| e.name == declared.name && e.verdict == Verdict::Trusted)
+        .map(|e| {
+            format!(
+                "its definition or the code it runs changed since you trusted it ({})",
+                e.at
+            )
+        })
 }
 
 #[cfg(test)]

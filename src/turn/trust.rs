@@ -5,7 +5,8 @@
 //! held server is asked about once, with a `session/request_permission` whose tool call names
 //! the exact command line (program, arguments, the names of the variables it sets, where it
 //! runs) or URL, and the file that declares it. The answers:
-//! - allow once: it starts now, for this session only;
+//! - allow once: it starts now, for this session only (and only while its code stays what
+//!   was asked about: a change before a restart asks again);
 //! - always allow: it starts, and this definition is trusted in this project from now on;
 //! - reject: it does not start in this session (the user's own server of that name, if any,
 //!   starts instead);
@@ -22,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::context::TurnContext;
 use super::outcome::TurnOutcome;
 use crate::client::{PermissionAnswer, PermissionChoice};
-use crate::mcp::Held;
+use crate::mcp::{Held, Trusted};
 use crate::permission::trust::{self, Declared, TrustEntry, TrustStore, Verdict};
 use crate::store::History;
 use crate::types::{Location, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
@@ -50,7 +51,7 @@ pub(super) async fn ask_held(
         // Another session of the project may have been answered meanwhile.
         let answer = match store.verdict(&ctx.facts.cwd, &declared.fingerprint) {
             Some(Verdict::Trusted) => {
-                ctx.services.mcp.launch(server.spec);
+                start(ctx, server, declared);
                 continue;
             }
             Some(Verdict::Refused) => {
@@ -68,9 +69,22 @@ pub(super) async fn ask_held(
             cancel.cancel();
             return Err(Cancelled);
         }
-        settle(ctx, &store, server, &declared, answer);
+        settle(ctx, &store, server, declared, answer);
     }
     Ok(())
+}
+
+/// Starts `server` on the trust given to `declared`: the hub checks its files against it
+/// before this start and every restart.
+fn start(ctx: &TurnContext, server: Held, declared: Declared) {
+    ctx.services.mcp.launch_trusted(Trusted {
+        held: Held {
+            changed: None,
+            ..server
+        },
+        declared,
+        asks: true,
+    });
 }
 
 /// Acts on the user's `answer` about `server`.
@@ -78,11 +92,11 @@ fn settle(
     ctx: &TurnContext,
     store: &TrustStore,
     server: Held,
-    declared: &Declared,
+    declared: Declared,
     answer: PermissionAnswer,
 ) {
     let remember = |verdict| {
-        if let Err(e) = store.remember(TrustEntry::now(&ctx.facts.cwd, declared, verdict)) {
+        if let Err(e) = store.remember(TrustEntry::now(&ctx.facts.cwd, &declared, verdict)) {
             tracing::warn!(
                 "the answer about MCP server `{}` is not remembered: {e}",
                 declared.name
@@ -94,7 +108,7 @@ fn settle(
             if answer == PermissionAnswer::AllowAlways {
                 remember(Verdict::Trusted);
             }
-            ctx.services.mcp.launch(server.spec);
+            start(ctx, server, declared);
         }
         PermissionAnswer::RejectAlways => {
             remember(Verdict::Refused);
@@ -203,12 +217,18 @@ fn question(ctx: &TurnContext, server: &Held, declared: &Declared) -> ToolCallVi
             format!("It connects to {}.", declared.command),
         ),
     };
+    let again = match &server.changed {
+        Some(what) => format!("Asked again: {what}.\n\n"),
+        None => String::new(),
+    };
     let text = format!(
-        "The project's {source} declares the MCP server `{}`. {runs} Its tools would be offered to the model.\n\n\
+        "{again}The project's {source} declares the MCP server `{}`. {runs} Its tools would be offered to the model.\n\n\
+         {}\
          tandem starts nothing a project declares until you trust it. \"Always\" is remembered for this project \
          and this exact definition (a changed definition asks again); `/permissions` lists the answers and \
          `/permissions untrust` forgets them.",
-        spec.name
+        spec.name,
+        coverage(declared),
     );
     ToolCallView {
         id: format!("trust-{}", uuid::Uuid::new_v4()),
@@ -229,9 +249,34 @@ fn question(ctx: &TurnContext, server: &Held, declared: &Declared) -> ToolCallVi
             "declaredBy": server.source,
             "project": ctx.facts.cwd,
             "fingerprint": declared.fingerprint,
+            "covers": declared.covers(),
+            "notCovered": declared.uncovered,
+            "changed": server.changed,
         })),
         content: vec![ToolContent::Text { text }],
     }
+}
+
+/// What the trust covers, for the question: the files checked before every start and
+/// restart, and what is not covered.
+fn coverage(declared: &Declared) -> String {
+    let mut text = String::new();
+    let covers = declared.covers();
+    if !covers.is_empty() {
+        let files: Vec<String> = covers.iter().map(|f| format!("`{f}`")).collect();
+        text.push_str(&format!(
+            "Trust covers the content of these files: {}. tandem reads them again before every start and restart, and asks again when one changed. Code they load in turn is not checked.\n\n",
+            files.join(", ")
+        ));
+    }
+    if !declared.uncovered.is_empty() {
+        text.push_str("Not covered:\n");
+        for note in &declared.uncovered {
+            text.push_str(&format!("- {note}.\n"));
+        }
+        text.push('\n');
+    }
+    text
 }
 
 /// `` `A`, `B` `` for people.

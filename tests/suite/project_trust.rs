@@ -552,3 +552,171 @@ async fn exec_starts_project_servers_only_with_trust_project() {
         "--trust-project remembers nothing"
     );
 }
+
+/// Declares the server `proj`: `command` with `args`, logging to [`project_log`].
+fn declare_command(ws: &Workspace, command: &str, args: &[&str]) {
+    let log = path_str(&project_log(ws));
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    ws.write(
+        "project/.tandem/config.toml",
+        &format!(
+            "[[mcp_servers]]\nname = \"proj\"\ncommand = \"{command}\"\nargs = [{}]\nenv = {{ TANDEM_TEST_MCP_LOG = \"{log}\" }}\n",
+            args.join(", ")
+        ),
+    );
+}
+
+/// Where a changed entry file leaves its trace when it runs.
+fn changed_trace(ws: &Workspace) -> PathBuf {
+    ws.home().join("changed-code-ran")
+}
+
+/// Trusts `proj` for good, changes the file `entry` (written by `write(ws, changed)`), and
+/// checks that the next session holds it and asks again, naming the change.
+async fn trusted_then_changed(ws: &Workspace, write: fn(&Workspace, bool), entry: &str) {
+    let mock = MockModel::start(vec![Reply::text(&["one"]), Reply::text(&["two"])]).await;
+    write(ws, false);
+    let (mut agent, editor) = agent_in(ws, &mock, "ask").await;
+    let session = new_session(&mut agent, ws).await;
+    editor.answer_with(&[Answer::Select("allow_always")]);
+    agent.prompt(&session, "hello").await;
+    assert_eq!(starts(&project_log(ws)), 1, "trusted and started");
+    let first = questions(&editor).remove(0);
+    agent.shutdown().await;
+
+    // The code the module (or folder) name stands for changes; the definition does not.
+    write(ws, true);
+    let (mut agent, editor) = agent_in(ws, &mock, "ask").await;
+    let session = new_session(&mut agent, ws).await;
+    assert_eq!(state_of(&mut agent, &session, "proj").await, "held");
+    linger().await;
+    assert_eq!(starts(&project_log(ws)), 1, "not started unasked");
+    assert!(!changed_trace(ws).exists(), "the changed code did not run");
+    editor.answer_with(&[Answer::Select("reject_once")]);
+    agent.prompt(&session, "hello again").await;
+    let asked = questions(&editor);
+    assert_eq!(asked.len(), 1, "asked again: {asked:?}");
+    let text = asked[0]["toolCall"]["content"].to_string();
+    assert!(text.contains("changed since you trusted it"), "{text}");
+    assert!(!changed_trace(ws).exists());
+    assert_eq!(starts(&project_log(ws)), 1);
+    // The first question said what trust would cover.
+    let covers = first["toolCall"]["rawInput"]["covers"].to_string();
+    assert!(covers.contains(entry), "{entry} is covered: {covers}");
+    let text = first["toolCall"]["content"].to_string();
+    assert!(text.contains("Trust covers the content of"), "{text}");
+    agent.assert_valid();
+}
+
+/// `python3 -m srv`: the module file `srv.py` is what runs, so trust covers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_python_module_that_changes_asks_again() {
+    fn write(ws: &Workspace, changed: bool) {
+        let trace = match changed {
+            true => format!(
+                "open({:?}, 'w').write('ran')\n",
+                path_str(&changed_trace(ws))
+            ),
+            false => String::new(),
+        };
+        ws.write(
+            "project/srv.py",
+            &format!("import os, sys\n{trace}os.execv({SERVER:?}, [{SERVER:?}] + sys.argv[1:])\n"),
+        );
+    }
+    let ws = Workspace::new();
+    declare_command(&ws, "python3", &["-m", "srv"]);
+    trusted_then_changed(&ws, write, "srv.py").await;
+}
+
+/// `node tools`: the folder's package.json `main` is what runs, so trust covers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_node_folder_whose_main_changes_asks_again() {
+    fn write(ws: &Workspace, changed: bool) {
+        let trace = match changed {
+            true => format!(
+                "require('fs').writeFileSync({:?}, 'ran');\n",
+                path_str(&changed_trace(ws))
+            ),
+            false => String::new(),
+        };
+        ws.write("project/tools/package.json", r#"{"main": "server.js"}"#);
+        ws.write(
+            "project/tools/server.js",
+            &format!(
+                "{trace}const child = require('child_process').spawn({SERVER:?}, process.argv.slice(2), {{ stdio: 'inherit' }});\n\
+                 child.on('exit', (code) => process.exit(code ?? 1));\n"
+            ),
+        );
+    }
+    let ws = Workspace::new();
+    declare_command(&ws, "node", &["tools"]);
+    trusted_then_changed(&ws, write, "tools/server.js").await;
+}
+
+/// The model edits a trusted server's script (allowed in accept-edits) and crashes the
+/// server: tandem does not start the edited code again without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_server_edited_then_crashed_is_not_restarted_unasked() {
+    let ws = Workspace::new();
+    let trace = path_str(&changed_trace(&ws));
+    let script = |extra: &str| format!("#!/bin/sh\n{extra}exec '{SERVER}' \"$@\"\n");
+    let edited = script(&format!("echo ran > '{trace}'\n"));
+    ws.write("project/tools/mcp.sh", &script(""));
+    declare_command(&ws, "sh", &["tools/mcp.sh"]);
+    let mock = MockModel::start(vec![
+        Reply::tools(&[(
+            "w",
+            "write_file",
+            json!({"path": "tools/mcp.sh", "content": edited}),
+        )]),
+        Reply::tools(&[("c", "mcp__proj__crash", json!({}))]),
+        Reply::text(&["crashed"]),
+        Reply::text(&["later"]),
+    ])
+    .await;
+    let (mut agent, editor) = agent_in(&ws, &mock, "accept-edits").await;
+    let session = new_session(&mut agent, &ws).await;
+    // The trust question, then the MCP call (which asks in accept-edits).
+    editor.answer_with(&[Answer::Select("allow_once"), Answer::Select("allow_once")]);
+    let (response, first) = agent.prompt(&session, "edit it and crash it").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let on_disk = std::fs::read_to_string(ws.project().join("tools/mcp.sh")).unwrap();
+    assert_eq!(on_disk, edited, "the model's edit was written");
+    assert_eq!(questions(&editor).len(), 2);
+    // Time for a restart (it would come within a second).
+    let mut state = String::new();
+    for _ in 0..30 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        state = state_of(&mut agent, &session, "proj").await;
+        if state == "held" || starts(&project_log(&ws)) > 1 {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        !changed_trace(&ws).exists(),
+        "the edited script did not run"
+    );
+    assert_eq!(starts(&project_log(&ws)), 1, "not restarted");
+    assert_eq!(state, "held");
+
+    // The next prompt tells what happened and asks again, naming the edit.
+    editor.answer_with(&[Answer::Select("reject_once")]);
+    let (_, updates) = agent.prompt(&session, "and now").await;
+    let asked = questions(&editor);
+    assert_eq!(asked.len(), 3, "asked again: {asked:?}");
+    let text = asked[2]["toolCall"]["content"].to_string();
+    assert!(text.contains("`tools/mcp.sh` changed"), "{text}");
+    let told = serde_json::to_string(&[first, updates]).unwrap();
+    assert!(
+        told.contains(
+            "MCP server `proj` was not started: `tools/mcp.sh` changed since you trusted it"
+        ),
+        "{told}"
+    );
+    assert!(!changed_trace(&ws).exists());
+    assert_eq!(starts(&project_log(&ws)), 1);
+    assert_eq!(state_of(&mut agent, &session, "proj").await, "not_started");
+    agent.assert_valid();
+}

@@ -1,12 +1,13 @@
 //! A definition a project declares, as the user is asked about it and as an answer about
-//! it is remembered: its fingerprint (what is hashed decides when tandem asks again) and
-//! the one line a person reads.
+//! it is remembered: its fingerprint (what is hashed decides when tandem asks again), the
+//! files it covers and what it does not (runs/), and the one line a person reads.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::runs::{self, Runs};
 use crate::config::ServerSpec;
 
 /// Something a project's files declare that would run a program, as the user is asked about
@@ -24,6 +25,11 @@ pub struct Declared {
     pub command: String,
     /// The file that declares it.
     pub source: PathBuf,
+    /// The files whose content the fingerprint holds (canonical path → SHA-256 hex, or why
+    /// there is none), as they were when it was read.
+    pub files: BTreeMap<String, String>,
+    /// What those files do not cover, one sentence each for people.
+    pub uncovered: Vec<String>,
 }
 
 /// The parts of an MCP server's definition that change what runs, in a fixed order with
@@ -40,14 +46,17 @@ struct CanonicalServer<'a> {
     sse: bool,
     /// The folder it runs in.
     cwd: Option<String>,
-    /// The SHA-256 of each project file it names (its program, a script argument), so an
+    /// The SHA-256 of each file that decides what runs (runs/: the program, the entry its
+    /// runner picks, the manifest that selects it, any project file an argument names), so an
     /// edit of the code a trusted definition runs asks again.
-    files: BTreeMap<String, String>,
+    files: &'a BTreeMap<String, String>,
 }
 
 impl Declared {
-    /// An MCP server declared in `source`.
+    /// An MCP server declared in `source`, its files read now.
     pub fn mcp_server(spec: &ServerSpec, source: &Path) -> Declared {
+        let runs = runs::resolve(spec);
+        let files = hashed(&runs);
         let canonical = CanonicalServer {
             kind: "mcp_server",
             name: &spec.name,
@@ -61,7 +70,7 @@ impl Declared {
             headers: sorted(&spec.headers),
             sse: spec.sse,
             cwd: spec.cwd.as_ref().map(|d| d.to_string_lossy().into_owned()),
-            files: named_files(spec),
+            files: &files,
         };
         let text = serde_json::to_string(&canonical).unwrap_or_default();
         Declared {
@@ -70,43 +79,75 @@ impl Declared {
             fingerprint: format!("sha256:{}", hex(&sha256(text.as_bytes()))),
             command: command_line(spec),
             source: source.to_path_buf(),
+            files,
+            uncovered: runs.uncovered,
         }
+    }
+
+    /// The project folder: the one that holds the `.tandem/` of [`Declared::source`].
+    fn project(&self) -> Option<&Path> {
+        self.source.parent()?.parent()
+    }
+
+    /// A covered file's path for people: relative to the project when it is inside.
+    fn shown(&self, path: &str) -> String {
+        let path = Path::new(path);
+        match self.project().and_then(|p| {
+            let p = crate::platform::canonical(p).unwrap_or_else(|_| p.to_path_buf());
+            path.strip_prefix(p).ok().map(Path::to_path_buf)
+        }) {
+            Some(inside) => inside.display().to_string(),
+            None => path.display().to_string(),
+        }
+    }
+
+    /// The covered files for people (relative to the project when inside it), sorted.
+    pub fn covers(&self) -> Vec<String> {
+        self.files.keys().map(|path| self.shown(path)).collect()
+    }
+
+    /// What differs in `now` from this definition as it was trusted, for people
+    /// ("`tools/mcp.sh` changed"); `None` when nothing does.
+    pub fn changes(&self, now: &Declared) -> Option<String> {
+        if self.fingerprint == now.fingerprint {
+            return None;
+        }
+        let mut said = Vec::new();
+        for (path, hash) in &now.files {
+            match self.files.get(path) {
+                Some(before) if before == hash => {}
+                Some(_) => said.push(format!("`{}` changed", self.shown(path))),
+                None => said.push(format!("`{}` now runs too", self.shown(path))),
+            }
+        }
+        for path in self.files.keys().filter(|p| !now.files.contains_key(*p)) {
+            said.push(format!("`{}` no longer runs", self.shown(path)));
+        }
+        Some(match said.is_empty() {
+            true => "its definition changed".into(),
+            false => said.join(", "),
+        })
     }
 }
 
 /// Most bytes of one named file that are hashed (a larger one is named by its size).
 const MAX_HASHED: u64 = 16 << 20;
 
-/// The project files a server's definition names, inside the folder it runs in, with the
-/// SHA-256 of each: its program and any argument that is a file there.
-fn named_files(spec: &ServerSpec) -> BTreeMap<String, String> {
-    let Some(dir) = &spec.cwd else {
-        return BTreeMap::new();
-    };
-    let dir = &crate::platform::canonical(dir).unwrap_or_else(|_| dir.clone());
-    let named = spec
-        .command
+/// The files `runs` covers, each with the SHA-256 of its content (or why there is none).
+fn hashed(runs: &Runs) -> BTreeMap<String, String> {
+    runs.files
         .iter()
-        .map(|c| dir.join(c))
-        .chain(spec.args.iter().map(|a| dir.join(a)));
-    let mut files = BTreeMap::new();
-    for path in named {
-        let Ok(real) = crate::platform::canonical(&path) else {
-            continue;
-        };
-        if !real.starts_with(dir) || !real.is_file() {
-            continue;
-        }
-        let hash = match std::fs::metadata(&real) {
-            Ok(meta) if meta.len() > MAX_HASHED => format!("{} bytes", meta.len()),
-            _ => match std::fs::read(&real) {
-                Ok(bytes) => hex(&sha256(&bytes)),
-                Err(e) => format!("unreadable: {e}"),
-            },
-        };
-        files.insert(real.to_string_lossy().into_owned(), hash);
-    }
-    files
+        .map(|covered| {
+            let hash = match std::fs::metadata(&covered.path) {
+                Ok(meta) if meta.len() > MAX_HASHED => format!("{} bytes", meta.len()),
+                _ => match std::fs::read(&covered.path) {
+                    Ok(bytes) => hex(&sha256(&bytes)),
+                    Err(e) => format!("unreadable: {e}"),
+                },
+            };
+            (covered.path.to_string_lossy().into_owned(), hash)
+        })
+        .collect()
 }
 
 fn sorted(map: &std::collections::HashMap<String, String>) -> BTreeMap<&str, &str> {
@@ -263,5 +304,66 @@ mod tests {
         assert_eq!(before, declared(&spec).fingerprint);
         std::fs::write(dir.path().join("tools/mcp.js"), "serve(); steal()").unwrap();
         assert_ne!(before, declared(&spec).fingerprint);
+    }
+
+    #[test]
+    fn the_module_python_runs_is_covered_and_its_change_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".tandem")).unwrap();
+        std::fs::write(dir.path().join("srv.py"), "serve()").unwrap();
+        let spec = ServerSpec {
+            cwd: Some(dir.path().to_path_buf()),
+            ..ServerSpec::local(
+                "srv".into(),
+                "python3".into(),
+                vec!["-m".into(), "srv".into()],
+                HashMap::new(),
+            )
+        };
+        let source = dir.path().join(".tandem/config.toml");
+        let trusted = Declared::mcp_server(&spec, &source);
+        assert_eq!(trusted.covers(), ["srv.py"]);
+        assert!(trusted.uncovered.is_empty(), "{:?}", trusted.uncovered);
+        assert_eq!(trusted.changes(&Declared::mcp_server(&spec, &source)), None);
+        std::fs::write(dir.path().join("srv.py"), "serve(); steal()").unwrap();
+        let now = Declared::mcp_server(&spec, &source);
+        assert_ne!(trusted.fingerprint, now.fingerprint);
+        assert_eq!(trusted.changes(&now).as_deref(), Some("`srv.py` changed"));
+        // A package of the same name now comes first: what runs moved.
+        std::fs::create_dir_all(dir.path().join("srv")).unwrap();
+        std::fs::write(dir.path().join("srv/__init__.py"), "").unwrap();
+        std::fs::write(dir.path().join("srv/__main__.py"), "").unwrap();
+        let moved = Declared::mcp_server(&spec, &source);
+        assert_eq!(
+            trusted.changes(&moved).as_deref(),
+            Some(
+                "`srv/__init__.py` now runs too, `srv/__main__.py` now runs too, `srv.py` no longer runs"
+            )
+        );
+    }
+
+    #[test]
+    fn what_is_not_covered_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = ServerSpec {
+            cwd: Some(dir.path().to_path_buf()),
+            ..ServerSpec::local(
+                "fs".into(),
+                "npx".into(),
+                vec![
+                    "-y".into(),
+                    "@modelcontextprotocol/server-filesystem".into(),
+                ],
+                HashMap::new(),
+            )
+        };
+        let declared = Declared::mcp_server(&spec, &dir.path().join(".tandem/config.toml"));
+        assert!(declared.covers().is_empty());
+        assert_eq!(declared.uncovered.len(), 1);
+        assert!(
+            declared.uncovered[0].contains("comes from the npm registry"),
+            "{:?}",
+            declared.uncovered
+        );
     }
 }

@@ -4,8 +4,13 @@
 //!
 //! What is trusted is a *definition*: its [`Declared::fingerprint`] is the SHA-256 of a
 //! canonical serialisation of everything that changes what runs (for an MCP server: name,
-//! command, arguments, environment with its values, URL, headers with their values), so a
-//! changed definition is a new one and is asked about again. Answers are remembered in
+//! command, arguments, environment with its values, URL, headers with their values, and the
+//! content of the files that decide the code that starts, resolved per runner in runs/: the
+//! script, the module `python -m` imports, the folder `node` runs and its package.json), so a
+//! changed definition is a new one and is asked about again. What tandem cannot cover (a
+//! package from a registry, a program it does not know) is said in [`Declared::uncovered`]
+//! and in the question. The fingerprint is read again before every start and restart of a
+//! trusted server (mcp/), so a change made while a session runs is asked about too. Answers are remembered in
 //! `TANDEM_HOME/trust.json`, keyed by the project's canonical path and the fingerprint:
 //! "trusted" (start it without asking) or "refused" (never start it, never ask again). The
 //! file is read only when a session opens in a project that declares something, or when the
@@ -20,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 mod declared;
+mod runs;
 
 pub use declared::{Declared, command_line};
 
