@@ -5,7 +5,8 @@
 //! ```toml
 //! [web]
 //! fetch = true            # offer web_fetch (default true)
-//! allow_private = false   # let web_fetch reach loopback, private and link-local addresses
+//! allow_private = false   # let web_fetch reach this machine, its networks, any address
+//!                         # that is not globally reachable (web/guard.rs)
 //! timeout_secs = 30
 //! max_bytes = 5000000     # most of a page read
 //! max_chars = 40000       # most of it the model reads
@@ -30,7 +31,8 @@ pub const BRAVE_URL: &str = "https://api.search.brave.com";
 pub struct WebSettings {
     /// Whether `web_fetch` is offered.
     pub fetch: bool,
-    /// Whether private addresses may be fetched.
+    /// Whether this machine, its networks and addresses that are not globally reachable
+    /// may be fetched.
     pub allow_private: bool,
     /// The whole of one fetch or search.
     pub timeout: Duration,

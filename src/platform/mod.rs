@@ -2,15 +2,17 @@
 //! process groups and Job Objects (a child and everything it starts, killed together), how a
 //! child's exit is read, which kinds of file must not be opened for reading, whether paths
 //! ignore case, the requests to stop (signals, console events), the allocator's settings,
-//! keeping the user's other processes out of tandem's memory, opening a path without
-//! following links (`exact/`), and the sandbox commands run in (`sandbox/`). This is the
-//! only module with `cfg(unix)`/`cfg(windows)` code outside tests: `unix.rs` and
-//! `windows.rs` have the same functions, and the rest of tandem calls them through here.
+//! keeping the user's other processes out of tandem's memory, this machine's own network
+//! addresses (`interfaces.rs`), opening a path without following links (`exact/`), and the
+//! sandbox commands run in (`sandbox/`). This is the only module with
+//! `cfg(unix)`/`cfg(windows)` code outside tests: `unix.rs` and `windows.rs` have the same
+//! functions, and the rest of tandem calls them through here.
 
 pub mod exact;
 mod group;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod heap;
+pub mod interfaces;
 #[cfg(unix)]
 #[path = "unix.rs"]
 mod native;

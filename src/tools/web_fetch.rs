@@ -1,7 +1,8 @@
 //! `web_fetch`: reads a web page for the model (web/fetch.rs): Markdown for HTML, JSON and
 //! text as they are, capped with the cut said. Its permission is asked per host (the URL
-//! carries data out), and it never reaches the user's own machine or network unless
-//! `[web] allow_private` says it may.
+//! carries data out), and it never reaches this machine's own addresses, the user's network
+//! or any address that is not globally reachable (web/guard.rs) unless `[web] allow_private`
+//! says it may.
 
 use futures::future::BoxFuture;
 use schemars::JsonSchema;

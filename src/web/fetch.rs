@@ -1,7 +1,7 @@
 //! Reading one web page for the model: GET with a timeout and a byte cap, redirects followed
-//! by hand so each hop is checked again (scheme, private address, a key in the URL), HTML
-//! turned into Markdown, JSON and plain text as they are, anything else refused with its
-//! type.
+//! by hand so each hop is checked again (scheme, an address of this machine or one that is
+//! not globally reachable, a key in the URL), HTML turned into Markdown, JSON and plain text
+//! as they are, anything else refused with its type.
 
 use std::time::Duration;
 
@@ -20,7 +20,8 @@ pub struct Limits {
     pub timeout: Duration,
     /// Most bytes of the body read.
     pub max_bytes: usize,
-    /// Whether private addresses may be reached (`[web] allow_private`).
+    /// Whether this machine, its networks and addresses that are not globally reachable may
+    /// be reached (`[web] allow_private`).
     pub allow_private: bool,
 }
 
@@ -46,8 +47,11 @@ pub enum FetchError {
     /// The URL would carry one of the user's keys out.
     #[error("the URL holds one of the user's secrets; it is not sent")]
     Secret,
-    /// A private address, without `allow_private`.
-    #[error("{0}: tandem does not fetch from the user's own machine or network")]
+    /// An address that is this machine's or not globally reachable, without `allow_private`.
+    #[error(
+        "{0}: tandem does not fetch from the user's own machine or network, nor from any \
+         address that is not globally reachable"
+    )]
     Private(String),
     /// Too many redirects.
     #[error("more than {MOST_HOPS} redirects")]
@@ -171,7 +175,7 @@ impl Kind {
 }
 
 /// The client: no redirects of its own (each hop is checked here), connections only to
-/// public addresses unless private ones are allowed, proxies from the environment.
+/// addresses the guard lets through unless `allow_private`, proxies from the environment.
 fn client(limits: Limits) -> Result<reqwest::Client, FetchError> {
     // reqwest is built without a default TLS provider; ring is ours.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -197,7 +201,8 @@ pub fn host_of(url: &Url) -> String {
         .to_ascii_lowercase()
 }
 
-/// `url` parsed, if it may be fetched: http(s), no key in it, not a private address.
+/// `url` parsed, if it may be fetched: http(s), no key in it, not an address the guard
+/// refuses.
 async fn checked(url: &str, limits: Limits) -> Result<Url, FetchError> {
     let parsed = Url::parse(url.trim()).map_err(|_| FetchError::Url(url.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {

@@ -1,7 +1,8 @@
 //! The web for the model's `web_fetch` and `web_search` tools (tools/web_fetch.rs,
 //! tools/web_search.rs): reading a page (fetch.rs) within the bounds a prompt-injected model
-//! must not cross (guard.rs: not the user's own machine or network, every hop checked, no key
-//! in a URL), HTML as Markdown (markdown.rs), and search through the provider the user
+//! must not cross (guard.rs: not this machine's own addresses, not the user's network, not a
+//! special-purpose block that is not globally reachable (special.rs), every hop checked, no
+//! key in a URL), HTML as Markdown (markdown.rs), and search through the provider the user
 //! configured (search.rs). Timeouts, byte caps and the environment's proxies as for the model
 //! server.
 
@@ -9,3 +10,4 @@ pub mod fetch;
 pub mod guard;
 pub mod markdown;
 pub mod search;
+pub mod special;

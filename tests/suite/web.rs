@@ -466,3 +466,150 @@ async fn login_sets_up_search_and_keeps_the_key_in_the_store() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("needs --search-url"), "{err}");
 }
+
+/// A listener on one of this machine's own addresses other than loopback, standing in for a
+/// service the user runs: what it serves, and how many connections it has had.
+#[cfg(unix)]
+pub(crate) struct OwnService {
+    /// `http://<address>:<port>/`.
+    pub url: String,
+    /// The same address IPv4-mapped (`http://[::ffff:<address>]:<port>/`), for an IPv4 one.
+    pub mapped: Option<String>,
+    /// The interface that has the address.
+    pub interface: String,
+    /// Connections accepted so far.
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// This machine's own addresses other than loopback and IPv6 link-local (which needs a scope
+/// in a URL), IPv4 first, found here with getifaddrs, independently of tandem.
+#[cfg(unix)]
+fn own_addresses() -> Vec<(std::net::IpAddr, String)> {
+    use std::net::IpAddr;
+    let mut found: Vec<(IpAddr, String)> = nix::ifaddrs::getifaddrs()
+        .unwrap()
+        .filter_map(|entry| {
+            let address = entry.address?;
+            let ip = match address.as_sockaddr_in() {
+                Some(v4) => IpAddr::V4(v4.ip()),
+                None => IpAddr::V6(address.as_sockaddr_in6()?.ip()),
+            };
+            Some((ip, entry.interface_name))
+        })
+        .filter(|(ip, _)| {
+            !ip.is_loopback()
+                && !ip.is_unspecified()
+                && !matches!(ip, IpAddr::V6(v6) if v6.is_unicast_link_local())
+        })
+        .collect();
+    found.sort_by_key(|(ip, _)| ip.is_ipv6());
+    found
+}
+
+/// A service on this machine's first own address that can be listened on, or `None` (with
+/// the reason printed) when the machine has no address but loopback.
+#[cfg(unix)]
+pub(crate) async fn own_service() -> Option<OwnService> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addresses = own_addresses();
+    if addresses.is_empty() {
+        // The test harness shows a test's stderr; a skipped check must say so.
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("skipped: this machine has no address but loopback");
+        }
+        return None;
+    }
+    for (ip, interface) in addresses {
+        let Ok(listener) = tokio::net::TcpListener::bind((ip, 0)).await else {
+            continue;
+        };
+        let at = listener.local_addr().unwrap();
+        let url = format!("http://{at}/");
+        let mapped = match at.ip() {
+            std::net::IpAddr::V4(v4) => Some(format!("http://[::ffff:{v4}]:{}/", at.port())),
+            std::net::IpAddr::V6(_) => None,
+        };
+        let connections = Arc::new(AtomicUsize::new(0));
+        let count = connections.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut request = [0u8; 4096];
+                let _ = stream.read(&mut request).await;
+                let body = "the user's local service";
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
+                     connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            }
+        });
+        return Some(OwnService {
+            url,
+            mapped,
+            interface,
+            connections,
+        });
+    }
+    panic!(
+        "no own address of this machine could be listened on: {:?}",
+        own_addresses()
+    );
+}
+
+/// `result` refuses `service` as this machine's own address (naming the interface when
+/// `named`), and the service saw no connection.
+#[cfg(unix)]
+pub(crate) fn assert_refused_unreached(result: &str, service: &OwnService, named: bool) {
+    let interface = if named {
+        format!(
+            "an address of this machine (interface {})",
+            service.interface
+        )
+    } else {
+        "an address of this machine (interface ".to_string()
+    };
+    assert!(
+        result.starts_with("Error:")
+            && result.contains(&interface)
+            && result.contains("does not fetch from the user's own machine or network"),
+        "{result}"
+    );
+    assert!(!result.contains("local service"), "{result}");
+    assert_eq!(
+        service
+            .connections
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the service on {} was reached",
+        service.url
+    );
+}
+
+/// In full-access, where it used to be fetched, a service on this machine's own interface
+/// address (not loopback) is refused before any connection is made, written as it is and,
+/// for IPv4, as an IPv4-mapped IPv6 address.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_on_this_machines_own_interface_address_is_refused() {
+    let Some(service) = own_service().await else {
+        return;
+    };
+    let mut calls = vec![fetch("a", &service.url)];
+    if let Some(mapped) = &service.mapped {
+        calls.push(fetch("b", mapped));
+    }
+    let script = vec![Reply::tools(&calls), Reply::text(&["refused"])];
+    let (mock, _ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "full-access", |_| Vec::new()).await;
+    let (answer, _) = agent.prompt(&session, "read the local service").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    for (id, ..) in &calls {
+        let result = tool_result(&mock.requests()[1], id);
+        assert_refused_unreached(&result, &service, true);
+    }
+    agent.assert_valid();
+}

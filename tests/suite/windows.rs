@@ -222,6 +222,29 @@ async fn a_session_loads_in_a_second_process() {
     second.assert_valid();
 }
 
+/// The Windows build reads this machine's addresses its own way (`GetAdaptersAddresses`,
+/// which wine answers from the host's interfaces): a service on the host's own interface
+/// address is refused in full-access, before any connection is made.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Windows build under wine: tests/windows/run.sh"]
+async fn web_fetch_refuses_this_machines_own_address_on_windows() {
+    let Some(service) = super::web::own_service().await else {
+        return;
+    };
+    let script = vec![
+        Reply::tools(&[("a", "web_fetch", json!({"url": service.url}))]),
+        Reply::text(&["refused"]),
+    ];
+    let (mock, _ws, mut agent, session, _editor) =
+        windows_session(script, json!({}), "full-access").await;
+    let (response, _) = agent.prompt(&session, "read the local service").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    // Windows names the interface its own way.
+    super::web::assert_refused_unreached(&tool_result(&mock.requests()[1], "a"), &service, false);
+    agent.assert_valid();
+}
+
 fn fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
