@@ -23,6 +23,9 @@ fn main() -> ExitCode {
             &args.command,
         );
     }
+    // However this process ends from here on (returning, or a panic unwinding), the sandbox
+    // folders it still has go with it.
+    let _folders = RemoveFolders;
     // Before the key is read: commands tandem starts cannot read it out of tandem (Linux).
     tandem::platform::close_to_inspection();
     // Warnings only unless -v or RUST_LOG asks for more: editors may show every stderr line.
@@ -57,6 +60,18 @@ fn main() -> ExitCode {
     // (the editor keeps its end open); waiting for it would keep tandem alive.
     runtime.shutdown_background();
     code
+}
+
+/// Removes the sandbox's private folders this process still has when dropped: the last thing
+/// `main` does, after the runtime was left with whatever tasks never ended (their folders
+/// among them). A process killed outright leaves its folders to the next tandem, which
+/// reclaims them.
+struct RemoveFolders;
+
+impl Drop for RemoveFolders {
+    fn drop(&mut self) {
+        tandem::platform::sandbox::folders::remove_all();
+    }
 }
 
 async fn run(cli: Cli) -> ExitCode {

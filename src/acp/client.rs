@@ -3,6 +3,7 @@
 //! the dispatch loop).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use agent_client_protocol::v1::ConnectionTo;
@@ -12,7 +13,7 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionRequest, TerminalExitStatus, TerminalOutputRequest,
     WaitForTerminalExitRequest, WriteTextFileRequest,
 };
-use agent_client_protocol::{Client, Error, JsonRpcRequest};
+use agent_client_protocol::{Client, Error, JsonRpcRequest, RawJsonRpcMessage, TransportFrame};
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +22,7 @@ use crate::client::{
     ClientError, ClientOps, ExitStatus, Form, PermissionAnswer, PermissionChoice, Reply,
     TerminalOutput, TerminalSpec,
 };
+use crate::transport::Lines;
 use crate::types::ToolCallView;
 
 /// The editor on the other end of the connection.
@@ -32,31 +34,55 @@ pub struct AcpClient {
     /// Cancelled once the editor's side of the connection has closed: a request waiting
     /// for an answer then fails at once (only model work gets the grace after stdin ends).
     pub gone: CancellationToken,
+    /// Where a request the editor acts on without answering goes once its side has closed
+    /// (tandem's own wire): straight to the output, which the editor may still read. Killing
+    /// and releasing a terminal go this way as tandem ends after the end of input, so no
+    /// command outlives tandem in the editor's terminal; `None` over a transport that takes
+    /// no lines.
+    pub parting: Option<Lines>,
 }
+
+/// How long a request written after the editor's side closed may wait for the output to
+/// take it (an editor that reads nothing any more).
+const PARTING: Duration = Duration::from_secs(2);
+
+/// The number in the id of the next request written after the editor's side closed (`tandem-
+/// parting-N`: a string, so it meets none of the SDK's own ids).
+static PARTING_ID: AtomicU64 = AtomicU64::new(1);
 
 impl AcpClient {
     /// A request the editor answers when a person does (permission) or when a command ends
     /// (`terminal/wait_for_exit`, bounded by the command's own timeout): no time limit.
     async fn call<R: JsonRpcRequest>(&self, request: R) -> Result<R::Response, ClientError> {
         let method = request.method().to_string();
-        let gone = || ClientError {
-            code: None,
-            message: format!("the editor closed the connection, so {method} cannot be answered"),
-        };
+        self.answer(request).await.unwrap_or_else(|| {
+            Err(ClientError {
+                code: None,
+                message: format!(
+                    "the editor closed the connection, so {method} cannot be answered"
+                ),
+            })
+        })
+    }
+
+    /// The editor's answer to `request`; `None` once its side has closed (before or while
+    /// waiting), when no answer can arrive.
+    async fn answer<R: JsonRpcRequest>(
+        &self,
+        request: R,
+    ) -> Option<Result<R::Response, ClientError>> {
         if self.gone.is_cancelled() {
-            return Err(gone());
+            return None;
         }
         tokio::select! {
-            answer = self.cx.send_request(request).block_task() => answer.map_err(|e| {
+            answer = self.cx.send_request(request).block_task() => match answer {
+                Ok(answer) => Some(Ok(answer)),
                 // The SDK fails what is pending when the editor's side closes, maybe before
-                // the lifecycle has told the handlers: the same words either way.
-                if agent_client_protocol::is_incoming_transport_closed(&e) {
-                    gone()
-                } else {
-                    client_error(e)
-                }
-            }),
-            () = self.gone.cancelled() => Err(gone()),
+                // the lifecycle has told the handlers: closed either way.
+                Err(e) if agent_client_protocol::is_incoming_transport_closed(&e) => None,
+                Err(e) => Some(Err(client_error(e))),
+            },
+            () = self.gone.cancelled() => None,
         }
     }
 
@@ -69,13 +95,66 @@ impl AcpClient {
         let method = request.method().to_string();
         match tokio::time::timeout(self.timeout, self.call(request)).await {
             Ok(answer) => answer,
-            Err(_) => Err(ClientError {
-                code: None,
-                message: format!(
-                    "the editor did not answer {method} within {:?} (timeouts.editor_secs)",
-                    self.timeout
-                ),
-            }),
+            Err(_) => Err(self.unanswered(&method)),
+        }
+    }
+
+    /// Why `method` failed: the editor did not answer it within [`Self::timeout`].
+    fn unanswered(&self, method: &str) -> ClientError {
+        ClientError {
+            code: None,
+            message: format!(
+                "the editor did not answer {method} within {:?} (timeouts.editor_secs)",
+                self.timeout
+            ),
+        }
+    }
+
+    /// `request`, which the editor acts on whether or not its answer can arrive
+    /// (`terminal/kill`, `terminal/release`): asked as usual (bounded by [`Self::timeout`])
+    /// while the editor's side is open; once it has closed, written to the output all the same
+    /// ([`Self::parting`]). One asked just as the side closed may reach the editor twice.
+    async fn call_or_part<R: JsonRpcRequest>(&self, request: R) -> Result<(), ClientError> {
+        let method = request.method().to_string();
+        match tokio::time::timeout(self.timeout, self.answer(request.clone())).await {
+            Ok(Some(answer)) => answer.map(drop),
+            Ok(None) => self.part(&request).await,
+            Err(_) => Err(self.unanswered(&method)),
+        }
+    }
+
+    /// Writes `request` to the output with no answer awaited (the editor's side has closed),
+    /// within [`PARTING`].
+    async fn part<R: JsonRpcRequest>(&self, request: &R) -> Result<(), ClientError> {
+        let method = request.method().to_string();
+        let failed = |why: String| ClientError {
+            code: None,
+            message: format!(
+                "the editor closed the connection, and {method} could not be written to it: {why}"
+            ),
+        };
+        let Some(lines) = &self.parting else {
+            return Err(failed(
+                "this connection takes no lines of tandem's own".into(),
+            ));
+        };
+        let (name, params) = request
+            .to_untyped_message()
+            .map_err(|e| failed(e.message))?
+            .into_parts();
+        let id = format!(
+            "tandem-parting-{}",
+            PARTING_ID.fetch_add(1, Ordering::Relaxed)
+        );
+        let line = RawJsonRpcMessage::request(name, params, id)
+            .and_then(|message| TransportFrame::Single(message).to_json())
+            .map_err(|e| failed(e.message))?;
+        match tokio::time::timeout(PARTING, lines.send(line + "\n")).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(failed("the output is closed".into())),
+            Err(_) => Err(failed(format!(
+                "the output did not take it within {PARTING:?}"
+            ))),
         }
     }
 }
@@ -240,12 +319,11 @@ impl ClientOps for AcpClient {
         terminal: &'a str,
     ) -> BoxFuture<'a, Result<(), ClientError>> {
         Box::pin(async move {
-            self.call_bounded(KillTerminalRequest::new(
+            self.call_or_part(KillTerminalRequest::new(
                 session.to_string(),
                 terminal.to_string(),
             ))
-            .await?;
-            Ok(())
+            .await
         })
     }
 
@@ -255,12 +333,11 @@ impl ClientOps for AcpClient {
         terminal: &'a str,
     ) -> BoxFuture<'a, Result<(), ClientError>> {
         Box::pin(async move {
-            self.call_bounded(ReleaseTerminalRequest::new(
+            self.call_or_part(ReleaseTerminalRequest::new(
                 session.to_string(),
                 terminal.to_string(),
             ))
-            .await?;
-            Ok(())
+            .await
         })
     }
 

@@ -232,7 +232,8 @@ impl Handlers {
         responder.respond(ListSessionsResponse::new(sessions).next_cursor(next))
     }
 
-    /// `session/close`: the session stops here; its transcript stays if it got a prompt.
+    /// `session/close`: the session stops here, answered once it has (its commands stopped,
+    /// its sandbox folder removed); its transcript stays if it got a prompt.
     pub async fn close_session(
         self: Arc<Self>,
         req: CloseSessionRequest,
@@ -252,7 +253,8 @@ impl Handlers {
         Ok(())
     }
 
-    /// `session/delete`: the session stops and its transcript goes.
+    /// `session/delete`: the session stops (answered once it has, as for `session/close`) and
+    /// its transcript goes.
     pub async fn delete_session(
         self: Arc<Self>,
         req: DeleteSessionRequest,
@@ -261,10 +263,9 @@ impl Handlers {
     ) -> Handled {
         let id = req.session_id.0.to_string();
         let session = id.clone();
-        self.reply(&id, responder, move |manager| {
-            manager
-                .delete(&session)
-                .map(|()| DeleteSessionResponse::new())
+        self.reply_later(&id, responder, move |manager| {
+            let deleted = manager.delete(&session);
+            Box::pin(async move { deleted.await.map(|()| DeleteSessionResponse::new()) })
         })
         .await;
         Ok(())
@@ -474,6 +475,7 @@ impl Handlers {
                 cx: cx.clone(),
                 timeout: self.manager.config().timeouts.editor,
                 gone: self.editor_gone.clone(),
+                parting: self.lines.clone(),
             }),
             caps: self.caps(),
             instructions: None,

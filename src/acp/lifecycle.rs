@@ -10,7 +10,13 @@
 //!   terminals released: the editor's answers still arrive), get [`AFTER_CANCEL`], and the
 //!   connection closes, without the grace period.
 //!
-//! Either way, before the connection closes, the records the sessions still hold in memory
+//! Either way, every session then ends as `session/close` ends one, all at once, while the
+//! editor may still read: its turn over, its background commands stopped (local ones killed
+//! with all they started; the editor's terminals get `terminal/kill` and `terminal/release`,
+//! written to the editor even after the end of input, when no answer can come back), its
+//! sandbox folder removed (`SessionManager::end_all`).
+//!
+//! Then, before the connection closes, the records the sessions still hold in memory
 //! for the disk (a full disk refused them) are tried again for up to [`EXIT_WAIT`]; what the
 //! disk still refuses then is said to the editor, a notice per session naming what is lost
 //! (and on stderr as tandem ends, `crate::serve`).
@@ -114,6 +120,8 @@ async fn end(handlers: &Handlers, ending: Ending, grace: Duration) {
             }
         }
     }
+    // What the sessions still run stops while the connection is there to say so.
+    handlers.manager.end_all().await;
 }
 
 /// Waits (up to [`EXIT_WAIT`]) for the records held in memory to reach the disk, and tells

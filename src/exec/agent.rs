@@ -1,6 +1,8 @@
 //! The agent of one headless run: [`crate::serve`], as for an editor, on one end of an
-//! in-memory pipe, with Ctrl-C as its shutdown (the running prompt is cancelled, as a signal
-//! cancels it in the stdio agent). The run talks to it over the pipe's other end.
+//! in-memory pipe, with Ctrl-C (SIGINT) or SIGTERM as its shutdown (the running prompt is
+//! cancelled, as a signal cancels it in the stdio agent, and the session ends as it does
+//! there: its commands stopped, its sandbox folder removed). The run talks to it over the
+//! pipe's other end.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,12 +37,10 @@ pub(super) fn start(
     let shutdown = {
         let (interrupted, display) = (interrupted.clone(), display.clone());
         async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                interrupted.store(true, Ordering::SeqCst);
-                display.progress("interrupted, cancelling");
-            } else {
-                std::future::pending::<()>().await;
-            }
+            let signal = crate::platform::stop_requested().await;
+            tracing::info!(signal, "stop requested");
+            interrupted.store(true, Ordering::SeqCst);
+            display.progress("interrupted, cancelling");
         }
     };
     let framing = |max_line| Framing {

@@ -184,6 +184,10 @@ pub struct SessionManager {
     children: crate::mcp::Children,
     /// The subagents its sessions run in sessions of their own, while they work.
     subagents: crate::turn::ChildSessions,
+    /// The transcripts of the sessions the end of the connection ended ([`Self::end_all`]),
+    /// kept open as long as the manager: the exit still tries again, and names, what a full
+    /// disk refused of them (`store::write_out` sees only open transcripts).
+    ended: Mutex<Vec<store::Transcript>>,
 }
 
 impl SessionManager {
@@ -205,6 +209,7 @@ impl SessionManager {
             sessions: Mutex::new(HashMap::new()),
             children: crate::mcp::Children::default(),
             subagents: crate::turn::ChildSessions::default(),
+            ended: Mutex::default(),
         }
     }
 
@@ -292,30 +297,32 @@ impl SessionManager {
         out
     }
 
-    /// The end of the connection: every open session's transcript reaches the disk, and the
-    /// MCP servers its sessions started are killed (none outlives tandem). A session that
+    /// The end of the connection: the MCP servers its sessions started are killed (none
+    /// outlives tandem), and every session still open ends ([`Self::end_all`]). A session that
     /// never got a prompt is kept too (unlisted): a client may make one ahead and prompt it
     /// from its next process (`acpx sessions new`, then `acpx prompt`, resumes it); only
     /// `session/close` says it is done with.
     pub async fn shutdown(&self) {
         self.children.kill_all();
-        let open: Vec<_> = self
-            .sessions
-            .lock()
-            .values()
-            .map(|live| {
-                (
-                    live.status.background.clone(),
-                    live.status.transcript.clone(),
-                )
-            })
+        self.end_all().await;
+    }
+
+    /// Ends every open session, all at once (the connection is ending; lifecycle.rs calls it
+    /// while the editor may still read): each as `session/close` ends one (its turn ended,
+    /// its background commands stopped, its sandbox folder removed), then its transcript is
+    /// written out (what a full disk refuses waits in memory for the exit's last tries).
+    /// Sessions ended here are kept, whether prompted or not.
+    pub async fn end_all(&self) {
+        let open: Vec<Live> = self.sessions.lock().drain().map(|(_, live)| live).collect();
+        let transcripts: Vec<store::Transcript> = open
+            .iter()
+            .map(|live| live.status.transcript.clone())
             .collect();
-        for (jobs, _) in &open {
-            jobs.stop_all().await;
-        }
-        for (_, transcript) in open {
+        futures::future::join_all(open.into_iter().map(Live::stop)).await;
+        for transcript in &transcripts {
             transcript.flush().await;
         }
+        self.ended.lock().extend(transcripts);
     }
 
     /// A stored session's records (with what an open one has queued), for
@@ -325,36 +332,44 @@ impl SessionManager {
         Ok(self.store.read(id)?)
     }
 
-    /// Frees an open session (its running turn is cancelled) at once; the future resolves
-    /// once its transcript is written out, or gone when the session never got a prompt.
+    /// Frees an open session at once (its running turn is cancelled, its MCP servers
+    /// stopped); the future resolves once the session has ended as [`Live::stop`] says (its
+    /// commands stopped, its sandbox folder removed) and its transcript is written out, or
+    /// gone when the session never got a prompt.
     pub fn close(
         &self,
         id: &str,
     ) -> impl Future<Output = Result<(), SessionError>> + Send + 'static {
         let closed = self.sessions.lock().remove(id).map(|live| {
             let transcript = live.status.transcript.clone();
-            live.stop();
-            transcript
+            (transcript, live.stop())
         });
         let (store, id) = (self.store.clone(), id.to_string());
         async move {
-            let transcript = closed.ok_or_else(|| SessionError::NotFound(id.clone()))?;
+            let (transcript, stopped) = closed.ok_or_else(|| SessionError::NotFound(id.clone()))?;
+            stopped.await;
             keep_if_used(&store, &id, &transcript).await;
             Ok(())
         }
     }
 
-    /// Closes a session if open and removes its transcript.
-    pub fn delete(&self, id: &str) -> Result<(), SessionError> {
-        let removed = self.sessions.lock().remove(id);
-        let was_open = removed.is_some();
-        if let Some(live) = removed {
-            live.stop();
-        }
-        match self.store.delete(id) {
-            Ok(()) => Ok(()),
-            Err(store::StoreError::NotFound(_)) if was_open => Ok(()),
-            Err(e) => Err(e.into()),
+    /// Closes a session if open (as [`Self::close`] does) and removes its transcript.
+    pub fn delete(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<(), SessionError>> + Send + 'static {
+        let stopped = self.sessions.lock().remove(id).map(Live::stop);
+        let (store, id) = (self.store.clone(), id.to_string());
+        async move {
+            let was_open = stopped.is_some();
+            if let Some(stopped) = stopped {
+                stopped.await;
+            }
+            match store.delete(&id) {
+                Ok(()) => Ok(()),
+                Err(store::StoreError::NotFound(_)) if was_open => Ok(()),
+                Err(e) => Err(e.into()),
+            }
         }
     }
 

@@ -154,13 +154,14 @@ impl SessionManager {
     /// Runs `actor` as the open session `id`, reached through the manager from now on.
     fn serve(&self, id: &str, actor: Actor, status: Watch, commands: Vec<commands::SlashCommand>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(actor.run(rx));
+        let actor = tokio::spawn(actor.run(rx));
         self.sessions.lock().insert(
             id.to_string(),
             Live {
                 tx,
                 status,
                 commands,
+                actor,
             },
         );
     }

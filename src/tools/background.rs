@@ -1,8 +1,9 @@
 //! Commands that keep running while the turn goes on (`run_command` with `background: true`):
 //! a dev server, a watcher, a long test run. Each lives with its session, not its turn:
 //! cancelling a turn leaves it running; closing, deleting or ending the session stops it (the
-//! whole process tree, or the editor's terminal). `command_output` reads what it wrote since
-//! the last read, `stop_command` stops it. At most `limit` run at once.
+//! whole process tree, or the editor's terminal), however the session ends (`session/close`,
+//! `session/delete`, the end of input, SIGTERM or SIGINT). `command_output` reads what it
+//! wrote since the last read, `stop_command` stops it. At most `limit` run at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -16,6 +17,8 @@ use crate::client::{ClientOps, ExitStatus};
 const KEPT: usize = 1 << 20;
 /// Most of it one read returns (its tail).
 pub const MOST_READ: usize = 30 * 1024;
+/// How long stopping a local job waits for its process group to be killed and reaped.
+const REAPED: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A session's background commands.
 pub struct Background {
@@ -51,6 +54,8 @@ pub struct Job {
     state: Mutex<State>,
     /// Stops it.
     pub stop: CancellationToken,
+    /// Cancelled once it has ended (its end recorded by [`Job::finished`]).
+    done: CancellationToken,
 }
 
 #[derive(Default)]
@@ -118,6 +123,7 @@ impl Background {
             place: Mutex::new(None),
             state: Mutex::default(),
             stop: CancellationToken::new(),
+            done: CancellationToken::new(),
         });
         jobs.push(job.clone());
         Ok(job)
@@ -155,12 +161,10 @@ impl Background {
             .collect()
     }
 
-    /// Stops every job (the session ends); resolves once each has been stopped.
+    /// Stops every job (the session ends), all at once; resolves once each has been stopped.
     pub async fn stop_all(&self) {
         let jobs: Vec<Arc<Job>> = self.jobs.lock().clone();
-        for job in jobs {
-            job.halt().await;
-        }
+        futures::future::join_all(jobs.iter().map(|job| job.halt())).await;
     }
 }
 
@@ -191,9 +195,12 @@ impl Job {
 
     /// Records how it ended.
     pub fn finished(&self, exit: Option<ExitStatus>) {
-        let mut st = self.state.lock();
-        st.ended = true;
-        st.exit = exit;
+        {
+            let mut st = self.state.lock();
+            st.ended = true;
+            st.exit = exit;
+        }
+        self.done.cancel();
     }
 
     /// The latest output (for the editor's view of a local job).
@@ -269,27 +276,35 @@ impl Job {
         }
     }
 
-    /// Stops it: a local job's process group is killed; an editor's terminal is killed and
-    /// released.
+    /// Stops it: a local job's process group is killed (resolving once it is reaped, or after
+    /// [`REAPED`]); an editor's terminal is killed, unless the editor said the command exited,
+    /// and released.
     pub async fn halt(&self) {
         self.stop.cancel();
         let place = self.place.lock().take();
-        if let Some(Place::Terminal {
-            client,
-            session,
-            terminal,
-        }) = place
-        {
-            if !self.ended()
-                && let Err(e) = client.kill_terminal(&session, &terminal).await
-            {
-                tracing::debug!(%terminal, "terminal/kill failed: {e}");
+        match place {
+            Some(Place::Terminal {
+                client,
+                session,
+                terminal,
+            }) => {
+                // Not "ended": a terminal whose exit could not be learned (the editor's side
+                // closed while tandem waited for it) may still run.
+                let exited = self.state.lock().exit.is_some();
+                if !exited && let Err(e) = client.kill_terminal(&session, &terminal).await {
+                    tracing::debug!(%terminal, "terminal/kill failed: {e}");
+                }
+                if let Err(e) = client.release_terminal(&session, &terminal).await {
+                    tracing::debug!(%terminal, "terminal/release failed: {e}");
+                }
+                let mut st = self.state.lock();
+                st.ended = true;
             }
-            if let Err(e) = client.release_terminal(&session, &terminal).await {
-                tracing::debug!(%terminal, "terminal/release failed: {e}");
+            Some(Place::Local) => {
+                // Its watcher kills the group on `stop`, then reaps it.
+                let _ = tokio::time::timeout(REAPED, self.done.cancelled()).await;
             }
-            let mut st = self.state.lock();
-            st.ended = true;
+            None => {}
         }
     }
 }

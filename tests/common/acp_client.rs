@@ -130,10 +130,18 @@ impl Agent {
                         .filter(|_| message.get("method").is_some()),
                 ) {
                     // A request from the agent: the fake editor answers it.
+                    editor.record(&message);
                     let (editor, input, request) = (editor.clone(), input.clone(), message.clone());
                     tokio::spawn(async move {
                         if let Some(reply) = editor.answer(&request).await {
-                            write_line(&input, &reply.to_string()).await;
+                            // An agent whose stdin the test closed still asks (as it ends);
+                            // the answer then has nowhere to go.
+                            let mut guard = input.lock().await;
+                            if let Some(stdin) = guard.as_mut() {
+                                let line = format!("{reply}\n");
+                                let _ = stdin.write_all(line.as_bytes()).await;
+                                let _ = stdin.flush().await;
+                            }
                         }
                     });
                 }

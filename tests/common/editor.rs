@@ -18,6 +18,23 @@ struct Term {
     pid: Option<u32>,
 }
 
+impl Term {
+    /// Kills the terminal's command with all it started (its process group), as
+    /// `terminal/kill` asks.
+    fn kill(&self) {
+        if let Some(pid) = self.pid {
+            let group = if cfg!(unix) {
+                format!("-{pid}")
+            } else {
+                pid.to_string()
+            };
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &group])
+                .status();
+        }
+    }
+}
+
 /// How the editor answers `session/request_permission`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
@@ -131,15 +148,22 @@ impl FakeEditor {
             .collect()
     }
 
-    /// The full JSON-RPC response to `request`, or `None` to leave it unanswered.
+    /// Records `request` as it arrives, before it is answered (requests are answered in tasks
+    /// of their own, in any order).
+    pub fn record(&self, request: &Value) {
+        let method = request["method"].as_str().unwrap_or("").to_string();
+        self.requests
+            .lock()
+            .unwrap()
+            .push((method, request["params"].clone()));
+    }
+
+    /// The full JSON-RPC response to `request` (already [recorded](Self::record)), or `None`
+    /// to leave it unanswered.
     pub async fn answer(&self, request: &Value) -> Option<Value> {
         let id = request["id"].clone();
         let method = request["method"].as_str().unwrap_or("").to_string();
         let params = request["params"].clone();
-        self.requests
-            .lock()
-            .unwrap()
-            .push((method.clone(), params.clone()));
         if self.hanging.lock().unwrap().contains(&method) {
             return None;
         }
@@ -255,23 +279,26 @@ impl FakeEditor {
             }
             "terminal/kill" => {
                 let terms = self.terminals.lock().unwrap();
-                if let Some(pid) = terms[params["terminalId"].as_str().unwrap()].pid {
-                    let group = if cfg!(unix) {
-                        format!("-{pid}")
-                    } else {
-                        pid.to_string()
-                    };
-                    let _ = std::process::Command::new("kill")
-                        .args(["-KILL", "--", &group])
-                        .status();
+                match terms.get(params["terminalId"].as_str().unwrap()) {
+                    Some(term) => {
+                        term.kill();
+                        Ok(json!({}))
+                    }
+                    None => Err((-32602, "no such terminal".to_string())),
                 }
-                Ok(json!({}))
             }
+            // As ACP says: the command is killed if it has not exited yet.
             "terminal/release" => {
-                self.terminals
+                let released = self
+                    .terminals
                     .lock()
                     .unwrap()
                     .remove(params["terminalId"].as_str().unwrap());
+                if let Some(term) = released
+                    && term.exit.lock().unwrap().is_none()
+                {
+                    term.kill();
+                }
                 Ok(json!({}))
             }
             other => Err((-32601, format!("method not found: {other}"))),

@@ -1,7 +1,7 @@
 //! Background commands: `run_command` with `background: true` starts a command that outlives
 //! its call (and a cancelled turn), `command_output` reads what it wrote, `stop_command` stops
 //! it and all it started, and closing the session stops whatever is left, locally and in the
-//! editor's terminals.
+//! editor's terminals; so does every way tandem ends (SIGTERM, the end of input).
 
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ fn long_sleep(n: u32) -> String {
 }
 
 /// Whether any process's command line holds `marker`.
-fn running(marker: &str) -> bool {
+pub(super) fn running(marker: &str) -> bool {
     std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
         std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmd| {
             String::from_utf8_lossy(&cmd)
@@ -27,7 +27,7 @@ fn running(marker: &str) -> bool {
     })
 }
 
-async fn until(what: &str, check: impl Fn() -> bool) {
+pub(super) async fn until(what: &str, check: impl Fn() -> bool) {
     let start = Instant::now();
     while !check() {
         assert!(start.elapsed() < Duration::from_secs(15), "{what}");
@@ -178,4 +178,92 @@ async fn in_the_editors_terminal_and_a_cancelled_turn_leaves_it_running() {
     })
     .await;
     agent.assert_valid();
+}
+
+/// A background command left running in the editor's terminal: the mock and workspace to
+/// keep, the agent, its editor and the command's marker.
+async fn left_in_a_terminal(
+    n: u32,
+) -> (
+    crate::common::MockModel,
+    crate::common::Workspace,
+    crate::common::Agent,
+    std::sync::Arc<crate::common::editor::FakeEditor>,
+    String,
+) {
+    let marker = long_sleep(n);
+    let script = vec![
+        Reply::tools(&[("r", "run_command", background(&marker))]),
+        Reply::text(&["started"]),
+    ];
+    let (mock, ws, mut agent, session, editor) =
+        tool_session(script, json!({"terminal": true}), "full-access").await;
+    agent.prompt(&session, "start").await;
+    assert_eq!(editor.params_of("terminal/create").len(), 1);
+    until("it runs", || running(&marker)).await;
+    (mock, ws, agent, editor, marker)
+}
+
+/// The terminal was killed, then released, once each (`stderr` is the agent's).
+fn killed_and_released(editor: &crate::common::editor::FakeEditor, stderr: &str) {
+    let ending: Vec<String> = editor
+        .methods()
+        .into_iter()
+        .filter(|m| m == "terminal/kill" || m == "terminal/release")
+        .collect();
+    assert_eq!(ending, ["terminal/kill", "terminal/release"], "{stderr}");
+    let kill = &editor.params_of("terminal/kill")[0];
+    assert_eq!(kill["terminalId"], "term-1", "{kill}");
+}
+
+/// SIGTERM: the editor, still there, is asked to kill and release the terminal before tandem
+/// exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_kills_and_releases_the_editors_terminal() {
+    let (_mock, _ws, agent, editor, marker) = left_in_a_terminal(3).await;
+    let (status, stderr) = agent.stop_with(nix::sys::signal::Signal::SIGTERM).await;
+    assert!(status.success(), "{status}\n{stderr}");
+    killed_and_released(&editor, &stderr);
+    until("the editor killed it", || !running(&marker)).await;
+}
+
+/// The end of input: no answer can come back, but the editor may still read, so the kill and
+/// the release are written all the same (and tandem does not wait for answers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_input_still_kills_and_releases_the_editors_terminal() {
+    let (_mock, _ws, mut agent, editor, marker) = left_in_a_terminal(4).await;
+    let started = Instant::now();
+    agent.close_stdin().await;
+    let (status, stderr) = agent.dies().await;
+    assert!(status.success(), "{status}\n{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    killed_and_released(&editor, &stderr);
+    until("the editor killed it", || !running(&marker)).await;
+}
+
+/// The end of input while a command runs in the foreground in the editor's terminal: waiting
+/// for its exit fails at once (no answer can come), and it is killed and released all the
+/// same, not left running in the editor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_input_kills_a_foreground_command_in_the_editors_terminal_too() {
+    let marker = long_sleep(5);
+    let script = vec![
+        Reply::tools(&[("r", "run_command", json!({"command": marker}))]),
+        Reply::text(&["after"]),
+    ];
+    let (_mock, _ws, mut agent, session, editor) =
+        tool_session(script, json!({"terminal": true}), "full-access").await;
+    let _pending = agent.start_prompt(&session, "run it").await;
+    until("it runs", || running(&marker)).await;
+    // tandem has the terminal's id (it waits for its exit): the editor answered its creation.
+    editor.wait_for("terminal/wait_for_exit").await;
+    agent.close_stdin().await;
+    let (status, stderr) = agent.dies().await;
+    assert!(status.success(), "{status}\n{stderr}");
+    killed_and_released(&editor, &stderr);
+    until("the editor killed it", || !running(&marker)).await;
 }

@@ -77,6 +77,8 @@ mod runaway;
 #[cfg(target_os = "linux")]
 mod sandbox;
 #[cfg(target_os = "linux")]
+mod sandbox_folders;
+#[cfg(target_os = "linux")]
 mod sandbox_reach;
 #[cfg(target_os = "linux")]
 mod sandbox_ties;

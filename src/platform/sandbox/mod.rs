@@ -17,6 +17,7 @@
 //!   the model, which may then ask the user to run it outside.
 
 mod explain;
+pub mod folders;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(any(target_os = "macos", test))]

@@ -1,9 +1,10 @@
-//! A session's sandbox: its policy written to a private folder at the session's first
-//! command, with the temp folder its commands use; removed when the session ends. Whether
-//! this system can sandbox at all is checked once per process, by entering a sandbox for
-//! real (`tandem sandbox … -- tandem --version`), since namespaces and Landlock can be
-//! switched off by the kernel, a container or a security module in ways no version number
-//! tells.
+//! A session's sandbox: its policy written to a private folder (folders.rs) at the session's
+//! first command, with the temp folder its commands use; the folder is removed when the
+//! session ends ([`SessionSandbox::end`]), after its commands were stopped. Whether this
+//! system can sandbox at all is checked once per process, by entering a sandbox for real
+//! (`tandem sandbox … -- tandem --version`, in a folder of its own, removed as the check
+//! ends), since namespaces and Landlock can be switched off by the kernel, a container or a
+//! security module in ways no version number tells.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -11,40 +12,44 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::sync::OnceCell;
 
+use super::folders::{self, Folder};
 use super::{Inputs, Policy, Writes, backend};
 
 /// How long the check of whether the system can sandbox may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A sandbox ready for commands: its policy, in a file in a private folder (0700) that also
-/// holds the commands' temp folder.
+/// holds the commands' temp folder and the lock that says the folder is in use.
 #[derive(Debug)]
 pub struct Sandbox {
     policy: Policy,
     file: PathBuf,
     program: PathBuf,
-    _dir: tempfile::TempDir,
+    folder: Folder,
 }
 
 impl Sandbox {
     /// Writes the policy made from `inputs`; `program` is tandem's own binary.
     fn create(inputs: &Inputs, program: PathBuf) -> std::io::Result<Sandbox> {
-        let dir = tempfile::Builder::new()
-            .prefix("tandem-sandbox-")
-            .tempdir()?;
-        let temp = dir.path().join("tmp");
-        std::fs::create_dir(&temp)?;
+        let folder = Folder::create()?;
+        let temp = folder.path().join("tmp");
+        private_folder(&temp)?;
         // Real paths: the kernel and Seatbelt compare resolved ones (`/tmp` is a link on macOS).
         let temp = crate::platform::canonical(&temp).unwrap_or(temp);
         let mut policy = Policy::new(inputs, temp);
-        let base = crate::platform::canonical(dir.path()).unwrap_or_else(|_| dir.path().into());
+        policy.protect_nested_repositories();
+        let base =
+            crate::platform::canonical(folder.path()).unwrap_or_else(|_| folder.path().into());
         let file = base.join("policy.json");
         // What decides the next command's confinement, when a writable folder holds it (a
         // workspace in /tmp, tandem built in the workspace, `~/.cargo` made writable): the
         // policy and tandem's own binary stay read-only, or a command could loosen the next.
-        for decides in [file.clone(), program.clone()] {
+        // So does the folder's lock, or a command could swap it for one no process holds and
+        // have the next tandem remove the folder of a session that still runs.
+        for decides in [file.clone(), program.clone(), base.join(folders::LOCK)] {
             if policy.writable.iter().any(|w| decides.starts_with(w)) {
                 policy.read_only.push(decides);
             }
@@ -54,8 +59,14 @@ impl Sandbox {
             policy,
             file,
             program,
-            _dir: dir,
+            folder,
         })
+    }
+
+    /// Removes the private folder now (the session ended, its commands are stopped): a
+    /// command started after this finds no policy, and does not run.
+    fn remove_folder(&self) {
+        self.folder.remove();
     }
 
     /// The policy.
@@ -107,6 +118,16 @@ pub struct SessionSandbox {
     program: PathBuf,
     ready: OnceCell<Result<Arc<Sandbox>, String>>,
     told: AtomicBool,
+    /// The sandbox once made, until the session ends.
+    made: Mutex<Made>,
+}
+
+/// A session's sandbox as made and ended: one lock over both, so a sandbox made as the
+/// session ends is never left behind.
+#[derive(Debug, Default)]
+struct Made {
+    sandbox: Option<Arc<Sandbox>>,
+    ended: bool,
 }
 
 impl SessionSandbox {
@@ -117,6 +138,7 @@ impl SessionSandbox {
             program,
             ready: OnceCell::new(),
             told: AtomicBool::new(false),
+            made: Mutex::default(),
         }
     }
 
@@ -126,9 +148,17 @@ impl SessionSandbox {
             .ready
             .get_or_init(|| async {
                 availability().await?;
-                Sandbox::create(&self.inputs, self.program.clone())
+                let sandbox = Sandbox::create(&self.inputs, self.program.clone())
                     .map(Arc::new)
-                    .map_err(|e| format!("cannot make the sandbox's private folder: {e}"))
+                    .map_err(|e| format!("cannot make the sandbox's private folder: {e}"))?;
+                let mut made = self.made.lock();
+                if made.ended {
+                    // Made as the session ended: gone at once, so the command does not run.
+                    sandbox.remove_folder();
+                } else {
+                    made.sandbox = Some(sandbox.clone());
+                }
+                Ok(sandbox)
             })
             .await;
         match ready {
@@ -137,6 +167,23 @@ impl SessionSandbox {
                 why: why.clone(),
                 first: !self.told.swap(true, Ordering::Relaxed),
             },
+        }
+    }
+
+    /// The session has ended and its commands are stopped: its private folder is removed
+    /// before this resolves (and one made later is removed as it is made).
+    pub async fn end(&self) {
+        let sandbox = {
+            let mut made = self.made.lock();
+            made.ended = true;
+            made.sandbox.take()
+        };
+        if let Some(sandbox) = sandbox {
+            // A temp folder a command filled may take a while to remove.
+            let removed = tokio::task::spawn_blocking(move || sandbox.remove_folder()).await;
+            if let Err(e) = removed {
+                tracing::warn!("removing the sandbox's private folder failed: {e}");
+            }
         }
     }
 
@@ -231,6 +278,15 @@ impl View {
     }
 }
 
+/// Makes the private folder `path` (0700: what commands leave there is theirs alone).
+fn private_folder(path: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+        .create(path);
+    #[cfg(not(unix))]
+    std::fs::create_dir(path)
+}
+
 /// Whether this system can sandbox commands, once checked.
 static CHECKED: OnceCell<Result<&'static str, String>> = OnceCell::const_new();
 
@@ -275,6 +331,7 @@ async fn check() -> Result<&'static str, String> {
     let program =
         std::env::current_exe().map_err(|e| format!("cannot find tandem's own binary: {e}"))?;
     let inputs = Inputs::bare(Vec::new(), Writes::ReadOnly);
+    // Its folder goes as the check ends, however it ends (dropped, it is removed).
     let sandbox = Sandbox::create(&inputs, program.clone())
         .map_err(|e| format!("cannot make a private folder: {e}"))?;
     let mut command = sandbox.command(program.display().to_string(), vec!["--version".into()]);
@@ -283,8 +340,9 @@ async fn check() -> Result<&'static str, String> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let output = tokio::time::timeout(CHECK_TIMEOUT, command.output())
-        .await
+    let output = tokio::time::timeout(CHECK_TIMEOUT, command.output()).await;
+    sandbox.remove_folder();
+    let output = output
         .map_err(|_| "entering a sandbox did not finish".to_string())?
         .map_err(|e| format!("cannot start tandem's sandbox: {e}"))?;
     if output.status.success() {
