@@ -12,6 +12,11 @@ fn main() -> ExitCode {
     if let Some(code) = tandem::platform::sandbox::run_early() {
         return code;
     }
+    // A command tandem starts outside the sandbox, tied to tandem's life (Linux).
+    #[cfg(target_os = "linux")]
+    if let Some(code) = tandem::platform::ties::run_early() {
+        return code;
+    }
     tandem::platform::tune_allocator();
     let cli = Cli::parse_checked();
     // Before anything else: the process becomes the command, single-threaded, with no

@@ -3,8 +3,9 @@
 //! child's exit is read, which kinds of file must not be opened for reading, whether paths
 //! ignore case, the requests to stop (signals, console events), the allocator's settings,
 //! keeping the user's other processes out of tandem's memory, this machine's own network
-//! addresses (`interfaces.rs`), opening a path without following links (`exact/`), and the
-//! sandbox commands run in (`sandbox/`). This is the only module with
+//! addresses (`interfaces.rs`), opening a path without following links (`exact/`), the
+//! sandbox commands run in (`sandbox/`), and what ties an unsandboxed command to tandem so
+//! nothing it starts outlives tandem (`ties.rs`, Linux). This is the only module with
 //! `cfg(unix)`/`cfg(windows)` code outside tests: `unix.rs` and `windows.rs` have the same
 //! functions, and the rest of tandem calls them through here.
 
@@ -24,6 +25,8 @@ mod paths;
 pub mod private;
 pub mod sandbox;
 mod shell;
+#[cfg(target_os = "linux")]
+pub mod ties;
 
 pub use group::Group;
 pub use native::{close_to_inspection, exit_signal, stop_requested, unreadable_kind};

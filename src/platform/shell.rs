@@ -104,6 +104,20 @@ impl Shell {
         command
     }
 
+    /// [`Shell::command`] tied to tandem's life where the system can tie it (Linux: through
+    /// `tandem tie`, see ties.rs): what a command outside the sandbox starts does not outlive
+    /// tandem, even when tandem is killed.
+    pub fn tied_command(&self, line: &str) -> tokio::process::Command {
+        #[cfg(target_os = "linux")]
+        if let Some(tandem) = own_binary() {
+            let (program, args) = self.line(line);
+            let mut command = tokio::process::Command::new(tandem);
+            command.args(["tie", "--"]).arg(program).args(args);
+            return command;
+        }
+        self.command(line)
+    }
+
     /// The program and arguments an editor terminal starts for `line`. Terminal headers
     /// show them as the command line, so for a POSIX shell a plain line (a program and its
     /// arguments, quoted or not) is started as itself: `cargo test --all` reads as that
@@ -147,6 +161,13 @@ fn dialect_of(program: &str) -> Dialect {
         "cmd" => Dialect::Cmd,
         _ => Dialect::Other,
     }
+}
+
+/// tandem's own binary, looked up once.
+#[cfg(target_os = "linux")]
+fn own_binary() -> Option<&'static std::path::Path> {
+    static OWN: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| std::env::current_exe().ok()).as_deref()
 }
 
 #[cfg(test)]

@@ -162,7 +162,7 @@ fn locally(
             let (program, args) = env.scope.shell.line(&job.command);
             sandbox.command(program, args)
         }
-        None => env.scope.shell.command(&job.command),
+        None => env.scope.shell.tied_command(&job.command),
     };
     crate::secrets::scrub(&mut started);
     started.current_dir(dir).stdin(Stdio::null());

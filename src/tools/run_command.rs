@@ -320,7 +320,7 @@ impl CommandCall {
                 let (program, args) = env.scope.shell.line(&self.command);
                 sandbox.command(program, args)
             }
-            None => env.scope.shell.command(&self.command),
+            None => env.scope.shell.tied_command(&self.command),
         };
         let run = match local::run_command(
             started,

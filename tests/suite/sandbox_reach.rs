@@ -276,3 +276,44 @@ async fn the_editor_is_told_at_once_when_commands_cannot_be_sandboxed_and_why() 
         "{shown}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_nested_repository_can_be_planted_or_changed_in_the_workspace() {
+    if !sandbox_here() {
+        return;
+    }
+    let plant = "git init -q vendor/new; git -C vendor/new config core.fsmonitor \"touch $PWD/PLANTED\"; \
+                 mkdir -p v2; echo 'gitdir: ../vendor/lib/.git' > v2/.git; \
+                 git -C vendor/lib config core.fsmonitor \"touch $PWD/CHANGED\"; \
+                 mkdir -p \"$TMPDIR/r\" && git init -q \"$TMPDIR/r\" && echo temp-repo-ok";
+    let script = vec![batch(&[command("plant", plant)]), Reply::text(&["done"])];
+    let (mock, ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", |ws| {
+            // A vendored clone that was there before the session.
+            let lib = ws.project().join("vendor/lib");
+            std::fs::create_dir_all(&lib).unwrap();
+            let made = std::process::Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(&lib)
+                .status()
+                .unwrap();
+            assert!(made.success());
+            Vec::new()
+        })
+        .await;
+    agent.prompt(&session, "plant").await;
+    let result = tool_result(&mock.requests()[1], "plant");
+    assert!(result.contains("temp-repo-ok"), "{result}");
+    assert!(result.contains("refused making"), "{result}");
+    // What an editor's git does next, outside any sandbox.
+    for folder in ["vendor/new", "vendor/lib", "v2"] {
+        let _ = std::process::Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(ws.project().join(folder))
+            .output();
+    }
+    assert!(!ws.project().join("PLANTED").exists(), "{result}");
+    assert!(!ws.project().join("CHANGED").exists(), "{result}");
+    assert!(!ws.project().join("vendor/new/.git").exists(), "{result}");
+    assert!(!ws.project().join("v2/.git").exists(), "{result}");
+}

@@ -1,13 +1,14 @@
-//! Nothing a sandboxed command starts outlives it, its session or tandem (Linux): every
-//! command runs as the first process of a PID namespace of its own, which the kernel empties
-//! when that process ends, and the sandbox is killed with tandem, SIGKILL included.
+//! Nothing a command starts outlives it, its session or tandem (Linux): a sandboxed command
+//! runs as the child of the first process of a PID namespace of its own, which the kernel
+//! empties when that process ends, and the sandbox is killed with tandem, SIGKILL included;
+//! outside the sandbox, `tandem tie` reaps and kills what the command leaves when tandem dies.
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::common::calls::tool_result;
-use crate::common::{Reply, tool_session};
+use crate::common::{Reply, session_with_env, tool_session};
 use crate::suite::sandbox::sandbox_here;
 
 /// A `sleep` no other run shares: its length holds this process's id and `n`.
@@ -38,12 +39,10 @@ async fn within_ten_seconds(check: impl Fn() -> bool) -> bool {
     true
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_background_command_dies_with_tandem_even_when_tandem_is_killed() {
-    if !sandbox_here() {
-        return;
-    }
-    let marker = marked_sleep(1);
+/// Starts a quiet background command in a session (sandboxed unless `sandbox` says `off`),
+/// kills tandem with SIGKILL, and says whether the command was gone within ten seconds.
+async fn outlives_a_killed_tandem(n: u32, sandbox: &str) -> bool {
+    let marker = marked_sleep(n);
     let script = vec![
         Reply::tools(&[(
             "bg",
@@ -52,7 +51,9 @@ async fn a_background_command_dies_with_tandem_even_when_tandem_is_killed() {
         )]),
         Reply::text(&["left running"]),
     ];
-    let (_mock, _ws, mut agent, session, _editor) = tool_session(script, json!({}), "ask").await;
+    let env = vec![("TANDEM_SANDBOX".to_string(), sandbox.to_string())];
+    let (_mock, _ws, mut agent, session, _editor) =
+        session_with_env("small", script, json!({}), "ask", move |_| env).await;
     let (answer, _) = agent.prompt(&session, "start it").await;
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
     assert!(
@@ -61,9 +62,25 @@ async fn a_background_command_dies_with_tandem_even_when_tandem_is_killed() {
     );
     let pid = nix::unistd::Pid::from_raw(agent.pid() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    !within_ten_seconds(|| !running(&marker)).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_command_dies_with_tandem_even_when_tandem_is_killed() {
+    if !sandbox_here() {
+        return;
+    }
     assert!(
-        within_ten_seconds(|| !running(&marker)).await,
-        "`{marker}` outlived tandem's SIGKILL"
+        !outlives_a_killed_tandem(1, "workspace-write").await,
+        "a sandboxed background command outlived tandem's SIGKILL"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outside_the_sandbox_too_a_background_command_dies_with_a_killed_tandem() {
+    assert!(
+        !outlives_a_killed_tandem(4, "off").await,
+        "an unsandboxed background command outlived tandem's SIGKILL"
     );
 }
 

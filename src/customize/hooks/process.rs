@@ -33,7 +33,7 @@ pub async fn run(
     input: &str,
     timeout: Duration,
 ) -> Exit {
-    let mut started = shell.command(command);
+    let mut started = shell.tied_command(command);
     crate::secrets::scrub(&mut started);
     started
         .current_dir(cwd)

@@ -167,6 +167,7 @@ mod tests {
             hidden: vec![PathBuf::from("/home/u/.ssh")],
             network: false,
             unix_sockets: Vec::new(),
+            no_repositories: Vec::new(),
             temp: PathBuf::from("/tmp/t"),
         }
     }

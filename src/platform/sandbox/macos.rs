@@ -72,6 +72,11 @@ pub fn profile(policy: &Policy) -> String {
         for protected in inside {
             let _ = write!(out, "\n    (require-not (subpath {}))", quoted(protected));
         }
+        if policy.no_repositories.contains(root) {
+            // No `.git` of any kind is made in the workspace: a repository there would run
+            // its config for the next git outside the sandbox.
+            out.push_str("\n    (require-not (regex #\"/\\.git$\"))");
+        }
         out.push(')');
     }
     let _ = write!(out, "\n  (subpath {})", quoted(&policy.temp));
@@ -149,6 +154,7 @@ mod tests {
             ],
             network,
             unix_sockets: Vec::new(),
+            no_repositories: Vec::new(),
             temp: PathBuf::from("/private/var/folders/x/T/tandem-sandbox-1"),
         }
     }
@@ -196,9 +202,27 @@ mod tests {
     #[test]
     fn the_network_is_allowed_only_when_the_policy_says_so() {
         let on = profile(&policy(true));
-        assert!(on.contains("(allow network-outbound (remote ip \"*:*\"))"), "{on}");
+        assert!(
+            on.contains("(allow network-outbound (remote ip \"*:*\"))"),
+            "{on}"
+        );
         assert!(!on.contains("(allow network*"), "{on}");
         assert!(!profile(&policy(false)).contains("(remote ip"));
+    }
+
+    #[test]
+    fn no_git_repository_can_be_made_in_the_workspace() {
+        let mut p = policy(false);
+        p.no_repositories = p.writable.clone();
+        let text = profile(&p);
+        assert!(balanced(&text), "{text}");
+        let writes = &text[text.find("(allow file-write*").unwrap()..];
+        let workspace = &writes[..writes.find("(subpath \"/private/var").unwrap()];
+        assert!(
+            workspace.contains("(require-not (regex #\"/\\.git$\"))"),
+            "{workspace}"
+        );
+        assert!(!profile(&policy(false)).contains("regex #\"/\\.git$\""));
     }
 
     #[test]
@@ -210,7 +234,10 @@ mod tests {
         let outbound = &text[text.find("(allow network-outbound\n").unwrap()..];
         let outbound = &outbound[..outbound.find(")\n(").unwrap()];
         assert!(outbound.contains("(remote unix-socket (subpath \"/Users/u/ws\"))"));
-        assert!(outbound.contains("(remote unix-socket (subpath \"/Users/u/.docker/run/docker.sock\"))"));
+        assert!(
+            outbound
+                .contains("(remote unix-socket (subpath \"/Users/u/.docker/run/docker.sock\"))")
+        );
         assert!(!outbound.contains("/Users/u/.docker/desktop"));
         assert!(text.contains("(allow system-socket (socket-domain AF_UNIX))"));
         assert!(!text.contains("(remote unix-socket (subpath \"/\"))"));

@@ -17,6 +17,8 @@
 //!   the model, which may then ask the user to run it outside.
 
 mod explain;
+#[cfg(target_os = "linux")]
+mod filter;
 pub mod folders;
 #[cfg(target_os = "linux")]
 mod linux;
@@ -25,6 +27,8 @@ mod macos;
 mod policy;
 #[cfg(target_os = "linux")]
 mod processes;
+#[cfg(target_os = "linux")]
+mod repositories;
 mod session;
 #[cfg(target_os = "linux")]
 mod sockets;

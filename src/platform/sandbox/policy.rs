@@ -25,6 +25,10 @@ pub struct Policy {
     /// folders of them): `[sandbox] unix_sockets`.
     #[serde(default)]
     pub unix_sockets: Vec<PathBuf>,
+    /// Workspace folders where a command may not make a git repository (a `.git` of any
+    /// kind): the writable workspace roots.
+    #[serde(default)]
+    pub no_repositories: Vec<PathBuf>,
     /// The command's private temporary folder (`TMPDIR`, and `/tmp` where that is safe).
     pub temp: PathBuf,
 }
@@ -159,6 +163,7 @@ impl Policy {
             Writes::WorkspaceWrite => inputs.roots.clone(),
             Writes::ReadOnly => Vec::new(),
         };
+        let no_repositories = writable.clone();
         writable.extend(inputs.extra_writable.iter().cloned());
         let read_only = writable
             .iter()
@@ -177,6 +182,7 @@ impl Policy {
             hidden,
             network: inputs.network,
             unix_sockets: inputs.unix_sockets.clone(),
+            no_repositories,
             temp,
         }
     }
@@ -213,6 +219,67 @@ impl Policy {
             "writes only {writes} (.git and .tandem stay read-only); keys, cloud credentials and tandem's own files hidden; network {network}"
         )
     }
+}
+
+/// How many folders of a workspace are looked through for nested repositories, at most: a
+/// workspace larger than that has its first folders' repositories protected, and says so in
+/// the log.
+const NESTED_SEARCH_LIMIT: usize = 50_000;
+
+impl Policy {
+    /// Protects, like the root's, every git repository nested in the workspace folders (a
+    /// `.git` folder or file anywhere below a root: a vendored clone, a submodule): read-only
+    /// for commands, so none can be given a config or hook that an editor's git would run.
+    /// Made once per session's sandbox; a command cannot make new ones (repositories.rs).
+    pub fn protect_nested_repositories(&mut self) {
+        let mut found = Vec::new();
+        for root in &self.no_repositories {
+            found.extend(nested_repositories(root));
+        }
+        for git in found {
+            let protected = protected_in(git.parent().unwrap_or(&git));
+            for path in protected {
+                if !self.read_only.contains(&path) && path.file_name() != Some(".tandem".as_ref()) {
+                    self.read_only.push(path);
+                }
+            }
+        }
+    }
+}
+
+/// The `.git` entries below `root` (not its own), without following links or looking inside
+/// a `.git` folder.
+fn nested_repositories(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(folder) = folders.pop() {
+        seen += 1;
+        if seen > NESTED_SEARCH_LIMIT {
+            tracing::warn!(
+                root = %root.display(),
+                "stopped looking for nested git repositories after {NESTED_SEARCH_LIMIT} folders"
+            );
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                if folder != root && (kind.is_dir() || kind.is_file()) {
+                    out.push(path);
+                }
+            } else if kind.is_dir() {
+                folders.push(path);
+            }
+        }
+    }
+    out
 }
 
 /// The protected paths inside `root`: its `.git` and `.tandem`, and for a worktree or
@@ -296,6 +363,29 @@ mod tests {
         assert!(!p.may_write(Path::new("/ws/a")));
         assert!(p.may_write(Path::new("/tmp/tandem-1/s/a")));
         assert!(p.summary().contains("nothing but a private temp folder"));
+    }
+
+    #[test]
+    fn nested_repositories_are_protected_like_the_root_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::create_dir_all(ws.join("vendor/lib/.git/hooks")).unwrap();
+        std::fs::create_dir_all(ws.join("deep/a/b/c/.git")).unwrap();
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::write(ws.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        std::os::unix::fs::symlink("/", ws.join("link")).unwrap();
+        let mut p = Policy::new(
+            &inputs(&[ws.to_str().unwrap()], Writes::WorkspaceWrite),
+            temp(),
+        );
+        p.protect_nested_repositories();
+        for protected in ["vendor/lib/.git/config", "deep/a/b/c/.git/HEAD", "sub/.git"] {
+            assert!(!p.may_write(&ws.join(protected)), "{protected}");
+        }
+        assert!(p.read_only.iter().any(|r| r.ends_with(".git/modules/sub")));
+        assert!(p.may_write(&ws.join("vendor/lib/src.c")));
+        assert!(!p.read_only.iter().any(|r| r.starts_with("/etc")));
     }
 
     #[test]

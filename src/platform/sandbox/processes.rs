@@ -9,41 +9,32 @@
 //!    is killed.
 //! 2. **The first process of the new PID namespace** (pid 1 there): takes the second step
 //!    (linux.rs `inner`: its own `/proc`, the namespace that locks the mounts, Landlock),
-//!    starts the command, reaps what is orphaned, and answers the command's `connect` calls
-//!    (sockets.rs). When it ends, the kernel kills every process left in the namespace: a
+//!    starts the command, reaps what is orphaned, and answers the calls the command's filter
+//!    hands it (filter.rs: every `connect`, and the calls that give a file a name). When it ends, the kernel kills every process left in the namespace: a
 //!    daemon the command started with `setsid` or `nohup` included. It dies with the sandbox
 //!    process (`PR_SET_PDEATHSIG`), and cannot be inspected (not dumpable).
-//! 3. **The command**: installs the socket filter (sockets.rs), hands its listener to pid 1,
-//!    and becomes the program.
+//! 3. **The command**, started by pid 1 from a thread that installs the filter first
+//!    (filter.rs), so the command runs under it and pid 1's other threads do not.
 
 use std::convert::Infallible;
 use std::ffi::OsString;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, kill, sigaction, sigprocmask};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::signal::{SigHandler, SigSet, Signal, kill, sigaction};
+use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork, pipe2};
 
+use crate::platform::ties::{
+    PASSED_ON, end_as, pass_on, pidfd_open, quiet_fd, signals, tandem_parent,
+};
+
+use super::filter::{self, Rules};
 use super::linux::{self, Outer};
-use super::sockets::{self, Reach};
+use super::repositories::Workspace;
+use super::sockets::Reach;
 use super::{CANNOT_ENTER, Policy, SandboxError};
-
-/// Signals a process may send the sandbox: passed on to the command. Those a terminal sends
-/// to its whole foreground group reach the command by themselves and are not passed twice.
-const PASSED_ON: [Signal; 6] = [
-    Signal::SIGTERM,
-    Signal::SIGINT,
-    Signal::SIGHUP,
-    Signal::SIGQUIT,
-    Signal::SIGUSR1,
-    Signal::SIGUSR2,
-];
-
-/// `si_code` of a signal the kernel itself sent (a terminal's, a child's end).
-const SI_KERNEL: i32 = 0x80;
 
 /// Runs `command` in the sandbox `policy` describes (see the module docs). Never returns
 /// but with the error that kept the command from starting.
@@ -84,41 +75,6 @@ fn say(e: &SandboxError) -> i32 {
         format!("tandem sandbox: {e}; the command did not run\n").as_bytes(),
     );
     i32::from(CANNOT_ENTER)
-}
-
-/// The set of [`PASSED_ON`] and `more`.
-fn signals(more: &[Signal]) -> SigSet {
-    let mut set = SigSet::empty();
-    for signal in PASSED_ON.iter().chain(more) {
-        set.add(*signal);
-    }
-    set
-}
-
-/// A descriptor that ends when tandem ends, when tandem (the same binary) started this
-/// process; `None` when something else did (the editor's terminal), whose life is its own.
-fn tandem_parent() -> Option<OwnedFd> {
-    use std::os::unix::fs::MetadataExt;
-    let parent = nix::unistd::getppid();
-    let same =
-        |a: &std::fs::Metadata, b: &std::fs::Metadata| a.dev() == b.dev() && a.ino() == b.ino();
-    let ours = std::fs::metadata("/proc/self/exe").ok()?;
-    let theirs = std::fs::metadata(format!("/proc/{parent}/exe")).ok()?;
-    if !same(&ours, &theirs) {
-        return None;
-    }
-    let pidfd = pidfd_open(parent.as_raw())?;
-    // The parent may have ended between the two looks, and its number been reused.
-    (nix::unistd::getppid() == parent).then_some(pidfd)
-}
-
-/// `pidfd_open(2)`: a descriptor that becomes readable when process `pid` ends.
-#[allow(unsafe_code)]
-pub(super) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    // SAFETY: a non-negative result is a descriptor this process now owns.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// The sandbox process's part: waits for the first process to end, passing on the signals
@@ -176,34 +132,6 @@ fn decode(pid: Pid, raw: i32) -> WaitStatus {
     WaitStatus::from_raw(pid, raw).unwrap_or(WaitStatus::Exited(pid, i32::from(CANNOT_ENTER)))
 }
 
-/// Ends this process as the command ended: with its exit code, or killed by its signal.
-#[allow(unsafe_code)]
-fn end_as(status: WaitStatus) -> ! {
-    match status {
-        WaitStatus::Signaled(_, signal, _) => {
-            // SAFETY: restoring the default action of a signal this process is about to
-            // raise on itself; no handler runs.
-            let _ = unsafe { sigaction(signal, &default_action()) };
-            let mut only = SigSet::empty();
-            only.add(signal);
-            let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
-            let _ = nix::sys::signal::raise(signal);
-            std::process::exit(128 + signal as i32)
-        }
-        WaitStatus::Exited(_, code) => std::process::exit(code),
-        _ => std::process::exit(i32::from(CANNOT_ENTER)),
-    }
-}
-
-/// The default action, no flags.
-fn default_action() -> nix::sys::signal::SigAction {
-    nix::sys::signal::SigAction::new(
-        SigHandler::SigDfl,
-        nix::sys::signal::SaFlags::empty(),
-        SigSet::empty(),
-    )
-}
-
 /// Does nothing: installed so that pid 1 of a namespace, which the kernel spares every signal
 /// it has no handler for, still receives them (blocked, they are read from a signalfd).
 extern "C" fn noted(_: libc::c_int) {}
@@ -234,30 +162,58 @@ fn first(
         unsafe { sigaction(*signal, &note) }.map_err(step("listening for signals"))?;
     }
     let inner = linux::inner(policy, outer)?;
-    let reach = Reach::new(policy, outer, inner);
-    let (ours, theirs) = nix::sys::socket::socketpair(
-        nix::sys::socket::AddressFamily::Unix,
-        nix::sys::socket::SockType::SeqPacket,
-        None,
-        nix::sys::socket::SockFlag::SOCK_CLOEXEC,
-    )
-    .map_err(step("a socket pair"))?;
-    // SAFETY: still single-threaded: no thread of this process has started yet.
-    match unsafe { fork() }.map_err(step("starting the command"))? {
-        ForkResult::Child => {
-            drop(ours);
-            let e = become_program(outer, command, &theirs);
-            std::process::exit(say(&e))
-        }
-        ForkResult::Parent { child } => {
-            drop(theirs);
-            let listener = sockets::receive_listener(&ours);
-            drop(ours);
-            let ended = tend(child, listener, reach, alive);
-            let _ = nix::unistd::write(&status, &ended.to_ne_bytes());
-            std::process::exit(0)
-        }
-    }
+    let rules = Rules {
+        sockets: Reach::new(policy, outer, &inner),
+        repositories: Workspace::new(policy, &inner),
+    };
+    let names = rules.repositories.guarded();
+    let (child, listener) = start_command(outer, command, names)?;
+    let ended = tend(child, Some(listener), rules, alive);
+    let _ = nix::unistd::write(&status, &ended.to_ne_bytes());
+    std::process::exit(0)
+}
+
+/// Starts the command from a thread of its own that installs the filter first: a filter
+/// holds the thread that installs it and what that thread starts, so the command runs under
+/// it while this process's other threads, which make the calls it hands over, do not. The
+/// thread starts the command as `posix_spawn` does (no copy of this process's memory), with
+/// the thread's signal mask, emptied; the handlers set here are the defaults again at
+/// `exec`. The command's id and the filter's listener.
+fn start_command(
+    outer: &Outer,
+    command: &[OsString],
+    names: bool,
+) -> Result<(Pid, OwnedFd), SandboxError> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| SandboxError::Policy("no command given".into()))?;
+    std::thread::scope(|scope| {
+        let starter = std::thread::Builder::new()
+            .spawn_scoped(scope, || -> Result<(Pid, OwnedFd), SandboxError> {
+                let listener = filter::install(names)?;
+                // The command's signal mask is this thread's: none blocked. (A signal sent
+                // to this process in the moment the thread lives may be taken here and not
+                // passed on; the command has not started then.)
+                let _ = nix::sys::signal::pthread_sigmask(
+                    nix::sys::signal::SigmaskHow::SIG_SETMASK,
+                    Some(&SigSet::empty()),
+                    None,
+                );
+                let child = std::process::Command::new(program)
+                    .args(args)
+                    .env("TMPDIR", &outer.temp)
+                    .spawn()
+                    .map_err(|e| SandboxError::Io(program.to_string_lossy().into_owned(), e))?;
+                Ok((Pid::from_raw(child.id() as i32), listener))
+            })
+            .map_err(|e| SandboxError::Io("a thread to start the command".into(), e))?;
+        starter.join().unwrap_or_else(|_| {
+            Err(SandboxError::Step(
+                "starting the command",
+                "it panicked".into(),
+            ))
+        })
+    })
 }
 
 /// Whether the sandbox process has ended (its end of the pipe closed).
@@ -266,34 +222,14 @@ fn gone(alive: &OwnedFd) -> bool {
     poll(&mut fds, PollTimeout::ZERO).is_ok_and(|n| n > 0)
 }
 
-/// The command's part: the default signal mask, the socket filter (its listener handed to
-/// pid 1), then the program. Returns only the error that stopped it.
-#[allow(unsafe_code)]
-fn become_program(outer: &Outer, command: &[OsString], to_first: &OwnedFd) -> SandboxError {
-    let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
-    for signal in PASSED_ON.iter().chain([&Signal::SIGCHLD]) {
-        // SAFETY: restoring the default action; no handler of ours stays installed.
-        let _ = unsafe { sigaction(*signal, &default_action()) };
-    }
-    if let Err(e) = sockets::filter(to_first) {
-        return e;
-    }
-    let Some((program, args)) = command.split_first() else {
-        return SandboxError::Policy("no command given".into());
-    };
-    let e = std::process::Command::new(program)
-        .args(args)
-        .env("TMPDIR", &outer.temp)
-        .exec();
-    SandboxError::Io(program.to_string_lossy().into_owned(), e)
-}
-
 /// Pid 1's work until the command ends: reaps every process orphaned to it, passes on the
 /// signals a process sends it, answers the command's `connect` calls. The command's raw
 /// wait status.
-fn tend(command: Pid, listener: Option<OwnedFd>, reach: Reach, alive: &OwnedFd) -> i32 {
+fn tend(command: Pid, listener: Option<OwnedFd>, rules: Rules, alive: &OwnedFd) -> i32 {
     let signals = SignalFd::with_flags(&signals(&[Signal::SIGCHLD]), quiet_fd()).ok();
-    let reach = std::sync::Arc::new(reach);
+    let rules = std::sync::Arc::new(rules);
+    // What pid 1 makes for the command gets the command's own creation mask, applied here.
+    nix::sys::stat::umask(nix::sys::stat::Mode::empty());
     let mut listening = listener.is_some();
     loop {
         if let Some(status) = reap(command) {
@@ -328,26 +264,8 @@ fn tend(command: Pid, listener: Option<OwnedFd>, reach: Reach, alive: &OwnedFd) 
             if e.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
                 listening = false;
             } else if e.contains(PollFlags::POLLIN) {
-                sockets::answer_next(listener.as_raw_fd(), &reach);
+                filter::answer_next(listener.as_raw_fd(), &rules);
             }
-        }
-    }
-}
-
-/// Flags of a signalfd read only when ready: not blocking, closed at `exec`.
-fn quiet_fd() -> SfdFlags {
-    SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC
-}
-
-/// Passes every signal waiting on `signals` that a process sent (not the kernel: a
-/// terminal's reach the whole group by themselves; a child's end is reaped) on to `to`.
-fn pass_on(signals: &SignalFd, to: Pid) {
-    while let Ok(Some(info)) = signals.read_signal() {
-        let Ok(signal) = Signal::try_from(info.ssi_signo as i32) else {
-            continue;
-        };
-        if info.ssi_code != SI_KERNEL && signal != Signal::SIGCHLD {
-            let _ = kill(to, signal);
         }
     }
 }
