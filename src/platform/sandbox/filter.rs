@@ -348,6 +348,19 @@ pub fn read_memory(pid: i32, address: u64, into: &mut [u8]) -> Result<(), i32> {
     }
 }
 
+/// Whether process `pid` is in this process's mount namespace. Where a command made one of
+/// its own (in a user namespace of its own it may), the folders and descriptors it names may
+/// be mounts this process cannot place: a decision by path is then refused, never guessed.
+pub fn shares_our_mounts(pid: i32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let ours = std::fs::metadata("/proc/self/ns/mnt");
+    let theirs = std::fs::metadata(format!("/proc/{pid}/ns/mnt"));
+    match (ours, theirs) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// The error number of the last failed call.
 pub fn last_errno() -> i32 {
     std::io::Error::last_os_error()

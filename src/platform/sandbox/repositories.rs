@@ -20,7 +20,9 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use super::Policy;
-use super::filter::{Answer, descriptor_of, last_errno, read_memory, respond, send_descriptor};
+use super::filter::{
+    Answer, descriptor_of, last_errno, read_memory, respond, send_descriptor, shares_our_mounts,
+};
 use super::linux::Inner;
 
 /// The workspace folders no repository may be made in, as the command sees them.
@@ -370,7 +372,9 @@ impl Command<'_> {
         let folder = open_folder_at(&base, parent)?;
         if name.as_deref() == Some(OsStr::new(GIT)) {
             let real = real_path(&folder)?;
-            if workspace.holds(&real) {
+            // From a mount namespace of the command's own, where the folder is cannot be
+            // told: no `.git` is made from there at all.
+            if !shares_our_mounts(self.pid) || workspace.holds(&real) {
                 refuse(&real.join(GIT));
                 return Err(libc::EPERM);
             }

@@ -25,7 +25,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::Policy;
-use super::filter::{descriptor_of, last_errno, read_memory};
+use super::filter::{descriptor_of, last_errno, read_memory, shares_our_mounts};
 use super::linux::{Inner, Outer};
 
 /// What the command may connect to.
@@ -128,6 +128,12 @@ fn connect_raw(socket: &OwnedFd, address: &[u8]) -> Result<(), i32> {
 
 /// Connects `socket` to the pathname socket `path` names for process `pid`, if allowed.
 fn connect_path(socket: &OwnedFd, pid: i32, path: &OsStr, reach: &Reach) -> Result<(), i32> {
+    if !shares_our_mounts(pid) {
+        return Err(refused(
+            "a socket named from a mount namespace the command made",
+            "",
+        ));
+    }
     let path = Path::new(path);
     let opened = if path.is_absolute() {
         open_path(Path::new("/"), path)?
