@@ -14,8 +14,11 @@ fn main() -> ExitCode {
     }
     // A command tandem starts outside the sandbox, tied to tandem's life (Linux).
     #[cfg(target_os = "linux")]
-    if let Some(code) = tandem::platform::ties::run_early() {
-        return code;
+    {
+        if let Some(code) = tandem::platform::ties::run_early() {
+            return code;
+        }
+        tandem::platform::ties::enable();
     }
     tandem::platform::tune_allocator();
     let cli = Cli::parse_checked();

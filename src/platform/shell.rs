@@ -109,7 +109,9 @@ impl Shell {
     /// tandem, even when tandem is killed.
     pub fn tied_command(&self, line: &str) -> tokio::process::Command {
         #[cfg(target_os = "linux")]
-        if let Some(tandem) = own_binary() {
+        if super::ties::enabled()
+            && let Some(tandem) = own_binary()
+        {
             let (program, args) = self.line(line);
             let mut command = tokio::process::Command::new(tandem);
             command.args(["tie", "--"]).arg(program).args(args);

@@ -26,6 +26,21 @@ use nix::unistd::Pid;
 /// Exit status when the command could not start (as `env` uses it).
 const CANNOT_START: u8 = 127;
 
+/// Whether this process is tandem's own binary, which answers `tandem tie` ([`run_early`]):
+/// set by `main`, so a program that only links the library (a test harness) runs commands
+/// as they are.
+static TIES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that this process is tandem's binary: commands outside the sandbox are tied from now.
+pub fn enable() {
+    TIES.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether commands are tied ([`enable`]).
+pub fn enabled() -> bool {
+    TIES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// `tandem tie -- program args…` as tandem starts it, read straight from the process's
 /// arguments (as `tandem sandbox` is); `None` for any other form.
 pub fn run_early() -> Option<ExitCode> {
