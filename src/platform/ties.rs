@@ -62,6 +62,9 @@ fn tie(command: &[OsString]) -> ExitCode {
         );
         ExitCode::from(CANNOT_START)
     };
+    // As tandem itself is: the user's other processes (the command among them) cannot read
+    // this one's memory or environment.
+    let _ = nix::sys::prctl::set_dumpable(false);
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         return said(format!("cannot reap what the command leaves: {e}"));
     }

@@ -124,7 +124,8 @@ async fn a_key_split_across_streamed_pieces_is_redacted() {
     assert_eq!(thought, "thinking of [redacted] now");
 }
 
-/// A prompt-injected model asks for tandem's own environment (`/proc/$PPID/environ`) and for
+/// A prompt-injected model asks for tandem's own environment (`/proc/$PPID/environ`, past the
+/// `tandem tie` that starts commands outside the sandbox) and for
 /// `tandem login`'s credentials file, through a command and through `read_file`: what the
 /// model reads back holds no key, neither tandem's own nor one stored for another server,
 /// and neither does what the editor is shown. Where the system lets it (Linux, not root),
@@ -143,7 +144,7 @@ async fn what_a_command_or_a_read_finds_reaches_the_model_without_keys() {
             (
                 "env",
                 "run_command",
-                json!({"command": "id -u; tr '\\0' '\\n' < /proc/$PPID/environ 2>&1"}),
+                json!({"command": "id -u; p=$PPID; if tr '\\0' ' ' < /proc/$p/cmdline | grep -q ' tie -- '; then p=$(cut -d' ' -f4 /proc/$p/stat); fi; tr '\\0' '\\n' < /proc/$p/environ 2>&1"}),
             ),
             (
                 "file",
