@@ -317,3 +317,82 @@ async fn no_nested_repository_can_be_planted_or_changed_in_the_workspace() {
     assert!(!ws.project().join("vendor/new/.git").exists(), "{result}");
     assert!(!ws.project().join("v2/.git").exists(), "{result}");
 }
+
+/// The review's bypasses, each closed: a `.git` made through a dangling link, a folder with a
+/// `.git` swapped in by `renameat2(RENAME_EXCHANGE)` from another writable folder on the same
+/// disk, a `SOCK_RAW` Unix socket (which the kernel makes a datagram one) sending to a socket
+/// outside; and what a command's other threads name still works.
+#[test]
+fn links_exchanges_and_raw_sockets_plant_nothing_and_reach_nothing() {
+    if !sandbox_here() {
+        return;
+    }
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (ws, extra, temp) = (
+        work.path().join("ws"),
+        work.path().join("extra"),
+        work.path().join("t"),
+    );
+    for folder in [&ws, &extra, &temp] {
+        std::fs::create_dir(folder).unwrap();
+    }
+    let outside = work.path().join("outside.sock");
+    let datagrams = std::os::unix::net::UnixDatagram::bind(&outside).unwrap();
+    datagrams.set_nonblocking(true).unwrap();
+    let policy = json!({
+        "writable": [ws, extra], "readOnly": [], "hidden": [], "network": false, "temp": temp,
+        "noRepositories": [ws]
+    })
+    .to_string();
+    let script = format!(
+        r#"
+import ctypes, os, socket, threading
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir({ws:?})
+os.symlink(".git", "lnk")
+try:
+    open("lnk", "w").write("gitdir: elsewhere\n"); print("MADE-THROUGH-LINK")
+except OSError as e: print("link refused", e.errno)
+open("real", "w").write("a"); os.symlink("real", "to-real"); open("to-real", "a").write("b")
+print("through a link to a file:", open("real").read())
+os.makedirs({extra:?} + "/evil/.git"); os.mkdir("a")
+r = libc.syscall(316, -100, b"a", -100, ({extra:?} + "/evil").encode(), 2)
+print("exchange", r, ctypes.get_errno())
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_RAW); s.sendto(b"x", {outside:?}); print("SENT-RAW")
+except OSError as e: print("raw refused", e.errno)
+def work():
+    fd = os.open("from-thread", os.O_CREAT | os.O_WRONLY, 0o600); os.close(fd)
+    os.mkdir("dir-from-thread"); print("thread ok")
+t = threading.Thread(target=work); t.start(); t.join()
+"#,
+        ws = ws.display().to_string(),
+        extra = extra.display().to_string(),
+        outside = outside.display().to_string(),
+    );
+    let out = std::process::Command::new(crate::common::tandem_bin())
+        .args([
+            "sandbox", "--policy", &policy, "--", "python3", "-c", &script,
+        ])
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("link refused 1"), "{said}");
+    assert!(said.contains("through a link to a file: ab"), "{said}");
+    assert!(said.contains("exchange -1 18"), "{said}");
+    assert!(said.contains("raw refused 1"), "{said}");
+    assert!(said.contains("thread ok"), "{said}");
+    assert!(
+        !ws.join(".git").exists() && !ws.join("a/.git").exists(),
+        "{said}"
+    );
+    let mut buffer = [0u8; 8];
+    assert!(
+        datagrams.recv(&mut buffer).is_err(),
+        "a datagram got out: {said}"
+    );
+}

@@ -8,7 +8,8 @@
 //! once, decides, and makes the call itself on the command's behalf, so nothing the command
 //! changes in its memory or its folders between the decision and the call counts.
 //!
-//! It refuses outright: datagram Unix sockets (`socket` and `socketpair` with `SOCK_DGRAM`:
+//! It refuses outright: Unix sockets of any kind but stream and seqpacket (`socket` and
+//! `socketpair` with `SOCK_DGRAM`, or `SOCK_RAW`, which the kernel makes a datagram socket:
 //! a datagram can be sent to any named socket with `sendto`, whose address no filter can
 //! read), io_uring (which connects and opens without a system call), `openat2` (whose
 //! arguments are a structure; callers fall back to `openat`), and every call of another
@@ -112,13 +113,16 @@ fn program(names: bool) -> Vec<Op> {
     }
     ops.extend([
         Op::Return(libc::SECCOMP_RET_ALLOW),
+        // A Unix socket only of the kinds that connect to one peer: the kernel makes a
+        // `SOCK_RAW` Unix socket a datagram one.
         Op::Label("socket"),
         Op::Load(ARG0),
         Op::Unless(libc::AF_UNIX as u32, "allow"),
         Op::Load(ARG1),
         Op::And(0xf),
-        Op::If(libc::SOCK_DGRAM as u32, "refuse"),
-        Op::Return(libc::SECCOMP_RET_ALLOW),
+        Op::If(libc::SOCK_STREAM as u32, "allow"),
+        Op::If(libc::SOCK_SEQPACKET as u32, "allow"),
+        Op::Return(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
     ]);
     if names {
         ops.extend([
@@ -359,6 +363,40 @@ pub fn shares_our_mounts(pid: i32) -> bool {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     }
+}
+
+/// A pidfd of the process (thread group) task `tid` belongs to: the kernel names the thread
+/// that made a call, and only a thread group's leader has a pidfd (before Linux 6.9); its
+/// descriptors are the whole group's.
+pub fn process_of(tid: i32) -> Option<OwnedFd> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let tgid: i32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    crate::platform::ties::pidfd_open(tgid)
+}
+
+/// `path` as process `tid` means it: `/proc/self` and `/proc/thread-self` name that task,
+/// not the process making the call for it.
+pub fn as_theirs(tid: i32, path: &std::ffi::OsStr) -> std::ffi::OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let bytes = path.as_bytes();
+    for prefix in [&b"/proc/thread-self"[..], &b"/proc/self"[..]] {
+        if let Some(rest) = bytes.strip_prefix(prefix)
+            && (rest.is_empty() || rest.starts_with(b"/"))
+        {
+            let mut out = format!("/proc/{tid}").into_bytes();
+            if prefix == b"/proc/thread-self" {
+                out = format!("/proc/{tid}/task/{tid}").into_bytes();
+            }
+            out.extend_from_slice(rest);
+            return std::ffi::OsString::from_vec(out);
+        }
+    }
+    path.to_os_string()
 }
 
 /// The error number of the last failed call.

@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 
 use super::Policy;
 use super::filter::{
-    Answer, descriptor_of, last_errno, read_memory, respond, send_descriptor, shares_our_mounts,
+    Answer, as_theirs, descriptor_of, last_errno, process_of, read_memory, respond,
+    send_descriptor, shares_our_mounts,
 };
 use super::linux::Inner;
 
@@ -194,7 +195,7 @@ pub fn name_for(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspa
 #[allow(unsafe_code)]
 fn make(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspace) -> Result<Answer, i32> {
     let pid = i32::try_from(call.pid).map_err(|_| libc::ESRCH)?;
-    let process = crate::platform::ties::pidfd_open(pid).ok_or(libc::ESRCH)?;
+    let process = process_of(pid).ok_or(libc::ESRCH)?;
     let command = Command {
         pid,
         process: &process,
@@ -224,28 +225,24 @@ fn make(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspace) -> R
             })
         }
         Naming::Open { at, flags, mode } => {
-            let place = command.place(at, workspace)?;
-            let id = call.id;
-            let blocks = place.is_fifo();
-            let open = move || match place.open(flags, mode & !umask) {
-                Ok(opened) => send_descriptor(listener, id, &opened, flags & libc::O_CLOEXEC != 0),
-                Err(e) => Answer::Error(e),
-            };
-            if !blocks {
-                return Ok(open());
+            let mut place = command.place(at, workspace)?;
+            // The kernel follows a link in the last place unless asked not to (or to make
+            // the file only if nothing is there): so is it followed here, each link's target
+            // judged as a name of its own, and the file opened where judged, not following
+            // any link.
+            if flags & (libc::O_NOFOLLOW | libc::O_EXCL) == 0 {
+                place = command.through_links(place, workspace)?;
             }
-            // A FIFO's open waits for its other end: on a thread of its own, so pid 1 goes on
-            // answering the rest.
-            let spawned = std::thread::Builder::new().spawn(move || respond(listener, id, open()));
-            return Ok(match spawned {
-                Ok(_) => Answer::Sent,
-                Err(_) => Answer::Error(libc::EAGAIN),
-            });
+            return Ok(open_for(listener, call.id, place, flags, mode & !umask));
         }
         Naming::Rename { from, to, flags } => {
             let source = command.place(from, workspace)?;
             let place = command.place(to, workspace)?;
-            if source.moves_a_folder_in(&place, workspace) {
+            // Both ways for an exchange, which brings the other folder in too.
+            let exchange = flags & libc::RENAME_EXCHANGE != 0;
+            if source.moves_a_folder_in(&place, workspace)
+                || (exchange && place.moves_a_folder_in(&source, workspace))
+            {
                 return Err(libc::EXDEV);
             }
             let (old_folder, old) = source.call_args()?;
@@ -289,6 +286,42 @@ fn make(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspace) -> R
         }
     };
     done.map(|()| Answer::Value(0))
+}
+
+/// Opens `place` as the command asked and sends it the descriptor. Opened without waiting
+/// first (`O_NONBLOCK`, cleared again unless asked for): a FIFO, whose open waits for its
+/// other end, is opened again, waiting, on a thread of its own, so pid 1 is never held up —
+/// whatever the name turned into since it was judged.
+fn open_for(listener: RawFd, id: u64, place: Place, flags: i32, mode: u32) -> Answer {
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    let quick = place.open(flags | libc::O_NONBLOCK | libc::O_NOFOLLOW, mode);
+    let waits = match &quick {
+        Ok(opened) => {
+            nix::sys::stat::fstat(opened).is_ok_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFIFO)
+        }
+        Err(e) => *e == libc::ENXIO,
+    };
+    if !waits {
+        return match quick {
+            Ok(opened) => {
+                if flags & libc::O_NONBLOCK == 0 {
+                    let kept = nix::fcntl::OFlag::from_bits_truncate(flags & !libc::O_NONBLOCK);
+                    let _ = nix::fcntl::fcntl(&opened, nix::fcntl::FcntlArg::F_SETFL(kept));
+                }
+                send_descriptor(listener, id, &opened, cloexec)
+            }
+            Err(e) => Answer::Error(e),
+        };
+    }
+    drop(quick);
+    let slow = move || match place.open(flags | libc::O_NOFOLLOW, mode) {
+        Ok(opened) => send_descriptor(listener, id, &opened, cloexec),
+        Err(e) => Answer::Error(e),
+    };
+    match std::thread::Builder::new().spawn(move || respond(listener, id, slow())) {
+        Ok(_) => Answer::Sent,
+        Err(_) => Answer::Error(libc::EAGAIN),
+    }
 }
 
 /// `Ok` for a call that returned 0, else its error number.
@@ -340,7 +373,7 @@ impl Command<'_> {
 
     /// The folder and the path a call's `(dir, path)` pair names, as given.
     fn raw(&self, (dir, path): (i32, u64)) -> Result<(OwnedFd, OsString), i32> {
-        let path = self.string(path)?;
+        let path = as_theirs(self.pid, &self.string(path)?);
         let folder = if Path::new(&path).is_absolute() {
             open_folder(Path::new("/"))?
         } else {
@@ -354,9 +387,14 @@ impl Command<'_> {
     /// the workspace.
     fn place(&self, at: (i32, u64), workspace: &Workspace) -> Result<Place, i32> {
         let (base, path) = self.raw(at)?;
+        self.place_at(&base, &path, workspace)
+    }
+
+    /// The place `path` names under `base` (see [`Command::place`]).
+    fn place_at(&self, base: &OwnedFd, path: &OsStr, workspace: &Workspace) -> Result<Place, i32> {
         let bytes = path.as_bytes();
         let slash = bytes.len() > 1 && bytes.ends_with(b"/");
-        let path = Path::new(&path);
+        let path = Path::new(path);
         let (parent, name) = match path.file_name() {
             Some(name) => (
                 path.parent().unwrap_or(Path::new("")),
@@ -369,7 +407,7 @@ impl Command<'_> {
         } else {
             parent
         };
-        let folder = open_folder_at(&base, parent)?;
+        let folder = open_folder_at(base, parent)?;
         if name.as_deref() == Some(OsStr::new(GIT)) {
             let real = real_path(&folder)?;
             // From a mount namespace of the command's own, where the folder is cannot be
@@ -384,6 +422,35 @@ impl Command<'_> {
             name,
             slash,
         })
+    }
+
+    /// `place`, or where the links in its last place lead (at most 40, as the kernel
+    /// follows), each target judged as a place of its own.
+    fn through_links(&self, mut place: Place, workspace: &Workspace) -> Result<Place, i32> {
+        for _ in 0..40 {
+            let Some(name) = place.name.clone() else {
+                return Ok(place);
+            };
+            let is_link = nix::sys::stat::fstatat(
+                &place.folder,
+                name.as_os_str(),
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+            .is_ok_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFLNK);
+            if !is_link {
+                return Ok(place);
+            }
+            let target =
+                nix::fcntl::readlinkat(&place.folder, name.as_os_str()).map_err(|e| e as i32)?;
+            let target = as_theirs(self.pid, &target);
+            let base = if Path::new(&target).is_absolute() {
+                open_folder(Path::new("/"))?
+            } else {
+                place.folder
+            };
+            place = self.place_at(&base, &target, workspace)?;
+        }
+        Err(libc::ELOOP)
     }
 
     /// The command's file creation mask (from `/proc/<pid>/status`), 022 if unreadable.
@@ -413,15 +480,6 @@ impl Place {
         }
         let name = CString::new(name).map_err(|_| libc::EINVAL)?;
         Ok((self.folder.as_raw_fd(), name))
-    }
-
-    /// Whether what the name names now is a FIFO (through a link too), whose open waits.
-    fn is_fifo(&self) -> bool {
-        let Some(name) = &self.name else {
-            return false;
-        };
-        nix::sys::stat::fstatat(&self.folder, name.as_os_str(), nix::fcntl::AtFlags::empty())
-            .is_ok_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFIFO)
     }
 
     /// `openat` of the name with `flags` and `mode` (the creation mask applied), closed at

@@ -25,7 +25,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::Policy;
-use super::filter::{descriptor_of, last_errno, read_memory, shares_our_mounts};
+use super::filter::{
+    as_theirs, descriptor_of, last_errno, process_of, read_memory, shares_our_mounts,
+};
 use super::linux::{Inner, Outer};
 
 /// What the command may connect to.
@@ -75,7 +77,7 @@ pub fn connect_for(call: &libc::seccomp_notif, reach: &Reach) -> Result<(), i32>
     if length > ADDRESS_MAX {
         return Err(libc::EINVAL);
     }
-    let process = crate::platform::ties::pidfd_open(pid).ok_or(libc::ESRCH)?;
+    let process = process_of(pid).ok_or(libc::ESRCH)?;
     let socket = descriptor_of(&process, fd)?;
     let mut address = vec![0u8; length];
     read_memory(pid, call.data.args[1], &mut address)?;
@@ -134,7 +136,8 @@ fn connect_path(socket: &OwnedFd, pid: i32, path: &OsStr, reach: &Reach) -> Resu
             "",
         ));
     }
-    let path = Path::new(path);
+    let path = as_theirs(pid, path);
+    let path = Path::new(&path);
     let opened = if path.is_absolute() {
         open_path(Path::new("/"), path)?
     } else if reach.own_proc {
