@@ -82,6 +82,11 @@ pub(super) fn tell_when_unconfined(
     sink: Arc<dyn EventSink>,
     session: String,
 ) {
+    // Where the system has no sandbox at all (Windows), that is no news to tell at every
+    // session: the first command's card and `tandem doctor` say it.
+    let Some(_) = crate::platform::sandbox::backend() else {
+        return;
+    };
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
