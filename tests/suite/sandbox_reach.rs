@@ -396,3 +396,38 @@ t = threading.Thread(target=work); t.start(); t.join()
         "a datagram got out: {said}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_loads_in_a_second_process_when_commands_cannot_be_sandboxed() {
+    if !sandbox_here() {
+        return;
+    }
+    let unavailable = (
+        "TMPDIR".to_string(),
+        "/nonexistent/tandem-test-tmp".to_string(),
+    );
+    let first = unavailable.clone();
+    let (_mock, ws, mut agent, session, _editor) = session_with_env(
+        "small",
+        vec![Reply::text(&["first answer"])],
+        json!({}),
+        "ask",
+        |_| vec![first],
+    )
+    .await;
+    let (response, _) = agent.prompt(&session, "first question").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let mut env = ws.base_env();
+    env.push(unavailable);
+    agent.shutdown().await;
+    let replay = crate::common::path_str(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/hello.json"),
+    );
+    let mut second = crate::common::acp_client::Agent::spawn(&env, &["--replay", &replay]);
+    second.initialize().await;
+    let (result, _) = second
+        .open_stored("session/load", &session, &ws.project())
+        .await;
+    assert!(result.get("modes").is_some(), "{result}");
+    second.assert_valid();
+}
