@@ -7,8 +7,9 @@
 //! - `tandem sandbox --policy FILE -- program args…` ([`run`]) applies a policy and runs the
 //!   program in it: on Linux through three processes (processes.rs: the sandbox, pid 1 of a
 //!   PID namespace of its own, the command), with namespaces and Landlock (linux.rs) and a
-//!   seccomp filter that decides every `connect` (sockets.rs), so nothing the command starts
-//!   outlives it or tandem; on macOS it becomes the program under Seatbelt (macos.rs). Local
+//!   seccomp filter that hands every `connect` and every call that names a file to pid 1
+//!   (filter.rs; the calling process reached through calls.rs; sockets.rs,
+//!   repositories.rs), so nothing the command starts outlives it or tandem; on macOS it becomes the program under Seatbelt (macos.rs). Local
 //!   runs and editor terminals start commands through it alike, so the terminal's command and
 //!   tandem's own run are held to the same policy.
 //! - [`SessionSandbox`] (session.rs): a session's sandbox, made at its first command, and
@@ -16,6 +17,8 @@
 //! - [`explain`] (explain.rs): what a failed command's output says the sandbox denied, for
 //!   the model, which may then ask the user to run it outside.
 
+#[cfg(target_os = "linux")]
+mod calls;
 mod explain;
 #[cfg(target_os = "linux")]
 mod filter;

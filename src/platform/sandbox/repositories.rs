@@ -20,7 +20,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use super::Policy;
-use super::filter::{
+use super::calls::{
     Answer, as_theirs, descriptor_of, last_errno, process_of, read_memory, respond,
     send_descriptor, shares_our_mounts,
 };

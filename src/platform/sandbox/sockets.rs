@@ -25,7 +25,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::Policy;
-use super::filter::{
+use super::calls::{
     as_theirs, descriptor_of, last_errno, process_of, read_memory, shares_our_mounts,
 };
 use super::linux::{Inner, Outer};
