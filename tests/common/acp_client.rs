@@ -279,8 +279,8 @@ impl Agent {
     }
 
     /// `session/load` (or `session/resume`) of `session` in `cwd`; returns the result and the
-    /// updates that came with it, up to and including the `available_commands_update` that
-    /// follows the response.
+    /// updates that came with it, at least up to the `available_commands_update` that follows
+    /// the response.
     pub async fn open_stored(
         &mut self,
         method: &str,
@@ -294,11 +294,12 @@ impl Agent {
     /// [`Agent::open_stored`] with these exact parameters.
     pub async fn open_stored_with(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
         let result = self.request_ok(method, params).await;
+        // Not only the last: a live notice (the session's sandbox check ending) may come
+        // after the commands update.
+        let commands =
+            |u: &Value| u["params"]["update"]["sessionUpdate"] == "available_commands_update";
         let mut updates = self.drain();
-        while !updates
-            .last()
-            .is_some_and(|u| u["params"]["update"]["sessionUpdate"] == "available_commands_update")
-        {
+        while !updates.iter().any(commands) {
             updates.push(self.next_message().await);
         }
         (result, updates)
