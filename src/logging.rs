@@ -30,8 +30,9 @@ pub fn default_filter(audience: Audience, verbose: u8) -> String {
         _ => Some("tandem=trace"),
     };
     let base = match audience {
-        Audience::Editor => "warn",
-        Audience::Command => "warn,agent_client_protocol=error",
+        // The SDK warns about every error response it sends: the editor already shows the
+        // error itself, and agent-shell would show each one twice (once as a notice).
+        Audience::Editor | Audience::Command => "warn,agent_client_protocol=error",
         Audience::Prompted if own.is_some() => "warn,agent_client_protocol=error",
         Audience::Prompted => "off",
     };
@@ -58,10 +59,22 @@ mod tests {
 
     #[test]
     fn warnings_by_default_and_more_with_each_v() {
-        assert_eq!(default_filter(Audience::Editor, 0), "warn");
-        assert_eq!(default_filter(Audience::Editor, 1), "tandem=info,warn");
-        assert_eq!(default_filter(Audience::Editor, 2), "tandem=debug,warn");
-        assert_eq!(default_filter(Audience::Editor, 9), "tandem=trace,warn");
+        assert_eq!(
+            default_filter(Audience::Editor, 0),
+            "warn,agent_client_protocol=error"
+        );
+        assert_eq!(
+            default_filter(Audience::Editor, 1),
+            "tandem=info,warn,agent_client_protocol=error"
+        );
+        assert_eq!(
+            default_filter(Audience::Editor, 2),
+            "tandem=debug,warn,agent_client_protocol=error"
+        );
+        assert_eq!(
+            default_filter(Audience::Editor, 9),
+            "tandem=trace,warn,agent_client_protocol=error"
+        );
         assert_eq!(
             default_filter(Audience::Command, 1),
             "tandem=info,warn,agent_client_protocol=error"

@@ -281,14 +281,18 @@ impl Actor {
         }
     }
 
-    /// The slash command `prompt` starts with, when it names one, with its arguments.
-    fn invoked(&self, prompt: &Prompt) -> Option<(Action, String)> {
+    /// The slash command `prompt` starts with, when it names one, with its arguments and the
+    /// text after its line.
+    fn invoked(&self, prompt: &Prompt) -> Option<(Action, String, String)> {
         match prompt.parts.first() {
-            Some(UserPart::Text(text)) => commands::parse(text).and_then(|(name, args)| {
+            Some(UserPart::Text(text)) => commands::parse(text).and_then(|invoked| {
                 self.commands
                     .iter()
-                    .find(|c| c.name == name)
-                    .map(|c| (c.action.clone(), args.to_string()))
+                    .find(|c| c.name == invoked.name)
+                    .map(|c| {
+                        let (args, after) = (invoked.args.to_string(), invoked.after.to_string());
+                        (c.action.clone(), args, after)
+                    })
             }),
             _ => None,
         }
@@ -306,7 +310,7 @@ impl Actor {
         let cancel = CancellationToken::new();
         let mut steerable = false;
         let task = match invoked {
-            Some((Action::Rewind, args)) => tokio::spawn(turn::rewind(
+            Some((Action::Rewind, args, _)) => tokio::spawn(turn::rewind(
                 self.turn.clone(),
                 self.history.clone(),
                 Back::parse(&args),
@@ -314,7 +318,7 @@ impl Actor {
                 true,
                 cancel.clone(),
             )),
-            Some((Action::Undo, _)) => tokio::spawn(turn::rewind(
+            Some((Action::Undo, ..)) => tokio::spawn(turn::rewind(
                 self.turn.clone(),
                 self.history.clone(),
                 Back::Last,
@@ -322,21 +326,21 @@ impl Actor {
                 true,
                 cancel.clone(),
             )),
-            Some((Action::Compact, _)) => tokio::spawn(turn::compact_now(
+            Some((Action::Compact, ..)) => tokio::spawn(turn::compact_now(
                 self.turn.clone(),
                 self.history.clone(),
                 parts,
                 cancel.clone(),
             )),
-            Some((Action::Permissions, args)) => tokio::spawn(turn::permissions(
+            Some((Action::Permissions, args, _)) => tokio::spawn(turn::permissions(
                 self.turn.clone(),
                 self.history.clone(),
                 args,
             )),
-            Some((Action::Command { line, declared_by }, _)) => {
+            Some((Action::Command { line, declared_by }, ..)) => {
                 let name = match parts.first() {
                     Some(UserPart::Text(text)) => commands::parse(text)
-                        .map(|(n, _)| n.to_string())
+                        .map(|invoked| invoked.name.to_string())
                         .unwrap_or_default(),
                     _ => String::new(),
                 };
@@ -352,9 +356,14 @@ impl Actor {
                 ))
             }
             other => {
-                if let Some((Action::Prompt(template), args)) = other {
-                    // The model sees the command's prompt; the transcript keeps it as sent.
-                    parts[0] = UserPart::Text(commands::expand(&template, &args));
+                if let Some((Action::Prompt(template), args, after)) = other {
+                    // The model sees the command's prompt, then what followed its line; the
+                    // transcript keeps it as sent.
+                    let mut text = commands::expand(&template, &args);
+                    if !after.is_empty() {
+                        text = format!("{text}\n\n{after}");
+                    }
+                    parts[0] = UserPart::Text(text);
                 }
                 // Hooks may add to the prompt (or block it) before it is recorded.
                 let mut ctx = self.turn.clone();
@@ -407,6 +416,42 @@ impl Actor {
         }
     }
 
+    /// Titles the session after its first exchange, and again after a rewind took turns back:
+    /// the first turn kept gives the title, or when none is, the next prompt does. Recorded,
+    /// and told to the editor when it changed.
+    fn retitle(&mut self, result: &Result<Ran, SessionError>) {
+        let rewound = match result {
+            Ok(Ran {
+                rewound: Some(report),
+                ..
+            }) if report.turn.is_some() && report.problem.is_none() && report.failure.is_none() => {
+                Some(report.turns.first().and_then(|turn| turn.title.clone()))
+            }
+            _ => None,
+        };
+        let title = match rewound {
+            Some(None) => {
+                self.title = None;
+                return;
+            }
+            Some(first) => first,
+            None if self.title.is_none() => {
+                // The first prompt: its words as the history holds them (no compaction yet).
+                self.history.messages().iter().find_map(|m| match &**m {
+                    Message::User(parts) => crate::store::title::from_prompt(parts),
+                    _ => None,
+                })
+            }
+            None => None,
+        };
+        let Some(title) = title.filter(|t| self.title.as_ref() != Some(t)) else {
+            return;
+        };
+        self.history.transcript().retitle(&title);
+        self.emit(TurnEvent::Title(title.clone()));
+        self.title = Some(title);
+    }
+
     /// Waits for the cancelled turn of a session that was closed or deleted and answers its
     /// prompt; unlike [`Self::finish`] nothing more is told to the editor about the session.
     async fn end_closed(&mut self, running: Running) {
@@ -427,19 +472,7 @@ impl Actor {
         // Prompts that steered the turn end with it; those that came too late run next.
         self.queue
             .settle_riders(&self.turn.services.steering, &result);
-        if self.title.is_none() {
-            let first = self.history.messages().iter().find_map(|m| match &**m {
-                Message::User(parts) => super::playback::title_from(parts),
-                _ => None,
-            });
-            if let Some(title) = first {
-                self.history.transcript().append(Record::Title {
-                    title: title.clone(),
-                });
-                self.emit(TurnEvent::Title(title.clone()));
-                self.title = Some(title);
-            }
-        }
+        self.retitle(&result);
         self.history.transcript().flush().await;
         if let Some(unsaved) = self.history.transcript().unsaved() {
             // Answered all the same: the turn is whole in memory, and written once the disk

@@ -218,11 +218,26 @@ fn read(file: &crate::customize::Markdown) -> Option<SlashCommand> {
     })
 }
 
-/// `/name rest` → (name, rest), for a prompt that starts with a slash command.
-pub fn parse(text: &str) -> Option<(&str, &str)> {
+/// A prompt that starts with a slash command: its name, its arguments (the rest of the
+/// command's own line) and the text after that line, which is not the command's (clients add
+/// context to a prompt: agent-shell appends the line the user was on).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Invocation<'a> {
+    pub name: &'a str,
+    pub args: &'a str,
+    pub after: &'a str,
+}
+
+/// The slash command `text` starts with, if any.
+pub fn parse(text: &str) -> Option<Invocation<'_>> {
     let rest = text.trim_start().strip_prefix('/')?;
-    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    (!name.is_empty()).then(|| (name, args.trim()))
+    let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+    let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    (!name.is_empty()).then(|| Invocation {
+        name,
+        args: args.trim(),
+        after: after.trim(),
+    })
 }
 
 /// The template with `$ARGUMENTS` filled in (arguments appended when the template has no slot).
@@ -336,13 +351,23 @@ mod tests {
 
     #[test]
     fn parse_and_expand() {
+        let invoked = |name, args, after| Some(Invocation { name, args, after });
         assert_eq!(
             parse("/review src/a.rs now"),
-            Some(("review", "src/a.rs now"))
+            invoked("review", "src/a.rs now", "")
         );
-        assert_eq!(parse("  /compact"), Some(("compact", "")));
+        assert_eq!(parse("  /compact"), invoked("compact", "", ""));
         assert_eq!(parse("not a command"), None);
         assert_eq!(parse("/"), None);
+        // The lines after the command's own are not its arguments.
+        assert_eq!(
+            parse("/rewind\nsrc/main.rs:12: fn main() {"),
+            invoked("rewind", "", "src/main.rs:12: fn main() {")
+        );
+        assert_eq!(
+            parse("/rewind 2 \r\n\nmore\nlines\n"),
+            invoked("rewind", "2", "more\nlines")
+        );
         assert_eq!(expand("Review $ARGUMENTS.", "a.rs"), "Review a.rs.");
         assert_eq!(expand("Explain.", "more"), "Explain.\n\nmore");
     }

@@ -4,7 +4,7 @@ use crate::model::ToolCall;
 use crate::store::record;
 use crate::store::timeline::Timeline;
 use crate::store::{CallIds, Line, Record};
-use crate::types::{CompactionStatus, PromptBlock, UserPart};
+use crate::types::{CompactionStatus, PromptBlock};
 use crate::types::{Severity, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
 /// What a replayed command shows when its transcript kept no output (written by an older
@@ -227,26 +227,6 @@ fn replayed(mut view: ToolCallView, id: &str) -> ToolCallView {
     view
 }
 
-/// A title from the first prompt: its first line, trimmed to 80 characters.
-pub fn title_from(parts: &[UserPart]) -> Option<String> {
-    let text = parts.iter().find_map(|p| match p {
-        UserPart::Text(t) if !t.trim().is_empty() => Some(t.as_str()),
-        _ => None,
-    })?;
-    let first = text
-        .trim()
-        .lines()
-        .next()?
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    Some(if first.chars().count() > 80 {
-        format!("{}…", first.chars().take(79).collect::<String>())
-    } else {
-        first
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,24 +269,5 @@ mod tests {
             }
             assert_eq!(format!("{joined:?}"), whole, "batches of {size}");
         }
-    }
-
-    #[test]
-    fn titles_are_the_first_line_trimmed() {
-        assert_eq!(
-            title_from(&[UserPart::Text("  Fix   the build\nand more".into())]).as_deref(),
-            Some("Fix the build")
-        );
-        let long = "x".repeat(200);
-        assert_eq!(
-            title_from(&[UserPart::Text(long)]).unwrap().chars().count(),
-            80
-        );
-        assert_eq!(
-            title_from(&[UserPart::Image {
-                url: "data:".into()
-            }]),
-            None
-        );
     }
 }

@@ -18,6 +18,7 @@ pub mod lock;
 pub mod record;
 mod snapshot;
 pub mod timeline;
+pub mod title;
 pub mod transcript;
 mod writer;
 
@@ -268,8 +269,9 @@ impl Store {
         }
         let path = self.path(id);
         std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
-        // Torn tails kept for forensics go with it.
+        // Torn tails kept for forensics go with it, and its newest title.
         let _ = std::fs::remove_file(transcript::torn_path(&path));
+        let _ = std::fs::remove_file(transcript::title_path(&path));
         Ok(())
     }
 
@@ -350,6 +352,8 @@ fn summarize(path: &Path) -> Option<Summary> {
     if !prompted {
         return None;
     }
+    // A rewind may have titled the session again since.
+    let title = transcript::kept_title(path).or(title);
     let updated_at = chrono::DateTime::<chrono::Utc>::from(modified)
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     Some(Summary {

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::record::{Line, Outcome, Record, Snapshot};
-use crate::types::{PromptBlock, UserPart};
+use crate::types::PromptBlock;
 
 /// The turns of a transcript's lines and which records the conversation still holds.
 pub struct Timeline<'a> {
@@ -45,8 +45,11 @@ pub enum Touch {
 pub struct TurnSummary {
     /// Its number (1-based) in the conversation as it stands.
     pub number: usize,
-    /// The first line of its prompt.
+    /// The first line of its prompt (of the user's words in it, never markup).
     pub first_line: String,
+    /// The title its prompt gives a session that starts with it: its first line, unless the
+    /// prompt has no words.
+    pub title: Option<String>,
     /// The files its calls changed, in the order first changed.
     pub files: Vec<(PathBuf, Touch)>,
     /// The command lines its calls started.
@@ -173,9 +176,11 @@ impl<'a> Timeline<'a> {
     pub fn turn(&self, n: usize) -> Option<TurnSummary> {
         let from = self.start_of(n)?;
         let to = self.start_of(n + 1).unwrap_or(self.lines.len());
+        let title = title(&self.lines[from].record);
         let mut summary = TurnSummary {
             number: n,
-            first_line: first_line(&self.lines[from].record),
+            first_line: title.clone().unwrap_or_else(|| "(no text)".to_string()),
+            title,
             files: Vec::new(),
             commands: Vec::new(),
         };
@@ -287,35 +292,18 @@ pub fn own(record: &Record) -> &Record {
     }
 }
 
-/// The first line of the prompt that starts a turn, as the editor showed it, trimmed to 80
-/// characters.
-fn first_line(record: &Record) -> String {
-    let text = match record {
+/// The first line of the user's words in the prompt that starts a turn, as the editor showed
+/// it (never a client's markup), trimmed to 80 characters; `None` when it has no words.
+fn title(record: &Record) -> Option<String> {
+    match record {
         Record::User {
             sent: Some(blocks), ..
         } => blocks.iter().find_map(|b| match b {
-            PromptBlock::Text { text } if !text.trim().is_empty() => Some(text.clone()),
+            PromptBlock::Text { text } => super::title::from_text(text),
             _ => None,
         }),
-        Record::User { parts, .. } | Record::Command { parts } => {
-            parts.iter().find_map(|p| match p {
-                UserPart::Text(text) if !text.trim().is_empty() => Some(text.clone()),
-                _ => None,
-            })
-        }
+        Record::User { parts, .. } | Record::Command { parts } => super::title::from_prompt(parts),
         _ => None,
-    };
-    let line = text
-        .as_deref()
-        .and_then(|t| t.trim().lines().next())
-        .unwrap_or("(no text)")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if line.chars().count() > 80 {
-        format!("{}…", line.chars().take(79).collect::<String>())
-    } else {
-        line
     }
 }
 

@@ -1,5 +1,6 @@
 use super::*;
 use crate::store::record::{Outcome, Restored};
+use crate::types::UserPart;
 
 fn line(record: Record) -> Line {
     Line {

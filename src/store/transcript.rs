@@ -143,6 +143,15 @@ impl Transcript {
         &self.path
     }
 
+    /// Records `title` as the session's title from now on, and keeps it beside the transcript
+    /// for listings ([`title_path`]).
+    pub fn retitle(&self, title: &str) {
+        self.append(Record::Title {
+            title: title.to_string(),
+        });
+        keep_title(&self.path, title);
+    }
+
     /// Queues one record. Failures are logged, not fatal: the session goes on in memory.
     pub fn append(&self, record: Record) {
         let record = match &self.scope {
@@ -345,6 +354,41 @@ fn lost(path: &Path, open: &Open) -> Lost {
             .clone()
             .unwrap_or_else(|| "not written yet".to_string()),
     }
+}
+
+/// Where the session's newest title is kept beside `path`, `<id>.jsonl.title`: a listing
+/// reads a transcript only as far as its first title, and a rewind can change it later.
+pub fn title_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".title");
+    path.with_file_name(name)
+}
+
+/// Keeps `title` as the newest of the session at `path` ([`title_path`]): made whole beside
+/// it and renamed over the old one, private to the user. A title is only for show: when the
+/// disk refuses, the listing shows the first title instead.
+fn keep_title(path: &Path, title: &str) {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let kept = tempfile::Builder::new()
+        .prefix(".title.")
+        .tempfile_in(dir)
+        .and_then(|mut temp| {
+            std::io::Write::write_all(&mut temp, title.as_bytes())?;
+            temp.persist(title_path(path)).map_err(|e| e.error)?;
+            Ok(())
+        });
+    if let Err(e) = kept {
+        tracing::debug!(path = %path.display(), "the session's new title is not kept beside it: {e}");
+    }
+}
+
+/// The newest title kept beside the transcript at `path`, if one was.
+pub fn kept_title(path: &Path) -> Option<String> {
+    let mut text = String::new();
+    let file = std::fs::File::open(title_path(path)).ok()?;
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, 4096), &mut text).ok()?;
+    let title = text.trim();
+    (!title.is_empty()).then(|| title.to_string())
 }
 
 /// Where the torn tails of `path` are kept: `<id>.jsonl.torn` next to it.

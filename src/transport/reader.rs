@@ -82,7 +82,8 @@ fn line(bytes: Vec<u8>, reading: &Reading) -> Result<(), Gone> {
         Ok(text) => text,
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            tracing::warn!(
+            // Info, not a warning: the editor gets the error itself.
+            tracing::info!(
                 byte = at,
                 "a line of input is not valid UTF-8; answered with a parse error"
             );
@@ -108,7 +109,7 @@ fn line(bytes: Vec<u8>, reading: &Reading) -> Result<(), Gone> {
         Err(e) => {
             // Answered here rather than by the protocol layer, which could not name the
             // request: the editor's request gets its error instead of waiting forever.
-            tracing::warn!("a line of input is not JSON ({e}); answered with a parse error");
+            tracing::info!("a line of input is not JSON ({e}); answered with a parse error");
             let why = e.to_string();
             reading.answer(framing_error(text.as_bytes(), -32700, "Parse error", &why))
         }
@@ -138,10 +139,10 @@ fn too_long(size: u64, head: &[u8], reading: &Reading) -> Result<(), Gone> {
             return reading.pass(TransportFrame::Single(message));
         }
     }
-    tracing::warn!(
+    tracing::info!(
         size,
         max,
-        "a line of input is over the size limit; discarded"
+        "a line of input is over the size limit; discarded and answered with an error"
     );
     let why = format!(
         "the message is {size} bytes, over the limit of {max} \

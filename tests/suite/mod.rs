@@ -62,6 +62,7 @@ mod planted_links;
 mod private_files;
 #[cfg(feature = "test-mcp-server")]
 mod project_trust;
+mod prompt_words;
 mod protocol_edges;
 mod provider_state;
 #[cfg(feature = "acp-providers")]

@@ -144,3 +144,43 @@ async fn an_invalid_request_with_an_id_does_not_hold_up_shutdown() {
         "no grace period for a request that was answered"
     );
 }
+
+/// agent-shell shows every stderr line as a notice above the answer (its `Notices`
+/// section): an error the editor is answered with is not also a warning on stderr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_answered_to_the_editor_is_not_also_a_warning() {
+    let mock = crate::common::MockModel::start(vec![Reply::status(
+        400,
+        r#"{"error":{"message":"the model refused the request","type":"invalid_request_error"}}"#,
+    )])
+    .await;
+    let ws = crate::common::Workspace::new();
+    // Logging as an editor starts tandem: no RUST_LOG.
+    let env: Vec<(String, String)> = ws
+        .env(&mock)
+        .into_iter()
+        .filter(|(name, _)| name != "RUST_LOG")
+        .collect();
+    let mut agent = crate::common::acp_client::Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let unknown = agent.request("no/such/method", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let invalid = agent
+        .request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": []}),
+        )
+        .await;
+    assert_eq!(invalid["error"]["code"], -32602, "{invalid}");
+    agent.send_line("this is not JSON").await;
+    let parse = agent.next_message().await;
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    let (refused, _) = agent.prompt(&session, "hi").await;
+    assert!(refused.get("error").is_some(), "{refused}");
+    let (_, stderr) = agent.shutdown().await;
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:#?}");
+}
