@@ -8,7 +8,8 @@
 -- the command needs no flags (--provider, --model … would override what the login saved).
 -- tandem offers one auth method, "api-key" (a key from `tandem login` or the environment),
 -- and only when the provider needs a key; with a keyless server (ollama, llamacpp, a local
--- vLLM) CodeCompanion skips authentication.
+-- vLLM) CodeCompanion skips authentication. Slash commands are typed with a backslash in
+-- CodeCompanion's chat: \undo, \rewind 2, \compact.
 require("codecompanion").setup({
   adapters = {
     acp = {
@@ -23,7 +24,12 @@ require("codecompanion").setup({
             user = "user",
           },
           opts = {
-            vision = true, -- tandem passes images on to models that take them
+            -- tandem passes images on to models that take them: those it knows, and any other
+            -- once its [[models]] entry in tandem's config says `images = true`.
+            vision = true,
+            -- Only with this on does CodeCompanion show a finished tool call's result (what a
+            -- command printed, an edit's summary) beside its one-line label.
+            verbose_output = true,
           },
           commands = {
             default = { "tandem" },
