@@ -1,7 +1,8 @@
 //! One model request, streamed: the answer and reasoning go to the editor as they arrive,
 //! tool calls are collected, and the usage the server reports (or an estimate) is counted.
 //! With tools offered, the answer is watched for calls written as text
-//! ([`text_calls::Watch`]) until the server returns a call in its own field.
+//! ([`text_calls::Watch`]) until the server returns a call in its own field: from then on
+//! that model's answers in the session stream unwatched.
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -56,10 +57,12 @@ pub(super) async fn stream_response(
     let estimate_in = estimate_tokens(&request.messages);
     // Whatever came before (a cancelled answer, a note), this answer is a message of its own.
     ctx.emit(TurnEvent::NewMessage);
-    // With tools offered, a call the server left in the text is held back from the editor.
+    // With tools offered, a call the server left in the text is held back from the editor,
+    // unless its server was seen to read this model's calls itself.
     let offered: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
-    let watch = (!offered.is_empty()).then(|| text_calls::Watch::new(offered));
-    let mut shown = Showing::new(ids, watch);
+    let watch = (!offered.is_empty() && !ctx.meters.native_calls.lock().contains(&request.model))
+        .then(|| text_calls::Watch::new(offered));
+    let mut shown = Showing::new(ids, watch, request.model.clone());
     let mut read = Read::default();
     let opened = tokio::select! {
         biased;
@@ -130,15 +133,18 @@ impl Default for Read {
 struct Showing {
     ids: CallIds,
     watch: Option<text_calls::Watch>,
+    /// The model asked.
+    model: String,
     text: StreamRedactor,
     thought: StreamRedactor,
 }
 
 impl Showing {
-    fn new(ids: CallIds, watch: Option<text_calls::Watch>) -> Self {
+    fn new(ids: CallIds, watch: Option<text_calls::Watch>, model: String) -> Self {
         Self {
             ids,
             watch,
+            model,
             text: StreamRedactor::default(),
             thought: StreamRedactor::default(),
         }
@@ -191,13 +197,15 @@ impl Showing {
         None
     }
 
-    /// The server returned a call in its own field: it reads the model's calls itself, so
-    /// what was held back is shown now.
+    /// The server returned a call in its own field: it reads this model's calls itself, so
+    /// what was held back is shown now, and the model's answers are not watched again in
+    /// the session.
     fn native(&mut self, ctx: &TurnContext) {
         let Some(watch) = self.watch.take() else {
             return;
         };
         emit_some(ctx, TurnEvent::Text(self.text.push(&watch.native())));
+        ctx.meters.native_calls.lock().insert(self.model.clone());
     }
 
     /// The response is whole: calls left in the text are taken out of it, and what was held
