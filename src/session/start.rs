@@ -257,6 +257,7 @@ fn meters(m: Measured) -> (Arc<Meters>, Watch) {
         totals: watch::channel(Default::default()).0,
         window_cut: watch::channel(None).0,
         discovered: m.discovered.clone(),
+        native_calls: Default::default(),
     });
     let status = Watch {
         cwd: m.cwd,

@@ -86,6 +86,9 @@ pub struct Meters {
     pub window_cut: watch::Sender<Option<u64>>,
     /// What the model server said about itself (its models, their windows), once it answered.
     pub discovered: watch::Receiver<Option<Arc<crate::model::discover::Discovered>>>,
+    /// The models whose server returned a tool call in its own field in this session: it
+    /// reads their calls itself, so their answers are not watched for calls written as text.
+    pub native_calls: parking_lot::Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// A session's token totals (as reported by the server).

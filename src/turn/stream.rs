@@ -1,5 +1,8 @@
 //! One model request, streamed: the answer and reasoning go to the editor as they arrive,
 //! tool calls are collected, and the usage the server reports (or an estimate) is counted.
+//! With tools offered, the answer is watched for calls written as text
+//! ([`text_calls::Watch`]) until the server returns a call in its own field: from then on
+//! that model's answers in the session stream unwatched.
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -54,9 +57,12 @@ pub(super) async fn stream_response(
     let estimate_in = estimate_tokens(&request.messages);
     // Whatever came before (a cancelled answer, a note), this answer is a message of its own.
     ctx.emit(TurnEvent::NewMessage);
-    // With tools offered, a call the server left in the text is held back from the editor.
+    // With tools offered, a call the server left in the text is held back from the editor,
+    // unless its server was seen to read this model's calls itself.
     let offered: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
-    let mut shown = Showing::new(ids, !offered.is_empty());
+    let watch = (!offered.is_empty() && !ctx.meters.native_calls.lock().contains(&request.model))
+        .then(|| text_calls::Watch::new(offered));
+    let mut shown = Showing::new(ids, watch, request.model.clone());
     let mut read = Read::default();
     let opened = tokio::select! {
         biased;
@@ -90,7 +96,7 @@ pub(super) async fn stream_response(
             Some(Ok(event)) => held = shown.take(ctx, step, &mut read, event, &mut stream),
         }
     }
-    shown.finish(ctx, &mut read.response, &offered);
+    shown.finish(ctx, &mut read.response);
     count_usage(ctx, &step.spec, &mut read.response, estimate_in, read.usage);
     read.response.end = End::Finished(read.finish);
     read.response
@@ -127,15 +133,18 @@ impl Default for Read {
 struct Showing {
     ids: CallIds,
     watch: Option<text_calls::Watch>,
+    /// The model asked.
+    model: String,
     text: StreamRedactor,
     thought: StreamRedactor,
 }
 
 impl Showing {
-    fn new(ids: CallIds, watch_for_calls: bool) -> Self {
+    fn new(ids: CallIds, watch: Option<text_calls::Watch>, model: String) -> Self {
         Self {
             ids,
-            watch: watch_for_calls.then(text_calls::Watch::default),
+            watch,
+            model,
             text: StreamRedactor::default(),
             thought: StreamRedactor::default(),
         }
@@ -170,9 +179,15 @@ impl Showing {
                 return held;
             }
             ModelEvent::Usage(u) => read.usage = Some(u),
-            ModelEvent::ToolCalls(calls) => response.calls.extend(calls),
+            ModelEvent::ToolCalls(calls) => {
+                if !calls.is_empty() {
+                    self.native(ctx);
+                }
+                response.calls.extend(calls);
+            }
             ModelEvent::Carried(carried) => response.carried = Some(carried),
             ModelEvent::CallStarted { id, name } => {
+                self.native(ctx);
                 if let Some(shown) = announce(ctx, step, &mut self.ids, &id, &name) {
                     response.early.push(shown);
                 }
@@ -182,11 +197,22 @@ impl Showing {
         None
     }
 
+    /// The server returned a call in its own field: it reads this model's calls itself, so
+    /// what was held back is shown now, and the model's answers are not watched again in
+    /// the session.
+    fn native(&mut self, ctx: &TurnContext) {
+        let Some(watch) = self.watch.take() else {
+            return;
+        };
+        emit_some(ctx, TurnEvent::Text(self.text.push(&watch.native())));
+        ctx.meters.native_calls.lock().insert(self.model.clone());
+    }
+
     /// The response is whole: calls left in the text are taken out of it, and what was held
     /// back is shown.
-    fn finish(mut self, ctx: &TurnContext, response: &mut Response, offered: &[String]) {
+    fn finish(mut self, ctx: &TurnContext, response: &mut Response) {
         if let Some(watch) = self.watch.take() {
-            let rest = take_text_calls(response, watch, offered);
+            let rest = take_text_calls(response, watch);
             emit_some(ctx, TurnEvent::Text(self.text.push(&rest)));
         }
         emit_some(ctx, TurnEvent::Thought(self.thought.finish()));
@@ -255,17 +281,8 @@ pub(super) fn settle_early(
 
 /// When the model wrote its calls as text (and the server found none), makes them the
 /// response's calls and its text what came before them; returns the held-back text to show.
-fn take_text_calls(
-    response: &mut Response,
-    mut watch: text_calls::Watch,
-    offered: &[String],
-) -> String {
-    let found = response
-        .calls
-        .is_empty()
-        .then(|| text_calls::extract(&response.text, offered))
-        .flatten();
-    let rest = watch.finish(found.is_some());
+fn take_text_calls(response: &mut Response, watch: text_calls::Watch) -> String {
+    let (found, rest) = watch.finish();
     if let Some(found) = found {
         tracing::info!(
             calls = found.calls.len(),

@@ -1,26 +1,12 @@
-//! Tool calls a model wrote into its answer text instead of the structured `tool_calls`
-//! field. Local servers do this when their parser does not know the model's template
-//! (llama.cpp without `--jinja`, older Ollama and vLLM tool parsers), and tandem's own
-//! prompted-tools fallback asks for the first form below.
-//!
-//! Recognised forms:
-//! - Hermes / Qwen: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, one or more;
-//! - Mistral: `[TOOL_CALLS][{"name": …, "arguments": {…}}, …]` and `[TOOL_CALLS]name[ARGS]{…}`;
-//! - Llama 3.x: `<|python_tag|>{"name": …, "parameters": {…}}` (several joined by `;`);
-//! - a JSON object (or array of them) naming an offered tool, bare or in one fenced block.
-//!
-//! The rule that keeps quoted examples from running: a marked form counts only when its
-//! blocks run to the end of the answer (whitespace aside) and its marker is not inside a
-//! code fence or backticks; the text before the first marker stays the visible answer. An
-//! unmarked JSON form counts only when it is the whole answer and every object names a tool
-//! that was offered. Anything else that does not parse leaves the answer as it was.
+//! Reading an answer for the calls written in it, by the forms and the rule in the
+//! [module's face](super).
 
 use serde_json::{Map, Value};
 
-use super::ToolCall;
+use crate::model::ToolCall;
 
 /// The markers that open a marked form.
-const MARKERS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
+pub(super) const MARKERS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
 
 /// An answer split into the text the user sees and the calls it held.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +15,9 @@ pub struct Found {
     pub preamble: String,
     /// The calls, in the order written, with generated ids.
     pub calls: Vec<ToolCall>,
+    /// Where in the answer the calls start (the byte offset of the marker; 0 for the
+    /// unmarked form, which is the whole answer).
+    pub from: usize,
 }
 
 /// The calls `text` holds by the rule above, given the tools that were offered.
@@ -39,6 +28,7 @@ pub fn extract(text: &str, offered: &[String]) -> Option<Found> {
             return Some(Found {
                 preamble: text[..at].trim_end().to_string(),
                 calls: numbered(calls),
+                from: at,
             });
         }
         None => unmarked(text.trim(), offered)?,
@@ -46,6 +36,7 @@ pub fn extract(text: &str, offered: &[String]) -> Option<Found> {
     Some(Found {
         preamble: String::new(),
         calls: numbered(calls),
+        from: 0,
     })
 }
 
@@ -65,7 +56,7 @@ fn first_marker(text: &str) -> Option<(usize, &'static str)> {
 
 /// [`first_marker`], looking only at markers that start at `from` or later (what comes
 /// before is still read for code fences).
-fn first_marker_from(text: &str, mut from: usize) -> Option<(usize, &'static str)> {
+pub(super) fn first_marker_from(text: &str, mut from: usize) -> Option<(usize, &'static str)> {
     loop {
         let (at, marker) = MARKERS
             .iter()
@@ -199,17 +190,21 @@ fn calls_of(value: &Value, offered: Option<&[String]>) -> Option<Vec<(String, St
 
 /// One call from `{"name", "arguments" | "parameters"}` or `{"function": {…}}`.
 fn call_of(value: &Value, offered: Option<&[String]>) -> Option<(String, String)> {
-    let object = value.as_object()?;
-    let object = match object.get("function").and_then(Value::as_object) {
-        Some(function) => function,
-        None => object,
-    };
+    let outer = value.as_object()?;
+    let wrapped = outer.get("function").and_then(Value::as_object);
+    let object = wrapped.unwrap_or(outer);
     let name = object.get("name")?.as_str()?.trim();
     if name.is_empty() || offered.is_some_and(|names| !names.iter().any(|n| n == name)) {
         return None;
     }
-    if offered.is_some() && !only_call_keys(object) {
-        return None;
+    if offered.is_some() {
+        let outer_keys: &[&str] = match wrapped {
+            Some(_) => &WRAPPER_KEYS,
+            None => &CALL_KEYS,
+        };
+        if !only_keys(outer, outer_keys) || !only_keys(object, &CALL_KEYS) {
+            return None;
+        }
     }
     let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
         Some(args) => arguments_text(args)?,
@@ -218,15 +213,16 @@ fn call_of(value: &Value, offered: Option<&[String]>) -> Option<(String, String)
     Some((name.to_string(), arguments))
 }
 
-/// Whether an unmarked object has nothing but what a call has (so a JSON answer that
-/// happens to carry a `name` is not taken for a call).
-fn only_call_keys(object: &Map<String, Value>) -> bool {
-    object.keys().all(|k| {
-        matches!(
-            k.as_str(),
-            "name" | "arguments" | "parameters" | "type" | "id"
-        )
-    })
+/// The keys an unmarked call may have (so a JSON answer that happens to carry a `name` is
+/// not taken for a call).
+pub(super) const CALL_KEYS: [&str; 5] = ["name", "arguments", "parameters", "type", "id"];
+
+/// The keys of an unmarked call's wrapper, `{"type": "function", "function": {…}}`.
+pub(super) const WRAPPER_KEYS: [&str; 3] = ["type", "id", "function"];
+
+/// Whether `object` has no key but `keys`.
+fn only_keys(object: &Map<String, Value>, keys: &[&str]) -> bool {
+    object.keys().all(|k| keys.contains(&k.as_str()))
 }
 
 /// The arguments as JSON object text: an object, or a string holding one.
@@ -240,90 +236,6 @@ fn arguments_text(args: &Value) -> Option<String> {
         Value::Null => Some("{}".to_string()),
         _ => None,
     }
-}
-
-/// Holds back streamed answer text that may turn out to be a call, so the editor is never
-/// shown a call it will not see as text, and shows everything else as it arrives.
-#[derive(Debug, Default)]
-pub struct Watch {
-    /// Everything pushed so far.
-    seen: String,
-    /// How much of `seen` has been released.
-    shown: usize,
-    /// From here on nothing is released until the answer ends.
-    holding: bool,
-}
-
-impl Watch {
-    /// Takes the next piece of answer text; returns what may be shown now.
-    pub fn push(&mut self, piece: &str) -> String {
-        self.seen.push_str(piece);
-        if self.holding {
-            return String::new();
-        }
-        let start = self.seen.trim_start();
-        if start.is_empty() {
-            return String::new();
-        }
-        let lead = self.seen.len() - start.len();
-        if self.shown <= lead && may_be_unmarked(start) {
-            return String::new();
-        }
-        // Everything before `shown` was released: no marker starts there, so only the new
-        // text is searched (a long answer streams in thousands of pieces).
-        let safe = match first_marker_from(&self.seen, self.shown) {
-            Some((at, _)) => {
-                self.holding = true;
-                at
-            }
-            None => self.seen.len() - partial_marker(&self.seen),
-        };
-        self.release(safe)
-    }
-
-    /// The answer ended: returns what is still held when it holds no call (`calls` says
-    /// whether [`extract`] found any), nothing otherwise.
-    pub fn finish(&mut self, calls: bool) -> String {
-        if calls {
-            return String::new();
-        }
-        self.release(self.seen.len())
-    }
-
-    fn release(&mut self, upto: usize) -> String {
-        let upto = upto.max(self.shown);
-        let out = self.seen[self.shown..upto].to_string();
-        self.shown = upto;
-        out
-    }
-}
-
-/// Whether an answer that starts with `start` could still be a whole-answer JSON call.
-fn may_be_unmarked(start: &str) -> bool {
-    if start.starts_with('{') || start.starts_with('[') {
-        return true;
-    }
-    if "```".starts_with(start) {
-        return true;
-    }
-    match start.strip_prefix("```") {
-        Some(fenced) => match fenced.split_once('\n') {
-            Some((info, _)) => matches!(info.trim(), "" | "json" | "JSON"),
-            None => "json".starts_with(fenced.trim()) || "JSON".starts_with(fenced.trim()),
-        },
-        None => false,
-    }
-}
-
-/// How many bytes at the end of `text` could be the start of a marker.
-fn partial_marker(text: &str) -> usize {
-    MARKERS
-        .iter()
-        .flat_map(|m| (1..m.len()).map(move |n| &m[..n]))
-        .filter(|prefix| text.ends_with(prefix))
-        .map(str::len)
-        .max()
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -421,35 +333,13 @@ mod tests {
             "```json\n{\"name\": \"read_file\", \"arguments\": {}}\n```\nThat reads a file.",
             "{\"name\": \"delete_everything\", \"arguments\": {}}",
             "{\"name\": \"read_file\", \"arguments\": {}, \"version\": 2}",
+            // A wrapper with more than a call's wrapping.
+            "{\"user\": \"a\", \"function\": {\"name\": \"read_file\", \"arguments\": {}}}",
             "```rust\n{\"name\": \"read_file\"}\n```",
             // Not JSON inside the block.
             "<tool_call>read_file please</tool_call>",
         ] {
             assert_eq!(extract(text, &offered()), None, "{text}");
         }
-    }
-
-    #[test]
-    fn the_watch_shows_plain_text_at_once_and_holds_calls_back() {
-        let mut watch = Watch::default();
-        assert_eq!(watch.push("Let me "), "Let me ");
-        assert_eq!(watch.push("look.\n<tool"), "look.\n");
-        assert_eq!(watch.push("_call>{\"name\""), "");
-        assert_eq!(watch.push(": \"read_file\"}</tool_call>"), "");
-        assert_eq!(watch.finish(true), "");
-
-        let mut watch = Watch::default();
-        assert_eq!(watch.push("a <tool"), "a ");
-        assert_eq!(watch.push("bar> b"), "<toolbar> b");
-        assert_eq!(watch.finish(false), "");
-
-        let mut watch = Watch::default();
-        assert_eq!(watch.push("{\"a\": "), "");
-        assert_eq!(watch.push("1}"), "");
-        assert_eq!(watch.finish(false), "{\"a\": 1}");
-
-        let mut watch = Watch::default();
-        assert_eq!(watch.push("``"), "");
-        assert_eq!(watch.push("`rust\nfn main"), "```rust\nfn main");
     }
 }
