@@ -121,14 +121,7 @@ async fn in_terminal(
         .create_terminal(&session, &spec)
         .await
         .map_err(|e| format!("the editor could not start a terminal: {}", e.message))?;
-    update(
-        env,
-        None,
-        Some(vec![ToolContent::Terminal {
-            id: terminal.clone(),
-            output: None,
-        }]),
-    );
+    super::run_command::attach(env, &job.command, &terminal, &[]);
     job.placed(Place::Terminal {
         client: client.clone(),
         session: session.clone(),
