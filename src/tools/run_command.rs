@@ -399,8 +399,8 @@ impl Call for CommandCall {
                 .collect();
             let dir = self.dir.clone();
             let mut out = if self.background {
-                super::run_background::start(&self.command, &self.dir, &env, sandbox.as_deref())
-                    .await
+                let sandbox = sandbox.as_deref();
+                super::run_background::start(&self.command, &self.dir, &env, sandbox, &notes).await
             } else if env.scope.caps.terminal {
                 self.in_terminal(env, sandbox.as_deref(), &notes).await
             } else {
