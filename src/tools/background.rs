@@ -174,6 +174,14 @@ impl Job {
         *self.place.lock() = Some(place);
     }
 
+    /// Runs `show` with whether the job is still where it was started (no stop has taken it
+    /// away), holding its place meanwhile: a stop waits for `show`, so what `show` sends the
+    /// editor goes before the stop's `terminal/release`.
+    pub fn while_placed(&self, show: impl FnOnce(bool)) {
+        let place = self.place.lock();
+        show(place.is_some());
+    }
+
     /// Whether it has ended.
     pub fn ended(&self) -> bool {
         self.state.lock().ended

@@ -2,7 +2,9 @@
 //! it has one, locally otherwise, in the sandbox either way when there is one) and the call
 //! answers after a moment with the job's id and its first output. The job belongs to the
 //! session (tools/background.rs); the tool call stays in progress, showing the output as it
-//! comes (the editor's terminal does that itself), and ends when the command does.
+//! comes (the editor's terminal does that itself), and ends when the command does. Every
+//! update that carries content carries all the card shows (its terminal or output, and the
+//! notes after it): an editor replaces a card's content with each one.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -17,26 +19,38 @@ use crate::types::{Effect, ToolContent, ToolStatus, TurnEvent};
 /// How long the call waits for the first output.
 const FIRST_OUTPUT: Duration = Duration::from_millis(1500);
 
-/// Starts `command` in `dir` as a background job.
+/// What a local job's card says while it runs.
+const RUNNING: &str = "Running in the background…";
+
+/// Starts `command` in `dir` as a background job; its card shows `notes` after its output
+/// to the end (the caller adds them to the result).
 pub(super) async fn start(
     command: &str,
     dir: &std::path::Path,
     env: &ToolEnv,
     sandbox: Option<&Sandbox>,
+    notes: &[ToolContent],
 ) -> ToolOutput {
     let job = match env.scope.background.start(command, &env.call_id) {
         Ok(job) => job,
         Err(why) => return ToolOutput::error(why),
     };
-    let started = if env.scope.caps.terminal {
-        in_terminal(&job, dir, env, sandbox).await
-    } else {
-        locally(&job, dir, env, sandbox)
+    let card = Card {
+        env: env.clone(),
+        notes: notes.to_vec(),
     };
-    if let Err(why) = started {
-        job.finished(None);
-        return ToolOutput::error(why);
-    }
+    let started = if env.scope.caps.terminal {
+        in_terminal(&job, dir, card, sandbox).await.map(Some)
+    } else {
+        locally(&job, dir, card, sandbox).map(|()| None)
+    };
+    let terminal = match started {
+        Ok(terminal) => terminal,
+        Err(why) => {
+            job.finished(None);
+            return ToolOutput::error(why);
+        }
+    };
     env.journal.note(Effect::Command {
         line: command.to_string(),
     });
@@ -57,13 +71,33 @@ pub(super) async fn start(
     } else {
         first.output.clone()
     };
+    // What the card shows as the call answers (and what a load replays): the terminal with
+    // the output so far, or the local output.
+    let now = match &first.ended {
+        Some(exit) => format!("Ended: {}.", ended(exit.as_ref())),
+        None => format!(
+            "Running in the background as `{}` when its call answered.",
+            job.id
+        ),
+    };
+    let content = match terminal {
+        Some(id) => ToolContent::Terminal {
+            id,
+            output: Some(match first.output.trim().is_empty() {
+                true => now,
+                false => super::run_command::shown(&first.output, &now),
+            }),
+        },
+        None if first.ended.is_some() => live(&job, &now),
+        None => live(&job, RUNNING),
+    };
     ToolOutput {
         model: format!(
             "Command: {command}\nStarted as `{}`. {state}\nFirst output:\n{output}",
             job.id
         ),
         images: Vec::new(),
-        content: Vec::new(),
+        content: vec![content],
         failed: false,
         title: None,
         keeps_running: first.ended.is_none(),
@@ -78,17 +112,32 @@ pub(super) fn ended(exit: Option<&ExitStatus>) -> String {
     }
 }
 
-/// The job's call, updated: its content, and its status once it ended.
-fn update(env: &ToolEnv, status: Option<ToolStatus>, content: Option<Vec<ToolContent>>) {
-    env.scope.sink.emit(
-        &env.scope.session_id,
-        TurnEvent::ToolCallUpdate {
-            id: env.call_id.clone(),
-            status,
-            content,
-            title: None,
-        },
-    );
+/// The job's call, as its card is updated.
+struct Card {
+    env: ToolEnv,
+    /// Shown after the job's terminal or output, in every update that carries content.
+    notes: Vec<ToolContent>,
+}
+
+impl Card {
+    /// Shows `status` (once it ended), and `shown` then the notes when given (`None`: the
+    /// content is unchanged).
+    fn update(&self, status: Option<ToolStatus>, shown: Option<ToolContent>) {
+        let content = shown.map(|shown| {
+            let mut content = vec![shown];
+            content.extend(self.notes.iter().cloned());
+            content
+        });
+        self.env.scope.sink.emit(
+            &self.env.scope.session_id,
+            TurnEvent::ToolCallUpdate {
+                id: self.env.call_id.clone(),
+                status,
+                content,
+                title: None,
+            },
+        );
+    }
 }
 
 fn status_of(exit: Option<&ExitStatus>) -> ToolStatus {
@@ -98,12 +147,14 @@ fn status_of(exit: Option<&ExitStatus>) -> ToolStatus {
     }
 }
 
+/// Starts the job in a terminal of the editor's; its id.
 async fn in_terminal(
     job: &Arc<Job>,
     dir: &std::path::Path,
-    env: &ToolEnv,
+    card: Card,
     sandbox: Option<&Sandbox>,
-) -> Result<(), String> {
+) -> Result<String, String> {
+    let env = &card.env;
     let (program, args) = env.scope.shell.terminal_line(&job.command);
     let (program, args) = match sandbox {
         Some(sandbox) => sandbox.wrap(program, args),
@@ -121,14 +172,7 @@ async fn in_terminal(
         .create_terminal(&session, &spec)
         .await
         .map_err(|e| format!("the editor could not start a terminal: {}", e.message))?;
-    update(
-        env,
-        None,
-        Some(vec![ToolContent::Terminal {
-            id: terminal.clone(),
-            output: None,
-        }]),
-    );
+    super::run_command::attach(env, &job.command, &terminal, &card.notes);
     job.placed(Place::Terminal {
         client: client.clone(),
         session: session.clone(),
@@ -139,24 +183,35 @@ async fn in_terminal(
         job.halt().await;
         return Err("the session ended before the command started".into());
     }
-    let (job, env) = (job.clone(), env.clone());
+    let job = job.clone();
+    let id = terminal.clone();
     tokio::spawn(async move {
         let exit = tokio::select! {
             exit = client.wait_for_terminal_exit(&session, &terminal) => exit.ok(),
             () = job.stop.cancelled() => None,
         };
         job.finished(exit.clone());
-        update(&env, Some(status_of(exit.as_ref())), None);
+        let status = Some(status_of(exit.as_ref()));
+        // The terminal again while the editor still has it (a stop releases it, and an
+        // editor drops an update that names a released terminal); the card keeps it anyway.
+        job.while_placed(|placed| {
+            let shown = placed.then(|| ToolContent::Terminal {
+                id: terminal.clone(),
+                output: None,
+            });
+            card.update(status, shown);
+        });
     });
-    Ok(())
+    Ok(id)
 }
 
 fn locally(
     job: &Arc<Job>,
     dir: &std::path::Path,
-    env: &ToolEnv,
+    card: Card,
     sandbox: Option<&Sandbox>,
 ) -> Result<(), String> {
+    let env = &card.env;
     let mut started = match sandbox {
         Some(sandbox) => {
             let (program, args) = env.scope.shell.line(&job.command);
@@ -170,7 +225,7 @@ fn locally(
     let mut output = crate::platform::Merged::attach(&mut started).map_err(cannot)?;
     let mut child = crate::platform::Group::spawn(started).map_err(cannot)?;
     job.placed(Place::Local);
-    let (job, env) = (job.clone(), env.clone());
+    let job = job.clone();
     tokio::spawn(async move {
         let mut shown = tokio::time::interval(crate::local::LIVE_EVERY * 4);
         let mut open = true;
@@ -183,7 +238,7 @@ fn locally(
                 },
                 _ = shown.tick(), if fresh => {
                     fresh = false;
-                    update(&env, None, Some(vec![live(&job, "Running in the background…")]));
+                    card.update(None, Some(live(&job, RUNNING)));
                 }
                 status = child.wait(), if !open => break status.ok(),
                 () = job.stop.cancelled() => break None,
@@ -199,11 +254,7 @@ fn locally(
         });
         job.finished(exit.clone());
         let how = format!("Ended: {}.", ended(exit.as_ref()));
-        update(
-            &env,
-            Some(status_of(exit.as_ref())),
-            Some(vec![live(&job, &how)]),
-        );
+        card.update(Some(status_of(exit.as_ref())), Some(live(&job, &how)));
     });
     Ok(())
 }

@@ -142,6 +142,30 @@ fn hides_text(c: char) -> bool {
     matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
 }
 
+/// Shows the editor's `terminal` in the call's card (then `notes`), and names the card after
+/// `command` as the model wrote it. Zed labels a terminal with the line `terminal/create` ran
+/// (the sandbox's and the shell's words) and relabels it only with a title that arrives once
+/// the card shows the terminal, so the title is an update of its own, after the content; it
+/// also replaces the title the permission question showed, with its note.
+pub(super) fn attach(env: &ToolEnv, command: &str, terminal: &str, notes: &[ToolContent]) {
+    let mut content = vec![ToolContent::Terminal {
+        id: terminal.to_string(),
+        output: None,
+    }];
+    content.extend(notes.iter().cloned());
+    let update = |content, title| TurnEvent::ToolCallUpdate {
+        id: env.call_id.clone(),
+        status: None,
+        content,
+        title,
+    };
+    let session = &env.scope.session_id;
+    env.scope.sink.emit(session, update(Some(content), None));
+    env.scope
+        .sink
+        .emit(session, update(None, Some(visible(command))));
+}
+
 /// The whole command as the user reviews it before allowing it: fenced, every line.
 fn reviewed(command: &str, dir: &std::path::Path) -> ToolContent {
     let longest = command.split(|c| c != '`').map(str::len).max().unwrap_or(0);
@@ -160,7 +184,7 @@ fn reviewed(command: &str, dir: &std::path::Path) -> ToolContent {
 }
 
 /// A finished command as the editor shows it in text: the output fenced, then how it ended.
-fn shown(output: &str, ending: &str) -> String {
+pub(super) fn shown(output: &str, ending: &str) -> String {
     let output = text::cap(output, text::MAX_RESULT_BYTES);
     // A fence longer than any run of backticks in the output, so the output cannot end it.
     let mut longest = 0;
@@ -227,7 +251,12 @@ impl CommandCall {
         }
     }
 
-    async fn in_terminal(self, env: ToolEnv, sandbox: Option<&Sandbox>) -> ToolOutput {
+    async fn in_terminal(
+        self,
+        env: ToolEnv,
+        sandbox: Option<&Sandbox>,
+        notes: &[ToolContent],
+    ) -> ToolOutput {
         let spec = self.terminal_spec(&env, sandbox);
         let session = env.scope.session_id.as_str();
         let terminal = match env.scope.client.create_terminal(session, &spec).await {
@@ -244,18 +273,7 @@ impl CommandCall {
                 ));
             }
         };
-        env.scope.sink.emit(
-            session,
-            TurnEvent::ToolCallUpdate {
-                id: env.call_id.clone(),
-                status: None,
-                content: Some(vec![ToolContent::Terminal {
-                    id: terminal.clone(),
-                    output: None,
-                }]),
-                title: None,
-            },
-        );
+        attach(&env, &self.command, &terminal, notes);
         let (mut timed_out, mut cancelled) = (false, false);
         let exit = tokio::select! {
             exit = env.scope.client.wait_for_terminal_exit(session, &terminal) => exit.ok(),
@@ -374,12 +392,17 @@ impl Call for CommandCall {
     fn run(self: Box<Self>, env: ToolEnv) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
             let (sandbox, note) = self.confinement(&env).await;
+            // Shown with the editor's terminal while the command runs, and in the result.
+            let notes: Vec<ToolContent> = note
+                .map(|text| ToolContent::Text { text })
+                .into_iter()
+                .collect();
             let dir = self.dir.clone();
             let mut out = if self.background {
-                super::run_background::start(&self.command, &self.dir, &env, sandbox.as_deref())
-                    .await
+                let sandbox = sandbox.as_deref();
+                super::run_background::start(&self.command, &self.dir, &env, sandbox, &notes).await
             } else if env.scope.caps.terminal {
-                self.in_terminal(env, sandbox.as_deref()).await
+                self.in_terminal(env, sandbox.as_deref(), &notes).await
             } else {
                 self.locally(env, sandbox.as_deref()).await
             };
@@ -393,9 +416,7 @@ impl Call for CommandCall {
                 out.model.push_str(&why);
                 out.content.push(ToolContent::Text { text: why });
             }
-            if let Some(note) = note {
-                out.content.push(ToolContent::Text { text: note });
-            }
+            out.content.extend(notes);
             out
         })
     }

@@ -57,7 +57,7 @@ async fn work(ctx: TurnContext, run: RunTurn, task: Delegation, env: ToolEnv) ->
     let outcome = run(sub, ready.history, env.cancel.clone()).await;
     let (failed, model) = answer(&outcome);
     tracing::info!(session = %ctx.facts.session_id, %agent, call = %env.call_id, failed, "subagent ended");
-    let shown = format!("{}\n\n{model}", progress.render());
+    let shown = progress.ended(&model);
     ToolOutput {
         model,
         images: Vec::new(),
@@ -73,8 +73,10 @@ async fn work(ctx: TurnContext, run: RunTurn, task: Delegation, env: ToolEnv) ->
 struct ProgressState {
     /// Its tool calls: id, title, status.
     calls: Vec<(String, String, ToolStatus)>,
-    /// What it said since its last tool call.
+    /// What it said since its last tool call, with its notes.
     text: String,
+    /// What it said since its last tool call, without them.
+    said: String,
     /// `text`'s length when last shown.
     shown: usize,
     /// The content last sent, so an unchanged one is not sent again.
@@ -89,13 +91,39 @@ struct Progress {
 }
 
 impl Progress {
-    fn render(&self) -> String {
-        render(&self.state.lock())
+    fn ended(&self, answer: &str) -> String {
+        ended(&self.state.lock(), answer)
     }
 }
 
 /// The `task` call's content for the work so far.
 fn render(st: &ProgressState) -> String {
+    let mut out = calls(st);
+    push_text(&mut out, &st.text);
+    if out.is_empty() {
+        out.push_str("Working…");
+    }
+    out.trim_end().to_string()
+}
+
+/// The `task` call's last content: the subagent's calls, then `answer` (what the parent model
+/// reads). The text it was writing is left out when the answer holds it, as it does when the
+/// subagent finished: the editor replaces the call's content with this, and would otherwise
+/// show the answer twice. A cancelled or failed subagent's words so far stay.
+fn ended(st: &ProgressState, answer: &str) -> String {
+    let mut out = calls(st);
+    if !answer.contains(st.said.trim()) {
+        push_text(&mut out, &st.text);
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(answer);
+    out.trim().to_string()
+}
+
+/// The subagent's calls, one line each, with how each is going.
+fn calls(st: &ProgressState) -> String {
     let mut out = String::new();
     for (_, title, status) in &st.calls {
         let mark = match status {
@@ -105,20 +133,22 @@ fn render(st: &ProgressState) -> String {
         };
         out.push_str(&format!("{mark} {title}\n"));
     }
-    let text = st.text.trim();
-    if !text.is_empty() {
-        let chars = text.chars().count();
-        if chars > TEXT_TAIL {
-            let tail: String = text.chars().skip(chars - TEXT_TAIL).collect();
-            out.push_str(&format!("\n…{tail}\n"));
-        } else {
-            out.push_str(&format!("\n{text}\n"));
-        }
+    out
+}
+
+/// Adds `text` (its tail, when long) after a blank line.
+fn push_text(out: &mut String, text: &str) {
+    let text = text.trim();
+    if text.is_empty() {
+        return;
     }
-    if out.is_empty() {
-        out.push_str("Working…");
+    let chars = text.chars().count();
+    if chars > TEXT_TAIL {
+        let tail: String = text.chars().skip(chars - TEXT_TAIL).collect();
+        out.push_str(&format!("\n…{tail}\n"));
+    } else {
+        out.push_str(&format!("\n{text}\n"));
     }
-    out.trim_end().to_string()
 }
 
 impl EventSink for Progress {
@@ -128,6 +158,7 @@ impl EventSink for Progress {
             match event {
                 TurnEvent::ToolCall(view) | TurnEvent::ToolCallReady(view) => {
                     st.text.clear();
+                    st.said.clear();
                     st.shown = 0;
                     match st.calls.iter_mut().find(|c| c.0 == view.id) {
                         Some(c) => (c.1, c.2) = (view.title, view.status),
@@ -150,6 +181,7 @@ impl EventSink for Progress {
                 }
                 TurnEvent::Text(t) => {
                     st.text.push_str(&t);
+                    st.said.push_str(&t);
                     // Whole lines, or every couple of hundred characters: not every token.
                     if t.contains('\n') || st.text.len() >= st.shown + 200 {
                         st.shown = st.text.len();
@@ -186,5 +218,47 @@ impl EventSink for Progress {
                 title: None,
             },
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(text: &str, note: Option<&str>) -> ProgressState {
+        let mut st = ProgressState {
+            calls: vec![("s1".into(), "List src".into(), ToolStatus::Completed)],
+            text: text.into(),
+            said: text.into(),
+            ..ProgressState::default()
+        };
+        if let Some(note) = note {
+            st.text.push_str(&format!("\n\n_{note}_\n\n"));
+        }
+        st
+    }
+
+    #[test]
+    fn the_last_content_shows_the_answer_once_and_words_it_does_not_hold() {
+        let answer = "src holds lib.rs.";
+        assert_eq!(
+            ended(&state(answer, None), answer),
+            "✓ List src\n\nsrc holds lib.rs."
+        );
+        // Its answer cut short, with the note: the answer once.
+        let cut =
+            format!("{answer}\n\n(The subagent stopped before it finished: it ran out of room.)");
+        assert_eq!(
+            ended(&state(answer, Some("cut short")), &cut)
+                .matches(answer)
+                .count(),
+            1
+        );
+        // Cancelled: what it had written stays above why it stopped.
+        assert_eq!(
+            ended(&state("half a tho", None), "Not finished."),
+            "✓ List src\n\nhalf a tho\n\nNot finished."
+        );
+        assert_eq!(ended(&ProgressState::default(), answer), answer);
     }
 }

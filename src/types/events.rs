@@ -49,17 +49,19 @@ pub enum ToolContent {
     Terminal {
         /// The editor's terminal id.
         id: String,
-        /// Once the command ended: its output and how it ended, as Markdown. The terminal is
-        /// released when the command ends, so a `session/load` replays this text instead.
+        /// Once the call answered: the command's output and how it ended (a background
+        /// command's output so far), as Markdown. The terminal is released when the command
+        /// ends, so a `session/load` replays this text instead.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<String>,
     },
 }
 
 impl ToolContent {
-    /// A command's terminal after the command ended: tandem has released it, and an editor
-    /// may no longer be sent its id (Zed forgets a released terminal and drops a whole update
-    /// that names one); the card keeps showing the terminal it was given at the start.
+    /// A command's terminal as the call's result holds it: released once the command ended,
+    /// and an editor may no longer be sent its id (Zed forgets a released terminal and drops a
+    /// whole update that names one); the card keeps showing the terminal it was given at the
+    /// start (a background command's job updates that card itself until it ends).
     pub fn is_released_terminal(&self) -> bool {
         matches!(
             self,

@@ -12,12 +12,14 @@
 //!   tool call, terminal content naming a terminal already released or never created;
 //! - [`card_status`]: the status Zed's card for a tool call ends with (what the user's answer
 //!   to a permission request made it, what the agent's later updates overwrite);
+//! - [`cards`]: what each tool call's card shows at the end (its title, its content, the
+//!   label of a terminal in it), built as Zed's thread builds it from the updates;
 //! - [`error_text`]: what Zed shows for a JSON-RPC error (`-32603`'s `data` unwrapped only when
 //!   it is exactly `{"details": …}`, `-32000` as "authentication required");
 //! - [`login_command`], [`run_login`], [`reconnect`]: Zed's login button (the command it runs
 //!   in its terminal, or none and then `authenticate`), and what it does after a login.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -355,4 +357,268 @@ pub fn block_markdown(block: &Value) -> String {
         Some("image") => "`Image`".to_string(),
         _ => String::new(),
     }
+}
+
+/// A tool call's card as Zed's thread shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Card {
+    /// The call's id.
+    pub id: String,
+    /// Its title (the card's label).
+    pub title: String,
+    /// Its kind, as the agent last sent it.
+    pub kind: String,
+    /// Its status, as [`card_status`] names them; a permission request is taken as allowed.
+    pub status: String,
+    /// What it shows, in order.
+    pub content: Vec<Shown>,
+}
+
+/// One item a card shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    /// A text (or image) block, as the Markdown Zed renders.
+    Text(String),
+    /// A file's diff.
+    Diff(String),
+    /// A terminal: its id and the command its header shows.
+    Terminal {
+        /// The editor's terminal id.
+        id: String,
+        /// The command label in the terminal's header.
+        label: String,
+    },
+}
+
+impl Card {
+    /// Every text the card shows, joined by blank lines.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                Shown::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n\n")
+    }
+
+    /// The terminals the card shows: (id, label).
+    pub fn terminals(&self) -> Vec<(String, String)> {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                Shown::Terminal { id, label } => Some((id.clone(), label.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A card as the thread holds it: its terminals by id, labelled by the thread's terminals.
+struct Held {
+    card: Card,
+    content: Vec<Item>,
+}
+
+/// One item of a held card: a terminal is the thread's terminal entity, whose label may change
+/// after it was put in the card.
+#[derive(Clone)]
+enum Item {
+    Shown(Shown),
+    Terminal(String),
+}
+
+/// The cards of Zed's thread after `messages` (what the agent sent, in order, as
+/// [`Agent::drain`] returns them; the fake editor names terminals `term-1`, `term-2`, … in
+/// the order they were created), in the order they were made. Zed's rules
+/// (`crates/acp_thread/src/acp_thread.rs` and `crates/agent_servers/src/acp.rs`):
+/// - `terminal/create` registers a terminal labelled
+///   "`format!(\"{} {}\", args.command, args.args.join(\" \"))`"; `terminal/release` removes
+///   it from the thread's map, though a card that shows it keeps it;
+/// - a `tool_call` is an upsert ("Updates a tool call if id matches an existing entry,
+///   otherwise inserts a new one"), and so is a permission request's `toolCall`
+///   (`request_tool_call_authorization` calls `upsert_tool_call_inner`);
+/// - `update_fields` takes the title first: "`if self.kind == acp::ToolKind::Execute { for
+///   terminal in self.terminals() { terminal.update(cx, |terminal, cx| {
+///   terminal.update_command_label(&title, cx); }); } }`" and then `label.replace(title, cx)`,
+///   so only a terminal the card already shows is relabelled;
+/// - then the content, which replaces the card's content item by item and is truncated to
+///   the new length ("`self.content.truncate(new_content_len)`"): an update that carries
+///   `content` replaces it wholesale, and an empty list empties the card. A terminal the map
+///   does not hold fails the rest of the update ("Terminal with id `{}` not found").
+pub fn cards(messages: &[Value]) -> Vec<Card> {
+    let mut labels: HashMap<String, String> = HashMap::new();
+    let mut live: HashSet<String> = HashSet::new();
+    let mut held: Vec<Held> = Vec::new();
+    let mut created = 0;
+    for message in messages {
+        let (fields, status) = match message["method"].as_str() {
+            Some("terminal/create") => {
+                created += 1;
+                let id = format!("term-{created}");
+                let params = &message["params"];
+                let args: Vec<&str> = params["args"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let label = format!(
+                    "{} {}",
+                    params["command"].as_str().unwrap_or_default(),
+                    args.join(" ")
+                );
+                labels.insert(id.clone(), label);
+                live.insert(id);
+                continue;
+            }
+            Some("terminal/release") => {
+                live.remove(message["params"]["terminalId"].as_str().unwrap_or_default());
+                continue;
+            }
+            Some("session/request_permission") => {
+                (&message["params"]["toolCall"], Some("InProgress"))
+            }
+            Some("session/update") => {
+                let update = &message["params"]["update"];
+                match update["sessionUpdate"].as_str() {
+                    Some("tool_call" | "tool_call_update") => (update, None),
+                    _ => continue,
+                }
+            }
+            _ => continue,
+        };
+        let id = fields["toolCallId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let index = match held.iter().position(|h| h.card.id == id) {
+            Some(index) => index,
+            // An update for an unknown id makes a "Tool call not found" entry of its own
+            // (see [`thread_problems`]); a `tool_call` or a permission request makes the card.
+            None if fields
+                .get("sessionUpdate")
+                .is_some_and(|u| u == "tool_call_update") =>
+            {
+                continue;
+            }
+            None => {
+                held.push(Held {
+                    card: Card {
+                        id: id.clone(),
+                        title: String::new(),
+                        kind: String::new(),
+                        status: "Pending".into(),
+                        content: Vec::new(),
+                    },
+                    content: Vec::new(),
+                });
+                held.len() - 1
+            }
+        };
+        let card = &mut held[index];
+        // A `tool_call` is every field at once (`From<acp::ToolCall> for ToolCallUpdate`):
+        // what it leaves out is its default (no content, `other`, `pending`).
+        let mut fields = fields.clone();
+        if fields["sessionUpdate"] == "tool_call" {
+            let defaults = [
+                ("kind", json!("other")),
+                ("status", json!("pending")),
+                ("content", json!([])),
+            ];
+            for (field, default) in defaults {
+                if fields.get(field).is_none() {
+                    fields[field] = default;
+                }
+            }
+        }
+        if let Some(kind) = fields["kind"].as_str() {
+            card.card.kind = kind.to_string();
+        }
+        if let Some(status) = fields["status"].as_str() {
+            card.card.status = match status {
+                "pending" => "Pending",
+                "in_progress" => "InProgress",
+                "completed" => "Completed",
+                "failed" => "Failed",
+                other => other,
+            }
+            .to_string();
+        }
+        if let Some(status) = status {
+            card.card.status = status.to_string();
+        }
+        if let Some(title) = fields["title"].as_str() {
+            if card.card.kind == "execute" {
+                for item in &card.content {
+                    if let Item::Terminal(terminal) = item {
+                        labels.insert(terminal.clone(), title.to_string());
+                    }
+                }
+            }
+            card.card.title = title.to_string();
+        }
+        if let Some(content) = fields["content"].as_array() {
+            let mut new = Vec::with_capacity(content.len());
+            let mut failed = false;
+            for block in content {
+                let item = match block["type"].as_str() {
+                    Some("terminal") => {
+                        let terminal = block["terminalId"].as_str().unwrap_or_default();
+                        if !live.contains(terminal) {
+                            failed = true;
+                            break;
+                        }
+                        Item::Terminal(terminal.to_string())
+                    }
+                    Some("diff") => Item::Shown(Shown::Diff(
+                        block["path"].as_str().unwrap_or_default().to_string(),
+                    )),
+                    _ => Item::Shown(Shown::Text(block_markdown(&block["content"]))),
+                };
+                new.push(item);
+            }
+            if failed {
+                // The items before the unknown terminal were already replaced; the rest stay.
+                let kept = card.content.len().saturating_sub(new.len());
+                let rest: Vec<Item> = card
+                    .content
+                    .iter()
+                    .skip(new.len())
+                    .take(kept)
+                    .cloned()
+                    .collect();
+                new.extend(rest);
+            }
+            card.content = new;
+        }
+    }
+    held.into_iter()
+        .map(|h| {
+            let mut card = h.card;
+            card.content = h
+                .content
+                .into_iter()
+                .map(|item| match item {
+                    Item::Shown(shown) => shown,
+                    Item::Terminal(id) => Shown::Terminal {
+                        label: labels.get(&id).cloned().unwrap_or_default(),
+                        id,
+                    },
+                })
+                .collect();
+            card
+        })
+        .collect()
+}
+
+/// The card of tool call `id` among `cards`.
+pub fn card(cards: &[Card], id: &str) -> Card {
+    cards
+        .iter()
+        .find(|c| c.id == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no card for {id} among {cards:?}"))
 }

@@ -109,5 +109,7 @@ mod wire_trace;
 mod write_ahead;
 #[cfg(unix)]
 mod zed_auth;
+#[cfg(unix)]
+mod zed_cards;
 mod zed_client;
 mod zed_tools;
