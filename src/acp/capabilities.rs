@@ -44,10 +44,15 @@ impl AuthCaps {
 /// do that, otherwise an `agent` method whose `authenticate` looks for a key again. None
 /// when no login can help (a keyless server), or answers come from a replay fixture.
 ///
-/// An editor that announced `_meta["terminal-auth"]` also gets the command line under the
-/// method's `_meta["terminal-auth"]`, whichever its type: Zed runs a `terminal` method's own
-/// command only behind a beta flag, and otherwise runs what that `_meta` names, or else sends
-/// `authenticate` (`terminal_auth_task` in its `crates/agent_servers/src/acp/mod.rs`).
+/// A client runs a `terminal` method as the command it starts tandem with, its configured
+/// arguments, then the method's `args`: Zed does (`terminal_auth_task` in its
+/// `crates/agent_servers/src/acp.rs`, `get_command(terminal.args, …)`), so the login runs as
+/// `tandem --mode ask login` for an agent configured with `--mode ask`, and every flag of the
+/// agent's is taken before `login` (cli.rs). An editor that announced
+/// `_meta["terminal-auth"]` also gets the whole command line under the method's
+/// `_meta["terminal-auth"]`, whichever its type: the convention from before the `terminal`
+/// type, which Zed reads only for methods of another type (failing both, it sends
+/// `authenticate`).
 pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
     if config.replay.is_some() || !config.endpoint.offers_login() {
         return Vec::new();
