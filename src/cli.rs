@@ -71,6 +71,10 @@ const LOGIN_AFTER: &str = "The key is kept in the system credential store (macOS
                            answers in credentials.toml in the config directory, readable only by \
                            you. The provider and model go into the config file. Nothing is saved \
                            until a one-token test request works.\n\n\
+                           An editor's login button runs tandem's command line as the editor \
+                           starts it, with `login` after it: the flags the editor gives tandem \
+                           (--model, --mode, …) are taken before `login` too, and --model there \
+                           chooses the model as it does after it.\n\n\
                            Exit status: 0 when saved, 1 when the server refused the key or failed, \
                            2 on a usage error, 130 when stopped at a prompt.\n\nExamples:\n  \
                            {tandem} login\n  \
@@ -85,8 +89,10 @@ const LOGOUT_AFTER: &str = "Examples:\n  {tandem} logout\n  {tandem} logout --pr
 ///
 /// Each subcommand takes only the flags it uses: the server flags (`--config`, `--provider`,
 /// `--base-url`, `-v`) go anywhere; the agent's (`--model`, `--mode`, `--replay`,
-/// `--trace-wire`) belong to the stdio agent and are refused before a subcommand
-/// ([`Cli::parse_checked`]).
+/// `--trace-wire`) belong to the stdio agent. Before `login` and `logout` they are taken too,
+/// as an editor runs its login as the agent's command line with the login method's arguments
+/// after it ([`Command::follows_the_agents_flags`]); before another subcommand they are
+/// refused ([`Cli::parse_checked`]).
 #[derive(Debug, Parser)]
 #[command(
     name = "tandem",
@@ -217,6 +223,14 @@ Linux: user, mount and network namespaces with Landlock; macOS: Seatbelt through
 Exit status: the command's own, or 125 when the sandbox could not be entered (the reason on stderr); the command never runs unconfined.";
 
 impl Command {
+    /// Whether the stdio agent's own flags may come before it: an editor runs a `terminal`
+    /// login method as the agent's configured command and arguments followed by the method's
+    /// (Zed's `terminal_auth_task`: `get_command(terminal.args, …)`), so `tandem --mode ask
+    /// login` is what the login button runs for an agent configured with `--mode ask`.
+    pub fn follows_the_agents_flags(&self) -> bool {
+        matches!(self, Command::Login(_) | Command::Logout)
+    }
+
     /// The subcommand's name, as typed.
     pub fn name(&self) -> &'static str {
         match self {
@@ -327,11 +341,15 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
 }
 
 impl Cli {
-    /// The command line, parsed; the agent's flags before a subcommand are a usage error
-    /// (exit status 2), as clap would say it.
+    /// The command line, parsed; the agent's flags before a subcommand other than `login`
+    /// and `logout` are a usage error (exit status 2), as clap would say it.
     pub fn parse_checked() -> Self {
         let cli = Self::parse();
-        if let (Some(command), Some(flag)) = (&cli.command, cli.agent.first_given()) {
+        let refused = cli
+            .command
+            .as_ref()
+            .filter(|command| !command.follows_the_agents_flags());
+        if let (Some(command), Some(flag)) = (refused, cli.agent.first_given()) {
             let name = command.name();
             let message = format!(
                 "the argument '{flag}' cannot be used before the subcommand '{name}': it belongs to the stdio agent (`{tandem} {name} --help` lists what {name} takes, after its name)",
@@ -345,7 +363,9 @@ impl Cli {
     }
 
     /// The flags as configuration overrides: the server's from anywhere, the rest from the
-    /// subcommand that takes them.
+    /// subcommand that takes them. Before `login` and `logout`, the agent's `--model` and
+    /// `--mode` mean what they mean to the agent (a login's `--model` after its name wins);
+    /// its `--replay` and `--trace-wire` concern only its own run and change nothing there.
     pub fn overrides(&self) -> Overrides {
         let common = &self.common;
         let mut overrides = Overrides {
@@ -373,9 +393,49 @@ impl Cli {
             overrides.mode = session.mode.clone();
             overrides.replay = session.replay.clone();
         }
-        if let Some(model) = model {
-            overrides.model = model.model.clone();
+        if self
+            .command
+            .as_ref()
+            .is_some_and(Command::follows_the_agents_flags)
+        {
+            let agent = &self.agent.session;
+            overrides.model = agent.model.model.clone();
+            overrides.mode = agent.mode.clone();
+        }
+        if let Some(model) = model.and_then(|m| m.model.clone()) {
+            overrides.model = Some(model);
         }
         overrides
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("tandem").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn the_agents_flags_before_login_and_logout_mean_what_they_mean_to_the_agent() {
+        let cli = parsed(&["--mode", "ask", "--model", "m1", "login"]);
+        assert!(cli.command.as_ref().unwrap().follows_the_agents_flags());
+        let overrides = cli.overrides();
+        assert_eq!(overrides.model.as_deref(), Some("m1"));
+        assert_eq!(overrides.mode.as_deref(), Some("ask"));
+        // The login's own --model, after its name, wins.
+        let cli = parsed(&["--model", "m1", "login", "--model", "m2"]);
+        assert_eq!(cli.overrides().model.as_deref(), Some("m2"));
+        // The agent's own run: nothing of a login's or logout's.
+        let cli = parsed(&["--replay", "f.json", "--trace-wire", "t", "logout"]);
+        let overrides = cli.overrides();
+        assert_eq!((overrides.replay, overrides.trace_wire), (None, None));
+        assert!(
+            !parsed(&["exec", "hi"])
+                .command
+                .unwrap()
+                .follows_the_agents_flags()
+        );
     }
 }

@@ -16,7 +16,11 @@ use crate::session::{LogoutError, SessionError};
 impl Handlers {
     /// The login methods to name in an "authentication required" error.
     pub(super) fn auth_methods(&self) -> Vec<AuthMethod> {
-        capabilities::auth_methods(&self.manager.config(), *self.auth.lock())
+        capabilities::auth_methods(
+            &self.manager.config(),
+            *self.auth.lock(),
+            self.manager.looking_up_stored_keys(),
+        )
     }
 
     /// `e` as its JSON-RPC error; "authentication required" (a key missing or refused by the

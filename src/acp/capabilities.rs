@@ -42,14 +42,25 @@ impl AuthCaps {
 
 /// How the editor can get tandem a key: `tandem login` run in a terminal where the editor can
 /// do that, otherwise an `agent` method whose `authenticate` looks for a key again. None
-/// when no login can help (a keyless server), or answers come from a replay fixture.
+/// when no login can help (a keyless server), or answers come from a replay fixture. While
+/// the keys `tandem login` stored are still being looked up (`looking_up`, at start-up), a
+/// server of the user's own may have one, which a login would replace: the method is offered
+/// then too, as an editor reads the methods once, from the answer to `initialize`.
 ///
-/// An editor that announced `_meta["terminal-auth"]` also gets the command line under the
-/// method's `_meta["terminal-auth"]`, whichever its type: Zed runs a `terminal` method's own
-/// command only behind a beta flag, and otherwise runs what that `_meta` names, or else sends
-/// `authenticate` (`terminal_auth_task` in its `crates/agent_servers/src/acp/mod.rs`).
-pub fn auth_methods(config: &Config, caps: AuthCaps) -> Vec<AuthMethod> {
-    if config.replay.is_some() || !config.endpoint.offers_login() {
+/// A client runs a `terminal` method as the command it starts tandem with, its configured
+/// arguments, then the method's `args`: Zed does (`terminal_auth_task` in its
+/// `crates/agent_servers/src/acp.rs`, `get_command(terminal.args, …)`), so the login runs as
+/// `tandem --mode ask login` for an agent configured with `--mode ask`, and every flag of the
+/// agent's is taken before `login` (cli.rs). An editor that announced
+/// `_meta["terminal-auth"]` also gets the whole command line under the method's
+/// `_meta["terminal-auth"]`, whichever its type: the convention from before the `terminal`
+/// type, which Zed reads only for methods of another type (failing both, it sends
+/// `authenticate`).
+pub fn auth_methods(config: &Config, caps: AuthCaps, looking_up: bool) -> Vec<AuthMethod> {
+    let endpoint = &config.endpoint;
+    let own_server = crate::config::presets::preset(&endpoint.provider).is_none();
+    let may_have_a_stored_key = looking_up && own_server && endpoint.api_key.is_none();
+    if config.replay.is_some() || !(endpoint.offers_login() || may_have_a_stored_key) {
         return Vec::new();
     }
     let name = "Log in with an API key";
@@ -98,8 +109,12 @@ fn terminal_auth_meta() -> Option<serde_json::Map<String, serde_json::Value>> {
 
 /// tandem's answer to `initialize`: protocol v1 whatever the client asked (the SDK has
 /// already settled the version), honest capabilities, and who we are.
-pub(super) fn initialize_response(config: &Config, auth: AuthCaps) -> InitializeResponse {
-    let auth_methods = auth_methods(config, auth);
+pub(super) fn initialize_response(
+    config: &Config,
+    auth: AuthCaps,
+    looking_up: bool,
+) -> InitializeResponse {
+    let auth_methods = auth_methods(config, auth, looking_up);
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(agent_capabilities(config))
         .auth_methods(auth_methods)

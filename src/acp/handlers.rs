@@ -96,6 +96,7 @@ impl Handlers {
         responder.respond(capabilities::initialize_response(
             &self.manager.config(),
             auth,
+            self.manager.looking_up_stored_keys(),
         ))
     }
 

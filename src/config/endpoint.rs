@@ -5,7 +5,9 @@
 //! there too, one named in the environment unless `--base-url` or `OPENAI_BASE_URL` is, and
 //! one in the file takes the file's `base_url`. A URL from a lower level belongs to another
 //! server (the one an earlier `tandem login` wrote, say): it is reported and left unused, so
-//! neither requests nor the key stored for that URL go there.
+//! neither requests nor the key stored for that URL go there. The same holds for the wire
+//! API: one named below the level that chose the server was meant for another server, and is
+//! reported and left unused too.
 
 use super::file::FileConfig;
 use super::presets::{self, Preset};
@@ -85,20 +87,19 @@ pub(super) fn endpoint(
         file.base_url.clone(),
     );
     let (explicit_base, unused) = base_for(named.map(|(level, _)| level), &bases);
-    let server_level = [named.map(|(l, _)| l), bases.first().map(|(l, _)| l)]
-        .into_iter()
-        .flatten()
-        .min();
+    let chosen_by = server_chooser(named, &bases);
+    let apis = Levels::new(overrides.api.clone(), set("TANDEM_API"), file.api.clone());
     let api = api_for(
-        overrides,
-        set,
-        file,
-        server_level,
+        &apis,
+        chosen_by.as_ref().map(|(level, _)| *level),
         preset,
         explicit_base.as_deref(),
     )?;
     if let (Some((level, url)), Some((by, _)), Some(p)) = (&unused, named, preset) {
-        tracing::warn!("{}", unused_note(*level, url, by, p));
+        warn_once(unused_note(*level, url, by, p));
+    }
+    if let Some(note) = chosen_by.and_then(|(level, by)| unused_api_note(&apis, level, &by)) {
+        warn_once(note);
     }
     let openai = &presets::PRESETS[0];
     let explicit_base = explicit_base
@@ -140,18 +141,40 @@ pub(super) fn endpoint(
     Ok((endpoint, preset))
 }
 
-/// The wire API: named at the level the server was chosen (its preset's or URL's, whichever
-/// is higher) or above (an API named below was meant for another server), else what
+/// The level that chose the server (its preset's or its URL's, whichever is higher) and how
+/// the user gave it there, as a note names it; `None` when nothing was named (the default).
+fn server_chooser(named: Option<(Level, &str)>, bases: &Levels) -> Option<(Level, String)> {
+    let url = |level| match level {
+        Level::Flag => "--base-url".to_string(),
+        Level::Env => "OPENAI_BASE_URL".to_string(),
+        Level::File => "the config file's base_url".to_string(),
+    };
+    match (named, bases.first()) {
+        (Some((by, _)), Some((level, _))) if level < by => Some((level, url(level))),
+        (Some((level, name)), _) => Some((level, provider_named(level, name))),
+        (None, Some((level, _))) => Some((level, url(level))),
+        (None, None) => None,
+    }
+}
+
+/// How a provider named at `level` reads in a note.
+fn provider_named(level: Level, name: &str) -> String {
+    match level {
+        Level::Flag => format!("--provider {name}"),
+        Level::Env => format!("TANDEM_PROVIDER={name}"),
+        Level::File => format!("provider = \"{name}\""),
+    }
+}
+
+/// The wire API: named at the level the server was chosen (`server_level`) or above (an API
+/// named below was meant for another server: see [`unused_api_note`]), else what
 /// [`presets::api_at`] says for the server.
 fn api_for(
-    overrides: &Overrides,
-    set: Set<'_>,
-    file: &FileConfig,
+    apis: &Levels,
     server_level: Option<Level>,
     preset: Option<&Preset>,
     explicit_base: Option<&str>,
 ) -> Result<super::Api, ConfigError> {
-    let apis = Levels::new(overrides.api.clone(), set("TANDEM_API"), file.api.clone());
     Ok(match apis.at_or_above(server_level) {
         Some((_, name)) => super::Api::parse(name).ok_or_else(|| {
             ConfigError::Invalid(format!(
@@ -207,6 +230,40 @@ fn unused_note(level: Level, url: &str, by: Level, preset: &Preset) -> String {
         "{given} ({url}) is not used: {named} names its own server, {}; to reach another, give {instead} as well",
         preset.base_url
     )
+}
+
+/// Says that the API named below `server_level` (where `chooser` chose the server) is not
+/// used: it went with the server named at its own level, which is not the one in use. `None`
+/// when no API is named below it.
+fn unused_api_note(apis: &Levels, server_level: Level, chooser: &str) -> Option<String> {
+    let (level, name) = apis.first().filter(|(level, _)| *level > server_level)?;
+    let given = match level {
+        Level::Flag => "--api",
+        Level::Env => "TANDEM_API",
+        Level::File => "the config file's api",
+    };
+    let instead = match server_level {
+        Level::Flag => "--api",
+        Level::Env | Level::File => "TANDEM_API or --api",
+    };
+    let goes_with = match level {
+        Level::File => "the file's API goes with the file's server",
+        Level::Flag | Level::Env => "it goes with the server named beside it",
+    };
+    Some(format!(
+        "{given} ({name}) is not used: {chooser} chooses the server, and {goes_with}; to name this server's API, give {instead}"
+    ))
+}
+
+/// Logs `note` as a warning, once per process: an agent reads its configuration again while
+/// it runs (after a login in a terminal, say), and the same note again says nothing new.
+fn warn_once(note: String) {
+    static SAID: parking_lot::Mutex<Vec<String>> = parking_lot::Mutex::new(Vec::new());
+    let mut said = SAID.lock();
+    if !said.contains(&note) {
+        tracing::warn!("{note}");
+        said.push(note);
+    }
 }
 
 /// A key goes into an `Authorization` header: surrounding whitespace (a trailing newline from
@@ -274,6 +331,43 @@ mod tests {
         }
         let none = levels(None, None, None);
         assert_eq!(base_for(Some(Level::Flag), &none), (None, None));
+    }
+
+    #[test]
+    fn an_api_named_below_the_servers_level_is_said_to_be_unused() {
+        let file_api = levels(None, None, Some("responses"));
+        let note = unused_api_note(&file_api, Level::Env, "OPENAI_BASE_URL").unwrap();
+        assert_eq!(
+            note,
+            "the config file's api (responses) is not used: OPENAI_BASE_URL chooses the server, and the file's API goes with the file's server; to name this server's API, give TANDEM_API or --api"
+        );
+        let env_api = levels(None, Some("responses"), Some("anthropic-messages"));
+        let note = unused_api_note(&env_api, Level::Flag, "--base-url").unwrap();
+        assert!(note.starts_with("TANDEM_API (responses) is not used: --base-url chooses"));
+        assert!(note.ends_with("give --api"), "{note}");
+        // Named at the server's level or above: used, nothing to say.
+        assert_eq!(
+            unused_api_note(&env_api, Level::Env, "OPENAI_BASE_URL"),
+            None
+        );
+        assert_eq!(unused_api_note(&file_api, Level::File, "x"), None);
+        let none = levels(None, None, None);
+        assert_eq!(unused_api_note(&none, Level::Flag, "x"), None);
+    }
+
+    #[test]
+    fn the_server_is_chosen_by_the_higher_of_its_preset_and_its_url() {
+        let env_url = levels(None, Some("http://box/v1"), Some("http://old/v1"));
+        assert_eq!(
+            server_chooser(Some((Level::File, "openai")), &env_url),
+            Some((Level::Env, "OPENAI_BASE_URL".to_string()))
+        );
+        assert_eq!(
+            server_chooser(Some((Level::Flag, "ollama")), &env_url),
+            Some((Level::Flag, "--provider ollama".to_string()))
+        );
+        let none = levels(None, None, None);
+        assert_eq!(server_chooser(None, &none), None);
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl fmt::Debug for ApiKey {
 }
 
 /// Where model requests go and how they authenticate.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
     /// Preset name, or `custom` for a bare base URL.
     pub provider: String,

@@ -4,9 +4,11 @@
 //!
 //! Keys are stored by model server base URL, so a key for one server never reaches another.
 //! `TANDEM_CREDENTIAL_STORE` = `keyring` or `file` pins one store; unset, the system store is
-//! tried first.
+//! tried first. Every key saved or removed also renews the login stamp (stamp.rs), which is
+//! how agents already running hear of it.
 
 mod file;
+pub mod stamp;
 
 use std::path::{Path, PathBuf};
 
@@ -91,6 +93,8 @@ pub fn system_store_name() -> &'static str {
 pub struct Credentials {
     choice: Choice,
     file: KeyFile,
+    /// Where the login stamp is renewed.
+    config_dir: PathBuf,
 }
 
 impl Credentials {
@@ -99,6 +103,7 @@ impl Credentials {
         Self {
             choice,
             file: KeyFile::new(config_dir),
+            config_dir: config_dir.to_path_buf(),
         }
     }
 
@@ -139,6 +144,12 @@ impl Credentials {
 
     /// Stores `key` for `server`: in the system store when it answers, else in the file.
     pub fn save(&self, server: &str, key: &str) -> Result<Place, CredentialError> {
+        let saved = self.save_in_a_store(server, key);
+        stamp::touch(&self.config_dir);
+        saved
+    }
+
+    fn save_in_a_store(&self, server: &str, key: &str) -> Result<Place, CredentialError> {
         if self.choice != Choice::File {
             match system::set(server, key) {
                 Ok(()) => {
@@ -158,6 +169,12 @@ impl Credentials {
 
     /// Removes every stored key for `server`; where they were.
     pub fn remove(&self, server: &str) -> Result<Vec<Place>, CredentialError> {
+        let removed = self.remove_from_the_stores(server);
+        stamp::touch(&self.config_dir);
+        removed
+    }
+
+    fn remove_from_the_stores(&self, server: &str) -> Result<Vec<Place>, CredentialError> {
         let mut removed = Vec::new();
         if self.choice != Choice::File {
             match system::delete(server) {
@@ -248,7 +265,13 @@ mod tests {
         let (key, found) = store.lookup("http://x/v1").unwrap().unwrap();
         assert_eq!((key.as_str(), &found), ("sk-1", &place));
         assert!(store.lookup("http://y/v1").unwrap().is_none());
+        let saved = stamp::read(dir.path()).expect("a save renews the stamp");
         assert_eq!(store.remove("http://x/v1").unwrap(), vec![place]);
         assert!(store.lookup("http://x/v1").unwrap().is_none());
+        assert_ne!(
+            stamp::read(dir.path()),
+            Some(saved),
+            "and so does a removal"
+        );
     }
 }

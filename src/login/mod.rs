@@ -320,6 +320,8 @@ fn save(
         model: model.to_string(),
     };
     config_file::write(&path, &choice).map_err(|e| LoginError::Failed(e.to_string()))?;
+    // Agents already running read the setup again at their next request.
+    crate::credentials::stamp::touch(&config.config_dir);
     say(format!(
         "✓ {} now names {} and the model {model}",
         path.display(),

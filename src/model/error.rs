@@ -294,8 +294,9 @@ fn by_status(
         401 | 403 => (
             ErrorClass::AccessDenied,
             format!(
-                "the model server at {base_url} refused the request ({status}){said}. tandem sent no API key, because this provider is set up without one; if the server needs a key, set {} (or pick the provider preset that uses one).",
-                key.env
+                "the model server at {base_url} refused the request ({status}){said}. tandem sent no API key, because none is stored or set for this server; if it needs one, run `{tandem} login` in a terminal (or set {} in the environment tandem runs in).",
+                key.env,
+                tandem = crate::config::invocation::command()
             ),
         ),
         429 => (
@@ -365,6 +366,7 @@ mod tests {
         assert_eq!(e.class, ErrorClass::AccessDenied);
         assert!(!e.class.is_auth());
         assert!(e.message.contains("sent no API key"), "{}", e.message);
+        assert!(e.message.contains("run `tandem login`"), "{}", e.message);
         let sent = KeyUse {
             sent: true,
             ..keyless

@@ -234,13 +234,14 @@ impl SessionManager {
     }
 
     /// Whether model requests can be made at all (a hosted server needs a key). Without one,
-    /// or after the server refused the key, the configuration is read again first: `tandem
-    /// login` may have stored a key (or chosen a server that needs none) since. A refused key
-    /// with nothing new is left for the server to judge again.
+    /// after the server refused the key, or after a login or logout renewed the login stamp,
+    /// the configuration is read again first: `tandem login` may have stored a key (or chosen
+    /// a server that needs none) since, or `tandem logout` taken it away. A refused key with
+    /// nothing new is left for the server to judge again.
     pub fn check_credentials(&self) -> Result<(), ModelError> {
         self.shared.settled();
         let missing = missing_key(&self.config());
-        if missing.is_none() && !self.shared.is_refused() {
+        if missing.is_none() && !self.shared.is_refused() && !self.shared.store_changed() {
             return Ok(());
         }
         match (self.shared.reload(), missing) {
@@ -248,6 +249,12 @@ impl SessionManager {
             (None, Some(error)) => Err(error),
             (None, None) => Ok(()),
         }
+    }
+
+    /// Whether the keys `tandem login` stored are still being looked up (at start-up, on a
+    /// thread of their own): until then the configuration has none of them.
+    pub fn looking_up_stored_keys(&self) -> bool {
+        self.shared.looking_up()
     }
 
     /// ACP's `logout` (see `Shared::logout`).
@@ -260,10 +267,15 @@ impl SessionManager {
         self.shared.set_endpoint(change)
     }
 
-    /// `authenticate`: whether a key can be used now, one found again as
-    /// [`Self::check_credentials`] looks for it, and not the one the server refused.
+    /// `authenticate`: the editor says a login may have happened, so the configuration and
+    /// the stored key are read again, whatever this process saw before; then whether a key
+    /// can be used now (one the server needs is there), and not the one the server refused.
     pub fn authenticate(&self) -> Result<(), ModelError> {
-        self.check_credentials()?;
+        self.shared.settled();
+        let config = self.shared.reload().unwrap_or_else(|| self.config());
+        if let Some(missing) = missing_key(&config) {
+            return Err(missing);
+        }
         self.shared.refusal().map_or(Ok(()), Err)
     }
 

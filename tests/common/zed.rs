@@ -17,7 +17,9 @@
 //! - [`error_text`]: what Zed shows for a JSON-RPC error (`-32603`'s `data` unwrapped only when
 //!   it is exactly `{"details": …}`, `-32000` as "authentication required");
 //! - [`login_command`], [`run_login`], [`reconnect`]: Zed's login button (the command it runs
-//!   in its terminal, or none and then `authenticate`), and what it does after a login.
+//!   in its terminal: for a `terminal` method the agent's configured command line with the
+//!   method's arguments after it, [`AgentServer`]; or none and then `authenticate`), and
+//!   what it does after a login.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -162,32 +164,98 @@ pub struct LoginCommand {
     pub env: Vec<(String, String)>,
 }
 
-/// What Zed runs when the user clicks the button of auth method `method` (without the ACP
-/// beta flag, as Zed ships): `terminal_auth_task` matches
-/// "`acp::AuthMethod::Terminal(terminal) if cx.has_flag::<AcpBetaFeatureFlag>()`" and
-/// otherwise falls to `meta_terminal_auth_task`, which reads, whatever the method's type,
-/// `meta.get("terminal-auth")` as `MetaTerminalAuth { label: String, command: String,
-/// #[serde(default)] args, #[serde(default)] env }`. `None` (no such `_meta`, or one without
-/// its label or command) is when Zed sends `authenticate` with the method's id instead.
-pub fn login_command(method: &Value) -> Option<LoginCommand> {
+/// An agent as the user's Zed settings configure it (`agent_servers`, a
+/// `CustomAgentServerSettings`: `command`, `args`, `env`), with the command as it is found
+/// on this machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentServer {
+    /// The program Zed starts.
+    pub command: String,
+    /// The arguments it is configured with.
+    pub args: Vec<String>,
+    /// The variables it is configured with.
+    pub env: Vec<(String, String)>,
+}
+
+impl AgentServer {
+    /// tandem's binary under test, started with `args` and `env`.
+    pub fn tandem(args: &[String], env: &[(String, String)]) -> Self {
+        Self {
+            command: super::tandem_bin(),
+            args: args.to_vec(),
+            env: env.to_vec(),
+        }
+    }
+
+    /// The `args` and `env` of one `agent_servers` entry of Zed's settings, for an entry
+    /// that starts tandem (`command: "tandem"`).
+    pub fn from_settings(entry: &Value) -> Self {
+        let args = string_list(&entry["args"]).unwrap_or_default();
+        let env = string_map(&entry["env"]).unwrap_or_default();
+        Self::tandem(&args, &env)
+    }
+}
+
+fn string_list(value: &Value) -> Option<Vec<String>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|a| a.as_str().map(String::from))
+        .collect()
+}
+
+fn string_map(value: &Value) -> Option<Vec<(String, String)>> {
+    value
+        .as_object()?
+        .iter()
+        .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+        .collect()
+}
+
+/// What Zed runs when the user clicks the button of auth method `method` of the agent
+/// `agent` (zed `crates/agent_servers/src/acp.rs` at 0038d2e2cc9b, `terminal_auth_task`):
+/// - a `terminal` method, without any feature flag: "`acp::AuthMethod::Terminal(terminal) =>`"
+///   asks the agent's settings for "`agent.get_command(terminal.args.clone(),
+///   HashMap::from_iter(terminal.env.clone()), …)`", the configured command with the
+///   configured args and then the method's (Zed's own test
+///   `terminal_auth_task_builds_spawn_from_prebuilt_command` expects `["--acp", "--verbose",
+///   "/auth"]` for `--acp --verbose` and a method's `/auth`), the configured env with the
+///   method's over it, labelled with the method's name;
+/// - any other type: "`_ => meta_terminal_auth_task(…)`", which reads
+///   `meta.get("terminal-auth")` as `MetaTerminalAuth { label: String, command: String,
+///   #[serde(default)] args, #[serde(default)] env }`.
+///
+/// `None` (another type without such `_meta`, or one without its label or command) is when
+/// Zed sends `authenticate` with the method's id instead.
+pub fn login_command(method: &Value, agent: &AgentServer) -> Option<LoginCommand> {
+    if method["type"] == "terminal" {
+        let mut args = agent.args.clone();
+        args.extend(match method.get("args") {
+            None => Vec::new(),
+            Some(list) => string_list(list)?,
+        });
+        let mut env = agent.env.clone();
+        env.extend(match method.get("env") {
+            None => Vec::new(),
+            Some(map) => string_map(map)?,
+        });
+        return Some(LoginCommand {
+            label: method["name"].as_str()?.to_string(),
+            command: agent.command.clone(),
+            args,
+            env,
+        });
+    }
     let meta = method.get("_meta")?.get("terminal-auth")?;
     let label = meta.get("label")?.as_str()?.to_string();
     let command = meta.get("command")?.as_str()?.to_string();
     let args = match meta.get("args") {
         None => Vec::new(),
-        Some(args) => args
-            .as_array()?
-            .iter()
-            .map(|a| a.as_str().map(String::from))
-            .collect::<Option<_>>()?,
+        Some(args) => string_list(args)?,
     };
     let env = match meta.get("env") {
         None => Vec::new(),
-        Some(env) => env
-            .as_object()?
-            .iter()
-            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-            .collect::<Option<_>>()?,
+        Some(env) => string_map(env)?,
     };
     Some(LoginCommand {
         label,

@@ -225,3 +225,45 @@ async fn a_login_to_a_local_preset_asks_that_preset() {
         assert!(!config.contains("base_url"), "the old URL stayed: {config}");
     }
 }
+
+/// Issue 55: `OPENAI_BASE_URL` chooses the server from the environment, and by design the
+/// config file's `api` goes with the file's server, so it is not used; one warning says so,
+/// once, however often the running agent reads its configuration again (`authenticate`
+/// makes it), and requests go out in the server's own API.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_files_api_left_unused_by_an_environment_url_is_said_once() {
+    let mock = listing_mock(vec![Reply::text(&["in chat completions"])]).await;
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.home().join(".config/tandem")).unwrap();
+    std::fs::write(
+        ws.home().join(".config/tandem/config.toml"),
+        "base_url = \"http://127.0.0.1:9/v1\"\napi = \"anthropic-messages\"\nmodel = \"mock-model\"\n",
+    )
+    .unwrap();
+    let mut env = home_only(&ws);
+    env.push(("OPENAI_BASE_URL".into(), mock.base_url.clone()));
+    env.push(("OPENAI_API_KEY".into(), TEST_KEY.into()));
+    let mut agent = crate::common::Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    for _ in 0..2 {
+        let answer = agent
+            .request("authenticate", json!({"methodId": "api-key"}))
+            .await;
+        assert_eq!(answer["result"], json!({}), "{answer}");
+    }
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (response, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(
+        mock.requests()[0].path.ends_with("/chat/completions"),
+        "{:?}",
+        mock.requests()[0].path
+    );
+    agent.assert_valid();
+    let (_, stderr) = agent.shutdown().await;
+    let note = "the config file's api (anthropic-messages) is not used: OPENAI_BASE_URL chooses the server, and the file's API goes with the file's server; to name this server's API, give TANDEM_API or --api";
+    assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
+}

@@ -633,3 +633,175 @@ async fn logout_from_the_editor_takes_the_stored_key_away_from_running_sessions(
     );
     agent.shutdown().await;
 }
+
+/// `tandem login --key-stdin` of `key` for a server of the user's own (`mock`'s URL, no
+/// preset), model `mock-model`; fails the test unless it saved.
+async fn login_to_own_server(env: &[(String, String)], mock: &MockModel, key: &str) {
+    let args = [
+        "login",
+        "--base-url",
+        &mock.base_url,
+        "--model",
+        "mock-model",
+        "--key-stdin",
+    ];
+    let (status, _, stderr) = tandem_blocking(env.to_vec(), &args, key).await;
+    assert_eq!(status, 0, "{stderr}");
+}
+
+/// `tandem logout` in a terminal of its own; fails the test unless it removed a key.
+async fn logout_in_a_terminal(env: &[(String, String)]) {
+    let (status, _, stderr) = tandem_blocking(env.to_vec(), &["logout"], "").await;
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("removed the key"), "{stderr}");
+}
+
+/// A user who logged in to a server of their own (`mock`) and out again: the config file
+/// still names the server, no key is stored for it. Takes the first of `mock`'s replies.
+async fn logged_out_of(env: &[(String, String)], mock: &MockModel) {
+    login_to_own_server(env, mock, TEST_KEY).await;
+    logout_in_a_terminal(env).await;
+}
+
+/// Makes the login stamp of `ws`'s config directory impossible to write (a directory stands
+/// at its name), so that only what the agent is told, or a refused request, can bring it the
+/// news of a login.
+fn without_a_login_stamp(ws: &Workspace) {
+    std::fs::create_dir_all(ws.home().join(".config/tandem/.login-stamp")).unwrap();
+}
+
+/// The key a request carried (a bare `Bearer` carries none).
+fn key_sent(request: &crate::common::mock_model::Recorded) -> Option<String> {
+    let header = request.authorization()?;
+    let token = header.trim_start_matches("Bearer").trim();
+    (!token.is_empty()).then(|| token.to_string())
+}
+
+/// Issue 55: an agent started after `tandem logout`, on a server of the user's own that takes
+/// requests without a key, sends none. A `tandem login` in a terminal (another process, the
+/// same config directory and key store) then reaches it: the open session's next prompt
+/// carries the new key, with no restart and nothing said to the agent; a `tandem logout`
+/// after it reaches it the same way, and the next prompt carries no key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_and_a_logout_in_a_terminal_reach_a_running_agent() {
+    let mock = listing_mock(vec![
+        Reply::text(&["OK"]),
+        Reply::text(&["OK"]),
+        Reply::text(&["with the key"]),
+        Reply::text(&["without a key"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let env = home_only(&ws);
+    logged_out_of(&env, &mock).await;
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let new_key = "sk-test-logged-in-later-5c1d";
+    login_to_own_server(&env, &mock, new_key).await;
+    let (response, updates) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(format!("{updates:?}").contains("with the key"));
+    assert_eq!(
+        key_sent(&mock.requests()[2]).as_deref(),
+        Some(new_key),
+        "the login reached the running agent"
+    );
+
+    logout_in_a_terminal(&env).await;
+    let (response, _) = agent.prompt(&session, "again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(
+        key_sent(&mock.requests()[3]),
+        None,
+        "the logout reached the running agent"
+    );
+    agent.assert_valid();
+    let (_, stderr) = agent.shutdown().await;
+    assert!(!stderr.contains(new_key), "{stderr}");
+}
+
+/// Issue 55: `authenticate` is the editor saying a login may have happened, so the agent
+/// reads the store again even when nothing else told it of one (here the login stamp cannot
+/// be written): after a `tandem login` in a terminal, `authenticate` answers `{}` and a new
+/// session's prompt carries the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authenticate_reads_the_store_again() {
+    let mock = listing_mock(vec![
+        Reply::text(&["OK"]),
+        Reply::text(&["OK"]),
+        Reply::text(&["authenticated"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    without_a_login_stamp(&ws);
+    let env = home_only(&ws);
+    logged_out_of(&env, &mock).await;
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+
+    let new_key = "sk-test-told-to-look-8e2f";
+    login_to_own_server(&env, &mock, new_key).await;
+    let authenticated = agent
+        .request("authenticate", json!({"methodId": "api-key"}))
+        .await;
+    assert_eq!(authenticated["result"], json!({}), "{authenticated}");
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (response, _) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert_eq!(key_sent(&mock.requests()[2]).as_deref(), Some(new_key));
+    agent.assert_valid();
+    agent.shutdown().await;
+}
+
+/// Issue 55: a server that refuses a request sent without a key gets an answer naming
+/// `tandem login`; after a login nobody told the agent of (the login stamp cannot be
+/// written), the next refusal makes the agent read the store again, and the request goes
+/// once more, with the key found, in the same prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_without_a_key_names_tandem_login_and_reads_the_store_again() {
+    let needs = r#"{"error":{"message":"Missing bearer token"}}"#;
+    let mock = listing_mock(vec![
+        Reply::text(&["OK"]),
+        Reply::status(401, needs),
+        Reply::text(&["OK"]),
+        Reply::status(401, needs),
+        Reply::text(&["with the key found"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    without_a_login_stamp(&ws);
+    let env = home_only(&ws);
+    logged_out_of(&env, &mock).await;
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let (response, _) = agent.prompt(&session, "hi").await;
+    let message = response["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("refused the request (401)") && message.contains("run `tandem login`"),
+        "{response}"
+    );
+
+    let new_key = "sk-test-found-on-refusal-3a9b";
+    login_to_own_server(&env, &mock, new_key).await;
+    let (response, updates) = agent.prompt(&session, "again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    assert!(format!("{updates:?}").contains("with the key found"));
+    let requests = mock.requests();
+    assert_eq!(key_sent(&requests[3]), None, "nothing told the agent");
+    assert_eq!(key_sent(&requests[4]).as_deref(), Some(new_key));
+    agent.assert_valid();
+    agent.shutdown().await;
+}
