@@ -1,5 +1,6 @@
 #[cfg(unix)]
 mod background;
+mod call_endings;
 mod cancel;
 mod command_permissions;
 mod config_options;
