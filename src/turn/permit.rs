@@ -72,8 +72,8 @@ fn fail(shown: &mut Shown<'_>, shown_text: String, model: String) -> Refusal {
     Refusal(model)
 }
 
-/// Asks the user, with the call's preview (an edit's diff) and `offer`'s choices, and
-/// remembers an "always" answer.
+/// Asks the user, with the call's preview (an edit's diff, first) and `offer`'s choices,
+/// and remembers an "always" answer.
 async fn ask(
     ctx: &TurnContext,
     offer: &Offer,
@@ -95,10 +95,11 @@ async fn ask(
     if let Some(why) = &offer.withheld {
         content.push(ToolContent::Text { text: why.clone() });
     }
-    if !content.is_empty() {
-        shown.update(None, Some(content.clone()));
-    }
     shown.view.content = content;
+    shown.view.diff_first();
+    if !shown.view.content.is_empty() {
+        shown.update(None, Some(shown.view.content.clone()));
+    }
     let mut asked = shown.view.clone();
     if let Some(note) = &offer.note {
         asked.title = format!("{} ({note})", asked.title);

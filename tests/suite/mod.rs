@@ -1,3 +1,4 @@
+mod approvals;
 #[cfg(unix)]
 mod background;
 mod call_endings;
