@@ -191,12 +191,11 @@ fn refused(
 ) -> (String, Option<ToolCallView>) {
     let (title, kind) = match caller.prepare(call) {
         Ok(ready) => (ready.prepared.title, ready.tool.kind()),
-        Err(_) => (
-            call.name.clone(),
-            caller
-                .find_tool(&call.name)
-                .map_or(ToolKind::Other, |t| t.kind()),
-        ),
+        Err(_) => caller
+            .find_tool(&call.name)
+            .map_or((call.name.clone(), ToolKind::Other), |t| {
+                (t.label(), t.kind())
+            }),
     };
     let view = show_failed(caller.ctx, call, title, kind, reason.clone(), early);
     (reason, Some(view))

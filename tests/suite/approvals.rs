@@ -1,10 +1,16 @@
 //! What the user sees when asked, as CodeCompanion shows it (`tests/common/codecompanion.rs`,
 //! [`approval`]): a question about a change opens with its diff, on every path that asks with
 //! one (`edit_file`, `write_file` over a file and a new one, a write an ask rule asks about,
-//! `apply_patch`, `/undo`'s question about a file changed by hand), its notes after it.
+//! `apply_patch`, `/undo`'s question about a file changed by hand), its notes after it; and a
+//! call is named for people from its first `tool_call` (the tool's label, "Edit file", while
+//! its arguments stream, `status: "pending"`) to its question (the title CodeCompanion asks
+//! with is the call's human title).
+
+use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use crate::common::calls::{call_events, final_status};
 use crate::common::codecompanion::{Approval, approval};
 use crate::common::editor::{Answer, FakeEditor};
 use crate::common::{Agent, MockModel, Reply, Workspace, path_str, session_with_env};
@@ -172,5 +178,79 @@ async fn a_patch_question_opens_with_the_first_diff_it_has() {
         std::fs::read_to_string(ws.project().join("small.txt")).unwrap(),
         "S\n"
     );
+    agent.assert_valid();
+}
+
+/// CodeCompanion's chat line for a call is the call as its updates made it
+/// (`merge_tool_call`: "for k, v in pairs(incoming or {}) do … out[k] = v"), and its question
+/// is asked with the request's title ([`approval`]). Every call is shown by its tool's label
+/// while it streams ("Edit file", never `edit_file`), pending; the question, and the line the
+/// user reads above it, carry the call's human title.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_is_named_for_people_from_its_first_update_to_its_question() {
+    let script = vec![
+        Reply::tools(&[
+            (
+                "edit",
+                "edit_file",
+                json!({"path": "greeting.txt", "old_string": "hello", "new_string": "hi"}),
+            ),
+            ("run", "run_command", json!({"command": "echo hi"})),
+            ("unfit", "edit_file", json!({"path": "greeting.txt"})),
+        ]),
+        Reply::text(&["done"]),
+    ];
+    let (_mock, _ws, mut agent, session, editor) =
+        session_with_env("small", script, json!({}), "ask", |ws| {
+            ws.write("project/greeting.txt", "hello\n");
+            Vec::new()
+        })
+        .await;
+    editor.answer_with(&[Answer::Select("allow_once"), Answer::Select("allow_once")]);
+    let (answer, messages) = agent.prompt(&session, "go").await;
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+
+    for (id, label, kind) in [
+        ("edit", "Edit file", "edit"),
+        ("run", "Run command", "execute"),
+        ("unfit", "Edit file", "edit"),
+    ] {
+        let first = call_events(&messages, id)[0];
+        assert_eq!(first["sessionUpdate"], "tool_call", "{first}");
+        assert_eq!(first["title"], label, "{first}");
+        assert_eq!(first["status"], "pending", "{first}");
+        assert_eq!(first["kind"], kind, "{first}");
+    }
+    // Unusable arguments: failed, still under the tool's label.
+    assert_eq!(final_status(&messages, "unfit"), "failed");
+    let titles: Vec<&str> = call_events(&messages, "unfit")
+        .iter()
+        .filter_map(|u| u["title"].as_str())
+        .collect();
+    assert!(titles.iter().all(|t| *t == "Edit file"), "{titles:?}");
+
+    // At each question, the line CodeCompanion shows and the question carry the human title.
+    let mut lines: HashMap<String, String> = HashMap::new();
+    let mut questions = Vec::new();
+    for message in &messages {
+        let update = &message["params"]["update"];
+        if let (Some(id), Some(title)) = (update["toolCallId"].as_str(), update["title"].as_str()) {
+            lines.insert(id.to_string(), title.to_string());
+        }
+        if message["method"] == "session/request_permission" {
+            let params = &message["params"];
+            let id = params["toolCall"]["toolCallId"].as_str().unwrap();
+            questions.push((id.to_string(), lines[id].clone(), approval(params)));
+        }
+    }
+    assert_eq!(questions.len(), 2, "{questions:?}");
+    let (edit, run) = (&questions[0], &questions[1]);
+    assert_eq!(
+        (edit.0.as_str(), edit.1.as_str()),
+        ("edit", "Edit greeting.txt")
+    );
+    assert!(matches!(edit.2, Approval::Diff { .. }), "{edit:?}");
+    assert_eq!((run.0.as_str(), run.1.as_str()), ("run", "Run `echo hi`"));
+    assert_eq!(run.2, Approval::Question("Execute: Run `echo hi` ?".into()));
     agent.assert_valid();
 }

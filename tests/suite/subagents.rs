@@ -97,7 +97,7 @@ async fn a_subagent_works_with_its_own_tools_and_model_in_one_call() {
     // separate tool calls.
     let events = call_events(&updates, "t1");
     assert_eq!(events[0]["sessionUpdate"], "tool_call");
-    assert_eq!(events[0]["title"], "task");
+    assert_eq!(events[0]["title"], "Subagent task");
     assert_eq!(events[1]["title"], "scout: Map the crate");
     let texts: Vec<String> = events
         .iter()
