@@ -1,14 +1,17 @@
 //! [`ConnectionSink`]: a session's events as `session/update` notifications on one
 //! connection, shaped by what the editor advertised (convert.rs), with a `messageId` on every
 //! message chunk: chunks of one message share it, and a new message gets a new one. A
-//! subagent's session (a child) keeps its own run of messages apart from its parent's.
+//! subagent's session (a child) keeps its own run of messages apart from its parent's. A new
+//! tool call that is pending says so, though the schema's default leaves that out.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::{MessageId, SessionNotification, SessionUpdate};
+use agent_client_protocol::v1::schema::{
+    MessageId, SessionNotification, SessionUpdate, ToolCallStatus,
+};
+use agent_client_protocol::{Client, JsonRpcMessage, UntypedMessage};
 use parking_lot::Mutex;
 
 use super::updates;
@@ -128,11 +131,31 @@ impl ConnectionSink {
 impl EventSink for ConnectionSink {
     fn emit(&self, session_id: &str, event: TurnEvent) {
         for note in self.notifications(session_id, event) {
-            if let Err(e) = self.cx.send_notification(note) {
+            let sent = match pending_call(&note) {
+                Some(pending) => self.cx.send_notification(pending),
+                None => self.cx.send_notification(note),
+            };
+            if let Err(e) = sent {
                 tracing::debug!(session = %session_id, "could not send session/update: {e}");
             }
         }
     }
+}
+
+/// A pending `tool_call` as it is sent, saying that it is pending: `pending` is the schema's
+/// default, which the SDK leaves out, and CodeCompanion shows a new call without a status as
+/// running ("status = tool_call.status or \"in_progress\"" in its `acp/handler.lua`). `None`
+/// for any other update.
+fn pending_call(note: &SessionNotification) -> Option<UntypedMessage> {
+    let SessionUpdate::ToolCall(call) = &note.update else {
+        return None;
+    };
+    if call.status != ToolCallStatus::Pending {
+        return None;
+    }
+    let mut message = note.to_untyped_message().ok()?;
+    message.params["update"]["status"] = "pending".into();
+    Some(message)
 }
 
 #[cfg(test)]
@@ -185,6 +208,26 @@ mod tests {
             let uuid = uuid::Uuid::parse_str(id).unwrap();
             assert_eq!(uuid.get_version_num(), 4, "{id}");
         }
+    }
+
+    #[test]
+    fn a_pending_tool_call_says_it_is_pending_and_nothing_else_changes() {
+        use agent_client_protocol::v1::schema::ToolCall;
+        let call = |status| {
+            SessionNotification::new(
+                "s",
+                SessionUpdate::ToolCall(ToolCall::new("c", "Edit file").status(status)),
+            )
+        };
+        let pending = call(ToolCallStatus::Pending);
+        let sent = pending_call(&pending).unwrap();
+        assert_eq!(sent.method, "session/update");
+        let mut expected = serde_json::to_value(&pending).unwrap();
+        assert!(expected["update"].get("status").is_none(), "{expected}");
+        expected["update"]["status"] = "pending".into();
+        assert_eq!(sent.params, expected);
+        assert!(pending_call(&call(ToolCallStatus::Failed)).is_none());
+        assert!(pending_call(&SessionNotification::new("s", chunk(Kind::Agent))).is_none());
     }
 
     #[test]

@@ -104,6 +104,9 @@ impl Tool for McpTool {
             ToolKind::Other
         }
     }
+    fn label(&self) -> String {
+        format!("{} ({})", self.title, self.server)
+    }
     fn prepare(&self, args: Value, _place: &Place) -> Result<Prepared, ToolError> {
         let arguments = match args {
             Value::Object(map) => map,
@@ -116,7 +119,7 @@ impl Tool for McpTool {
             }
         };
         Ok(Prepared {
-            title: format!("{} ({})", self.title, self.server),
+            title: self.label(),
             locations: Vec::new(),
             // Read-only tools are free like reads inside the project; every other tool
             // follows the "run a command" row, remembered per tool.

@@ -38,6 +38,7 @@ impl TypedTool for ApplyPatch {
     type Args = ApplyPatchArgs;
     const NAME: &'static str = "apply_patch";
     const KIND: ToolKind = ToolKind::Edit;
+    const LABEL: &'static str = "Apply patch";
     fn description(&self) -> &str {
         DESCRIPTION
     }

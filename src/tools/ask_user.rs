@@ -64,6 +64,7 @@ impl TypedTool for AskUser {
     type Args = AskUserArgs;
     const NAME: &'static str = "ask_user";
     const KIND: ToolKind = ToolKind::Other;
+    const LABEL: &'static str = "Question";
     fn description(&self) -> &str {
         "Ask the user a question you cannot answer from the project (a preference, a missing fact); give choices when there are a few obvious ones."
     }

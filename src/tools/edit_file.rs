@@ -87,6 +87,7 @@ impl TypedTool for EditFile {
     type Args = EditFileArgs;
     const NAME: &'static str = "edit_file";
     const KIND: ToolKind = ToolKind::Edit;
+    const LABEL: &'static str = "Edit file";
     fn description(&self) -> &str {
         "Replace text in a file. Copy `old_string` from the file as it is now, with enough surrounding lines to match exactly one place (or set `replace_all`). For several changes to one file, pass `edits`: a list of {old_string, new_string} applied in order, all or none. A quote that differs from the file only in whitespace, indentation or typographic quotes still matches, and the result says so."
     }

@@ -30,6 +30,7 @@ impl TypedTool for Glob {
     type Args = GlobArgs;
     const NAME: &'static str = "glob";
     const KIND: ToolKind = ToolKind::Search;
+    const LABEL: &'static str = "Find files";
     fn description(&self) -> &str {
         "Find files by glob pattern (e.g. `**/*.rs`). Skips files ignored by .gitignore and hidden files."
     }

@@ -43,6 +43,7 @@ impl TypedTool for Grep {
     type Args = GrepArgs;
     const NAME: &'static str = "grep";
     const KIND: ToolKind = ToolKind::Search;
+    const LABEL: &'static str = "Search files";
     fn description(&self) -> &str {
         "Search file contents with a regular expression. Returns `path:line: text` for each match; skips ignored and binary files."
     }

@@ -26,6 +26,7 @@ impl TypedTool for CommandOutput {
     type Args = JobArgs;
     const NAME: &'static str = "command_output";
     const KIND: ToolKind = ToolKind::Read;
+    const LABEL: &'static str = "Command output";
 
     fn description(&self) -> &str {
         "A background command's new output since the last read, and its exit status once it has ended."
@@ -51,6 +52,7 @@ impl TypedTool for StopCommand {
     type Args = JobArgs;
     const NAME: &'static str = "stop_command";
     const KIND: ToolKind = ToolKind::Execute;
+    const LABEL: &'static str = "Stop command";
 
     fn description(&self) -> &str {
         "Stop a background command (and everything it started); returns its last output."

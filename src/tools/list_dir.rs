@@ -32,6 +32,7 @@ impl TypedTool for ListDir {
     type Args = ListDirArgs;
     const NAME: &'static str = "list_dir";
     const KIND: ToolKind = ToolKind::Read;
+    const LABEL: &'static str = "List folder";
     fn description(&self) -> &str {
         "List a directory's entries (directories end with `/`)."
     }

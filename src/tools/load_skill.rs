@@ -36,6 +36,7 @@ impl TypedTool for LoadSkill {
     type Args = LoadSkillArgs;
     const NAME: &'static str = "load_skill";
     const KIND: ToolKind = ToolKind::Read;
+    const LABEL: &'static str = "Load skill";
     fn description(&self) -> &str {
         "Load a skill by name (skills are listed in the system prompt). Returns the skill's \
          instructions and the paths of its other files (scripts, references, templates), which \

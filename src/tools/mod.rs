@@ -201,6 +201,10 @@ pub trait Tool: Send + Sync {
     fn parameters(&self) -> Value;
     /// ACP kind.
     fn kind(&self) -> ToolKind;
+    /// A call's title before its arguments are known, or when they are unusable ("Edit
+    /// file", never `edit_file`): the editor shows a call as soon as its name streams in, and
+    /// CodeCompanion heads its question with the title the call has then ("Edit: <title> ?").
+    fn label(&self) -> String;
     /// Whether calls are shown as tool calls (`update_plan` is shown as a plan instead).
     fn announced(&self) -> bool {
         true

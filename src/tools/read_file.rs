@@ -32,6 +32,7 @@ impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
     const KIND: ToolKind = ToolKind::Read;
+    const LABEL: &'static str = "Read file";
     fn description(&self) -> &str {
         "Read a text file. Returns up to `limit` lines from `offset` (1-based); long files say how to read on. An image file (PNG, JPEG, GIF, WebP) comes back as the image."
     }

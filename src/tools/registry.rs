@@ -128,7 +128,7 @@ impl Registry {
             return Err(self.unknown(call, offers));
         };
         let unusable = |message: String| Unusable {
-            title: call.name.clone(),
+            title: tool.label(),
             kind: tool.kind(),
             message,
             notice: None,

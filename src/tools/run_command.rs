@@ -55,6 +55,7 @@ impl TypedTool for RunCommand {
     type Args = RunCommandArgs;
     const NAME: &'static str = "run_command";
     const KIND: ToolKind = ToolKind::Execute;
+    const LABEL: &'static str = "Run command";
     fn description(&self) -> &str {
         "Run a shell command and return its exit code and output (stdout and stderr, bounded)."
     }

@@ -72,6 +72,7 @@ impl TypedTool for Task {
     type Args = TaskArgs;
     const NAME: &'static str = "task";
     const KIND: ToolKind = ToolKind::Other;
+    const LABEL: &'static str = "Subagent task";
 
     fn description(&self) -> &str {
         &self.description

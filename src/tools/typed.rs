@@ -26,6 +26,8 @@ pub trait TypedTool: Send + Sync {
     const NAME: &'static str;
     /// The ACP kind of its calls.
     const KIND: ToolKind;
+    /// What the editor calls one of its calls before the arguments say more ("Edit file").
+    const LABEL: &'static str;
     /// What it does, for the model.
     fn description(&self) -> &str;
     /// Whether calls are shown as tool calls (`update_plan` is shown as a plan instead).
@@ -52,6 +54,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn kind(&self) -> ToolKind {
         T::KIND
+    }
+    fn label(&self) -> String {
+        T::LABEL.to_string()
     }
     fn announced(&self) -> bool {
         TypedTool::announced(self)

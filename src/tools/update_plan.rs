@@ -52,6 +52,7 @@ impl TypedTool for UpdatePlan {
     type Args = UpdatePlanArgs;
     const NAME: &'static str = "update_plan";
     const KIND: ToolKind = ToolKind::Think;
+    const LABEL: &'static str = "Update plan";
     fn description(&self) -> &str {
         "Show the user your plan for multi-step work; send the whole list each time, updating statuses as you go."
     }

@@ -40,6 +40,7 @@ impl TypedTool for WebFetch {
     type Args = WebFetchArgs;
     const NAME: &'static str = "web_fetch";
     const KIND: ToolKind = ToolKind::Fetch;
+    const LABEL: &'static str = "Fetch web page";
 
     fn description(&self) -> &str {
         "Read a web page (docs, an issue, an API reference): HTML comes back as Markdown, JSON and text as they are. The user is asked per site."

@@ -39,6 +39,7 @@ impl TypedTool for WebSearch {
     type Args = WebSearchArgs;
     const NAME: &'static str = "web_search";
     const KIND: ToolKind = ToolKind::Search;
+    const LABEL: &'static str = "Search the web";
 
     fn description(&self) -> &str {
         "Search the web; returns titles, URLs and snippets (read a result with web_fetch)."

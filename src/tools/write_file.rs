@@ -26,6 +26,7 @@ impl TypedTool for WriteFile {
     type Args = WriteFileArgs;
     const NAME: &'static str = "write_file";
     const KIND: ToolKind = ToolKind::Edit;
+    const LABEL: &'static str = "Write file";
     fn description(&self) -> &str {
         "Create a file or replace its whole content. Prefer edit_file for changes to existing files."
     }

@@ -1,9 +1,10 @@
 //! Running the tool calls of one model response: read-only calls concurrently, mutating
 //! calls one at a time in the model's order, each through the permission policy. Every call
-//! gets exactly one result, also when it failed, was refused, or was cancelled. Each call's
-//! file changes are recorded write-ahead in the transcript as they are made (its journal
-//! has a [`WriteAhead`] ledger); what else it did (the commands it started) is recorded
-//! with its result.
+//! gets exactly one result, also when it failed, was refused, or was cancelled, and every call
+//! the editor was shown ends there `completed` or `failed` (but a background command, which
+//! stays in progress while it runs). Each call's file changes are recorded write-ahead in the
+//! transcript as they are made (its journal has a [`WriteAhead`] ledger); what else it did
+//! (the commands it started) is recorded with its result.
 
 use std::sync::Arc;
 
@@ -168,12 +169,20 @@ pub(super) async fn run_all(
         }
         i = end;
     }
+    // A call the editor was shown while it streamed, and that the cancel kept from running,
+    // ends failed there too (and so in a load's replay).
+    for (i, call) in calls.iter().enumerate() {
+        if !done[i] && early[i] {
+            let (content, view) = refused(caller, call, CANCELLED.into(), true);
+            history.answer(&model_ids[i], content.into(), view);
+        }
+    }
     history.close_unanswered(CANCELLED);
     cancel.is_cancelled()
 }
 
-/// Shows a call that tandem will not run (see [`super::guard`]) as failed with `reason`,
-/// which is also what the model reads.
+/// Shows a call that tandem will not run (see [`super::guard`], or one a cancel kept from
+/// running) as failed with `reason`, which is also what the model reads.
 fn refused(
     caller: &Caller<'_>,
     call: &ToolCall,
@@ -182,12 +191,11 @@ fn refused(
 ) -> (String, Option<ToolCallView>) {
     let (title, kind) = match caller.prepare(call) {
         Ok(ready) => (ready.prepared.title, ready.tool.kind()),
-        Err(_) => (
-            call.name.clone(),
-            caller
-                .find_tool(&call.name)
-                .map_or(ToolKind::Other, |t| t.kind()),
-        ),
+        Err(_) => caller
+            .find_tool(&call.name)
+            .map_or((call.name.clone(), ToolKind::Other), |t| {
+                (t.label(), t.kind())
+            }),
     };
     let view = show_failed(caller.ctx, call, title, kind, reason.clone(), early);
     (reason, Some(view))
@@ -406,8 +414,8 @@ async fn execute(
         shown.retitle(title);
     }
     if cancel.is_cancelled() && output.failed {
-        // The editor marks the calls of a cancelled turn cancelled itself.
-        shown.leave(status, Some(output.content));
+        // Ended failed like any other call: a client that shows status would keep it running.
+        shown.update(Some(status), Some(output.content));
         return shown.done(format!("{}\n(The user cancelled the turn.)", output.model));
     }
     if output.keeps_running && !output.failed {

@@ -72,8 +72,8 @@ fn fail(shown: &mut Shown<'_>, shown_text: String, model: String) -> Refusal {
     Refusal(model)
 }
 
-/// Asks the user, with the call's preview (an edit's diff) and `offer`'s choices, and
-/// remembers an "always" answer.
+/// Asks the user, with the call's preview (an edit's diff, first) and `offer`'s choices,
+/// and remembers an "always" answer.
 async fn ask(
     ctx: &TurnContext,
     offer: &Offer,
@@ -95,10 +95,11 @@ async fn ask(
     if let Some(why) = &offer.withheld {
         content.push(ToolContent::Text { text: why.clone() });
     }
-    if !content.is_empty() {
-        shown.update(None, Some(content.clone()));
-    }
     shown.view.content = content;
+    shown.view.diff_first();
+    if !shown.view.content.is_empty() {
+        shown.update(None, Some(shown.view.content.clone()));
+    }
     let mut asked = shown.view.clone();
     if let Some(note) = &offer.note {
         asked.title = format!("{} ({note})", asked.title);
@@ -122,18 +123,14 @@ async fn ask(
                     .grants
                     .send_modify(|g| g.remember(&offer.reject_always, false));
             }
-            // The editor shows the user's choice ("Rejected" in Zed); the card keeps what it
-            // showed, with why nothing happened, and no status that would replace the choice.
-            let mut content = shown.view.content.clone();
-            content.push(ToolContent::Text {
-                text: "Rejected by the user.".into(),
-            });
-            shown.leave(ToolStatus::Failed, Some(content));
+            let shown_text = noted(shown, "Rejected by the user.");
+            shown.update(Some(ToolStatus::Failed), Some(shown_text));
             Err(Refusal("Rejected: the user declined this tool call. Do not retry it unchanged; ask the user how to proceed or try another approach.".into()))
         }
         Ok(PermissionAnswer::Cancelled) => {
             cancel.cancel();
-            shown.leave(ToolStatus::Failed, None);
+            let shown_text = noted(shown, "Not run: the turn was cancelled.");
+            shown.update(Some(ToolStatus::Failed), Some(shown_text));
             Err(Refusal(super::outcome::CANCELLED.into()))
         }
         Err(e) => {
@@ -144,4 +141,14 @@ async fn ask(
             Err(fail(shown, message.clone(), format!("Error: {message}")))
         }
     }
+}
+
+/// What the card showed while the user was asked, with why the call did not run after it:
+/// the call ends failed (every call ends `completed` or `failed`, or clients that show a
+/// status, CodeCompanion and agent-shell among them, keep it pending), and its card still says
+/// what was asked and what came of it.
+fn noted(shown: &Shown<'_>, why: &str) -> Vec<ToolContent> {
+    let mut content = shown.view.content.clone();
+    content.push(ToolContent::Text { text: why.into() });
+    content
 }

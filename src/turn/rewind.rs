@@ -348,7 +348,7 @@ async fn ask(
             new: target.unwrap_or_default().to_string(),
         });
     }
-    let view = ToolCallView {
+    let mut view = ToolCallView {
         id: format!("rewind-{}", uuid::Uuid::new_v4()),
         title: format!("Put back {shown}?"),
         kind: ToolKind::Edit,
@@ -360,6 +360,8 @@ async fn ask(
         raw_input: None,
         content,
     };
+    // The change first, the question after it.
+    view.diff_first();
     ctx.emit(TurnEvent::ToolCall(view.clone()));
     let choices = [
         PermissionChoice {

@@ -45,10 +45,9 @@ impl<'a> Shown<'a> {
         }
     }
 
-    /// Records that the call ended as `status` without sending that status: the user's choice
-    /// already set the card (Zed shows "Rejected" once a reject option is picked and
-    /// "Canceled" once the turn is cancelled), and any status sent now would replace it.
-    /// `content`, when given, is still shown.
+    /// Records that the call ended as `status` without sending that status, for a call whose
+    /// work goes on (a background command: the editor keeps it in progress while it runs).
+    /// `content`, when given, is still shown. Every other ending is sent with [`Self::update`].
     pub(super) fn leave(&mut self, status: ToolStatus, content: Option<Vec<ToolContent>>) {
         self.view.status = status;
         if content.is_some() {

@@ -220,8 +220,8 @@ impl Showing {
     }
 }
 
-/// Shows the editor a call whose name arrived (status pending, titled by its tool) before
-/// its arguments are complete; returns the id it is shown under. Calls the editor is never
+/// Shows the editor a call whose name arrived (status pending, titled by its tool's label,
+/// "Edit file") before its arguments are complete; returns the id it is shown under. Calls the editor is never
 /// shown (the plan) and tools this turn does not offer are left for later.
 fn announce(
     ctx: &TurnContext,
@@ -235,7 +235,7 @@ fn announce(
     let tool = ctx.find_tool(step, name).filter(|t| t.announced())?;
     ctx.emit(TurnEvent::ToolCall(ToolCallView {
         id: id.clone(),
-        title: name.to_string(),
+        title: tool.label(),
         kind: tool.kind(),
         status: ToolStatus::Pending,
         locations: Vec::new(),

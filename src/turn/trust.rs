@@ -141,11 +141,11 @@ async fn ask(
         answer = ctx.services.editor.request_permission(&ctx.facts.session_id, &view, &choices) => answer,
         () = cancel.cancelled() => Ok(PermissionAnswer::Cancelled),
     };
-    let (answer, chosen) = match answer {
-        Ok(answer) => (answer, true),
+    let answer = match answer {
+        Ok(answer) => answer,
         Err(e) => {
             tracing::warn!(server = %declared.name, "the editor could not ask about the project's MCP server, so it is not started: {}", e.message);
-            (PermissionAnswer::RejectOnce, false)
+            PermissionAnswer::RejectOnce
         }
     };
     let (status, said) = match answer {
@@ -163,12 +163,11 @@ async fn ask(
             (ToolStatus::Failed, "Not started: the prompt was cancelled.")
         }
     };
-    // The user's reject or cancel already set the card (Zed shows "Rejected", "Canceled"):
-    // no status replaces it, only what came of it is said.
-    let status = Some(status).filter(|s| *s == ToolStatus::Completed || !chosen);
+    // Ended either way, a reject and a cancel included: a client that shows status would
+    // keep a question without one pending.
     ctx.emit(TurnEvent::ToolCallUpdate {
         id: view.id,
-        status,
+        status: Some(status),
         content: Some(vec![ToolContent::Text { text: said.into() }]),
         title: None,
     });

@@ -101,6 +101,30 @@ pub struct ToolCallView {
     pub content: Vec<ToolContent>,
 }
 
+impl ToolCallView {
+    /// Makes a question about a change open with the change: the first diff goes first in the
+    /// content (what came before it right after it, in its order; the rest untouched) and its
+    /// file first among the locations. CodeCompanion's approval view shows a diff only when
+    /// it is `content[0]` (`requires_diff` in `acp/request_permission.lua` looks at
+    /// `tool_call.content[1]`, Lua's first) and names it by the first location (`get_diff`:
+    /// "tool_call.locations[1].path"); without a diff first the user sees a bare question.
+    pub fn diff_first(&mut self) {
+        let Some(i) = self
+            .content
+            .iter()
+            .position(|c| matches!(c, ToolContent::Diff { .. }))
+        else {
+            return;
+        };
+        self.content[..=i].rotate_right(1);
+        if let ToolContent::Diff { path, .. } = &self.content[0]
+            && let Some(j) = self.locations.iter().position(|l| &l.path == path)
+        {
+            self.locations[..=j].rotate_right(1);
+        }
+    }
+}
+
 /// One entry of the agent's plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanItem {
@@ -229,4 +253,73 @@ pub enum CompactionStatus {
 pub trait EventSink: Send + Sync {
     /// Delivers one event for `session_id`, in order with the others.
     fn emit(&self, session_id: &str, event: TurnEvent);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> ToolContent {
+        ToolContent::Text { text: t.into() }
+    }
+
+    fn diff(path: &str) -> ToolContent {
+        ToolContent::Diff {
+            path: path.into(),
+            old: None,
+            new: "x\n".into(),
+        }
+    }
+
+    fn at(path: &str) -> Location {
+        Location {
+            path: path.into(),
+            line: None,
+        }
+    }
+
+    fn view(content: Vec<ToolContent>, locations: Vec<Location>) -> ToolCallView {
+        ToolCallView {
+            id: "c".into(),
+            title: "Patch".into(),
+            kind: ToolKind::Edit,
+            status: ToolStatus::Pending,
+            locations,
+            raw_input: None,
+            content,
+        }
+    }
+
+    #[test]
+    fn the_first_diff_and_its_file_go_first_and_what_came_before_follows() {
+        let mut call = view(
+            vec![
+                text("a too large"),
+                text("deletes a"),
+                diff("b"),
+                text("b's note"),
+                diff("c"),
+            ],
+            vec![at("a"), at("b"), at("c")],
+        );
+        call.diff_first();
+        assert_eq!(
+            call.content,
+            [
+                diff("b"),
+                text("a too large"),
+                text("deletes a"),
+                text("b's note"),
+                diff("c")
+            ]
+        );
+        assert_eq!(call.locations, [at("b"), at("a"), at("c")]);
+        // Already first, or no diff at all: unchanged.
+        for content in [vec![diff("a"), text("note")], vec![text("why")]] {
+            let mut call = view(content.clone(), vec![at("a"), at("b")]);
+            call.diff_first();
+            assert_eq!(call.content, content);
+            assert_eq!(call.locations, [at("a"), at("b")]);
+        }
+    }
 }

@@ -1,5 +1,7 @@
 //! Reading tool calls back: what the model was answered and what the editor was shown.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::mock_model::Recorded;
@@ -49,6 +51,49 @@ pub fn final_status(updates: &[Value], id: &str) -> String {
         .find_map(|u| u["status"].as_str())
         .unwrap_or("none")
         .to_string()
+}
+
+/// The status each tool call the editor was shown reached last, by (sessionId, toolCallId):
+/// from its `tool_call`, its `tool_call_update`s and the tool call of a permission request
+/// about it, in order; a `tool_call` without one is `pending`, the schema's default.
+pub fn last_statuses(messages: &[Value]) -> BTreeMap<(String, String), String> {
+    let mut last = BTreeMap::new();
+    for message in messages {
+        let params = &message["params"];
+        let (call, new) = match message["method"].as_str() {
+            Some("session/update") => match params["update"]["sessionUpdate"].as_str() {
+                Some("tool_call") => (&params["update"], true),
+                Some("tool_call_update") => (&params["update"], false),
+                _ => continue,
+            },
+            Some("session/request_permission") => (&params["toolCall"], false),
+            _ => continue,
+        };
+        let key = (
+            params["sessionId"].as_str().unwrap().to_string(),
+            call["toolCallId"].as_str().unwrap().to_string(),
+        );
+        match (call["status"].as_str(), new) {
+            (Some(status), _) => {
+                last.insert(key, status.to_string());
+            }
+            (None, true) => {
+                last.insert(key, "pending".to_string());
+            }
+            (None, false) => {
+                last.entry(key).or_insert_with(|| "pending".to_string());
+            }
+        }
+    }
+    last
+}
+
+/// The calls among `last` (see [`last_statuses`]) that did not end `completed` or `failed`.
+pub fn unfinished(last: &BTreeMap<(String, String), String>) -> Vec<String> {
+    last.iter()
+        .filter(|(_, status)| !matches!(status.as_str(), "completed" | "failed"))
+        .map(|((_, id), status)| format!("{id}: {status}"))
+        .collect()
 }
 
 /// A script where the model makes one call, then answers "done".

@@ -8,7 +8,9 @@
 //!   text = msg.content"), so a cancelled prompt goes again with the next one;
 //! - [`disconnect`]: closing a chat ends the agent with "self._state.handle:kill(\"sigterm\")";
 //! - [`restored_messages`]: `restore_session` (`lua/codecompanion/interactions/chat/acp/
-//!   render.lua`) rebuilds a loaded chat from its updates.
+//!   render.lua`) rebuilds a loaded chat from its updates;
+//! - [`approval`]: `M.confirm` (`lua/codecompanion/interactions/chat/acp/
+//!   request_permission.lua`) shows a permission request as a diff or as a bare question.
 
 use std::path::Path;
 
@@ -92,4 +94,58 @@ fn extract_text(block: &Value) -> String {
         Some("image") => "[image]".to_string(),
         _ => String::new(),
     }
+}
+
+/// What CodeCompanion's approval view shows for a `session/request_permission` (its params).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Approval {
+    /// `show_diff`: the diff from `oldText` to `newText`, titled by `path`.
+    Diff {
+        path: String,
+        old: String,
+        new: String,
+    },
+    /// `vim.fn.confirm(prompt, …)`: the question alone, no change shown.
+    Question(String),
+}
+
+/// `M.confirm`: "if request.tool_call and requires_diff(request.tool_call) then return
+/// show_diff(chat, request) end", else a confirm with `build_choices`' prompt.
+/// - `requires_diff` looks only at the first item: "tool_call.content[1].type == \"diff\""
+///   (Lua's first), and not when both its texts are empty;
+/// - `get_diff` titles it "tool_call.locations and tool_call.locations[1] and
+///   tool_call.locations[1].path", else the diff's own path under the cwd;
+/// - `build_choices`: "string.format(\"%s: %s ?\", utils.capitalize(request.tool_call and
+///   request.tool_call.kind or \"permission\"), request.tool_call and request.tool_call.title
+///   or \"Agent requested permission\")".
+///
+/// (`handle_permission_request` merges the tool call it cached from the updates in only when
+/// the request's tool call has no `content`; tandem's always has.)
+pub fn approval(params: &Value) -> Approval {
+    let call = &params["toolCall"];
+    let first = &call["content"][0];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    if first["type"] == "diff"
+        && !(text(&first["oldText"]).is_empty() && text(&first["newText"]).is_empty())
+    {
+        let path = call["locations"][0]["path"]
+            .as_str()
+            .or(first["path"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        return Approval::Diff {
+            path,
+            old: text(&first["oldText"]),
+            new: text(&first["newText"]),
+        };
+    }
+    let kind = call["kind"].as_str().unwrap_or("permission");
+    let mut capitalized = kind.to_string();
+    if let Some(first) = capitalized.get_mut(0..1) {
+        first.make_ascii_uppercase();
+    }
+    let title = call["title"]
+        .as_str()
+        .unwrap_or("Agent requested permission");
+    Approval::Question(format!("{capitalized}: {title} ?"))
 }

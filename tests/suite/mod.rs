@@ -1,6 +1,8 @@
+mod approvals;
 #[cfg(unix)]
 mod background;
 mod bracket_answers;
+mod call_endings;
 mod cancel;
 mod command_permissions;
 mod config_options;

@@ -113,7 +113,7 @@ async fn full_access_mode_never_asks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rejections_tell_the_model_and_leave_the_card_to_the_editor() {
+async fn rejections_tell_the_model_and_end_the_card_failed() {
     let script = vec![
         Reply::tools(&[("w1", "write_file", json!({"path": "a.txt", "content": "1"}))]),
         Reply::tools(&[("w2", "write_file", json!({"path": "a.txt", "content": "2"}))]),
@@ -135,17 +135,22 @@ async fn rejections_tell_the_model_and_leave_the_card_to_the_editor() {
     assert!(tool_result(&requests[4], "w4").contains("always reject"));
     assert_eq!(asked(&editor), set(&["w1", "w2"]));
     assert!(!ws.project().join("a.txt").exists());
-    // The user's reject already set the card (Zed shows "Rejected", zed_tools.rs): w1 and w2
-    // get why nothing happened but no status; w3 and w4, refused without asking, fail.
+    // Every card ends failed (a client that shows status would keep a rejected one pending):
+    // w1 and w2 keep what they showed and say why nothing happened; w3 and w4 were refused
+    // without asking.
     let failed: Vec<&serde_json::Value> = updates
         .iter()
         .filter(|u| u["params"]["update"]["status"] == "failed")
         .map(|u| &u["params"]["update"]["toolCallId"])
         .collect();
-    assert_eq!(failed, [&json!("w3"), &json!("w4")]);
+    assert_eq!(
+        failed,
+        [&json!("w1"), &json!("w2"), &json!("w3"), &json!("w4")]
+    );
     for id in ["w1", "w2"] {
         let last = call_events(&updates, id).last().copied().unwrap().clone();
-        assert!(last.get("status").is_none(), "{last}");
+        assert_eq!(last["status"], "failed", "{last}");
+        assert_eq!(last["content"][0]["type"], "diff", "{last}");
         assert!(last.to_string().contains("Rejected by the user."), "{last}");
     }
 }

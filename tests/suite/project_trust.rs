@@ -183,13 +183,22 @@ async fn a_project_server_waits_for_the_first_prompt_and_starts_once_allowed() {
     editor.answer_with(&[Answer::Select("reject_once")]);
     let (_, third) = agent.prompt(&other, "third").await;
     assert_eq!(questions(&editor).len(), 2);
-    // The card keeps the user's choice: Zed marks it "Rejected" itself, and a status sent
-    // afterwards would replace that (zed_tools.rs).
+    // The question ends failed, saying what came of it: a client that shows status would
+    // keep a card without one pending (Zed's "Rejected" becomes "Failed", the same red cross).
     let question = questions(&editor)[1]["toolCall"]["toolCallId"].clone();
     let id = question.as_str().unwrap();
     assert_eq!(
         crate::common::zed::card_status(&third, id, Some("reject_once"), "end_turn"),
-        "Rejected"
+        "Failed"
+    );
+    let last = crate::common::calls::call_events(&third, id)
+        .last()
+        .copied()
+        .unwrap()
+        .clone();
+    assert!(
+        last.to_string().contains("Not started in this session."),
+        "{last}"
     );
     assert_eq!(state_of(&mut agent, &other, "proj").await, "not_started");
     assert!(!offered(&mock, 2).contains(&"mcp__proj__echo".to_string()));

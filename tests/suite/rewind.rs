@@ -224,7 +224,8 @@ async fn a_file_changed_by_hand_is_left_alone_and_reported_with_a_diff() {
             "Leave it as it is"
         ]
     );
-    let diff = &asked[0]["toolCall"]["content"][1];
+    // The diff first (CodeCompanion shows one only as `content[0]`), the question after it.
+    let diff = &asked[0]["toolCall"]["content"][0];
     assert_eq!(diff["type"], "diff", "{asked:?}");
     assert_eq!(diff["newText"], "original\n");
     agent.assert_valid();

@@ -97,7 +97,7 @@ async fn a_subagent_works_with_its_own_tools_and_model_in_one_call() {
     // separate tool calls.
     let events = call_events(&updates, "t1");
     assert_eq!(events[0]["sessionUpdate"], "tool_call");
-    assert_eq!(events[0]["title"], "task");
+    assert_eq!(events[0]["title"], "Subagent task");
     assert_eq!(events[1]["title"], "scout: Map the crate");
     let texts: Vec<String> = events
         .iter()
@@ -221,8 +221,8 @@ async fn the_general_subagent_asks_permission_like_the_parent() {
 }
 
 /// `session/cancel` reaches the subagent: its request stops, the prompt ends `cancelled`, the
-/// task call is left to the editor to mark cancelled (no status replaces that), and the
-/// session answers the next prompt.
+/// task call ends `failed` (a client that shows status would keep it running otherwise), and
+/// the session answers the next prompt.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_reaches_a_working_subagent() {
     let pieces: Vec<String> = (0..200).map(|i| format!("w{i} ")).collect();
@@ -256,7 +256,7 @@ async fn cancel_reaches_a_working_subagent() {
     assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
     assert!(cancelled_at.elapsed() < Duration::from_secs(3));
     let updates = agent.drain();
-    assert_eq!(final_status(&updates, "t1"), "none", "{updates:?}");
+    assert_eq!(final_status(&updates, "t1"), "failed", "{updates:?}");
     assert_eq!(mock.requests().len(), 2, "nothing asked after the cancel");
     crate::common::still_usable(&mock, &mut agent, &session).await;
     // The parent's history: the task call answered as cancelled.

@@ -1,7 +1,7 @@
 //! Tool calls as Zed shows them, through the binary with the Zed-shaped client
 //! (`tests/common/zed.rs`): a command's card never names a terminal Zed has already
-//! forgotten, a rejected call keeps Zed's "Rejected", and a file outside Zed's worktrees is
-//! not called missing: tandem reads or writes it itself once the call is allowed. Images
+//! forgotten, a rejected or cancelled call ends "Failed", and a file outside Zed's worktrees
+//! is not called missing: tandem reads or writes it itself once the call is allowed. Images
 //! are advertised only when a model takes them, and one left out is reported.
 
 use std::path::PathBuf;
@@ -87,8 +87,9 @@ async fn a_command_card_never_names_its_terminal_after_the_release() {
     assert!(tool_result(&requests[3], "slow").contains("Timed out"));
     assert_eq!(editor.params_of("terminal/release").len(), 3);
 
-    // The user cancels while a command runs: it is killed and released, and the card is
-    // Zed's "Canceled", not overwritten.
+    // The user cancels while a command runs: it is killed and released, and the card ends
+    // "Failed" before the prompt's answer (Zed would mark it "Canceled" only if it were still
+    // unfinished then; every client that shows status needs the end sent).
     mock.push(Reply::tools(&[(
         "long",
         "run_command",
@@ -113,19 +114,24 @@ async fn a_command_card_never_names_its_terminal_after_the_release() {
     assert_eq!(zed::thread_problems(&updates), Vec::<String>::new());
     assert_eq!(
         zed::card_status(&updates, "long", None, "cancelled"),
-        "Canceled"
+        "Failed"
     );
     assert_eq!(editor.params_of("terminal/release").len(), 4);
 }
 
 /// When the user picks a reject option Zed marks the card "Rejected" itself
 /// (`authorize_tool_call`: "`acp::PermissionOptionKind::RejectOnce |
-/// acp::PermissionOptionKind::RejectAlways => ToolCallStatus::Rejected`"), and any status the
+/// acp::PermissionOptionKind::RejectAlways => ToolCallStatus::Rejected`"), and the status the
 /// agent sends afterwards replaces it (`update_fields`: "`if let Some(status) = status {
-/// self.status = status.into(); }`"). A rejected edit and a rejected command stay "Rejected";
-/// the model is still told, and nothing ran.
+/// self.status = status.into(); }`"). tandem ends every call `completed` or `failed`, for the
+/// clients that show nothing but the agent's status (CodeCompanion, agent-shell), so Zed's
+/// card ends "Failed", which its thread view draws with the same red cross as "Rejected"
+/// (`render_tool_call`: "`ToolCallStatus::Rejected | ToolCallStatus::Canceled |
+/// ToolCallStatus::Allowed { status: acp::ToolCallStatus::Failed, .. } =>
+/// Some(Icon::new(IconName::Close).color(Color::Error)`"), and the card says "Rejected by the
+/// user.". The model is still told, and nothing ran.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rejected_call_stays_rejected_in_zed() {
+async fn a_rejected_call_ends_failed_in_zed_saying_why() {
     let ws = Workspace::new();
     let mock = MockModel::start(vec![
         Reply::tools(&[(
@@ -144,14 +150,18 @@ async fn a_rejected_call_stays_rejected_in_zed() {
     ]);
     let (answer, updates) = agent.prompt(&session, "write and run").await;
     assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    assert_eq!(
-        zed::card_status(&updates, "w", Some("reject_once"), "end_turn"),
-        "Rejected"
-    );
-    assert_eq!(
-        zed::card_status(&updates, "r", Some("reject_always"), "end_turn"),
-        "Rejected"
-    );
+    for (id, answer) in [("w", "reject_once"), ("r", "reject_always")] {
+        assert_eq!(
+            zed::card_status(&updates, id, Some(answer), "end_turn"),
+            "Failed"
+        );
+        let last = crate::common::calls::call_events(&updates, id)
+            .last()
+            .copied()
+            .unwrap()
+            .clone();
+        assert!(last.to_string().contains("Rejected by the user."), "{last}");
+    }
     let requests = mock.requests();
     assert!(tool_result(&requests[1], "w").starts_with("Rejected"));
     assert!(tool_result(&requests[2], "r").starts_with("Rejected"));
