@@ -9,6 +9,7 @@
 mod apply_patch;
 mod ask_user;
 pub mod background;
+mod command_card;
 mod edit_file;
 mod ending;
 mod error;

@@ -85,7 +85,7 @@ pub(super) async fn start(
             id,
             output: Some(match first.output.trim().is_empty() {
                 true => now,
-                false => super::run_command::shown(&first.output, &now),
+                false => super::command_card::shown(&first.output, &now),
             }),
         },
         None if first.ended.is_some() => live(&job, &now),
@@ -172,7 +172,7 @@ async fn in_terminal(
         .create_terminal(&session, &spec)
         .await
         .map_err(|e| format!("the editor could not start a terminal: {}", e.message))?;
-    super::run_command::attach(env, &job.command, &terminal, &card.notes);
+    super::command_card::attach(env, &job.command, &terminal, &card.notes);
     job.placed(Place::Terminal {
         client: client.clone(),
         session: session.clone(),
