@@ -365,6 +365,7 @@ mod tests {
         assert!(p.summary().contains("nothing but a private temp folder"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn nested_repositories_are_protected_like_the_root_one() {
         let dir = tempfile::tempdir().unwrap();
