@@ -107,6 +107,17 @@ impl Recorded {
     }
 }
 
+/// The texts of a model request's user messages.
+pub fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| content_text(&m["content"]))
+        .collect()
+}
+
 /// A message content (string or parts) as text.
 pub fn content_text(content: &Value) -> String {
     match content {

@@ -6,19 +6,8 @@
 
 use serde_json::{Value, json};
 
-use crate::common::mock_model::content_text;
+use crate::common::mock_model::user_texts;
 use crate::common::{Agent, MockModel, Reply, Workspace, joined, of_kind};
-
-/// The texts of a model request's user messages.
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| content_text(&m["content"]))
-        .collect()
-}
 
 /// The titles `updates` told the editor, in order.
 fn titles(updates: &[Value]) -> Vec<String> {

@@ -7,19 +7,8 @@
 use serde_json::{Value, json};
 
 use crate::common::editor::{Answer, full_caps};
-use crate::common::mock_model::content_text;
+use crate::common::mock_model::user_texts;
 use crate::common::{Agent, Reply, Workspace, path_str};
-
-/// The texts of a model request's user messages.
-fn user_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| content_text(&m["content"]))
-        .collect()
-}
 
 /// A session in `accept-edits` on `model` whose editor has `caps`, in a project that also
 /// holds `files` (name, text).
