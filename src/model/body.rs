@@ -6,15 +6,21 @@
 //! model ([`Origin`]): its reasoning in the field it arrived in (`reasoning_content` for
 //! DeepSeek, vLLM and llama.cpp; `reasoning` for Ollama and OpenRouter), OpenRouter's
 //! `reasoning_details` unchanged, and each call's `extra_content` (Gemini's thought
-//! signatures).
+//! signatures). What the target demands of messages another server wrote — call ids in its
+//! shape, an empty `reasoning_content` for DeepSeek's and Kimi's thinking modes — comes from
+//! its [`Dialect`].
 
 use serde_json::{Value, json};
 
+use super::dialect::Dialect;
 use super::{Carried, Message, ModelRequest, Origin, UserPart};
 
-/// The JSON body of a streaming chat-completions request to `origin`.
-pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
-    let messages = messages_json(&request.messages, origin);
+/// The JSON body of a streaming chat-completions request to `origin`, whose rules are
+/// `dialect`'s.
+pub fn request_body(request: &ModelRequest, origin: &Origin, dialect: &Dialect) -> Value {
+    let conformed = dialect.conform_ids(&request.messages);
+    let conversation = conformed.as_deref().unwrap_or(&request.messages);
+    let messages = messages_json(conversation, origin, dialect);
     let mut body = json!({
         "model": request.model,
         "messages": messages,
@@ -50,7 +56,11 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
 /// The messages on the wire. A `tool` message holds only text, so the images tool results
 /// gave go in a user message right after the results (or at the start of the user message
 /// that follows them, so roles still alternate), each call's images after a line naming it.
-fn messages_json(messages: &[std::sync::Arc<Message>], origin: &Origin) -> Vec<Value> {
+fn messages_json(
+    messages: &[std::sync::Arc<Message>],
+    origin: &Origin,
+    dialect: &Dialect,
+) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     let mut images: Vec<Value> = Vec::new();
     for message in messages {
@@ -75,7 +85,7 @@ fn messages_json(messages: &[std::sync::Arc<Message>], origin: &Origin) -> Vec<V
             images.push(json!({ "type": "text", "text": note }));
             images.extend(given.iter().map(|url| image_part(url)));
         }
-        out.push(message_json(message, origin));
+        out.push(message_json(message, origin, dialect));
     }
     if !images.is_empty() {
         out.push(json!({ "role": "user", "content": images }));
@@ -94,7 +104,7 @@ fn user_part(part: &UserPart) -> Value {
     }
 }
 
-fn message_json(message: &Message, origin: &Origin) -> Value {
+fn message_json(message: &Message, origin: &Origin, dialect: &Dialect) -> Value {
     match message {
         Message::System(text) => json!({ "role": "system", "content": text }),
         Message::Assistant {
@@ -133,6 +143,12 @@ fn message_json(message: &Message, origin: &Origin) -> Value {
                     out["reasoning_details"] = details.clone();
                 }
             }
+            if let Some(field) = dialect.reasoning_placeholder()
+                && !tool_calls.is_empty()
+                && out.get(field).is_none()
+            {
+                out[field] = json!("");
+            }
             out
         }
         Message::Tool {
@@ -156,6 +172,10 @@ fn message_json(message: &Message, origin: &Origin) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn any() -> Dialect {
+        Dialect::of(crate::config::Api::ChatCompletions, "http://s/v1", "m")
+    }
 
     fn origin() -> Origin {
         Origin {
@@ -191,7 +211,7 @@ mod tests {
             max_tokens: None,
             response_format: None,
         };
-        let body = request_body(&req("m"), &origin());
+        let body = request_body(&req("m"), &origin(), &any());
         let m = &body["messages"][0];
         assert_eq!(m["reasoning_content"], "because");
         assert_eq!(m["reasoning_details"][0]["text"], "because");
@@ -199,7 +219,7 @@ mod tests {
             m["tool_calls"][0]["extra_content"]["google"]["thought_signature"],
             "T"
         );
-        let body = request_body(&req("other"), &origin());
+        let body = request_body(&req("other"), &origin(), &any());
         let m = &body["messages"][0];
         assert!(m.get("reasoning_content").is_none() && m.get("reasoning_details").is_none());
         assert!(m["tool_calls"][0].get("extra_content").is_none());
@@ -218,7 +238,7 @@ mod tests {
             max_tokens: None,
             response_format: None,
         };
-        let body = request_body(&req, &origin());
+        let body = request_body(&req, &origin(), &any());
         assert_eq!(body["messages"][1]["content"], "a\n\nb");
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["reasoning_effort"], "low");
@@ -252,7 +272,7 @@ mod tests {
             max_tokens: Some(1),
             response_format: None,
         };
-        let body = request_body(&req, &origin());
+        let body = request_body(&req, &origin(), &any());
         assert_eq!(body["messages"][0]["content"], Value::Null);
         assert_eq!(body["max_tokens"], 1);
         assert_eq!(
@@ -281,7 +301,7 @@ mod tests {
             max_tokens: None,
             response_format: None,
         };
-        let body = request_body(&req, &origin());
+        let body = request_body(&req, &origin(), &any());
         assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");
         assert!(body.get("reasoning_effort").is_none());
     }
@@ -314,6 +334,7 @@ mod tests {
         let body = request_body(
             &req(vec![calls.clone(), tool("a", &["data:A"]), tool("b", &[])]),
             &origin(),
+            &any(),
         );
         let messages = body["messages"].as_array().unwrap();
         let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
@@ -333,6 +354,7 @@ mod tests {
                 Message::User(vec![UserPart::Text("go on".into())]),
             ]),
             &origin(),
+            &any(),
         );
         let messages = body["messages"].as_array().unwrap();
         assert_eq!(messages.len(), 4);

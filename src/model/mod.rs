@@ -10,6 +10,7 @@ pub mod accumulate;
 mod body;
 pub mod carried;
 pub mod chunk;
+pub mod dialect;
 pub mod discover;
 pub mod error;
 pub mod excerpt;

@@ -10,12 +10,13 @@
 //! Rules, checked in this order (the first broken one answers; see [`check`]): `x-api-key`
 //! when `authorization` is sent (401; no key at all is let through), the `anthropic-version`
 //! header, `max_tokens`, the thinking budget, no `system` role in `messages`, at most 4
-//! `cache_control` blocks, `tool_use`/`tool_result` pairing (a `tool_result` must answer a
+//! `cache_control` blocks, `tool_use` ids (and `tool_result`s' `tool_use_id`) matching
+//! `^[a-zA-Z0-9_-]+$` and no two `tool_use` blocks sharing one, `tool_use`/`tool_result` pairing (a `tool_result` must answer a
 //! `tool_use` of the message right before it, as the API's own message says), and thinking
 //! blocks sent back unchanged at the start of any assistant message holding a `tool_use` of a
 //! served reply (stricter than the API, which only demands them in the last turn).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -318,7 +319,8 @@ pub fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
             "A maximum of 4 blocks with cache_control may be provided. Found {cached}."
         ));
     }
-    pairing(messages)
+    id_rules(messages)
+        .or_else(|| pairing(messages))
         .or_else(|| issued.round_trip(messages))
         .and_then(|message| invalid(&message))
 }
@@ -367,6 +369,41 @@ fn cache_controls(body: &Value) -> usize {
     count(&body["tools"])
         + count(&body["system"])
         + messages.iter().map(|m| count(&m["content"])).sum::<usize>()
+}
+
+/// Each `tool_use` id (and each `tool_result`'s `tool_use_id`) matches the API's pattern, and
+/// no two `tool_use` blocks of the request share an id.
+fn id_rules(messages: &[Value]) -> Option<String> {
+    let word = |id: &str| {
+        !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    let mut seen = HashSet::new();
+    for (i, message) in messages.iter().enumerate() {
+        for (k, block) in blocks(message).iter().enumerate() {
+            let (field, id) = match block["type"].as_str() {
+                Some("tool_use") => ("tool_use.id", block["id"].as_str().unwrap_or_default()),
+                Some("tool_result") => (
+                    "tool_result.tool_use_id",
+                    block["tool_use_id"].as_str().unwrap_or_default(),
+                ),
+                _ => continue,
+            };
+            if !word(id) {
+                return Some(format!(
+                    "messages.{i}.content.{k}.{field}: String should match pattern '^[a-zA-Z0-9_-]+$'"
+                ));
+            }
+            if block["type"] == "tool_use" && !seen.insert(id.to_string()) {
+                return Some(format!(
+                    "messages.{i}.content.{k}: `tool_use` ids must be unique"
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Each `tool_use` answered by a leading `tool_result` in the next (user) message, and each

@@ -7,6 +7,10 @@
 //! - Gemini (OpenAI-compatible endpoint): a tool call must carry its
 //!   `extra_content.google.thought_signature`.
 //! - OpenRouter (reasoning models with tools): `reasoning_details` come back unchanged.
+//! - DeepSeek and Kimi (thinking modes): every assistant message with calls carries a
+//!   `reasoning_content` field, whoever wrote it (another model's reasoning cannot be sent,
+//!   so an empty one stands in); Kimi refuses an assistant message whose content is `""`.
+//! - Mistral: every call id, and every result's `tool_call_id`, is nine letters and digits.
 
 use std::collections::HashMap;
 
@@ -20,6 +24,8 @@ pub enum Contract {
     DeepSeek,
     Gemini,
     OpenRouter,
+    Kimi,
+    Mistral,
 }
 
 /// What one answer sent with its calls.
@@ -30,6 +36,8 @@ struct Sent {
     extra: Option<Value>,
     /// Whether this is the first call of its answer (the one the message is found by).
     first: bool,
+    /// The model the answer was served for (empty: any); its state is that model's only.
+    model: String,
 }
 
 /// The state each call id went out with.
@@ -41,6 +49,11 @@ pub struct Issued {
 impl Issued {
     /// Notes what `reply` sends, before it is served.
     pub fn note(&mut self, reply: &Reply) {
+        self.served(reply, "");
+    }
+
+    /// Notes what `reply` sends to a request for `model`, before it is served.
+    pub fn served(&mut self, reply: &Reply, model: &str) {
         let Reply::Stream { pieces, .. } = reply else {
             return;
         };
@@ -81,6 +94,7 @@ impl Issued {
                 details: details.clone(),
                 extra,
                 first: n == 0,
+                model: model.to_string(),
             };
             self.by_call.insert(id, sent);
         }
@@ -89,6 +103,14 @@ impl Issued {
     /// The provider's refusal of `body`, when it breaks `contract`'s rule.
     pub fn check(&self, contract: Contract, body: &Value) -> Option<(u16, String)> {
         let messages = body["messages"].as_array()?;
+        self.own_state(contract, body)
+            .or_else(|| shape(contract, messages))
+    }
+
+    /// The refusal of a history that changes or drops the state a served answer carried.
+    fn own_state(&self, contract: Contract, body: &Value) -> Option<(u16, String)> {
+        let messages = body["messages"].as_array()?;
+        let asked = body["model"].as_str().unwrap_or_default();
         for message in messages.iter().filter(|m| m["role"] == "assistant") {
             for (position, call) in message["tool_calls"]
                 .as_array()
@@ -97,7 +119,12 @@ impl Issued {
                 .enumerate()
             {
                 let id = call["id"].as_str().unwrap_or_default();
-                let Some(sent) = self.by_call.get(id) else {
+                // Another model's state is not this one's to check.
+                let Some(sent) = self
+                    .by_call
+                    .get(id)
+                    .filter(|s| s.model.is_empty() || s.model == asked)
+                else {
                     continue;
                 };
                 let broken = match contract {
@@ -115,6 +142,7 @@ impl Issued {
                         .extra
                         .as_ref()
                         .is_some_and(|e| &call["extra_content"] != e),
+                    Contract::Kimi | Contract::Mistral => false,
                 };
                 if broken {
                     return Some(refusal(contract, call, position));
@@ -135,8 +163,58 @@ fn refusal(contract: Contract, call: &Value, position: usize) -> (u16, String) {
                 call["function"]["name"].as_str().unwrap_or_default(), position + 1)}}]),
         Contract::OpenRouter => json!({"error": {"code": 400,
             "message": "Provider returned error: reasoning_details must be passed back unchanged with the assistant message that produced them"}}),
+        // Their rules hold for every message alike (`shape`), not for served state.
+        Contract::Kimi | Contract::Mistral => json!({}),
     };
     (400, body.to_string())
+}
+
+/// The refusal of a history by the rules that hold for every message, whoever wrote it:
+/// DeepSeek's and Kimi's `reasoning_content` on each assistant message with calls, Kimi's
+/// non-empty content, Mistral's call ids.
+fn shape(contract: Contract, messages: &[Value]) -> Option<(u16, String)> {
+    for (i, message) in messages.iter().enumerate() {
+        let calls = message["tool_calls"].as_array().filter(|c| !c.is_empty());
+        let assistant = message["role"] == "assistant";
+        let refused = match contract {
+            Contract::DeepSeek
+                if assistant && calls.is_some() && !message["reasoning_content"].is_string() =>
+            {
+                json!({"error": {"message": format!("Missing `reasoning_content` field in the assistant message at message index {i}. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"),
+                    "type": "invalid_request_error", "param": null, "code": "invalid_request_error"}})
+            }
+            Contract::Kimi
+                if assistant && calls.is_some() && !message["reasoning_content"].is_string() =>
+            {
+                json!({"error": {"message": format!("thinking is enabled but reasoning_content is missing in assistant tool call message at index {i}"),
+                    "type": "invalid_request_error"}})
+            }
+            Contract::Kimi if assistant && message["content"] == "" => {
+                json!({"error": {"message": format!("the message at position {i} with role 'assistant' must not be empty"),
+                    "type": "invalid_request_error"}})
+            }
+            Contract::Mistral => {
+                let ids = calls
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["id"].as_str())
+                    .chain(message["tool_call_id"].as_str());
+                let Some(bad) = ids.into_iter().find(|id| !mistral_id(id)) else {
+                    continue;
+                };
+                json!({"object": "error", "message": format!("Tool call id was {bad} but must be a-z, A-Z, 0-9, with a length of 9."),
+                    "type": "invalid_request_message_order", "param": null, "code": "3230"})
+            }
+            _ => continue,
+        };
+        return Some((400, refused.to_string()));
+    }
+    None
+}
+
+/// Whether `id` is a call id Mistral takes.
+fn mistral_id(id: &str) -> bool {
+    id.len() == 9 && id.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// Joins a streamed `reasoning_details` piece into `into` by its `index`.

@@ -441,7 +441,8 @@ fn answer(
         None => state.script.lock().unwrap().pop_front(),
     };
     if let (Api::Chat, Some(reply)) = (api, &reply) {
-        state.issued.lock().unwrap().note(reply);
+        let model = recorded.body["model"].as_str().unwrap_or_default();
+        state.issued.lock().unwrap().served(reply, model);
     }
     let mut reply = match reply {
         Some(Reply::Echo { pieces, pause }) => {

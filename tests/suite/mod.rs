@@ -68,6 +68,7 @@ mod project_trust;
 mod prompt_words;
 mod protocol_edges;
 mod provider_state;
+mod provider_switch;
 #[cfg(feature = "acp-providers")]
 mod providers;
 mod questions;

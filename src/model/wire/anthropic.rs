@@ -7,6 +7,8 @@
 //!   open the user message after the call;
 //! - thinking (from the reasoning-effort option, as `budget_tokens`) with its blocks sent back
 //!   verbatim, signatures included, in the order they came, before the calls they led to;
+//! - call ids that match `^[a-zA-Z0-9_-]+$` and are unique in the request, whoever wrote
+//!   them (see `model::dialect`);
 //! - prompt caching through `cache_control` breakpoints on the fixed start (tools and system),
 //!   where the previous request ended, and the moving end, so each request after the first
 //!   reads the conversation up to there from the cache.
@@ -22,6 +24,7 @@ use super::{Decoder, Link};
 use crate::config::{Api, Config};
 use crate::conversation::split_data_url;
 use crate::model::carried::{self, Slot};
+use crate::model::dialect::Dialect;
 use crate::model::{
     Carried, EventStream, Message, ModelClient, ModelError, ModelEvent, ModelRequest, Origin,
     ToolCall, Usage,
@@ -80,7 +83,11 @@ fn thinking_budget(effort: &str) -> u32 {
 pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
     let mut system: Vec<Value> = Vec::new();
     let mut messages: Vec<Value> = Vec::new();
-    for message in &request.messages {
+    // Calls another server wrote may have ids the API refuses (`functions.list_dir:0`) or
+    // share one (`call_0` from a server that sends none).
+    let dialect = Dialect::of(Api::AnthropicMessages, &origin.server, &origin.model);
+    let conformed = dialect.conform_ids(&request.messages);
+    for message in conformed.as_deref().unwrap_or(&request.messages) {
         match &**message {
             Message::System(text) => system.push(json!({"type": "text", "text": text})),
             Message::User(parts) => push_blocks(&mut messages, "user", user_blocks(parts)),

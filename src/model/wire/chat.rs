@@ -15,6 +15,7 @@ use futures::future::BoxFuture;
 use super::{Decoder, Link};
 use crate::config::{Api, Config};
 use crate::model::chunk::{Chunk, Gathered};
+use crate::model::dialect::Dialect;
 use crate::model::{
     ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, Origin,
 };
@@ -86,7 +87,7 @@ impl ChatClient {
     /// without it, and so does every later one.
     async fn open_stream(&self, request: &ModelRequest) -> Result<EventStream, ModelError> {
         if self.no_state.load(Ordering::Relaxed) {
-            return self.open_plain(&stateless(request)).await;
+            return self.open_plain(&stateless(request), false).await;
         }
         let carries = request.messages.iter().any(|m| {
             matches!(
@@ -97,22 +98,39 @@ impl ChatClient {
                 }
             )
         });
-        match self.open_plain(request).await {
-            Err(e) if carries && refuses_state(&e) => {
+        let dialect = self.dialect(&request.model);
+        let placeholder = dialect.reasoning_placeholder().is_some();
+        match self.open_plain(request, true).await {
+            Err(e) if (carries || placeholder) && refuses_state(&e) => {
                 tracing::info!(
                     "the server takes no reasoning back; sending answers without it: {}",
                     e.message
                 );
                 self.no_state.store(true, Ordering::Relaxed);
-                self.open_plain(&stateless(request)).await
+                self.open_plain(&stateless(request), false).await
             }
             other => other,
         }
     }
 
-    async fn open_plain(&self, request: &ModelRequest) -> Result<EventStream, ModelError> {
+    /// The rules of this server for `model`.
+    fn dialect(&self, model: &str) -> Dialect {
+        Dialect::of(Api::ChatCompletions, &self.link.endpoint().base_url, model)
+    }
+
+    /// Opens `request` as it is; `reasoning`: whether reasoning may be sent back at all
+    /// (false once the server refused it: then not even an empty placeholder goes).
+    async fn open_plain(
+        &self,
+        request: &ModelRequest,
+        reasoning: bool,
+    ) -> Result<EventStream, ModelError> {
         let origin = self.link.origin(&request.model);
-        let body = crate::model::body::request_body(request, &origin);
+        let mut dialect = self.dialect(&request.model);
+        if !reasoning {
+            dialect = dialect.without_reasoning();
+        }
+        let body = crate::model::body::request_body(request, &origin, &dialect);
         let base_url = &self.link.endpoint().base_url;
         let decoder = Decode::new(origin, base_url, &request.model);
         self.link

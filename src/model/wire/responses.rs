@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::{Decoder, Link};
 use crate::config::{Api, Config};
 use crate::model::carried::{self, Slot};
+use crate::model::dialect::Dialect;
 use crate::model::{
     Carried, EventStream, Message, ModelClient, ModelError, ModelEvent, ModelRequest, Origin,
     ToolCall, Usage,
@@ -101,7 +102,11 @@ fn call_output(content: &str, images: &[String]) -> Value {
 pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) -> Value {
     let mut instructions = Vec::new();
     let mut input: Vec<Value> = Vec::new();
-    for message in &request.messages {
+    // Calls and their outputs pair by `call_id`: one taken twice (`call_0` from a server
+    // that sends no ids) would answer the wrong call.
+    let dialect = Dialect::of(Api::Responses, &origin.server, &origin.model);
+    let conformed = dialect.conform_ids(&request.messages);
+    for message in conformed.as_deref().unwrap_or(&request.messages) {
         match &**message {
             Message::System(text) => instructions.push(text.as_str()),
             Message::User(parts) => input.push(json!({
