@@ -79,6 +79,7 @@ pub(super) struct FileRetry {
     pub max_attempts: Option<u32>,
     pub initial_delay_ms: Option<u64>,
     pub max_total_secs: Option<f64>,
+    pub stream_retries: Option<u32>,
 }
 
 impl FileConfig {
@@ -119,6 +120,7 @@ impl FileRetry {
                 .map(Duration::from_millis)
                 .unwrap_or(default.initial_delay),
             max_total,
+            stream_retries: self.stream_retries.unwrap_or(default.stream_retries),
         })
     }
 }

@@ -215,6 +215,9 @@ pub struct RetryPolicy {
     pub initial_delay: Duration,
     /// Never spend longer than this waiting between tries in total.
     pub max_total: Duration,
+    /// How many times an answer that broke off mid-stream (a dropped connection, a server
+    /// overloaded mid-answer) before any tool call started is asked for again.
+    pub stream_retries: u32,
 }
 
 impl Default for RetryPolicy {
@@ -223,6 +226,8 @@ impl Default for RetryPolicy {
             max_attempts: 4,
             initial_delay: Duration::from_millis(500),
             max_total: Duration::from_secs(30),
+            // As codex does; opencode retries without a cap.
+            stream_retries: 5,
         }
     }
 }

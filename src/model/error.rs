@@ -240,11 +240,50 @@ impl ModelError {
                 ),
             );
         }
+        let class = transient(&detail).unwrap_or(ErrorClass::StreamError);
         Self::new(
-            ErrorClass::StreamError,
+            class,
             format!("the model server at {base_url} {how}: {}", detail.message),
         )
     }
+
+    /// Whether asking again may well succeed: the server was overloaded, rate-limited or
+    /// failed on its side, or the stream broke off.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self.class,
+            ErrorClass::ServerError | ErrorClass::RateLimited | ErrorClass::StreamInterrupted
+        )
+    }
+}
+
+/// The class of an error a server reported in words rather than a status (inside a 200
+/// stream, or as a 200 JSON body) when it is one that passes: Anthropic's
+/// `overloaded_error` and `api_error`, OpenAI's `server_error` and `rate_limit_exceeded`, a
+/// numeric 429 or 5xx code (529 is Anthropic's "overloaded").
+fn transient(detail: &ErrorDetail) -> Option<ErrorClass> {
+    let said = |field: &Option<String>| field.as_deref().map(str::to_ascii_lowercase);
+    let (kind, code) = (said(&detail.kind), said(&detail.code));
+    let named = |names: &[&str]| {
+        [&kind, &code]
+            .iter()
+            .any(|f| f.as_deref().is_some_and(|f| names.contains(&f)))
+    };
+    let status = code.as_deref().and_then(|c| c.parse::<u16>().ok());
+    if named(&["rate_limit_error", "rate_limit_exceeded", "rate_limited"]) || status == Some(429) {
+        return Some(ErrorClass::RateLimited);
+    }
+    let failed = named(&[
+        "overloaded_error",
+        "overloaded",
+        "api_error",
+        "server_error",
+        "internal_error",
+        "internal_server_error",
+        "service_unavailable",
+    ]) || status.is_some_and(|s| (500..600).contains(&s))
+        || detail.message.to_ascii_lowercase().contains("overloaded");
+    failed.then_some(ErrorClass::ServerError)
 }
 
 /// Whether an error body says the server cannot take `tools` for this model, as llama.cpp,
@@ -419,6 +458,25 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn errors_told_mid_stream_that_pass_are_the_servers_not_the_streams() {
+        let class = |v: serde_json::Value| ModelError::from_stream_error("http://x", "m", &v).class;
+        let anthropic = serde_json::json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        assert_eq!(class(anthropic), ErrorClass::ServerError);
+        let openai =
+            serde_json::json!({"code": "server_error", "message": "The server had an error"});
+        assert_eq!(class(openai), ErrorClass::ServerError);
+        let limited = serde_json::json!({"error": {"type": "rate_limit_error", "message": "slow"}});
+        assert_eq!(class(limited), ErrorClass::RateLimited);
+        let numeric = serde_json::json!({"error": {"message": "model overloaded", "code": 529}});
+        assert_eq!(class(numeric), ErrorClass::ServerError);
+        let refused =
+            serde_json::json!({"error": {"type": "invalid_request_error", "message": "bad"}});
+        assert_eq!(class(refused), ErrorClass::StreamError);
+        assert!(!ModelError::new(ErrorClass::StreamError, "x").is_transient());
+        assert!(ModelError::new(ErrorClass::StreamInterrupted, "x").is_transient());
     }
 
     #[test]

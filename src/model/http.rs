@@ -298,6 +298,7 @@ mod tests {
             max_attempts: 4,
             initial_delay: Duration::from_millis(500),
             max_total: Duration::from_secs(30),
+            stream_retries: 5,
         }
     }
 

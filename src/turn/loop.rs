@@ -67,6 +67,9 @@ pub async fn run_turn(
     turn.end(Ok(StopReason::MaxTurnRequests))
 }
 
+/// What the model reads after an answer of its that broke off mid-stream.
+const GO_ON: &str = "[tandem: the connection to the model server broke off in the middle of your last answer, after the text above. Go on from exactly where it stopped, without repeating what you already wrote.]";
+
 /// How a turn ended: its result and, with an output schema, the checked answer.
 struct Ended {
     result: Result<StopReason, ModelError>,
@@ -80,6 +83,19 @@ struct Recorded {
     shown_ids: Vec<String>,
     early: Vec<String>,
     end: End,
+    /// Whether the server started answering.
+    opened: bool,
+    /// Whether any call was made or shown while it streamed (even one cut off).
+    calls_started: bool,
+}
+
+impl Recorded {
+    /// Whether the response failed with `e` after the server started answering, for a
+    /// reason that passes, and before any call started (a call shown or made may have been
+    /// half-written: asking again could run it twice).
+    fn broke_off_before_calls(&self, e: &ModelError) -> bool {
+        self.opened && e.is_transient() && self.calls.is_empty() && !self.calls_started
+    }
 }
 
 /// [`run_turn`] boxed: what a subagent's runner calls to run its turn.
@@ -112,6 +128,8 @@ struct Turn {
     retried_images: bool,
     /// An answer that did not match the output schema was sent back once.
     repaired: bool,
+    /// Answers that broke off mid-stream and were asked for again, in a row.
+    stream_retries: u32,
     guard: guard::Guard,
     /// What runs the subagents of `task` calls (only in the session's own turns).
     subagents: Option<Arc<dyn Subagents>>,
@@ -133,6 +151,7 @@ impl Turn {
             retried_context: false,
             retried_images: false,
             repaired: false,
+            stream_retries: 0,
             guard,
         }
     }
@@ -162,15 +181,20 @@ impl Turn {
         self.requests += 1;
         let ids = self.history.call_ids();
         let response = stream_response(&self.ctx, &step, request, ids, &self.cancel).await;
+        let said = !response.text.is_empty();
         let recorded = self.record(response);
         let finish = match recorded.end {
             End::Cancelled => {
                 self.history.close_unanswered(CANCELLED);
                 return stop(Ok(StopReason::Cancelled));
             }
+            End::Failed(e) if recorded.broke_off_before_calls(&e) => {
+                return self.broke_off(e, &step, said).await;
+            }
             End::Failed(e) => return self.failed(e, &step, recorded.calls.is_empty()).await,
             End::Finished(finish) => finish,
         };
+        self.stream_retries = 0;
         if recorded.calls.is_empty() {
             return self.answered(StopReason::after(finish.as_ref())).await;
         }
@@ -254,6 +278,44 @@ impl Turn {
         stop(Err(e))
     }
 
+    /// The answer broke off mid-stream with `e` (the connection dropped, the server was
+    /// overloaded mid-answer) before any call started: asked for again after a backoff, up to
+    /// `retry.stream_retries` times in a row, as codex does. What the editor was shown stays
+    /// shown and is not streamed twice: when the answer had said anything (`said`), it stays
+    /// in the conversation and the model is told to go on from where it broke off. The user
+    /// sees why and how many tries are left.
+    async fn broke_off(&mut self, e: ModelError, step: &Step, said: bool) -> Option<Ended> {
+        let policy = self.ctx.facts.config.retry;
+        if self.stream_retries >= policy.stream_retries {
+            return self.failed(e, step, true).await;
+        }
+        self.stream_retries += 1;
+        let delay = e.retry_after.unwrap_or_else(|| {
+            policy
+                .initial_delay
+                .saturating_mul(2u32.saturating_pow(self.stream_retries - 1))
+                .min(policy.max_total)
+        });
+        let told = format!(
+            "The model server broke off the answer ({}); tandem asked again (try {} of {}).",
+            e.message, self.stream_retries, policy.stream_retries
+        );
+        tracing::info!(session = %self.ctx.facts.session_id, ?delay, "{told}");
+        self.ctx.emit(TurnEvent::Notice {
+            severity: Severity::Warning,
+            text: told.clone(),
+        });
+        self.history.push_note(told);
+        if said {
+            self.history.push_context(GO_ON.to_string());
+        }
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => stop(Ok(StopReason::Cancelled)),
+            () = tokio::time::sleep(delay) => None,
+        }
+    }
+
     /// The server refused a request that held images (`e`): an image it cannot take would
     /// fail every later request too, so the images are left out for good, the user is told,
     /// and the request is made again (once a turn).
@@ -297,12 +359,15 @@ impl Turn {
             self.history.push_note(note);
         }
         let (early, cut_off) = settle_early(&self.ctx, response.early, &shown_ids, &response.end);
+        let calls_started = !early.is_empty() || !cut_off.is_empty();
         self.history.cut_off(cut_off);
         Recorded {
             calls,
             shown_ids,
             early,
             end: response.end,
+            opened: response.opened,
+            calls_started,
         }
     }
 

@@ -42,6 +42,9 @@ pub(super) struct Response {
     pub(super) end: End,
     /// What to tell the user when the server was first seen to cut the prompt.
     pub(super) cut: Option<String>,
+    /// Whether the server started answering (a failure after that broke an answer off; one
+    /// before it was the request's, already retried by `model::http`).
+    pub(super) opened: bool,
 }
 
 /// Sends one request and streams the answer to the editor as it arrives. `ids` gives out
@@ -70,7 +73,10 @@ pub(super) async fn stream_response(
         opened = ctx.services.model.open(request) => opened,
     };
     let mut stream = match opened {
-        Ok(stream) => stream,
+        Ok(stream) => {
+            read.response.opened = true;
+            stream
+        }
         Err(e) => {
             read.response.end = End::Failed(e);
             return read.response;
@@ -120,6 +126,7 @@ impl Default for Read {
                 early: Vec::new(),
                 end: End::Cancelled,
                 cut: None,
+                opened: false,
             },
             usage: None,
             finish: None,

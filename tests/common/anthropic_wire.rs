@@ -194,8 +194,8 @@ impl Translator {
                     "usage": {"output_tokens": self.usage.completion}}));
                 out.push(json!({"type": "message_stop"}));
             }
-            Part::Error(message) => out.push(json!({"type": "error",
-                "error": {"type": "api_error", "message": message}})),
+            Part::Error(message, kind) => out.push(json!({"type": "error",
+                "error": {"type": kind.as_deref().unwrap_or("api_error"), "message": message}})),
         }
     }
 }

@@ -311,7 +311,7 @@ impl Translator {
                 }
             }
             Part::Finish(reason) => self.finish(&reason, out),
-            Part::Error(message) => {
+            Part::Error(message, _) => {
                 let mut response = self.response("failed");
                 response["error"] = json!({"code": "server_error", "message": message});
                 self.event(out, "response.failed", json!({ "response": response }));

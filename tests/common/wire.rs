@@ -176,14 +176,20 @@ pub enum Part {
         arguments: String,
     },
     Finish(String),
-    Error(String),
+    /// An error: its message and, when the script names one, its `type` (Anthropic's
+    /// `overloaded_error`…).
+    Error(String, Option<String>),
 }
 
 /// The parts of `chunk`: reasoning, text, then call fragments, then the finish; or an error.
 pub fn parts(chunk: &Value) -> Vec<Part> {
     if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
         let message = error["message"].as_str().map(String::from);
-        return vec![Part::Error(message.unwrap_or_else(|| error.to_string()))];
+        let kind = error["type"].as_str().map(String::from);
+        return vec![Part::Error(
+            message.unwrap_or_else(|| error.to_string()),
+            kind,
+        )];
     }
     let choice = &chunk["choices"][0];
     let delta = &choice["delta"];

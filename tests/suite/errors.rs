@@ -8,11 +8,14 @@ use serde_json::{Value, json};
 use crate::common::mock_model::{self, Piece, Reply};
 use crate::common::{Agent, MockModel, TEST_KEY, Workspace, joined, path_str, still_usable};
 
-/// A workspace whose config file makes retries fast (10 ms first delay).
+/// A workspace whose config file makes retries fast (10 ms first delay) and asks no answer
+/// that broke off mid-stream again (`stream_retries.rs` tests that).
 fn fast_retry_agent(ws: &Workspace, mock: &MockModel, attempts: u32) -> Agent {
     let config = ws.write(
         "config.toml",
-        &format!("[retry]\nmax_attempts = {attempts}\ninitial_delay_ms = 10\nmax_total_secs = 5\n"),
+        &format!(
+            "[retry]\nmax_attempts = {attempts}\ninitial_delay_ms = 10\nmax_total_secs = 5\nstream_retries = 0\n"
+        ),
     );
     Agent::spawn(&ws.env(mock), &["--config", &path_str(&config)])
 }
@@ -184,7 +187,8 @@ async fn an_error_object_inside_a_200_stream_is_an_error() {
     let (mock, _ws, mut agent, session) = started(vec![reply], 1).await;
     let (response, _) = agent.prompt(&session, "hi").await;
     let error = error_of(&response);
-    assert_eq!(error["_meta"]["tandem"]["class"], "stream_error");
+    // An overload is the server's failure, even when told inside a 200 stream.
+    assert_eq!(error["_meta"]["tandem"]["class"], "server_error");
     assert!(
         error["message"]
             .as_str()

@@ -92,6 +92,7 @@ mod session_models;
 mod sessions;
 mod skills;
 mod steering;
+mod stream_retries;
 mod streamed_calls;
 mod streaming;
 mod subagent_sessions;

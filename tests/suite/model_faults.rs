@@ -24,7 +24,7 @@ async fn started_with(
     let config = ws.write(
         "config.toml",
         &format!(
-            "{extra}\n[retry]\nmax_attempts = 1\n[timeouts]\nfirst_byte_secs = {timeout_secs}\nidle_secs = {timeout_secs}\n"
+            "{extra}\n[retry]\nmax_attempts = 1\nstream_retries = 0\n[timeouts]\nfirst_byte_secs = {timeout_secs}\nidle_secs = {timeout_secs}\n"
         ),
     );
     let mut agent = Agent::spawn(&ws.env(&mock), &["--config", &path_str(&config)]);
