@@ -11,7 +11,8 @@
 //! when `authorization` is sent (401; no key at all is let through), the `anthropic-version`
 //! header, `max_tokens`, the thinking budget, no `system` role in `messages`, at most 4
 //! `cache_control` blocks, `tool_use` ids (and `tool_result`s' `tool_use_id`) matching
-//! `^[a-zA-Z0-9_-]+$` and no two `tool_use` blocks sharing one, `tool_use`/`tool_result` pairing (a `tool_result` must answer a
+//! `^[a-zA-Z0-9_-]+$` and no two `tool_use` blocks sharing one, `tool_use`/`tool_result` pairing,
+//! with thinking on the last answer of a tool loop starting with thinking (a `tool_result` must answer a
 //! `tool_use` of the message right before it, as the API's own message says), and thinking
 //! blocks sent back unchanged at the start of any assistant message holding a `tool_use` of a
 //! served reply (stricter than the API, which only demands them in the last turn).
@@ -321,6 +322,7 @@ pub fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
     }
     id_rules(messages)
         .or_else(|| pairing(messages))
+        .or_else(|| last_answer_thinks(body, messages))
         .or_else(|| issued.round_trip(messages))
         .and_then(|message| invalid(&message))
 }
@@ -369,6 +371,28 @@ fn cache_controls(body: &Value) -> usize {
     count(&body["tools"])
         + count(&body["system"])
         + messages.iter().map(|m| count(&m["content"])).sum::<usize>()
+}
+
+/// With thinking on, in the middle of a tool loop (the last message holds tool results), the
+/// last answer starts with a thinking block, as the API demands of any answer, not only a
+/// served one.
+fn last_answer_thinks(body: &Value, messages: &[Value]) -> Option<String> {
+    if body["thinking"]["type"] != "enabled" {
+        return None;
+    }
+    let (last, before) = messages.split_last()?;
+    let first = |m: &Value| blocks(m).first().cloned().unwrap_or(Value::Null);
+    if last["role"] != "user" || first(last)["type"] != "tool_result" {
+        return None;
+    }
+    let i = before.len().checked_sub(1)?;
+    let kind = first(&before[i])["type"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (kind != "thinking" && kind != "redacted_thinking").then(|| format!(
+        "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{kind}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns."
+    ))
 }
 
 /// Each `tool_use` id (and each `tool_result`'s `tool_use_id`) matches the API's pattern, and

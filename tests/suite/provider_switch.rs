@@ -281,3 +281,62 @@ async fn deepseek_after_another_deepseek_model_gets_an_empty_reasoning_field_not
     assert_eq!(calls[1]["reasoning_content"], "Pro thinks.");
     agent.assert_valid();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switch_to_claude_in_the_middle_of_a_tool_loop_asks_without_thinking_that_once() {
+    use std::time::Duration;
+    let local = MockModel::start(vec![
+        Reply::tools(&[read("call_local1")]).slow(Duration::from_millis(150)),
+    ])
+    .await;
+    let claude = MockModel::start(vec![
+        Reply::text(&["Claude took over."]),
+        thinking_call("Claude thinks.", "toolu_01Next"),
+        done("Claude"),
+    ])
+    .await;
+    let ws = Workspace::new();
+    copy_fixture("small", &ws.project());
+    ws.write(
+        "home/.config/tandem/config.toml",
+        &format!(
+            "[[models]]\nid = \"mock-model\"\n\n[[providers]]\nname = \"p-anthropic\"\nbase_url = \"{}\"\n\
+             api = \"anthropic-messages\"\napi_key_env = \"SWITCH_KEY\"\n\n\
+             [[models]]\nid = \"claude-sonnet-4-5\"\nprovider = \"p-anthropic\"\n",
+            claude.base_url
+        ),
+    );
+    let mut env = ws.env(&local);
+    env.push(("SWITCH_KEY".into(), "sk-switch-0123456789".into()));
+    let mut agent = Agent::spawn_with(&env, &[], Some(FakeEditor::new()));
+    agent.initialize_with(json!({})).await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let running = agent.start_prompt(&session, "read the readme").await;
+    agent.next_message().await;
+    let switched = agent
+        .set_option(&session, "model", "claude-sonnet-4-5")
+        .await;
+    assert!(switched.get("result").is_some(), "{switched}");
+    let response = tokio::time::timeout(crate::common::acp_client::WAIT, running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let (response, _) = agent.prompt(&session, "read it again").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let requests = claude.requests();
+    assert_eq!(requests.len(), 3);
+    // Mid-loop, the last answer is another model's: the API refuses thinking on there.
+    assert!(
+        requests[0].body.get("thinking").is_none(),
+        "{}",
+        requests[0].body
+    );
+    // The next turn thinks again, and so does its own tool loop.
+    assert_eq!(requests[1].body["thinking"]["type"], "enabled");
+    assert_eq!(requests[2].body["thinking"]["type"], "enabled");
+    agent.assert_valid();
+}

@@ -1,7 +1,8 @@
 //! The local-model capabilities against the real llama-server (see
 //! `tests/common/real_server.rs` for how it is built and when these run): requests that keep the server's cache, the window read
 //! from the server, tools for a server started without `--jinja`, and no false report of a
-//! cut prompt from a server's real counts. A recording proxy in front of the server keeps
+//! cut prompt from a server's real counts, and one session switched across the server's
+//! three APIs with a tool call after each switch. A recording proxy in front of the server keeps
 //! each request with the server's own `timings`.
 
 use serde_json::json;
@@ -98,4 +99,94 @@ async fn a_server_without_jinja_gets_the_tools_as_text() {
         let system = exchange.body["messages"][0]["content"].as_str().unwrap();
         assert!(system.contains("## Tools") && system.contains("- read_file: "));
     }
+}
+
+/// The API an exchange spoke, by its body: Responses sends `input`, chat completions
+/// `stream_options`, the Messages API neither.
+fn api_of(body: &serde_json::Value) -> &'static str {
+    if body.get("input").is_some() {
+        "responses"
+    } else if body.get("stream_options").is_some() {
+        "chat-completions"
+    } else {
+        "anthropic-messages"
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
+async fn one_session_switched_across_the_three_apis_with_a_call_after_each_switch() {
+    let turn = turn().await;
+    let server = turn.llama_server().await;
+    let proxy = Proxy::start(server.base_url().trim_end_matches("/v1").to_string()).await;
+    let ws = Workspace::new();
+    turn.write("notes.txt", "buy eggs\n");
+    // The same server three times over, each model id on one of its APIs.
+    ws.write(
+        "home/.config/tandem/config.toml",
+        &format!(
+            "[[models]]\nid = \"smollm2-135m\"\n\n\
+             [[providers]]\nname = \"over-messages\"\nbase_url = \"{url}\"\napi = \"anthropic-messages\"\n\n\
+             [[providers]]\nname = \"over-responses\"\nbase_url = \"{url}\"\napi = \"responses\"\n\n\
+             [[models]]\nid = \"smollm2-messages\"\nprovider = \"over-messages\"\n\n\
+             [[models]]\nid = \"smollm2-responses\"\nprovider = \"over-responses\"\n",
+            url = proxy.base_url
+        ),
+    );
+    let editor = crate::common::editor::FakeEditor::new();
+    let mut agent =
+        Agent::spawn_with(&env(&ws, &proxy), &[], Some(editor.clone())).patient(PATIENCE);
+    agent
+        .initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}))
+        .await;
+    let session = agent.new_session(&turn.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Chat → Messages → Responses → chat, a read after each switch.
+    for (model, api) in [
+        ("smollm2-135m", "chat-completions"),
+        ("smollm2-messages", "anthropic-messages"),
+        ("smollm2-responses", "responses"),
+        ("smollm2-135m", "chat-completions"),
+    ] {
+        let switched = agent.set_option(&session, "model", model).await;
+        assert!(switched.get("result").is_some(), "{switched}");
+        let reads = editor.params_of("fs/read_text_file").len();
+        // The tiny model does not always call a tool at the first asking.
+        for _ in 0..3 {
+            let (answer, _) = agent.prompt(&session, "Read the file notes.txt").await;
+            assert!(answer.get("result").is_some(), "{api}: {answer}");
+            if editor.params_of("fs/read_text_file").len() > reads {
+                break;
+            }
+        }
+        assert!(
+            editor.params_of("fs/read_text_file").len() > reads,
+            "after the switch to {api} the model's read reached the editor"
+        );
+        let exchanges = proxy.exchanges();
+        let last = exchanges.last().unwrap();
+        assert_eq!(api_of(&last.body), api, "{:?}", last.body);
+    }
+    // The server took every request of every API: the history each one was sent, written
+    // partly over the others, was one it accepts.
+    let exchanges = proxy.exchanges();
+    for exchange in &exchanges {
+        assert_eq!(exchange.status, 200, "{exchange:?}");
+    }
+    let apis: std::collections::BTreeSet<&str> =
+        exchanges.iter().map(|e| api_of(&e.body)).collect();
+    assert_eq!(apis.len(), 3, "{apis:?}");
+    // What the server had to read anew at each request, for the closing note.
+    for pair in exchanges.windows(2) {
+        eprintln!(
+            "{} -> {}: {} prompt tokens, {} processed",
+            api_of(&pair[0].body),
+            api_of(&pair[1].body),
+            pair[1].prompt_tokens(),
+            pair[1].processed()
+        );
+    }
+    agent.assert_valid();
 }

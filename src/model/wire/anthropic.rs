@@ -6,7 +6,9 @@
 //! - the system prompt as the top-level `system`, tool results as `tool_result` blocks that
 //!   open the user message after the call;
 //! - thinking (from the reasoning-effort option, as `budget_tokens`) with its blocks sent back
-//!   verbatim, signatures included, in the order they came, before the calls they led to;
+//!   verbatim, signatures included, in the order they came, before the calls they led to; off
+//!   for a request in a tool loop whose last answer has no thinking of this model's (the user
+//!   switched model during the turn), which the API refuses with thinking on;
 //! - call ids that match `^[a-zA-Z0-9_-]+$` and are unique in the request, whoever wrote
 //!   them (see `model::dialect`);
 //! - prompt caching through `cache_control` breakpoints on the fixed start (tools and system),
@@ -126,7 +128,8 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
     // The budget must leave room for the answer; the API's least budget is 1,024.
     let thinking = thinking
         .map(|b| b.min(max_tokens.saturating_sub(1024)))
-        .filter(|b| *b >= 1024);
+        .filter(|b| *b >= 1024)
+        .filter(|_| thinking_may_go_on(&messages));
     let mut body = json!({
         "model": request.model,
         "max_tokens": max_tokens,
@@ -148,6 +151,25 @@ pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
         body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// Whether thinking may be on for a request with `messages`: in the middle of a tool loop
+/// the API demands that the last answer start with its thinking block, which an answer from
+/// another model (the user switched during the turn) or one written without thinking does
+/// not have. Such a request goes without thinking; the next turn has it again.
+fn thinking_may_go_on(messages: &[Value]) -> bool {
+    let Some((last, before)) = messages.split_last() else {
+        return true;
+    };
+    let in_loop = last["role"] == "user" && last["content"][0]["type"] == "tool_result";
+    if !in_loop {
+        return true;
+    }
+    let answer = before.last().map(|m| &m["content"][0]["type"]);
+    matches!(
+        answer.and_then(Value::as_str),
+        Some("thinking" | "redacted_thinking")
+    )
 }
 
 /// Adds `blocks` as a message of `role`, joining the last message when it has that role
