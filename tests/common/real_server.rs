@@ -501,8 +501,9 @@ fn log_file() -> Option<PathBuf> {
     std::env::var_os("TANDEM_REAL_SERVER_LOG").map(PathBuf::from)
 }
 
-/// Marks in [`log_file`], if there is one, which test the lines after it are from.
-fn log_note(what: &str) {
+/// Writes `what` in [`log_file`], if there is one: which test the lines after it are from, or
+/// a figure a test measured for the closing note.
+pub fn log_note(what: &str) {
     use std::io::Write;
     if let Some(path) = log_file() {
         let mut log = std::fs::OpenOptions::new()

@@ -180,13 +180,13 @@ async fn one_session_switched_across_the_three_apis_with_a_call_after_each_switc
     assert_eq!(apis.len(), 3, "{apis:?}");
     // What the server had to read anew at each request, for the closing note.
     for pair in exchanges.windows(2) {
-        eprintln!(
+        crate::common::real_server::log_note(&format!(
             "{} -> {}: {} prompt tokens, {} processed",
             api_of(&pair[0].body),
             api_of(&pair[1].body),
             pair[1].prompt_tokens(),
             pair[1].processed()
-        );
+        ));
     }
     agent.assert_valid();
 }
