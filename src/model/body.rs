@@ -133,6 +133,13 @@ fn message_json(message: &Message, origin: &Origin, dialect: &Dialect) -> Value 
                 } else {
                     json!(text)
                 };
+                let mut calls = calls;
+                if let (Some(signature), Some(first)) =
+                    (dialect.foreign_call_signature(), calls.first_mut())
+                    && first.get("extra_content").is_none()
+                {
+                    first["extra_content"] = json!({"google": {"thought_signature": signature}});
+                }
                 json!({ "role": "assistant", "content": content, "tool_calls": calls })
             };
             if let Some(state) = state {

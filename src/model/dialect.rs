@@ -18,6 +18,9 @@
 //!   server and model carries its own (see `carried`); any other gets the empty string both
 //!   accept. Every other provider is sent no such field (strict OpenAI-compatible servers
 //!   refuse it).
+//! - **a thought signature on every call** ([`Dialect::foreign_call_signature`]): Gemini 3
+//!   refuses a call without one; a call another model wrote gets the value Google documents
+//!   for that case.
 //!
 //! Another provider's opaque state (signatures, encrypted reasoning, Gemini's
 //! `extra_content`) never goes anywhere but its origin: that rule lives with the state
@@ -37,6 +40,7 @@ pub struct Dialect {
     pub provider: &'static str,
     ids: Ids,
     placeholder: Option<&'static str>,
+    signature: Option<&'static str>,
 }
 
 /// The call ids a provider takes.
@@ -68,6 +72,9 @@ struct Provider {
     recognise: fn(&Target) -> bool,
     ids: Ids,
     placeholder: Option<&'static str>,
+    /// The thought signature a call another model wrote carries, where the provider
+    /// demands one on every call and takes this value for calls it did not write.
+    signature: Option<&'static str>,
 }
 
 /// Routers that speak for many providers and translate themselves (OpenRouter answers with
@@ -83,6 +90,7 @@ const PROVIDERS: &[Provider] = &[
         recognise: |t| t.api == Api::AnthropicMessages,
         ids: Ids::Word,
         placeholder: None,
+        signature: None,
     },
     // Mistral's models check ids wherever they run (Mistral's API, vLLM's Mistral mode).
     Provider {
@@ -104,6 +112,7 @@ const PROVIDERS: &[Provider] = &[
         },
         ids: Ids::NineAlnum,
         placeholder: None,
+        signature: None,
     },
     // DeepSeek's thinking mode: "Missing `reasoning_content` field" otherwise.
     Provider {
@@ -115,6 +124,7 @@ const PROVIDERS: &[Provider] = &[
         },
         ids: Ids::Unique,
         placeholder: Some("reasoning_content"),
+        signature: None,
     },
     // Kimi's thinking mode: "thinking is enabled but reasoning_content is missing in
     // assistant tool call message"; its models read calls as `functions.NAME:N`.
@@ -129,6 +139,21 @@ const PROVIDERS: &[Provider] = &[
         },
         ids: Ids::Kimi,
         placeholder: Some("reasoning_content"),
+        signature: None,
+    },
+    // Gemini 3 on its OpenAI-compatible endpoint: "Function call is missing a
+    // thought_signature"; Google's documented value for calls from another model passes.
+    Provider {
+        name: "gemini",
+        recognise: |t| {
+            t.api == Api::ChatCompletions
+                && (host_is(&t.host, "generativelanguage.googleapis.com")
+                    || host_is(&t.host, "aiplatform.googleapis.com")
+                    || (gemini_3_or_later(&t.model) && !routed(&t.host)))
+        },
+        ids: Ids::Unique,
+        placeholder: None,
+        signature: Some("skip_thought_signature_validator"),
     },
     // OpenAI's chat completions: "string too long. Expected a string with maximum length 40".
     Provider {
@@ -136,6 +161,7 @@ const PROVIDERS: &[Provider] = &[
         recognise: |t| t.api == Api::ChatCompletions && host_is(&t.host, "openai.com"),
         ids: Ids::AtMost(40),
         placeholder: None,
+        signature: None,
     },
 ];
 
@@ -144,7 +170,18 @@ const DEFAULT: Dialect = Dialect {
     provider: "any",
     ids: Ids::Unique,
     placeholder: None,
+    signature: None,
 };
+
+/// Whether `model` (bare, lowercase) is Gemini 3 or later, the versions that refuse a call
+/// without a thought signature.
+fn gemini_3_or_later(model: &str) -> bool {
+    let Some(rest) = model.strip_prefix("gemini-") else {
+        return false;
+    };
+    let major: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    major.parse::<u32>().is_ok_and(|m| m >= 3)
+}
 
 /// Whether `host` is `domain` or one of its subdomains.
 fn host_is(host: &str, domain: &str) -> bool {
@@ -180,6 +217,7 @@ impl Dialect {
                 provider: p.name,
                 ids: p.ids,
                 placeholder: p.placeholder,
+                signature: p.signature,
             })
     }
 
@@ -187,6 +225,14 @@ impl Dialect {
     /// has no reasoning of this server's), if the provider demands one.
     pub fn reasoning_placeholder(&self) -> Option<&'static str> {
         self.placeholder
+    }
+
+    /// The thought signature the first call of an answer another model wrote carries
+    /// (as `extra_content.google.thought_signature`), if the provider demands one. Every such
+    /// answer gets it, not only the current turn's, so the prompt prefix stays the same from
+    /// one turn to the next.
+    pub fn foreign_call_signature(&self) -> Option<&'static str> {
+        self.signature
     }
 
     /// These rules without the reasoning field: for a server that refused reasoning sent

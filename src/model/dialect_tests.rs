@@ -273,3 +273,26 @@ fn a_rewritten_answer_keeps_its_recorded_order() {
         "call_0_1"
     );
 }
+
+#[test]
+fn gemini_3_calls_from_other_models_get_googles_documented_signature() {
+    let of = |url, model| Dialect::of(Api::ChatCompletions, url, model).foreign_call_signature();
+    let google = "https://generativelanguage.googleapis.com/v1beta/openai";
+    assert_eq!(
+        of(google, "gemini-2.5-pro"),
+        Some("skip_thought_signature_validator")
+    );
+    assert_eq!(
+        of("http://127.0.0.1/v1", "gemini-3-pro-preview"),
+        Some("skip_thought_signature_validator")
+    );
+    assert_eq!(
+        of("http://127.0.0.1/v1", "google/gemini-3.1-flash"),
+        Some("skip_thought_signature_validator")
+    );
+    assert_eq!(of("http://127.0.0.1/v1", "gemini-2.5-flash"), None);
+    assert_eq!(
+        of("https://openrouter.ai/api/v1", "google/gemini-2.0-flash"),
+        None
+    );
+}

@@ -5,7 +5,8 @@
 //! - DeepSeek (thinking mode): an assistant message with tool calls must carry its
 //!   `reasoning_content`.
 //! - Gemini (OpenAI-compatible endpoint): a tool call must carry its
-//!   `extra_content.google.thought_signature`.
+//!   `extra_content.google.thought_signature`, and the first call of every answer in the
+//!   current turn (after the last user message) must carry one, whoever wrote it.
 //! - OpenRouter (reasoning models with tools): `reasoning_details` come back unchanged.
 //! - DeepSeek and Kimi (thinking modes): every assistant message with calls carries a
 //!   `reasoning_content` field, whoever wrote it (another model's reasoning cannot be sent,
@@ -173,6 +174,11 @@ fn refusal(contract: Contract, call: &Value, position: usize) -> (u16, String) {
 /// DeepSeek's and Kimi's `reasoning_content` on each assistant message with calls, Kimi's
 /// non-empty content, Mistral's call ids.
 fn shape(contract: Contract, messages: &[Value]) -> Option<(u16, String)> {
+    // Gemini 3 checks the calls of the current turn: those after the last user message.
+    let turn_starts = messages
+        .iter()
+        .rposition(|m| m["role"] == "user")
+        .map_or(0, |i| i + 1);
     for (i, message) in messages.iter().enumerate() {
         let calls = message["tool_calls"].as_array().filter(|c| !c.is_empty());
         let assistant = message["role"] == "assistant";
@@ -192,6 +198,16 @@ fn shape(contract: Contract, messages: &[Value]) -> Option<(u16, String)> {
             Contract::Kimi if assistant && message["content"] == "" => {
                 json!({"error": {"message": format!("the message at position {i} with role 'assistant' must not be empty"),
                     "type": "invalid_request_error"}})
+            }
+            Contract::Gemini
+                if assistant
+                    && i >= turn_starts
+                    && calls.is_some_and(|c| {
+                        !c[0]["extra_content"]["google"]["thought_signature"].is_string()
+                    }) =>
+            {
+                let call = &calls.unwrap()[0];
+                return Some(refusal(contract, call, 0));
             }
             Contract::Mistral => {
                 let ids = calls

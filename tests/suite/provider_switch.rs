@@ -340,3 +340,55 @@ async fn a_switch_to_claude_in_the_middle_of_a_tool_loop_asks_without_thinking_t
     assert_eq!(requests[2].body["thinking"]["type"], "enabled");
     agent.assert_valid();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switch_to_gemini_3_in_the_middle_of_a_tool_loop_signs_the_other_models_call() {
+    use std::time::Duration;
+    let local = MockModel::start(vec![
+        Reply::tools(&[read("call_local1")]).slow(Duration::from_millis(150)),
+    ])
+    .await;
+    let gemini = MockModel::start(vec![Reply::text(&["Gemini took over."])]).await;
+    gemini.enforce(Contract::Gemini);
+    let ws = Workspace::new();
+    copy_fixture("small", &ws.project());
+    ws.write(
+        "home/.config/tandem/config.toml",
+        &format!(
+            "[[models]]\nid = \"mock-model\"\n\n[[providers]]\nname = \"p-gemini\"\nbase_url = \"{}\"\n\
+             api_key_env = \"SWITCH_KEY\"\n\n[[models]]\nid = \"gemini-3-pro-preview\"\nprovider = \"p-gemini\"\n",
+            gemini.base_url
+        ),
+    );
+    let mut env = ws.env(&local);
+    env.push(("SWITCH_KEY".into(), "sk-switch-0123456789".into()));
+    let mut agent = Agent::spawn_with(&env, &[], Some(FakeEditor::new()));
+    agent.initialize_with(json!({})).await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let running = agent.start_prompt(&session, "read the readme").await;
+    agent.next_message().await;
+    let switched = agent
+        .set_option(&session, "model", "gemini-3-pro-preview")
+        .await;
+    assert!(switched.get("result").is_some(), "{switched}");
+    let response = tokio::time::timeout(crate::common::acp_client::WAIT, running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let sent = &gemini.requests()[0].body;
+    let call = &sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_calls"].is_array())
+        .unwrap()["tool_calls"][0];
+    assert_eq!(
+        call["extra_content"]["google"]["thought_signature"], "skip_thought_signature_validator",
+        "Google's value for a call another model wrote"
+    );
+    agent.assert_valid();
+}
