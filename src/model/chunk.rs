@@ -223,7 +223,8 @@ pub struct ErrorDetail {
 
 impl ErrorDetail {
     /// Reads an error body: `{"error": {...}}`, `{"error": "text"}`, a bare `{message, code}`
-    /// object (vLLM), `{"detail": ...}`, or plain text.
+    /// object (vLLM), `{"detail": ...}`, an array of such objects (Gemini's OpenAI-compatible
+    /// endpoint: the first says it), or plain text.
     pub fn parse(body: &[u8]) -> ErrorDetail {
         serde_json::from_slice::<Value>(body)
             .ok()
@@ -234,8 +235,12 @@ impl ErrorDetail {
             })
     }
 
-    /// Reads an error value found in a JSON body or chunk.
+    /// Reads an error value found in a JSON body or chunk; of an array, its first element.
     pub fn from_value(value: &Value) -> Option<ErrorDetail> {
+        let value = match value {
+            Value::Array(items) => items.first()?,
+            other => other,
+        };
         let inner = value.get("error").unwrap_or(value);
         if let Some(s) = inner.as_str() {
             return Some(ErrorDetail {
@@ -370,6 +375,14 @@ mod tests {
         assert_eq!(d.message, "model 'x' not found");
         let d = ErrorDetail::parse(br#"{"object":"error","message":"too long","code":400}"#);
         assert_eq!(d.message, "too long");
+        let d = ErrorDetail::parse(
+            br#"[{"error":{"code":400,"message":"The input token count (9) exceeds the maximum number of tokens allowed (8).","status":"INVALID_ARGUMENT"}}]"#,
+        );
+        assert_eq!(
+            d.message,
+            "The input token count (9) exceeds the maximum number of tokens allowed (8)."
+        );
+        assert_eq!(d.code.as_deref(), Some("400"));
         let d =
             ErrorDetail::parse(b"<html><title>502 Bad Gateway</title>\n<body>nginx</body></html>");
         assert_eq!(d.message, "an HTML page titled \"502 Bad Gateway\"");
