@@ -1,0 +1,73 @@
+//! What providers expect of a request beyond the shape of their wire API — settings by model
+//! family, the window a model list gives, cache keys, item ids, beta headers — held against
+//! the mock that enforces it.
+
+use serde_json::{Value, json};
+
+use crate::common::{Agent, MockModel, Reply, Workspace};
+
+/// `ws`'s environment for an agent talking to `mock` in `api`, its default model `model`.
+fn env_for(ws: &Workspace, mock: &MockModel, api: &str, model: &str) -> Vec<(String, String)> {
+    let mut env = ws.env(mock);
+    env.retain(|(k, _)| k != "TANDEM_MODEL");
+    env.push(("TANDEM_API".into(), api.into()));
+    env.push(("TANDEM_MODEL".into(), model.into()));
+    env
+}
+
+fn option<'a>(options: &'a Value, id: &str) -> Option<&'a Value> {
+    options.as_array()?.iter().find(|o| o["id"] == id)
+}
+
+fn ended(response: &Value) {
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+}
+
+/// With no models in the config, the editor picks from the server's `/models`: a model of a
+/// known reasoning family gets the reasoning-effort option and its request the family's
+/// reasoning settings (`reasoning` with encrypted content on the Responses API, `thinking` on
+/// the Messages API); a model of no such family gets neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_picked_from_the_servers_list_gets_its_familys_reasoning() {
+    for (api, reasoning_model) in [
+        ("responses", "gpt-5.1"),
+        ("anthropic-messages", "claude-sonnet-4-5"),
+    ] {
+        let mock = MockModel::start(vec![Reply::text(&["a"]), Reply::text(&["b"])]).await;
+        let listed = json!({"object": "list", "data": [
+            {"id": "mock-model"}, {"id": reasoning_model}, {"id": "llama3"}]});
+        mock.serve_info("/v1/models", 200, listed);
+        let ws = Workspace::new();
+        let mut agent = Agent::spawn(&env_for(&ws, &mock, api, "mock-model"), &[]);
+        let session = agent.open_session(&ws.project()).await;
+
+        let set = agent.set_option(&session, "model", reasoning_model).await;
+        let options = &set["result"]["configOptions"];
+        let effort = option(options, "reasoning_effort")
+            .unwrap_or_else(|| panic!("{api}: no reasoning option for {reasoning_model}: {set}"));
+        assert_eq!(effort["currentValue"], "medium");
+        agent.set_option(&session, "reasoning_effort", "high").await;
+        ended(&agent.prompt(&session, "think").await.0);
+        let sent = &mock.requests()[0].body;
+        assert_eq!(sent["model"], reasoning_model);
+        if api == "responses" {
+            assert_eq!(sent["reasoning"]["effort"], "high", "{sent}");
+            assert_eq!(sent["include"], json!(["reasoning.encrypted_content"]));
+        } else {
+            assert_eq!(sent["thinking"]["type"], "enabled", "{sent}");
+            assert_eq!(sent["thinking"]["budget_tokens"], 16_384);
+        }
+
+        let set = agent.set_option(&session, "model", "llama3").await;
+        assert!(
+            option(&set["result"]["configOptions"], "reasoning_effort").is_none(),
+            "{api}: {set}"
+        );
+        ended(&agent.prompt(&session, "plain").await.0);
+        let sent = &mock.requests()[1].body;
+        assert_eq!(sent["model"], "llama3");
+        assert!(sent.get("reasoning").is_none() && sent.get("thinking").is_none());
+        assert!(sent.get("include").is_none(), "{sent}");
+        agent.assert_valid();
+    }
+}
