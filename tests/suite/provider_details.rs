@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Agent, MockModel, Reply, Workspace};
+use crate::common::{Agent, MockModel, Reply, Workspace, of_kind};
 
 /// `ws`'s environment for an agent talking to `mock` in `api`, its default model `model`.
 fn env_for(ws: &Workspace, mock: &MockModel, api: &str, model: &str) -> Vec<(String, String)> {
@@ -70,4 +70,31 @@ async fn a_model_picked_from_the_servers_list_gets_its_familys_reasoning() {
         assert!(sent.get("include").is_none(), "{sent}");
         agent.assert_valid();
     }
+}
+
+/// Mistral's `/v1/models` gives each model's window as `max_context_length`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mistrals_model_list_gives_the_window() {
+    let mock = MockModel::start(vec![Reply::text(&["hi"])]).await;
+    mock.serve_info(
+        "/v1/models",
+        200,
+        json!({"object": "list", "data": [{
+            "id": "mock-model", "object": "model", "created": 1_756_000_000,
+            "owned_by": "mistralai", "name": "mock-model", "description": "A Mistral model",
+            "capabilities": {"completion_chat": true, "function_calling": true, "vision": false},
+            "max_context_length": 32768, "aliases": [], "deprecation": null,
+            "default_model_temperature": 0.7, "type": "base"}]}),
+    );
+    let ws = Workspace::new();
+    let mut agent = Agent::spawn(&ws.env(&mock), &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (answer, updates) = agent.prompt(&session, "hi").await;
+    ended(&answer);
+    let size = &of_kind(&updates, "usage_update").last().unwrap()["size"];
+    assert_eq!(size, 32768, "{updates:?}");
+    let usage = agent
+        .request_ok("_tandem/usage", json!({"sessionId": session}))
+        .await;
+    assert_eq!(usage["contextWindow"], 32768, "{usage}");
 }
