@@ -190,6 +190,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         let body = request_body(&req("m"), &origin());
         let m = &body["messages"][0];
@@ -217,6 +218,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         let body = request_body(&req, &origin());
         assert_eq!(body["messages"][1]["content"], "a\n\nb");
@@ -251,6 +253,7 @@ mod tests {
             }],
             max_tokens: Some(1),
             response_format: None,
+            cache_key: None,
         };
         let body = request_body(&req, &origin());
         assert_eq!(body["messages"][0]["content"], Value::Null);
@@ -280,6 +283,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         let body = request_body(&req, &origin());
         assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");
@@ -309,6 +313,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         // At the end of the conversation: a user message of their own after the results.
         let body = request_body(

@@ -98,3 +98,40 @@ async fn mistrals_model_list_gives_the_window() {
         .await;
     assert_eq!(usage["contextWindow"], 32768, "{usage}");
 }
+
+/// Every Responses request of a session — each tool round, each prompt — carries the session
+/// id as `prompt_cache_key`, so OpenAI serves them from one cache; another session's
+/// requests carry its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_responses_request_names_its_session_as_the_cache_key() {
+    let mock = MockModel::start(vec![
+        Reply::tools(&[("c1", "list_dir", json!({"path": "."}))]),
+        Reply::text(&["listed"]),
+        Reply::text(&["other session"]),
+        Reply::text(&["again"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let mut env = env_for(&ws, &mock, "responses", "gpt-4.1");
+    env.push(("TANDEM_MODE".into(), "full-access".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let first = agent.open_session(&ws.project()).await;
+    let second = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ended(&agent.prompt(&first, "list").await.0);
+    ended(&agent.prompt(&second, "hello").await.0);
+    ended(&agent.prompt(&first, "again").await.0);
+    let keys: Vec<Value> = mock
+        .requests()
+        .iter()
+        .map(|r| r.body["prompt_cache_key"].clone())
+        .collect();
+    assert_eq!(
+        keys,
+        [json!(first), json!(first), json!(second), json!(first)],
+        "{first} / {second}"
+    );
+    assert_ne!(first, second);
+}

@@ -21,6 +21,7 @@ fn request(messages: Vec<Message>, effort: Option<&str>) -> ModelRequest {
         }],
         max_tokens: None,
         response_format: None,
+        cache_key: None,
     }
 }
 

@@ -130,6 +130,9 @@ pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) ->
     if !instructions.is_empty() {
         body["instructions"] = json!(instructions.join("\n\n"));
     }
+    if let Some(key) = &request.cache_key {
+        body["prompt_cache_key"] = json!(key);
+    }
     if let Some(effort) = &request.reasoning_effort {
         body["reasoning"] = json!({ "effort": effort });
         if summaries {

@@ -94,9 +94,11 @@ fn reasoning_items_come_back_before_their_calls() {
         }],
         max_tokens: None,
         response_format: None,
+        cache_key: Some("session-1".into()),
     };
     let body = request_body(&request, &origin(), true);
     assert_eq!(body["instructions"], "sys");
+    assert_eq!(body["prompt_cache_key"], "session-1");
     assert_eq!(body["store"], false);
     assert_eq!(body["include"][0], "reasoning.encrypted_content");
     assert_eq!(
@@ -170,9 +172,9 @@ fn reasoning_that_cannot_come_back_is_not_kept_and_done_ends_nothing() {
         tools: Vec::new(),
         max_tokens: Some(1),
         response_format: None,
+        cache_key: None,
     };
-    assert_eq!(
-        request_body(&request, &origin(), true)["max_output_tokens"],
-        16
-    );
+    let body = request_body(&request, &origin(), true);
+    assert_eq!(body["max_output_tokens"], 16);
+    assert!(body.get("prompt_cache_key").is_none(), "a one-off request");
 }
