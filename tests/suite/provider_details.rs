@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::common::anthropic_wire::betas;
 use crate::common::{Agent, MockModel, Reply, Workspace, of_kind};
 
 /// `ws`'s environment for an agent talking to `mock` in `api`, its default model `model`.
@@ -134,4 +135,80 @@ async fn each_responses_request_names_its_session_as_the_cache_key() {
         "{first} / {second}"
     );
     assert_ne!(first, second);
+}
+
+/// A Claude 4 model that thinks and is offered tools is sent Anthropic's interleaved-thinking
+/// beta, so it may think between its tool calls; Claude 3.7 is not, nor a request without
+/// tools (the summary a compaction asks for). An `anthropic-beta` the editor configured keeps
+/// its betas and gains this one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_4_thinking_with_tools_asks_for_interleaved_thinking() {
+    let mock = MockModel::start(vec![
+        Reply::text(&["four"]),
+        Reply::text(&["three"]),
+        Reply::text(&["again"]),
+        Reply::text(&["The summary."]),
+        Reply::text(&["configured"]),
+    ])
+    .await;
+    let ws = Workspace::new();
+    let mut env = env_for(&ws, &mock, "anthropic-messages", "claude-sonnet-4-5");
+    env.push((
+        "TANDEM_MODELS".into(),
+        "claude-sonnet-4-5,claude-3-7-sonnet-latest".into(),
+    ));
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    ended(&agent.prompt(&session, "hi").await.0);
+    agent
+        .set_option(&session, "model", "claude-3-7-sonnet-latest")
+        .await;
+    ended(&agent.prompt(&session, "hi").await.0);
+    agent
+        .set_option(&session, "model", "claude-sonnet-4-5")
+        .await;
+    ended(&agent.prompt(&session, "hi").await.0);
+    ended(&agent.prompt(&session, "/compact").await.0);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    for r in &requests {
+        assert!(r.path.ends_with("/messages"), "{}", r.path);
+    }
+    let interleaved = vec!["interleaved-thinking-2025-05-14".to_string()];
+    assert_eq!(requests[0].body["thinking"]["type"], "enabled");
+    assert!(
+        requests[0].body["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    );
+    assert_eq!(betas(&requests[0]), interleaved);
+    assert_eq!(requests[1].body["thinking"]["type"], "enabled");
+    assert!(betas(&requests[1]).is_empty(), "Claude 3.7");
+    assert_eq!(betas(&requests[2]), interleaved);
+    assert!(requests[3].body.get("tools").is_none());
+    assert!(betas(&requests[3]).is_empty(), "no tools");
+
+    // The editor's own beta stays, and interleaved thinking joins it.
+    agent
+        .request_ok(
+            "providers/set",
+            json!({"providerId": "main", "apiType": "anthropic", "baseUrl": mock.base_url,
+                   "headers": {"x-api-key": crate::common::TEST_KEY,
+                               "anthropic-beta": "prompt-caching-2024-07-31"}}),
+        )
+        .await;
+    let configured = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ended(&agent.prompt(&configured, "hi").await.0);
+    let last = mock.requests().last().unwrap().clone();
+    assert_eq!(
+        betas(&last),
+        [
+            "prompt-caching-2024-07-31",
+            "interleaved-thinking-2025-05-14"
+        ]
+    );
+    agent.assert_valid();
 }

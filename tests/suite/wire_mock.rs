@@ -290,6 +290,16 @@ async fn anthropic_refuses_bad_headers_and_parameters() {
         (401, "authentication_error", "invalid x-api-key"),
     )
     .await;
+    let beta = &[
+        ("anthropic-version", "2023-06-01"),
+        ("x-api-key", "k"),
+        (
+            "anthropic-beta",
+            "interleaved-thinking-2025-05-14, thinking-forever-2099-01-01",
+        ),
+    ];
+    let unknown = "Unexpected value(s) `thinking-forever-2099-01-01` for the `anthropic-beta` header. Please consult our documentation at docs.anthropic.com or try again without the header.";
+    at(beta, &good, invalid(unknown)).await;
     let mut unbounded = good.clone();
     unbounded.as_object_mut().unwrap().remove("max_tokens");
     at(ANTHROPIC, &unbounded, invalid("max_tokens: Field required")).await;
@@ -327,12 +337,20 @@ async fn anthropic_refuses_bad_headers_and_parameters() {
     four["messages"][0]["content"] =
         json!([{"type": "text", "text": "hi", "cache_control": cached}]);
     four["thinking"] = json!({"type": "enabled", "budget_tokens": 1024});
-    let events = accepted(mock, "/messages", ANTHROPIC, &four).await;
+    let betas = &[
+        ("anthropic-version", "2023-06-01"),
+        ("x-api-key", "k"),
+        (
+            "anthropic-beta",
+            "prompt-caching-2024-07-31,interleaved-thinking-2025-05-14",
+        ),
+    ];
+    let events = accepted(mock, "/messages", betas, &four).await;
     assert_eq!(answer_text(&events), "ok");
     let requests = mock.requests();
-    assert_eq!(requests.len(), 9);
-    assert_eq!(requests[8].system_prompt(), "a\nb");
-    assert_eq!(requests[8].last_user_text(), "hi");
+    assert_eq!(requests.len(), 10);
+    assert_eq!(requests[9].system_prompt(), "a\nb");
+    assert_eq!(requests[9].last_user_text(), "hi");
 }
 
 #[tokio::test]
