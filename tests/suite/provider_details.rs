@@ -5,6 +5,8 @@
 use serde_json::{Value, json};
 
 use crate::common::anthropic_wire::betas;
+use crate::common::contract::deepseek_round;
+use crate::common::mock_model::Recorded;
 use crate::common::{Agent, MockModel, Reply, Workspace, of_kind};
 
 /// `ws`'s environment for an agent talking to `mock` in `api`, its default model `model`.
@@ -210,5 +212,55 @@ async fn claude_4_thinking_with_tools_asks_for_interleaved_thinking() {
             "interleaved-thinking-2025-05-14"
         ]
     );
+    agent.assert_valid();
+}
+
+/// Reasoning items go back with their encrypted content and without their `rs_` ids: with
+/// `store: false` nothing is stored under an id, and OpenAI refuses an input item that names
+/// one (404). The transcript keeps what the server sent, so a reloaded session's items are
+/// stripped on the way out too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_items_go_back_without_their_ids_also_after_a_reload() {
+    let round = |thought: &str, id: &str| {
+        deepseek_round(thought, &[(id, "read_file", json!({"path": "README.md"}))])
+    };
+    let mock = MockModel::start(vec![round("Read it first.", "t1"), Reply::text(&["Read."])]).await;
+    let ws = Workspace::new();
+    ws.write("project/README.md", "hello\n");
+    let mut env = env_for(&ws, &mock, "responses", "o4-mini");
+    env.push(("TANDEM_MODE".into(), "full-access".into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let session = agent.open_session(&ws.project()).await;
+    let (response, _) = agent.prompt(&session, "read the readme").await;
+    ended(&response);
+    drop(agent);
+
+    mock.push(round("Once more.", "t2"));
+    mock.push(Reply::text(&["Read again."]));
+    let mut agent = Agent::spawn(&env, &[]);
+    agent.initialize().await;
+    agent
+        .open_stored("session/load", &session, &ws.project())
+        .await;
+    ended(&agent.prompt(&session, "and again").await.0);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    let reasoning = |r: &Recorded| -> Vec<Value> {
+        r.body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["type"] == "reasoning")
+            .cloned()
+            .collect()
+    };
+    for (n, expected) in [(1, 1), (2, 1), (3, 2)] {
+        let items = reasoning(&requests[n]);
+        assert_eq!(items.len(), expected, "request {n}: {items:?}");
+        for item in items {
+            assert!(item.get("id").is_none(), "request {n}: {item}");
+            assert!(item["encrypted_content"].is_string(), "{item}");
+        }
+    }
     agent.assert_valid();
 }

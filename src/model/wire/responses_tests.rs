@@ -65,7 +65,7 @@ fn reasoning_and_calls_stream_in_order_with_their_usage() {
 
 #[test]
 fn reasoning_items_come_back_before_their_calls() {
-    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan"}], "encrypted_content": "ENC"});
+    let reasoning = json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Plan"}], "encrypted_content": "ENC"});
     let (calls, carried) = reasoned_call();
     let request = ModelRequest {
         model: "o4-mini".into(),
@@ -106,7 +106,10 @@ fn reasoning_items_come_back_before_their_calls() {
         json!({"effort": "high", "summary": "auto"})
     );
     let input = body["input"].as_array().unwrap();
-    assert_eq!(input[1], reasoning, "verbatim, without its status");
+    assert_eq!(
+        input[1], reasoning,
+        "verbatim, without its status or its id (store is false)"
+    );
     assert_eq!(input[2]["type"], "function_call");
     assert_eq!(input[2]["call_id"], "call_1");
     assert!(
