@@ -195,6 +195,16 @@ pub fn known_reasoning_effort(model: &str) -> bool {
     .any(|p| bare.starts_with(p))
 }
 
+/// Whether a Claude family thinks between tool calls when asked to with Anthropic's
+/// interleaved-thinking beta: the Claude 4 families (Sonnet, Opus, Haiku 4 and later
+/// versions of them), not Claude 3.7.
+pub fn known_interleaved_thinking(model: &str) -> bool {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    ["claude-sonnet-4", "claude-opus-4", "claude-haiku-4"]
+        .iter()
+        .any(|p| bare.starts_with(p))
+}
+
 /// The most output tokens a family takes, where it is below what tandem would ask for: the
 /// Claude 3 models (not 3.5 or 3.7) take 4,096.
 pub fn known_output_limit(model: &str) -> Option<u32> {
@@ -298,5 +308,8 @@ mod tests {
         assert!(!known_reasoning_effort("gpt-4o"));
         assert!(known_images("gpt-4o"));
         assert!(!known_images("qwen2.5-coder:7b"));
+        assert!(known_interleaved_thinking("claude-sonnet-4-5"));
+        assert!(known_interleaved_thinking("anthropic/claude-opus-4.1"));
+        assert!(!known_interleaved_thinking("claude-3-7-sonnet-latest"));
     }
 }

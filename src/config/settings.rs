@@ -29,11 +29,14 @@ impl Settings {
         }
     }
 
-    /// `reasoning_effort` to send, if the current model takes it.
+    /// `reasoning_effort` to send, if the current model takes it: as the config says of a
+    /// model it lists, else as the table of model families says of its id (a model picked
+    /// from the server's list).
     pub fn effort_for_request(&self, config: &Config) -> Option<String> {
-        config
-            .model(&self.model)
-            .filter(|m| m.reasoning_effort)
-            .map(|_| self.reasoning_effort.clone())
+        let takes = config.model(&self.model).map_or_else(
+            || super::presets::known_reasoning_effort(&self.model),
+            |m| m.reasoning_effort,
+        );
+        takes.then(|| self.reasoning_effort.clone())
     }
 }

@@ -217,6 +217,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         let body = request_body(&req("m"), &origin(), &any());
         let m = &body["messages"][0];
@@ -244,6 +245,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         let body = request_body(&req, &origin(), &any());
         assert_eq!(body["messages"][1]["content"], "a\n\nb");
@@ -278,6 +280,7 @@ mod tests {
             }],
             max_tokens: Some(1),
             response_format: None,
+            cache_key: None,
         };
         let body = request_body(&req, &origin(), &any());
         assert_eq!(body["messages"][0]["content"], Value::Null);
@@ -307,6 +310,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         let body = request_body(&req, &origin(), &any());
         assert_eq!(body["messages"][0]["content"][1]["type"], "image_url");
@@ -336,6 +340,7 @@ mod tests {
             tools: Vec::new(),
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         // At the end of the conversation: a user message of their own after the results.
         let body = request_body(

@@ -3,7 +3,10 @@
 //! Real servers differ from OpenAI in small ways: reasoning arrives as `reasoning_content`
 //! (DeepSeek, vLLM, llama.cpp) or `reasoning` (Ollama, OpenRouter), `finish_reason` can be any
 //! string, tool-call `index` may be missing, an `error` object may arrive inside a 200 stream,
-//! and error `code`s may be numbers. These types accept all of that.
+//! error `code`s may be numbers and error bodies arrays (Gemini), and cached prompt tokens
+//! are counted in three places (OpenAI's `prompt_tokens_details`, DeepSeek's
+//! `prompt_cache_hit_tokens`, Moonshot's top-level `cached_tokens`). These types accept all
+//! of that.
 //!
 //! What must go back to the server is gathered too (see [`Gathered`]): the name of the
 //! reasoning field, OpenRouter's `reasoning_details`, and tool calls' `extra_content`.
@@ -73,9 +76,19 @@ pub struct ChunkUsage {
     /// Tokens generated.
     #[serde(default)]
     pub completion_tokens: Option<u64>,
-    /// `prompt_tokens_details.cached_tokens` (OpenAI, DeepSeek-compatible servers).
+    /// `prompt_tokens_details.cached_tokens` (OpenAI, llama.cpp, vLLM, most compatible
+    /// servers).
     #[serde(default)]
     pub prompt_tokens_details: Option<TokenDetails>,
+    /// Prompt tokens DeepSeek served from its cache (`prompt_cache_hit_tokens`).
+    #[serde(default)]
+    pub prompt_cache_hit_tokens: Option<u64>,
+    /// Prompt tokens DeepSeek did not find in its cache (`prompt_cache_miss_tokens`).
+    #[serde(default)]
+    pub prompt_cache_miss_tokens: Option<u64>,
+    /// Cached prompt tokens as Moonshot (Kimi) reports them, at the top of `usage`.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
     /// `completion_tokens_details.reasoning_tokens`.
     #[serde(default)]
     pub completion_tokens_details: Option<TokenDetails>,
@@ -192,21 +205,37 @@ impl Chunk {
             }
         }
         if let Some(u) = self.usage {
-            events.push(ModelEvent::Usage(Usage {
-                prompt_tokens: u.prompt_tokens.unwrap_or(0),
-                completion_tokens: u.completion_tokens.unwrap_or(0),
-                cached_tokens: u
-                    .prompt_tokens_details
-                    .and_then(|d| d.cached_tokens)
-                    .unwrap_or(0),
-                reasoning_tokens: u
-                    .completion_tokens_details
-                    .and_then(|d| d.reasoning_tokens)
-                    .unwrap_or(0),
-                cost: u.cost.filter(|c| c.is_finite() && *c >= 0.0),
-            }));
+            events.push(ModelEvent::Usage(u.read()));
         }
         events
+    }
+}
+
+impl ChunkUsage {
+    /// The counts, wherever this server put them: the cached prompt tokens under
+    /// `prompt_tokens_details` (OpenAI's place), else DeepSeek's `prompt_cache_hit_tokens`,
+    /// else Moonshot's top-level `cached_tokens`; the prompt, when a server gives only
+    /// DeepSeek's hits and misses, as their sum.
+    fn read(self) -> Usage {
+        let cached = self
+            .prompt_tokens_details
+            .and_then(|d| d.cached_tokens)
+            .or(self.prompt_cache_hit_tokens)
+            .or(self.cached_tokens);
+        let split = match (self.prompt_cache_hit_tokens, self.prompt_cache_miss_tokens) {
+            (Some(hit), Some(miss)) => Some(hit + miss),
+            _ => None,
+        };
+        Usage {
+            prompt_tokens: self.prompt_tokens.or(split).unwrap_or(0),
+            completion_tokens: self.completion_tokens.unwrap_or(0),
+            cached_tokens: cached.unwrap_or(0),
+            reasoning_tokens: self
+                .completion_tokens_details
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
+            cost: self.cost.filter(|c| c.is_finite() && *c >= 0.0),
+        }
     }
 }
 
@@ -223,7 +252,8 @@ pub struct ErrorDetail {
 
 impl ErrorDetail {
     /// Reads an error body: `{"error": {...}}`, `{"error": "text"}`, a bare `{message, code}`
-    /// object (vLLM), `{"detail": ...}`, or plain text.
+    /// object (vLLM), `{"detail": ...}`, an array of such objects (Gemini's OpenAI-compatible
+    /// endpoint: the first says it), or plain text.
     pub fn parse(body: &[u8]) -> ErrorDetail {
         serde_json::from_slice::<Value>(body)
             .ok()
@@ -234,8 +264,12 @@ impl ErrorDetail {
             })
     }
 
-    /// Reads an error value found in a JSON body or chunk.
+    /// Reads an error value found in a JSON body or chunk; of an array, its first element.
     pub fn from_value(value: &Value) -> Option<ErrorDetail> {
+        let value = match value {
+            Value::Array(items) => items.first()?,
+            other => other,
+        };
         let inner = value.get("error").unwrap_or(value);
         if let Some(s) = inner.as_str() {
             return Some(ErrorDetail {
@@ -352,6 +386,28 @@ mod tests {
     }
 
     #[test]
+    fn cached_tokens_in_each_servers_place() {
+        let cached = |usage: &str| {
+            let chunk = format!(r#"{{"choices":[],"usage":{usage}}}"#);
+            match events(&chunk).as_slice() {
+                [ModelEvent::Usage(u)] => (u.prompt_tokens, u.cached_tokens),
+                other => panic!("{other:?}"),
+            }
+        };
+        let openai = r#"{"prompt_tokens":90,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":64}}"#;
+        assert_eq!(cached(openai), (90, 64));
+        let deepseek = r#"{"prompt_tokens":90,"completion_tokens":1,"prompt_cache_hit_tokens":80,"prompt_cache_miss_tokens":10}"#;
+        assert_eq!(cached(deepseek), (90, 80));
+        let split =
+            r#"{"completion_tokens":1,"prompt_cache_hit_tokens":80,"prompt_cache_miss_tokens":10}"#;
+        assert_eq!(cached(split), (90, 80));
+        let kimi = r#"{"prompt_tokens":90,"completion_tokens":1,"cached_tokens":32}"#;
+        assert_eq!(cached(kimi), (90, 32));
+        let none = r#"{"prompt_tokens":90,"completion_tokens":1,"prompt_tokens_details":null}"#;
+        assert_eq!(cached(none), (90, 0));
+    }
+
+    #[test]
     fn tool_call_index_may_be_missing() {
         let c: Chunk = serde_json::from_str(
             r#"{"choices":[{"delta":{"tool_calls":[{"id":"c1","function":{"name":"x","arguments":"{"}}]}}]}"#,
@@ -370,6 +426,14 @@ mod tests {
         assert_eq!(d.message, "model 'x' not found");
         let d = ErrorDetail::parse(br#"{"object":"error","message":"too long","code":400}"#);
         assert_eq!(d.message, "too long");
+        let d = ErrorDetail::parse(
+            br#"[{"error":{"code":400,"message":"The input token count (9) exceeds the maximum number of tokens allowed (8).","status":"INVALID_ARGUMENT"}}]"#,
+        );
+        assert_eq!(
+            d.message,
+            "The input token count (9) exceeds the maximum number of tokens allowed (8)."
+        );
+        assert_eq!(d.code.as_deref(), Some("400"));
         let d =
             ErrorDetail::parse(b"<html><title>502 Bad Gateway</title>\n<body>nginx</body></html>");
         assert_eq!(d.message, "an HTML page titled \"502 Bad Gateway\"");

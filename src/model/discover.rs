@@ -2,7 +2,8 @@
 //! window, asked once per endpoint in the background. Each server family answers somewhere
 //! else:
 //! - every OpenAI-compatible server: `GET /v1/models` (vLLM adds `max_model_len`, OpenRouter
-//!   `context_length`, Groq `context_window`, llama.cpp `meta.n_ctx`);
+//!   `context_length`, Groq `context_window`, Mistral `max_context_length`, llama.cpp
+//!   `meta.n_ctx`);
 //! - llama.cpp: `GET /props` (`n_ctx`, the window it was started with);
 //! - Ollama: `GET /api/ps` (the window of a loaded model) and `POST /api/show` (`num_ctx`
 //!   from the Modelfile, the model's own `context_length`); without either Ollama uses its
@@ -287,6 +288,8 @@ fn read_model_list(list: &Value, found: &mut Discovered) {
                 "loaded_context_length",
                 "GET /models (loaded_context_length)",
             ),
+            // Mistral's window; after the loaded window of a server that gives both.
+            ("max_context_length", "GET /models (max_context_length)"),
         ] {
             if let Some(tokens) = entry[field].as_u64() {
                 found.set_window(id, tokens, source);
@@ -432,11 +435,17 @@ mod tests {
                 {"id": "qwen", "max_model_len": 32768},
                 {"id": "or/model", "context_length": 131072},
                 {"id": "gguf", "meta": {"n_ctx": 4096, "n_ctx_train": 8192}},
+                {"id": "mistral-large-latest", "object": "model", "owned_by": "mistralai",
+                 "max_context_length": 131072},
                 {"id": "plain"}
             ]}),
             &mut found,
         );
-        assert_eq!(found.models, ["qwen", "or/model", "gguf", "plain"]);
+        assert_eq!(
+            found.models,
+            ["qwen", "or/model", "gguf", "mistral-large-latest", "plain"]
+        );
+        assert_eq!(found.window("mistral-large-latest").unwrap().tokens, 131072);
         assert_eq!(found.window("qwen").unwrap().tokens, 32768);
         assert_eq!(found.window("or/model").unwrap().tokens, 131072);
         assert_eq!(found.window("gguf").unwrap().tokens, 4096);

@@ -359,13 +359,23 @@ fn by_status(
     }
 }
 
-/// Whether the answer says the request does not fit the context window: by its code, or by
-/// its words anywhere in the body (the message shown may be a shortened excerpt of it).
+/// Whether the answer says the request does not fit the context window: by its code or type
+/// (OpenAI's `context_length_exceeded`, llama.cpp's `exceed_context_size_error`), or by its
+/// words anywhere in the body (the message shown may be a shortened excerpt of it), as
+/// OpenAI, llama.cpp ("exceeds the available context size"), Anthropic ("prompt is too
+/// long", "exceed context limit") and Gemini ("The input token count … exceeds the maximum
+/// number of tokens allowed") word it.
 fn is_context_length(status: u16, detail: &ErrorDetail, body: &[u8]) -> bool {
     if !(status == 400 || status == 413 || status == 422) {
         return false;
     }
-    if detail.code.as_deref() == Some("context_length_exceeded") {
+    let named = |field: &Option<String>| {
+        matches!(
+            field.as_deref(),
+            Some("context_length_exceeded" | "exceed_context_size_error")
+        )
+    };
+    if named(&detail.code) || named(&detail.kind) {
         return true;
     }
     let m = String::from_utf8_lossy(body).to_ascii_lowercase();
@@ -377,6 +387,9 @@ fn is_context_length(status: u16, detail: &ErrorDetail, body: &[u8]) -> bool {
         "too many tokens",
         "exceeds the context",
         "prompt is too long",
+        "exceeds the available context size",
+        "exceed context limit",
+        "input token count",
     ]
     .iter()
     .any(|needle| m.contains(needle))
@@ -487,5 +500,28 @@ mod tests {
         assert!(e.message.starts_with("the conversation no longer fits"));
         let e = ModelError::from_http("http://x", "m", KEY, 400, b"{\"error\":\"bad\"}", 1, None);
         assert_eq!(e.class, ErrorClass::BadRequest);
+    }
+
+    #[test]
+    fn context_length_as_llama_cpp_anthropic_and_gemini_say_it() {
+        let llama = br#"{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":4096}}"#;
+        let anthropic = br#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}"#;
+        let gemini = br#"[{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}]"#;
+        for body in [&llama[..], &anthropic[..], &gemini[..]] {
+            let e = ModelError::from_http("http://x", "m", KEY, 400, body, 1, None);
+            assert_eq!(e.class, ErrorClass::ContextLength, "{}", e.message);
+        }
+        // By its type alone, whatever the words.
+        let typed =
+            br#"{"error":{"code":400,"message":"no room","type":"exceed_context_size_error"}}"#;
+        let e = ModelError::from_http("http://x", "m", KEY, 400, typed, 1, None);
+        assert_eq!(e.class, ErrorClass::ContextLength);
+        let e = ModelError::from_http("http://x", "m", KEY, 400, gemini, 1, None);
+        assert!(
+            e.message
+                .ends_with("(m): The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -47,6 +47,11 @@ pub struct ModelRequest {
     pub max_tokens: Option<u32>,
     /// A JSON Schema the answer must follow, sent as `response_format` (servers that take it).
     pub response_format: Option<serde_json::Value>,
+    /// What ties this request to the others of its conversation in the server's prompt
+    /// cache: the session id for a session's requests (sent as the Responses API's
+    /// `prompt_cache_key`, so OpenAI routes them to one cache); `None` for one-off requests
+    /// (a login or doctor check).
+    pub cache_key: Option<String>,
 }
 
 /// Token counts reported by the server.

@@ -223,6 +223,7 @@ pub async fn one_token(config: &Config) -> Result<(), ModelError> {
         tools: Vec::new(),
         max_tokens: Some(1),
         response_format: None,
+        cache_key: None,
     };
     let answer = async {
         let mut stream = client.open(request).await?;

@@ -13,24 +13,18 @@ use crate::config::{Config, ModelSpec, presets};
 use super::discover::Discovered;
 
 /// The profile of model `id`: configured, or (a model the editor named that the config does
-/// not list) the table's answer over the first configured model's.
+/// not list, such as one picked from the server's list) what the table of model families
+/// says of it, on the default server.
 pub fn resolve(
     config: &Config,
     id: &str,
     discovered: Option<&Discovered>,
     cut: Option<u64>,
 ) -> ModelSpec {
-    let mut spec = config.model(id).cloned().unwrap_or_else(|| ModelSpec {
-        id: id.to_string(),
-        name: id.to_string(),
-        edit_tool: presets::known_edit_tool(id),
-        images: presets::known_images(id),
-        provider: None,
-        max_output_tokens: presets::known_output_limit(id),
-        api: config.endpoint.api,
-        price: None,
-        ..config.models[0].clone()
-    });
+    let mut spec = config
+        .model(id)
+        .cloned()
+        .unwrap_or_else(|| unlisted(config, id));
     // What the default server says holds for its own models, not another provider's.
     if !spec.window_configured
         && spec.provider.is_none()
@@ -50,6 +44,26 @@ pub fn resolve(
     spec
 }
 
+/// The profile of a model the config does not list, served by the default server: every
+/// family setting from the table by its id (window, reasoning effort, images, edit tool,
+/// output limit); a window the table does not know is the default server's preset's.
+fn unlisted(config: &Config, id: &str) -> ModelSpec {
+    let preset = presets::preset(&config.endpoint.provider).unwrap_or(&presets::PRESETS[0]);
+    ModelSpec {
+        id: id.to_string(),
+        name: id.to_string(),
+        context_window: presets::known_context_window(id).unwrap_or(preset.default_context_window),
+        window_configured: false,
+        reasoning_effort: presets::known_reasoning_effort(id),
+        images: presets::known_images(id),
+        edit_tool: presets::known_edit_tool(id),
+        provider: None,
+        max_output_tokens: presets::known_output_limit(id),
+        api: config.endpoint.api,
+        price: None,
+    }
+}
+
 /// What tandem sends back to a model's server between tool calls, by its API.
 pub fn state_kept(api: crate::config::Api) -> &'static str {
     use crate::config::Api;
@@ -59,5 +73,38 @@ pub fn state_kept(api: crate::config::Api) -> &'static str {
         }
         Api::Responses => "reasoning items with their encrypted content",
         Api::AnthropicMessages => "thinking blocks with their signatures",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Overrides;
+
+    fn config(vars: &'static [(&'static str, &'static str)]) -> Config {
+        Config::resolve(&Overrides::default(), &|k| {
+            vars.iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| v.to_string())
+                .or_else(|| (k == "HOME").then(|| "/nonexistent".into()))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn an_unlisted_model_gets_its_familys_settings_not_the_first_models() {
+        let c = config(&[("TANDEM_MODEL", "mock-model"), ("OPENAI_API_KEY", "k")]);
+        let spec = resolve(&c, "gpt-5.1", None, None);
+        assert!(spec.reasoning_effort);
+        assert_eq!(spec.context_window, 400_000);
+        assert!(spec.images);
+        assert_eq!(spec.edit_tool, crate::config::EditTool::ApplyPatch);
+        let spec = resolve(&c, "claude-sonnet-4-5", None, None);
+        assert!(spec.reasoning_effort);
+        assert_eq!(spec.context_window, 200_000);
+        let spec = resolve(&c, "llama3", None, None);
+        assert!(!spec.reasoning_effort);
+        assert_eq!(spec.context_window, 128_000);
+        assert!(!spec.window_configured);
     }
 }

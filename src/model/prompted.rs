@@ -127,6 +127,7 @@ mod tests {
             }],
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         }
     }
 

@@ -197,6 +197,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         let first: Vec<_> = client.open(req.clone()).await.unwrap().collect().await;
         assert_eq!(first.len(), 2);
@@ -227,6 +228,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             response_format: None,
+            cache_key: None,
         };
         let events: Vec<_> = client
             .open(req)

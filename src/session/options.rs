@@ -32,7 +32,8 @@ pub enum OptionError {
     },
 }
 
-/// The options the session currently offers; `reasoning_effort` only for models that take it,
+/// The options the session currently offers; `reasoning_effort` only for models that take it
+/// (by the config, or by the model's family for one picked from the server's list),
 /// `auto_compact` only to an editor that shows on/off options (`booleans`). Without models in
 /// the config, the model picker lists what the server serves.
 pub fn views(
@@ -203,6 +204,29 @@ mod tests {
         assert_eq!(v[2].id, "reasoning_effort");
         apply(&mut s, &c, None, "reasoning_effort", "high").unwrap();
         assert_eq!(s.effort_for_request(&c).as_deref(), Some("high"));
+    }
+
+    #[test]
+    fn a_model_picked_from_the_servers_list_offers_its_familys_reasoning() {
+        let server = Discovered {
+            models: vec!["gpt-5.1".into(), "llama3".into()],
+            ..Discovered::default()
+        };
+        let c = Config::resolve(&Overrides::default(), &|k| match k {
+            "TANDEM_MODEL" => Some("gpt-4o".into()),
+            "OPENAI_API_KEY" => Some("k".into()),
+            _ => None,
+        })
+        .unwrap();
+        let mut s = Settings::initial(&c);
+        apply(&mut s, &c, Some(&server), "model", "gpt-5.1").unwrap();
+        let v = views(&s, &c, Some(&server), false);
+        assert_eq!(v[2].id, "reasoning_effort");
+        apply(&mut s, &c, Some(&server), "reasoning_effort", "low").unwrap();
+        assert_eq!(s.effort_for_request(&c).as_deref(), Some("low"));
+        apply(&mut s, &c, Some(&server), "model", "llama3").unwrap();
+        assert_eq!(views(&s, &c, Some(&server), false).len(), 2);
+        assert_eq!(s.effort_for_request(&c), None);
     }
 
     #[test]

@@ -78,6 +78,8 @@ async fn compact(
         tools: Vec::new(),
         max_tokens: None,
         response_format: None,
+        // The session's: its requests stay together in the server's cache.
+        cache_key: Some(ctx.facts.session_id.clone()),
     };
     let summary = match summarize(ctx, request, &id, cancel).await {
         Ok(Some(summary)) => summary,

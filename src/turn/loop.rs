@@ -246,6 +246,7 @@ impl Turn {
             },
             max_tokens: spec.max_output_tokens,
             response_format: self.schema().map(|o| o.schema().clone()),
+            cache_key: Some(self.ctx.facts.session_id.clone()),
         })
     }
 

@@ -9,10 +9,12 @@
 //!
 //! Rules, checked in this order (the first broken one answers; see [`check`]): `x-api-key`
 //! when `authorization` is sent (401; no key at all is let through), the `anthropic-version`
-//! header, `max_tokens`, the thinking budget, no `system` role in `messages`, at most 4
-//! `cache_control` blocks, `tool_use` ids (and `tool_result`s' `tool_use_id`) matching
-//! `^[a-zA-Z0-9_-]+$` and no two `tool_use` blocks sharing one, `tool_use`/`tool_result` pairing,
-//! with thinking on the last answer of a tool loop starting with thinking (a `tool_result` must answer a
+//! header, every `anthropic-beta` value (a comma-separated list) one of the betas the API
+//! knows ([`BETAS`]), `max_tokens`, the thinking budget, no `system` role in `messages`, at
+//! most 4 `cache_control` blocks, `tool_use` ids (and `tool_result`s' `tool_use_id`) matching
+//! `^[a-zA-Z0-9_-]+$` and no two `tool_use` blocks sharing one, `tool_use`/`tool_result`
+//! pairing, with thinking on the last answer of a tool loop starting with thinking (a
+//! `tool_result` must answer a
 //! `tool_use` of the message right before it, as the API's own message says), and thinking
 //! blocks sent back unchanged at the start of any assistant message holding a `tool_use` of a
 //! served reply (stricter than the API, which only demands them in the last turn).
@@ -302,6 +304,9 @@ pub fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
     if !header("anthropic-version") {
         return invalid("anthropic-version: header is required");
     }
+    if let Some(message) = unknown_betas(request) {
+        return invalid(&message);
+    }
     let body = &request.body;
     if let Some(message) = params(body) {
         return invalid(&message);
@@ -506,4 +511,47 @@ impl Issued {
         }
         None
     }
+}
+
+/// Betas the Messages API takes in `anthropic-beta` (some of them).
+pub const BETAS: &[&str] = &[
+    "interleaved-thinking-2025-05-14",
+    "prompt-caching-2024-07-31",
+    "fine-grained-tool-streaming-2025-05-14",
+    "token-efficient-tools-2025-02-19",
+    "output-128k-2025-02-19",
+    "context-1m-2025-08-07",
+    "files-api-2025-04-14",
+];
+
+/// The API's words for `anthropic-beta` values it does not know, if the request sent any.
+fn unknown_betas(request: &Recorded) -> Option<String> {
+    let unknown: Vec<String> = request
+        .headers
+        .get_all("anthropic-beta")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|beta| !BETAS.contains(beta))
+        .map(|beta| format!("`{beta}`"))
+        .collect();
+    (!unknown.is_empty()).then(|| {
+        format!(
+            "Unexpected value(s) {} for the `anthropic-beta` header. Please consult our documentation at docs.anthropic.com or try again without the header.",
+            unknown.join(", ")
+        )
+    })
+}
+
+/// The betas a request asked for in `anthropic-beta`, in order.
+pub fn betas(request: &Recorded) -> Vec<String> {
+    request
+        .headers
+        .get_all("anthropic-beta")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|beta| beta.trim().to_string())
+        .collect()
 }

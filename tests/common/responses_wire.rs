@@ -11,11 +11,13 @@
 //! (`response.incomplete` for `length`, reason `max_output_tokens`, and for `content_filter`,
 //! reason `content_filter`); an `error` chunk becomes `response.failed`.
 //!
-//! Rules, in this order (see [`check`]): no `messages`, `input` required; a reasoning item the
-//! mock issued comes back with its `encrypted_content` (404 when missing under
-//! `store: false`, 400 when changed); a function call the mock issued after a reasoning item
-//! comes back after that reasoning item (since the last user message); every
-//! `function_call_output` follows its `function_call`.
+//! Rules, in this order (see [`check`]): no `messages`, `input` required; under
+//! `store: false` an input item of type `reasoning` carries no `id` (404 "Item with id … not
+//! found": nothing was stored under it), and is known by its `encrypted_content`, which must
+//! be one the mock issued (400 when it is not); with `store: true` an issued item may come
+//! back by its id, its encrypted content unchanged if sent; a function call the mock issued
+//! after a reasoning item comes back after that reasoning item (since the last user message);
+//! every `function_call_output` follows its `function_call`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -421,13 +423,10 @@ pub fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
         let call_id = item["call_id"].as_str().unwrap_or_default();
         match item["type"].as_str().unwrap_or_default() {
             "reasoning" => {
-                if let Some(sent) = issued.reasoning.get(id) {
-                    let refused = unverified(id, sent, &item["encrypted_content"], store_off);
-                    if refused.is_some() {
-                        return refused;
-                    }
+                match reasoning_item(id, item["encrypted_content"].as_str(), store_off, issued) {
+                    Ok(known) => reasoning.extend(known),
+                    Err(refused) => return Some(refused),
                 }
-                reasoning.push(id);
             }
             "function_call" => {
                 if let Some((fc, rs)) = issued.calls.get(call_id)
@@ -451,25 +450,48 @@ pub fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
     None
 }
 
-/// The refusal of reasoning item `id`, issued with `sent` and back with `got`: gone when it
-/// comes back without its encrypted content under `store: false`, forged when changed.
-fn unverified(
-    id: &str,
-    sent: &Option<String>,
-    got: &Value,
+/// Which issued reasoning item an input item of type `reasoning` is (`None`: one the mock
+/// never issued), with `id` (empty when none) and `encrypted` content, or the refusal: an
+/// id under `store: false` names an item never stored; encrypted content the mock did not
+/// issue, or changed, cannot be verified.
+fn reasoning_item<'a>(
+    id: &'a str,
+    encrypted: Option<&str>,
     store_off: bool,
-) -> Option<(u16, String)> {
-    match got.as_str() {
-        None if store_off => {
-            let message = format!(
-                "Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
-            );
-            refusal(404, &message, Some("input"))
-        }
-        Some(got) if sent.as_deref() != Some(got) => {
-            let message = format!("The encrypted content for item {id} could not be verified.");
-            refusal(400, &message, None)
-        }
-        _ => None,
+    issued: &'a Issued,
+) -> Result<Option<&'a str>, (u16, String)> {
+    let refused =
+        |status, message: String, param| Err(refusal(status, &message, param).unwrap_or_default());
+    if store_off && !id.is_empty() {
+        let message = format!(
+            "Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
+        );
+        return refused(404, message, Some("input"));
+    }
+    if !id.is_empty() {
+        return match (issued.reasoning.get(id), encrypted) {
+            (Some(sent), Some(got)) if sent.as_deref() != Some(got) => {
+                let message = format!("The encrypted content for item {id} could not be verified.");
+                refused(400, message, None)
+            }
+            (Some(_), _) => Ok(Some(id)),
+            (None, _) => Ok(None),
+        };
+    }
+    let Some(got) = encrypted else {
+        return Ok(None);
+    };
+    let known = issued
+        .reasoning
+        .iter()
+        .find(|(_, sent)| sent.as_deref() == Some(got))
+        .map(|(id, _)| id.as_str());
+    match known {
+        Some(id) => Ok(Some(id)),
+        None => refused(
+            400,
+            "The encrypted content could not be verified.".into(),
+            None,
+        ),
     }
 }

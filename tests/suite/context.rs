@@ -250,3 +250,100 @@ async fn a_context_length_error_compacts_once_and_retries() {
         "{response}"
     );
 }
+
+/// A session over `api` with `model` whose second prompt's request is refused with HTTP 400
+/// `body` (the window is full), then `then`: the turn must compact and go on. Returns the
+/// mock, the agent and the session, after checking the second prompt ended its turn with
+/// the answer after the summary.
+async fn overflow_compacts(
+    api: &str,
+    model: &str,
+    body: &str,
+    then: Vec<Reply>,
+) -> (MockModel, Workspace, Agent, String) {
+    let mut script = vec![
+        Reply::text(&["First answer."]),
+        Reply::status(400, body),
+        Reply::text(&["Short summary."]),
+        Reply::text(&["Second answer."]),
+    ];
+    script.extend(then);
+    let mock = MockModel::start(script).await;
+    let ws = Workspace::new();
+    let mut env = ws.env(&mock);
+    env.retain(|(k, _)| k != "TANDEM_MODEL");
+    env.push(("TANDEM_API".into(), api.into()));
+    env.push(("TANDEM_MODEL".into(), model.into()));
+    let mut agent = Agent::spawn(&env, &[]);
+    let id = agent.open_session(&ws.project()).await;
+    agent.prompt(&id, "First question").await;
+    let (response, updates) = agent.prompt(&id, "Second question").await;
+    assert_eq!(
+        response["result"]["stopReason"], "end_turn",
+        "{api}: {response}"
+    );
+    assert!(joined(&updates, "agent_message_chunk").ends_with("Second answer."));
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4, "{api}");
+    assert!(
+        requests[2]
+            .last_user_text()
+            .starts_with("Summarize the conversation above"),
+        "{api}: the refused request is followed by the summary's"
+    );
+    assert!(
+        requests[3].last_user_text().contains("Short summary."),
+        "{api}"
+    );
+    (mock, ws, agent, id)
+}
+
+/// llama-server answers a prompt larger than its slot's window with the same 400 on its
+/// chat-completions, Messages and Responses endpoints (`exceed_context_size_error`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_llama_cpp_window_compacts_on_each_api() {
+    let body = r#"{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":4096}}"#;
+    for api in ["chat-completions", "anthropic-messages", "responses"] {
+        let (_mock, _ws, agent, _id) = overflow_compacts(api, "mock-model", body, vec![]).await;
+        agent.assert_valid();
+    }
+}
+
+/// Anthropic says a request whose input and `max_tokens` together pass the window "exceed
+/// context limit".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_context_limit_compacts() {
+    let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length or `max_tokens` and try again"}}"#;
+    let (_mock, _ws, agent, _id) =
+        overflow_compacts("anthropic-messages", "claude-sonnet-4-5", body, vec![]).await;
+    agent.assert_valid();
+}
+
+/// Gemini's OpenAI-compatible endpoint answers a prompt over the window with an array of
+/// errors; the turn compacts, and when it cannot, the user reads Google's sentence, not the
+/// JSON around it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_token_count_over_the_window_compacts_and_is_told_in_googles_words() {
+    let body = r#"[{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}]"#;
+    let again = vec![
+        Reply::status(400, body),
+        Reply::text(&["Another summary."]),
+        Reply::status(400, body),
+    ];
+    let (_mock, _ws, mut agent, id) =
+        overflow_compacts("chat-completions", "gemini-2.5-pro", body, again).await;
+    let (response, _) = agent.prompt(&id, "Third question").await;
+    let error = &response["error"];
+    assert_eq!(
+        error["_meta"]["tandem"]["class"], "context_length",
+        "{response}"
+    );
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.ends_with(
+            ": The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("[{"), "{message}");
+}

@@ -124,3 +124,44 @@ async fn a_vendors_listed_model_is_priced_from_the_built_in_table_only_at_its_ap
     let elsewhere = price_at("http://127.0.0.1:9/v1").await;
     assert!(elsewhere.is_null(), "{elsewhere}");
 }
+
+/// Cached prompt tokens are read wherever the server reports them: OpenAI's
+/// `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens` (beside
+/// `prompt_cache_miss_tokens`), Moonshot's (Kimi's) `cached_tokens` at the top of `usage`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_tokens_count_in_each_providers_usage_shape() {
+    let with = |text: &str, usage: Value| {
+        Reply::chunks(vec![
+            mock_model::text(text),
+            mock_model::finish("stop"),
+            json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0,
+                   "model": "mock", "choices": [], "usage": usage}),
+        ])
+    };
+    let (_mock, _ws, mut agent, id) = started(vec![
+        with(
+            "deepseek",
+            json!({"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010,
+                   "prompt_cache_hit_tokens": 600, "prompt_cache_miss_tokens": 400}),
+        ),
+        with(
+            "kimi",
+            json!({"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010,
+                   "cached_tokens": 300}),
+        ),
+        with(
+            "openai",
+            json!({"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010,
+                   "prompt_tokens_details": {"cached_tokens": 100}}),
+        ),
+    ])
+    .await;
+    for (prompt, total) in [("deepseek", 600), ("kimi", 900), ("openai", 1000)] {
+        let (response, _) = agent.prompt(&id, prompt).await;
+        assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+        let usage = agent
+            .request_ok("_tandem/usage", json!({"sessionId": id}))
+            .await;
+        assert_eq!(usage["cachedTokens"], total, "after {prompt}: {usage}");
+    }
+}

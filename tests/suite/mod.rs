@@ -67,6 +67,7 @@ mod private_files;
 mod project_trust;
 mod prompt_words;
 mod protocol_edges;
+mod provider_details;
 mod provider_state;
 mod provider_switch;
 #[cfg(feature = "acp-providers")]

@@ -290,6 +290,16 @@ async fn anthropic_refuses_bad_headers_and_parameters() {
         (401, "authentication_error", "invalid x-api-key"),
     )
     .await;
+    let beta = &[
+        ("anthropic-version", "2023-06-01"),
+        ("x-api-key", "k"),
+        (
+            "anthropic-beta",
+            "interleaved-thinking-2025-05-14, thinking-forever-2099-01-01",
+        ),
+    ];
+    let unknown = "Unexpected value(s) `thinking-forever-2099-01-01` for the `anthropic-beta` header. Please consult our documentation at docs.anthropic.com or try again without the header.";
+    at(beta, &good, invalid(unknown)).await;
     let mut unbounded = good.clone();
     unbounded.as_object_mut().unwrap().remove("max_tokens");
     at(ANTHROPIC, &unbounded, invalid("max_tokens: Field required")).await;
@@ -327,12 +337,20 @@ async fn anthropic_refuses_bad_headers_and_parameters() {
     four["messages"][0]["content"] =
         json!([{"type": "text", "text": "hi", "cache_control": cached}]);
     four["thinking"] = json!({"type": "enabled", "budget_tokens": 1024});
-    let events = accepted(mock, "/messages", ANTHROPIC, &four).await;
+    let betas = &[
+        ("anthropic-version", "2023-06-01"),
+        ("x-api-key", "k"),
+        (
+            "anthropic-beta",
+            "prompt-caching-2024-07-31,interleaved-thinking-2025-05-14",
+        ),
+    ];
+    let events = accepted(mock, "/messages", betas, &four).await;
     assert_eq!(answer_text(&events), "ok");
     let requests = mock.requests();
-    assert_eq!(requests.len(), 9);
-    assert_eq!(requests[8].system_prompt(), "a\nb");
-    assert_eq!(requests[8].last_user_text(), "hi");
+    assert_eq!(requests.len(), 10);
+    assert_eq!(requests[9].system_prompt(), "a\nb");
+    assert_eq!(requests[9].last_user_text(), "hi");
 }
 
 #[tokio::test]
@@ -430,22 +448,32 @@ async fn responses_holds_input_items_to_the_api_rules() {
     let (reasoning, rest) = (output[0].clone(), output[1..].to_vec());
     let turn = |reasoning: Value| [vec![user.clone(), reasoning], rest.clone()].concat();
 
+    let gone = (404, "Item with id 'rs_mock_3_0' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.".to_string());
     let mut bare = reasoning.clone();
     bare.as_object_mut().unwrap().remove("encrypted_content");
-    at(input(turn(bare.clone())), (404, "Item with id 'rs_mock_3_0' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.".into())).await;
-    let mut forged = reasoning.clone();
+    at(input(turn(bare.clone())), gone.clone()).await;
+    // Under `store: false` an id names nothing, even beside the encrypted content.
+    at(input(turn(reasoning.clone())), gone).await;
+    let mut unstored = reasoning.clone();
+    unstored.as_object_mut().unwrap().remove("id");
+    let mut forged = unstored.clone();
     forged["encrypted_content"] = json!("enc-0000000000000000");
+    let unverified = "The encrypted content could not be verified.";
+    at(input(turn(forged.clone())), (400, unverified.into())).await;
+    let mut forged_stored = input(turn(reasoning.clone()));
+    forged_stored["store"] = json!(true);
+    forged_stored["input"][1]["encrypted_content"] = json!("enc-0000000000000000");
     let unverified = "The encrypted content for item rs_mock_3_0 could not be verified.";
-    at(input(turn(forged)), (400, unverified.into())).await;
+    at(forged_stored, (400, unverified.into())).await;
     let missing = (400, "Item 'fc_mock_3_2' of type 'function_call' was provided without its required 'reasoning' item: 'rs_mock_3_0'.".to_string());
     at(
         input([vec![user.clone()], rest.clone()].concat()),
         missing.clone(),
     )
     .await;
-    let before_user = [vec![reasoning.clone(), user.clone()], rest.clone()].concat();
+    let before_user = [vec![unstored.clone(), user.clone()], rest.clone()].concat();
     at(input(before_user), missing).await;
-    let mut stray = turn(reasoning.clone());
+    let mut stray = turn(unstored.clone());
     stray.push(json!({"type": "function_call_output", "call_id": "call_9", "output": "x"}));
     stray.push(
         json!({"type": "function_call", "call_id": "call_9", "name": "f", "arguments": "{}"}),
@@ -453,7 +481,7 @@ async fn responses_holds_input_items_to_the_api_rules() {
     let no_call = "No tool call found for function call output with call_id call_9.";
     at(with("input", json!(stray)), (400, no_call.into())).await;
 
-    let events = accepted(mock, "/responses", &[], &input(turn(reasoning))).await;
+    let events = accepted(mock, "/responses", &[], &input(turn(unstored))).await;
     assert_eq!(answer_text(&events), "done");
     let mut stored = input(turn(bare));
     stored["store"] = json!(true);

@@ -13,7 +13,10 @@
 //!   them (see `model::dialect`);
 //! - prompt caching through `cache_control` breakpoints on the fixed start (tools and system),
 //!   where the previous request ended, and the moving end, so each request after the first
-//!   reads the conversation up to there from the cache.
+//!   reads the conversation up to there from the cache;
+//! - the `anthropic-beta: interleaved-thinking-2025-05-14` header when a Claude 4 model
+//!   thinks and is offered tools, so it may think again between its tool calls (joined to an
+//!   `anthropic-beta` the user set, see [`super::merged_headers`]).
 //!
 //! The provider state kept per answer ([`Carried::data`]) is `{"layout": [...]}`: the answer's
 //! blocks in order, thinking and redacted-thinking blocks verbatim and the text and calls as
@@ -59,9 +62,10 @@ impl AnthropicClient {
     async fn open_stream(&self, request: ModelRequest) -> Result<EventStream, ModelError> {
         let origin = self.link.origin(&request.model);
         let body = request_body(&request, &origin);
+        let betas = betas(&request.model, &body);
         let decoder = Decode::new(origin, &self.link.endpoint().base_url, &request.model);
         self.link
-            .open("/messages", body, &request.model, decoder)
+            .open_with("/messages", body, &request.model, &betas, decoder)
             .await
     }
 }
@@ -69,6 +73,21 @@ impl AnthropicClient {
 impl ModelClient for AnthropicClient {
     fn open(&self, request: ModelRequest) -> BoxFuture<'_, Result<EventStream, ModelError>> {
         Box::pin(self.open_stream(request))
+    }
+}
+
+/// The beta that lets a model think between its tool calls.
+pub const INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
+
+/// The `anthropic-beta` features a request `body` to `model` uses: interleaved thinking when
+/// the model thinks, is offered tools, and is of a family that can think between calls.
+fn betas(model: &str, body: &Value) -> Vec<(&'static str, String)> {
+    let thinks = body["thinking"]["type"] == "enabled";
+    let tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    if thinks && tools && crate::config::presets::known_interleaved_thinking(model) {
+        vec![("anthropic-beta", INTERLEAVED_THINKING.to_string())]
+    } else {
+        Vec::new()
     }
 }
 

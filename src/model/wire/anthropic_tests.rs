@@ -21,6 +21,7 @@ fn request(messages: Vec<Message>, effort: Option<&str>) -> ModelRequest {
         }],
         max_tokens: None,
         response_format: None,
+        cache_key: None,
     }
 }
 
@@ -247,4 +248,25 @@ fn the_thinking_budget_leaves_room_for_the_answer() {
         body.get("thinking").is_none(),
         "no room for the least budget: {body}"
     );
+}
+
+#[test]
+fn claude_4_thinking_with_tools_asks_for_interleaved_thinking() {
+    let beta = vec![("anthropic-beta", INTERLEAVED_THINKING.to_string())];
+    let mut r = request(Vec::new(), Some("medium"));
+    r.model = "claude-sonnet-4-5".into();
+    assert_eq!(betas(&r.model, &request_body(&r, &origin())), beta);
+    // Not without thinking, not without tools, not for Claude 3.7.
+    let plain = ModelRequest {
+        reasoning_effort: None,
+        ..r.clone()
+    };
+    assert!(betas(&plain.model, &request_body(&plain, &origin())).is_empty());
+    let toolless = ModelRequest {
+        tools: Vec::new(),
+        ..r.clone()
+    };
+    assert!(betas(&toolless.model, &request_body(&toolless, &origin())).is_empty());
+    r.model = "claude-3-7-sonnet-latest".into();
+    assert!(betas(&r.model, &request_body(&r, &origin())).is_empty());
 }

@@ -2,7 +2,8 @@
 //! OpenAI's Responses API ([`responses`]) and Anthropic's Messages API ([`anthropic`]).
 //!
 //! What they share lives here: [`Link`] (the endpoint, the HTTP client built on the first
-//! request, retries through [`super::http::send`], and failures classified as for chat
+//! request, the headers — the key, the endpoint's own, and those one request adds, merged —
+//! retries through [`super::http::send`], and failures classified as for chat
 //! completions) and [`drive`], which reads a capped server-sent-event stream with the
 //! first-byte and idle timeouts and hands each event to the API's [`Decoder`]. Events are
 //! parsed by `sse-stream`, which reads each byte once however the network splits an event.
@@ -88,8 +89,22 @@ impl Link {
     pub async fn open<D: Decoder>(
         &self,
         path: &str,
+        body: Value,
+        model: &str,
+        decoder: D,
+    ) -> Result<EventStream, ModelError> {
+        self.open_with(path, body, model, &[], decoder).await
+    }
+
+    /// [`Link::open`], with `added` headers this one request needs (Anthropic's
+    /// `anthropic-beta` for a feature of its model); see [`merged_headers`] for how they join
+    /// the endpoint's own.
+    pub async fn open_with<D: Decoder>(
+        &self,
+        path: &str,
         mut body: Value,
         model: &str,
+        added: &[(&'static str, String)],
         decoder: D,
     ) -> Result<EventStream, ModelError> {
         let endpoint = &self.endpoint;
@@ -103,7 +118,7 @@ impl Link {
         let request = client
             .post(&url)
             .headers(auth_headers(self.api, endpoint.api_key.as_ref()))
-            .headers(extra_headers(&endpoint.headers))
+            .headers(merged_headers(&endpoint.headers, added))
             .json(&body)
             .build()
             .map_err(|e| connection_error(&endpoint.base_url, &http::describe_reqwest(&e), 1))?;
@@ -185,6 +200,40 @@ pub fn extra_headers(headers: &[(String, String)]) -> reqwest::header::HeaderMap
         let name = reqwest::header::HeaderName::from_bytes(name.as_bytes());
         let value = reqwest::header::HeaderValue::from_str(value);
         if let (Ok(name), Ok(mut value)) = (name, value) {
+            value.set_sensitive(true);
+            map.insert(name, value);
+        }
+    }
+    map
+}
+
+/// The endpoint's `headers` (see [`extra_headers`]) with a request's `added` ones: a value
+/// for a header the endpoint already sets joins its comma-separated list (an `anthropic-beta`
+/// the user configured keeps its betas and gains the request's), unless it is there already.
+pub fn merged_headers(
+    headers: &[(String, String)],
+    added: &[(&'static str, String)],
+) -> reqwest::header::HeaderMap {
+    let mut map = extra_headers(headers);
+    for (name, value) in added {
+        let Ok(name) = reqwest::header::HeaderName::from_bytes(name.as_bytes()) else {
+            continue;
+        };
+        let listed: Vec<String> = map
+            .get(&name)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
+            .unwrap_or_default();
+        if listed.iter().any(|v| v == value) {
+            continue;
+        }
+        let joined = listed
+            .into_iter()
+            .filter(|v| !v.is_empty())
+            .chain([value.clone()])
+            .collect::<Vec<_>>()
+            .join(",");
+        if let Ok(mut value) = reqwest::header::HeaderValue::from_str(&joined) {
             value.set_sensitive(true);
             map.insert(name, value);
         }
@@ -426,4 +475,43 @@ fn capped(
         cut.store(why, Ordering::Relaxed);
         Err(std::io::Error::other("the response is too large"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_requests_header_joins_the_list_the_endpoint_sets() {
+        let beta = || {
+            vec![(
+                "anthropic-beta",
+                "interleaved-thinking-2025-05-14".to_string(),
+            )]
+        };
+        let map = merged_headers(&[], &beta());
+        assert_eq!(map["anthropic-beta"], "interleaved-thinking-2025-05-14");
+        let configured = vec![
+            (
+                "Anthropic-Beta".to_string(),
+                "prompt-caching-2024-07-31".to_string(),
+            ),
+            ("X-Route".to_string(), "blue".to_string()),
+        ];
+        let map = merged_headers(&configured, &beta());
+        assert_eq!(
+            map["anthropic-beta"],
+            "prompt-caching-2024-07-31,interleaved-thinking-2025-05-14"
+        );
+        assert_eq!(map["x-route"], "blue");
+        let already = vec![(
+            "anthropic-beta".to_string(),
+            "interleaved-thinking-2025-05-14, other-2025-01-01".to_string(),
+        )];
+        let map = merged_headers(&already, &beta());
+        assert_eq!(
+            map["anthropic-beta"],
+            "interleaved-thinking-2025-05-14, other-2025-01-01"
+        );
+    }
 }

@@ -4,9 +4,12 @@
 //! Nothing is stored on the server (`store: false`): every request carries the whole
 //! conversation as input items, and reasoning comes back as the reasoning items the server
 //! sent (with their `encrypted_content`, asked for through `include`), in the order they came,
-//! before the calls they led to. Calls and their outputs pair by `call_id`. The system prompt
-//! goes as `instructions`; reasoning effort as `reasoning.effort`, with summaries asked for
-//! (shown as the model's thoughts) unless the server refused them once.
+//! before the calls they led to, without their `rs_` ids (under `store: false` an id names an
+//! item the server does not have, and it refuses the request). Calls and their outputs pair
+//! by `call_id`. The system prompt goes as `instructions`; reasoning effort as
+//! `reasoning.effort`, with summaries asked for (shown as the model's thoughts) unless the
+//! server refused them once. Every request of a session carries the session id as
+//! `prompt_cache_key`, so OpenAI serves them from one cache.
 //!
 //! The provider state kept per answer ([`Carried::data`]) is `{"layout": [...]}`: its output
 //! items in order, reasoning items verbatim (without `status`) and its text and calls as
@@ -116,7 +119,11 @@ pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) ->
                 tool_calls,
                 carried,
                 ..
-            } => input.extend(answer_items(text, tool_calls, carried.as_deref(), origin)),
+            } => input.extend(
+                answer_items(text, tool_calls, carried.as_deref(), origin)
+                    .into_iter()
+                    .map(unstored),
+            ),
             Message::Tool {
                 call_id,
                 content,
@@ -134,6 +141,9 @@ pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) ->
     });
     if !instructions.is_empty() {
         body["instructions"] = json!(instructions.join("\n\n"));
+    }
+    if let Some(key) = &request.cache_key {
+        body["prompt_cache_key"] = json!(key);
     }
     if let Some(effort) = &request.reasoning_effort {
         body["reasoning"] = json!({ "effort": effort });
@@ -162,6 +172,19 @@ pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) ->
         body["tools"] = Value::Array(tools);
     }
     body
+}
+
+/// An answer's item as it can go back with `store: false`: a reasoning item without its
+/// `id`, which would name an item the server never stored (OpenAI answers 404 "Item with id
+/// 'rs_…' not found"); its encrypted content is what carries it. Transcripts recorded the
+/// ids, so they are dropped here, on the way out.
+fn unstored(mut item: Value) -> Value {
+    if item["type"] == "reasoning"
+        && let Some(fields) = item.as_object_mut()
+    {
+        fields.remove("id");
+    }
+    item
 }
 
 fn user_content(parts: &[UserPart]) -> Vec<Value> {

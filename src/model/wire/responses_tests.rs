@@ -65,7 +65,7 @@ fn reasoning_and_calls_stream_in_order_with_their_usage() {
 
 #[test]
 fn reasoning_items_come_back_before_their_calls() {
-    let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan"}], "encrypted_content": "ENC"});
+    let reasoning = json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Plan"}], "encrypted_content": "ENC"});
     let (calls, carried) = reasoned_call();
     let request = ModelRequest {
         model: "o4-mini".into(),
@@ -94,9 +94,11 @@ fn reasoning_items_come_back_before_their_calls() {
         }],
         max_tokens: None,
         response_format: None,
+        cache_key: Some("session-1".into()),
     };
     let body = request_body(&request, &origin(), true);
     assert_eq!(body["instructions"], "sys");
+    assert_eq!(body["prompt_cache_key"], "session-1");
     assert_eq!(body["store"], false);
     assert_eq!(body["include"][0], "reasoning.encrypted_content");
     assert_eq!(
@@ -104,7 +106,10 @@ fn reasoning_items_come_back_before_their_calls() {
         json!({"effort": "high", "summary": "auto"})
     );
     let input = body["input"].as_array().unwrap();
-    assert_eq!(input[1], reasoning, "verbatim, without its status");
+    assert_eq!(
+        input[1], reasoning,
+        "verbatim, without its status or its id (store is false)"
+    );
     assert_eq!(input[2]["type"], "function_call");
     assert_eq!(input[2]["call_id"], "call_1");
     assert!(
@@ -170,9 +175,9 @@ fn reasoning_that_cannot_come_back_is_not_kept_and_done_ends_nothing() {
         tools: Vec::new(),
         max_tokens: Some(1),
         response_format: None,
+        cache_key: None,
     };
-    assert_eq!(
-        request_body(&request, &origin(), true)["max_output_tokens"],
-        16
-    );
+    let body = request_body(&request, &origin(), true);
+    assert_eq!(body["max_output_tokens"], 16);
+    assert!(body.get("prompt_cache_key").is_none(), "a one-off request");
 }
