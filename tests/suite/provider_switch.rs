@@ -129,8 +129,9 @@ fn config(stops: &[(Stop, MockModel)]) -> String {
 }
 
 /// `body` as the snapshot shows it: no system prompt or tool list (they do not change at a
-/// switch), and the workspace's paths as `[ws]`.
-fn shown(body: &Value, ws: &Workspace) -> Value {
+/// switch), the workspace's paths as `[ws]` and the session id (Responses'
+/// `prompt_cache_key`) as `[session]`.
+fn shown(body: &Value, ws: &Workspace, session: &str) -> Value {
     let mut body = body.clone();
     if let Some(fields) = body.as_object_mut() {
         for key in ["tools", "system", "instructions"] {
@@ -143,7 +144,10 @@ fn shown(body: &Value, ws: &Workspace) -> Value {
         messages.remove(0);
     }
     let root = ws.project().parent().unwrap().to_string_lossy().to_string();
-    let text = body.to_string().replace(&root, "[ws]");
+    let text = body
+        .to_string()
+        .replace(&root, "[ws]")
+        .replace(session, "[session]");
     serde_json::from_str(&text).unwrap()
 }
 
@@ -215,7 +219,7 @@ async fn a_conversation_goes_through_seven_providers_with_a_call_in_every_turn()
     }
 
     for (k, (provider, body)) in firsts.iter().enumerate() {
-        insta::assert_json_snapshot!(format!("switch_{k}_{provider}"), shown(body, &ws));
+        insta::assert_json_snapshot!(format!("switch_{k}_{provider}"), shown(body, &ws, &session));
     }
 
     // The last request, to DeepSeek again: its own first answer carries its reasoning back,
