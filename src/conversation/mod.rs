@@ -130,16 +130,43 @@ impl Message {
     }
 }
 
-/// The text of the conversation's last assistant message with any, or "".
-pub fn last_answer<M: std::borrow::Borrow<Message>>(messages: &[M]) -> &str {
-    messages
-        .iter()
-        .rev()
-        .find_map(|m| match m.borrow() {
+/// What the model reads after an answer of its broke off mid-stream (the turn asks again
+/// and the model goes on from there, see `turn::loop`): the message it stands alone in
+/// joins the answer before it and the one after into one, for [`last_answer`].
+pub const GO_ON: &str = "[tandem: the connection to the model server broke off in the middle of your last answer, after the text above. Go on from exactly where it stopped, without repeating what you already wrote.]";
+
+/// The text of the conversation's last assistant message with any, or "": with the pieces
+/// before it when it went on from an answer that broke off ([`GO_ON`]).
+pub fn last_answer<M: std::borrow::Borrow<Message>>(messages: &[M]) -> std::borrow::Cow<'_, str> {
+    fn text_of(m: &Message) -> Option<&str> {
+        match m {
             Message::Assistant { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
             _ => None,
-        })
-        .unwrap_or("")
+        }
+    }
+    let Some(last) = messages.iter().rposition(|m| text_of(m.borrow()).is_some()) else {
+        return "".into();
+    };
+    let mut pieces = vec![text_of(messages[last].borrow()).unwrap_or_default()];
+    let mut at = last;
+    // … an answer, the note alone in a user message, its continuation …
+    while at >= 2
+        && went_on(messages[at - 1].borrow())
+        && let Some(before) = text_of(messages[at - 2].borrow())
+    {
+        pieces.push(before);
+        at -= 2;
+    }
+    if pieces.len() == 1 {
+        return pieces[0].into();
+    }
+    pieces.reverse();
+    pieces.concat().into()
+}
+
+/// Whether `message` is the user message holding only [`GO_ON`].
+fn went_on(message: &Message) -> bool {
+    matches!(message, Message::User(parts) if parts.len() == 1 && parts[0].as_text().as_deref() == Some(GO_ON))
 }
 
 /// What one tool call gave the model: text, and the images it made, if any.
@@ -232,5 +259,40 @@ impl Carried {
     /// This state's data when it came from `origin`, else nothing.
     pub fn for_origin<'a>(carried: Option<&'a Carried>, origin: &Origin) -> Option<&'a Value> {
         carried.filter(|c| &c.origin == origin).map(|c| &c.data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(text: &str) -> Message {
+        Message::Assistant {
+            text: text.into(),
+            reasoning: String::new(),
+            tool_calls: Vec::new(),
+            carried: None,
+        }
+    }
+
+    fn user(text: &str) -> Message {
+        Message::User(vec![UserPart::Text(text.into())])
+    }
+
+    #[test]
+    fn an_answer_that_went_on_after_breaking_off_is_read_whole() {
+        let messages = [
+            user("hi"),
+            said("Half an "),
+            user(GO_ON),
+            said("answ"),
+            user(GO_ON),
+            said("er."),
+        ];
+        assert_eq!(last_answer(&messages), "Half an answer.");
+        // A prompt of the user's between two answers keeps them apart.
+        let apart = [said("First."), user("and?"), said("Second.")];
+        assert_eq!(last_answer(&apart), "Second.");
+        assert_eq!(last_answer::<Message>(&[]), "");
     }
 }

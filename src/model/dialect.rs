@@ -6,7 +6,7 @@
 //!
 //! - **call ids** in the shape the target takes ([`Dialect::conform_ids`]): Anthropic's
 //!   `^[a-zA-Z0-9_-]+$`, Mistral's nine letters and digits, OpenAI's 40 characters at most,
-//!   Kimi's own `functions.NAME:N`; unique within the request everywhere (a server that sends
+//!   Kimi's own `functions.NAME:N`, the Responses API's 64; unique within the request everywhere (a server that sends
 //!   calls without ids gives `call_0` on every answer). A valid, unused id is kept as it is,
 //!   so a provider's own calls go back unchanged; a rewritten one depends only on the
 //!   conversation before it, so the same history gives the same ids on every request and
@@ -155,11 +155,24 @@ const PROVIDERS: &[Provider] = &[
         placeholder: None,
         signature: Some("skip_thought_signature_validator"),
     },
-    // OpenAI's chat completions: "string too long. Expected a string with maximum length 40".
+    // OpenAI's chat completions (and Azure's): "string too long. Expected a string with
+    // maximum length 40".
     Provider {
         name: "openai",
-        recognise: |t| t.api == Api::ChatCompletions && host_is(&t.host, "openai.com"),
+        recognise: |t| {
+            t.api == Api::ChatCompletions
+                && (host_is(&t.host, "openai.com") || host_is(&t.host, "openai.azure.com"))
+        },
         ids: Ids::AtMost(40),
+        placeholder: None,
+        signature: None,
+    },
+    // The Responses API, wherever it is served: a `call_id` over 64 characters is refused
+    // (`string_above_max_length`), and Gemini's ids through some proxies run to ninety.
+    Provider {
+        name: "responses",
+        recognise: |t| t.api == Api::Responses,
+        ids: Ids::AtMost(64),
         placeholder: None,
         signature: None,
     },
@@ -235,13 +248,21 @@ impl Dialect {
         self.signature
     }
 
-    /// These rules without the reasoning field: for a server that refused reasoning sent
-    /// back (`wire::chat`), which must not be sent an empty one either.
+    /// These rules without the reasoning field or the signature: for a server that refused
+    /// reasoning or `extra_content` sent back (`wire::chat`), which must not be sent a
+    /// placeholder of either.
     pub fn without_reasoning(self) -> Dialect {
         Dialect {
             placeholder: None,
+            signature: None,
             ..self
         }
+    }
+
+    /// Whether requests to this server carry a placeholder (a reasoning field or a
+    /// signature) that [`Dialect::without_reasoning`] would leave out.
+    pub fn adds_placeholders(&self) -> bool {
+        self.placeholder.is_some() || self.signature.is_some()
     }
 
     /// `messages` with every call id the target takes: `None` when all of them already
@@ -342,6 +363,7 @@ impl Relabel {
             None if accepts(self.rule, call_id) => return None,
             None => {
                 let id = self.make(call_id, "");
+                self.used.insert(id.clone());
                 self.sent_as.insert(call_id.to_string(), id.clone());
                 id
             }

@@ -117,6 +117,18 @@ fn providers_are_told_apart_by_api_host_and_model() {
     );
     assert_eq!(
         of(Api::Responses, "https://api.openai.com/v1", "gpt-5.1"),
+        "responses"
+    );
+    assert_eq!(
+        of(
+            Api::ChatCompletions,
+            "https://me.openai.azure.com/openai/v1",
+            "gpt-4.1"
+        ),
+        "openai"
+    );
+    assert_eq!(
+        of(Api::ChatCompletions, "http://127.0.0.1/v1", "qwen3"),
         "any"
     );
 }
@@ -141,6 +153,13 @@ fn only_deepseek_and_kimi_are_sent_an_empty_reasoning_field() {
     )
     .without_reasoning();
     assert_eq!(refused.reasoning_placeholder(), None);
+    let gemini = Dialect::of(
+        Api::ChatCompletions,
+        "http://127.0.0.1/v1",
+        "gemini-3-pro-preview",
+    );
+    assert!(gemini.adds_placeholders());
+    assert_eq!(gemini.without_reasoning().foreign_call_signature(), None);
 }
 
 #[test]

@@ -67,9 +67,6 @@ pub async fn run_turn(
     turn.end(Ok(StopReason::MaxTurnRequests))
 }
 
-/// What the model reads after an answer of its that broke off mid-stream.
-const GO_ON: &str = "[tandem: the connection to the model server broke off in the middle of your last answer, after the text above. Go on from exactly where it stopped, without repeating what you already wrote.]";
-
 /// How a turn ended: its result and, with an output schema, the checked answer.
 struct Ended {
     result: Result<StopReason, ModelError>,
@@ -287,18 +284,17 @@ impl Turn {
     /// sees why and how many tries are left.
     async fn broke_off(&mut self, e: ModelError, step: &Step, said: bool) -> Option<Ended> {
         let policy = self.ctx.facts.config.retry;
-        if self.stream_retries >= policy.stream_retries {
+        let max_requests = self.ctx.facts.config.max_turn_requests;
+        if self.stream_retries >= policy.stream_retries || self.requests >= max_requests {
             return self.failed(e, step, true).await;
         }
         self.stream_retries += 1;
-        let delay = e.retry_after.unwrap_or_else(|| {
-            policy
-                .initial_delay
-                .saturating_mul(2u32.saturating_pow(self.stream_retries - 1))
-                .min(policy.max_total)
-        });
+        let backoff = policy
+            .initial_delay
+            .saturating_mul(2u32.saturating_pow(self.stream_retries - 1));
+        let delay = e.retry_after.unwrap_or(backoff).min(policy.max_total);
         let told = format!(
-            "The model server broke off the answer ({}); tandem asked again (try {} of {}).",
+            "The model server broke off the answer ({}); tandem asks again (try {} of {}).",
             e.message, self.stream_retries, policy.stream_retries
         );
         tracing::info!(session = %self.ctx.facts.session_id, ?delay, "{told}");
@@ -307,14 +303,19 @@ impl Turn {
             text: told.clone(),
         });
         self.history.push_note(told);
-        if said {
-            self.history.push_context(GO_ON.to_string());
-        }
         tokio::select! {
             biased;
-            () = self.cancel.cancelled() => stop(Ok(StopReason::Cancelled)),
-            () = tokio::time::sleep(delay) => None,
+            () = self.cancel.cancelled() => return stop(Ok(StopReason::Cancelled)),
+            () = tokio::time::sleep(delay) => {}
         }
+        if said {
+            // What the user said meanwhile first: the note joins their message, so the model
+            // reads one user message, not two in a row.
+            self.take_steering().await;
+            self.history
+                .push_context(crate::conversation::GO_ON.to_string());
+        }
+        None
     }
 
     /// The server refused a request that held images (`e`): an image it cannot take would
@@ -360,7 +361,7 @@ impl Turn {
             self.history.push_note(note);
         }
         let (early, cut_off) = settle_early(&self.ctx, response.early, &shown_ids, &response.end);
-        let calls_started = !early.is_empty() || !cut_off.is_empty();
+        let calls_started = !early.is_empty() || !cut_off.is_empty() || response.text_call_held;
         self.history.cut_off(cut_off);
         Recorded {
             calls,
@@ -390,7 +391,7 @@ impl Turn {
         else {
             return stop(Ok(reason));
         };
-        let checked = output.check(crate::conversation::last_answer(self.history.messages()));
+        let checked = output.check(&crate::conversation::last_answer(self.history.messages()));
         if let Err(error) = &checked
             && !self.repaired
             && self.requests < self.ctx.facts.config.max_turn_requests

@@ -45,6 +45,9 @@ pub(super) struct Response {
     /// Whether the server started answering (a failure after that broke an answer off; one
     /// before it was the request's, already retried by `model::http`).
     pub(super) opened: bool,
+    /// Whether the answer broke off while text that may be a call written as text was held
+    /// back from the editor: a call may have been half-written.
+    pub(super) text_call_held: bool,
 }
 
 /// Sends one request and streams the answer to the editor as it arrives. `ids` gives out
@@ -96,6 +99,7 @@ pub(super) async fn stream_response(
         match next {
             None => break,
             Some(Err(e)) => {
+                shown.broke(ctx, &mut read.response);
                 read.response.end = End::Failed(e);
                 return read.response;
             }
@@ -127,6 +131,7 @@ impl Default for Read {
                 end: End::Cancelled,
                 cut: None,
                 opened: false,
+                text_call_held: false,
             },
             usage: None,
             finish: None,
@@ -213,6 +218,19 @@ impl Showing {
         };
         emit_some(ctx, TurnEvent::Text(self.text.push(&watch.native())));
         ctx.meters.native_calls.lock().insert(self.model.clone());
+    }
+
+    /// The answer broke off: what was held back as the start of what may be a call written as
+    /// text is shown, so the user sees what the conversation holds, and noted (a call may have
+    /// been half-written). What may be the start of a key stays held back: the answer may be
+    /// asked for again and go on from there, and a key split across the two must not reach
+    /// the editor in two halves.
+    fn broke(&mut self, ctx: &TurnContext, response: &mut Response) {
+        if let Some(watch) = self.watch.take() {
+            let (_, held) = watch.finish();
+            response.text_call_held = !held.trim().is_empty();
+            emit_some(ctx, TurnEvent::Text(self.text.push(&held)));
+        }
     }
 
     /// The response is whole: calls left in the text are taken out of it, and what was held

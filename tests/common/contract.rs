@@ -12,6 +12,7 @@
 //!   `reasoning_content` field, whoever wrote it (another model's reasoning cannot be sent,
 //!   so an empty one stands in); Kimi refuses an assistant message whose content is `""`.
 //! - Mistral: every call id, and every result's `tool_call_id`, is nine letters and digits.
+//! - All of them: each `tool` message answers a call of the assistant message before it.
 
 use std::collections::HashMap;
 
@@ -180,6 +181,9 @@ fn shape(contract: Contract, messages: &[Value]) -> Option<(u16, String)> {
         .rposition(|m| m["role"] == "user")
         .map_or(0, |i| i + 1);
     for (i, message) in messages.iter().enumerate() {
+        if let Some(refused) = unanswering(messages, i) {
+            return Some(refused);
+        }
         let calls = message["tool_calls"].as_array().filter(|c| !c.is_empty());
         let assistant = message["role"] == "assistant";
         let refused = match contract {
@@ -226,6 +230,29 @@ fn shape(contract: Contract, messages: &[Value]) -> Option<(u16, String)> {
         return Some((400, refused.to_string()));
     }
     None
+}
+
+/// The refusal every chat-completions provider gives a `tool` message (at `i`) that does
+/// not answer a call of the assistant message before the results it is among.
+fn unanswering(messages: &[Value], i: usize) -> Option<(u16, String)> {
+    let message = &messages[i];
+    if message["role"] != "tool" {
+        return None;
+    }
+    let id = message["tool_call_id"].as_str().unwrap_or_default();
+    let asked = messages[..i]
+        .iter()
+        .rev()
+        .find(|m| m["role"] != "tool")
+        .filter(|m| m["role"] == "assistant");
+    let answers = asked
+        .and_then(|m| m["tool_calls"].as_array())
+        .is_some_and(|calls| calls.iter().any(|c| c["id"] == id));
+    (!answers).then(|| {
+        let body = json!({"error": {"message": format!("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (tool_call_id {id} at index {i})."),
+            "type": "invalid_request_error", "param": "messages", "code": null}});
+        (400, body.to_string())
+    })
 }
 
 /// Whether `id` is a call id Mistral takes.

@@ -62,7 +62,7 @@ impl Proxy {
         Proxy { base_url, seen }
     }
 
-    /// The chat requests so far.
+    /// The model requests so far (chat completions, Messages, Responses), in order.
     pub fn exchanges(&self) -> Vec<Exchange> {
         self.seen.lock().unwrap().clone()
     }
@@ -97,7 +97,11 @@ async fn forward(
         .unwrap_or("application/json")
         .to_string();
     let bytes = answer.bytes().await.unwrap_or_default();
-    if uri.path().ends_with("/chat/completions") {
+    let path = uri.path();
+    if ["/chat/completions", "/messages", "/responses"]
+        .iter()
+        .any(|api| path.ends_with(api))
+    {
         let text = String::from_utf8_lossy(&bytes);
         let timings = text
             .lines()

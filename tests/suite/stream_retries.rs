@@ -58,7 +58,7 @@ async fn a_dropped_connection_mid_answer_is_asked_again_and_goes_on_without_repe
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     assert_eq!(answer(&updates), "Half an answer, whole.", "{updates:?}");
     let told = joined(&updates, "agent_message_chunk");
-    assert!(told.contains("asked again (try 1 of 5)"), "{told}");
+    assert!(told.contains("asks again (try 1 of 5)"), "{told}");
     // The model read what it had said and was told to go on from there.
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
@@ -170,4 +170,66 @@ async fn an_answer_that_fails_then_finishes_resets_the_count() {
     let (response, _) = agent.prompt(&session, "hi").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     assert_eq!(mock.requests().len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_break_inside_a_call_written_as_text_is_not_asked_again() {
+    let broken = Reply::chunks(vec![mock_model::text(
+        "Let me look.\n<tool_call>\n{\"name\": \"read_file\", \"argu",
+    )])
+    .dropped();
+    let mock = MockModel::start(vec![broken]).await;
+    let (_ws, mut agent, session) = agent(&mock, "chat-completions", "mock-model", 5).await;
+    let (response, updates) = agent.prompt(&session, "look").await;
+    assert_eq!(
+        response["error"]["_meta"]["tandem"]["class"], "stream_interrupted",
+        "{response}"
+    );
+    assert_eq!(mock.requests().len(), 1, "never asked again");
+    // What was held back as a possible call is shown: the user sees what the history holds.
+    assert!(answer(&updates).contains("<tool_call>"), "{updates:?}");
+    still_usable(&mock, &mut agent, &session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_while_waiting_to_ask_again_leaves_no_note_behind() {
+    let mock = MockModel::start(vec![cut(), Reply::text(&["Fresh."])]).await;
+    let ws = Workspace::new();
+    let config = ws.write(
+        "config.toml",
+        "[retry]\nmax_attempts = 1\ninitial_delay_ms = 20000\nmax_total_secs = 30\n",
+    );
+    let mut agent = Agent::spawn(&ws.env(&mock), &["--config", &path_str(&config)]);
+    let session = agent.open_session(&ws.project()).await;
+    let running = agent.start_prompt(&session, "hi").await;
+    mock.wait_for_requests(1).await;
+    // The notice says a retry is coming; cancel while it waits.
+    loop {
+        let update = agent.next_message().await;
+        if update.to_string().contains("asks again") {
+            break;
+        }
+    }
+    agent
+        .notify("session/cancel", json!({"sessionId": session}))
+        .await;
+    let cancelled = tokio::time::timeout(crate::common::acp_client::WAIT, running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        cancelled["result"]["stopReason"], "cancelled",
+        "{cancelled}"
+    );
+    let (response, _) = agent.prompt(&session, "something else").await;
+    assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let texts = crate::common::mock_model::user_texts(&requests[1].body);
+    assert!(
+        texts
+            .iter()
+            .all(|t| !t.contains("Go on from exactly where it stopped")),
+        "{texts:?}"
+    );
 }

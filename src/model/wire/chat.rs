@@ -98,8 +98,7 @@ impl ChatClient {
                 }
             )
         });
-        let dialect = self.dialect(&request.model);
-        let placeholder = dialect.reasoning_placeholder().is_some();
+        let placeholder = self.dialect(&request.model).adds_placeholders();
         match self.open_plain(request, true).await {
             Err(e) if (carries || placeholder) && refuses_state(&e) => {
                 tracing::info!(
@@ -164,8 +163,10 @@ fn stateless(request: &ModelRequest) -> ModelRequest {
 /// Whether `error` is a server refusing a reasoning property on an input message.
 fn refuses_state(error: &ModelError) -> bool {
     let m = error.message.to_ascii_lowercase();
+    // "Unrecognized request argument: reasoning_effort" is about the request, not a message.
+    let about_messages = m.replace("reasoning_effort", "");
     error.status == Some(400)
-        && (m.contains("reasoning") || m.contains("extra_content"))
+        && (about_messages.contains("reasoning") || about_messages.contains("extra_content"))
         && [
             "unsupported",
             "not supported",
