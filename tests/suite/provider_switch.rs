@@ -286,17 +286,19 @@ async fn deepseek_after_another_deepseek_model_gets_an_empty_reasoning_field_not
     agent.assert_valid();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_switch_to_claude_in_the_middle_of_a_tool_loop_asks_without_thinking_that_once() {
+/// A session on the default server's `mock-model`, whose first answer calls a tool slowly,
+/// switched while the call streams to `model`, served by `other` as the provider named in
+/// `entry` (its `[[providers]]` lines after `base_url`): the rest of the turn goes to `other`.
+/// Returns the workspace (alive while the agent is), the agent, the session and the turn's
+/// answer.
+async fn switched_mid_loop(
+    other: &MockModel,
+    entry: &str,
+    model: &str,
+) -> (Workspace, Agent, String, Value) {
     use std::time::Duration;
     let local = MockModel::start(vec![
         Reply::tools(&[read("call_local1")]).slow(Duration::from_millis(150)),
-    ])
-    .await;
-    let claude = MockModel::start(vec![
-        Reply::text(&["Claude took over."]),
-        thinking_call("Claude thinks.", "toolu_01Next"),
-        done("Claude"),
     ])
     .await;
     let ws = Workspace::new();
@@ -304,10 +306,9 @@ async fn a_switch_to_claude_in_the_middle_of_a_tool_loop_asks_without_thinking_t
     ws.write(
         "home/.config/tandem/config.toml",
         &format!(
-            "[[models]]\nid = \"mock-model\"\n\n[[providers]]\nname = \"p-anthropic\"\nbase_url = \"{}\"\n\
-             api = \"anthropic-messages\"\napi_key_env = \"SWITCH_KEY\"\n\n\
-             [[models]]\nid = \"claude-sonnet-4-5\"\nprovider = \"p-anthropic\"\n",
-            claude.base_url
+            "[[models]]\nid = \"mock-model\"\n\n[[providers]]\nname = \"other\"\nbase_url = \"{}\"\n\
+             {entry}api_key_env = \"SWITCH_KEY\"\n\n[[models]]\nid = \"{model}\"\nprovider = \"other\"\n",
+            other.base_url
         ),
     );
     let mut env = ws.env(&local);
@@ -320,14 +321,34 @@ async fn a_switch_to_claude_in_the_middle_of_a_tool_loop_asks_without_thinking_t
         .to_string();
     let running = agent.start_prompt(&session, "read the readme").await;
     agent.next_message().await;
-    let switched = agent
-        .set_option(&session, "model", "claude-sonnet-4-5")
-        .await;
+    let switched = agent.set_option(&session, "model", model).await;
     assert!(switched.get("result").is_some(), "{switched}");
     let response = tokio::time::timeout(crate::common::acp_client::WAIT, running)
         .await
         .unwrap()
         .unwrap();
+    assert_eq!(
+        local.requests().len(),
+        1,
+        "the rest of the turn went to {model}"
+    );
+    (ws, agent, session, response)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switch_to_claude_in_the_middle_of_a_tool_loop_asks_without_thinking_that_once() {
+    let claude = MockModel::start(vec![
+        Reply::text(&["Claude took over."]),
+        thinking_call("Claude thinks.", "toolu_01Next"),
+        done("Claude"),
+    ])
+    .await;
+    let (_ws, mut agent, session, response) = switched_mid_loop(
+        &claude,
+        "api = \"anthropic-messages\"\n",
+        "claude-sonnet-4-5",
+    )
+    .await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     let (response, _) = agent.prompt(&session, "read it again").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
@@ -347,41 +368,10 @@ async fn a_switch_to_claude_in_the_middle_of_a_tool_loop_asks_without_thinking_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_switch_to_gemini_3_in_the_middle_of_a_tool_loop_signs_the_other_models_call() {
-    use std::time::Duration;
-    let local = MockModel::start(vec![
-        Reply::tools(&[read("call_local1")]).slow(Duration::from_millis(150)),
-    ])
-    .await;
     let gemini = MockModel::start(vec![Reply::text(&["Gemini took over."])]).await;
     gemini.enforce(Contract::Gemini);
-    let ws = Workspace::new();
-    copy_fixture("small", &ws.project());
-    ws.write(
-        "home/.config/tandem/config.toml",
-        &format!(
-            "[[models]]\nid = \"mock-model\"\n\n[[providers]]\nname = \"p-gemini\"\nbase_url = \"{}\"\n\
-             api_key_env = \"SWITCH_KEY\"\n\n[[models]]\nid = \"gemini-3-pro-preview\"\nprovider = \"p-gemini\"\n",
-            gemini.base_url
-        ),
-    );
-    let mut env = ws.env(&local);
-    env.push(("SWITCH_KEY".into(), "sk-switch-0123456789".into()));
-    let mut agent = Agent::spawn_with(&env, &[], Some(FakeEditor::new()));
-    agent.initialize_with(json!({})).await;
-    let session = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let running = agent.start_prompt(&session, "read the readme").await;
-    agent.next_message().await;
-    let switched = agent
-        .set_option(&session, "model", "gemini-3-pro-preview")
-        .await;
-    assert!(switched.get("result").is_some(), "{switched}");
-    let response = tokio::time::timeout(crate::common::acp_client::WAIT, running)
-        .await
-        .unwrap()
-        .unwrap();
+    let (_ws, agent, _session, response) =
+        switched_mid_loop(&gemini, "", "gemini-3-pro-preview").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     let sent = &gemini.requests()[0].body;
     let call = &sent["messages"]
