@@ -128,6 +128,20 @@ fn config(stops: &[(Stop, MockModel)]) -> String {
     text
 }
 
+/// tandem on `local` (the default server) with the workspace's providers' key set, its
+/// editor's fake, and a session in the project.
+async fn switching_agent(ws: &Workspace, local: &MockModel) -> (Agent, String) {
+    let mut env = ws.env(local);
+    env.push(("SWITCH_KEY".into(), "sk-switch-0123456789".into()));
+    let mut agent = Agent::spawn_with(&env, &[], Some(FakeEditor::new()));
+    agent.initialize_with(json!({})).await;
+    let session = agent.new_session(&ws.project()).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (agent, session)
+}
+
 /// `body` as the snapshot shows it: no system prompt or tool list (they do not change at a
 /// switch), the workspace's paths as `[ws]` and the session id (Responses'
 /// `prompt_cache_key`) as `[session]`.
@@ -165,14 +179,7 @@ async fn a_conversation_goes_through_seven_providers_with_a_call_in_every_turn()
     let ws = Workspace::new();
     copy_fixture("small", &ws.project());
     ws.write("home/.config/tandem/config.toml", &config(&stops));
-    let mut env = ws.env(&local);
-    env.push(("SWITCH_KEY".into(), "sk-switch-0123456789".into()));
-    let mut agent = Agent::spawn_with(&env, &[], Some(FakeEditor::new()));
-    agent.initialize_with(json!({})).await;
-    let session = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (mut agent, session) = switching_agent(&ws, &local).await;
 
     let finish_turn = async |agent: &mut Agent, who: &str| {
         let (response, updates) = agent.prompt(&session, "read the readme").await;
@@ -311,14 +318,7 @@ async fn switched_mid_loop(
             other.base_url
         ),
     );
-    let mut env = ws.env(&local);
-    env.push(("SWITCH_KEY".into(), "sk-switch-0123456789".into()));
-    let mut agent = Agent::spawn_with(&env, &[], Some(FakeEditor::new()));
-    agent.initialize_with(json!({})).await;
-    let session = agent.new_session(&ws.project()).await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (mut agent, session) = switching_agent(&ws, &local).await;
     let running = agent.start_prompt(&session, "read the readme").await;
     agent.next_message().await;
     let switched = agent.set_option(&session, "model", model).await;

@@ -152,7 +152,6 @@ async fn one_session_switched_across_the_three_apis_with_calls_in_its_history() 
         .as_str()
         .unwrap()
         .to_string();
-    // Chat → Messages → Responses → chat, a read after each switch.
     // Chat → Messages → Responses → chat. The first turn's read is in every later request's
     // history, in that request's API's own shape; a read after a switch is asked for too.
     // SmolLM2-135M makes its call in a fresh conversation; once the history holds calls it
