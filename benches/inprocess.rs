@@ -144,7 +144,7 @@ fn permission(c: &mut Criterion) {
     });
     // With a deny rule every command the line may reach is matched against it.
     let rule = tandem::config::permissions::Rule {
-        effect: tandem::config::permissions::Effect::Deny,
+        effect: tandem::config::permissions::RuleEffect::Deny,
         text: "run_command(git push:*)".into(),
         target: tandem::config::permissions::parse_rule("run_command(git push:*)")
             .unwrap_or_else(|e| panic!("{e}")),

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 
+use crate::types::{PermissionAnswer, PermissionChoice, ToolCallView};
+
 /// What the editor said it can do in `initialize`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClientCaps {
@@ -73,31 +75,6 @@ pub struct TerminalOutput {
     pub exit: Option<ExitStatus>,
 }
 
-/// The user's answer to a permission request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PermissionAnswer {
-    /// Run this call.
-    AllowOnce,
-    /// Run this and remember for the session.
-    AllowAlways,
-    /// Do not run this call.
-    RejectOnce,
-    /// Do not run this, and do not ask again for the session.
-    RejectAlways,
-    /// The prompt turn was cancelled while asking.
-    Cancelled,
-}
-
-/// One answer a permission request offers, with the words shown for it (what an "always"
-/// answer remembers is part of its label).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PermissionChoice {
-    /// The answer it stands for.
-    pub answer: PermissionAnswer,
-    /// What the user reads.
-    pub label: String,
-}
-
 /// Requests to the editor. Every call is made from a turn task, never from the dispatch loop.
 pub trait ClientOps: Send + Sync {
     /// Reads a text file (1-based `line`, `limit` lines).
@@ -122,7 +99,7 @@ pub trait ClientOps: Send + Sync {
     fn request_permission<'a>(
         &'a self,
         session: &'a str,
-        call: &'a crate::types::ToolCallView,
+        call: &'a ToolCallView,
         choices: &'a [PermissionChoice],
     ) -> BoxFuture<'a, Result<PermissionAnswer, ClientError>>;
 
@@ -179,7 +156,7 @@ pub trait ClientOps: Send + Sync {
     fn choose<'a>(
         &'a self,
         session: &'a str,
-        call: &'a crate::types::ToolCallView,
+        call: &'a ToolCallView,
         choices: &'a [String],
     ) -> BoxFuture<'a, Result<Reply, ClientError>> {
         let _ = (session, call, choices);

@@ -19,11 +19,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::questions;
 use crate::client::{
-    ClientError, ClientOps, ExitStatus, Form, PermissionAnswer, PermissionChoice, Reply,
+    ClientError, ClientOps, ExitStatus, Form, Reply,
     TerminalOutput, TerminalSpec,
 };
 use crate::transport::Lines;
-use crate::types::ToolCallView;
+use crate::types::{PermissionAnswer, PermissionChoice, ToolCallView};
 
 /// The editor on the other end of the connection.
 pub struct AcpClient {

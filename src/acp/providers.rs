@@ -16,7 +16,8 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 
 use super::errors;
 use super::handlers::{Handled, Handlers};
-use crate::config::{Api, Endpoint};
+use crate::config::Endpoint;
+use crate::conversation::Api;
 use crate::session::EndpointChange;
 
 /// The one provider tandem has.

@@ -27,7 +27,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use crate::conversation::Api;
+use crate::conversation::Api;
 use crate::types::Mode;
 pub use endpoint::checked_key;
 pub use limits::{LoopGuard, Timeouts};
@@ -131,7 +131,7 @@ pub enum KeyFrom {
     /// This environment variable.
     Env(String),
     /// `tandem login`'s store.
-    Stored(crate::credentials::Place),
+    Stored(crate::credentials::KeyStore),
     /// Given to `tandem login`, which is trying it before saving it.
     Given,
 }

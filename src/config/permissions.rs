@@ -40,7 +40,7 @@ pub struct PermissionsSpec {
 
 /// What a rule does to a call it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
+pub enum RuleEffect {
     /// Run without asking.
     Allow,
     /// Ask, whatever else would allow it.
@@ -49,13 +49,13 @@ pub enum Effect {
     Deny,
 }
 
-impl Effect {
+impl RuleEffect {
     /// The key it is written under.
     pub fn name(self) -> &'static str {
         match self {
-            Effect::Allow => "allow",
-            Effect::Ask => "ask",
-            Effect::Deny => "deny",
+            RuleEffect::Allow => "allow",
+            RuleEffect::Ask => "ask",
+            RuleEffect::Deny => "deny",
         }
     }
 }
@@ -112,7 +112,7 @@ pub enum Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
     /// Allow, ask or deny.
-    pub effect: Effect,
+    pub effect: RuleEffect,
     /// The rule as written, for messages.
     pub text: String,
     /// What it matches.
@@ -128,13 +128,13 @@ impl PermissionsSpec {
     }
 
     /// Every rule with its effect, as written: deny, then ask, then allow.
-    pub fn entries(&self) -> impl Iterator<Item = (Effect, &str)> {
-        fn pair(effect: Effect, list: &[String]) -> impl Iterator<Item = (Effect, &str)> {
+    pub fn entries(&self) -> impl Iterator<Item = (RuleEffect, &str)> {
+        fn pair(effect: RuleEffect, list: &[String]) -> impl Iterator<Item = (RuleEffect, &str)> {
             list.iter().map(move |r| (effect, r.as_str()))
         }
-        pair(Effect::Deny, &self.deny)
-            .chain(pair(Effect::Ask, &self.ask))
-            .chain(pair(Effect::Allow, &self.allow))
+        pair(RuleEffect::Deny, &self.deny)
+            .chain(pair(RuleEffect::Ask, &self.ask))
+            .chain(pair(RuleEffect::Allow, &self.allow))
     }
 }
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::ActionSpec;
-use super::permissions::{Effect, PermissionsSpec, Rule};
+use super::permissions::{RuleEffect, PermissionsSpec, Rule};
 
 /// What sessions do with the programs a project declares (its MCP servers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,7 +79,7 @@ impl ProjectConfig {
         self.permissions
             .entries()
             .filter_map(|(effect, text)| {
-                if effect == Effect::Allow {
+                if effect == RuleEffect::Allow {
                     tracing::warn!(path = %source.display(), rule = text, "ignoring an allow rule in the project's config: a project cannot grant itself permissions; put it in your own config file");
                     return None;
                 }

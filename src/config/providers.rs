@@ -11,7 +11,8 @@
 use serde::Deserialize;
 
 use super::presets::{self, Preset};
-use super::{Api, ConfigError, Endpoint, KeyFrom, checked_key};
+use super::{ConfigError, Endpoint, KeyFrom, checked_key};
+use crate::conversation::Api;
 
 /// One `[[providers]]` entry as written.
 #[derive(Debug, Default, Deserialize)]

@@ -61,18 +61,18 @@ impl Choice {
 
 /// Where a key is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
+pub enum KeyStore {
     /// The system's credential store.
     Keyring,
     /// The credentials file.
     File(PathBuf),
 }
 
-impl std::fmt::Display for Place {
+impl std::fmt::Display for KeyStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Place::Keyring => f.write_str(system_store_name()),
-            Place::File(path) => write!(f, "{} (readable only by you)", path.display()),
+            KeyStore::Keyring => f.write_str(system_store_name()),
+            KeyStore::File(path) => write!(f, "{} (readable only by you)", path.display()),
         }
     }
 }
@@ -115,7 +115,7 @@ impl Credentials {
     /// Where `save` keeps a key, as the user knows it: the store in use, not a guess (the
     /// system store is not asked, so that saying this costs nothing at start-up).
     pub fn where_kept(&self) -> String {
-        let file = Place::File(self.file.path().to_path_buf());
+        let file = KeyStore::File(self.file.path().to_path_buf());
         match self.choice {
             Choice::File => file.to_string(),
             Choice::Keyring => system_store_name().to_string(),
@@ -124,10 +124,10 @@ impl Credentials {
     }
 
     /// The key stored for `server` and where it was found: the system store first.
-    pub fn lookup(&self, server: &str) -> Result<Option<(String, Place)>, CredentialError> {
+    pub fn lookup(&self, server: &str) -> Result<Option<(String, KeyStore)>, CredentialError> {
         if self.choice != Choice::File {
             match system::get(server) {
-                Ok(Some(key)) => return Ok(Some((key, Place::Keyring))),
+                Ok(Some(key)) => return Ok(Some((key, KeyStore::Keyring))),
                 Ok(None) => {}
                 Err(e) if self.choice == Choice::Keyring => return Err(e),
                 Err(e) => tracing::debug!("no system credential store: {e}"),
@@ -139,17 +139,17 @@ impl Credentials {
         Ok(self
             .file
             .get(server)?
-            .map(|key| (key, Place::File(self.file.path().to_path_buf()))))
+            .map(|key| (key, KeyStore::File(self.file.path().to_path_buf()))))
     }
 
     /// Stores `key` for `server`: in the system store when it answers, else in the file.
-    pub fn save(&self, server: &str, key: &str) -> Result<Place, CredentialError> {
+    pub fn save(&self, server: &str, key: &str) -> Result<KeyStore, CredentialError> {
         let saved = self.save_in_a_store(server, key);
         stamp::touch(&self.config_dir);
         saved
     }
 
-    fn save_in_a_store(&self, server: &str, key: &str) -> Result<Place, CredentialError> {
+    fn save_in_a_store(&self, server: &str, key: &str) -> Result<KeyStore, CredentialError> {
         if self.choice != Choice::File {
             match system::set(server, key) {
                 Ok(()) => {
@@ -157,35 +157,35 @@ impl Credentials {
                     if self.choice == Choice::Auto {
                         let _ = self.file.remove(server);
                     }
-                    return Ok(Place::Keyring);
+                    return Ok(KeyStore::Keyring);
                 }
                 Err(e) if self.choice == Choice::Keyring => return Err(e),
                 Err(e) => tracing::debug!("no system credential store, using the file: {e}"),
             }
         }
         self.file.set(server, key)?;
-        Ok(Place::File(self.file.path().to_path_buf()))
+        Ok(KeyStore::File(self.file.path().to_path_buf()))
     }
 
     /// Removes every stored key for `server`; where they were.
-    pub fn remove(&self, server: &str) -> Result<Vec<Place>, CredentialError> {
+    pub fn remove(&self, server: &str) -> Result<Vec<KeyStore>, CredentialError> {
         let removed = self.remove_from_the_stores(server);
         stamp::touch(&self.config_dir);
         removed
     }
 
-    fn remove_from_the_stores(&self, server: &str) -> Result<Vec<Place>, CredentialError> {
+    fn remove_from_the_stores(&self, server: &str) -> Result<Vec<KeyStore>, CredentialError> {
         let mut removed = Vec::new();
         if self.choice != Choice::File {
             match system::delete(server) {
-                Ok(true) => removed.push(Place::Keyring),
+                Ok(true) => removed.push(KeyStore::Keyring),
                 Ok(false) => {}
                 Err(e) if self.choice == Choice::Keyring => return Err(e),
                 Err(e) => tracing::debug!("no system credential store: {e}"),
             }
         }
         if self.choice != Choice::Keyring && self.file.remove(server)? {
-            removed.push(Place::File(self.file.path().to_path_buf()));
+            removed.push(KeyStore::File(self.file.path().to_path_buf()));
         }
         Ok(removed)
     }
@@ -261,7 +261,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Credentials::new(dir.path(), Choice::File);
         let place = store.save("http://x/v1", "sk-1").unwrap();
-        assert_eq!(place, Place::File(dir.path().join(FILE_NAME)));
+        assert_eq!(place, KeyStore::File(dir.path().join(FILE_NAME)));
         let (key, found) = store.lookup("http://x/v1").unwrap().unwrap();
         assert_eq!((key.as_str(), &found), ("sk-1", &place));
         assert!(store.lookup("http://y/v1").unwrap().is_none());

@@ -1,5 +1,5 @@
 //! The one file layer every tool, rewind and `tandem exec` use on disk. A path reaching here
-//! was resolved and judged ([`crate::tools::Place::resolve`] followed the links that were
+//! was resolved and judged ([`crate::platform::named::PathBase::resolve`] followed the links that were
 //! there then), so it is opened exactly (no link followed anywhere in it,
 //! [`crate::platform::exact`]) and what a file is comes from what was opened, never from a
 //! look at the path made earlier: a link a command planted since (a flipped name, a folder
@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::Path;
 
-use crate::platform::exact::{self, Place, Stamp};
+use crate::platform::exact::{self, EntryKind, Stamp};
 
 /// Why an existing path must not be read as a file: a directory, or a FIFO, socket or device
 /// (reading those can block forever or never end). `None` for a regular file, no file at all,
@@ -26,8 +26,8 @@ pub async fn unreadable(path: &Path) -> Option<&'static str> {
 
 fn unreadable_now(path: &Path) -> Option<&'static str> {
     match exact::place(path) {
-        Ok(Some(Place::Folder)) => Some("is a directory"),
-        Ok(Some(Place::Special)) => std::fs::symlink_metadata(path)
+        Ok(Some(EntryKind::Folder)) => Some("is a directory"),
+        Ok(Some(EntryKind::Special)) => std::fs::symlink_metadata(path)
             .ok()
             .and_then(|m| crate::platform::unreadable_kind(&m.file_type()))
             .or(Some("is not a regular file")),
@@ -83,13 +83,13 @@ pub async fn remove(path: &Path) -> std::io::Result<()> {
 }
 
 /// The names in the folder at `path`, opened exactly, each with what it is.
-pub fn list(path: &Path) -> std::io::Result<Vec<(OsString, Place)>> {
+pub fn list(path: &Path) -> std::io::Result<Vec<(OsString, EntryKind)>> {
     exact::list(path)
 }
 
 /// Whether a regular file is at `path`, reached without a link.
 pub fn is_file(path: &Path) -> bool {
-    matches!(exact::place(path), Ok(Some(Place::File)))
+    matches!(exact::place(path), Ok(Some(EntryKind::File)))
 }
 
 /// A look at every name on the way to a path, to tell afterwards whether any was replaced

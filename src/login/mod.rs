@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 pub use crate::config::check_url;
 use crate::config::{ApiKey, Config};
-use crate::credentials::Place;
+use crate::credentials::KeyStore;
 use crate::model::probe::{self, ListError, Listing};
 pub use config_file::Choice;
 pub use target::Target;
@@ -303,8 +303,8 @@ fn save(
             .save(&target.base_url, key.expose())
             .map_err(|e| LoginError::Failed(format!("cannot store the key: {e}")))?;
         match &place {
-            Place::Keyring => say(format!("✓ key saved in {place}")),
-            Place::File(_) => say(format!(
+            KeyStore::Keyring => say(format!("✓ key saved in {place}")),
+            KeyStore::File(_) => say(format!(
                 "✓ key saved in {place}: no system credential store answers here"
             )),
         }

@@ -13,7 +13,7 @@ pub struct Target {
     /// Whether it cannot work without a key (hosted services).
     pub needs_key: bool,
     /// The API the configuration or the command line names for it; `None`: its own.
-    pub named_api: Option<crate::config::Api>,
+    pub named_api: Option<crate::conversation::Api>,
 }
 
 impl Target {
@@ -83,7 +83,7 @@ impl Target {
 
     /// The API this server is spoken to in: the one named for it, else the server's own (see
     /// [`presets::api_at`]).
-    pub fn api(&self) -> crate::config::Api {
+    pub fn api(&self) -> crate::conversation::Api {
         self.named_api
             .unwrap_or_else(|| presets::api_at(self.provider, Some(&self.base_url)))
     }

@@ -8,7 +8,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceC
 use serde_json::Value;
 
 use super::connect::{Client, Connection};
-use crate::tools::{Call, Place, Prepared, Tool, ToolEnv, ToolError, ToolOutput, image, text};
+use crate::platform::named::PathBase;
+use crate::tools::{Call, Prepared, Tool, ToolEnv, ToolError, ToolOutput, image, text};
 use crate::types::Access;
 use crate::types::{Severity, ToolContent, ToolKind, TurnEvent};
 
@@ -107,7 +108,7 @@ impl Tool for McpTool {
     fn label(&self) -> String {
         format!("{} ({})", self.title, self.server)
     }
-    fn prepare(&self, args: Value, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: Value, _place: &PathBase) -> Result<Prepared, ToolError> {
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),

@@ -181,12 +181,12 @@ mod tests {
     use super::*;
 
     fn any() -> Dialect {
-        Dialect::of(crate::config::Api::ChatCompletions, "http://s/v1", "m")
+        Dialect::of(crate::conversation::Api::ChatCompletions, "http://s/v1", "m")
     }
 
     fn origin() -> Origin {
         Origin {
-            api: crate::config::Api::ChatCompletions,
+            api: crate::conversation::Api::ChatCompletions,
             server: "http://s/v1".into(),
             model: "m".into(),
         }

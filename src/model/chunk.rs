@@ -304,7 +304,7 @@ mod tests {
 
     fn origin() -> Origin {
         Origin {
-            api: crate::config::Api::ChatCompletions,
+            api: crate::conversation::Api::ChatCompletions,
             server: "http://s/v1".into(),
             model: "m".into(),
         }

@@ -30,7 +30,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::config::Api;
+use crate::conversation::Api;
 use crate::conversation::Message;
 
 /// The rules of the server a request goes to.

@@ -250,7 +250,7 @@ impl Probe<'_> {
                 .push(format!("{url}: HTTP {}", response.status().as_u16()));
             return None;
         }
-        let body = super::http::read_capped(response, super::http::MOST_LIST_BODY).await;
+        let body = crate::platform::net::read_capped(response, super::http::MOST_LIST_BODY).await;
         serde_json::from_slice(&body).ok()
     }
 }

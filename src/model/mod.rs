@@ -119,7 +119,7 @@ pub fn client_for(
 
 /// The client for `config`'s endpoint, in its API.
 fn endpoint_client(config: &crate::config::Config) -> std::sync::Arc<dyn ModelClient> {
-    use crate::config::Api;
+    use crate::conversation::Api;
     match config.endpoint.api {
         Api::ChatCompletions => std::sync::Arc::new(wire::chat::ChatClient::new(config)),
         Api::Responses => std::sync::Arc::new(wire::responses::ResponsesClient::new(config)),

@@ -76,7 +76,7 @@ pub enum Listing {
 /// The models `base_url` lists, asked with `key` when there is one.
 pub async fn list_models(
     base_url: &str,
-    api: crate::config::Api,
+    api: crate::conversation::Api,
     key: Option<&ApiKey>,
 ) -> Result<Listing, ListError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -84,7 +84,7 @@ pub async fn list_models(
         .timeout(PATIENCE)
         .redirect(super::wire::same_server_redirects())
         .build()
-        .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
+        .map_err(|e| ListError::Unreachable(crate::platform::net::describe_reqwest(&e)))?;
     let (status, body) = get_models(&client, base_url, api, key).await?;
     let detail = || short_detail(&body);
     let answered = || answered(status, &body);
@@ -122,7 +122,7 @@ pub async fn list_models(
 async fn get_models(
     client: &reqwest::Client,
     base_url: &str,
-    api: crate::config::Api,
+    api: crate::conversation::Api,
     key: Option<&ApiKey>,
 ) -> Result<(u16, Vec<u8>), ListError> {
     let request = client
@@ -131,11 +131,11 @@ async fn get_models(
     let response = request
         .send()
         .await
-        .map_err(|e| ListError::Unreachable(super::http::describe_reqwest(&e)))?;
+        .map_err(|e| ListError::Unreachable(crate::platform::net::describe_reqwest(&e)))?;
     let status = response.status().as_u16();
     Ok((
         status,
-        super::http::read_capped(response, super::http::MOST_LIST_BODY).await,
+        crate::platform::net::read_capped(response, super::http::MOST_LIST_BODY).await,
     ))
 }
 

@@ -65,8 +65,8 @@ fn unlisted(config: &Config, id: &str) -> ModelSpec {
 }
 
 /// What tandem sends back to a model's server between tool calls, by its API.
-pub fn state_kept(api: crate::config::Api) -> &'static str {
-    use crate::config::Api;
+pub fn state_kept(api: crate::conversation::Api) -> &'static str {
+    use crate::conversation::Api;
     match api {
         Api::ChatCompletions => {
             "reasoning in the field it came in, reasoning_details, tool-call extra_content"

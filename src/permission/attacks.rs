@@ -11,7 +11,7 @@ use super::*;
 /// Issue 29, item 4: what reached `git push` past a deny rule in full-access.
 #[test]
 fn deny_rules_cannot_be_dodged_by_indirection() {
-    let policy = policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    let policy = policy(&[(RuleEffect::Deny, "run_command(git push:*)")]);
     for line in [
         "G=git; $G push",
         "git${IFS}push",
@@ -73,7 +73,7 @@ fn deny_rules_cannot_be_dodged_by_indirection() {
 /// named by a command either.
 #[test]
 fn a_read_deny_covers_every_way_to_the_content() {
-    let policy = policy(&[(Effect::Deny, "read_file(.env)")]);
+    let policy = policy(&[(RuleEffect::Deny, "read_file(.env)")]);
     let none = Grants::default();
     for access in [
         Access::Edit("/ws/.env".into()),
@@ -108,7 +108,7 @@ fn a_read_deny_covers_every_way_to_the_content() {
 /// The second review: git's own ways of running commands, under a deny rule.
 #[test]
 fn git_aliases_and_command_options_cannot_dodge_a_deny_rule() {
-    let policy = policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    let policy = policy(&[(RuleEffect::Deny, "run_command(git push:*)")]);
     for line in [
         "git -c alias.p=push p origin HEAD",
         "git config alias.q push && git q origin",
@@ -145,7 +145,7 @@ fn git_aliases_and_command_options_cannot_dodge_a_deny_rule() {
 /// "-c"]`), under a deny rule.
 #[test]
 fn what_bash_evaluates_cannot_dodge_a_deny_rule() {
-    let policy = policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    let policy = policy(&[(RuleEffect::Deny, "run_command(git push:*)")]);
     for line in [
         "read n <<'E'\na[$(git push)]\nE\nprintf -v \"$n\" x",
         "read \"$n\" </dev/null",
@@ -171,7 +171,7 @@ fn what_bash_evaluates_cannot_dodge_a_deny_rule() {
 /// The second review: spellings of a read-denied path.
 #[test]
 fn every_spelling_of_a_read_denied_path_is_refused() {
-    let policy = policy(&[(Effect::Deny, "read_file(.env)")]);
+    let policy = policy(&[(RuleEffect::Deny, "read_file(.env)")]);
     for line in [
         "cd a && cat ../.env",
         "cd a && cp ../.env ../leak",
@@ -192,8 +192,8 @@ fn every_spelling_of_a_read_denied_path_is_refused() {
 #[test]
 fn deny_rules_hold_past_exports_plumbing_and_wrappers() {
     let policy = policy(&[
-        (Effect::Deny, "run_command(git push:*)"),
-        (Effect::Deny, "run_command(rm:*)"),
+        (RuleEffect::Deny, "run_command(git push:*)"),
+        (RuleEffect::Deny, "run_command(rm:*)"),
     ]);
     for line in [
         "export GIT_EXTERNAL_DIFF='git push origin HEAD; :'; git diff",
@@ -238,7 +238,7 @@ fn deny_rules_hold_past_exports_plumbing_and_wrappers() {
 /// the other ways of spelling the file.
 #[test]
 fn a_read_deny_holds_past_command_strings_folders_and_spellings() {
-    let policy = policy(&[(Effect::Deny, "read_file(.env)")]);
+    let policy = policy(&[(RuleEffect::Deny, "read_file(.env)")]);
     for line in [
         "sh -c 'cat .env'",
         "bash -c 'cat .env'",

@@ -48,7 +48,7 @@ fn grants_cover_exactly_their_label() {
         assert!(judged.offer.allow_always.is_none(), "{line}");
     }
     // Allow rules too.
-    let ruled = tests::policy(&[(Effect::Allow, "run_command(cat:*)")]);
+    let ruled = tests::policy(&[(RuleEffect::Allow, "run_command(cat:*)")]);
     assert_eq!(
         judge(&ruled, &Grants::default(), Mode::Ask, "cat README.md").decision,
         Decision::Allow
@@ -66,7 +66,7 @@ fn grants_cover_exactly_their_label() {
 /// Issue 29, item 6: where a command runs is judged.
 #[test]
 fn a_command_outside_the_project_asks() {
-    let policy = policy(&[(Effect::Allow, "run_command(git status)")]);
+    let policy = policy(&[(RuleEffect::Allow, "run_command(git status)")]);
     let none = Grants::default();
     let inside = policy.judge(
         "run_command",
@@ -91,7 +91,7 @@ fn a_command_outside_the_project_asks() {
 /// Issue 29, item 2: git's and tandem's own files always ask, but in full-access.
 #[test]
 fn protected_paths_always_ask() {
-    let policy = policy(&[(Effect::Allow, "edit_file(**)")]);
+    let policy = policy(&[(RuleEffect::Allow, "edit_file(**)")]);
     let mut grants = Grants::default();
     for path in [
         "/ws/.git/config",
@@ -150,7 +150,7 @@ fn another_shell_gets_plain_lines_only() {
         Decision::Ask
     );
     // With a deny rule, a line tandem cannot read is refused.
-    let mut policy = tests::policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    let mut policy = tests::policy(&[(RuleEffect::Deny, "run_command(git push:*)")]);
     policy.grammar = Grammar::PlainOnly("pwsh".into());
     assert!(matches!(
         judge(&policy, &grants, Mode::FullAccess, "iex 'git push'").decision,
@@ -173,7 +173,7 @@ fn commands_that_name_protected_paths_or_change_gits_config_ask() {
         assert!(judged.firm, "{line}");
         assert!(judged.offer.allow_always.is_none(), "{line}");
     }
-    let ruled = tests::policy(&[(Effect::Allow, "run_command(git config:*)")]);
+    let ruled = tests::policy(&[(RuleEffect::Allow, "run_command(git config:*)")]);
     let judged = judge(
         &ruled,
         &Grants::default(),
@@ -240,7 +240,7 @@ fn patterns_get_no_always_and_long_chains_are_judged() {
     assert!(judged.offer.withheld.unwrap().contains("`*`"));
     let chain = vec!["ls src"; 300].join(" && ");
     assert!(shell::parse(&chain).hazards.is_empty());
-    let denying = tests::policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    let denying = tests::policy(&[(RuleEffect::Deny, "run_command(git push:*)")]);
     assert_eq!(
         judge(&denying, &Grants::default(), Mode::FullAccess, &chain).decision,
         Decision::Allow

@@ -44,7 +44,7 @@ impl Grant {
                     PathAccess::Read => "reading",
                     PathAccess::Edit => "editing",
                 };
-                format!("{verb} {}", crate::tools::paths::display(path, root))
+                format!("{verb} {}", crate::platform::named::display(path, root))
             }
             Grant::Tool(name) => format!("the tool {name}"),
             Grant::Web { tool, host } if tool == "web_search" => format!("searching with {host}"),

@@ -33,8 +33,8 @@ pub use rules::{Hit, Rules};
 pub use scope::CommandScope;
 pub use workspace::Workspace;
 
-use crate::config::permissions::{Effect, PathAccess};
-use crate::tools::paths::Place;
+use crate::config::permissions::{RuleEffect, PathAccess};
+use crate::platform::named::PathBase;
 use crate::types::Access;
 use crate::types::Mode;
 use command::Named;
@@ -198,7 +198,7 @@ impl Policy {
             offer.note = Some(format!("outside the sandbox: {why}"));
             return verdict(Decision::Ask, true, offer);
         }
-        if let Some(hit) = self.rules.find(Effect::Ask, &subject) {
+        if let Some(hit) = self.rules.find(RuleEffect::Ask, &subject) {
             offer.withhold_always(format!(
                 "the rule `{}` in {} asks every time",
                 hit.rule.text,
@@ -248,7 +248,7 @@ impl Policy {
                     })
             }
             Subject::Free => true,
-            other => self.rules.find(Effect::Allow, other).is_some() || grants.allows(other),
+            other => self.rules.find(RuleEffect::Allow, other).is_some() || grants.allows(other),
         }
     }
 
@@ -256,12 +256,12 @@ impl Policy {
     /// a rule on reading the file (editing, moving or patching it would reveal or carry its
     /// content), and for a command a rule on reading a file it names.
     fn denied(&self, subject: &Subject, named: &[Named]) -> Option<String> {
-        if let Some(hit) = self.rules.find(Effect::Deny, subject) {
+        if let Some(hit) = self.rules.find(RuleEffect::Deny, subject) {
             return Some(refused_by(hit, subject));
         }
         let read_denied = |path: &Path| {
             self.rules.find(
-                Effect::Deny,
+                RuleEffect::Deny,
                 &Subject::Path {
                     access: PathAccess::Read,
                     path,
@@ -345,8 +345,8 @@ impl Policy {
     }
 
     /// Where a command run in `cwd` resolves the paths it names.
-    fn place(&self, cwd: &Path) -> Place {
-        Place {
+    fn place(&self, cwd: &Path) -> PathBase {
+        PathBase {
             cwd: cwd.to_path_buf(),
             home: self.workspace.home().map(Path::to_path_buf),
             folders: Vec::new(),
@@ -355,7 +355,7 @@ impl Policy {
 
     /// `path` as messages show it: relative to the session's folder when inside it.
     fn display(&self, path: &Path) -> String {
-        crate::tools::paths::display(path, self.workspace.root())
+        crate::platform::named::display(path, self.workspace.root())
     }
 }
 
@@ -399,7 +399,7 @@ impl Policy {
             access: PathAccess::Read,
             path,
         };
-        self.rules.find(Effect::Deny, &subject).is_some()
+        self.rules.find(RuleEffect::Deny, &subject).is_some()
     }
 }
 

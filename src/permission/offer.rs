@@ -7,7 +7,7 @@ use super::grants::{Grant, Grants};
 use super::rules::Rules;
 use super::scope::CommandScope;
 use super::{Subject, shell::Hazard};
-use crate::client::{PermissionAnswer, PermissionChoice};
+use crate::types::{PermissionAnswer, PermissionChoice};
 
 /// What asking about one call offers.
 #[derive(Debug, Clone)]

@@ -168,7 +168,7 @@ proptest! {
         prop_assume!(fragment.contains(&hidden));
         let line = format!("echo hi {}{fragment}", args.join(" "));
         let program = program_of(&hidden);
-        let policy = super::tests::policy(&[(Effect::Deny, &format!("run_command({program}:*)"))]);
+        let policy = super::tests::policy(&[(RuleEffect::Deny, &format!("run_command({program}:*)"))]);
         let access = Access::Execute { command: line.clone(), cwd: "/ws".into(), outside_sandbox: None };
         for mode in [Mode::Ask, Mode::AcceptEdits, Mode::FullAccess] {
             let judged = policy.judge("run_command", &access, mode, &Grants::default());

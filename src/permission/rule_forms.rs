@@ -17,7 +17,7 @@ fn refused(decision: &Decision) -> bool {
 
 #[test]
 fn a_bare_run_command_rule_covers_every_command() {
-    let deny = policy(&[(Effect::Deny, "run_command")]);
+    let deny = policy(&[(RuleEffect::Deny, "run_command")]);
     for line in ["ls", "cargo test", "echo hi", "true"] {
         for mode in [Mode::Ask, Mode::AcceptEdits, Mode::FullAccess] {
             assert!(
@@ -34,7 +34,7 @@ fn a_bare_run_command_rule_covers_every_command() {
         Mode::Ask,
     );
     assert_eq!(read, Decision::Allow);
-    let allow = policy(&[(Effect::Allow, "run_command")]);
+    let allow = policy(&[(RuleEffect::Allow, "run_command")]);
     assert_eq!(
         judge(&allow, &Grants::default(), Mode::Ask, "cargo build").decision,
         Decision::Allow
@@ -47,7 +47,7 @@ fn a_bare_run_command_rule_covers_every_command() {
             "{line}"
         );
     }
-    let ask = policy(&[(Effect::Ask, "run_command")]);
+    let ask = policy(&[(RuleEffect::Ask, "run_command")]);
     assert_eq!(
         judge(&ask, &Grants::default(), Mode::FullAccess, "ls").decision,
         Decision::Ask
@@ -56,7 +56,7 @@ fn a_bare_run_command_rule_covers_every_command() {
 
 #[test]
 fn an_exact_run_command_rule_covers_that_command_only() {
-    let allow = policy(&[(Effect::Allow, "run_command(cargo test)")]);
+    let allow = policy(&[(RuleEffect::Allow, "run_command(cargo test)")]);
     let grants = Grants::default();
     assert_eq!(
         judge(&allow, &grants, Mode::Ask, "cargo test").decision,
@@ -74,7 +74,7 @@ fn an_exact_run_command_rule_covers_that_command_only() {
             "{line}"
         );
     }
-    let deny = policy(&[(Effect::Deny, "run_command(cargo test)")]);
+    let deny = policy(&[(RuleEffect::Deny, "run_command(cargo test)")]);
     assert!(refused(
         &judge(&deny, &grants, Mode::FullAccess, "cargo test").decision
     ));
@@ -89,7 +89,7 @@ fn an_exact_run_command_rule_covers_that_command_only() {
 
 #[test]
 fn a_prefix_run_command_rule_covers_the_words_after_it() {
-    let deny = policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    let deny = policy(&[(RuleEffect::Deny, "run_command(git push:*)")]);
     let grants = Grants::default();
     for line in ["git push", "git push origin main", "git push --force"] {
         assert!(
@@ -105,7 +105,7 @@ fn a_prefix_run_command_rule_covers_the_words_after_it() {
 
 #[test]
 fn bare_file_rules_cover_every_path() {
-    let deny_edits = policy(&[(Effect::Deny, "edit_file")]);
+    let deny_edits = policy(&[(RuleEffect::Deny, "edit_file")]);
     for path in ["/ws/a.txt", "/ws/src/lib.rs", "/elsewhere/x"] {
         for mode in [Mode::AcceptEdits, Mode::FullAccess] {
             assert!(
@@ -129,7 +129,7 @@ fn bare_file_rules_cover_every_path() {
         ),
         Decision::Allow
     );
-    let deny_reads = policy(&[(Effect::Deny, "read_file")]);
+    let deny_reads = policy(&[(RuleEffect::Deny, "read_file")]);
     assert!(refused(&decide(
         &deny_reads,
         "read_file",
@@ -150,7 +150,7 @@ fn bare_file_rules_cover_every_path() {
 
 #[test]
 fn globbed_file_rules_cover_the_paths_they_match() {
-    let globbed = policy(&[(Effect::Ask, "edit_file(src/**)")]);
+    let globbed = policy(&[(RuleEffect::Ask, "edit_file(src/**)")]);
     assert_eq!(
         decide(
             &globbed,
@@ -169,7 +169,7 @@ fn globbed_file_rules_cover_the_paths_they_match() {
         ),
         Decision::Allow
     );
-    let allowed = policy(&[(Effect::Allow, "edit_file(docs/*.md)")]);
+    let allowed = policy(&[(RuleEffect::Allow, "edit_file(docs/*.md)")]);
     assert_eq!(
         decide(
             &allowed,

@@ -8,7 +8,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use super::Subject;
 use super::scope::{CommandScope, Reach};
 use super::shell::{self, SimpleCommand, Word};
-use crate::config::permissions::{Effect, PathAccess, Rule, Target};
+use crate::config::permissions::{RuleEffect, PathAccess, Rule, Target};
 
 /// A rule ready to match calls.
 #[derive(Debug)]
@@ -88,7 +88,7 @@ impl Rules {
     /// and [`CommandScope::reaches`]): every simple command, those inside substitutions,
     /// those a wrapper (`sudo`, `sh -c '…'`, `xargs`) would run, and anything the line hides.
     /// A certain match is preferred to a possible one.
-    pub fn find(&self, effect: Effect, subject: &Subject) -> Option<Hit<'_>> {
+    pub fn find(&self, effect: RuleEffect, subject: &Subject) -> Option<Hit<'_>> {
         let mut rules = self
             .rules
             .iter()
@@ -126,7 +126,7 @@ impl Rules {
         self.rules
             .iter()
             .find(|c| {
-                c.rule.effect == Effect::Deny
+                c.rule.effect == RuleEffect::Deny
                     && matches!(
                         c.matcher,
                         Matcher::AnyPath(PathAccess::Read) | Matcher::Path(PathAccess::Read, _)
@@ -139,7 +139,7 @@ impl Rules {
     pub fn allowing(&self, command: &SimpleCommand) -> Option<&Rule> {
         self.rules
             .iter()
-            .find(|c| c.rule.effect == Effect::Allow && c.matcher.command(command))
+            .find(|c| c.rule.effect == RuleEffect::Allow && c.matcher.command(command))
             .map(|c| &c.rule)
     }
 }
@@ -267,7 +267,7 @@ mod tests {
     use super::*;
     use crate::config::permissions::parse_rule;
 
-    fn rules(list: &[(Effect, &str)]) -> Rules {
+    fn rules(list: &[(RuleEffect, &str)]) -> Rules {
         let rules = list.iter().map(|(effect, text)| Rule {
             effect: *effect,
             text: text.to_string(),
@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn command_rules_see_every_command_a_line_may_run() {
-        let deny = rules(&[(Effect::Deny, "run_command(git push:*)")]);
+        let deny = rules(&[(RuleEffect::Deny, "run_command(git push:*)")]);
         for line in [
             "git push",
             "git push --force origin main",
@@ -297,18 +297,18 @@ mod tests {
             "bash -c 'git status; git push'",
             "timeout 60 git push",
         ] {
-            assert!(deny.find(Effect::Deny, &command(line)).is_some(), "{line}");
+            assert!(deny.find(RuleEffect::Deny, &command(line)).is_some(), "{line}");
         }
         // `git pushx` is no git command: it may be an alias of `git push`, so it matches.
-        assert!(deny.find(Effect::Deny, &command("git pushx")).is_some());
+        assert!(deny.find(RuleEffect::Deny, &command("git pushx")).is_some());
         for line in ["git status", "echo git push", "git log --grep push"] {
-            assert!(deny.find(Effect::Deny, &command(line)).is_none(), "{line}");
+            assert!(deny.find(RuleEffect::Deny, &command(line)).is_none(), "{line}");
         }
     }
 
     #[test]
     fn allow_rules_cover_single_commands() {
-        let allow = rules(&[(Effect::Allow, "run_command(npm run test:*)")]);
+        let allow = rules(&[(RuleEffect::Allow, "run_command(npm run test:*)")]);
         let covered = |line: &str| {
             shell::parse(line)
                 .commands
@@ -322,9 +322,9 @@ mod tests {
     #[test]
     fn path_rules_match_by_access_and_glob() {
         let set = rules(&[
-            (Effect::Deny, "read_file(~/.ssh/**)"),
-            (Effect::Ask, "edit_file(src/**)"),
-            (Effect::Deny, "write_file(secrets)"),
+            (RuleEffect::Deny, "read_file(~/.ssh/**)"),
+            (RuleEffect::Ask, "edit_file(src/**)"),
+            (RuleEffect::Deny, "write_file(secrets)"),
         ]);
         let read = |p: &'static str| Subject::Path {
             access: PathAccess::Read,
@@ -335,19 +335,19 @@ mod tests {
             path: Path::new(p),
         };
         assert!(
-            set.find(Effect::Deny, &read("/home/u/.ssh/id_rsa"))
+            set.find(RuleEffect::Deny, &read("/home/u/.ssh/id_rsa"))
                 .is_some()
         );
-        assert!(set.find(Effect::Deny, &read("/home/u/.sshx")).is_none());
+        assert!(set.find(RuleEffect::Deny, &read("/home/u/.sshx")).is_none());
         assert!(
-            set.find(Effect::Deny, &edit("/home/u/.ssh/id_rsa"))
+            set.find(RuleEffect::Deny, &edit("/home/u/.ssh/id_rsa"))
                 .is_none()
         );
-        assert!(set.find(Effect::Ask, &edit("/ws/src/a/b.rs")).is_some());
-        assert!(set.find(Effect::Ask, &edit("/ws/tests/a.rs")).is_none());
+        assert!(set.find(RuleEffect::Ask, &edit("/ws/src/a/b.rs")).is_some());
+        assert!(set.find(RuleEffect::Ask, &edit("/ws/tests/a.rs")).is_none());
         // A pattern without wildcards covers what lies beneath it.
         assert!(
-            set.find(Effect::Deny, &edit("/ws/secrets/key.pem"))
+            set.find(RuleEffect::Deny, &edit("/ws/secrets/key.pem"))
                 .is_some()
         );
     }
@@ -355,24 +355,24 @@ mod tests {
     #[test]
     fn tool_rules_match_names() {
         let set = rules(&[
-            (Effect::Deny, "mcp__github__delete_repo"),
-            (Effect::Ask, "mcp__tracker"),
+            (RuleEffect::Deny, "mcp__github__delete_repo"),
+            (RuleEffect::Ask, "mcp__tracker"),
         ]);
         let tool = |name: &'static str| Subject::Tool {
             name,
             read_only: false,
         };
         assert!(
-            set.find(Effect::Deny, &tool("mcp__github__delete_repo"))
+            set.find(RuleEffect::Deny, &tool("mcp__github__delete_repo"))
                 .is_some()
         );
         assert!(
-            set.find(Effect::Deny, &tool("mcp__github__delete_repos"))
+            set.find(RuleEffect::Deny, &tool("mcp__github__delete_repos"))
                 .is_none()
         );
-        assert!(set.find(Effect::Ask, &tool("mcp__tracker__open")).is_some());
+        assert!(set.find(RuleEffect::Ask, &tool("mcp__tracker__open")).is_some());
         assert!(
-            set.find(Effect::Ask, &tool("mcp__trackers__open"))
+            set.find(RuleEffect::Ask, &tool("mcp__trackers__open"))
                 .is_none()
         );
     }

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::client::PermissionAnswer;
+use crate::types::PermissionAnswer;
 use crate::config::permissions::{Rule, parse_rule};
 
-pub(super) fn policy(rules: &[(Effect, &str)]) -> Policy {
+pub(super) fn policy(rules: &[(RuleEffect, &str)]) -> Policy {
     let rules = rules.iter().map(|(effect, text)| Rule {
         effect: *effect,
         text: text.to_string(),
@@ -172,10 +172,10 @@ fn hazards_offer_no_always_and_say_why() {
 #[test]
 fn rules_take_precedence_in_order() {
     let policy = policy(&[
-        (Effect::Deny, "run_command(git push:*)"),
-        (Effect::Ask, "run_command(cargo publish:*)"),
-        (Effect::Allow, "run_command(cargo:*)"),
-        (Effect::Allow, "run_command(npm run test:*)"),
+        (RuleEffect::Deny, "run_command(git push:*)"),
+        (RuleEffect::Ask, "run_command(cargo publish:*)"),
+        (RuleEffect::Allow, "run_command(cargo:*)"),
+        (RuleEffect::Allow, "run_command(npm run test:*)"),
     ]);
     let none = Grants::default();
     let deny = judge(&policy, &none, Mode::FullAccess, "git push --force");
@@ -227,9 +227,9 @@ fn remembered_rejections_refuse_but_not_firmly() {
 #[test]
 fn file_rules_and_path_grants() {
     let policy = policy(&[
-        (Effect::Deny, "read_file(~/.ssh/**)"),
-        (Effect::Ask, "edit_file(Cargo.toml)"),
-        (Effect::Allow, "edit_file(/tmp/scratch/**)"),
+        (RuleEffect::Deny, "read_file(~/.ssh/**)"),
+        (RuleEffect::Ask, "edit_file(Cargo.toml)"),
+        (RuleEffect::Allow, "edit_file(/tmp/scratch/**)"),
     ]);
     let none = Grants::default();
     let read = Access::Read("/home/u/.ssh/id_rsa".into());
@@ -270,7 +270,7 @@ fn file_rules_and_path_grants() {
 
 #[test]
 fn mcp_tools_follow_tool_rules() {
-    let policy = policy(&[(Effect::Deny, "mcp__github__*")]);
+    let policy = policy(&[(RuleEffect::Deny, "mcp__github__*")]);
     let tool = Access::Tool { read_only: true };
     assert!(
         policy
@@ -379,7 +379,7 @@ fn reviewed_bypasses_ask() {
 
 #[test]
 fn deny_rules_see_past_assignments_and_paths() {
-    let policy = policy(&[(Effect::Deny, "run_command(git push:*)")]);
+    let policy = policy(&[(RuleEffect::Deny, "run_command(git push:*)")]);
     for line in [
         "X=1 git push",
         "/usr/bin/git push",
@@ -393,7 +393,7 @@ fn deny_rules_see_past_assignments_and_paths() {
 #[test]
 fn leaving_the_sandbox_asks_every_time_and_no_grant_or_rule_covers_it() {
     use crate::platform::sandbox::{Inputs, SessionSandbox, Writes};
-    let mut policy = policy(&[(Effect::Allow, "run_command(cargo test:*)")]);
+    let mut policy = policy(&[(RuleEffect::Allow, "run_command(cargo test:*)")]);
     policy.sandbox = Some(std::sync::Arc::new(SessionSandbox::new(
         Inputs::bare(vec![PathBuf::from("/ws")], Writes::WorkspaceWrite),
         PathBuf::from("/bin/tandem"),
@@ -422,7 +422,7 @@ fn leaving_the_sandbox_asks_every_time_and_no_grant_or_rule_covers_it() {
         );
     }
     let deny = {
-        let mut p = super::tests::policy(&[(Effect::Deny, "run_command(rm:*)")]);
+        let mut p = super::tests::policy(&[(RuleEffect::Deny, "run_command(rm:*)")]);
         p.sandbox = policy.sandbox.clone();
         p
     };

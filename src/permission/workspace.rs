@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tools::paths;
+use crate::platform::named;
 
 /// The inside of one session.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ impl Workspace {
 
     /// Whether `path` (resolved) is inside.
     pub fn contains(&self, path: &Path) -> bool {
-        paths::inside(path, &self.roots)
+        named::inside(path, &self.roots)
     }
 
     /// Why the session's folder does not count as a project, when it does not.

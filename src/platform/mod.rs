@@ -14,6 +14,8 @@ mod group;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod heap;
 pub mod interfaces;
+pub mod named;
+pub mod net;
 #[cfg(unix)]
 #[path = "unix.rs"]
 mod native;

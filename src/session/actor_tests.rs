@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::client::PermissionAnswer;
+use crate::types::PermissionAnswer;
 use crate::model::ModelEvent;
 use crate::session::SessionError;
 use crate::testkit::{FakeEditor, Reply, Session};

@@ -394,7 +394,7 @@ impl ModelClient for SessionModel {
 #[derive(Debug, Clone)]
 pub struct EndpointChange {
     /// The wire API.
-    pub api: crate::config::Api,
+    pub api: crate::conversation::Api,
     /// The server's base URL.
     pub base_url: String,
     /// The key, when the editor's headers carry one in the place the API reads it.

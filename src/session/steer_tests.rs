@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::sync::Notify;
 
-use crate::client::PermissionAnswer;
+use crate::types::PermissionAnswer;
 use crate::model::Message;
 use crate::session::SessionError;
 use crate::testkit::{FakeEditor, Reply, Session};

@@ -10,10 +10,10 @@ use futures::future::BoxFuture;
 use parking_lot::Mutex;
 
 use crate::client::{
-    ClientError, ClientOps, ExitStatus, PermissionAnswer, PermissionChoice, TerminalOutput,
+    ClientError, ClientOps, ExitStatus, TerminalOutput,
     TerminalSpec,
 };
-use crate::types::ToolCallView;
+use crate::types::{PermissionAnswer, PermissionChoice, ToolCallView};
 
 /// One permission question, as the user would have seen it.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::files::{self, ReadError, Target};
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::edit::v4a::{self, Change, FileOp, Outcome, Patch};
 use crate::edit::{Document, Tier};
 use crate::types::{Access, Location, ToolContent, ToolKind};
@@ -42,7 +42,7 @@ impl TypedTool for ApplyPatch {
     fn description(&self) -> &str {
         DESCRIPTION
     }
-    fn prepare(&self, args: ApplyPatchArgs, place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: ApplyPatchArgs, place: &PathBase) -> Result<Prepared, ToolError> {
         let patch = v4a::parse(&args.input).map_err(|e| ToolError::Refused(e.to_string()))?;
         let mut targets: HashMap<String, Target> = HashMap::new();
         let mut order: Vec<PathBuf> = Vec::new();

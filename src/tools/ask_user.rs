@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::client::{Field, FieldKind, Question, Reply};
 use crate::types::{Access, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 
@@ -68,7 +68,7 @@ impl TypedTool for AskUser {
     fn description(&self) -> &str {
         "Ask the user a question you cannot answer from the project (a preference, a missing fact); give choices when there are a few obvious ones."
     }
-    fn prepare(&self, args: AskUserArgs, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: AskUserArgs, _place: &PathBase) -> Result<Prepared, ToolError> {
         let question = question(args)?;
         Ok(Prepared {
             title: format!("Question: {}", one_line(&question.text)),

@@ -28,7 +28,7 @@ pub struct Background {
 }
 
 /// Where a job runs.
-pub enum Place {
+pub enum JobHost {
     /// A local process group, whose output tandem reads.
     Local,
     /// The editor's terminal: the editor holds the output.
@@ -50,7 +50,7 @@ pub struct Job {
     pub command: String,
     /// The tool call that started it.
     pub call_id: String,
-    place: Mutex<Option<Place>>,
+    place: Mutex<Option<JobHost>>,
     state: Mutex<State>,
     /// Stops it.
     pub stop: CancellationToken,
@@ -170,7 +170,7 @@ impl Background {
 
 impl Job {
     /// Where it runs, once it started.
-    pub fn placed(&self, place: Place) {
+    pub fn placed(&self, place: JobHost) {
         *self.place.lock() = Some(place);
     }
 
@@ -220,7 +220,7 @@ impl Job {
     /// What it wrote since the last read, and how it ended if it has.
     pub async fn read(&self) -> Reading {
         let terminal = match &*self.place.lock() {
-            Some(Place::Terminal {
+            Some(JobHost::Terminal {
                 client,
                 session,
                 terminal,
@@ -291,7 +291,7 @@ impl Job {
         self.stop.cancel();
         let place = self.place.lock().take();
         match place {
-            Some(Place::Terminal {
+            Some(JobHost::Terminal {
                 client,
                 session,
                 terminal,
@@ -308,7 +308,7 @@ impl Job {
                 let mut st = self.state.lock();
                 st.ended = true;
             }
-            Some(Place::Local) => {
+            Some(JobHost::Local) => {
                 // Its watcher kills the group on `stop`, then reaps it.
                 let _ = tokio::time::timeout(REAPED, self.done.cancelled()).await;
             }

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Call, Place, Prepared, ToolEnv, text};
+use super::{Call, PathBase, Prepared, ToolEnv, text};
 use crate::edit::Document;
 use crate::local;
 use crate::types::{Access, Effect, Location, ToolContent};
@@ -352,7 +352,7 @@ pub struct Target {
 
 impl Target {
     /// The file `raw` names.
-    pub fn new(place: &Place, raw: &str) -> Self {
+    pub fn new(place: &PathBase, raw: &str) -> Self {
         let path = place.resolve(raw);
         let shown = place.display(&path);
         Self { path, shown }

@@ -2,8 +2,9 @@
 //! disk standing in for an editor that refuses a path only once the call was allowed.
 
 use super::*;
+use crate::types::{PermissionAnswer, PermissionChoice};
 use crate::client::{
-    ClientCaps, ClientError, ClientOps, ExitStatus, PermissionAnswer, PermissionChoice,
+    ClientCaps, ClientError, ClientOps, ExitStatus,
     TerminalOutput, TerminalSpec,
 };
 use futures::future::BoxFuture;

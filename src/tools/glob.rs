@@ -6,7 +6,8 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, paths};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use crate::platform::named;
 use crate::local;
 use crate::types::Access;
 use crate::types::{Location, ToolKind};
@@ -34,7 +35,7 @@ impl TypedTool for Glob {
     fn description(&self) -> &str {
         "Find files by glob pattern (e.g. `**/*.rs`). Skips files ignored by .gitignore and hidden files."
     }
-    fn prepare(&self, args: GlobArgs, place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: GlobArgs, place: &PathBase) -> Result<Prepared, ToolError> {
         let roots = place.search_roots(args.path.as_deref());
         let matcher = globset::GlobBuilder::new(&crate::platform::glob_pattern(&args.pattern))
             .literal_separator(false)
@@ -92,7 +93,7 @@ fn find(call: &GlobCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, us
             let rel = e.path().strip_prefix(root).ok()?;
             call.matcher
                 .is_match(rel)
-                .then(|| paths::display(e.path(), &call.cwd))
+                .then(|| named::display(e.path(), &call.cwd))
         })
         .collect();
     found.sort();

@@ -11,9 +11,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{
-    Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, glob::walker, paths,
+    Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, glob::walker,
 };
 use crate::local;
+use crate::platform::named;
 use crate::types::{Access, Location, ToolKind};
 
 /// Most matching lines returned.
@@ -47,7 +48,7 @@ impl TypedTool for Grep {
     fn description(&self) -> &str {
         "Search file contents with a regular expression. Returns `path:line: text` for each match; skips ignored and binary files."
     }
-    fn prepare(&self, args: GrepArgs, place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: GrepArgs, place: &PathBase) -> Result<Prepared, ToolError> {
         let call = GrepCall::new(args, place).map_err(ToolError::Refused)?;
         let shown = place.display_roots(&call.roots);
         Ok(Prepared {
@@ -71,7 +72,7 @@ impl TypedTool for Grep {
 /// Runs a search outside a session, as the tool would (the in-process benchmarks use it):
 /// the matching lines and whether it stopped at the match limit.
 pub fn search_now(args: GrepArgs, cwd: &Path) -> Result<(Vec<String>, bool), String> {
-    let place = Place {
+    let place = PathBase {
         cwd: cwd.to_path_buf(),
         home: None,
         folders: Vec::new(),
@@ -89,7 +90,7 @@ struct GrepCall {
 }
 
 impl GrepCall {
-    fn new(args: GrepArgs, place: &Place) -> Result<Self, String> {
+    fn new(args: GrepArgs, place: &PathBase) -> Result<Self, String> {
         let roots = place.search_roots(args.path.as_deref());
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(args.case_insensitive)
@@ -142,7 +143,7 @@ fn search(call: &GrepCall, unreadable: &dyn Fn(&Path) -> bool) -> (Vec<String>, 
         let Ok(file) = local::open(entry.path()) else {
             continue;
         };
-        let shown = paths::display(entry.path(), &call.cwd);
+        let shown = named::display(entry.path(), &call.cwd);
         let _ = searcher.search_file(
             &call.matcher,
             &file,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::background::Reading;
 use super::run_background::ended;
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::{Access, ToolKind};
 
 /// Arguments of both tools.
@@ -32,7 +32,7 @@ impl TypedTool for CommandOutput {
         "A background command's new output since the last read, and its exit status once it has ended."
     }
 
-    fn prepare(&self, args: JobArgs, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: JobArgs, _place: &PathBase) -> Result<Prepared, ToolError> {
         Ok(Prepared {
             title: format!("Output of {}", args.id.trim()),
             locations: Vec::new(),
@@ -58,7 +58,7 @@ impl TypedTool for StopCommand {
         "Stop a background command (and everything it started); returns its last output."
     }
 
-    fn prepare(&self, args: JobArgs, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: JobArgs, _place: &PathBase) -> Result<Prepared, ToolError> {
         Ok(Prepared {
             title: format!("Stop {}", args.id.trim()),
             locations: Vec::new(),

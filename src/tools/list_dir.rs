@@ -7,9 +7,9 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::local;
-use crate::platform::exact::Place as Kind;
+use crate::platform::exact::EntryKind as Kind;
 use crate::types::Access;
 use crate::types::{Location, ToolKind};
 
@@ -36,7 +36,7 @@ impl TypedTool for ListDir {
     fn description(&self) -> &str {
         "List a directory's entries (directories end with `/`)."
     }
-    fn prepare(&self, args: ListDirArgs, place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: ListDirArgs, place: &PathBase) -> Result<Prepared, ToolError> {
         let path = place.resolve(args.path.as_deref().unwrap_or("."));
         let shown = place.display(&path);
         // Without a path, the listing also names the workspace's other folders.

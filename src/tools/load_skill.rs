@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::customize::skills::{self, Catalog, FILE, Skill};
 use crate::types::Access;
 use crate::types::ToolKind;
@@ -42,7 +42,7 @@ impl TypedTool for LoadSkill {
          instructions and the paths of its other files (scripts, references, templates), which \
          you can read with read_file."
     }
-    fn prepare(&self, args: LoadSkillArgs, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: LoadSkillArgs, _place: &PathBase) -> Result<Prepared, ToolError> {
         let skill = self.catalog.get(&args.name).cloned().ok_or_else(|| {
             let names: Vec<&str> = self
                 .catalog

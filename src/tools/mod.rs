@@ -20,7 +20,6 @@ pub mod image;
 mod jobs;
 mod list_dir;
 pub mod load_skill;
-pub mod paths;
 mod read_file;
 pub mod registry;
 mod run_background;
@@ -44,7 +43,7 @@ use crate::client::{ClientCaps, ClientOps};
 use crate::types::Access;
 use crate::types::{EventSink, Location, ToolContent, ToolKind};
 pub use error::ToolError;
-pub use paths::Place;
+use crate::platform::named::{self, PathBase};
 pub use registry::{Entry, Ready, Registry, ToolSource, Unusable};
 pub use task::{Delegation, Subagents};
 pub use typed::{TypedTool, parameters};
@@ -132,7 +131,7 @@ impl ToolScope {
 
     /// Whether `path` is inside the folders the editor has open.
     pub fn in_editor_folders(&self, path: &Path) -> bool {
-        paths::inside(path, std::slice::from_ref(&self.cwd)) || paths::inside(path, &self.folders)
+        named::inside(path, std::slice::from_ref(&self.cwd)) || named::inside(path, &self.folders)
     }
 }
 
@@ -211,7 +210,7 @@ pub trait Tool: Send + Sync {
         true
     }
     /// Parses arguments and resolves paths against `place`.
-    fn prepare(&self, args: Value, place: &Place) -> Result<Prepared, ToolError>;
+    fn prepare(&self, args: Value, place: &PathBase) -> Result<Prepared, ToolError>;
 }
 
 /// Whether calls of this kind change something (and so run one at a time, in order).

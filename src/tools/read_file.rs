@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, files, image, text};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, files, image, text};
 use crate::conversation::split_data_url;
 use crate::types::Access;
 use crate::types::{Location, ToolContent, ToolKind};
@@ -36,7 +36,7 @@ impl TypedTool for ReadFile {
     fn description(&self) -> &str {
         "Read a text file. Returns up to `limit` lines from `offset` (1-based); long files say how to read on. An image file (PNG, JPEG, GIF, WebP) comes back as the image."
     }
-    fn prepare(&self, args: ReadFileArgs, place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: ReadFileArgs, place: &PathBase) -> Result<Prepared, ToolError> {
         let path = place.resolve(&args.path);
         let shown = place.display(&path);
         let title = match (args.offset, args.limit) {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::paths::Place;
+use crate::platform::named::PathBase;
 use super::{Prepared, Tool};
 use crate::model::ToolCall;
 use crate::types::{ToolKind, ToolSpec};
@@ -120,7 +120,7 @@ impl Registry {
     pub fn prepare(
         &self,
         call: &ToolCall,
-        place: &Place,
+        place: &PathBase,
         offers: impl Fn(&str) -> bool,
     ) -> Result<Ready, Unusable> {
         let found = offers(&call.name).then(|| self.get(&call.name)).flatten();

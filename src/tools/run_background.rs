@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::background::{Job, Place};
+use super::background::{Job, JobHost};
 use super::{ToolEnv, ToolOutput, text};
 use crate::client::{ExitStatus, TerminalSpec};
 use crate::platform::sandbox::Sandbox;
@@ -173,7 +173,7 @@ async fn in_terminal(
         .await
         .map_err(|e| format!("the editor could not start a terminal: {}", e.message))?;
     super::command_card::attach(env, &job.command, &terminal, &card.notes);
-    job.placed(Place::Terminal {
+    job.placed(JobHost::Terminal {
         client: client.clone(),
         session: session.clone(),
         terminal: terminal.clone(),
@@ -224,7 +224,7 @@ fn locally(
     let cannot = |e: std::io::Error| format!("cannot run the command in {}: {e}", dir.display());
     let mut output = crate::platform::Merged::attach(&mut started).map_err(cannot)?;
     let mut child = crate::platform::Group::spawn(started).map_err(cannot)?;
-    job.placed(Place::Local);
+    job.placed(JobHost::Local);
     let job = job.clone();
     tokio::spawn(async move {
         let mut shown = tokio::time::interval(crate::local::LIVE_EVERY * 4);

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::command_card::{attach, hides_text, shown, visible};
 use super::ending::ending;
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, text};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, text};
 use crate::client::TerminalSpec;
 use crate::local;
 use crate::platform::sandbox::{self, Confined, Sandbox};
@@ -60,7 +60,7 @@ impl TypedTool for RunCommand {
     fn description(&self) -> &str {
         "Run a shell command and return its exit code and output (stdout and stderr, bounded)."
     }
-    fn prepare(&self, args: RunCommandArgs, place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: RunCommandArgs, place: &PathBase) -> Result<Prepared, ToolError> {
         if args.command.trim().is_empty() {
             return Err(ToolError::Refused(
                 "run_command needs a non-empty command".into(),

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, parameters};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, parameters};
 use crate::customize::agents::{AgentDef, GENERAL};
 use crate::types::{Access, ToolKind};
 
@@ -105,7 +105,7 @@ impl TypedTool for Task {
         })
     }
 
-    fn prepare(&self, args: TaskArgs, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: TaskArgs, _place: &PathBase) -> Result<Prepared, ToolError> {
         let name = args.agent.as_deref().unwrap_or(GENERAL);
         let Some(agent) = self.agents.iter().find(|a| a.name == name).cloned() else {
             let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();

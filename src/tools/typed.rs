@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::paths::Place;
+use crate::platform::named::PathBase;
 use super::{Prepared, Tool, ToolError};
 use crate::types::ToolKind;
 
@@ -39,7 +39,7 @@ pub trait TypedTool: Send + Sync {
         parameters::<Self::Args>(Self::NAME)
     }
     /// Resolves paths against `place` and makes the call ready.
-    fn prepare(&self, args: Self::Args, place: &Place) -> Result<Prepared, ToolError>;
+    fn prepare(&self, args: Self::Args, place: &PathBase) -> Result<Prepared, ToolError>;
 }
 
 impl<T: TypedTool> Tool for T {
@@ -61,7 +61,7 @@ impl<T: TypedTool> Tool for T {
     fn announced(&self) -> bool {
         TypedTool::announced(self)
     }
-    fn prepare(&self, args: Value, place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: Value, place: &PathBase) -> Result<Prepared, ToolError> {
         let args = serde_json::from_value(args).map_err(|e| ToolError::Arguments {
             tool: T::NAME,
             message: e.to_string(),

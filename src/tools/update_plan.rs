@@ -4,7 +4,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::Access;
 use crate::types::{PlanItem, ToolKind, TurnEvent};
 
@@ -59,7 +59,7 @@ impl TypedTool for UpdatePlan {
     fn announced(&self) -> bool {
         false
     }
-    fn prepare(&self, args: UpdatePlanArgs, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: UpdatePlanArgs, _place: &PathBase) -> Result<Prepared, ToolError> {
         let items = args
             .entries
             .into_iter()

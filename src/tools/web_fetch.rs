@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::config::WebSettings;
 use crate::types::{Access, ToolContent, ToolKind};
 use crate::web::fetch::{self, Limits};
@@ -46,7 +46,7 @@ impl TypedTool for WebFetch {
         "Read a web page (docs, an issue, an API reference): HTML comes back as Markdown, JSON and text as they are. The user is asked per site."
     }
 
-    fn prepare(&self, args: WebFetchArgs, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: WebFetchArgs, _place: &PathBase) -> Result<Prepared, ToolError> {
         let url = reqwest::Url::parse(args.url.trim())
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"))

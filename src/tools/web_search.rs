@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::config::SearchSettings;
 use crate::types::{Access, ToolKind};
 use crate::web::search;
@@ -45,7 +45,7 @@ impl TypedTool for WebSearch {
         "Search the web; returns titles, URLs and snippets (read a result with web_fetch)."
     }
 
-    fn prepare(&self, args: WebSearchArgs, _place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: WebSearchArgs, _place: &PathBase) -> Result<Prepared, ToolError> {
         let query = args.query.trim().to_string();
         if query.is_empty() {
             return Err(ToolError::Refused("the query is empty".into()));

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::files::{self, ReadError, Target};
-use super::{Call, Place, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::{ToolContent, ToolKind};
 
 /// Arguments of `write_file`.
@@ -30,7 +30,7 @@ impl TypedTool for WriteFile {
     fn description(&self) -> &str {
         "Create a file or replace its whole content. Prefer edit_file for changes to existing files."
     }
-    fn prepare(&self, args: WriteFileArgs, place: &Place) -> Result<Prepared, ToolError> {
+    fn prepare(&self, args: WriteFileArgs, place: &PathBase) -> Result<Prepared, ToolError> {
         let target = Target::new(place, &args.path);
         let call = Box::new(WriteCall {
             path: target.path.clone(),

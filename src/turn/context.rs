@@ -14,7 +14,8 @@ use crate::config::{Config, ModelSpec, Settings};
 use crate::model::ModelClient;
 use crate::permission::{Grants, Policy};
 use crate::store::{Told, Transcript};
-use crate::tools::{Place, Registry, ToolScope};
+use crate::platform::named::PathBase;
+use crate::tools::{Registry, ToolScope};
 use crate::types::Mode;
 use crate::types::{EventSink, TurnEvent};
 
@@ -38,8 +39,8 @@ pub struct Facts {
 
 impl Facts {
     /// Where the session's tools resolve paths.
-    pub fn place(&self) -> Place {
-        Place {
+    pub fn place(&self) -> PathBase {
+        PathBase {
             cwd: self.cwd.clone(),
             home: self.config.user_home.clone(),
             folders: self.folders.clone(),

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::client::PermissionAnswer;
+use crate::types::PermissionAnswer;
 use crate::testkit::{FakeEditor, Reply, Session, results};
 use crate::types::{StopReason, ToolStatus, TurnEvent};
 

@@ -91,7 +91,7 @@ fn listing(path: &Path) -> Option<String> {
         .into_iter()
         .map(|(name, kind)| {
             let name = name.to_string_lossy().into_owned();
-            if kind == crate::platform::exact::Place::Folder {
+            if kind == crate::platform::exact::EntryKind::Folder {
                 format!("{name}/")
             } else {
                 name

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::context::TurnContext;
 use super::shown::Shown;
-use crate::client::PermissionAnswer;
+use crate::types::PermissionAnswer;
 use crate::customize::hooks::ToolVerdict;
 use crate::model::ToolCall;
 use crate::permission::{Decision, Offer};

@@ -20,7 +20,7 @@ use super::context::TurnContext;
 use super::outcome::TurnOutcome;
 use super::report::{Conflicts, FileOutcome, FileResult, RewindReport};
 use super::rewind_files::{self, PutBack};
-use crate::client::{PermissionAnswer, PermissionChoice};
+use crate::types::{PermissionAnswer, PermissionChoice};
 use crate::store::history::Flight;
 use crate::store::timeline::{FileBack, Timeline, Touch};
 use crate::store::{History, Line, Record, Restored, Snapshot, Transcript};

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::TurnContext;
 use super::outcome::TurnOutcome;
-use crate::client::{PermissionAnswer, PermissionChoice};
+use crate::types::{PermissionAnswer, PermissionChoice};
 use crate::mcp::{Held, Trusted};
 use crate::permission::trust::{self, Declared, TrustEntry, TrustStore, Verdict};
 use crate::store::History;

@@ -1,6 +1,7 @@
 //! Plain data every layer shares (DESIGN.md §2, layer 1): nothing here imports anything else
 //! of tandem's, so any module may use it without tying itself to a higher one.
 
+mod answer;
 mod child;
 mod effect;
 mod events;
@@ -11,6 +12,7 @@ mod prompt;
 mod stop;
 mod tool;
 
+pub use answer::{PermissionAnswer, PermissionChoice};
 pub use child::{ChildEnd, ChildState, ChildUpdate, Tokens};
 pub use effect::{Effect, Intended, Intending, Journal, Ledger, pause};
 pub use events::{

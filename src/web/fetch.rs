@@ -97,7 +97,7 @@ async fn read(url: &str, limits: Limits) -> Result<Page, FetchError> {
             )
             .send()
             .await
-            .map_err(|e| FetchError::Http(crate::model::http::describe_reqwest(&e)))?;
+            .map_err(|e| FetchError::Http(crate::platform::net::describe_reqwest(&e)))?;
         if !response.status().is_redirection() {
             break response;
         }
@@ -190,7 +190,7 @@ fn client(limits: Limits) -> Result<reqwest::Client, FetchError> {
     }
     builder
         .build()
-        .map_err(|e| FetchError::Http(crate::model::http::describe_reqwest(&e)))
+        .map_err(|e| FetchError::Http(crate::platform::net::describe_reqwest(&e)))
 }
 
 /// A URL's host as permissions name it: lower case, without a trailing dot.

@@ -64,18 +64,18 @@ pub async fn search(
         .timeout(timeout)
         .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| SearchError::Http(crate::model::http::describe_reqwest(&e)))?;
+        .map_err(|e| SearchError::Http(crate::platform::net::describe_reqwest(&e)))?;
     let provider = settings.provider;
     let response = request(&client, settings, query, count)?
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| SearchError::Http(crate::model::http::describe_reqwest(&e)))?;
+        .map_err(|e| SearchError::Http(crate::platform::net::describe_reqwest(&e)))?;
     let status = response.status();
     if !status.is_success() {
         return Err(refused(provider, status.as_u16()));
     }
-    let bytes = crate::model::http::read_capped(response, MOST_ANSWER).await;
+    let bytes = crate::platform::net::read_capped(response, MOST_ANSWER).await;
     hits(provider, &bytes, count)
 }
 

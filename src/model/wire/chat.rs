@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::future::BoxFuture;
 
 use super::{Decoder, Link};
-use crate::config::{Api, Config};
+use crate::config::Config;
+use crate::conversation::Api;
 use crate::model::chunk::{Chunk, Gathered};
 use crate::model::dialect::Dialect;
 use crate::model::{

@@ -26,7 +26,8 @@ use serde_json::Value;
 
 use super::http::{self, Failure};
 use super::{ErrorClass, EventStream, ModelError, ModelEvent, Origin};
-use crate::config::{Api, Config, Endpoint, KeyFrom, RetryPolicy, Timeouts};
+use crate::config::{Config, Endpoint, KeyFrom, RetryPolicy, Timeouts};
+use crate::conversation::Api;
 
 /// One server spoken to in one API: where, with which key, within which limits.
 pub struct Link {
@@ -78,7 +79,7 @@ impl Link {
             .redirect(same_server_redirects());
         let client = without_tls_roots_for_http(builder, &self.endpoint.base_url)
             .build()
-            .map_err(|e| ModelError::new(ErrorClass::Connection, http::describe_reqwest(&e)))?;
+            .map_err(|e| ModelError::new(ErrorClass::Connection, crate::platform::net::describe_reqwest(&e)))?;
         Ok(self.client.get_or_init(|| client))
     }
 
@@ -121,7 +122,7 @@ impl Link {
             .headers(merged_headers(&endpoint.headers, added))
             .json(&body)
             .build()
-            .map_err(|e| connection_error(&endpoint.base_url, &http::describe_reqwest(&e), 1))?;
+            .map_err(|e| connection_error(&endpoint.base_url, &crate::platform::net::describe_reqwest(&e), 1))?;
         tracing::debug!(%url, model, "model request");
         let response = http::send(client, request, self.retry, self.timeouts.first_byte)
             .await
@@ -165,7 +166,7 @@ impl Link {
 /// The headers that carry `key` in `api`: `x-api-key` with `anthropic-version` for
 /// Anthropic's Messages API, a bearer token for OpenAI's APIs. Marked sensitive, so no log or
 /// debug print shows them.
-pub fn auth_headers(api: Api, key: Option<&crate::config::ApiKey>) -> reqwest::header::HeaderMap {
+pub fn auth_headers(api: Api, key: Option<&crate::conversation::ApiKey>) -> reqwest::header::HeaderMap {
     use reqwest::header::{AUTHORIZATION, HeaderValue};
     let mut headers = reqwest::header::HeaderMap::new();
     if api == Api::AnthropicMessages {

@@ -21,7 +21,8 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Decoder, Link};
-use crate::config::{Api, Config};
+use crate::config::Config;
+use crate::conversation::Api;
 use crate::model::carried::{self, Slot};
 use crate::model::dialect::Dialect;
 use crate::model::{

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::shell::{CommandLine, SimpleCommand, Word, git, reachable};
-use crate::tools::paths::Place;
+use crate::platform::named::PathBase;
 
 /// Something a command line names that may be a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -53,7 +53,7 @@ const MAX_RESOLVED: usize = 4096;
 /// `cd DIR` the shell resolves relative paths in DIR, so every path from then on is resolved
 /// in each folder the line may be in; a `cd` inside `( … )` or a substitution moves only the
 /// commands there. Command strings a wrapper runs (`sh -c '…'`) are read too, at `place`.
-pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
+pub(super) fn named(line: &CommandLine, place: &PathBase) -> Vec<Named> {
     let mut found = Found::default();
     let mut places = vec![place.clone()];
     let mut starts: HashMap<usize, Vec<usize>> = HashMap::new();
@@ -106,7 +106,7 @@ pub(super) fn named(line: &CommandLine, place: &Place) -> Vec<Named> {
 /// Where `command` moves the shell, if it is a `cd`, `pushd` or `popd` tandem can follow:
 /// one literal folder, reached logically (`a/link/..` is `a`, as `cd` reads it) and
 /// physically. One it cannot follow loses the line's folder (recorded in `found`).
-fn moves(command: &SimpleCommand, places: &[Place], found: &mut Found) -> Option<Vec<Place>> {
+fn moves(command: &SimpleCommand, places: &[PathBase], found: &mut Found) -> Option<Vec<PathBase>> {
     let program = command.program().map(|p| p.text.as_str()).unwrap_or("");
     let args = command.arguments();
     if !CHANGES_FOLDER.contains(&program) {
@@ -135,13 +135,13 @@ fn moves(command: &SimpleCommand, places: &[Place], found: &mut Found) -> Option
     let mut moved = Vec::new();
     for at in places {
         if let [Named::Path(cwd)] = words::paths(dir, at).as_slice() {
-            moved.push(Place {
+            moved.push(PathBase {
                 cwd: cwd.clone(),
                 ..at.clone()
             });
         }
-        let logical = crate::tools::paths::lexical(&at.cwd.join(&dir.text));
-        moved.push(Place {
+        let logical = crate::platform::named::lexical(&at.cwd.join(&dir.text));
+        moved.push(PathBase {
             cwd: logical,
             ..at.clone()
         });
@@ -166,7 +166,7 @@ impl Found {
 
     /// Every word of `command` but its program (assignments and arguments), and whether it
     /// changes git's config.
-    fn command(&mut self, command: &SimpleCommand, places: &[Place]) {
+    fn command(&mut self, command: &SimpleCommand, places: &[PathBase]) {
         let bare = command.words.get(command.assignments..).unwrap_or(&[]);
         if git::changes_config(bare) {
             self.add(Named::GitConfig(command.source.clone()));
@@ -180,13 +180,13 @@ impl Found {
         self.words(words, places);
     }
 
-    fn words<'a>(&mut self, words: impl Iterator<Item = &'a Word>, places: &[Place]) {
+    fn words<'a>(&mut self, words: impl Iterator<Item = &'a Word>, places: &[PathBase]) {
         for word in words {
             self.word(word, places);
         }
     }
 
-    fn word(&mut self, word: &Word, places: &[Place]) {
+    fn word(&mut self, word: &Word, places: &[PathBase]) {
         for at in places {
             if self.resolved.len() >= MAX_RESOLVED {
                 self.add(Named::Lost("too many paths to follow".into()));
@@ -215,7 +215,7 @@ mod tests {
     fn words_options_patterns_and_redirections() {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
-        let place = Place {
+        let place = PathBase {
             cwd: ws.clone(),
             home: Some(PathBuf::from("/home/u")),
             folders: Vec::new(),

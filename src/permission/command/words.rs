@@ -8,10 +8,10 @@ use std::path::PathBuf;
 
 use super::Named;
 use crate::permission::shell::Word;
-use crate::tools::paths::Place;
+use crate::platform::named::PathBase;
 
 /// The paths `word` may name at `place` (several readings, each resolved).
-pub(super) fn paths(word: &Word, place: &Place) -> Vec<Named> {
+pub(super) fn paths(word: &Word, place: &PathBase) -> Vec<Named> {
     let text = match expand(&word.text, word.literal, place) {
         Ok(text) => text,
         Err(unknown) => return vec![Named::Unknown(unknown)],
@@ -41,7 +41,7 @@ pub(super) fn paths(word: &Word, place: &Place) -> Vec<Named> {
 /// `text` with what tandem knows put in: `$PWD`, `${PWD}` and `~+` at the start are the
 /// command's folder, `$HOME`, `${HOME}` its home. Any other expansion (`$DIR`, `` `…` ``)
 /// cannot be known: `Err` with the word.
-fn expand(text: &str, literal: bool, place: &Place) -> Result<String, String> {
+fn expand(text: &str, literal: bool, place: &PathBase) -> Result<String, String> {
     if literal {
         return Ok(text.to_string());
     }
@@ -122,7 +122,7 @@ fn pattern_folder(pattern: &str) -> Option<String> {
 
 /// `text` resolved at `place`; a tilde is the home folder only as `~` or `~/…`: `~user`
 /// and `~-` name folders tandem does not know. `/proc/self/cwd` is the command's folder.
-fn at_home(text: &str, word: &Word, place: &Place) -> Named {
+fn at_home(text: &str, word: &Word, place: &PathBase) -> Named {
     if let Some(rest) = ["/proc/self/cwd", "/proc/thread-self/cwd"]
         .iter()
         .find_map(|p| text.strip_prefix(p))
@@ -138,7 +138,7 @@ fn at_home(text: &str, word: &Word, place: &Place) -> Named {
 
 /// The most common word, a plain name in the folder (`status`, `README.md`), without
 /// resolving a whole path: one look at the disk says it is nothing or no link.
-fn plain_name(text: &str, place: &Place) -> Option<PathBuf> {
+fn plain_name(text: &str, place: &PathBase) -> Option<PathBuf> {
     if text.contains(['/', '\\']) || text == ".." || text == "." {
         return None;
     }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use super::parse;
-use crate::config::permissions::{Effect, Rule, parse_rule};
+use crate::config::permissions::{RuleEffect, Rule, parse_rule};
 use crate::permission::{Rules, Subject};
 
 /// The stub programs: each appends its name to the file `$TANDEM_DIFF_LOG` names.
@@ -134,7 +134,7 @@ fn check(lab: &Lab, line: &str, case: usize) -> Result<(), String> {
                 parsed: parsed.clone(),
                 cwd: Path::new("/ws"),
             };
-            if rules.find(Effect::Deny, &subject).is_none() {
+            if rules.find(RuleEffect::Deny, &subject).is_none() {
                 return Err(format!(
                     "{} ran `{program}` past `deny = [\"run_command({program}:*)\"]` in {line:?} (hazards: {:?})",
                     shell.display(),
@@ -149,7 +149,7 @@ fn check(lab: &Lab, line: &str, case: usize) -> Result<(), String> {
 fn deny(program: &str) -> Rules {
     let text = format!("run_command({program}:*)");
     let rule = Rule {
-        effect: Effect::Deny,
+        effect: RuleEffect::Deny,
         target: parse_rule(&text).unwrap(),
         text,
         source: PathBuf::from("/config.toml"),

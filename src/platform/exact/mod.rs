@@ -1,7 +1,7 @@
 //! Opening a path exactly where it was judged: no symbolic link (or junction) is followed
 //! anywhere in it, and changes are made relative to the open folder, so a link planted
 //! between a check and the use cannot send a read or a write elsewhere. Paths given here
-//! are already resolved ([`crate::tools::Place::resolve`] follows the links that were there
+//! are already resolved ([`crate::platform::named::PathBase::resolve`] follows the links that were there
 //! when the call was judged), so a link met now is one that appeared since: [`moved`].
 
 #[cfg(unix)]
@@ -18,7 +18,7 @@ pub use native::{Folder, folder, list, open, place, remove, replace, trail};
 
 /// What a name is, from its own entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub enum EntryKind {
     /// A regular file.
     File,
     /// A folder.

@@ -12,7 +12,7 @@ use std::path::{Component, Path};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::{Place, Stamp, moved};
+use super::{EntryKind, Stamp, moved};
 
 /// An open folder, reached without following a link.
 pub struct Folder(OwnedFd);
@@ -162,7 +162,7 @@ fn parent_of(path: &Path, create: bool) -> io::Result<(Folder, &std::ffi::OsStr)
 
 /// What `path` is, from its own entry (a link is reported as a link, not followed); `None`
 /// when nothing is there.
-pub fn place(path: &Path) -> io::Result<Option<Place>> {
+pub fn place(path: &Path) -> io::Result<Option<EntryKind>> {
     let (dir, name) = match parent(path) {
         Ok(found) => found,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -175,12 +175,12 @@ pub fn place(path: &Path) -> io::Result<Option<Place>> {
     }
 }
 
-fn place_of(st: &rustix::fs::Stat) -> Place {
+fn place_of(st: &rustix::fs::Stat) -> EntryKind {
     match kind_bits(st.st_mode) {
-        0o100000 => Place::File,
-        0o040000 => Place::Folder,
-        0o120000 => Place::Link,
-        _ => Place::Special,
+        0o100000 => EntryKind::File,
+        0o040000 => EntryKind::Folder,
+        0o120000 => EntryKind::Link,
+        _ => EntryKind::Special,
     }
 }
 
@@ -231,7 +231,7 @@ pub fn remove(path: &Path) -> io::Result<()> {
 }
 
 /// The names in the folder at `path`, each with what it is (links not followed).
-pub fn list(path: &Path) -> io::Result<Vec<(std::ffi::OsString, Place)>> {
+pub fn list(path: &Path) -> io::Result<Vec<(std::ffi::OsString, EntryKind)>> {
     let dir = folder(path, false)?;
     let fd = rustix::fs::openat(
         &dir.0,

@@ -14,7 +14,7 @@ use windows_sys::Win32::Storage::FileSystem::{
     GetFinalPathNameByHandleW, VOLUME_NAME_DOS,
 };
 
-use super::{Place, Stamp, moved};
+use super::{EntryKind, Stamp, moved};
 
 /// An open folder whose real path is the one asked for.
 pub struct Folder {
@@ -85,7 +85,7 @@ pub fn open(path: &Path) -> io::Result<File> {
 }
 
 /// What `path` is, from its own entry (a link is reported as a link).
-pub fn place(path: &Path) -> io::Result<Option<Place>> {
+pub fn place(path: &Path) -> io::Result<Option<EntryKind>> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) => Ok(Some(place_of(&meta.file_type()))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -93,15 +93,15 @@ pub fn place(path: &Path) -> io::Result<Option<Place>> {
     }
 }
 
-fn place_of(kind: &std::fs::FileType) -> Place {
+fn place_of(kind: &std::fs::FileType) -> EntryKind {
     if kind.is_symlink() {
-        Place::Link
+        EntryKind::Link
     } else if kind.is_dir() {
-        Place::Folder
+        EntryKind::Folder
     } else if kind.is_file() {
-        Place::File
+        EntryKind::File
     } else {
-        Place::Special
+        EntryKind::Special
     }
 }
 
@@ -141,7 +141,7 @@ pub fn remove(path: &Path) -> io::Result<()> {
 }
 
 /// The names in the folder at `path`, each with what it is (links not followed).
-pub fn list(path: &Path) -> io::Result<Vec<(std::ffi::OsString, Place)>> {
+pub fn list(path: &Path) -> io::Result<Vec<(std::ffi::OsString, EntryKind)>> {
     let _held = folder(path, false)?;
     let mut out = Vec::new();
     for entry in std::fs::read_dir(path)? {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Policy;
+use super::SandboxPolicy;
 
 /// What programs print when the file system said no.
 const FILE_DENIED: [&str; 8] = [
@@ -42,7 +42,7 @@ const MOST_PATHS: usize = 5;
 
 /// What the sandbox probably denied the command that printed `output` in `cwd`, as a note
 /// for the model; `None` when the output shows no sign of it.
-pub fn explain(policy: &Policy, cwd: &Path, output: &str) -> Option<String> {
+pub fn explain(policy: &SandboxPolicy, cwd: &Path, output: &str) -> Option<String> {
     let mut paths: Vec<(PathBuf, &'static str)> = Vec::new();
     // A denial naming no path may be the sandbox's; one naming only paths the sandbox
     // allows is the project's own (a script without its executable bit).
@@ -101,7 +101,7 @@ pub fn explain(policy: &Policy, cwd: &Path, output: &str) -> Option<String> {
 
 /// Why the policy denies `path`, if it does: hidden, protected, or outside the writable
 /// folders.
-fn why_denied(policy: &Policy, path: &Path) -> Option<&'static str> {
+fn why_denied(policy: &SandboxPolicy, path: &Path) -> Option<&'static str> {
     if policy.hides(path) {
         Some("(hidden from commands)")
     } else if policy.read_only.iter().any(|p| path.starts_with(p)) {
@@ -160,8 +160,8 @@ fn normalise(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn policy() -> Policy {
-        Policy {
+    fn policy() -> SandboxPolicy {
+        SandboxPolicy {
             writable: vec![PathBuf::from("/ws")],
             read_only: vec![PathBuf::from("/ws/.git")],
             hidden: vec![PathBuf::from("/home/u/.ssh")],

@@ -42,7 +42,7 @@ use nix::sys::statvfs::{FsFlags, statvfs};
 use nix::unistd::{Gid, Uid, UnlinkatFlags, unlinkat};
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::{Policy, SandboxError};
+use super::{SandboxPolicy, SandboxError};
 
 /// The newest Landlock ABI tandem asks for; older kernels enforce what they know.
 const ABI_WANTED: ABI = ABI::V6;
@@ -72,7 +72,7 @@ pub struct Outer {
 /// namespaces (and a network namespace when the network is off), and every mount of the
 /// command's view but `/proc`. The next process it starts is the first of the new PID
 /// namespace, and takes the second step ([`inner`]).
-pub fn outer(policy: &Policy) -> Result<Outer, SandboxError> {
+pub fn outer(policy: &SandboxPolicy) -> Result<Outer, SandboxError> {
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
     let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
     if !policy.network {
@@ -115,7 +115,7 @@ pub struct Inner {
 /// command: a `/proc` of this namespace (the command sees only its own processes, and
 /// `/proc/self` and `$$` agree), a user namespace inside the first that locks every mount,
 /// Landlock, descriptors closed at `exec`, a session keyring of its own.
-pub fn inner(policy: &Policy, outer: &Outer) -> Result<Inner, SandboxError> {
+pub fn inner(policy: &SandboxPolicy, outer: &Outer) -> Result<Inner, SandboxError> {
     let own_proc = own_proc();
     // Mounts made in a namespace are the namespace's to change; from a namespace inside it,
     // they are locked.
@@ -185,7 +185,7 @@ fn hide(hidden: &[PathBuf]) -> Result<(), SandboxError> {
 /// Makes the folders between a writable root and each of `paths` in it mount points (bound
 /// onto themselves), which cannot be renamed or removed: a protected path cannot be moved
 /// aside and rebuilt, nor a hidden one carried out from under its cover.
-fn pin<'a>(policy: &Policy, paths: impl Iterator<Item = &'a PathBuf>) -> Result<(), SandboxError> {
+fn pin<'a>(policy: &SandboxPolicy, paths: impl Iterator<Item = &'a PathBuf>) -> Result<(), SandboxError> {
     let mut wanted: Vec<PathBuf> = Vec::new();
     for path in paths.filter(|p| p.exists()) {
         for root in policy.writable.iter().filter(|r| path.starts_with(r)) {
@@ -343,7 +343,7 @@ fn devices() -> Result<(), SandboxError> {
 /// The temp folder the command uses: `/tmp` itself, with the private folder bound over it and
 /// the writable folders that live under `/tmp` bound back into it where they were; the
 /// private folder by its own name when `/tmp` itself is writable (a session opened there).
-fn private_tmp(policy: &Policy) -> Result<PathBuf, SandboxError> {
+fn private_tmp(policy: &SandboxPolicy) -> Result<PathBuf, SandboxError> {
     let tmp = Path::new("/tmp");
     let failed = |what: &'static str, path: &Path| {
         let path = path.to_path_buf();
@@ -391,7 +391,7 @@ fn private_tmp(policy: &Policy) -> Result<PathBuf, SandboxError> {
 /// tandem's own binary, when it lives under `/tmp` outside every writable folder (a clone
 /// built there): the private folder over `/tmp` would hide it, and a command that runs
 /// tandem (its self-check among them) would find nothing.
-fn own_binary(policy: &Policy) -> Option<PathBuf> {
+fn own_binary(policy: &SandboxPolicy) -> Option<PathBuf> {
     let binary = std::fs::read_link("/proc/self/exe").ok()?;
     let outside = !policy.writable.iter().any(|w| binary.starts_with(w));
     (binary.starts_with("/tmp") && outside && binary.is_file()).then_some(binary)
@@ -401,7 +401,7 @@ fn own_binary(policy: &Policy) -> Option<PathBuf> {
 /// of its mount (made read-only before it is attached anywhere), attached onto a file made
 /// here, in a folder opened without following links (what an earlier command left in the way
 /// is removed first), by that file's descriptor: no link a command plants can move it.
-fn bind_back_binary(policy: &Policy, binary: &Path) -> Result<(), SandboxError> {
+fn bind_back_binary(policy: &SandboxPolicy, binary: &Path) -> Result<(), SandboxError> {
     let failed = |e: nix::Error| {
         SandboxError::Path(
             "binding back tandem's binary",
@@ -575,7 +575,7 @@ fn close_other_descriptors() {
 
 /// Restricts this process and what it starts with Landlock; whether every restriction asked
 /// for is enforced (an older kernel enforces what it knows).
-fn landlock(policy: &Policy, temp: &Path) -> Result<bool, SandboxError> {
+fn landlock(policy: &SandboxPolicy, temp: &Path) -> Result<bool, SandboxError> {
     let failed = |e: landlock::RulesetError| SandboxError::Step("Landlock", e.to_string());
     let abi = ABI_WANTED;
     let writable = policy

@@ -12,7 +12,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use super::Policy;
+use super::SandboxPolicy;
 
 /// Where macOS keeps the program that applies a profile.
 #[cfg(target_os = "macos")]
@@ -41,7 +41,7 @@ const DEVICES: [&str; 5] = [
 ];
 
 /// The Seatbelt profile for `policy`.
-pub fn profile(policy: &Policy) -> String {
+pub fn profile(policy: &SandboxPolicy) -> String {
     let mut out = String::from("(version 1)\n(deny default)\n");
     out.push_str(
         "(allow process-exec)\n(allow process-fork)\n\
@@ -101,7 +101,7 @@ pub fn profile(policy: &Policy) -> String {
 /// the writable folders and the temp folder, connected to only there and where the user
 /// allowed (`[sandbox] unix_sockets`): a daemon's socket elsewhere (Docker Desktop's, a
 /// desktop bus, a key agent's) cannot be reached.
-fn sockets(policy: &Policy, out: &mut String) {
+fn sockets(policy: &SandboxPolicy, out: &mut String) {
     out.push_str("(allow system-socket (socket-domain AF_UNIX))\n");
     let own: Vec<&PathBuf> = policy.writable.iter().chain([&policy.temp]).collect();
     out.push_str("(allow network-bind network-inbound");
@@ -141,8 +141,8 @@ fn quoted_str(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn policy(network: bool) -> Policy {
-        Policy {
+    fn policy(network: bool) -> SandboxPolicy {
+        SandboxPolicy {
             writable: vec![PathBuf::from("/Users/u/ws")],
             read_only: vec![
                 PathBuf::from("/Users/u/ws/.git/hooks"),

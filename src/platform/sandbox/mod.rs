@@ -1,7 +1,7 @@
 //! The command sandbox: what a command the model asked for may touch, enforced by the
 //! operating system rather than judged from the command's text (DESIGN.md §3, "Commands").
 //!
-//! - [`Policy`] (policy.rs): the plain data — writable folders, read-only paths inside them,
+//! - [`SandboxPolicy`] (policy.rs): the plain data — writable folders, read-only paths inside them,
 //!   hidden paths, the network, a private temp folder — made once per session from the
 //!   workspace and `[sandbox]`.
 //! - `tandem sandbox --policy FILE -- program args…` ([`run`]) applies a policy and runs the
@@ -40,7 +40,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use explain::explain;
-pub use policy::{Inputs, Policy, Writes, key_sockets};
+pub use policy::{Inputs, SandboxPolicy, Writes, key_sockets};
 pub use session::{
     Confined, Sandbox, SessionSandbox, View, availability, checked, remedy, unconfined,
 };
@@ -114,7 +114,7 @@ pub fn run(given: &str, command: &[std::ffi::OsString]) -> ExitCode {
 }
 
 /// The policy `given` names: inline JSON, or a file of it.
-fn read_policy(given: &str) -> Result<Policy, SandboxError> {
+fn read_policy(given: &str) -> Result<SandboxPolicy, SandboxError> {
     let text = if given.trim_start().starts_with('{') {
         given.to_string()
     } else {
@@ -126,7 +126,7 @@ fn read_policy(given: &str) -> Result<Policy, SandboxError> {
 /// Runs `command` in the sandbox (processes.rs); returns only when it could not start.
 #[cfg(target_os = "linux")]
 fn become_command(
-    policy: &Policy,
+    policy: &SandboxPolicy,
     command: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, SandboxError> {
     if command.is_empty() {
@@ -138,7 +138,7 @@ fn become_command(
 /// Executes `command` under `sandbox-exec` with the policy's profile; returns only on failure.
 #[cfg(target_os = "macos")]
 fn become_command(
-    policy: &Policy,
+    policy: &SandboxPolicy,
     command: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, SandboxError> {
     use std::os::unix::process::CommandExt;
@@ -158,7 +158,7 @@ fn become_command(
 /// No sandbox here: says so.
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn become_command(
-    _policy: &Policy,
+    _policy: &SandboxPolicy,
     _command: &[std::ffi::OsString],
 ) -> Result<std::convert::Infallible, SandboxError> {
     Err(SandboxError::Unsupported(

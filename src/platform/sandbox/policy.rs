@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// What a sandboxed command may touch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Policy {
+pub struct SandboxPolicy {
     /// Folders (and files) the command may write: the workspace roots, unless the sandbox is
     /// read-only, and the user's extra ones.
     pub writable: Vec<PathBuf>,
@@ -156,7 +156,7 @@ fn user_id() -> Option<u32> {
     }
 }
 
-impl Policy {
+impl SandboxPolicy {
     /// The policy made from `inputs`, with `temp` as the private temp folder.
     pub fn new(inputs: &Inputs, temp: PathBuf) -> Self {
         let mut writable: Vec<PathBuf> = match inputs.writes {
@@ -176,7 +176,7 @@ impl Policy {
             .unwrap_or_default();
         hidden.extend(inputs.own.iter().cloned());
         hidden.extend(inputs.extra_hidden.iter().cloned());
-        Policy {
+        SandboxPolicy {
             writable,
             read_only,
             hidden,
@@ -226,7 +226,7 @@ impl Policy {
 /// the log.
 const NESTED_SEARCH_LIMIT: usize = 50_000;
 
-impl Policy {
+impl SandboxPolicy {
     /// Protects, like the root's, every git repository nested in the workspace folders (a
     /// `.git` folder or file anywhere below a root: a vendored clone, a submodule): read-only
     /// for commands, so none can be given a config or hook that an editor's git would run.
@@ -320,7 +320,7 @@ mod tests {
 
     #[test]
     fn the_workspace_is_writable_but_what_runs_later_is_not() {
-        let p = Policy::new(&inputs(&["/ws", "/other"], Writes::WorkspaceWrite), temp());
+        let p = SandboxPolicy::new(&inputs(&["/ws", "/other"], Writes::WorkspaceWrite), temp());
         assert!(p.may_write(Path::new("/ws/src/main.rs")));
         assert!(p.may_write(Path::new("/other/x")));
         assert!(p.may_write(Path::new("/tmp/tandem-1/s/cache")));
@@ -345,7 +345,7 @@ mod tests {
         let mut i = inputs(&["/ws"], Writes::WorkspaceWrite);
         i.own = vec![PathBuf::from("/home/u/.config/tandem")];
         i.extra_hidden = sockets;
-        let p = Policy::new(&i, temp());
+        let p = SandboxPolicy::new(&i, temp());
         for hidden in [
             "/home/u/.config/tandem/credentials.toml",
             "/run/user/1000/bus",
@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn a_read_only_sandbox_writes_only_its_temp_folder() {
-        let p = Policy::new(&inputs(&["/ws"], Writes::ReadOnly), temp());
+        let p = SandboxPolicy::new(&inputs(&["/ws"], Writes::ReadOnly), temp());
         assert!(!p.may_write(Path::new("/ws/a")));
         assert!(p.may_write(Path::new("/tmp/tandem-1/s/a")));
         assert!(p.summary().contains("nothing but a private temp folder"));
@@ -376,7 +376,7 @@ mod tests {
         std::fs::create_dir_all(ws.join("sub")).unwrap();
         std::fs::write(ws.join("sub/.git"), "gitdir: ../.git/modules/sub\n").unwrap();
         std::os::unix::fs::symlink("/", ws.join("link")).unwrap();
-        let mut p = Policy::new(
+        let mut p = SandboxPolicy::new(
             &inputs(&[ws.to_str().unwrap()], Writes::WorkspaceWrite),
             temp(),
         );

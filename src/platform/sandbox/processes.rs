@@ -34,12 +34,12 @@ use super::filter::{self, Rules};
 use super::linux::{self, Outer};
 use super::repositories::Workspace;
 use super::sockets::Reach;
-use super::{CANNOT_ENTER, Policy, SandboxError};
+use super::{CANNOT_ENTER, SandboxPolicy, SandboxError};
 
 /// Runs `command` in the sandbox `policy` describes (see the module docs). Never returns
 /// but with the error that kept the command from starting.
 #[allow(unsafe_code)]
-pub fn run(policy: &Policy, command: &[OsString]) -> Result<Infallible, SandboxError> {
+pub fn run(policy: &SandboxPolicy, command: &[OsString]) -> Result<Infallible, SandboxError> {
     let owner = tandem_parent();
     let outer = linux::outer(policy)?;
     let step = |what: &'static str| move |e: nix::Error| SandboxError::Step(what, e.to_string());
@@ -140,7 +140,7 @@ extern "C" fn noted(_: libc::c_int) {}
 /// from starting.
 #[allow(unsafe_code)]
 fn first(
-    policy: &Policy,
+    policy: &SandboxPolicy,
     outer: &Outer,
     command: &[OsString],
     alive: &OwnedFd,

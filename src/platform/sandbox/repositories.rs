@@ -19,7 +19,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use super::Policy;
+use super::SandboxPolicy;
 use super::calls::{
     Answer, as_theirs, descriptor_of, last_errno, process_of, read_memory, respond,
     send_descriptor, shares_our_mounts,
@@ -36,7 +36,7 @@ impl Workspace {
     /// The folders of `policy` where no repository may be made; empty (nothing handed over)
     /// where the sandbox writes none, or where `/proc` is not the namespace's own and a
     /// command's working folder could not be found.
-    pub fn new(policy: &Policy, inner: &Inner) -> Self {
+    pub fn new(policy: &SandboxPolicy, inner: &Inner) -> Self {
         let roots = match inner.own_proc {
             true => policy.no_repositories.clone(),
             false => Vec::new(),

@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use tokio::sync::OnceCell;
 
 use super::folders::{self, Folder};
-use super::{Inputs, Policy, Writes, backend};
+use super::{Inputs, SandboxPolicy, Writes, backend};
 
 /// How long the check of whether the system can sandbox may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -25,7 +25,7 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 /// holds the commands' temp folder and the lock that says the folder is in use.
 #[derive(Debug)]
 pub struct Sandbox {
-    policy: Policy,
+    policy: SandboxPolicy,
     file: PathBuf,
     program: PathBuf,
     folder: Folder,
@@ -39,7 +39,7 @@ impl Sandbox {
         private_folder(&temp)?;
         // Real paths: the kernel and Seatbelt compare resolved ones (`/tmp` is a link on macOS).
         let temp = crate::platform::canonical(&temp).unwrap_or(temp);
-        let mut policy = Policy::new(inputs, temp);
+        let mut policy = SandboxPolicy::new(inputs, temp);
         policy.protect_nested_repositories();
         let base =
             crate::platform::canonical(folder.path()).unwrap_or_else(|_| folder.path().into());
@@ -70,7 +70,7 @@ impl Sandbox {
     }
 
     /// The policy.
-    pub fn policy(&self) -> &Policy {
+    pub fn policy(&self) -> &SandboxPolicy {
         &self.policy
     }
 
@@ -216,7 +216,7 @@ impl SessionSandbox {
     /// Whether commands run sandboxed and with which policy, for `/permissions` and
     /// `_tandem/status`; call [`availability`] first for an answer past "not checked yet".
     pub fn view(&self) -> View {
-        let policy = Policy::new(&self.inputs, PathBuf::from("(private)"));
+        let policy = SandboxPolicy::new(&self.inputs, PathBuf::from("(private)"));
         let (state, backend, summary) = match CHECKED.get() {
             Some(Ok(backend)) => ("on", Some(*backend), policy.summary()),
             Some(Err(why)) => (
@@ -398,7 +398,7 @@ mod tests {
         assert_eq!(program, "/bin/tandem");
         assert_eq!(args[..2], ["sandbox", "--policy"]);
         assert_eq!(args[3..], ["--", "sh", "-c", "ls"]);
-        let written: Policy = serde_json::from_slice(&std::fs::read(&args[2]).unwrap()).unwrap();
+        let written: SandboxPolicy = serde_json::from_slice(&std::fs::read(&args[2]).unwrap()).unwrap();
         assert_eq!(&written, sandbox.policy());
         assert!(written.temp.is_dir());
         let folder = written.temp.parent().unwrap().to_path_buf();

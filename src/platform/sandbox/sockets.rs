@@ -24,7 +24,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::Policy;
+use super::SandboxPolicy;
 use super::calls::{
     as_theirs, descriptor_of, last_errno, process_of, read_memory, shares_our_mounts,
 };
@@ -46,7 +46,7 @@ pub struct Reach {
 
 impl Reach {
     /// What a command in `policy`'s sandbox may connect to.
-    pub fn new(policy: &Policy, outer: &Outer, inner: &Inner) -> Self {
+    pub fn new(policy: &SandboxPolicy, outer: &Outer, inner: &Inner) -> Self {
         let mut own = policy.writable.clone();
         own.push(outer.temp.clone());
         Reach {

@@ -1,4 +1,4 @@
-//! Paths the model names: resolved at the session's [`Place`] and normalised before any
+//! Paths the model names: resolved at the session's [`PathBase`] and normalised before any
 //! decision, so `..` and symlinks cannot slip a path out of the workspace unnoticed.
 
 use std::path::{Component, Path, PathBuf};
@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 /// Where a session's tools resolve the paths the model names: its working directory, and the
 /// user's home (from the configuration) for `~/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Place {
+pub struct PathBase {
     /// The session's working directory (canonical).
     pub cwd: PathBuf,
     /// The user's home, when known.
@@ -16,7 +16,7 @@ pub struct Place {
     pub folders: Vec<PathBuf>,
 }
 
-impl Place {
+impl PathBase {
     /// The absolute, normalised form of `raw` (relative to the cwd, `~/` in the home): `.`
     /// and `..` are folded, and symlinks are resolved through the deepest part of the path
     /// that exists.
@@ -183,7 +183,7 @@ mod tests {
         std::fs::create_dir_all(root.join("outside")).unwrap();
         std::os::unix::fs::symlink(root.join("outside"), ws.join("link")).unwrap();
         let roots = [ws.clone()];
-        let place = Place {
+        let place = PathBase {
             cwd: ws.clone(),
             home: Some(root.join("home")),
             folders: Vec::new(),
