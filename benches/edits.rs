@@ -14,8 +14,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use tandem::edit::Tier;
-use tandem::edit::corpus::{Corpus, Verdict};
+use tandem_core::edit::Tier;
+use tandem_core::edit::corpus::{Corpus, Verdict};
 
 /// Counts for one kind of case under one setting.
 #[derive(Default)]

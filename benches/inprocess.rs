@@ -43,7 +43,7 @@ fn grep(c: &mut Criterion) {
             let args = serde_json::from_value(json!({"pattern": "unmistakable_marker_\\d+"}))
                 .unwrap_or_else(|e| panic!("{e}"));
             let (hits, _) =
-                tandem::tools::grep::search_now(args, dir.path()).unwrap_or_else(|e| panic!("{e}"));
+                tandem_core::tools::grep::search_now(args, dir.path()).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(hits.len(), 1);
         })
     });
@@ -82,7 +82,7 @@ fn transcript(c: &mut Criterion) {
         group.bench_function(format!("read_{messages}"), |b| {
             b.iter(|| {
                 let lines =
-                    tandem::store::transcript::read(&path).unwrap_or_else(|e| panic!("{e}"));
+                    tandem_core::store::transcript::read(&path).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(lines.len(), messages + 1);
             })
         });
@@ -103,7 +103,7 @@ fn compound_line() -> String {
 }
 
 fn permission(c: &mut Criterion) {
-    use tandem::permission::{Grants, Policy, Protected, Rules, Workspace, shell};
+    use tandem_permission::{Grants, Policy, Protected, Rules, Workspace, shell};
     let line = compound_line();
     let mut group = c.benchmark_group("permission");
     group.bench_function("parse_2kb", |b| {
@@ -127,26 +127,26 @@ fn permission(c: &mut Criterion) {
         grammar: shell::Grammar::Posix,
         sandbox: None,
     };
-    let access = tandem::types::Access::Execute {
+    let access = tandem_types::Access::Execute {
         command: line.clone(),
         cwd: root.clone(),
         outside_sandbox: None,
     };
-    let mode = tandem::types::Mode::Ask;
+    let mode = tandem_types::Mode::Ask;
     let mut grants = Grants::default();
     let asked = policy.judge("run_command", &access, mode, &grants);
     grants.remember(&asked.offer.allow_always.unwrap_or_default(), true);
     group.bench_function("judge_2kb", |b| {
         b.iter(|| {
             let judged = policy.judge("run_command", std::hint::black_box(&access), mode, &grants);
-            assert_eq!(judged.decision, tandem::permission::Decision::Allow);
+            assert_eq!(judged.decision, tandem_permission::Decision::Allow);
         })
     });
     // With a deny rule every command the line may reach is matched against it.
-    let rule = tandem::config::permissions::Rule {
-        effect: tandem::config::permissions::RuleEffect::Deny,
+    let rule = tandem_config::permissions::Rule {
+        effect: tandem_config::permissions::RuleEffect::Deny,
         text: "run_command(git push:*)".into(),
-        target: tandem::config::permissions::parse_rule("run_command(git push:*)")
+        target: tandem_config::permissions::parse_rule("run_command(git push:*)")
             .unwrap_or_else(|e| panic!("{e}")),
         source: root.join("config.toml"),
     };
@@ -157,7 +157,7 @@ fn permission(c: &mut Criterion) {
     group.bench_function("judge_2kb_deny_rule", |b| {
         b.iter(|| {
             let judged = denying.judge("run_command", std::hint::black_box(&access), mode, &grants);
-            assert_eq!(judged.decision, tandem::permission::Decision::Allow);
+            assert_eq!(judged.decision, tandem_permission::Decision::Allow);
         })
     });
     // A hostile line: wrappers nested eight deep around a long command string, which a deny
@@ -165,7 +165,7 @@ fn permission(c: &mut Criterion) {
     for kb in [2usize, 40] {
         let words = "a ".repeat(kb * 512);
         let hostile = format!("{}'{words}'", "sudo ".repeat(8));
-        let access = tandem::types::Access::Execute {
+        let access = tandem_types::Access::Execute {
             command: hostile,
             cwd: root.clone(),
             outside_sandbox: None,
@@ -174,7 +174,7 @@ fn permission(c: &mut Criterion) {
             b.iter(|| {
                 let judged =
                     denying.judge("run_command", std::hint::black_box(&access), mode, &grants);
-                assert_eq!(judged.decision, tandem::permission::Decision::Ask);
+                assert_eq!(judged.decision, tandem_permission::Decision::Ask);
             })
         });
     }

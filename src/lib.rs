@@ -7,34 +7,26 @@
 
 pub mod acp;
 pub mod cli;
-pub mod client;
-pub mod config;
-pub mod conversation;
-pub mod credentials;
-pub mod customize;
 pub mod doctor;
-pub mod edit;
 pub mod exec;
 #[cfg(feature = "fuzzing")]
 pub mod harness;
-pub mod local;
 pub mod logging;
 pub mod login;
-pub mod mcp;
-pub mod model;
-pub mod output_schema;
-pub mod permission;
-pub mod platform;
-pub mod secrets;
-pub mod session;
-pub mod store;
-#[cfg(test)]
-pub(crate) mod testkit;
-pub mod tools;
 pub mod transport;
-pub mod turn;
-pub mod types;
-pub mod web;
+
+// The floors below, by the names this crate's code reaches them with.
+use tandem_config as config;
+use tandem_config::credentials;
+use tandem_config::secrets;
+use tandem_core::{client, mcp, session, store, tools, turn, web};
+#[cfg(test)]
+use tandem_core::testkit;
+use tandem_model as model;
+use tandem_permission as permission;
+use tandem_platform as platform;
+use tandem_types as types;
+use tandem_types::{conversation, output_schema};
 
 use std::sync::Arc;
 

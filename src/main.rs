@@ -4,29 +4,29 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use tandem::cli::{Cli, Command};
-use tandem::config::Config;
+use tandem_config::Config;
 use tandem::logging::Audience;
 
 fn main() -> ExitCode {
     // A command tandem starts in its sandbox: nothing else of tandem's start is needed.
-    if let Some(code) = tandem::platform::sandbox::run_early() {
+    if let Some(code) = tandem_platform::sandbox::run_early() {
         return code;
     }
     // A command tandem starts outside the sandbox, tied to tandem's life (Linux).
     #[cfg(target_os = "linux")]
     {
-        if let Some(code) = tandem::platform::ties::run_early() {
+        if let Some(code) = tandem_platform::ties::run_early() {
             return code;
         }
-        tandem::platform::ties::enable();
+        tandem_platform::ties::enable();
     }
-    tandem::platform::tune_allocator();
+    tandem_platform::tune_allocator();
     let cli = Cli::parse_checked();
     // Before anything else: the process becomes the command, single-threaded, with no
     // configuration, key or logging of its own (and dumpable, so it may map its user into
     // the sandbox's namespace).
     if let Some(Command::Sandbox(args)) = &cli.command {
-        return tandem::platform::sandbox::run(
+        return tandem_platform::sandbox::run(
             args.policy.as_deref().unwrap_or_default(),
             &args.command,
         );
@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     // folders it still has go with it.
     let _folders = RemoveFolders;
     // Before the key is read: commands tandem starts cannot read it out of tandem (Linux).
-    tandem::platform::close_to_inspection();
+    tandem_platform::close_to_inspection();
     // Warnings only unless -v or RUST_LOG asks for more: editors may show every stderr line.
     let audience = match &cli.command {
         None => Audience::Editor,
@@ -78,7 +78,7 @@ struct RemoveFolders;
 
 impl Drop for RemoveFolders {
     fn drop(&mut self) {
-        tandem::platform::sandbox::folders::remove_all();
+        tandem_platform::sandbox::folders::remove_all();
     }
 }
 
@@ -90,7 +90,7 @@ async fn run(cli: Cli) -> ExitCode {
         // Nobody can answer a permission prompt in a headless run: read-only unless the
         // command line itself says otherwise (a mode in the config or TANDEM_MODE is for
         // editor sessions).
-        overrides.fallback_mode = Some(tandem::types::Mode::ReadOnly);
+        overrides.fallback_mode = Some(tandem_types::Mode::ReadOnly);
         overrides.mode_from_flag_only = true;
         overrides.max_turn_requests = args.max_turns;
     }
@@ -106,7 +106,7 @@ async fn run(cli: Cli) -> ExitCode {
     // From here on, the key is redacted from everything tandem writes and kept from children.
     config.protect_keys();
     // Keys stored for other servers are kept from the model too (read at its first request).
-    tandem::secrets::watch_key_file(tandem::credentials::KeyFile::new(&config.config_dir));
+    tandem_config::secrets::watch_key_file(tandem_config::credentials::KeyFile::new(&config.config_dir));
     match cli.command {
         None => {
             if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -114,8 +114,8 @@ async fn run(cli: Cli) -> ExitCode {
                 let _ = writeln!(
                     std::io::stderr(),
                     "tandem speaks the Agent Client Protocol on stdin/stdout, for an editor to start. Try a prompt here with `{} exec \"…\"`; set up a model server with `{} login`. Ctrl-D quits.",
-                    tandem::config::invocation::command(),
-                    tandem::config::invocation::command()
+                    tandem_config::invocation::command(),
+                    tandem_config::invocation::command()
                 );
             }
             serve(config).await
@@ -130,7 +130,7 @@ async fn run(cli: Cli) -> ExitCode {
         }
         Some(Command::Logout) => tandem::login::logout(&config),
         // Handled in `main`, before the runtime starts.
-        Some(Command::Sandbox(args)) => tandem::platform::sandbox::run(
+        Some(Command::Sandbox(args)) => tandem_platform::sandbox::run(
             args.policy.as_deref().unwrap_or_default(),
             &args.command,
         ),
@@ -147,7 +147,7 @@ async fn run(cli: Cli) -> ExitCode {
 async fn serve(config: Config) -> ExitCode {
     // SIGTERM or SIGINT: how a terminal, a process manager or an editor asks tandem to stop.
     let shutdown = async {
-        let name = tandem::platform::stop_requested().await;
+        let name = tandem_platform::stop_requested().await;
         tracing::info!(signal = name, "stop requested");
     };
     match tandem::run_stdio(config, shutdown).await {

@@ -1,4 +1,4 @@
-//! Fuzzes the permission layer's shell parser (tandem::permission::shell): any text a model
+//! Fuzzes the permission layer's shell parser (tandem_permission::shell): any text a model
 //! may send as a command must be judged without a crash, a hang or a panic.
 #![no_main]
 
@@ -6,10 +6,10 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(line) = std::str::from_utf8(data) {
-        let parsed = tandem::permission::shell::parse(line);
-        let _ = tandem::permission::shell::reachable(&parsed);
+        let parsed = tandem_permission::shell::parse(line);
+        let _ = tandem_permission::shell::reachable(&parsed);
         for command in &parsed.commands {
-            let _ = tandem::permission::CommandScope::of(command).label();
+            let _ = tandem_permission::CommandScope::of(command).label();
         }
     }
 });

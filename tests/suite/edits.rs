@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tandem::edit::Tier;
-use tandem::edit::corpus::{Case, Corpus};
+use tandem_core::edit::Tier;
+use tandem_core::edit::corpus::{Case, Corpus};
 
 use crate::common::acp_client::Agent;
 use crate::common::calls::{call_events, final_status, one_call, tool_result};
@@ -125,7 +125,7 @@ fn check_files(corpus: &Corpus, case: &Case, dir: &Path, file: Option<&str>, res
         assert!(
             matches!(
                 corpus.run(case, Tier::Punctuation).unwrap(),
-                tandem::edit::corpus::Verdict::Applied(_)
+                tandem_core::edit::corpus::Verdict::Applied(_)
             ),
             "{}",
             case.name
