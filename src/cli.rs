@@ -108,7 +108,7 @@ pub struct Cli {
     pub common: CommonArgs,
     /// The stdio agent's settings.
     #[command(flatten)]
-    pub agent: AgentArgs,
+    pub(crate) agent: AgentArgs,
     /// What to do; the stdio agent when absent.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -119,18 +119,18 @@ pub struct Cli {
 pub struct CommonArgs {
     /// Config file (default: $XDG_CONFIG_HOME/tandem/config.toml).
     #[arg(long, global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Provider preset: openai, anthropic, gemini, ollama, openrouter, vllm, llamacpp, lmstudio,
     /// deepseek, groq.
     #[arg(long, global = true, value_name = "NAME")]
-    pub provider: Option<String>,
+    pub(crate) provider: Option<String>,
     /// OpenAI-compatible base URL (overrides OPENAI_BASE_URL and the preset).
     #[arg(long, global = true, value_name = "URL")]
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// Wire API: chat-completions, responses or anthropic-messages (overrides TANDEM_API
     /// and the preset's).
     #[arg(long, global = true, value_name = "API")]
-    pub api: Option<String>,
+    pub(crate) api: Option<String>,
     /// Log tandem's progress to stderr (-v), or more (-vv, -vvv); without it, and without
     /// RUST_LOG, only warnings and errors.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -139,34 +139,34 @@ pub struct CommonArgs {
 
 /// The model a run starts with (the stdio agent, exec, login, doctor).
 #[derive(Debug, Args, Default)]
-pub struct ModelArg {
+pub(crate) struct ModelArg {
     /// Model id for new sessions (overrides TANDEM_MODEL).
     #[arg(long, value_name = "ID")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
 }
 
 /// How sessions run: the stdio agent's and exec's.
 #[derive(Debug, Args, Default)]
-pub struct SessionArgs {
+pub(crate) struct SessionArgs {
     #[command(flatten)]
-    pub model: ModelArg,
+    pub(crate) model: ModelArg,
     /// Mode new sessions start in: ask, accept-edits, read-only, full-access.
     #[arg(long, value_name = "MODE")]
-    pub mode: Option<String>,
+    pub(crate) mode: Option<String>,
     /// Serve scripted model turns from a fixture file instead of a model server (offline).
     #[arg(long, value_name = "FILE")]
-    pub replay: Option<PathBuf>,
+    pub(crate) replay: Option<PathBuf>,
 }
 
 /// The stdio agent's settings.
 #[derive(Debug, Args, Default)]
-pub struct AgentArgs {
+pub(crate) struct AgentArgs {
     #[command(flatten)]
-    pub session: SessionArgs,
+    pub(crate) session: SessionArgs,
     /// Record every protocol line in and out, timed and redacted, in FILE (also
     /// TANDEM_TRACE_WIRE); for bug reports.
     #[arg(long, value_name = "FILE")]
-    pub trace_wire: Option<PathBuf>,
+    pub(crate) trace_wire: Option<PathBuf>,
 }
 
 impl AgentArgs {
@@ -227,12 +227,12 @@ impl Command {
     /// login method as the agent's configured command and arguments followed by the method's
     /// (Zed's `terminal_auth_task`: `get_command(terminal.args, …)`), so `tandem --mode ask
     /// login` is what the login button runs for an agent configured with `--mode ask`.
-    pub fn follows_the_agents_flags(&self) -> bool {
+    pub(crate) fn follows_the_agents_flags(&self) -> bool {
         matches!(self, Command::Login(_) | Command::Logout)
     }
 
     /// The subcommand's name, as typed.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Command::Exec(_) => "exec",
             Command::Doctor(_) => "doctor",
@@ -247,17 +247,17 @@ impl Command {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     #[command(flatten)]
-    pub model: ModelArg,
+    pub(crate) model: ModelArg,
     /// Check this replay fixture instead of a model server.
     #[arg(long, value_name = "FILE")]
-    pub replay: Option<PathBuf>,
+    pub(crate) replay: Option<PathBuf>,
 }
 
 /// `tandem login` arguments (the server comes from --provider and --base-url).
 #[derive(Debug, Args)]
 pub struct LoginArgs {
     #[command(flatten)]
-    pub model: ModelArg,
+    pub(crate) model: ModelArg,
     /// Read the API key from stdin instead of asking (for scripts); no prompts are shown.
     #[arg(long)]
     pub key_stdin: bool,
@@ -272,7 +272,7 @@ pub struct LoginArgs {
 
 /// What `tandem exec` prints on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Output {
+pub(crate) enum Output {
     /// The answer as it streams; progress, reasoning and tool calls on stderr.
     Text,
     /// One JSON object at the end: sessionId, stopReason, answer, usage, toolCalls (id,
@@ -284,7 +284,7 @@ pub enum Output {
 
 /// What `tandem exec` reads on stdin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Input {
+pub(crate) enum Input {
     /// The prompt, when it is not an argument (all of stdin).
     Text,
     /// One JSON object per line, `{"prompt": "…"}`: the first is the prompt when it is not
@@ -298,39 +298,39 @@ pub enum Input {
 pub struct ExecArgs {
     /// The model, mode and replay fixture of the session.
     #[command(flatten)]
-    pub run: SessionArgs,
+    pub(crate) run: SessionArgs,
     /// Working directory of the session (default: the current directory).
     #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = Output::Text)]
-    pub output: Output,
+    pub(crate) output: Output,
     /// What stdin carries: the prompt (`text`), or JSON lines (`ndjson`) whose later lines
     /// steer the running turn.
     #[arg(long, value_enum, default_value_t = Input::Text)]
-    pub input: Input,
+    pub(crate) input: Input,
     /// Most model requests the prompt may make (tool loops included).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
     /// Cancel the prompt after this many seconds (exit status 5).
     #[arg(long, value_name = "SECS", value_parser = positive_seconds)]
-    pub timeout: Option<f64>,
+    pub(crate) timeout: Option<f64>,
     /// Continue a stored session (the id from an earlier run or session/list), or start one
     /// with this id.
     #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The final answer must be one JSON value valid against the JSON Schema in FILE: it is
     /// printed alone on stdout (the streamed answer goes to stderr); exit status 6 if it still
     /// does not validate after one repair.
     #[arg(long, value_name = "FILE")]
-    pub output_schema: Option<PathBuf>,
+    pub(crate) output_schema: Option<PathBuf>,
     /// Start the MCP servers the project's .tandem/config.toml declares (without it, exec
     /// starts none: a cloned repository must not run its code unasked). Nothing is remembered.
     #[arg(long)]
-    pub trust_project: bool,
+    pub(crate) trust_project: bool,
     /// The prompt; read from stdin when absent or `-`.
     #[arg(value_name = "PROMPT")]
-    pub prompt: Vec<String>,
+    pub(crate) prompt: Vec<String>,
 }
 
 fn positive_seconds(text: &str) -> Result<f64, String> {

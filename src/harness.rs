@@ -22,7 +22,7 @@ use crate::config::{Config, Overrides};
 use crate::model::replay::{ReplayClient, Script};
 
 /// The session every run opens.
-pub const SESSION: &str = "fz";
+pub(crate) const SESSION: &str = "fz";
 
 /// The name of every thread tandem runs on under the harness, so a panic hook can tell
 /// tandem's panics (which tokio would otherwise swallow) from the caller's.

@@ -13,7 +13,7 @@ pub mod exec;
 pub mod harness;
 pub mod logging;
 pub mod login;
-pub mod transport;
+pub(crate) mod transport;
 
 // The floors below, by the names this crate's code reaches them with.
 use tandem_config as config;
@@ -37,7 +37,7 @@ use model::ModelClient;
 use session::SessionManager;
 
 /// The model client the configuration asks for: the replay fixture or the HTTP endpoint.
-pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
+pub(crate) fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
     Ok(model::client_for(config)?)
 }
 
@@ -46,7 +46,7 @@ pub fn model_client(config: &Config) -> anyhow::Result<Arc<dyn ModelClient>> {
 /// stderr what a full disk refused, lost with the process) and stops the MCP servers they
 /// started. Any transport the ACP SDK can connect to will do: the stdio
 /// wire ([`transport::stdio`]), exec's in-memory pipe, or the SDK's own streams and channels.
-pub async fn serve(
+pub(crate) async fn serve(
     config: Arc<Config>,
     client: Arc<dyn ModelClient>,
     transport: impl ConnectTo<Agent> + transport::Outlet + 'static,

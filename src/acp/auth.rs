@@ -38,7 +38,7 @@ impl Handlers {
     /// `authenticate`: succeeds when a key can be used now: one in the environment, or one
     /// `tandem login` stored (looked for again, so a login in a terminal counts at once), and
     /// not the key the model server last refused.
-    pub async fn authenticate(
+    pub(crate) async fn authenticate(
         self: Arc<Self>,
         req: AuthenticateRequest,
         responder: Responder<AuthenticateResponse>,
@@ -68,7 +68,7 @@ impl Handlers {
 
     /// `logout`: the key `tandem login` stored for the current server is removed, and
     /// sessions go on as when no key exists (`tandem logout` does the same from a terminal).
-    pub async fn logout(
+    pub(crate) async fn logout(
         self: Arc<Self>,
         _req: LogoutRequest,
         responder: Responder<LogoutResponse>,

@@ -14,21 +14,21 @@ use super::ext;
 use crate::config::Config;
 
 /// The id of the one authentication method tandem offers.
-pub const AUTH_METHOD_ID: &str = "api-key";
+pub(crate) const AUTH_METHOD_ID: &str = "api-key";
 
 /// What the editor said at `initialize` about the login methods it can run.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct AuthCaps {
+pub(crate) struct AuthCaps {
     /// `clientCapabilities.auth.terminal`: it can run a `terminal` method's command.
-    pub terminal: bool,
+    pub(crate) terminal: bool,
     /// `clientCapabilities._meta["terminal-auth"]`: the convention that came before, where
     /// an `agent` method's `_meta["terminal-auth"]` names the command to run.
-    pub terminal_meta: bool,
+    pub(crate) terminal_meta: bool,
 }
 
 impl AuthCaps {
     /// From the client's capabilities.
-    pub fn of(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> Self {
+    pub(crate) fn of(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> Self {
         Self {
             terminal: caps.auth.terminal,
             terminal_meta: caps
@@ -56,7 +56,7 @@ impl AuthCaps {
 /// `_meta["terminal-auth"]`, whichever its type: the convention from before the `terminal`
 /// type, which Zed reads only for methods of another type (failing both, it sends
 /// `authenticate`).
-pub fn auth_methods(config: &Config, caps: AuthCaps, looking_up: bool) -> Vec<AuthMethod> {
+pub(crate) fn auth_methods(config: &Config, caps: AuthCaps, looking_up: bool) -> Vec<AuthMethod> {
     let endpoint = &config.endpoint;
     let own_server = crate::config::presets::preset(&endpoint.provider).is_none();
     let may_have_a_stored_key = looking_up && own_server && endpoint.api_key.is_none();

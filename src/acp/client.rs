@@ -26,20 +26,20 @@ use crate::transport::Lines;
 use crate::types::{PermissionAnswer, PermissionChoice, ToolCallView};
 
 /// The editor on the other end of the connection.
-pub struct AcpClient {
+pub(crate) struct AcpClient {
     /// The connection to the editor.
-    pub cx: ConnectionTo<Client>,
+    pub(crate) cx: ConnectionTo<Client>,
     /// How long `fs/*` and `terminal/*` requests may go unanswered (`timeouts.editor_secs`).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Cancelled once the editor's side of the connection has closed: a request waiting
     /// for an answer then fails at once (only model work gets the grace after stdin ends).
-    pub gone: CancellationToken,
+    pub(crate) gone: CancellationToken,
     /// Where a request the editor acts on without answering goes once its side has closed
     /// (tandem's own wire): straight to the output, which the editor may still read. Killing
     /// and releasing a terminal go this way as tandem ends after the end of input, so no
     /// command outlives tandem in the editor's terminal; `None` over a transport that takes
     /// no lines.
-    pub parting: Option<Lines>,
+    pub(crate) parting: Option<Lines>,
 }
 
 /// How long a request written after the editor's side closed may wait for the output to

@@ -52,7 +52,7 @@ fn checked_image(mime: &str, data: &str) -> UserPart {
 
 /// A prompt's content blocks as a session takes them: what the model reads, and the blocks as
 /// the editor sent them (see [`prompt_parts`]).
-pub fn prompt(blocks: Vec<ContentBlock>) -> Result<crate::types::Prompt, String> {
+pub(crate) fn prompt(blocks: Vec<ContentBlock>) -> Result<crate::types::Prompt, String> {
     let sent = super::sent::prompt_blocks(&blocks);
     Ok(crate::types::Prompt {
         parts: prompt_parts(blocks)?,
@@ -63,7 +63,7 @@ pub fn prompt(blocks: Vec<ContentBlock>) -> Result<crate::types::Prompt, String>
 /// Turns a prompt's content blocks into what the model reads. Text stays text; a resource
 /// link becomes a reference the model can follow; an embedded resource becomes context;
 /// images become image parts. Audio is refused: tandem does not advertise it.
-pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> {
+pub(crate) fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> {
     if blocks.is_empty() {
         return Err("prompt must contain at least one content block".to_string());
     }
@@ -121,7 +121,7 @@ pub fn prompt_parts(blocks: Vec<ContentBlock>) -> Result<Vec<UserPart>, String> 
 /// An editor's `systemPrompt` for a session opening: its text, to be added after tandem's own
 /// instructions. tandem advertises `append` only, so another mode is refused, as is anything
 /// but text (ACP asks for an error rather than a session without them).
-pub fn system_prompt(prompt: Option<acp::SystemPrompt>) -> Result<Option<String>, String> {
+pub(crate) fn system_prompt(prompt: Option<acp::SystemPrompt>) -> Result<Option<String>, String> {
     let Some(prompt) = prompt else {
         return Ok(None);
     };
@@ -154,12 +154,12 @@ pub fn system_prompt(prompt: Option<acp::SystemPrompt>) -> Result<Option<String>
 
 /// What a turn spent, as the prompt's answer reports it (unstable in ACP); nothing for a
 /// turn that made no model request that reported usage.
-pub fn turn_usage(spent: &crate::turn::Totals) -> Option<acp::Usage> {
+pub(crate) fn turn_usage(spent: &crate::turn::Totals) -> Option<acp::Usage> {
     spent.tokens().map(super::children::usage_of)
 }
 
 /// The session's modes as ACP lists them.
-pub fn mode_state(current: Mode) -> SessionModeState {
+pub(crate) fn mode_state(current: Mode) -> SessionModeState {
     SessionModeState::new(
         current.id(),
         Mode::ALL
@@ -170,7 +170,7 @@ pub fn mode_state(current: Mode) -> SessionModeState {
 }
 
 /// The session's config options as ACP lists them.
-pub fn config_options(views: &[OptionView]) -> Vec<SessionConfigOption> {
+pub(crate) fn config_options(views: &[OptionView]) -> Vec<SessionConfigOption> {
     views
         .iter()
         .map(|v| {
@@ -209,7 +209,7 @@ pub fn config_options(views: &[OptionView]) -> Vec<SessionConfigOption> {
 }
 
 /// The session's slash commands as ACP lists them.
-pub fn commands(
+pub(crate) fn commands(
     commands: &[crate::session::commands::SlashCommand],
 ) -> acp::AvailableCommandsUpdate {
     acp::AvailableCommandsUpdate::new(
@@ -229,7 +229,7 @@ pub fn commands(
 }
 
 /// The editor's MCP servers as tandem connects to them.
-pub fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> {
+pub(crate) fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> {
     servers
         .into_iter()
         .filter_map(|server| match server {
@@ -260,7 +260,7 @@ pub fn mcp_servers(servers: Vec<acp::McpServer>) -> Vec<crate::mcp::ServerSpec> 
 }
 
 /// The ACP stop reason.
-pub fn stop_reason(stop: StopReason) -> acp::StopReason {
+pub(crate) fn stop_reason(stop: StopReason) -> acp::StopReason {
     match stop {
         StopReason::EndTurn => acp::StopReason::EndTurn,
         StopReason::MaxTokens => acp::StopReason::MaxTokens,
@@ -271,7 +271,7 @@ pub fn stop_reason(stop: StopReason) -> acp::StopReason {
 }
 
 /// tandem's stop reason for an ACP one (`None` for a reason tandem never sends).
-pub fn stop_reason_of(stop: acp::StopReason) -> Option<StopReason> {
+pub(crate) fn stop_reason_of(stop: acp::StopReason) -> Option<StopReason> {
     Some(match stop {
         acp::StopReason::EndTurn => StopReason::EndTurn,
         acp::StopReason::MaxTokens => StopReason::MaxTokens,

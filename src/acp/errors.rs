@@ -24,7 +24,7 @@ use crate::model::ModelError;
 use crate::session::SessionError;
 
 /// The JSON-RPC error for a failed session request.
-pub fn session_error(error: SessionError) -> Error {
+pub(crate) fn session_error(error: SessionError) -> Error {
     match error {
         SessionError::NotFound(id) => {
             let e: Error = acp::Error::session_not_found(id.clone()).into();
@@ -45,7 +45,7 @@ pub fn session_error(error: SessionError) -> Error {
 }
 
 /// `-32602` with a message that says what is wrong.
-pub fn invalid_params(message: impl Into<String>) -> Error {
+pub(crate) fn invalid_params(message: impl Into<String>) -> Error {
     Error::new(Error::invalid_params().code, message)
 }
 
@@ -56,7 +56,7 @@ pub fn invalid_params(message: impl Into<String>) -> Error {
 /// exactly `{"details": …}` (a struct that denies unknown fields), and the raw error
 /// otherwise. The SDK's error type has no `_meta` of its own, so it travels as `data._meta`
 /// and [`finish`] lifts it onto the error object.
-pub fn model_error(e: &ModelError) -> Error {
+pub(crate) fn model_error(e: &ModelError) -> Error {
     let code = if e.class.is_auth() {
         Error::auth_required().code
     } else {
@@ -74,7 +74,7 @@ pub fn model_error(e: &ModelError) -> Error {
 
 /// `error` with the login methods in its `data.authMethods` when it is "authentication
 /// required" (`-32000`), so an editor can offer them right where the request failed.
-pub fn with_auth_methods(error: Error, methods: &[acp::AuthMethod]) -> Error {
+pub(crate) fn with_auth_methods(error: Error, methods: &[acp::AuthMethod]) -> Error {
     if error.code != Error::auth_required().code || methods.is_empty() {
         return error;
     }
@@ -92,7 +92,7 @@ const MAX_ECHO: usize = 400;
 /// data's other fields stay; data that was a string becomes the details), `data._meta` moved
 /// onto the error object, and every long string cut to [`MAX_ECHO`] bytes with its size. Any
 /// other frame is left as it is.
-pub fn finish(frame: &mut TransportFrame) {
+pub(crate) fn finish(frame: &mut TransportFrame) {
     if let TransportFrame::Single(RawJsonRpcMessage::Response(RawJsonRpcResponse::Error {
         error,
         ..

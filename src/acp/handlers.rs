@@ -32,7 +32,7 @@ use crate::session::{EditorLink, SessionError, SessionManager};
 use crate::transport::Lines;
 
 /// What the handlers of one connection share.
-pub struct Handlers {
+pub(crate) struct Handlers {
     /// The sessions.
     pub(super) manager: Arc<SessionManager>,
     /// What the editor can do, learned at `initialize`, used by every session it opens.
@@ -56,7 +56,7 @@ pub(super) type Handled = Result<(), Error>;
 
 impl Handlers {
     /// Handlers over `manager`'s sessions; `lines` when the transport takes lines (replay.rs).
-    pub fn new(manager: Arc<SessionManager>, lines: Option<Lines>) -> Self {
+    pub(crate) fn new(manager: Arc<SessionManager>, lines: Option<Lines>) -> Self {
         Self {
             manager,
             caps: Mutex::default(),
@@ -69,7 +69,7 @@ impl Handlers {
     }
 
     /// `initialize`: remembers what the editor can do; answers with what tandem can.
-    pub async fn initialize(
+    pub(crate) async fn initialize(
         self: Arc<Self>,
         req: InitializeRequest,
         responder: Responder<InitializeResponse>,
@@ -113,7 +113,7 @@ impl Handlers {
     }
 
     /// `session/new`. `_meta.tandem.sessionId` lets a script choose the id it will refer to.
-    pub async fn new_session(
+    pub(crate) async fn new_session(
         self: Arc<Self>,
         WithModels(req): WithModels<NewSessionRequest>,
         responder: Responder<Answer<NewSessionResponse>>,
@@ -156,7 +156,7 @@ impl Handlers {
     }
 
     /// `session/load`: the conversation is replayed before the answer.
-    pub async fn load_session(
+    pub(crate) async fn load_session(
         self: Arc<Self>,
         WithModels(req): WithModels<LoadSessionRequest>,
         responder: Responder<Answer<LoadSessionResponse>>,
@@ -175,7 +175,7 @@ impl Handlers {
     }
 
     /// `session/resume`: like load, without the replay.
-    pub async fn resume_session(
+    pub(crate) async fn resume_session(
         self: Arc<Self>,
         WithModels(req): WithModels<ResumeSessionRequest>,
         responder: Responder<Answer<ResumeSessionResponse>>,
@@ -195,7 +195,7 @@ impl Handlers {
 
     /// `session/fork` (unstable in ACP, so only with the `acp-session-fork` feature).
     #[cfg(feature = "acp-session-fork")]
-    pub async fn fork_session(
+    pub(crate) async fn fork_session(
         self: Arc<Self>,
         req: agent_client_protocol::v1::schema::ForkSessionRequest,
         responder: Responder<agent_client_protocol::v1::schema::ForkSessionResponse>,
@@ -214,7 +214,7 @@ impl Handlers {
     }
 
     /// `session/list`.
-    pub async fn list_sessions(
+    pub(crate) async fn list_sessions(
         self: Arc<Self>,
         req: ListSessionsRequest,
         responder: Responder<ListSessionsResponse>,
@@ -235,7 +235,7 @@ impl Handlers {
 
     /// `session/close`: the session stops here, answered once it has (its commands stopped,
     /// its sandbox folder removed); its transcript stays if it got a prompt.
-    pub async fn close_session(
+    pub(crate) async fn close_session(
         self: Arc<Self>,
         req: CloseSessionRequest,
         responder: Responder<CloseSessionResponse>,
@@ -256,7 +256,7 @@ impl Handlers {
 
     /// `session/delete`: the session stops (answered once it has, as for `session/close`) and
     /// its transcript goes.
-    pub async fn delete_session(
+    pub(crate) async fn delete_session(
         self: Arc<Self>,
         req: DeleteSessionRequest,
         responder: Responder<DeleteSessionResponse>,
@@ -274,7 +274,7 @@ impl Handlers {
 
     /// `session/prompt`: runs in a task of its own until the turn stops. A withdrawn request
     /// (`$/cancel_request`) cancels the turn, which then answers `cancelled`.
-    pub async fn prompt(
+    pub(crate) async fn prompt(
         self: Arc<Self>,
         req: PromptRequest,
         responder: Responder<PromptResponse>,
@@ -327,7 +327,7 @@ impl Handlers {
     }
 
     /// `session/set_mode`.
-    pub async fn set_mode(
+    pub(crate) async fn set_mode(
         self: Arc<Self>,
         req: SetSessionModeRequest,
         responder: Responder<SetSessionModeResponse>,
@@ -344,7 +344,7 @@ impl Handlers {
     }
 
     /// `session/set_config_option`: answers with every option as it now stands.
-    pub async fn set_config_option(
+    pub(crate) async fn set_config_option(
         self: Arc<Self>,
         req: SetSessionConfigOptionRequest,
         responder: Responder<SetSessionConfigOptionResponse>,
@@ -376,7 +376,7 @@ impl Handlers {
     }
 
     /// `session/cancel` (a notification): cancels the running turn, if any.
-    pub async fn cancel(
+    pub(crate) async fn cancel(
         self: Arc<Self>,
         note: CancelNotification,
         _cx: ConnectionTo<Client>,

@@ -38,10 +38,10 @@ use crate::transport::Outlet;
 use crate::types::{EventSink, Severity, TurnEvent};
 
 /// How long cancelled prompts get to answer before the connection closes anyway.
-pub const AFTER_CANCEL: Duration = Duration::from_secs(10);
+pub(crate) const AFTER_CANCEL: Duration = Duration::from_secs(10);
 
 /// How long an exit waits for the disk to take the records still held in memory.
-pub const EXIT_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const EXIT_WAIT: Duration = Duration::from_secs(5);
 
 /// Why the connection is ending.
 enum Ending {
@@ -54,7 +54,7 @@ enum Ending {
 /// Serves ACP for `manager`'s sessions over `transport` until the editor's side closes or
 /// `shutdown` resolves, then ends in order (see the module docs). An error when the transport
 /// or the connection failed.
-pub async fn serve(
+pub(crate) async fn serve(
     manager: Arc<SessionManager>,
     transport: impl ConnectTo<Agent> + Outlet + 'static,
     shutdown: impl Future<Output = ()> + Send + 'static,

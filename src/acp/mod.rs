@@ -16,13 +16,13 @@
 mod auth;
 mod capabilities;
 mod children;
-pub mod client;
+pub(crate) mod client;
 mod compat;
-pub mod convert;
-pub mod errors;
+pub(crate) mod convert;
+pub(crate) mod errors;
 pub mod ext;
 mod handlers;
-pub mod lifecycle;
+pub(crate) mod lifecycle;
 mod open;
 mod order;
 #[cfg(feature = "acp-providers")]
@@ -31,7 +31,7 @@ mod questions;
 mod relay;
 mod replay;
 mod sent;
-pub mod session_models;
+pub(crate) mod session_models;
 mod sink;
 mod updates;
 
@@ -40,9 +40,9 @@ use std::sync::Arc;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Channel, Client};
 
-pub use capabilities::AUTH_METHOD_ID;
-pub use handlers::Handlers;
-pub use lifecycle::serve;
+pub(crate) use capabilities::AUTH_METHOD_ID;
+pub(crate) use handlers::Handlers;
+pub(crate) use lifecycle::serve;
 
 use sink::ConnectionSink;
 

@@ -101,17 +101,17 @@ pub(super) enum Reopen {
 /// What reopening a stored session is asked with.
 pub(super) struct Stored {
     /// The stored session.
-    pub id: String,
+    pub(crate) id: String,
     /// Its working directory (a fork may keep the stored one).
-    pub cwd: Option<std::path::PathBuf>,
+    pub(crate) cwd: Option<std::path::PathBuf>,
     /// The workspace's other folders, when the editor sends them.
-    pub folders: Option<Vec<std::path::PathBuf>>,
+    pub(crate) folders: Option<Vec<std::path::PathBuf>>,
     /// The editor's MCP servers.
-    pub servers: Vec<crate::config::ServerSpec>,
+    pub(crate) servers: Vec<crate::config::ServerSpec>,
     /// For a fork: the turn its copy stops before (1-based).
-    pub turn: Option<usize>,
+    pub(crate) turn: Option<usize>,
     /// The editor's `systemPrompt` for the session as it is opened.
-    pub system_prompt: Option<agent_client_protocol::v1::schema::SystemPrompt>,
+    pub(crate) system_prompt: Option<agent_client_protocol::v1::schema::SystemPrompt>,
 }
 
 impl Handlers {

@@ -11,11 +11,11 @@ use futures::future::BoxFuture;
 use parking_lot::Mutex;
 
 /// Work about one session: a short future (long work, like a prompt, spawns its own task).
-pub type Job = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
+pub(crate) type Job = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 
 /// The sessions being opened, and what waits for each.
 #[derive(Default)]
-pub struct Order {
+pub(crate) struct Order {
     opening: Mutex<HashMap<String, VecDeque<Job>>>,
 }
 
@@ -23,7 +23,7 @@ impl Order {
     /// An opening of `id`: handed back to run now (in a task of its own, then
     /// [`Order::finish`]) and from now on requests about `id` wait for it; or, when `id` is
     /// already opening, queued behind that opening like any other request (`None`).
-    pub fn open(&self, id: &str, job: Job) -> Option<Job> {
+    pub(crate) fn open(&self, id: &str, job: Job) -> Option<Job> {
         let mut opening = self.opening.lock();
         match opening.get_mut(id) {
             Some(queue) => {
@@ -39,7 +39,7 @@ impl Order {
 
     /// A request about `id`: handed back to run now, or queued until `id` has opened
     /// (`None`). Called on the dispatch loop, so requests keep the order they came in.
-    pub fn enqueue(&self, id: &str, job: Job) -> Option<Job> {
+    pub(crate) fn enqueue(&self, id: &str, job: Job) -> Option<Job> {
         match self.opening.lock().get_mut(id) {
             Some(queue) => {
                 queue.push_back(job);
@@ -51,7 +51,7 @@ impl Order {
 
     /// The opening of `id` is over: runs what waited for it, in the order it came, then lets
     /// new requests through.
-    pub async fn finish(&self, id: &str) {
+    pub(crate) async fn finish(&self, id: &str) {
         loop {
             let next = {
                 let mut opening = self.opening.lock();

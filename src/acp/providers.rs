@@ -25,7 +25,7 @@ const MAIN: &str = "main";
 
 impl Handlers {
     /// `providers/list`: `main`, with the server and API new sessions use.
-    pub async fn list_providers(
+    pub(crate) async fn list_providers(
         self: Arc<Self>,
         _req: ListProvidersRequest,
         responder: Responder<ListProvidersResponse>,
@@ -36,7 +36,7 @@ impl Handlers {
     }
 
     /// `providers/set`: new sessions talk to the editor's server.
-    pub async fn set_provider(
+    pub(crate) async fn set_provider(
         self: Arc<Self>,
         req: SetProviderRequest,
         responder: Responder<SetProviderResponse>,
@@ -55,7 +55,7 @@ impl Handlers {
     }
 
     /// `providers/disable`: refused, `main` is the only way tandem reaches a model.
-    pub async fn disable_provider(
+    pub(crate) async fn disable_provider(
         self: Arc<Self>,
         req: DisableProviderRequest,
         responder: Responder<DisableProviderResponse>,

@@ -22,24 +22,24 @@ use crate::types::{EventSink, OptionCategory, OptionView, TurnEvent};
 /// The models a session offers, and the one it answers with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionModelState {
+pub(crate) struct SessionModelState {
     /// The model the session uses now (the `model` option's value).
-    pub current_model_id: String,
+    pub(crate) current_model_id: String,
     /// Every model it can switch to.
-    pub available_models: Vec<ModelInfo>,
+    pub(crate) available_models: Vec<ModelInfo>,
 }
 
 /// One model a session can switch to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ModelInfo {
+pub(crate) struct ModelInfo {
     /// What `session/set_model` takes.
-    pub model_id: String,
+    pub(crate) model_id: String,
     /// What the editor shows.
-    pub name: String,
+    pub(crate) name: String,
     /// More about it, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
 }
 
 /// `session/set_model`: switches a session's model, like `session/set_config_option` with
@@ -47,19 +47,19 @@ pub struct ModelInfo {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
 #[request(method = "session/set_model", response = SetModelResponse)]
 #[serde(rename_all = "camelCase")]
-pub struct SetModelRequest {
+pub(crate) struct SetModelRequest {
     /// The session.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// One of its `availableModels`.
-    pub model_id: String,
+    pub(crate) model_id: String,
 }
 
 /// The switch is made; a `config_option_update` with every option has gone out before it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
-pub struct SetModelResponse {}
+pub(crate) struct SetModelResponse {}
 
 /// The `model` option among `views`, in the older shape.
-pub fn model_state(views: &[OptionView]) -> Option<SessionModelState> {
+pub(crate) fn model_state(views: &[OptionView]) -> Option<SessionModelState> {
     let model = views
         .iter()
         .find(|v| v.category == Some(OptionCategory::Model))?;
@@ -80,7 +80,7 @@ pub fn model_state(views: &[OptionView]) -> Option<SessionModelState> {
 /// A request that opens a session (`R`), answered with the older `models` field besides
 /// ACP's own response: the SDK's response types carry only what ACP's schema has.
 #[derive(Debug, Clone)]
-pub struct WithModels<R>(pub R);
+pub(crate) struct WithModels<R>(pub R);
 
 impl<R: JsonRpcMessage> JsonRpcMessage for WithModels<R> {
     fn matches_method(method: &str) -> bool {
@@ -106,11 +106,11 @@ impl<R: JsonRpcRequest> JsonRpcRequest for WithModels<R> {
 
 /// ACP's answer `response`, with `models` added at its top level.
 #[derive(Debug, Clone)]
-pub struct Answer<T> {
+pub(crate) struct Answer<T> {
     /// What ACP's schema describes.
-    pub response: T,
+    pub(crate) response: T,
     /// The older field, absent when the session offers no model option.
-    pub models: Option<SessionModelState>,
+    pub(crate) models: Option<SessionModelState>,
 }
 
 impl<T: JsonRpcResponse> JsonRpcResponse for Answer<T> {
@@ -137,7 +137,7 @@ impl<T: JsonRpcResponse> JsonRpcResponse for Answer<T> {
 impl Handlers {
     /// `session/set_model`: the `model` option changes, and the editor is told every option
     /// as it now stands (clients that follow config options see the switch too).
-    pub async fn set_model(
+    pub(crate) async fn set_model(
         self: Arc<Self>,
         req: SetModelRequest,
         responder: Responder<SetModelResponse>,

@@ -18,7 +18,7 @@ use crate::types::{
 
 /// The `session/update` payloads for an event (a replayed user message may take several), as
 /// an editor that advertised `caps` takes them.
-pub fn session_updates(event: TurnEvent, caps: &ClientCaps) -> Vec<SessionUpdate> {
+pub(crate) fn session_updates(event: TurnEvent, caps: &ClientCaps) -> Vec<SessionUpdate> {
     let update = match event {
         TurnEvent::UserMessage(blocks) => return super::sent::user_chunks(blocks),
         TurnEvent::NewMessage => return Vec::new(),
@@ -123,7 +123,7 @@ fn tool_call(view: ToolCallView) -> acp::ToolCall {
 }
 
 /// A tool call as it is shown in a permission request.
-pub fn tool_call_update(view: &ToolCallView) -> acp::ToolCallUpdate {
+pub(crate) fn tool_call_update(view: &ToolCallView) -> acp::ToolCallUpdate {
     let fields = acp::ToolCallUpdateFields::new()
         .title(view.title.clone())
         .kind(tool_kind(view.kind))
@@ -188,7 +188,7 @@ fn tool_content(content: Vec<ToolContent>) -> Vec<acp::ToolCallContent> {
 
 /// The note shown where older history was compacted, to an editor that does not show
 /// compactions: once one is done (live, and when a session is replayed).
-pub const COMPACTED_NOTE: &str =
+pub(crate) const COMPACTED_NOTE: &str =
     "Earlier conversation compacted: the model now sees a summary of everything above.";
 
 /// A compaction's event for an editor that did not advertise `session.compaction`.

@@ -5,7 +5,7 @@ use super::{Check, bad, ok};
 use crate::config::Config;
 
 /// The web lines: one for fetching, one for the search provider when configured.
-pub async fn checks(config: &Config) -> Vec<Check> {
+pub(crate) async fn checks(config: &Config) -> Vec<Check> {
     let web = &config.web;
     let mut checks = vec![ok(match (web.fetch, web.allow_private) {
         (false, _) => "web_fetch is off ([web] fetch = false)".to_string(),

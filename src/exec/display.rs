@@ -18,7 +18,7 @@ use crate::cli::Output;
 
 /// What one `tandem exec` run shows, and the state that showing it needs; shared by the
 /// notification and permission handlers and the run itself.
-pub struct Display {
+pub(crate) struct Display {
     /// The chosen output.
     output: Output,
     /// With `--output-schema`: the streamed answer goes to stderr, and only the validated
@@ -58,7 +58,7 @@ struct Summary {
 
 impl Display {
     /// Shows a run in `output`; `structured` with `--output-schema`.
-    pub fn new(output: Output, structured: bool) -> Self {
+    pub(crate) fn new(output: Output, structured: bool) -> Self {
         Self {
             output,
             structured,
@@ -67,7 +67,7 @@ impl Display {
     }
 
     /// `--output-schema`: the validated answer, on stdout in the chosen format.
-    pub fn structured_output(&self, value: &serde_json::Value) {
+    pub(crate) fn structured_output(&self, value: &serde_json::Value) {
         match self.output {
             Output::Json => self.state.lock().summary.structured = Some(Ok(value.clone())),
             Output::Ndjson => {
@@ -79,7 +79,7 @@ impl Display {
 
     /// `--output-schema`: the answer did not validate; says why on stderr, with the answer
     /// (in `text` output it is already there, streamed).
-    pub fn structured_failure(&self, error: &str) {
+    pub(crate) fn structured_failure(&self, error: &str) {
         let mut state = self.state.lock();
         state.progress(&format!(
             "the answer does not match the output schema: {error}"
@@ -94,12 +94,12 @@ impl Display {
     }
 
     /// Notes the session id, reported by `json` output.
-    pub fn started(&self, session: &str) {
+    pub(crate) fn started(&self, session: &str) {
         self.state.lock().summary.session = session.to_string();
     }
 
     /// Ends the run: the stop reason on stderr, and the summary object in `json` output.
-    pub fn finished(&self, stop: &str) {
+    pub(crate) fn finished(&self, stop: &str) {
         let mut state = self.state.lock();
         state.progress(&format!("stopped: {stop}"));
         if self.output != Output::Json {
@@ -122,7 +122,7 @@ impl Display {
     }
 
     /// Shows one notification in the chosen output.
-    pub fn show(&self, note: SessionNotification) {
+    pub(crate) fn show(&self, note: SessionNotification) {
         let mut state = self.state.lock();
         match self.output {
             Output::Ndjson => {
@@ -141,12 +141,12 @@ impl Display {
     }
 
     /// A progress line on stderr, prefixed with `tandem:`.
-    pub fn progress(&self, line: &str) {
+    pub(crate) fn progress(&self, line: &str) {
         self.state.lock().progress(line);
     }
 
     /// Ends the answer with a newline so nothing else runs into it.
-    pub fn end_answer_line(&self) {
+    pub(crate) fn end_answer_line(&self) {
         self.state.lock().end_answer_line();
     }
 }

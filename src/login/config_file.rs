@@ -7,18 +7,18 @@ use toml_edit::{DocumentMut, value};
 
 /// The server and model a login settled on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// A preset's name, or `None` for a URL of the user's own.
-    pub provider: Option<String>,
+    pub(crate) provider: Option<String>,
     /// The base URL, or `None` for the preset's own.
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// The model new sessions start with.
-    pub model: String,
+    pub(crate) model: String,
 }
 
 /// Why the file could not be updated.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     /// Reading or writing failed.
     #[error("cannot update {path}: {source}")]
     Io {
@@ -39,7 +39,7 @@ pub enum WriteError {
 
 /// `text` with `provider`, `base_url` and `model` set to `choice` (a key it leaves
 /// out is removed, so an old URL cannot outlive a new preset).
-pub fn updated(text: &str, choice: &Choice) -> Result<String, toml_edit::TomlError> {
+pub(crate) fn updated(text: &str, choice: &Choice) -> Result<String, toml_edit::TomlError> {
     let mut doc: DocumentMut = text.parse()?;
     match &choice.provider {
         Some(name) => doc["provider"] = value(name.as_str()),
@@ -58,7 +58,7 @@ pub fn updated(text: &str, choice: &Choice) -> Result<String, toml_edit::TomlErr
 }
 
 /// Updates (or creates) the config file at `path`.
-pub fn write(path: &Path, choice: &Choice) -> Result<(), WriteError> {
+pub(crate) fn write(path: &Path, choice: &Choice) -> Result<(), WriteError> {
     let shown = path.display().to_string();
     let io = |source| WriteError::Io {
         path: shown.clone(),

@@ -15,12 +15,12 @@ mod target;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
-pub use crate::config::check_url;
+pub(crate) use crate::config::check_url;
 use crate::config::{ApiKey, Config};
 use crate::credentials::KeyStore;
 use crate::model::probe::{self, ListError, Listing};
-pub use config_file::Choice;
-pub use target::Target;
+pub(crate) use config_file::Choice;
+pub(crate) use target::Target;
 
 /// Why a login ended without saving.
 #[derive(Debug, thiserror::Error)]

@@ -11,7 +11,7 @@ use super::Target;
 use crate::config::presets::{PRESETS, Preset};
 
 /// How many attempts at a key before giving up.
-pub const KEY_ATTEMPTS: usize = 3;
+pub(crate) const KEY_ATTEMPTS: usize = 3;
 
 fn theme() -> ColorfulTheme {
     ColorfulTheme::default()
@@ -26,7 +26,7 @@ fn io_error(e: dialoguer::Error) -> io::Error {
 
 /// The server: one of the presets, or a URL; the configured one is selected first (a URL of
 /// the user's own filled in), so logging in again after a key was refused is Enter, Enter.
-pub fn server(current: &Target) -> io::Result<Target> {
+pub(crate) fn server(current: &Target) -> io::Result<Target> {
     let mut items: Vec<String> = PRESETS.iter().map(describe).collect();
     items.push("another OpenAI-compatible server (enter its URL)".into());
     let default = match current.provider {
@@ -67,7 +67,7 @@ fn describe(preset: &Preset) -> String {
 
 /// The key, typed without echo; `None` when the user left it empty (to keep the `stored`
 /// one, or where the server needs none).
-pub fn key(target: &Target, attempt: usize, stored: bool) -> io::Result<Option<String>> {
+pub(crate) fn key(target: &Target, attempt: usize, stored: bool) -> io::Result<Option<String>> {
     let empty = if stored {
         "; press Enter to keep the stored key"
     } else if target.needs_key {
@@ -107,7 +107,7 @@ pub fn key(target: &Target, attempt: usize, stored: bool) -> io::Result<Option<S
 }
 
 /// A yes-or-no question, yes unless the user says no.
-pub fn confirm(question: &str) -> io::Result<bool> {
+pub(crate) fn confirm(question: &str) -> io::Result<bool> {
     Confirm::with_theme(&theme())
         .with_prompt(question)
         .default(true)
@@ -116,7 +116,7 @@ pub fn confirm(question: &str) -> io::Result<bool> {
 }
 
 /// The model: picked from the server's list (type to filter), or typed when it lists none.
-pub fn model(models: &[String], current: &str) -> io::Result<String> {
+pub(crate) fn model(models: &[String], current: &str) -> io::Result<String> {
     if models.is_empty() {
         return Input::with_theme(&theme())
             .with_prompt("Model id (the server does not list its models)")

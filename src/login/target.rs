@@ -5,20 +5,20 @@ use crate::config::{ApiKey, Config, Endpoint, KeyFrom};
 
 /// A model server to log in to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The preset, when one was chosen.
-    pub provider: Option<&'static Preset>,
+    pub(crate) provider: Option<&'static Preset>,
     /// Its base URL, without a trailing slash.
-    pub base_url: String,
+    pub(crate) base_url: String,
     /// Whether it cannot work without a key (hosted services).
-    pub needs_key: bool,
+    pub(crate) needs_key: bool,
     /// The API the configuration or the command line names for it; `None`: its own.
-    pub named_api: Option<crate::conversation::Api>,
+    pub(crate) named_api: Option<crate::conversation::Api>,
 }
 
 impl Target {
     /// A preset's server.
-    pub fn preset(preset: &'static Preset) -> Self {
+    pub(crate) fn preset(preset: &'static Preset) -> Self {
         Self {
             provider: Some(preset),
             base_url: preset.base_url.to_string(),
@@ -28,7 +28,7 @@ impl Target {
     }
 
     /// A server at a URL of the user's own; a key is asked for but may be left empty.
-    pub fn custom(base_url: String) -> Self {
+    pub(crate) fn custom(base_url: String) -> Self {
         Self {
             provider: None,
             base_url,
@@ -38,12 +38,12 @@ impl Target {
     }
 
     /// The same server at another address (its API's, where the user gave the host's).
-    pub fn at(self, base_url: String) -> Self {
+    pub(crate) fn at(self, base_url: String) -> Self {
         Self { base_url, ..self }
     }
 
     /// The server `config` names (flags, environment, config file).
-    pub fn of(config: &Config) -> Self {
+    pub(crate) fn of(config: &Config) -> Self {
         let endpoint = &config.endpoint;
         Self {
             provider: presets::preset(&endpoint.provider),
@@ -54,12 +54,12 @@ impl Target {
     }
 
     /// Whether to ask for a key at all: not for a preset that runs on the user's machine.
-    pub fn asks_key(&self) -> bool {
+    pub(crate) fn asks_key(&self) -> bool {
         self.needs_key || self.provider.is_none()
     }
 
     /// How the user knows it: the preset's name and URL, or the URL.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.provider {
             Some(p) => format!("{} ({})", p.name, self.base_url),
             None => self.base_url.clone(),
@@ -67,7 +67,7 @@ impl Target {
     }
 
     /// What to say when a server on this machine does not answer.
-    pub fn start_hint(&self) -> &'static str {
+    pub(crate) fn start_hint(&self) -> &'static str {
         match self.provider.map(|p| p.name) {
             Some("ollama") => "Is Ollama running (`ollama serve`)? ",
             Some("llamacpp") => {
@@ -83,13 +83,13 @@ impl Target {
 
     /// The API this server is spoken to in: the one named for it, else the server's own (see
     /// [`presets::api_at`]).
-    pub fn api(&self) -> crate::conversation::Api {
+    pub(crate) fn api(&self) -> crate::conversation::Api {
         self.named_api
             .unwrap_or_else(|| presets::api_at(self.provider, Some(&self.base_url)))
     }
 
     /// `config` pointed at this server with `key` and `model`, for the test request.
-    pub fn config(&self, config: &Config, key: Option<&ApiKey>, model: &str) -> Config {
+    pub(crate) fn config(&self, config: &Config, key: Option<&ApiKey>, model: &str) -> Config {
         let mut trial = config.clone();
         let provider = self.provider.unwrap_or(&presets::PRESETS[0]);
         trial.endpoint = Endpoint {

@@ -18,7 +18,7 @@ const WAITING: usize = 2;
 
 /// Where whole, already serialized lines go to be written: cheap to clone.
 #[derive(Clone, Debug)]
-pub struct Lines {
+pub(crate) struct Lines {
     tx: mpsc::Sender<String>,
 }
 
@@ -34,14 +34,14 @@ pub(super) fn channel() -> (Lines, Chunks) {
 impl Lines {
     /// Hands `chunk` (one or more JSON-RPC messages, each a line ending in `\n`) to the
     /// writer, waiting while it is behind. False once the writer is gone (the output closed).
-    pub async fn send(&self, chunk: String) -> bool {
+    pub(crate) async fn send(&self, chunk: String) -> bool {
         debug_assert!(chunk.is_empty() || chunk.ends_with('\n'));
         self.tx.clone().send(chunk).await.is_ok()
     }
 }
 
 /// A transport, and whether the protocol layer may hand it lines it wrote itself.
-pub trait Outlet {
+pub(crate) trait Outlet {
     /// The way in for already serialized lines, if this transport writes text it is given
     /// (tandem's own [`Wire`](super::Wire)); `None` for one that carries only frames.
     fn lines(&self) -> Option<Lines> {

@@ -31,19 +31,19 @@ mod recover;
 mod trace;
 mod writer;
 
-pub use lines::{Lines, Outlet};
-pub use trace::WireTrace;
+pub(crate) use lines::{Lines, Outlet};
+pub(crate) use trace::WireTrace;
 
 /// How lines are framed.
-pub struct Framing {
+pub(crate) struct Framing {
     /// The longest line read (`max_message_bytes`).
-    pub max_line: usize,
+    pub(crate) max_line: usize,
     /// Where both directions are recorded, when asked (`--trace-wire`).
-    pub trace: Option<WireTrace>,
+    pub(crate) trace: Option<WireTrace>,
 }
 
 /// Newline-delimited JSON-RPC over `input` and `output`.
-pub struct Wire<I, O> {
+pub(crate) struct Wire<I, O> {
     input: I,
     output: O,
     max_line: usize,
@@ -53,12 +53,12 @@ pub struct Wire<I, O> {
 }
 
 /// The wire over stdin and stdout: what an editor launches.
-pub fn stdio(framing: Framing) -> Wire<tokio::io::Stdin, tokio::io::Stdout> {
+pub(crate) fn stdio(framing: Framing) -> Wire<tokio::io::Stdin, tokio::io::Stdout> {
     over(tokio::io::stdin(), tokio::io::stdout(), framing)
 }
 
 /// The wire over any pair of byte streams.
-pub fn over<I, O>(input: I, output: O, framing: Framing) -> Wire<I, O>
+pub(crate) fn over<I, O>(input: I, output: O, framing: Framing) -> Wire<I, O>
 where
     I: AsyncRead + Send + Unpin + 'static,
     O: AsyncWrite + Send + Unpin + 'static,

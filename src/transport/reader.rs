@@ -20,13 +20,13 @@ use super::trace::{Dir, WireTrace};
 /// Where what is read goes.
 pub(super) struct Reading {
     /// Messages, to the protocol layer.
-    pub to_protocol: mpsc::UnboundedSender<TransportFrame>,
+    pub(crate) to_protocol: mpsc::UnboundedSender<TransportFrame>,
     /// The transport's own answers, to the writer.
-    pub answers: mpsc::UnboundedSender<String>,
+    pub(crate) answers: mpsc::UnboundedSender<String>,
     /// The longest line read.
-    pub max_line: usize,
+    pub(crate) max_line: usize,
     /// The wire trace, when one is kept.
-    pub trace: Option<Arc<WireTrace>>,
+    pub(crate) trace: Option<Arc<WireTrace>>,
 }
 
 /// Reads `input` to its end (or until the protocol layer or the writer is gone).

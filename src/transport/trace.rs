@@ -18,7 +18,7 @@ const MAX_FILE: u64 = 32 * 1024 * 1024;
 
 /// Which way a line went.
 #[derive(Debug, Clone, Copy)]
-pub enum Dir {
+pub(crate) enum Dir {
     /// From the editor.
     In,
     /// To the editor.
@@ -27,14 +27,14 @@ pub enum Dir {
 
 /// An open wire trace.
 #[derive(Debug)]
-pub struct WireTrace {
+pub(crate) struct WireTrace {
     path: PathBuf,
     file: Mutex<(File, u64)>,
 }
 
 impl WireTrace {
     /// Starts a trace at `path` (appending to what is there).
-    pub fn open(path: &Path) -> std::io::Result<Self> {
+    pub(crate) fn open(path: &Path) -> std::io::Result<Self> {
         let file = open(path)?;
         let size = file.metadata()?.len();
         Ok(Self {
@@ -45,7 +45,7 @@ impl WireTrace {
 
     /// Records one protocol line. A failure to write is logged once per rotation, never
     /// fatal: the trace is for debugging, the protocol goes on.
-    pub fn record(&self, dir: Dir, line: &str) {
+    pub(crate) fn record(&self, dir: Dir, line: &str) {
         let arrow = match dir {
             Dir::In => "<-",
             Dir::Out => "->",

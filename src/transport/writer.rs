@@ -31,13 +31,13 @@ pub(super) enum Outgoing {
 /// Where the writer's lines come from.
 pub(super) struct Sources {
     /// The protocol layer's frames.
-    pub frames: mpsc::UnboundedReceiver<TransportFrame>,
+    pub(crate) frames: mpsc::UnboundedReceiver<TransportFrame>,
     /// The reader's answers to lines that never became messages.
-    pub own: mpsc::UnboundedReceiver<String>,
+    pub(crate) own: mpsc::UnboundedReceiver<String>,
     /// Lines the protocol layer serialized itself.
-    pub lines: super::lines::Chunks,
+    pub(crate) lines: super::lines::Chunks,
     /// Fired when the protocol layer asks to finish.
-    pub finish: oneshot::Receiver<()>,
+    pub(crate) finish: oneshot::Receiver<()>,
 }
 
 impl Sources {

@@ -11,75 +11,75 @@ use super::{ConfigError, RetryPolicy};
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileConfig {
-    pub provider: Option<String>,
-    pub base_url: Option<String>,
-    pub api: Option<String>,
-    pub api_key_env: Option<String>,
-    pub model: Option<String>,
-    pub mode: Option<String>,
-    pub instructions: Option<String>,
-    pub max_turn_requests: Option<u32>,
-    pub compact_threshold: Option<f64>,
-    pub auto_compact: Option<bool>,
-    pub max_message_bytes: Option<u64>,
+    pub(crate) provider: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api: Option<String>,
+    pub(crate) api_key_env: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) mode: Option<String>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) max_turn_requests: Option<u32>,
+    pub(crate) compact_threshold: Option<f64>,
+    pub(crate) auto_compact: Option<bool>,
+    pub(crate) max_message_bytes: Option<u64>,
     #[serde(default)]
-    pub models: Vec<FileModel>,
+    pub(crate) models: Vec<FileModel>,
     #[serde(default)]
-    pub providers: Vec<super::providers::FileProvider>,
+    pub(crate) providers: Vec<super::providers::FileProvider>,
     #[serde(default)]
-    pub retry: FileRetry,
-    pub max_response_bytes: Option<u64>,
-    pub share_api_key: Option<bool>,
-    pub structured_output: Option<bool>,
+    pub(crate) retry: FileRetry,
+    pub(crate) max_response_bytes: Option<u64>,
+    pub(crate) share_api_key: Option<bool>,
+    pub(crate) structured_output: Option<bool>,
     #[serde(default)]
-    pub queued_prompts: super::QueuedPrompts,
+    pub(crate) queued_prompts: super::QueuedPrompts,
     #[serde(default)]
-    pub timeouts: super::limits::FileTimeouts,
+    pub(crate) timeouts: super::limits::FileTimeouts,
     #[serde(default)]
-    pub loops: super::limits::FileLoops,
+    pub(crate) loops: super::limits::FileLoops,
     #[serde(default)]
-    pub tool_budgets: std::collections::BTreeMap<String, u32>,
+    pub(crate) tool_budgets: std::collections::BTreeMap<String, u32>,
     #[serde(default)]
-    pub mcp_servers: Vec<super::ServerSpec>,
+    pub(crate) mcp_servers: Vec<super::ServerSpec>,
     #[serde(default)]
-    pub actions: Vec<super::ActionSpec>,
+    pub(crate) actions: Vec<super::ActionSpec>,
     #[serde(default)]
-    pub skill_dirs: Vec<std::path::PathBuf>,
+    pub(crate) skill_dirs: Vec<std::path::PathBuf>,
     #[serde(default)]
-    pub hooks: super::hooks::HooksSpec,
+    pub(crate) hooks: super::hooks::HooksSpec,
     #[serde(default)]
-    pub permissions: super::permissions::PermissionsSpec,
-    pub shell: Option<Vec<String>>,
-    pub background_commands: Option<usize>,
+    pub(crate) permissions: super::permissions::PermissionsSpec,
+    pub(crate) shell: Option<Vec<String>>,
+    pub(crate) background_commands: Option<usize>,
     #[serde(default)]
-    pub sandbox: super::sandbox::FileSandbox,
+    pub(crate) sandbox: super::sandbox::FileSandbox,
     #[serde(default)]
-    pub web: super::web::FileWeb,
+    pub(crate) web: super::web::FileWeb,
 }
 
 /// One `[[models]]` entry.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileModel {
-    pub id: String,
-    pub name: Option<String>,
-    pub context_window: Option<u64>,
-    pub reasoning_effort: Option<bool>,
-    pub images: Option<bool>,
-    pub edit_tool: Option<super::EditTool>,
-    pub provider: Option<String>,
-    pub max_output_tokens: Option<u32>,
-    pub price: Option<super::Price>,
+    pub(crate) id: String,
+    pub(crate) name: Option<String>,
+    pub(crate) context_window: Option<u64>,
+    pub(crate) reasoning_effort: Option<bool>,
+    pub(crate) images: Option<bool>,
+    pub(crate) edit_tool: Option<super::EditTool>,
+    pub(crate) provider: Option<String>,
+    pub(crate) max_output_tokens: Option<u32>,
+    pub(crate) price: Option<super::Price>,
 }
 
 /// The `[retry]` table.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileRetry {
-    pub max_attempts: Option<u32>,
-    pub initial_delay_ms: Option<u64>,
-    pub max_total_secs: Option<f64>,
-    pub stream_retries: Option<u32>,
+    pub(crate) max_attempts: Option<u32>,
+    pub(crate) initial_delay_ms: Option<u64>,
+    pub(crate) max_total_secs: Option<f64>,
+    pub(crate) stream_retries: Option<u32>,
 }
 
 impl FileConfig {

@@ -6,19 +6,19 @@ use std::time::Duration;
 use serde::Deserialize;
 
 /// How long a hook may run unless its `timeout_secs` says otherwise.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One hook as written in the config file.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HookSpec {
     /// The shell command (`sh -c`).
-    pub command: String,
+    pub(crate) command: String,
     /// For tool events: a regular expression the whole tool name must match (`*` or absent:
     /// every tool).
-    pub matcher: Option<String>,
+    pub(crate) matcher: Option<String>,
     /// Seconds before the hook is killed (default 30).
-    pub timeout_secs: Option<f64>,
+    pub(crate) timeout_secs: Option<f64>,
 }
 
 /// The `[hooks]` table: a list of hooks per event.
@@ -27,19 +27,19 @@ pub struct HookSpec {
 pub struct HooksSpec {
     /// When a session starts (new, loaded, resumed or forked).
     #[serde(default)]
-    pub session_start: Vec<HookSpec>,
+    pub(crate) session_start: Vec<HookSpec>,
     /// When the user sends a prompt, before the model sees it.
     #[serde(default)]
-    pub user_prompt_submit: Vec<HookSpec>,
+    pub(crate) user_prompt_submit: Vec<HookSpec>,
     /// Before a tool call runs (after its arguments are checked).
     #[serde(default)]
-    pub pre_tool_use: Vec<HookSpec>,
+    pub(crate) pre_tool_use: Vec<HookSpec>,
     /// After a tool call ran.
     #[serde(default)]
-    pub post_tool_use: Vec<HookSpec>,
+    pub(crate) post_tool_use: Vec<HookSpec>,
     /// When a prompt's turn ends.
     #[serde(default)]
-    pub stop: Vec<HookSpec>,
+    pub(crate) stop: Vec<HookSpec>,
 }
 
 /// Why the hooks configuration is wrong.

@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 
 /// The variable the npm wrapper sets.
-pub const ENV: &str = "TANDEM_INVOKED_AS";
+pub(crate) const ENV: &str = "TANDEM_INVOKED_AS";
 
 /// The command that starts tandem, as the user typed it: `tandem` unless a launcher said
 /// otherwise.

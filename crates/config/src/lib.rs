@@ -14,7 +14,7 @@ mod endpoint;
 mod file;
 pub mod hooks;
 pub mod invocation;
-pub mod limits;
+pub(crate) mod limits;
 mod mcp;
 mod models;
 pub mod permissions;
@@ -39,7 +39,7 @@ use crate::types::Mode;
 pub use endpoint::checked_key;
 pub use limits::{LoopGuard, Timeouts};
 pub use mcp::ServerSpec;
-pub use presets::Preset;
+pub(crate) use presets::Preset;
 pub use project::{ProjectConfig, ProjectPrograms, project};
 pub use settings::Settings;
 pub use url::check_url;
@@ -265,7 +265,7 @@ pub struct Config {
     pub loops: LoopGuard,
     /// Whether commands and MCP servers tandem starts may inherit its API key variable
     /// (`share_api_key`; off by default).
-    pub share_api_key: bool,
+    pub(crate) share_api_key: bool,
     /// Data directory (`TANDEM_HOME`).
     pub home: PathBuf,
     /// The user's config directory (`$XDG_CONFIG_HOME/tandem`): `AGENTS.md`, `agents/`,
@@ -281,7 +281,7 @@ pub struct Config {
     pub compact_threshold: f64,
     /// Whether sessions start with automatic compaction on (`auto_compact`, default true;
     /// each session may switch it).
-    pub auto_compact: bool,
+    pub(crate) auto_compact: bool,
     /// How long requests may run after stdin ends before prompts are cancelled
     /// (`TANDEM_EOF_GRACE_SECS`).
     pub eof_grace: Duration,

@@ -42,12 +42,12 @@ impl Default for Timeouts {
 }
 
 /// The default bound on one model response's bytes on the wire.
-pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How long in-flight requests may run after stdin ends before prompts are cancelled.
-pub const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(300);
 /// Longest line read from stdin unless configured otherwise.
-pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What tandem does about a model that repeats itself or overuses a tool, per prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,19 +76,19 @@ impl Default for LoopGuard {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileTimeouts {
-    pub connect_secs: Option<f64>,
-    pub first_byte_secs: Option<f64>,
-    pub idle_secs: Option<f64>,
-    pub editor_secs: Option<f64>,
-    pub answer_secs: Option<f64>,
+    pub(crate) connect_secs: Option<f64>,
+    pub(crate) first_byte_secs: Option<f64>,
+    pub(crate) idle_secs: Option<f64>,
+    pub(crate) editor_secs: Option<f64>,
+    pub(crate) answer_secs: Option<f64>,
 }
 
 /// The `[loops]` table.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileLoops {
-    pub repeat_warn: Option<u32>,
-    pub repeat_stop: Option<u32>,
+    pub(crate) repeat_warn: Option<u32>,
+    pub(crate) repeat_stop: Option<u32>,
 }
 
 fn seconds(name: &str, value: Option<f64>, default: Duration) -> Result<Duration, ConfigError> {

@@ -15,27 +15,27 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 /// Tools whose calls read a path; a rule naming one governs every read.
-pub const READ_TOOLS: [&str; 4] = ["read_file", "list_dir", "glob", "grep"];
+pub(crate) const READ_TOOLS: [&str; 4] = ["read_file", "list_dir", "glob", "grep"];
 /// Tools whose calls change a file; a rule naming one governs every edit.
-pub const EDIT_TOOLS: [&str; 3] = ["write_file", "edit_file", "apply_patch"];
+pub(crate) const EDIT_TOOLS: [&str; 3] = ["write_file", "edit_file", "apply_patch"];
 /// The command tool.
-pub const COMMAND_TOOL: &str = "run_command";
+pub(crate) const COMMAND_TOOL: &str = "run_command";
 /// The web tools; `web_fetch(domain:docs.rs)` names one site and its subdomains.
-pub const WEB_TOOLS: [&str; 2] = ["web_fetch", "web_search"];
+pub(crate) const WEB_TOOLS: [&str; 2] = ["web_fetch", "web_search"];
 
 /// The `[permissions]` table as written.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
-pub struct PermissionsSpec {
+pub(crate) struct PermissionsSpec {
     /// Calls that run without asking (not honoured from a project's file).
     #[serde(default)]
-    pub allow: Vec<String>,
+    pub(crate) allow: Vec<String>,
     /// Calls that always ask, even when allowed otherwise.
     #[serde(default)]
-    pub ask: Vec<String>,
+    pub(crate) ask: Vec<String>,
     /// Calls that never run, in every mode.
     #[serde(default)]
-    pub deny: Vec<String>,
+    pub(crate) deny: Vec<String>,
 }
 
 /// What a rule does to a call it matches.
@@ -123,12 +123,12 @@ pub struct Rule {
 
 impl PermissionsSpec {
     /// Whether the table is empty.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
     }
 
     /// Every rule with its effect, as written: deny, then ask, then allow.
-    pub fn entries(&self) -> impl Iterator<Item = (RuleEffect, &str)> {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (RuleEffect, &str)> {
         fn pair(effect: RuleEffect, list: &[String]) -> impl Iterator<Item = (RuleEffect, &str)> {
             list.iter().map(move |r| (effect, r.as_str()))
         }
@@ -331,7 +331,7 @@ pub struct RuleError {
 }
 
 /// Parses every rule of `spec` from `source`; the first bad rule is the error.
-pub fn parse_all(spec: &PermissionsSpec, source: &std::path::Path) -> Result<Vec<Rule>, RuleError> {
+pub(crate) fn parse_all(spec: &PermissionsSpec, source: &std::path::Path) -> Result<Vec<Rule>, RuleError> {
     spec.entries()
         .map(|(effect, text)| {
             let target = parse_rule(text).map_err(|message| RuleError {

@@ -9,7 +9,7 @@ pub struct Preset {
     /// The chat-completions base URL (without `/chat/completions`).
     pub base_url: &'static str,
     /// The wire API it is spoken to in unless `api` says otherwise.
-    pub api: super::Api,
+    pub(crate) api: super::Api,
     /// The environment variable the key is read from.
     pub api_key_env: &'static str,
     /// Whether requests without a key are pointless (hosted services) or normal (local servers).
@@ -18,7 +18,7 @@ pub struct Preset {
     pub default_context_window: u64,
     /// Whether the server takes `response_format: {"type": "json_schema", …}` alongside tools
     /// (used by `--output-schema`; otherwise the schema is only asked for and checked).
-    pub structured_output: bool,
+    pub(crate) structured_output: bool,
 }
 
 /// Every preset tandem knows, in the order the README lists them.
@@ -136,7 +136,7 @@ pub fn preset(name: &str) -> Option<&'static Preset> {
 }
 
 /// The names of all presets, for error messages.
-pub fn preset_names() -> String {
+pub(crate) fn preset_names() -> String {
     PRESETS
         .iter()
         .map(|p| p.name)

@@ -58,7 +58,7 @@ impl Price {
 }
 
 /// When the vendors' price lists were last read for this table.
-pub const CHECKED: &str = "2026-11-27";
+pub(crate) const CHECKED: &str = "2026-11-27";
 
 /// (host, model id, input, cached input, output), US dollars per million tokens.
 const TABLE: &[(&str, &str, f64, f64, f64)] = &[

@@ -32,7 +32,7 @@ pub struct ProjectConfig {
     pub actions: Vec<ActionSpec>,
     /// Deny and ask rules for sessions in this project (its allow rules are ignored).
     #[serde(default)]
-    pub permissions: PermissionsSpec,
+    pub(crate) permissions: PermissionsSpec,
     /// Hooks are not taken from a project (opening a repository must not run its code); kept
     /// only to say so.
     #[serde(default)]

@@ -18,11 +18,11 @@ use crate::conversation::Api;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct FileProvider {
-    pub name: String,
-    pub preset: Option<String>,
-    pub base_url: Option<String>,
-    pub api: Option<String>,
-    pub api_key_env: Option<String>,
+    pub(crate) name: String,
+    pub(crate) preset: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api: Option<String>,
+    pub(crate) api_key_env: Option<String>,
 }
 
 /// The servers `entries` name, each as an [`Endpoint`] whose `provider` is the entry's name.

@@ -22,7 +22,7 @@ pub enum SandboxMode {
 
 impl SandboxMode {
     /// The mode's name as written in the config file.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SandboxMode::WorkspaceWrite => "workspace-write",
             SandboxMode::ReadOnly => "read-only",

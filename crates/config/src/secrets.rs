@@ -25,7 +25,7 @@ use std::time::SystemTime;
 use crate::credentials::KeyFile;
 
 /// What replaces a secret.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Values shorter than this are not treated as secrets (they would match ordinary text).
 const MIN_SECRET_LEN: usize = 8;
@@ -149,7 +149,7 @@ pub fn holds_key_in_any_case(text: &str) -> bool {
 
 /// `text` with every known key replaced by `[redacted]`, and nothing else changed: for what
 /// the model reads, where code that merely says `Bearer {token}` must stay as written.
-pub fn redact_keys(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact_keys(text: &str) -> Cow<'_, str> {
     replace_keys(&held().values, text)
 }
 
@@ -264,7 +264,7 @@ fn redact_bearer(text: &str) -> Option<String> {
 }
 
 /// Longest log line written whole: a debug dump of a large message keeps its start and size.
-pub const MAX_LOG_LINE: usize = 4096;
+pub(crate) const MAX_LOG_LINE: usize = 4096;
 
 /// A `std::io::Write` for logs that redacts each write (tracing's formatter writes whole
 /// events at once) and cuts a line longer than [`MAX_LOG_LINE`] bytes, so no log level

@@ -176,31 +176,31 @@ pub struct Form {
 
 /// A question for the user, with the fields of the answer (`ask_user`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Question {
+pub(crate) struct Question {
     /// What the user reads.
-    pub text: String,
+    pub(crate) text: String,
     /// What the answer is made of (one `answer` field for a plain question).
-    pub fields: Vec<Field>,
+    pub(crate) fields: Vec<Field>,
 }
 
 /// One field of an answer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Field {
+pub(crate) struct Field {
     /// The key the answer has it under.
-    pub name: String,
+    pub(crate) name: String,
     /// What the user reads beside it.
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// Text, a number, a whole number or yes/no.
-    pub kind: FieldKind,
+    pub(crate) kind: FieldKind,
     /// For text: the values to pick from (none: free text).
-    pub choices: Vec<String>,
+    pub(crate) choices: Vec<String>,
     /// Whether the user must fill it.
-    pub required: bool,
+    pub(crate) required: bool,
 }
 
 impl Question {
     /// The question as a form: one property per field.
-    pub fn form(&self) -> Form {
+    pub(crate) fn form(&self) -> Form {
         let mut properties = serde_json::Map::new();
         for field in &self.fields {
             let mut property = serde_json::Map::new();
@@ -238,7 +238,7 @@ impl Question {
 
 /// The kind of value a [`Field`] takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldKind {
+pub(crate) enum FieldKind {
     /// A string.
     Text,
     /// Any number.
@@ -262,7 +262,7 @@ pub enum Reply {
 
 impl ClientError {
     /// The editor cannot do `what` at all.
-    pub fn unsupported(what: &str) -> Self {
+    pub(crate) fn unsupported(what: &str) -> Self {
         Self {
             code: None,
             message: format!("the editor cannot take {what}"),

@@ -18,9 +18,9 @@ use tandem_types::conversation;
 use tandem_types::output_schema;
 
 pub mod client;
-pub mod customize;
+pub(crate) mod customize;
 pub mod edit;
-pub mod local;
+pub(crate) mod local;
 pub mod mcp;
 pub mod session;
 pub mod store;

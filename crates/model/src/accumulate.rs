@@ -9,35 +9,35 @@ use crate::conversation::ToolCall;
 
 /// A fragment of a tool call; the pieces are joined by `index` (or by position when absent).
 #[derive(Debug, Default, Deserialize)]
-pub struct ToolCallDelta {
+pub(crate) struct ToolCallDelta {
     /// Which call this fragment belongs to.
     #[serde(default)]
-    pub index: Option<u32>,
+    pub(crate) index: Option<u32>,
     /// The call id, on the first fragment.
     #[serde(default)]
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
     /// Name and argument text.
     #[serde(default)]
-    pub function: Option<FunctionDelta>,
+    pub(crate) function: Option<FunctionDelta>,
     /// Provider extras on the call (Gemini's `extra_content`), kept to send back.
     #[serde(default)]
-    pub extra_content: Option<serde_json::Value>,
+    pub(crate) extra_content: Option<serde_json::Value>,
 }
 
 /// Function name and a piece of its JSON arguments.
 #[derive(Debug, Default, Deserialize)]
-pub struct FunctionDelta {
+pub(crate) struct FunctionDelta {
     /// The tool name, on the first fragment.
     #[serde(default)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// A piece of the arguments' JSON text.
     #[serde(default)]
-    pub arguments: Option<String>,
+    pub(crate) arguments: Option<String>,
 }
 
 /// Collects fragments in arrival order.
 #[derive(Debug, Default)]
-pub struct ToolCallAccumulator {
+pub(crate) struct ToolCallAccumulator {
     calls: Vec<(Option<u32>, ToolCall)>,
     /// How many calls have been told as started (see [`ToolCallAccumulator::push`]).
     started: usize,
@@ -48,7 +48,7 @@ impl ToolCallAccumulator {
     /// name both known, the calls before it started too), so it can be shown while its
     /// arguments stream. Calls without an id from the server are never told early: their id
     /// is only made up at the end.
-    pub fn push(&mut self, delta: ToolCallDelta) -> Option<(String, String)> {
+    pub(crate) fn push(&mut self, delta: ToolCallDelta) -> Option<(String, String)> {
         self.add(delta);
         let (_, next) = self.calls.get(self.started)?;
         if next.id.is_empty()
@@ -107,14 +107,14 @@ impl ToolCallAccumulator {
     }
 
     /// Whether any fragment arrived.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }
 
     /// The finished calls, in the model's order. A call without an id, or with one an
     /// earlier call of the response already has (each result must answer one call), gets
     /// `call_N` from its position.
-    pub fn finish(self) -> Vec<ToolCall> {
+    pub(crate) fn finish(self) -> Vec<ToolCall> {
         let mut calls: Vec<ToolCall> = self.calls.into_iter().map(|(_, call)| call).collect();
         unique_ids(&mut calls);
         calls
@@ -123,7 +123,7 @@ impl ToolCallAccumulator {
 
 /// Gives a call without an id, or with one an earlier call of the response already has (each
 /// result must answer one call), `call_N` from its position.
-pub fn unique_ids(calls: &mut [ToolCall]) {
+pub(crate) fn unique_ids(calls: &mut [ToolCall]) {
     let mut seen = std::collections::HashSet::new();
     for (n, call) in calls.iter_mut().enumerate() {
         if call.id.is_empty() || seen.contains(&call.id) {

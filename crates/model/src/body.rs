@@ -17,7 +17,7 @@ use super::{Carried, Message, ModelRequest, Origin, UserPart};
 
 /// The JSON body of a streaming chat-completions request to `origin`, whose rules are
 /// `dialect`'s.
-pub fn request_body(request: &ModelRequest, origin: &Origin, dialect: &Dialect) -> Value {
+pub(crate) fn request_body(request: &ModelRequest, origin: &Origin, dialect: &Dialect) -> Value {
     let conformed = dialect.conform_ids(&request.messages);
     let conversation = conformed.as_deref().unwrap_or(&request.messages);
     let messages = messages_json(conversation, origin, dialect);

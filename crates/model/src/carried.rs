@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-pub use crate::conversation::{Carried, Origin};
+pub(crate) use crate::conversation::{Carried, Origin};
 
 /// The fields of a `reasoning_details` entry that stream in pieces.
 const STREAMED: [&str; 4] = ["text", "summary", "data", "signature"];
@@ -19,7 +19,7 @@ const STREAMED: [&str; 4] = ["text", "summary", "data", "signature"];
 /// Merges streamed pieces of an array of objects keyed by their `index` (OpenRouter's
 /// `reasoning_details`): the content fields of the same index are joined, others (type,
 /// format, id) replaced.
-pub fn merge_indexed(into: &mut Vec<Value>, pieces: &[Value]) {
+pub(crate) fn merge_indexed(into: &mut Vec<Value>, pieces: &[Value]) {
     for piece in pieces {
         let Some(fields) = piece.as_object() else {
             continue;
@@ -50,7 +50,7 @@ pub fn merge_indexed(into: &mut Vec<Value>, pieces: &[Value]) {
 
 /// One part of an answer rebuilt from its recorded order (see [`in_order`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Slot<'a> {
+pub(crate) enum Slot<'a> {
     /// A block kept verbatim (reasoning with its signature or encrypted content).
     Kept(&'a Value),
     /// A piece of the answer's text.
@@ -63,7 +63,7 @@ pub enum Slot<'a> {
 /// `{"type": TEXT, "bytes": n}` for the next `n` bytes of `text`, `{"type": CALL, "id": id}`
 /// for the call with that id, anything else kept verbatim. Text or calls the layout does not
 /// place (it never should) follow at the end, so nothing of the answer is lost.
-pub fn in_order<'a>(
+pub(crate) fn in_order<'a>(
     layout: &'a [Value],
     text: &'a str,
     calls: &'a [super::ToolCall],
@@ -111,7 +111,7 @@ pub fn in_order<'a>(
 
 /// An answer's parts in the order its server sent them, when its state is `origin`'s (its
 /// recorded `layout`); else its text, then its calls.
-pub fn answer_slots<'a>(
+pub(crate) fn answer_slots<'a>(
     text: &'a str,
     calls: &'a [super::ToolCall],
     carried: Option<&'a Carried>,
@@ -126,7 +126,7 @@ pub fn answer_slots<'a>(
 
 /// Gives the calls of an answer's layout the ids of `calls`, in order (after the ids were made
 /// unique, see [`super::accumulate::unique_ids`]).
-pub fn relabel_calls(layout: &mut [Value], calls: &[super::ToolCall]) {
+pub(crate) fn relabel_calls(layout: &mut [Value], calls: &[super::ToolCall]) {
     let entries = layout
         .iter_mut()
         .filter(|e| e.get("type").and_then(Value::as_str) == Some(CALL));
@@ -136,12 +136,12 @@ pub fn relabel_calls(layout: &mut [Value], calls: &[super::ToolCall]) {
 }
 
 /// The layout entry for `bytes` bytes of answer text.
-pub fn text_entry(bytes: usize) -> Value {
+pub(crate) fn text_entry(bytes: usize) -> Value {
     serde_json::json!({"type": TEXT, "bytes": bytes})
 }
 
 /// The layout entry for the call `id`.
-pub fn call_entry(id: &str) -> Value {
+pub(crate) fn call_entry(id: &str) -> Value {
     serde_json::json!({"type": CALL, "id": id})
 }
 

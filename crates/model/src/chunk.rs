@@ -20,92 +20,92 @@ use crate::types::FinishReason;
 
 /// One `data:` line of the stream.
 #[derive(Debug, Default, Deserialize)]
-pub struct Chunk {
+pub(crate) struct Chunk {
     /// Usually one choice; empty on the final usage chunk.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub choices: Vec<Choice>,
+    pub(crate) choices: Vec<Choice>,
     /// Present on the final chunk when `stream_options.include_usage` is honoured.
     #[serde(default)]
-    pub usage: Option<ChunkUsage>,
+    pub(crate) usage: Option<ChunkUsage>,
     /// An error reported mid-stream with HTTP 200.
     #[serde(default)]
-    pub error: Option<Value>,
+    pub(crate) error: Option<Value>,
 }
 
 /// A choice's delta.
 #[derive(Debug, Default, Deserialize)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// What changed.
     #[serde(default)]
-    pub delta: Option<Delta>,
+    pub(crate) delta: Option<Delta>,
     /// Why the model stopped, on the last content chunk.
     #[serde(default)]
-    pub finish_reason: Option<String>,
+    pub(crate) finish_reason: Option<String>,
 }
 
 /// New content in a chunk.
 #[derive(Debug, Default, Deserialize)]
-pub struct Delta {
+pub(crate) struct Delta {
     /// Visible answer text.
     #[serde(default)]
-    pub content: Option<String>,
+    pub(crate) content: Option<String>,
     /// Reasoning as DeepSeek, vLLM and llama.cpp name it.
     #[serde(default)]
-    pub reasoning_content: Option<String>,
+    pub(crate) reasoning_content: Option<String>,
     /// Reasoning as Ollama and OpenRouter name it.
     #[serde(default)]
-    pub reasoning: Option<String>,
+    pub(crate) reasoning: Option<String>,
     /// OpenRouter's structured reasoning (text, summaries, encrypted pieces with
     /// signatures), streamed as pieces keyed by `index`; it must come back unchanged.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub reasoning_details: Vec<Value>,
+    pub(crate) reasoning_details: Vec<Value>,
     /// A refusal message (OpenAI structured refusals).
     #[serde(default)]
-    pub refusal: Option<String>,
+    pub(crate) refusal: Option<String>,
     /// Tool-call fragments.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub tool_calls: Vec<ToolCallDelta>,
+    pub(crate) tool_calls: Vec<ToolCallDelta>,
 }
 
 /// Usage as servers report it.
 #[derive(Debug, Default, Deserialize)]
-pub struct ChunkUsage {
+pub(crate) struct ChunkUsage {
     /// Tokens in the request.
     #[serde(default)]
-    pub prompt_tokens: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
     /// Tokens generated.
     #[serde(default)]
-    pub completion_tokens: Option<u64>,
+    pub(crate) completion_tokens: Option<u64>,
     /// `prompt_tokens_details.cached_tokens` (OpenAI, llama.cpp, vLLM, most compatible
     /// servers).
     #[serde(default)]
-    pub prompt_tokens_details: Option<TokenDetails>,
+    pub(crate) prompt_tokens_details: Option<TokenDetails>,
     /// Prompt tokens DeepSeek served from its cache (`prompt_cache_hit_tokens`).
     #[serde(default)]
-    pub prompt_cache_hit_tokens: Option<u64>,
+    pub(crate) prompt_cache_hit_tokens: Option<u64>,
     /// Prompt tokens DeepSeek did not find in its cache (`prompt_cache_miss_tokens`).
     #[serde(default)]
-    pub prompt_cache_miss_tokens: Option<u64>,
+    pub(crate) prompt_cache_miss_tokens: Option<u64>,
     /// Cached prompt tokens as Moonshot (Kimi) reports them, at the top of `usage`.
     #[serde(default)]
-    pub cached_tokens: Option<u64>,
+    pub(crate) cached_tokens: Option<u64>,
     /// `completion_tokens_details.reasoning_tokens`.
     #[serde(default)]
-    pub completion_tokens_details: Option<TokenDetails>,
+    pub(crate) completion_tokens_details: Option<TokenDetails>,
     /// What the request cost in US dollars (OpenRouter).
     #[serde(default)]
-    pub cost: Option<f64>,
+    pub(crate) cost: Option<f64>,
 }
 
 /// Breakdowns some servers add to usage.
 #[derive(Debug, Default, Deserialize)]
-pub struct TokenDetails {
+pub(crate) struct TokenDetails {
     /// Cached prompt tokens.
     #[serde(default)]
-    pub cached_tokens: Option<u64>,
+    pub(crate) cached_tokens: Option<u64>,
     /// Reasoning tokens.
     #[serde(default)]
-    pub reasoning_tokens: Option<u64>,
+    pub(crate) reasoning_tokens: Option<u64>,
 }
 
 fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
@@ -119,9 +119,9 @@ where
 /// What one response's chunks leave for the end: its tool-call fragments and the state
 /// that goes back to the server.
 #[derive(Debug)]
-pub struct Gathered {
+pub(crate) struct Gathered {
     /// Tool-call fragments so far.
-    pub calls: ToolCallAccumulator,
+    pub(crate) calls: ToolCallAccumulator,
     /// Where this response comes from.
     origin: Origin,
     /// The field reasoning arrived in (`reasoning_content` or `reasoning`), which is where
@@ -133,7 +133,7 @@ pub struct Gathered {
 
 impl Gathered {
     /// Nothing gathered yet from a response of `origin`.
-    pub fn new(origin: Origin) -> Self {
+    pub(crate) fn new(origin: Origin) -> Self {
         Self {
             calls: ToolCallAccumulator::default(),
             origin,
@@ -173,7 +173,7 @@ impl Chunk {
     /// The model events this chunk carries, in order. Tool-call fragments and state to send
     /// back go into `gathered`, which is emptied into [`ModelEvent::ToolCalls`] and
     /// [`ModelEvent::Carried`] when the choice finishes.
-    pub fn events(self, gathered: &mut Gathered) -> Vec<ModelEvent> {
+    pub(crate) fn events(self, gathered: &mut Gathered) -> Vec<ModelEvent> {
         let mut events = Vec::new();
         for choice in self.choices {
             if let Some(delta) = choice.delta {
@@ -241,20 +241,20 @@ impl ChunkUsage {
 
 /// What an error body says, however the server shaped it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ErrorDetail {
+pub(crate) struct ErrorDetail {
     /// Human-readable message.
-    pub message: String,
+    pub(crate) message: String,
     /// `code`, as text whether the server sent a string or a number.
-    pub code: Option<String>,
+    pub(crate) code: Option<String>,
     /// `type`, when given.
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
 }
 
 impl ErrorDetail {
     /// Reads an error body: `{"error": {...}}`, `{"error": "text"}`, a bare `{message, code}`
     /// object (vLLM), `{"detail": ...}`, an array of such objects (Gemini's OpenAI-compatible
     /// endpoint: the first says it), or plain text.
-    pub fn parse(body: &[u8]) -> ErrorDetail {
+    pub(crate) fn parse(body: &[u8]) -> ErrorDetail {
         serde_json::from_slice::<Value>(body)
             .ok()
             .and_then(|value| Self::from_value(&value))
@@ -265,7 +265,7 @@ impl ErrorDetail {
     }
 
     /// Reads an error value found in a JSON body or chunk; of an array, its first element.
-    pub fn from_value(value: &Value) -> Option<ErrorDetail> {
+    pub(crate) fn from_value(value: &Value) -> Option<ErrorDetail> {
         let value = match value {
             Value::Array(items) => items.first()?,
             other => other,

@@ -35,9 +35,9 @@ use crate::conversation::Message;
 
 /// The rules of the server a request goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dialect {
+pub(crate) struct Dialect {
     /// The provider whose rules these are, for logs and tests.
-    pub provider: &'static str,
+    pub(crate) provider: &'static str,
     ids: Ids,
     placeholder: Option<&'static str>,
     signature: Option<&'static str>,
@@ -208,7 +208,7 @@ fn routed(host: &str) -> bool {
 
 impl Dialect {
     /// The rules of the server at `base_url` for `model` in `api`.
-    pub fn of(api: Api, base_url: &str, model: &str) -> Dialect {
+    pub(crate) fn of(api: Api, base_url: &str, model: &str) -> Dialect {
         let host = reqwest::Url::parse(base_url)
             .ok()
             .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
@@ -236,7 +236,7 @@ impl Dialect {
 
     /// The field an assistant message with calls must carry (sent empty when the message
     /// has no reasoning of this server's), if the provider demands one.
-    pub fn reasoning_placeholder(&self) -> Option<&'static str> {
+    pub(crate) fn reasoning_placeholder(&self) -> Option<&'static str> {
         self.placeholder
     }
 
@@ -244,14 +244,14 @@ impl Dialect {
     /// (as `extra_content.google.thought_signature`), if the provider demands one. Every such
     /// answer gets it, not only the current turn's, so the prompt prefix stays the same from
     /// one turn to the next.
-    pub fn foreign_call_signature(&self) -> Option<&'static str> {
+    pub(crate) fn foreign_call_signature(&self) -> Option<&'static str> {
         self.signature
     }
 
     /// These rules without the reasoning field or the signature: for a server that refused
     /// reasoning or `extra_content` sent back (`wire::chat`), which must not be sent a
     /// placeholder of either.
-    pub fn without_reasoning(self) -> Dialect {
+    pub(crate) fn without_reasoning(self) -> Dialect {
         Dialect {
             placeholder: None,
             signature: None,
@@ -261,14 +261,14 @@ impl Dialect {
 
     /// Whether requests to this server carry a placeholder (a reasoning field or a
     /// signature) that [`Dialect::without_reasoning`] would leave out.
-    pub fn adds_placeholders(&self) -> bool {
+    pub(crate) fn adds_placeholders(&self) -> bool {
         self.placeholder.is_some() || self.signature.is_some()
     }
 
     /// `messages` with every call id the target takes: `None` when all of them already
     /// are (nothing is copied then), else the conversation with the assistant messages
     /// whose calls got new ids, and the results that answer them, rewritten.
-    pub fn conform_ids(&self, messages: &[Arc<Message>]) -> Option<Vec<Arc<Message>>> {
+    pub(crate) fn conform_ids(&self, messages: &[Arc<Message>]) -> Option<Vec<Arc<Message>>> {
         let mut ids = Relabel::new(self.ids);
         let mut out: Option<Vec<Arc<Message>>> = None;
         for (index, message) in messages.iter().enumerate() {

@@ -72,7 +72,7 @@ impl Discovered {
     }
 
     /// The price the server lists for `model`.
-    pub fn price(&self, model: &str) -> Option<crate::config::Price> {
+    pub(crate) fn price(&self, model: &str) -> Option<crate::config::Price> {
         self.prices
             .iter()
             .find(|(id, _)| id == model)

@@ -77,21 +77,21 @@ impl ErrorClass {
 
 /// How the endpoint uses an API key, for the words and the code of a 401 or 403.
 #[derive(Debug, Clone, Copy)]
-pub struct KeyUse<'a> {
+pub(crate) struct KeyUse<'a> {
     /// The environment variable the key is read from.
-    pub env: &'a str,
+    pub(crate) env: &'a str,
     /// Whether tandem offers the editor its login for this server (it needs a key, or one
     /// is sent): then a rejected key is for a new login to fix.
-    pub offered: bool,
+    pub(crate) offered: bool,
     /// Whether a key was sent.
-    pub sent: bool,
+    pub(crate) sent: bool,
     /// Where the key sent came from, so a refusal names the place to fix.
-    pub from: KeySource<'a>,
+    pub(crate) from: KeySource<'a>,
 }
 
 /// Where the key a request carried came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeySource<'a> {
+pub(crate) enum KeySource<'a> {
     /// This environment variable.
     Env(&'a str),
     /// The store `tandem login` saved it in.
@@ -148,7 +148,7 @@ impl ModelError {
     }
 
     /// Classifies a final non-success HTTP response.
-    pub fn from_http(
+    pub(crate) fn from_http(
         base_url: &str,
         model: &str,
         key: KeyUse<'_>,
@@ -201,7 +201,7 @@ impl ModelError {
 
     /// Classifies a 200 answer whose body is JSON rather than an event stream: an error
     /// object (some servers report errors this way) or a non-streamed completion.
-    pub fn from_json_body(base_url: &str, model: &str, body: &[u8]) -> Self {
+    pub(crate) fn from_json_body(base_url: &str, model: &str, body: &[u8]) -> Self {
         let value: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
         if let Some(error) = value.get("error") {
             return Self::reported(
@@ -221,7 +221,7 @@ impl ModelError {
     }
 
     /// Classifies an error object that arrived inside a 200 stream.
-    pub fn from_stream_error(base_url: &str, model: &str, value: &serde_json::Value) -> Self {
+    pub(crate) fn from_stream_error(base_url: &str, model: &str, value: &serde_json::Value) -> Self {
         Self::reported(base_url, model, value, "reported an error mid-answer")
     }
 
@@ -288,7 +288,7 @@ fn transient(detail: &ErrorDetail) -> Option<ErrorClass> {
 
 /// Whether an error body says the server cannot take `tools` for this model, as llama.cpp,
 /// Ollama and vLLM word it. Such a request is not retried: it would fail the same way.
-pub fn tools_unsupported(body: &[u8]) -> bool {
+pub(crate) fn tools_unsupported(body: &[u8]) -> bool {
     let text = String::from_utf8_lossy(body).to_ascii_lowercase();
     [
         "tools param requires --jinja",
@@ -303,7 +303,7 @@ pub fn tools_unsupported(body: &[u8]) -> bool {
 
 /// Whether an error says the request's `response_format` is not one the server takes (a
 /// validation error naming it). Not retried either.
-pub fn format_refused(status: u16, body: &[u8]) -> bool {
+pub(crate) fn format_refused(status: u16, body: &[u8]) -> bool {
     (400..600).contains(&status) && String::from_utf8_lossy(body).contains("response_format")
 }
 

@@ -7,7 +7,7 @@ const MOST: usize = 160;
 
 /// `body` as one short line: `an HTML page titled "…"`, or its text with whitespace folded,
 /// cut at [`MOST`] characters with `…`. Keys tandem knows are redacted.
-pub fn of(body: &[u8]) -> String {
+pub(crate) fn of(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     // Redacted whole, before any cut: a key the cut went through would no longer be known.
     let text = crate::secrets::redact(text.trim());
@@ -22,7 +22,7 @@ pub fn of(body: &[u8]) -> String {
 }
 
 /// Whether `text` reads as a web page rather than an API's answer.
-pub fn looks_like_html(text: &str) -> bool {
+pub(crate) fn looks_like_html(text: &str) -> bool {
     let head: String = text
         .chars()
         .take(512)

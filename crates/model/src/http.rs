@@ -16,32 +16,32 @@ use crate::platform::net::{describe_reqwest, read_capped};
 #[derive(Debug, thiserror::Error)]
 #[error("HTTP {status}")]
 pub(super) struct HttpFailure {
-    pub status: u16,
-    pub body: Vec<u8>,
-    pub attempts: u32,
-    pub retry_after: Option<Duration>,
+    pub(crate) status: u16,
+    pub(crate) body: Vec<u8>,
+    pub(crate) attempts: u32,
+    pub(crate) retry_after: Option<Duration>,
 }
 
 /// The server could not be reached (connect, TLS, or the request failed before a response).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub(super) struct ConnectFailure {
-    pub message: String,
-    pub attempts: u32,
+    pub(crate) message: String,
+    pub(crate) attempts: u32,
 }
 
 /// The server did not start answering in time.
 #[derive(Debug, thiserror::Error)]
 #[error("no response within {waited:?}")]
 pub(super) struct FirstByteTimeout {
-    pub waited: Duration,
+    pub(crate) waited: Duration,
 }
 
 /// A 200 answer that is JSON instead of an event stream (an error object, usually).
 #[derive(Debug, thiserror::Error)]
 #[error("a JSON body instead of an event stream")]
 pub(super) struct NotAStream {
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 /// Why a request got no streaming answer.
@@ -62,7 +62,7 @@ pub(super) enum Failure {
 /// A 200 answer that is an HTML page; its title, when it has one.
 #[derive(Debug)]
 pub(super) struct HtmlPage {
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
 }
 
 /// Sends `request` with `client`, again per `policy` while the server is busy or unreachable,

@@ -11,7 +11,7 @@ use super::{Message, ModelRequest};
 use crate::types::{ToolSpec, UserPart};
 
 /// `request` with its tools moved into the system prompt and its calls and results as text.
-pub fn prompted(request: &ModelRequest) -> ModelRequest {
+pub(crate) fn prompted(request: &ModelRequest) -> ModelRequest {
     let mut messages: Vec<Message> = Vec::with_capacity(request.messages.len());
     let mut in_results = false;
     for message in &request.messages {

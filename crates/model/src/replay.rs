@@ -31,7 +31,7 @@ use crate::types::FinishReason;
 pub struct Script {
     /// What the fixture demonstrates.
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
     /// Model responses, served in order.
     pub turns: Vec<ScriptTurn>,
 }
@@ -44,17 +44,17 @@ pub struct ScriptTurn {
     #[serde(default)]
     pub delay_ms: u64,
     /// What the model "says", in order.
-    pub events: Vec<ScriptEvent>,
+    pub(crate) events: Vec<ScriptEvent>,
     /// The finish reason sent at the end (default `tool_calls` when the turn calls tools,
     /// `stop` otherwise).
     #[serde(default)]
-    pub finish_reason: Option<String>,
+    pub(crate) finish_reason: Option<String>,
 }
 
 /// One scripted event.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum ScriptEvent {
+pub(crate) enum ScriptEvent {
     /// A piece of reasoning.
     Thought(String),
     /// A piece of the answer.
@@ -86,7 +86,7 @@ pub struct ReplayClient {
 
 impl ReplayClient {
     /// Reads and checks a fixture file.
-    pub fn load(path: &Path) -> Result<Self, ModelError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, ModelError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             ModelError::new(
                 ErrorClass::Replay,

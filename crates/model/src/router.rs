@@ -12,7 +12,7 @@ use super::{EventStream, ModelClient, ModelError, ModelRequest};
 use crate::config::Config;
 
 /// A [`ModelClient`] that picks the server by the request's model.
-pub struct Router {
+pub(crate) struct Router {
     config: Config,
     default: Arc<dyn ModelClient>,
     /// One client per provider, by name.
@@ -21,7 +21,7 @@ pub struct Router {
 
 impl Router {
     /// Routes `config`'s models; `default` serves those without a provider.
-    pub fn new(config: &Config, default: Arc<dyn ModelClient>) -> Self {
+    pub(crate) fn new(config: &Config, default: Arc<dyn ModelClient>) -> Self {
         Self {
             config: config.clone(),
             default,

@@ -35,7 +35,7 @@ pub enum Grant {
 
 impl Grant {
     /// What it covers, in words; paths relative to `root` when inside it.
-    pub fn label(&self, root: &Path) -> String {
+    pub(crate) fn label(&self, root: &Path) -> String {
         match self {
             Grant::Command(scope) => format!("\"{}\"", scope.label()),
             Grant::Line(line) => format!("the command \"{}\"", one_line(line, 80)),
@@ -53,7 +53,7 @@ impl Grant {
     }
 
     /// The tool the grant is about, as rules name it.
-    pub fn tool(&self) -> &str {
+    pub(crate) fn tool(&self) -> &str {
         match self {
             Grant::Command(_) | Grant::Line(_) => "run_command",
             Grant::Path {
@@ -125,7 +125,7 @@ impl Grants {
     }
 
     /// Every answer: `(true, grant)` for allowed, `(false, grant)` for rejected.
-    pub fn list(&self) -> Vec<(bool, Grant)> {
+    pub(crate) fn list(&self) -> Vec<(bool, Grant)> {
         let allowed = self.allowed.iter().map(|g| (true, g.clone()));
         allowed
             .chain(self.rejected.iter().map(|g| (false, g.clone())))
@@ -133,18 +133,18 @@ impl Grants {
     }
 
     /// Whether a remembered "always allow" covers `command`.
-    pub fn allows_command(&self, command: &SimpleCommand) -> bool {
+    pub(crate) fn allows_command(&self, command: &SimpleCommand) -> bool {
         self.allowed.iter().any(|g| g.covers_command(command))
     }
 
     /// Whether a remembered "always allow" covers `subject` (a path or a tool).
-    pub fn allows(&self, subject: &Subject) -> bool {
+    pub(crate) fn allows(&self, subject: &Subject) -> bool {
         self.allowed.iter().any(|g| g.covers(subject))
     }
 
     /// Whether a remembered "always reject" covers `subject`: the same path or tool, the same
     /// line, or for a line any of its commands.
-    pub fn rejects(&self, subject: &Subject) -> bool {
+    pub(crate) fn rejects(&self, subject: &Subject) -> bool {
         self.rejected.iter().any(|g| match subject {
             Subject::Command { parsed, .. } => {
                 g.covers(subject) || parsed.commands.iter().any(|c| g.covers_command(c))

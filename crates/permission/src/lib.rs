@@ -58,7 +58,7 @@ pub enum Decision {
 
 /// A call as the policy sees it.
 #[derive(Debug)]
-pub enum Subject<'a> {
+pub(crate) enum Subject<'a> {
     /// Touches nothing outside tandem.
     Free,
     /// Reads or edits a path.
@@ -95,7 +95,7 @@ pub enum Subject<'a> {
 
 impl<'a> Subject<'a> {
     /// The subject of a call of `tool` with `access`, its command line read with `grammar`.
-    pub fn of(tool: &'a str, access: &'a Access, grammar: &Grammar) -> Subject<'a> {
+    pub(crate) fn of(tool: &'a str, access: &'a Access, grammar: &Grammar) -> Subject<'a> {
         match access {
             Access::Free => Subject::Free,
             Access::Read(path) => Subject::Path {

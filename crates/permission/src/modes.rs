@@ -7,7 +7,7 @@ use crate::config::permissions::PathAccess;
 use crate::types::Mode;
 
 /// Whether `subject` may happen in `mode` in `workspace`.
-pub fn decide(mode: Mode, subject: &Subject, workspace: &Workspace) -> Decision {
+pub(crate) fn decide(mode: Mode, subject: &Subject, workspace: &Workspace) -> Decision {
     use Decision::{Allow, Ask, Refuse};
     match subject {
         Subject::Free | Subject::Tool { read_only: true, .. } => Allow,

@@ -18,7 +18,7 @@ pub struct Protected {
 impl Protected {
     /// Protection for `dirs` (tandem's config and data folders, the skills' folders) and, in
     /// every folder, `.git` and `.tandem`.
-    pub fn new(dirs: impl IntoIterator<Item = PathBuf>) -> Protected {
+    pub(crate) fn new(dirs: impl IntoIterator<Item = PathBuf>) -> Protected {
         let dirs = dirs
             .into_iter()
             .map(|d| crate::platform::canonical(&d).unwrap_or(d))
@@ -52,13 +52,13 @@ impl Protected {
     }
 
     /// Why an edit of `path` (resolved) always asks, if it does.
-    pub fn why(&self, path: &Path) -> Option<String> {
+    pub(crate) fn why(&self, path: &Path) -> Option<String> {
         self.why_with(path, true)
     }
 
     /// Why a command that names `path` always asks, if it does: as for an edit, except that
     /// a word `HEAD` is far more often git's name for a commit than a file being made.
-    pub fn why_named(&self, path: &Path) -> Option<String> {
+    pub(crate) fn why_named(&self, path: &Path) -> Option<String> {
         self.why_with(path, false)
     }
 

@@ -15,7 +15,7 @@ pub struct Snapshot {
     /// Why the session's folder does not count as a project, when it does not.
     pub no_project: Option<String>,
     /// The command sandbox (in every mode but `full-access`; see [`Snapshot::sandbox_in`]).
-    pub sandbox: View,
+    pub(crate) sandbox: View,
 }
 
 /// One rule.

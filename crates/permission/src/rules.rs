@@ -79,7 +79,7 @@ impl Rules {
     }
 
     /// Every rule, deny first, as written.
-    pub fn list(&self) -> impl Iterator<Item = &Rule> {
+    pub(crate) fn list(&self) -> impl Iterator<Item = &Rule> {
         self.rules.iter().map(|c| &c.rule)
     }
 
@@ -88,7 +88,7 @@ impl Rules {
     /// and [`CommandScope::reaches`]): every simple command, those inside substitutions,
     /// those a wrapper (`sudo`, `sh -c '…'`, `xargs`) would run, and anything the line hides.
     /// A certain match is preferred to a possible one.
-    pub fn find(&self, effect: RuleEffect, subject: &Subject) -> Option<Hit<'_>> {
+    pub(crate) fn find(&self, effect: RuleEffect, subject: &Subject) -> Option<Hit<'_>> {
         let mut rules = self
             .rules
             .iter()
@@ -122,7 +122,7 @@ impl Rules {
     }
 
     /// The first deny rule on reading paths, if there is one.
-    pub fn any_read_deny(&self) -> Option<&Rule> {
+    pub(crate) fn any_read_deny(&self) -> Option<&Rule> {
         self.rules
             .iter()
             .find(|c| {
@@ -136,7 +136,7 @@ impl Rules {
     }
 
     /// The allow rule that covers `command`, if one does.
-    pub fn allowing(&self, command: &SimpleCommand) -> Option<&Rule> {
+    pub(crate) fn allowing(&self, command: &SimpleCommand) -> Option<&Rule> {
         self.rules
             .iter()
             .find(|c| c.rule.effect == RuleEffect::Allow && c.matcher.command(command))
@@ -148,9 +148,9 @@ impl Rules {
 #[derive(Debug, Clone, Copy)]
 pub struct Hit<'a> {
     /// The rule.
-    pub rule: &'a Rule,
+    pub(crate) rule: &'a Rule,
     /// When the rule only may match: the part of the line that cannot be seen through.
-    pub unseen: Option<&'static str>,
+    pub(crate) unseen: Option<&'static str>,
 }
 
 impl<'a> Hit<'a> {

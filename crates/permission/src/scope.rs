@@ -73,7 +73,7 @@ const SUBCOMMAND_PROGRAMS: &[&str] = &[
 
 /// Whether a rule's words certainly, possibly or never match a command's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Reach {
+pub(crate) enum Reach {
     /// They cannot.
     Never,
     /// A word of the command that is not a literal may be what the rule names.
@@ -114,7 +114,7 @@ impl CommandScope {
     }
 
     /// Whether `command` is covered.
-    pub fn covers(&self, command: &SimpleCommand) -> bool {
+    pub(crate) fn covers(&self, command: &SimpleCommand) -> bool {
         match self {
             CommandScope::Prefix(prefix) => command.words.starts_with(prefix),
             CommandScope::Exact(words) => command.words == *words,
@@ -126,7 +126,7 @@ impl CommandScope {
     /// where a literal option (`-C`, `--no-pager`, `+nightly`) and the word after it may come
     /// between the rule's words, and a word that is not a literal may stand for any number of
     /// words. With `open`, words read from input may follow (`xargs git`).
-    pub fn reaches(&self, words: &[Word], open: bool) -> Reach {
+    pub(crate) fn reaches(&self, words: &[Word], open: bool) -> Reach {
         let (want, prefix) = match self {
             CommandScope::Prefix(words) => (words.as_slice(), true),
             CommandScope::Exact(words) => (words.as_slice(), false),

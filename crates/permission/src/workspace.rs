@@ -42,12 +42,12 @@ impl Workspace {
     }
 
     /// The session's folder.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// The user's home folder, when known.
-    pub fn home(&self) -> Option<&Path> {
+    pub(crate) fn home(&self) -> Option<&Path> {
         self.home.as_deref()
     }
 
@@ -57,7 +57,7 @@ impl Workspace {
     }
 
     /// Why the session's folder does not count as a project, when it does not.
-    pub fn unbounded(&self) -> Option<&str> {
+    pub(crate) fn unbounded(&self) -> Option<&str> {
         self.unbounded.as_deref()
     }
 }

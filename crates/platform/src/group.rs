@@ -34,7 +34,7 @@ impl Group {
     }
 
     /// The child's process id (on Unix also its group's id).
-    pub fn id(&self) -> Option<u32> {
+    pub(crate) fn id(&self) -> Option<u32> {
         self.child.id()
     }
 

@@ -13,7 +13,7 @@
 /// Hands the heap's free pages back to the system (`malloc_trim`): after a short-lived peak
 /// such as a `session/load`, whose records and replayed updates are freed once sent, glibc
 /// keeps the freed memory for later unless told, and RSS stays at the peak.
-pub fn give_back() {
+pub(crate) fn give_back() {
     // SAFETY: `malloc_trim` only walks the allocator's own free lists under its lock; it takes
     // a plain integer (the padding to keep) and touches no memory the program owns.
     unsafe {
@@ -23,7 +23,7 @@ pub fn give_back() {
 
 /// Limits malloc to one arena, unless the user set the limit themselves (`MALLOC_ARENA_MAX`
 /// or a `glibc.malloc.arena_max` tunable). Must run before any other thread starts.
-pub fn use_one_arena() {
+pub(crate) fn use_one_arena() {
     let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
     if std::env::var_os("MALLOC_ARENA_MAX").is_some() || tunables.contains("arena_max") {
         return;

@@ -60,7 +60,7 @@ impl Shell {
     }
 
     /// The dialect the shell speaks.
-    pub fn dialect(&self) -> Dialect {
+    pub(crate) fn dialect(&self) -> Dialect {
         self.dialect
     }
 

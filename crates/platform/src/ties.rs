@@ -37,7 +37,7 @@ pub fn enable() {
 }
 
 /// Whether commands are tied ([`enable`]).
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     TIES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
@@ -176,7 +176,7 @@ fn children() -> Vec<Pid> {
 /// Signals a process may send tandem's process between it and a command: passed on to the
 /// command. Those a terminal sends
 /// to its whole foreground group reach the command by themselves and are not passed twice.
-pub const PASSED_ON: [Signal; 6] = [
+pub(crate) const PASSED_ON: [Signal; 6] = [
     Signal::SIGTERM,
     Signal::SIGINT,
     Signal::SIGHUP,
@@ -186,10 +186,10 @@ pub const PASSED_ON: [Signal; 6] = [
 ];
 
 /// `si_code` of a signal the kernel itself sent (a terminal's, a child's end).
-pub const SI_KERNEL: i32 = 0x80;
+pub(crate) const SI_KERNEL: i32 = 0x80;
 
 /// The set of [`PASSED_ON`] and `more`.
-pub fn signals(more: &[Signal]) -> SigSet {
+pub(crate) fn signals(more: &[Signal]) -> SigSet {
     let mut set = SigSet::empty();
     for signal in PASSED_ON.iter().chain(more) {
         set.add(*signal);
@@ -199,7 +199,7 @@ pub fn signals(more: &[Signal]) -> SigSet {
 
 /// A descriptor that ends when tandem ends, when tandem (the same binary) started this
 /// process; `None` when something else did (the editor's terminal), whose life is its own.
-pub fn tandem_parent() -> Option<OwnedFd> {
+pub(crate) fn tandem_parent() -> Option<OwnedFd> {
     use std::os::unix::fs::MetadataExt;
     let parent = nix::unistd::getppid();
     let same =
@@ -216,7 +216,7 @@ pub fn tandem_parent() -> Option<OwnedFd> {
 
 /// `pidfd_open(2)`: a descriptor that becomes readable when process `pid` ends.
 #[allow(unsafe_code)]
-pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+pub(crate) fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     // SAFETY: a non-negative result is a descriptor this process now owns.
@@ -225,7 +225,7 @@ pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
 
 /// Ends this process as the command ended: with its exit code, or killed by its signal.
 #[allow(unsafe_code)]
-pub fn end_as(status: WaitStatus) -> ! {
+pub(crate) fn end_as(status: WaitStatus) -> ! {
     match status {
         WaitStatus::Signaled(_, signal, _) => {
             // SAFETY: restoring the default action of a signal this process is about to
@@ -252,13 +252,13 @@ fn default_action() -> nix::sys::signal::SigAction {
 }
 
 /// Flags of a signalfd read only when ready: not blocking, closed at `exec`.
-pub fn quiet_fd() -> SfdFlags {
+pub(crate) fn quiet_fd() -> SfdFlags {
     SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC
 }
 
 /// Passes every signal waiting on `signals` that a process sent (not the kernel: a
 /// terminal's reach the whole group by themselves; a child's end is reaped) on to `to`.
-pub fn pass_on(signals: &SignalFd, to: Pid) {
+pub(crate) fn pass_on(signals: &SignalFd, to: Pid) {
     while let Ok(Some(info)) = signals.read_signal() {
         let Ok(signal) = Signal::try_from(info.ssi_signo as i32) else {
             continue;

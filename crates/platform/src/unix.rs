@@ -11,12 +11,12 @@ use process_wrap::tokio::{CommandWrap, ProcessSession};
 use super::Dialect;
 
 /// The shell when none is configured: `sh -c`.
-pub fn system_shell() -> (String, Vec<String>) {
+pub(crate) fn system_shell() -> (String, Vec<String>) {
     ("sh".to_string(), vec!["-c".to_string()])
 }
 
 /// Adds the command line as the shell's last argument.
-pub fn add_line(command: &mut tokio::process::Command, _dialect: Dialect, line: &str) {
+pub(crate) fn add_line(command: &mut tokio::process::Command, _dialect: Dialect, line: &str) {
     command.arg(line);
 }
 
@@ -24,7 +24,7 @@ pub fn add_line(command: &mut tokio::process::Command, _dialect: Dialect, line: 
 /// reaches everything it starts (grandchildren included), and the child has no controlling
 /// terminal. Sharing tandem's would let a command open `/dev/tty` and push keystrokes into
 /// the user's shell with `TIOCSTI`, to run there, unconfined, after tandem exits.
-pub fn isolate(command: &mut CommandWrap) {
+pub(crate) fn isolate(command: &mut CommandWrap) {
     command.wrap(ProcessSession);
 }
 

@@ -10,7 +10,7 @@ use super::Dialect;
 
 /// The shell when none is configured: PowerShell 7 (`pwsh`) when it is on the PATH, else
 /// Windows PowerShell, else `cmd /C` (always there).
-pub fn system_shell() -> (String, Vec<String>) {
+pub(crate) fn system_shell() -> (String, Vec<String>) {
     let powershell = ["-NoLogo", "-NoProfile", "-NonInteractive", "-Command"];
     for program in ["pwsh", "powershell"] {
         if let Some(found) = super::paths::on_path(program) {
@@ -25,7 +25,7 @@ pub fn system_shell() -> (String, Vec<String>) {
 /// Adds the command line as the shell's last argument. `cmd` does not split its command
 /// line the way other programs do, so the line goes to it as written, in the quotes `/S`
 /// strips again.
-pub fn add_line(command: &mut tokio::process::Command, dialect: Dialect, line: &str) {
+pub(crate) fn add_line(command: &mut tokio::process::Command, dialect: Dialect, line: &str) {
     if dialect == Dialect::Cmd {
         command.raw_arg(format!("\"{line}\""));
     } else {
@@ -35,7 +35,7 @@ pub fn add_line(command: &mut tokio::process::Command, dialect: Dialect, line: &
 
 /// Puts the child in a Job Object of its own, so that killing it reaches everything it
 /// starts (grandchildren included), and closing tandem ends the job.
-pub fn isolate(command: &mut CommandWrap) {
+pub(crate) fn isolate(command: &mut CommandWrap) {
     command.wrap(JobObject);
 }
 

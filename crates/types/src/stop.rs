@@ -30,7 +30,7 @@ impl FinishReason {
     }
 
     /// The wire spelling.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Self::Stop => "stop",
             Self::Length => "length",

@@ -6,7 +6,7 @@ use crate::types::{ToolContent, ToolStatus};
 
 /// The conversation in `lines` as Markdown: the title, then each user message, the
 /// assistant's reasoning (quoted) and answers, tool calls with their final status, plans.
-pub fn render(lines: &[Line]) -> String {
+pub(crate) fn render(lines: &[Line]) -> String {
     // The newest: a rewind may have titled the session again.
     let title = lines.iter().rev().find_map(|l| match &l.record {
         Record::Title { title } => Some(title.clone()),

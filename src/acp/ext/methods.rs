@@ -23,7 +23,7 @@ use crate::turn::Back;
 use crate::types::UserPart;
 
 /// The `_tandem/*` methods of `h`, ready to merge into the agent's builder.
-pub fn methods(h: Arc<Handlers>) -> Builder<Agent, impl HandleDispatchFrom<Client>> {
+pub(crate) fn methods(h: Arc<Handlers>) -> Builder<Agent, impl HandleDispatchFrom<Client>> {
     let ext = Agent.v1().name("tandem-ext");
     let ext = request!(ext, h, status);
     let ext = request!(ext, h, usage);
@@ -40,7 +40,7 @@ type Handled = Result<(), Error>;
 
 impl Handlers {
     /// `_tandem/status`: what tandem runs with, and its open sessions.
-    pub async fn status(
+    pub(crate) async fn status(
         self: Arc<Self>,
         _req: StatusRequest,
         responder: Responder<StatusResponse>,
@@ -54,7 +54,7 @@ impl Handlers {
     }
 
     /// `_tandem/usage`: one open session's token counts.
-    pub async fn usage(
+    pub(crate) async fn usage(
         self: Arc<Self>,
         req: UsageRequest,
         responder: Responder<UsageResponse>,
@@ -69,7 +69,7 @@ impl Handlers {
     }
 
     /// `_tandem/session/export`: a stored session as Markdown or JSON records.
-    pub async fn export(
+    pub(crate) async fn export(
         self: Arc<Self>,
         req: ExportRequest,
         responder: Responder<ExportResponse>,
@@ -95,7 +95,7 @@ impl Handlers {
     }
 
     /// `_tandem/session/fork`: a new session with a copy of a session's history.
-    pub async fn fork(
+    pub(crate) async fn fork(
         self: Arc<Self>,
         req: ForkRequest,
         responder: Responder<ForkResponse>,
@@ -114,7 +114,7 @@ impl Handlers {
     }
 
     /// `_tandem/actions/list`: the session's custom actions.
-    pub async fn actions_list(
+    pub(crate) async fn actions_list(
         self: Arc<Self>,
         req: ActionsListRequest,
         responder: Responder<ActionsListResponse>,
@@ -129,7 +129,7 @@ impl Handlers {
     }
 
     /// `_tandem/actions/run`: runs a custom action as its slash command would.
-    pub async fn actions_run(
+    pub(crate) async fn actions_run(
         self: Arc<Self>,
         req: ActionsRunRequest,
         responder: Responder<ActionsRunResponse>,
@@ -168,7 +168,7 @@ impl Handlers {
 
 impl Handlers {
     /// `_tandem/session/rewind`.
-    pub async fn rewind(
+    pub(crate) async fn rewind(
         self: Arc<Self>,
         req: RewindRequest,
         responder: Responder<RewindResponse>,
@@ -192,7 +192,7 @@ impl Handlers {
     }
 
     /// `_tandem/session/steer`.
-    pub async fn steer(
+    pub(crate) async fn steer(
         self: Arc<Self>,
         req: SteerRequest,
         responder: Responder<SteerResponse>,

@@ -9,7 +9,7 @@ use crate::output_schema::OutputSchema;
 
 /// The schema in a prompt's `_meta.tandem.outputSchema`, compiled; an error message for the
 /// client when it is not a usable JSON Schema.
-pub fn output_schema(
+pub(crate) fn output_schema(
     meta: Option<&Map<String, Value>>,
 ) -> Result<Option<Arc<OutputSchema>>, String> {
     let Some(schema) = meta
@@ -26,7 +26,7 @@ pub fn output_schema(
 
 /// The prompt answer's `_meta`: `{"tandem": {"structuredOutput": …}}` when the answer
 /// validated, `{"tandem": {"structuredOutputError": "…"}}` when it did not.
-pub fn structured_meta(structured: Option<Result<Value, String>>) -> Option<Map<String, Value>> {
+pub(crate) fn structured_meta(structured: Option<Result<Value, String>>) -> Option<Map<String, Value>> {
     let tandem = match structured? {
         Ok(value) => json!({ "structuredOutput": value }),
         Err(error) => json!({ "structuredOutputError": error }),

@@ -13,7 +13,7 @@ use crate::turn::{Conflicts, FileResult, RewindReport};
 /// What to do with a file that changed after tandem last wrote it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ConflictChoice {
+pub(crate) enum ConflictChoice {
     /// Ask the user about each such file (`session/request_permission`).
     #[default]
     Ask,
@@ -28,80 +28,80 @@ pub enum ConflictChoice {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
 #[request(method = "_tandem/session/rewind", response = RewindResponse)]
 #[serde(rename_all = "camelCase")]
-pub struct RewindRequest {
+pub(crate) struct RewindRequest {
     /// An open session.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// The first turn to take back (1-based, as the response's `turns` number them); absent:
     /// nothing is taken back, the turns are listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
-    pub turn: Option<usize>,
+    pub(crate) turn: Option<usize>,
     /// Files changed after tandem last wrote them: `ask` (default), `keep` or `overwrite`.
     #[serde(default)]
-    pub conflicts: ConflictChoice,
+    pub(crate) conflicts: ConflictChoice,
 }
 
 /// What the rewind did.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
 #[serde(rename_all = "camelCase")]
-pub struct RewindResponse {
+pub(crate) struct RewindResponse {
     /// Whether the conversation went back (`false`: a listing, or a turn that does not
     /// exist, or the request was cancelled while the user was asked).
-    pub rewound: bool,
+    pub(crate) rewound: bool,
     /// The turns taken back.
-    pub taken_back: Vec<TurnInfo>,
+    pub(crate) taken_back: Vec<TurnInfo>,
     /// Each file tandem changed since the turn started, and what happened to it.
-    pub files: Vec<FileInfo>,
+    pub(crate) files: Vec<FileInfo>,
     /// The command lines that ran in the turns taken back: what they did is not undone.
-    pub commands: Vec<String>,
+    pub(crate) commands: Vec<String>,
     /// The turns the conversation holds now.
-    pub turns: Vec<TurnInfo>,
+    pub(crate) turns: Vec<TurnInfo>,
     /// The same in words (Markdown), as `/rewind` answers.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// One turn.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TurnInfo {
+pub(crate) struct TurnInfo {
     /// Its number (1-based).
-    pub number: usize,
+    pub(crate) number: usize,
     /// The first line of its prompt.
-    pub prompt: String,
+    pub(crate) prompt: String,
     /// The files it changed: `path` and `change` (`created`, `changed` or `deleted`).
-    pub files: Vec<TurnFile>,
+    pub(crate) files: Vec<TurnFile>,
     /// The command lines it ran.
-    pub commands: Vec<String>,
+    pub(crate) commands: Vec<String>,
 }
 
 /// A file a turn changed.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct TurnFile {
+pub(crate) struct TurnFile {
     /// The file (absolute).
-    pub path: String,
+    pub(crate) path: String,
     /// `created`, `changed` or `deleted`.
-    pub change: String,
+    pub(crate) change: String,
 }
 
 /// A file of a rewind.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FileInfo {
+pub(crate) struct FileInfo {
     /// The file (absolute).
-    pub path: String,
+    pub(crate) path: String,
     /// `restored`, `recreated` (tandem had deleted it), `removed` (tandem had created it),
     /// `emptied` (tandem had created it and only the editor has it: delete it there),
     /// `unchanged` (it already held its earlier text), `kept` (it changed after tandem wrote
     /// it and was left as it is), `overwritten` (it changed after tandem wrote it and was put
     /// back all the same) or `failed`.
-    pub outcome: String,
+    pub(crate) outcome: String,
     /// For `kept` and `overwritten`: a short unified diff from what tandem wrote to what was
     /// there; for `failed`: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
     /// Whether it was written through the editor (`fs/write_text_file`).
-    pub through_editor: bool,
+    pub(crate) through_editor: bool,
 }
 
 /// `_tandem/session/steer`: a message for the session's running turn, read by the model at
@@ -109,20 +109,20 @@ pub struct FileInfo {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
 #[request(method = "_tandem/session/steer", response = SteerResponse)]
 #[serde(rename_all = "camelCase")]
-pub struct SteerRequest {
+pub(crate) struct SteerRequest {
     /// An open session with a running turn.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// The message, as a `session/prompt`'s content blocks (ACP `ContentBlock`, as in
     /// `protocol/acp/v1/schema.json`).
     #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
-    pub prompt: Vec<ContentBlock>,
+    pub(crate) prompt: Vec<ContentBlock>,
 }
 
 /// Sent once the message reached the model: it is in the conversation, and the editor was
 /// shown it as a `user_message_chunk` where it landed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
 #[serde(rename_all = "camelCase")]
-pub struct SteerResponse {}
+pub(crate) struct SteerResponse {}
 
 impl From<ConflictChoice> for Conflicts {
     fn from(choice: ConflictChoice) -> Self {
@@ -135,7 +135,7 @@ impl From<ConflictChoice> for Conflicts {
 }
 
 /// The response for what a rewind did.
-pub fn response(report: RewindReport) -> RewindResponse {
+pub(crate) fn response(report: RewindReport) -> RewindResponse {
     let through_editor = report.through_editor;
     RewindResponse {
         rewound: report.turn.is_some() && !report.taken_back.is_empty(),

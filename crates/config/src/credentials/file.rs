@@ -34,7 +34,7 @@ impl KeyFile {
     }
 
     /// Where it is.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -61,26 +61,26 @@ impl KeyFile {
     }
 
     /// The key stored for `server`.
-    pub fn get(&self, server: &str) -> Result<Option<String>, CredentialError> {
+    pub(crate) fn get(&self, server: &str) -> Result<Option<String>, CredentialError> {
         Ok(self.read()?.keys.remove(server))
     }
 
     /// Every key in the file, whatever server it is for: what a command may read here is
     /// redacted before the model sees it (`secrets::watch_key_file`).
-    pub fn keys(&self) -> Result<Vec<String>, CredentialError> {
+    pub(crate) fn keys(&self) -> Result<Vec<String>, CredentialError> {
         Ok(self.read()?.keys.into_values().collect())
     }
 
     /// Stores `key` for `server`, replacing the file atomically with one only the user can
     /// read.
-    pub fn set(&self, server: &str, key: &str) -> Result<(), CredentialError> {
+    pub(crate) fn set(&self, server: &str, key: &str) -> Result<(), CredentialError> {
         let mut contents = self.read()?;
         contents.keys.insert(server.to_string(), key.to_string());
         self.write(&contents)
     }
 
     /// Removes the key for `server`; whether there was one. The file goes when it is empty.
-    pub fn remove(&self, server: &str) -> Result<bool, CredentialError> {
+    pub(crate) fn remove(&self, server: &str) -> Result<bool, CredentialError> {
         let mut contents = self.read()?;
         let had = contents.keys.remove(server).is_some();
         if contents.keys.is_empty() {

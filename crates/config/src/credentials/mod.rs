@@ -38,7 +38,7 @@ pub enum CredentialError {
 
 /// Which stores may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     /// The system store, and the file where it does not answer.
     Auto,
     /// Only the system store.
@@ -49,7 +49,7 @@ pub enum Choice {
 
 impl Choice {
     /// From `TANDEM_CREDENTIAL_STORE`'s value (unset or empty: [`Choice::Auto`]).
-    pub fn parse(value: Option<&str>) -> Result<Self, CredentialError> {
+    pub(crate) fn parse(value: Option<&str>) -> Result<Self, CredentialError> {
         match value.map(str::trim).unwrap_or("") {
             "" | "auto" => Ok(Choice::Auto),
             "keyring" => Ok(Choice::Keyring),
@@ -99,7 +99,7 @@ pub struct Credentials {
 
 impl Credentials {
     /// The stores for `config_dir`, limited by `choice`.
-    pub fn new(config_dir: &Path, choice: Choice) -> Self {
+    pub(crate) fn new(config_dir: &Path, choice: Choice) -> Self {
         Self {
             choice,
             file: KeyFile::new(config_dir),
@@ -108,7 +108,7 @@ impl Credentials {
     }
 
     /// The credentials file (whether or not it exists).
-    pub fn file_path(&self) -> &Path {
+    pub(crate) fn file_path(&self) -> &Path {
         self.file.path()
     }
 

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The stamp's name inside the config directory.
-pub const STAMP_NAME: &str = ".login-stamp";
+pub(crate) const STAMP_NAME: &str = ".login-stamp";
 
 /// The stamp of `config_dir`.
 fn path(config_dir: &Path) -> PathBuf {

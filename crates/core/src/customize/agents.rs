@@ -9,23 +9,23 @@ use serde::Deserialize;
 use super::frontmatter;
 
 /// The name of the built-in subagent.
-pub const GENERAL: &str = "general";
+pub(crate) const GENERAL: &str = "general";
 
 /// One subagent the `task` tool can run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentDef {
+pub(crate) struct AgentDef {
     /// The name the model passes to `task`.
-    pub name: String,
+    pub(crate) name: String,
     /// When to use it, for the model.
-    pub description: String,
+    pub(crate) description: String,
     /// The tools it may use (`None`: every tool of the session but `task`).
-    pub tools: Option<Vec<String>>,
+    pub(crate) tools: Option<Vec<String>>,
     /// The model it asks (`None`: the session's current model).
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Its system prompt.
-    pub prompt: String,
+    pub(crate) prompt: String,
     /// Where it was defined (`None` for the built-in).
-    pub source: Option<PathBuf>,
+    pub(crate) source: Option<PathBuf>,
 }
 
 /// `tools` may be a YAML list or a comma-separated string.
@@ -46,7 +46,7 @@ struct Front {
 }
 
 /// The built-in general-purpose subagent.
-pub fn general() -> AgentDef {
+pub(crate) fn general() -> AgentDef {
     AgentDef {
         name: GENERAL.into(),
         description: "General-purpose agent for researching a question, searching the code or \
@@ -66,7 +66,7 @@ pub fn general() -> AgentDef {
 
 /// The built-in agent, then the user's, then the project's; a later definition replaces an
 /// earlier one of the same name. Invalid files are reported on stderr and skipped.
-pub fn discover(cwd: &Path, config_dir: &Path) -> Vec<AgentDef> {
+pub(crate) fn discover(cwd: &Path, config_dir: &Path) -> Vec<AgentDef> {
     let mut agents = vec![general()];
     for file in super::markdown_files(cwd, config_dir, "agents") {
         let path = &file.path;

@@ -4,7 +4,7 @@
 use serde::de::DeserializeOwned;
 
 /// (front matter, body) of a Markdown file; the front matter is empty when the file has none.
-pub fn split(text: &str) -> (&str, &str) {
+pub(crate) fn split(text: &str) -> (&str, &str) {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(rest) = text
         .strip_prefix("---\n")
@@ -33,7 +33,7 @@ pub fn split(text: &str) -> (&str, &str) {
 
 /// Why a front-matter block could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum FrontMatterError {
+pub(crate) enum FrontMatterError {
     /// The file does not start with a `---` block.
     #[error("no front matter (a `---` block at the top with `name` and `description`)")]
     Missing,
@@ -43,7 +43,7 @@ pub enum FrontMatterError {
 }
 
 /// Parses the front matter of `text` into `T`, and returns it with the body.
-pub fn parse<T: DeserializeOwned>(text: &str) -> Result<(T, &str), FrontMatterError> {
+pub(crate) fn parse<T: DeserializeOwned>(text: &str) -> Result<(T, &str), FrontMatterError> {
     let (front, body) = split(text);
     if front.trim().is_empty() {
         return Err(FrontMatterError::Missing);

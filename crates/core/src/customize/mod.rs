@@ -1,10 +1,10 @@
 //! What users add to tandem without changing it: skills, subagents and hooks, gathered for
 //! each session when it opens.
 
-pub mod agents;
-pub mod frontmatter;
-pub mod hooks;
-pub mod skills;
+pub(crate) mod agents;
+pub(crate) mod frontmatter;
+pub(crate) mod hooks;
+pub(crate) mod skills;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,13 +17,13 @@ use crate::config::Config;
 use crate::customize::hooks::{Event, SessionHooks};
 
 /// A session's skills, subagents, hooks, and the context its `session_start` hooks added.
-pub struct Extras {
+pub(crate) struct Extras {
     /// Its skills.
-    pub skills: Arc<skills::Catalog>,
+    pub(crate) skills: Arc<skills::Catalog>,
     /// The subagents the `task` tool can run.
-    pub agents: Vec<agents::AgentDef>,
+    pub(crate) agents: Vec<agents::AgentDef>,
     /// Its hooks.
-    pub hooks: SessionHooks,
+    pub(crate) hooks: SessionHooks,
     /// What the `session_start` hooks added; the first turn waits for them.
     started: Shared<BoxFuture<'static, Option<String>>>,
 }
@@ -31,7 +31,7 @@ pub struct Extras {
 impl Extras {
     /// Gathers the extras of a session `id` in `cwd` (opened as `source`: `new`, `load`,
     /// `resume` or `fork`) and starts its `session_start` hooks.
-    pub fn open(config: &Config, id: &str, cwd: &Path, transcript: &Path, source: &str) -> Self {
+    pub(crate) fn open(config: &Config, id: &str, cwd: &Path, transcript: &Path, source: &str) -> Self {
         let skills = Arc::new(skills::Catalog::discover(&skill_dirs(config, cwd)));
         let hooks = SessionHooks::new(
             config.hooks.clone(),
@@ -65,29 +65,29 @@ impl Extras {
     }
 
     /// Waits for the `session_start` hooks (each bounded by its timeout).
-    pub async fn started(&self) {
+    pub(crate) async fn started(&self) {
         self.started.clone().await;
     }
 
     /// What the `session_start` hooks added, once they finished.
-    pub fn start_context(&self) -> Option<&str> {
+    pub(crate) fn start_context(&self) -> Option<&str> {
         self.started.peek().and_then(|c| c.as_deref())
     }
 
     /// Folders whose files the model may read without asking: the skills'.
-    pub fn read_roots(&self) -> impl Iterator<Item = &Path> {
+    pub(crate) fn read_roots(&self) -> impl Iterator<Item = &Path> {
         self.skills.skills().iter().map(|s| s.dir.as_path())
     }
 
     /// The subagent called `name`.
-    pub fn agent(&self, name: &str) -> Option<&agents::AgentDef> {
+    pub(crate) fn agent(&self, name: &str) -> Option<&agents::AgentDef> {
         self.agents.iter().find(|a| a.name == name)
     }
 }
 
 /// Where a session's skills are looked for, first found first: the project's
 /// `.tandem/skills/`, the folders in the config's `skill_dirs`, the user's `skills/`.
-pub fn skill_dirs(config: &Config, cwd: &Path) -> Vec<PathBuf> {
+pub(crate) fn skill_dirs(config: &Config, cwd: &Path) -> Vec<PathBuf> {
     let mut dirs = vec![cwd.join(".tandem").join("skills")];
     dirs.extend(config.skill_dirs.iter().cloned());
     dirs.push(config.config_dir.join("skills"));
@@ -98,7 +98,7 @@ pub fn skill_dirs(config: &Config, cwd: &Path) -> Vec<PathBuf> {
 /// in the project's `.tandem/`, each folder's sorted by name: the order in which a later
 /// definition replaces an earlier one of the same name. Only regular files are listed (a FIFO
 /// named `x.md` would block the read); a missing folder lists nothing.
-pub fn markdown_files(cwd: &Path, config_dir: &Path, subdir: &str) -> Vec<Markdown> {
+pub(crate) fn markdown_files(cwd: &Path, config_dir: &Path, subdir: &str) -> Vec<Markdown> {
     let project = cwd.join(".tandem").join(subdir);
     let mut all = Vec::new();
     for (dir, confined) in [
@@ -124,9 +124,9 @@ pub fn markdown_files(cwd: &Path, config_dir: &Path, subdir: &str) -> Vec<Markdo
 
 /// A Markdown definition [`markdown_files`] found.
 #[derive(Debug, Clone)]
-pub struct Markdown {
+pub(crate) struct Markdown {
     /// Where it was found (its name is the definition's).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The project's folder it must lie in; `None` for the user's own (which may well be
     /// links into a dotfiles repository).
     confined: Option<PathBuf>,
@@ -136,7 +136,7 @@ impl Markdown {
     /// Its text. A project's file is read only when it really lies in its folder (a cloned
     /// repository could link one to the user's keys, whose text would then reach the model):
     /// resolved once, checked, and that very path read with no link followed.
-    pub fn read(&self) -> std::io::Result<String> {
+    pub(crate) fn read(&self) -> std::io::Result<String> {
         let real = crate::platform::canonical(&self.path)?;
         if let Some(folder) = &self.confined {
             let top = crate::platform::canonical(folder)?;

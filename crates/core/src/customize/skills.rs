@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::frontmatter;
 
 /// The file that makes a folder a skill.
-pub const FILE: &str = "SKILL.md";
+pub(crate) const FILE: &str = "SKILL.md";
 /// The longest description the convention allows.
 const MAX_DESCRIPTION: usize = 1024;
 /// Most files listed for one skill, and how deep its folder is walked.
@@ -19,13 +19,13 @@ const MAX_DEPTH: usize = 6;
 
 /// A skill found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skill {
+pub(crate) struct Skill {
     /// Its name (also its folder's name).
-    pub name: String,
+    pub(crate) name: String,
     /// When to use it.
-    pub description: String,
+    pub(crate) description: String,
     /// Its folder (canonical).
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -36,7 +36,7 @@ struct Front {
 
 /// Every valid skill of a session, in the order found.
 #[derive(Debug, Default)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     skills: Vec<Skill>,
 }
 
@@ -44,7 +44,7 @@ impl Catalog {
     /// Reads the skills in `dirs` (each holding one folder per skill), earlier folders first:
     /// a later skill with a name already taken is reported and skipped, as is every folder
     /// that is not a valid skill.
-    pub fn discover(dirs: &[PathBuf]) -> Self {
+    pub(crate) fn discover(dirs: &[PathBuf]) -> Self {
         let mut skills: Vec<Skill> = Vec::new();
         for dir in dirs {
             let Ok(root) = crate::platform::canonical(dir) else {
@@ -83,22 +83,22 @@ impl Catalog {
     }
 
     /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.skills.is_empty()
     }
 
     /// The skills.
-    pub fn skills(&self) -> &[Skill] {
+    pub(crate) fn skills(&self) -> &[Skill] {
         &self.skills
     }
 
     /// The skill called `name`.
-    pub fn get(&self, name: &str) -> Option<&Skill> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.name == name)
     }
 
     /// The system prompt's list of skills (names and descriptions only), or nothing.
-    pub fn prompt_section(&self) -> String {
+    pub(crate) fn prompt_section(&self) -> String {
         if self.skills.is_empty() {
             return String::new();
         }
@@ -182,7 +182,7 @@ fn valid_name(name: &str) -> bool {
 
 /// The files of a skill besides `SKILL.md`, sorted; files whose real path leads outside the
 /// skill's folder are left out (and reported).
-pub fn files(skill: &Skill) -> Vec<PathBuf> {
+pub(crate) fn files(skill: &Skill) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(skill.dir.clone(), 0)];
     while let Some((dir, depth)) = stack.pop() {

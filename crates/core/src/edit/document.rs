@@ -8,7 +8,7 @@ const BOM: char = '\u{FEFF}';
 
 /// How a text ends its lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Eol {
+pub(crate) enum Eol {
     /// Every line ends with `\n` (or the text has one line).
     Lf,
     /// Every line ends with `\r\n`.
@@ -19,7 +19,7 @@ pub enum Eol {
 
 impl Eol {
     /// How `text` ends its lines.
-    pub fn of(text: &str) -> Eol {
+    pub(crate) fn of(text: &str) -> Eol {
         let all = text.matches('\n').count();
         let crlf = text.matches("\r\n").count();
         match (all, crlf) {
@@ -30,7 +30,7 @@ impl Eol {
     }
 
     /// The line end new lines get: `\r\n` for a CRLF text, `\n` otherwise.
-    pub fn ending(self) -> &'static str {
+    pub(crate) fn ending(self) -> &'static str {
         match self {
             Eol::Crlf => "\r\n",
             Eol::Lf | Eol::Mixed => "\n",
@@ -40,7 +40,7 @@ impl Eol {
 
 /// Why a file's bytes are not text tandem edits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EncodingError {
+pub(crate) enum EncodingError {
     /// UTF-16 (it has a UTF-16 byte order mark).
     #[error(
         "is UTF-16 text; tandem edits only UTF-8 files (with or without a byte order mark), so it was left as it is"
@@ -60,16 +60,16 @@ pub enum EncodingError {
 
 /// A file's text without its byte order mark, and whether it had one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Document {
+pub(crate) struct Document {
     /// Whether the file starts with a UTF-8 byte order mark.
-    pub bom: bool,
+    pub(crate) bom: bool,
     /// The text after it.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 impl Document {
     /// The document of a decoded text (as an editor returns it).
-    pub fn from_text(raw: String) -> Document {
+    pub(crate) fn from_text(raw: String) -> Document {
         match raw.strip_prefix(BOM) {
             Some(rest) => Document {
                 bom: true,
@@ -83,7 +83,7 @@ impl Document {
     }
 
     /// The document of a file's bytes, refusing anything that is not UTF-8.
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Document, EncodingError> {
+    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Result<Document, EncodingError> {
         if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
             return Err(EncodingError::Utf16);
         }
@@ -102,12 +102,12 @@ impl Document {
     }
 
     /// How the text ends its lines.
-    pub fn eol(&self) -> Eol {
+    pub(crate) fn eol(&self) -> Eol {
         Eol::of(&self.text)
     }
 
     /// The whole file for `body`: the byte order mark again if the file had one.
-    pub fn render(&self, body: &str) -> String {
+    pub(crate) fn render(&self, body: &str) -> String {
         if self.bom {
             format!("{BOM}{body}")
         } else {
@@ -117,7 +117,7 @@ impl Document {
 
     /// A whole new content for this file in its conventions: a model writes `\n`, so a CRLF
     /// file keeps CRLF, and a file with a byte order mark keeps it.
-    pub fn adopt(&self, content: &str) -> String {
+    pub(crate) fn adopt(&self, content: &str) -> String {
         let content = content.strip_prefix(BOM).unwrap_or(content);
         let body = if self.eol() == Eol::Crlf && !content.contains('\r') {
             content.replace('\n', "\r\n")
@@ -128,7 +128,7 @@ impl Document {
     }
 
     /// The 1-based line of byte `offset` in the text.
-    pub fn line_at(&self, offset: usize) -> usize {
+    pub(crate) fn line_at(&self, offset: usize) -> usize {
         lines::number_at(&self.text, offset)
     }
 }

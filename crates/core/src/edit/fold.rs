@@ -2,7 +2,7 @@
 //! processor) writes in place of the plain ones code uses.
 
 /// The ASCII text `c` stands for, when it is typographic punctuation; `None` otherwise.
-pub fn ascii_for(c: char) -> Option<&'static str> {
+pub(crate) fn ascii_for(c: char) -> Option<&'static str> {
     Some(match c {
         '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{02BC}' => "'",
         '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
@@ -18,7 +18,7 @@ pub fn ascii_for(c: char) -> Option<&'static str> {
 }
 
 /// `text` with its typographic punctuation folded to ASCII.
-pub fn fold(text: &str) -> String {
+pub(crate) fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match ascii_for(c) {

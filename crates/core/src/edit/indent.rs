@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 const TAB: usize = 4;
 
 /// The leading spaces and tabs of `line`.
-pub fn of(line: &str) -> &str {
+pub(crate) fn of(line: &str) -> &str {
     let rest = line.trim_start_matches([' ', '\t']);
     &line[..line.len() - rest.len()]
 }
 
 /// How deep `line` is indented, in columns.
-pub fn width(line: &str) -> usize {
+pub(crate) fn width(line: &str) -> usize {
     of(line)
         .chars()
         .map(|c| if c == '\t' { TAB } else { 1 })
@@ -21,13 +21,13 @@ pub fn width(line: &str) -> usize {
 }
 
 /// Whether `line` holds only whitespace.
-pub fn blank(line: &str) -> bool {
+pub(crate) fn blank(line: &str) -> bool {
     line.trim().is_empty()
 }
 
 /// Each line's depth among the block's depths (0 for the shallowest), `None` for a blank
 /// line: two blocks with the same shape have the same ranks, whatever their widths or tabs.
-pub fn ranks<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Option<usize>> {
+pub(crate) fn ranks<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Option<usize>> {
     let lines: Vec<&str> = lines.into_iter().collect();
     let mut widths: Vec<usize> = lines
         .iter()
@@ -52,7 +52,7 @@ fn step(widths: impl IntoIterator<Item = usize>) -> Option<usize> {
 
 /// The indentation one level adds in a whole file: a tab when most indented lines start
 /// with one, else the most common step between neighbouring lines (4 spaces if none shows).
-pub fn unit_of_file<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn unit_of_file<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
     let mut tabs = 0usize;
     let mut spaces = 0usize;
     let mut steps: BTreeMap<usize, usize> = BTreeMap::new();
@@ -84,7 +84,7 @@ pub fn unit_of_file<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
 
 /// Moves a model's lines from the indentation it quoted (`needle`) to the one the file has
 /// where they matched (`found`, line for line).
-pub struct Reindent {
+pub(crate) struct Reindent {
     /// A model width and the file's indentation for it.
     known: BTreeMap<usize, String>,
     /// The model's step between levels.
@@ -96,7 +96,7 @@ pub struct Reindent {
 impl Reindent {
     /// From the quoted lines, the file's lines they matched, the model's new lines (for its
     /// step) and the file's unit of indentation.
-    pub fn new(needle: &[&str], found: &[&str], new: &[&str], file_unit: &str) -> Reindent {
+    pub(crate) fn new(needle: &[&str], found: &[&str], new: &[&str], file_unit: &str) -> Reindent {
         let mut known = BTreeMap::new();
         for (n, f) in needle.iter().zip(found) {
             if !blank(n) && !blank(f) {
@@ -126,7 +126,7 @@ impl Reindent {
     }
 
     /// `line` at the file's indentation (a blank line is empty).
-    pub fn line(&self, line: &str) -> String {
+    pub(crate) fn line(&self, line: &str) -> String {
         if blank(line) {
             return String::new();
         }

@@ -5,15 +5,15 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Line<'a> {
     /// The text, without its line end.
-    pub text: &'a str,
+    pub(crate) text: &'a str,
     /// The line end.
-    pub end: &'a str,
+    pub(crate) end: &'a str,
     /// Byte offset of the line's start in the whole text.
-    pub start: usize,
+    pub(crate) start: usize,
 }
 
 /// The lines of `text`; an empty text has none, and a final line end adds no empty line.
-pub fn split(text: &str) -> Vec<Line<'_>> {
+pub(crate) fn split(text: &str) -> Vec<Line<'_>> {
     let mut lines = Vec::new();
     let mut start = 0;
     for piece in text.split_inclusive('\n') {
@@ -36,7 +36,7 @@ pub fn split(text: &str) -> Vec<Line<'_>> {
 
 /// The lines of a model's text: split at `\n`, each without a trailing `\r`; a final `\n`
 /// adds no empty line.
-pub fn of_model(text: &str) -> Vec<&str> {
+pub(crate) fn of_model(text: &str) -> Vec<&str> {
     let body = text.strip_suffix('\n').unwrap_or(text);
     if body.is_empty() && !text.is_empty() {
         return vec![""];
@@ -50,7 +50,7 @@ pub fn of_model(text: &str) -> Vec<&str> {
 }
 
 /// The 1-based line number of byte `offset` in `text`.
-pub fn number_at(text: &str, offset: usize) -> usize {
+pub(crate) fn number_at(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())]
         .iter()
         .filter(|b| **b == b'\n')

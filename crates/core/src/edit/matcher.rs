@@ -51,7 +51,7 @@ impl Tier {
     }
 
     /// Words for "found at this tier", for refusals.
-    pub fn when(self) -> &'static str {
+    pub(crate) fn when(self) -> &'static str {
         match self {
             Tier::Exact => "exactly",
             Tier::Whitespace => "when line endings and trailing whitespace are ignored",
@@ -61,7 +61,7 @@ impl Tier {
     }
 
     /// Whether the replacement is moved to the file's indentation.
-    pub fn reindents(self) -> bool {
+    pub(crate) fn reindents(self) -> bool {
         self >= Tier::Indentation
     }
 }
@@ -70,14 +70,14 @@ impl Tier {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidates {
     /// The tier that found them.
-    pub tier: Tier,
+    pub(crate) tier: Tier,
     /// Their 1-based first lines.
-    pub lines: Vec<usize>,
+    pub(crate) lines: Vec<usize>,
 }
 
 impl Candidates {
     /// "lines 3, 17 and 40".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let shown: Vec<String> = self.lines.iter().take(10).map(usize::to_string).collect();
         let more = self.lines.len().saturating_sub(10);
         let list = match shown.split_last() {
@@ -94,7 +94,7 @@ impl Candidates {
 }
 
 /// What `tier` compares of one line.
-pub fn key(tier: Tier, line: &str) -> Cow<'_, str> {
+pub(crate) fn key(tier: Tier, line: &str) -> Cow<'_, str> {
     match tier {
         Tier::Exact => Cow::Borrowed(line),
         Tier::Whitespace => Cow::Borrowed(line.trim_end()),
@@ -104,7 +104,7 @@ pub fn key(tier: Tier, line: &str) -> Cow<'_, str> {
 }
 
 /// A file's lines as one tier compares them.
-pub struct Keyed<'a> {
+pub(crate) struct Keyed<'a> {
     tier: Tier,
     lines: &'a [&'a str],
     keys: Vec<Cow<'a, str>>,
@@ -112,7 +112,7 @@ pub struct Keyed<'a> {
 
 impl<'a> Keyed<'a> {
     /// `lines` keyed for `tier`.
-    pub fn new(tier: Tier, lines: &'a [&'a str]) -> Keyed<'a> {
+    pub(crate) fn new(tier: Tier, lines: &'a [&'a str]) -> Keyed<'a> {
         Keyed {
             tier,
             lines,
@@ -121,13 +121,13 @@ impl<'a> Keyed<'a> {
     }
 
     /// The tier it compares at.
-    pub fn tier(&self) -> Tier {
+    pub(crate) fn tier(&self) -> Tier {
         self.tier
     }
 
     /// The starts (0-based) in `from..` where `needle` matches; with `at_end`, only a match
     /// that ends at the last line.
-    pub fn find(&self, needle: &[&str], from: usize, at_end: bool) -> Vec<usize> {
+    pub(crate) fn find(&self, needle: &[&str], from: usize, at_end: bool) -> Vec<usize> {
         let n = needle.len();
         if n == 0 || n > self.lines.len() {
             return Vec::new();

@@ -17,8 +17,8 @@ mod lines;
 mod matcher;
 mod replace;
 mod splice;
-pub mod v4a;
+pub(crate) mod v4a;
 
-pub use document::{Document, Eol};
+pub(crate) use document::{Document, Eol};
 pub use matcher::{Candidates, Tier};
-pub use replace::{Applied, EditError, Replacement, apply_edits};
+pub(crate) use replace::{Applied, EditError, Replacement, apply_edits};

@@ -24,27 +24,27 @@ pub struct Replacement {
 
 /// How one replacement landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Landed {
+pub(crate) struct Landed {
     /// The tier that found it.
-    pub tier: Tier,
+    pub(crate) tier: Tier,
     /// The 1-based line of its first place, in the text it was applied to.
-    pub line: usize,
+    pub(crate) line: usize,
     /// How many places it replaced.
-    pub count: usize,
+    pub(crate) count: usize,
 }
 
 /// The text after every replacement, and how each landed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// The new text.
-    pub text: String,
+    pub(crate) text: String,
     /// Each replacement, in order.
-    pub landed: Vec<Landed>,
+    pub(crate) landed: Vec<Landed>,
 }
 
 impl Applied {
     /// The most lenient tier any replacement needed.
-    pub fn tier(&self) -> Tier {
+    pub(crate) fn tier(&self) -> Tier {
         self.landed
             .iter()
             .map(|l| l.tier)
@@ -55,7 +55,7 @@ impl Applied {
 
 /// Why a replacement does not apply.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EditError {
+pub(crate) enum EditError {
     /// Nothing to find.
     #[error("old_string is empty; use write_file to create or replace a whole file")]
     Empty,
@@ -83,7 +83,7 @@ pub enum EditError {
 
 /// Applies `edits` in order to `text` (without its byte order mark), trying tiers up to
 /// `max`; on failure, which edit (0-based) and why.
-pub fn apply_edits(
+pub(crate) fn apply_edits(
     text: &str,
     edits: &[Replacement],
     max: Tier,

@@ -9,26 +9,26 @@ use super::matcher::{Tier, key};
 use super::{fold, indent};
 
 /// One matched block and what replaces it, in a file's lines.
-pub struct Splice<'s, 'a> {
+pub(crate) struct Splice<'s, 'a> {
     /// The file's lines.
-    pub lines: &'s [Line<'a>],
+    pub(crate) lines: &'s [Line<'a>],
     /// Where the match starts (0-based line).
-    pub start: usize,
+    pub(crate) start: usize,
     /// The quoted lines (as many as matched).
-    pub needle: &'s [&'s str],
+    pub(crate) needle: &'s [&'s str],
     /// The new lines.
-    pub new: &'s [&'s str],
+    pub(crate) new: &'s [&'s str],
     /// The tier that matched.
-    pub tier: Tier,
+    pub(crate) tier: Tier,
     /// The line end new lines get.
-    pub eol: &'s str,
+    pub(crate) eol: &'s str,
     /// What one level of indentation is in this file.
-    pub unit: &'s str,
+    pub(crate) unit: &'s str,
 }
 
 impl Splice<'_, '_> {
     /// The byte range the block covers in the file and the text that replaces it.
-    pub fn render(&self) -> (std::ops::Range<usize>, String) {
+    pub(crate) fn render(&self) -> (std::ops::Range<usize>, String) {
         let n = self.needle.len();
         let block = &self.lines[self.start..self.start + n];
         let found: Vec<&str> = block.iter().map(|l| l.text).collect();

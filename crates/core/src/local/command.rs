@@ -12,22 +12,22 @@ use crate::platform;
 
 /// What a finished local command produced.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CommandRun {
+pub(crate) struct CommandRun {
     /// stdout and stderr in the order written, bounded to `max_bytes` (head and tail kept).
-    pub output: String,
+    pub(crate) output: String,
     /// Bytes dropped from the middle.
-    pub dropped: usize,
+    pub(crate) dropped: usize,
     /// How it ended; `None` when it was killed for a timeout or cancel.
-    pub exit: Option<ExitStatus>,
+    pub(crate) exit: Option<ExitStatus>,
     /// It ran past its timeout and was killed.
-    pub timed_out: bool,
+    pub(crate) timed_out: bool,
     /// The turn was cancelled and it was killed.
-    pub cancelled: bool,
+    pub(crate) cancelled: bool,
 }
 
 /// `output` bounded to `max` bytes as a local command's is: its first and last halves, with
 /// how much was left out between them.
-pub fn head_and_tail(output: &str, max: usize) -> String {
+pub(crate) fn head_and_tail(output: &str, max: usize) -> String {
     let mut bounded = Bounded::new(max);
     bounded.push(output.as_bytes());
     bounded.finish().0
@@ -79,12 +79,12 @@ impl Bounded {
 
 /// Where a running command's latest output goes while it runs: its last [`LIVE_BYTES`]
 /// (from a line start), at most every [`LIVE_EVERY`], and only when there is more.
-pub type Live<'a> = &'a (dyn Fn(&str) + Send + Sync);
+pub(crate) type Live<'a> = &'a (dyn Fn(&str) + Send + Sync);
 
 /// Most bytes of a running command's output shown live.
-pub const LIVE_BYTES: usize = 4096;
+pub(crate) const LIVE_BYTES: usize = 4096;
 /// How often at most a running command's output is shown live.
-pub const LIVE_EVERY: Duration = Duration::from_millis(250);
+pub(crate) const LIVE_EVERY: Duration = Duration::from_millis(250);
 
 /// The last bytes a command wrote, for showing it live.
 struct Recent {
@@ -130,7 +130,7 @@ impl Recent {
 /// timeout or cancel so no grandchild outlives the call. stdout and stderr share one pipe, so
 /// the output reads in the order it was written, as in a terminal. `live`, when given, is
 /// shown the latest output while the command runs.
-pub async fn run_command(
+pub(crate) async fn run_command(
     mut started: tokio::process::Command,
     cwd: &Path,
     limits: (Duration, usize),

@@ -17,7 +17,7 @@ use crate::platform::exact::{self, EntryKind, Stamp};
 /// (reading those can block forever or never end). `None` for a regular file, no file at all,
 /// or a link (which nothing here follows: the read, write or removal that comes next refuses
 /// it, and the caller says so in its own words).
-pub async fn unreadable(path: &Path) -> Option<&'static str> {
+pub(crate) async fn unreadable(path: &Path) -> Option<&'static str> {
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || unreadable_now(&path))
         .await
@@ -37,7 +37,7 @@ fn unreadable_now(path: &Path) -> Option<&'static str> {
 
 /// Reads the file at `path`, opened exactly; a directory, device, FIFO or link is refused
 /// from the open file itself, so nothing can swap it in between.
-pub async fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) async fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || read_now(&path))
         .await
@@ -45,7 +45,7 @@ pub async fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// [`read_text`], for callers already off the runtime's threads.
-pub fn read_now(path: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_now(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut file = open(path)?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
@@ -53,7 +53,7 @@ pub fn read_now(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// Opens the regular file at `path` exactly, for reading.
-pub fn open(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open(path: &Path) -> std::io::Result<std::fs::File> {
     let file = exact::open(path)?;
     let kind = file.metadata()?.file_type();
     if let Some(why) = crate::platform::unreadable_kind(&kind) {
@@ -65,7 +65,7 @@ pub fn open(path: &Path) -> std::io::Result<std::fs::File> {
 /// Writes `content` atomically: a temp file made exclusively beside the target, then a
 /// rename in the same open folder. An existing file's permissions are kept; missing parent
 /// directories are created (none of them through a link).
-pub async fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
+pub(crate) async fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
     let path = path.to_path_buf();
     let content = content.to_string();
     tokio::task::spawn_blocking(move || exact::replace(&path, content.as_bytes()))
@@ -75,7 +75,7 @@ pub async fn write_atomic(path: &Path, content: &str) -> std::io::Result<()> {
 
 /// Removes the file at `path` from its exactly opened folder (a link planted there is what
 /// goes, never what it points to).
-pub async fn remove(path: &Path) -> std::io::Result<()> {
+pub(crate) async fn remove(path: &Path) -> std::io::Result<()> {
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || exact::remove(&path))
         .await
@@ -83,12 +83,12 @@ pub async fn remove(path: &Path) -> std::io::Result<()> {
 }
 
 /// The names in the folder at `path`, opened exactly, each with what it is.
-pub fn list(path: &Path) -> std::io::Result<Vec<(OsString, EntryKind)>> {
+pub(crate) fn list(path: &Path) -> std::io::Result<Vec<(OsString, EntryKind)>> {
     exact::list(path)
 }
 
 /// Whether a regular file is at `path`, reached without a link.
-pub fn is_file(path: &Path) -> bool {
+pub(crate) fn is_file(path: &Path) -> bool {
     matches!(exact::place(path), Ok(Some(EntryKind::File)))
 }
 
@@ -97,14 +97,14 @@ pub fn is_file(path: &Path) -> bool {
 /// judged). Folders inside `roots` (the workspace, where commands may rename things) are
 /// watched closely; see [`exact::trail`].
 #[derive(Debug)]
-pub struct Watch {
+pub(crate) struct Watch {
     seen: std::io::Result<Vec<Stamp>>,
     roots: Vec<std::path::PathBuf>,
 }
 
 impl Watch {
     /// Looks now.
-    pub fn start(path: &Path, roots: &[std::path::PathBuf]) -> Self {
+    pub(crate) fn start(path: &Path, roots: &[std::path::PathBuf]) -> Self {
         let roots = roots.to_vec();
         Self {
             seen: exact::trail(path, &|at| inside(at, &roots)),
@@ -114,7 +114,7 @@ impl Watch {
 
     /// Whether nothing on the way to `path` was replaced since [`Watch::start`] and no link
     /// is in it.
-    pub fn unchanged(&self, path: &Path) -> bool {
+    pub(crate) fn unchanged(&self, path: &Path) -> bool {
         let now = exact::trail(path, &|at| inside(at, &self.roots));
         match (&self.seen, now) {
             (Ok(before), Ok(now)) => *before == now,
@@ -123,7 +123,7 @@ impl Watch {
     }
 
     /// Whether a link was on the way when it looked.
-    pub fn saw_link(&self) -> bool {
+    pub(crate) fn saw_link(&self) -> bool {
         self.seen.as_ref().is_err_and(exact::is_moved)
     }
 }

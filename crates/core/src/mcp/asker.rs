@@ -18,7 +18,7 @@ use crate::client::{ClientCaps, ClientOps, Form, Reply};
 
 /// Where a session's servers' questions go: its editor. Cloned into every connection.
 #[derive(Clone)]
-pub struct Asker {
+pub(crate) struct Asker {
     route: Option<Arc<Route>>,
     /// The server this clone serves, named to the user with each of its questions.
     server: Option<String>,
@@ -35,7 +35,7 @@ struct Route {
 
 impl Asker {
     /// Questions from `session`'s servers go to `editor`, which advertised `caps`.
-    pub fn new(editor: Arc<dyn ClientOps>, session: &str, caps: ClientCaps) -> Self {
+    pub(crate) fn new(editor: Arc<dyn ClientOps>, session: &str, caps: ClientCaps) -> Self {
         Self {
             route: Some(Arc::new(Route {
                 editor,
@@ -48,7 +48,7 @@ impl Asker {
     }
 
     /// Nobody to ask (servers started outside a session).
-    pub fn nobody() -> Self {
+    pub(crate) fn nobody() -> Self {
         Self {
             route: None,
             server: None,
@@ -57,7 +57,7 @@ impl Asker {
     }
 
     /// This asker for the server `name`: its questions say who asks.
-    pub fn for_server(&self, name: &str) -> Self {
+    pub(crate) fn for_server(&self, name: &str) -> Self {
         Self {
             server: Some(name.to_string()),
             ..self.clone()
@@ -65,7 +65,7 @@ impl Asker {
     }
 
     /// Marks the tool call `id` as running until the guard drops.
-    pub fn calling(&self, id: &str) -> Calling {
+    pub(crate) fn calling(&self, id: &str) -> Calling {
         self.calls.lock().push(id.to_string());
         Calling {
             calls: self.calls.clone(),
@@ -106,7 +106,7 @@ impl Asker {
 }
 
 /// While alive, a running MCP call this session's servers may ask about.
-pub struct Calling {
+pub(crate) struct Calling {
     calls: Arc<Mutex<Vec<String>>>,
     id: String,
 }

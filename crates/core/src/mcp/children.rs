@@ -13,7 +13,7 @@ use crate::platform::Group;
 /// clone (the clones share one list). The session manager owns it and kills what is left
 /// when the connection ends.
 #[derive(Debug, Clone, Default)]
-pub struct Children {
+pub(crate) struct Children {
     groups: Arc<Mutex<Groups>>,
 }
 
@@ -25,7 +25,7 @@ struct Groups {
 
 impl Children {
     /// Keeps a server's process group; the number returned names it to [`Children::kill`].
-    pub fn register(&self, group: Group) -> u32 {
+    pub(crate) fn register(&self, group: Group) -> u32 {
         let mut groups = self.groups.lock();
         groups.next += 1;
         let key = groups.next;
@@ -34,7 +34,7 @@ impl Children {
     }
 
     /// Kills one server's process group and forgets it.
-    pub fn kill(&self, key: u32) {
+    pub(crate) fn kill(&self, key: u32) {
         let found = {
             let mut groups = self.groups.lock();
             let at = groups.running.iter().position(|(k, _)| *k == key);
@@ -46,7 +46,7 @@ impl Children {
     }
 
     /// Kills every server process group still running (when the connection ends).
-    pub fn kill_all(&self) {
+    pub(crate) fn kill_all(&self) {
         let running = std::mem::take(&mut self.groups.lock().running);
         for (_, mut group) in running {
             group.kill();

@@ -11,7 +11,7 @@ use crate::platform::Group;
 
 /// Why a server could not be connected; the text is what the user and `_tandem/status` see.
 #[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
+pub(crate) enum ConnectError {
     /// The entry has nothing to connect to.
     #[error("it has neither a command nor a url")]
     Nowhere,
@@ -51,25 +51,25 @@ pub enum ConnectError {
 }
 
 /// A running MCP client session with one server.
-pub type Client = RunningService<RoleClient, super::Asker>;
+pub(crate) type Client = RunningService<RoleClient, super::Asker>;
 
 /// A connected server.
-pub struct Connection {
+pub(crate) struct Connection {
     /// The server's name.
-    pub name: String,
+    pub(crate) name: String,
     /// The client session, shared by the server's tools.
-    pub client: Arc<Client>,
+    pub(crate) client: Arc<Client>,
     /// The tools it offered.
-    pub tools: Vec<rmcp::model::Tool>,
+    pub(crate) tools: Vec<rmcp::model::Tool>,
     /// Its `instructions`, if any.
-    pub instructions: Option<String>,
+    pub(crate) instructions: Option<String>,
     group: Option<u32>,
     children: Children,
 }
 
 impl Connection {
     /// Stops the server and everything it started.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.client.cancellation_token().cancel();
         if let Some(group) = self.group {
             self.children.kill(group);
@@ -79,7 +79,7 @@ impl Connection {
 
 /// Starts `spec`'s server over stdio, without `scrubbed` environment variables (tandem's
 /// own API keys), registers its process group with `children`, and lists its tools.
-pub async fn connect(
+pub(crate) async fn connect(
     spec: ServerSpec,
     scrubbed: Vec<String>,
     children: Children,

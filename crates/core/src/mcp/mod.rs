@@ -37,14 +37,14 @@ use tokio::sync::watch;
 
 use crate::permission::trust::Declared;
 use crate::tools::{Tool, ToolSource};
-pub use asker::Asker;
-pub use children::Children;
-pub use tool::exposed_name;
+pub(crate) use asker::Asker;
+pub(crate) use children::Children;
+pub(crate) use tool::exposed_name;
 
 pub use crate::config::ServerSpec;
 
 /// How long a server may take to start and list its tools.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often a connected server is checked for having gone away.
 const WATCH_EVERY: Duration = Duration::from_millis(200);
 /// The first and the longest pause between tries to bring a server back.
@@ -52,7 +52,7 @@ const RETRY_FIRST: Duration = Duration::from_millis(500);
 const RETRY_MOST: Duration = Duration::from_secs(60);
 
 /// Merges server lists by name; later lists win (user < project < session).
-pub fn merge(lists: impl IntoIterator<Item = Vec<ServerSpec>>) -> Vec<ServerSpec> {
+pub(crate) fn merge(lists: impl IntoIterator<Item = Vec<ServerSpec>>) -> Vec<ServerSpec> {
     let mut merged: Vec<ServerSpec> = Vec::new();
     for list in lists {
         for spec in list {
@@ -79,29 +79,29 @@ enum State {
 
 /// A server the project declares, held back until the user trusts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Held {
+pub(crate) struct Held {
     /// The project's definition.
-    pub spec: ServerSpec,
+    pub(crate) spec: ServerSpec,
     /// The user's own server of the same name, which starts instead when the project's is not
     /// trusted.
-    pub instead: Option<ServerSpec>,
+    pub(crate) instead: Option<ServerSpec>,
     /// The file that declares it.
-    pub source: PathBuf,
+    pub(crate) source: PathBuf,
     /// What changed since the user trusted it, when it is held again for that.
-    pub changed: Option<String>,
+    pub(crate) changed: Option<String>,
 }
 
 /// A project's server started because the user trusted it: what was trusted, checked again
 /// before every start and restart.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Trusted {
+pub(crate) struct Trusted {
     /// The server, as it is held again when its code changed.
-    pub held: Held,
+    pub(crate) held: Held,
     /// The definition and the files' hashes the user trusted.
-    pub declared: Declared,
+    pub(crate) declared: Declared,
     /// Whether the session can ask about it again (not `tandem exec`): a changed server is
     /// then held for the next prompt, else left stopped.
-    pub asks: bool,
+    pub(crate) asks: bool,
 }
 
 impl Trusted {
@@ -149,7 +149,7 @@ impl Server {
 
 /// A session's MCP servers and the tools they offer: one record per server, in the order
 /// they were declared, behind one lock.
-pub struct Hub {
+pub(crate) struct Hub {
     servers: Mutex<Vec<Server>>,
     /// Counts servers still connecting; 0 means settled.
     pending: watch::Sender<usize>,
@@ -165,7 +165,7 @@ impl Hub {
     /// A hub with no servers yet. `scrubbed` names environment variables the servers must
     /// not inherit (tandem's API keys); their process groups are registered with `children`;
     /// their questions go to `asker`.
-    pub fn new(scrubbed: Vec<String>, children: Children, asker: Asker) -> Arc<Hub> {
+    pub(crate) fn new(scrubbed: Vec<String>, children: Children, asker: Asker) -> Arc<Hub> {
         Arc::new(Hub {
             servers: Mutex::new(Vec::new()),
             pending: watch::Sender::new(0),
@@ -191,13 +191,13 @@ impl Hub {
     }
 
     /// Starts connecting to `spec` in the background; [`Hub::settled`] waits for it too.
-    pub fn launch(self: &Arc<Self>, spec: ServerSpec) {
+    pub(crate) fn launch(self: &Arc<Self>, spec: ServerSpec) {
         self.start(spec, None);
     }
 
     /// Starts the project's server the user trusted, as [`Hub::launch`] does, once its code
     /// is checked to be what was trusted (and again before every restart).
-    pub fn launch_trusted(self: &Arc<Self>, trusted: Trusted) {
+    pub(crate) fn launch_trusted(self: &Arc<Self>, trusted: Trusted) {
         self.start(trusted.held.spec.clone(), Some(trusted));
     }
 
@@ -268,14 +268,14 @@ impl Hub {
     }
 
     /// Holds `held` back until the user has been asked; `why` is what `_tandem/status` says.
-    pub fn hold(&self, held: Held, why: String) {
+    pub(crate) fn hold(&self, held: Held, why: String) {
         let name = held.spec.name.clone();
         self.with_server(&name, State::Held(why), |s| s.held = Some(held));
     }
 
     /// The servers held back so far, now to be asked about (they stay `held` until
     /// [`Hub::launch`]ed, [`Hub::decline`]d or held again).
-    pub fn take_held(&self) -> Vec<Held> {
+    pub(crate) fn take_held(&self) -> Vec<Held> {
         self.servers
             .lock()
             .iter_mut()
@@ -284,7 +284,7 @@ impl Hub {
     }
 
     /// Records that the project's server `name` was not started, and why.
-    pub fn decline(&self, name: &str, why: String) {
+    pub(crate) fn decline(&self, name: &str, why: String) {
         tracing::info!(server = %name, "project MCP server not started: {why}");
         self.with_server(name, State::NotStarted(why), |s| s.held = None);
     }
@@ -330,7 +330,7 @@ impl Hub {
     }
 
     /// What the user should be told about the servers since the last time, once.
-    pub fn take_notices(&self) -> Vec<String> {
+    pub(crate) fn take_notices(&self) -> Vec<String> {
         self.servers
             .lock()
             .iter_mut()
@@ -367,13 +367,13 @@ impl Hub {
     }
 
     /// Waits until every server is ready or has failed (each is bounded by its connect timeout).
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         let mut rx = self.pending.subscribe();
         let _ = rx.wait_for(|n| *n == 0).await;
     }
 
     /// The MCP tools offered now, server by server in the order they were declared.
-    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+    pub(crate) fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.servers
             .lock()
             .iter()
@@ -383,7 +383,7 @@ impl Hub {
 
     /// Every server: name, `connecting` / `ready` / `failed` / `reconnecting` / `held` /
     /// `not_started`, and the reason.
-    pub fn states(&self) -> Vec<(String, &'static str, Option<String>)> {
+    pub(crate) fn states(&self) -> Vec<(String, &'static str, Option<String>)> {
         self.servers
             .lock()
             .iter()
@@ -395,7 +395,7 @@ impl Hub {
     }
 
     /// Server instructions for the system prompt.
-    pub fn instructions(&self) -> String {
+    pub(crate) fn instructions(&self) -> String {
         self.servers
             .lock()
             .iter()
@@ -411,7 +411,7 @@ impl Hub {
     }
 
     /// Stops every server (and everything it started).
-    pub fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         let connections: Vec<_> = self
             .servers
             .lock()

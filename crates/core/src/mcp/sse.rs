@@ -15,7 +15,7 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 
 /// Why the stream could not be opened, or a message not delivered.
 #[derive(Debug, thiserror::Error)]
-pub enum SseError {
+pub(crate) enum SseError {
     /// The URL is not one.
     #[error("`{0}` is not a URL")]
     Url(String),
@@ -34,13 +34,13 @@ pub enum SseError {
 }
 
 /// Messages to the server (each POSTed to the endpoint).
-pub type Outgoing = Pin<Box<dyn Sink<ClientJsonRpcMessage, Error = SseError> + Send>>;
+pub(crate) type Outgoing = Pin<Box<dyn Sink<ClientJsonRpcMessage, Error = SseError> + Send>>;
 /// Messages from the server, until the stream ends.
-pub type Incoming = Pin<Box<dyn Stream<Item = ServerJsonRpcMessage> + Send>>;
+pub(crate) type Incoming = Pin<Box<dyn Stream<Item = ServerJsonRpcMessage> + Send>>;
 
 /// Opens the event stream at `url` with `headers`, waits for its endpoint, and returns the
 /// two halves of the transport.
-pub async fn open(url: &str, headers: HeaderMap) -> Result<(Outgoing, Incoming), SseError> {
+pub(crate) async fn open(url: &str, headers: HeaderMap) -> Result<(Outgoing, Incoming), SseError> {
     let base = reqwest::Url::parse(url).map_err(|_| SseError::Url(url.to_string()))?;
     // No redirects: one could carry the headers to another origin.
     let http = reqwest::Client::builder()

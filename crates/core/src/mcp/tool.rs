@@ -17,7 +17,7 @@ use crate::types::{Severity, ToolContent, ToolKind, TurnEvent};
 const MAX_NAME: usize = 64;
 
 /// `mcp__<server>__<tool>` with only the characters model APIs accept, unique among `taken`.
-pub fn exposed_name(server: &str, tool: &str, taken: &[String]) -> String {
+pub(crate) fn exposed_name(server: &str, tool: &str, taken: &[String]) -> String {
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| {
@@ -44,7 +44,7 @@ pub fn exposed_name(server: &str, tool: &str, taken: &[String]) -> String {
 }
 
 /// The tools of a freshly connected server, named so they do not clash with `taken`.
-pub fn adapters(connection: &Connection, taken: &[String]) -> Vec<Arc<dyn Tool>> {
+pub(crate) fn adapters(connection: &Connection, taken: &[String]) -> Vec<Arc<dyn Tool>> {
     let mut names: Vec<String> = taken.to_vec();
     connection
         .tools

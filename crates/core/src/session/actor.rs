@@ -13,7 +13,7 @@ use super::SessionError;
 use super::commands::{self, Action, SlashCommand};
 use super::options;
 use super::queue::{Job, Queue};
-pub use super::ran::Ran;
+pub(crate) use super::ran::Ran;
 use super::ran::Running;
 use crate::config::{QueuedPrompts, Settings};
 use crate::model::Message;

@@ -44,7 +44,7 @@ pub struct SlashCommand {
 }
 
 /// The prompt `/init` runs.
-pub const INIT_PROMPT: &str = "Look at this project (its layout, build and package files, README, \
+pub(crate) const INIT_PROMPT: &str = "Look at this project (its layout, build and package files, README, \
 tests and conventions) and write an AGENTS.md file at the project root with concise instructions \
 for coding agents: how to build, test and lint, how the code is laid out, and the conventions to \
 follow. If AGENTS.md already exists, improve it and keep what is still true. $ARGUMENTS";
@@ -53,7 +53,7 @@ follow. If AGENTS.md already exists, improve it and keep what is still true. $AR
 /// same name; built-ins cannot be replaced), then the user's and the project's actions. A
 /// project's action that runs a command never replaces a user's command or action of the
 /// same name: typing `/review` must not run a repository's program instead of your own.
-pub fn discover(
+pub(crate) fn discover(
     cwd: &Path,
     config_dir: &Path,
     user_actions: &[crate::config::ActionSpec],
@@ -222,14 +222,14 @@ fn read(file: &crate::customize::Markdown) -> Option<SlashCommand> {
 /// command's own line) and the text after that line, which is not the command's (clients add
 /// context to a prompt: agent-shell appends the line the user was on).
 #[derive(Debug, PartialEq, Eq)]
-pub struct Invocation<'a> {
-    pub name: &'a str,
-    pub args: &'a str,
-    pub after: &'a str,
+pub(crate) struct Invocation<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) args: &'a str,
+    pub(crate) after: &'a str,
 }
 
 /// The slash command `text` starts with, if any.
-pub fn parse(text: &str) -> Option<Invocation<'_>> {
+pub(crate) fn parse(text: &str) -> Option<Invocation<'_>> {
     let rest = text.trim_start().strip_prefix('/')?;
     let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
     let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
@@ -241,7 +241,7 @@ pub fn parse(text: &str) -> Option<Invocation<'_>> {
 }
 
 /// The template with `$ARGUMENTS` filled in (arguments appended when the template has no slot).
-pub fn expand(template: &str, args: &str) -> String {
+pub(crate) fn expand(template: &str, args: &str) -> String {
     if template.contains("$ARGUMENTS") {
         template.replace("$ARGUMENTS", args).trim_end().to_string()
     } else if args.is_empty() {

@@ -18,11 +18,11 @@ use crate::config::Config;
 use crate::model::discover::{BACKGROUND_PROBE_TIMEOUT, Discovered, discover};
 
 /// The server's answer, once it came (`None` before, and always in replay mode).
-pub type Answer = watch::Receiver<Option<Arc<Discovered>>>;
+pub(crate) type Answer = watch::Receiver<Option<Arc<Discovered>>>;
 
 /// What the server said about itself, and the way to have it asked (again).
 #[derive(Clone)]
-pub struct Discovery {
+pub(crate) struct Discovery {
     answer: Answer,
     again: Arc<Notify>,
     /// What the first ask needs, until it begins.
@@ -38,7 +38,7 @@ struct Pending {
 
 impl Discovery {
     /// Begins asking, unless it has begun.
-    pub fn begin(&self) {
+    pub(crate) fn begin(&self) {
         if let Some(p) = self.pending.lock().take() {
             p.runtime
                 .spawn(keep_asking(p.config, p.tx, self.again.clone()));
@@ -46,18 +46,18 @@ impl Discovery {
     }
 
     /// The latest answer.
-    pub fn borrow(&self) -> watch::Ref<'_, Option<Arc<Discovered>>> {
+    pub(crate) fn borrow(&self) -> watch::Ref<'_, Option<Arc<Discovered>>> {
         self.answer.borrow()
     }
 
     /// The answer as it changes, for a session's requests.
-    pub fn answer(&self) -> Answer {
+    pub(crate) fn answer(&self) -> Answer {
         self.answer.clone()
     }
 
     /// Begins asking if nobody has yet, and asks again when the last answer left out what a
     /// later ask may give (a prompt is about to need it); returns at once.
-    pub fn ask_again_if_unanswered(&self) {
+    pub(crate) fn ask_again_if_unanswered(&self) {
         self.begin();
         if self.borrow().as_ref().is_some_and(|found| found.ask_again) {
             self.again.notify_one();

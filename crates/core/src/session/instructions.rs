@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 /// The file name read in each directory.
-pub const FILE: &str = "AGENTS.md";
+pub(crate) const FILE: &str = "AGENTS.md";
 /// Most bytes taken from one file.
 const MAX_BYTES: usize = 32 * 1024;
 
@@ -13,7 +13,7 @@ const MAX_BYTES: usize = 32 * 1024;
 /// repository root's, down to `cwd`'s own (nearest last). Without a repository (no `.git`
 /// above), only `cwd`'s own applies. Each is given where it really is (links resolved,
 /// once), and a project's only when that is inside the project.
-pub fn files(cwd: &Path, config_dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files(cwd: &Path, config_dir: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<&Path> = Vec::new();
     let mut found_root = false;
     for dir in cwd.ancestors() {
@@ -59,7 +59,7 @@ fn within(path: &Path, top: &Path) -> Option<PathBuf> {
 /// The instructions text for the system prompt, or an empty string when there are none:
 /// [`files`] for `cwd`, then those of each of the workspace's other `folders` not already
 /// taken (a folder in the same repository shares its root's file).
-pub fn load(cwd: &Path, folders: &[PathBuf], config_dir: &Path) -> String {
+pub(crate) fn load(cwd: &Path, folders: &[PathBuf], config_dir: &Path) -> String {
     let mut all = files(cwd, config_dir);
     for folder in folders {
         for path in files(folder, config_dir) {

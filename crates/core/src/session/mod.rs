@@ -7,11 +7,11 @@ mod actor;
 pub mod commands;
 mod credentials;
 mod discovery;
-pub mod instructions;
+pub(crate) mod instructions;
 mod live;
 mod open;
-pub mod options;
-pub mod playback;
+pub(crate) mod options;
+pub(crate) mod playback;
 mod queue;
 mod ran;
 mod sandbox;
@@ -45,8 +45,8 @@ use credentials::{SessionModel, Shared};
 use discovery::Discovery;
 use live::{Live, keep_if_used};
 use options::OptionError;
-pub use ran::Ran;
-pub use status::LiveSession;
+pub(crate) use ran::Ran;
+pub(crate) use status::LiveSession;
 
 /// Why a session request failed; converted to a JSON-RPC error in acp/errors.rs.
 #[derive(Debug, thiserror::Error)]
@@ -238,7 +238,7 @@ impl SessionManager {
     /// the configuration is read again first: `tandem login` may have stored a key (or chosen
     /// a server that needs none) since, or `tandem logout` taken it away. A refused key with
     /// nothing new is left for the server to judge again.
-    pub fn check_credentials(&self) -> Result<(), ModelError> {
+    pub(crate) fn check_credentials(&self) -> Result<(), ModelError> {
         self.shared.settled();
         let missing = missing_key(&self.config());
         if missing.is_none() && !self.shared.is_refused() && !self.shared.store_changed() {
@@ -386,7 +386,7 @@ impl SessionManager {
     }
 
     /// Runs a prompt to its end; resolves when the turn stops.
-    pub async fn prompt(&self, id: &str, parts: Vec<UserPart>) -> Result<StopReason, SessionError> {
+    pub(crate) async fn prompt(&self, id: &str, parts: Vec<UserPart>) -> Result<StopReason, SessionError> {
         self.run(id, parts, None).await.map(|ran| ran.stop)
     }
 

@@ -6,7 +6,7 @@ use crate::model::discover::Discovered;
 use crate::types::{Mode, OptionCategory, OptionKind, OptionValue, OptionView};
 
 /// The reasoning levels offered for models that take `reasoning_effort`.
-pub const REASONING_EFFORTS: [(&str, &str); 3] =
+pub(crate) const REASONING_EFFORTS: [(&str, &str); 3] =
     [("low", "Low"), ("medium", "Medium"), ("high", "High")];
 
 /// Why a setting could not be changed.
@@ -36,7 +36,7 @@ pub enum OptionError {
 /// (by the config, or by the model's family for one picked from the server's list),
 /// `auto_compact` only to an editor that shows on/off options (`booleans`). Without models in
 /// the config, the model picker lists what the server serves.
-pub fn views(
+pub(crate) fn views(
     settings: &Settings,
     config: &Config,
     server: Option<&Discovered>,
@@ -139,7 +139,7 @@ fn models(config: &Config, server: Option<&Discovered>, current: &str) -> Vec<Op
 }
 
 /// Applies `option = value`, checked against what [`views`] offers right now.
-pub fn apply(
+pub(crate) fn apply(
     settings: &mut Settings,
     config: &Config,
     server: Option<&Discovered>,

@@ -14,7 +14,7 @@ const OUTPUT_NOT_KEPT: &str = "Ran in the editor's terminal; its output was not 
 /// The updates that show the conversation in `lines`, in order: user messages (slash
 /// commands included), reasoning and answers, tool calls in their final state and in the
 /// order the model made them, plans, and compaction points.
-pub fn events(lines: &[Line]) -> Vec<TurnEvent> {
+pub(crate) fn events(lines: &[Line]) -> Vec<TurnEvent> {
     let mut playback = Playback::new(lines);
     let mut events = Vec::new();
     while let Some(batch) = playback.next_batch(usize::MAX) {
@@ -39,7 +39,7 @@ pub struct Playback<'a> {
 
 impl<'a> Playback<'a> {
     /// Ready to play `lines` from the start.
-    pub fn new(lines: &'a [Line]) -> Self {
+    pub(crate) fn new(lines: &'a [Line]) -> Self {
         Playback {
             lines,
             timeline: Timeline::new(lines),

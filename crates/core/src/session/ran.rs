@@ -20,7 +20,7 @@ pub struct Ran {
 
 impl Ran {
     /// A prompt that ended with `stop` and nothing more to tell.
-    pub fn stopped(stop: StopReason) -> Self {
+    pub(crate) fn stopped(stop: StopReason) -> Self {
         Ran {
             stop,
             output: None,
@@ -32,7 +32,7 @@ impl Ran {
 
     /// How a turn that ended with a stop reason is answered: with what it printed, its
     /// structured answer or rewind report, and what it spent.
-    pub fn of(
+    pub(crate) fn of(
         output: Option<String>,
         structured: Option<Result<serde_json::Value, String>>,
         rewound: Option<RewindReport>,

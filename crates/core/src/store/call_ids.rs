@@ -13,7 +13,7 @@ use crate::conversation::ToolCall;
 
 /// Gives out session-unique ids for the editor, in call order.
 #[derive(Debug, Clone, Default)]
-pub struct CallIds {
+pub(crate) struct CallIds {
     /// Put before every id: a subagent's calls carry its `task` call's id, so they can never
     /// meet the session's own.
     prefix: String,
@@ -22,7 +22,7 @@ pub struct CallIds {
 
 impl CallIds {
     /// Ids for a subagent run by the call the editor knows as `task_id`.
-    pub fn nested(task_id: &str) -> Self {
+    pub(crate) fn nested(task_id: &str) -> Self {
         Self {
             prefix: format!("{task_id}/"),
             used: HashSet::new(),
@@ -30,7 +30,7 @@ impl CallIds {
     }
 
     /// The editor's id for the next call the model made with `model_id`.
-    pub fn issue(&mut self, model_id: &str) -> String {
+    pub(crate) fn issue(&mut self, model_id: &str) -> String {
         let base = format!("{}{model_id}", self.prefix);
         let mut id = base.clone();
         let mut n = 2;
@@ -43,18 +43,18 @@ impl CallIds {
     }
 
     /// Marks `ids` (editor ids, given out before) as taken.
-    pub fn reserve(&mut self, ids: &[String]) {
+    pub(crate) fn reserve(&mut self, ids: &[String]) {
         self.used.extend(ids.iter().cloned());
     }
 
     /// The editor's ids for one response's calls, in order.
-    pub fn issue_all(&mut self, calls: &[ToolCall]) -> Vec<String> {
+    pub(crate) fn issue_all(&mut self, calls: &[ToolCall]) -> Vec<String> {
         calls.iter().map(|c| self.issue(&c.id)).collect()
     }
 
     /// Takes the ids a record a rewind took out of the conversation gave out (its calls,
     /// or calls cut off), so no later call gets them again.
-    pub fn pass(&mut self, record: &super::Record) {
+    pub(crate) fn pass(&mut self, record: &super::Record) {
         match record {
             super::Record::Assistant { tool_calls, .. } => {
                 self.issue_all(tool_calls);

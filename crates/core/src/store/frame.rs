@@ -7,23 +7,23 @@ use crate::types::{Mode, ToolSpec};
 
 /// The fixed start of a conversation's requests.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Frame {
+pub(crate) struct Frame {
     /// The system prompt, as first sent.
-    pub system: String,
+    pub(crate) system: String,
     /// The tools offered, in a stable order; tools that appear later are appended, tools
     /// that go away stay listed (their calls get a result that says why).
-    pub tools: Vec<ToolSpec>,
+    pub(crate) tools: Vec<ToolSpec>,
     /// What the model was last told of the things that change.
-    pub told: Told,
+    pub(crate) told: Told,
 }
 
 /// The facts that change during a session, as the model last heard them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Told {
+pub(crate) struct Told {
     /// The permission mode.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// Today's date (`YYYY-MM-DD`).
-    pub date: String,
+    pub(crate) date: String,
     /// The answer format the current prompt requires, if any.
-    pub output: Option<String>,
+    pub(crate) output: Option<String>,
 }

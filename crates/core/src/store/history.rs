@@ -27,11 +27,11 @@ use crate::conversation::{Message, ToolResult};
 use crate::types::{Effect, Intending, Ledger, PromptBlock, ToolCallView, UserPart};
 
 /// What a call whose result never reached the transcript (tandem stopped mid-turn) reads.
-pub const NOT_FINISHED: &str = "Not run: tandem stopped before this call finished.";
+pub(crate) const NOT_FINISHED: &str = "Not run: tandem stopped before this call finished.";
 
 /// The conversation and where it is recorded.
 #[derive(Debug, Clone)]
-pub struct History {
+pub(crate) struct History {
     conversation: Conversation,
     transcript: Transcript,
     /// The editor's ids for the calls so far.
@@ -42,7 +42,7 @@ pub struct History {
 
 impl History {
     /// An empty conversation recorded in `transcript`.
-    pub fn new(transcript: Transcript) -> Self {
+    pub(crate) fn new(transcript: Transcript) -> Self {
         Self {
             conversation: Conversation::default(),
             transcript,
@@ -52,7 +52,7 @@ impl History {
     }
 
     /// An empty conversation of the subagent run by the call the editor knows as `task_id`.
-    pub fn nested(transcript: Transcript, task_id: &str) -> Self {
+    pub(crate) fn nested(transcript: Transcript, task_id: &str) -> Self {
         Self {
             call_ids: CallIds::nested(task_id),
             ..Self::new(transcript)
@@ -62,7 +62,7 @@ impl History {
     /// The conversation `lines` recorded, going on in `transcript`: the turns a rewind took
     /// back are left out (see [`Timeline`]), though their calls' ids stay taken. A call whose
     /// result is missing (a crash mid-turn) is answered with [`NOT_FINISHED`].
-    pub fn rebuild(lines: &[Line], transcript: Transcript) -> Self {
+    pub(crate) fn rebuild(lines: &[Line], transcript: Transcript) -> Self {
         let timeline = Timeline::new(lines);
         let mut conversation = Conversation::default();
         let mut call_ids = CallIds::default();
@@ -131,37 +131,37 @@ impl History {
 
     /// The messages the model sees (after the system prompt). Each is shared: a request
     /// holds the same messages, not copies of them.
-    pub fn messages(&self) -> &[Arc<Message>] {
+    pub(crate) fn messages(&self) -> &[Arc<Message>] {
         &self.conversation.messages
     }
 
     /// The editor's ids as they stand: the next response's calls get the ids this gives out
     /// (see [`CallIds`]).
-    pub fn call_ids(&self) -> CallIds {
+    pub(crate) fn call_ids(&self) -> CallIds {
         self.call_ids.clone()
     }
 
     /// Where the conversation is recorded.
-    pub fn transcript(&self) -> &Transcript {
+    pub(crate) fn transcript(&self) -> &Transcript {
         &self.transcript
     }
 
     /// Adds a user message tandem wrote itself within a turn (a subagent's task, a request to
     /// redo an answer).
-    pub fn push_user(&mut self, parts: Vec<UserPart>) {
+    pub(crate) fn push_user(&mut self, parts: Vec<UserPart>) {
         self.push(parts, None, true);
     }
 
     /// Adds the user's prompt, which starts a turn: `parts` as the model reads them, `sent`
     /// as the editor sent them (recorded only where a load would not show them from `parts`).
-    pub fn push_prompt(&mut self, parts: Vec<UserPart>, sent: Vec<PromptBlock>) {
+    pub(crate) fn push_prompt(&mut self, parts: Vec<UserPart>, sent: Vec<PromptBlock>) {
         let sent = (sent != PromptBlock::of_parts(&parts)).then_some(sent);
         self.push(parts, sent, false);
     }
 
     /// Adds a message the user sent while a turn ran (steering it), where it reached the
     /// model.
-    pub fn push_steer(&mut self, parts: Vec<UserPart>, sent: Vec<PromptBlock>) {
+    pub(crate) fn push_steer(&mut self, parts: Vec<UserPart>, sent: Vec<PromptBlock>) {
         let sent = (sent != PromptBlock::of_parts(&parts)).then_some(sent);
         self.push(parts, sent, true);
     }
@@ -179,7 +179,7 @@ impl History {
     /// Records what a tool call did (the commands it started, and the files it changed
     /// without a ledger: those of a journal with one are recorded already), before its
     /// result.
-    pub fn effects(&mut self, effects: Vec<Effect>) {
+    pub(crate) fn effects(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             self.transcript.append(match effect {
                 Effect::File {
@@ -200,7 +200,7 @@ impl History {
     /// anything (reasoning included); the model sees it again when it has text or calls, and
     /// its calls wait for results. Returns the ids the editor knows its calls by (see
     /// [`CallIds`]).
-    pub fn push_assistant(&mut self, answer: Message) -> Vec<String> {
+    pub(crate) fn push_assistant(&mut self, answer: Message) -> Vec<String> {
         self.close_unanswered(NOT_FINISHED);
         let Message::Assistant {
             text,
@@ -226,7 +226,7 @@ impl History {
 
     /// Keeps the editor ids of calls shown while they streamed and cut off before they were
     /// complete taken, in the live session and in a reload of it (see [`Record::CutOff`]).
-    pub fn cut_off(&mut self, ids: Vec<String>) {
+    pub(crate) fn cut_off(&mut self, ids: Vec<String>) {
         if ids.is_empty() {
             return;
         }
@@ -236,7 +236,7 @@ impl History {
 
     /// Records the result of the open call `call_id` (with how the editor last showed it) at
     /// once; the model sees the results in call order once every call has one.
-    pub fn answer(&mut self, call_id: &str, result: ToolResult, view: Option<ToolCallView>) {
+    pub(crate) fn answer(&mut self, call_id: &str, result: ToolResult, view: Option<ToolCallView>) {
         self.transcript.append(Record::ToolResult {
             call_id: call_id.to_string(),
             content: result.content.clone(),
@@ -247,42 +247,42 @@ impl History {
     }
 
     /// The fixed start of the requests, when one was made since the last compaction.
-    pub fn frame(&mut self) -> Option<&mut Frame> {
+    pub(crate) fn frame(&mut self) -> Option<&mut Frame> {
         self.frame.as_mut()
     }
 
     /// Fixes the start of the requests from now on.
-    pub fn set_frame(&mut self, frame: Frame) {
+    pub(crate) fn set_frame(&mut self, frame: Frame) {
         self.frame = Some(frame);
     }
 
     /// Tells the model `text` at this point of the conversation (see [`Record::Context`]).
     /// It joins the last message, so roles still alternate the way chat templates expect.
-    pub fn push_context(&mut self, text: String) {
+    pub(crate) fn push_context(&mut self, text: String) {
         self.transcript
             .append(Record::Context { text: text.clone() });
         self.conversation.context(text);
     }
 
     /// Records a slash command the model does not see, so a load shows it where it ran.
-    pub fn push_command(&mut self, parts: Vec<UserPart>) {
+    pub(crate) fn push_command(&mut self, parts: Vec<UserPart>) {
         self.transcript.append(Record::Command { parts });
     }
 
     /// Records what tandem told the user outside the model's answers.
-    pub fn push_note(&mut self, text: String) {
+    pub(crate) fn push_note(&mut self, text: String) {
         self.transcript.append(Record::Note { text });
     }
 
     /// Answers every open call that has no result yet with `why`.
-    pub fn close_unanswered(&mut self, why: &str) {
+    pub(crate) fn close_unanswered(&mut self, why: &str) {
         for id in self.conversation.unanswered() {
             self.answer(&id, why.to_string().into(), None);
         }
     }
 
     /// Whether any message holds an image (the user's, or one a call gave).
-    pub fn holds_images(&self) -> bool {
+    pub(crate) fn holds_images(&self) -> bool {
         self.conversation.messages.iter().any(|m| match &**m {
             Message::User(parts) => parts.iter().any(|p| matches!(p, UserPart::Image { .. })),
             Message::Tool { images, .. } => !images.is_empty(),
@@ -292,7 +292,7 @@ impl History {
 
     /// Leaves every image the conversation holds out of it from now on, each replaced by
     /// `note` (the model server refused a request that held them).
-    pub fn leave_out_images(&mut self, note: &str) {
+    pub(crate) fn leave_out_images(&mut self, note: &str) {
         self.transcript.append(Record::ImagesLeftOut {
             note: note.to_string(),
         });
@@ -300,7 +300,7 @@ impl History {
     }
 
     /// Replaces all but the last `kept` messages with `summary`.
-    pub fn compact(&mut self, summary: &str, kept: usize) {
+    pub(crate) fn compact(&mut self, summary: &str, kept: usize) {
         self.close_unanswered(NOT_FINISHED);
         self.transcript.append(Record::Compaction {
             summary: summary.to_string(),
@@ -317,17 +317,17 @@ static IN_FLIGHT: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::defaul
 /// An intent this process is carrying out, from its record until its outcome is queued:
 /// while it lives, [`Flight::is_on`] says so for its id.
 #[derive(Debug)]
-pub struct Flight(String);
+pub(crate) struct Flight(String);
 
 impl Flight {
     /// Marks `id` as being carried out.
-    pub fn start(id: &str) -> Self {
+    pub(crate) fn start(id: &str) -> Self {
         IN_FLIGHT.lock().insert(id.to_string());
         Self(id.to_string())
     }
 
     /// Whether the intent `id` is being carried out in this process.
-    pub fn is_on(id: &str) -> bool {
+    pub(crate) fn is_on(id: &str) -> bool {
         IN_FLIGHT.lock().contains(id)
     }
 }
@@ -345,14 +345,14 @@ impl Drop for Flight {
 /// change waits for is half the size, and a 3 MB write is not slowed by writing 6. The disk taking the intent is what the change waits for:
 /// [`Transcript::flush`] returns once the writer has handed it to the kernel, which a kill
 /// cannot undo (no fsync: a power cut is not what this guards against).
-pub struct WriteAhead {
+pub(crate) struct WriteAhead {
     transcript: Transcript,
     flights: Mutex<HashMap<String, Flight>>,
 }
 
 impl WriteAhead {
     /// The ledger of changes recorded in `transcript`.
-    pub fn new(transcript: Transcript) -> Self {
+    pub(crate) fn new(transcript: Transcript) -> Self {
         Self {
             transcript,
             flights: Mutex::default(),

@@ -14,7 +14,7 @@ use super::StoreError;
 /// A held session lock; released when dropped (with the last handle of its transcript, in
 /// [`super::writer::run`]).
 #[derive(Debug)]
-pub struct SessionLock {
+pub(crate) struct SessionLock {
     /// `None` where the data directory may not be written: no process can write the
     /// session there, so there is nothing to keep from another.
     _file: Option<File>,
@@ -27,7 +27,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 /// Takes the lock of the transcript at `transcript`, or says that another process has it.
 /// (A session opened again in this process shares the open transcript, and its lock: see
 /// [`super::Transcript::open`].)
-pub async fn take(transcript: &Path) -> Result<SessionLock, StoreError> {
+pub(crate) async fn take(transcript: &Path) -> Result<SessionLock, StoreError> {
     let path = transcript.with_extension("lock");
     let file = match crate::platform::private::file_options(
         OpenOptions::new().create(true).truncate(false).write(true),

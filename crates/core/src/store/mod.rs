@@ -10,29 +10,29 @@
 //! `sessions/` are the user's alone (0700, tightened when found looser), as is every file in
 //! them (0600).
 
-pub mod call_ids;
+pub(crate) mod call_ids;
 mod fork;
-pub mod frame;
-pub mod history;
-pub mod lock;
-pub mod record;
+pub(crate) mod frame;
+pub(crate) mod history;
+pub(crate) mod lock;
+pub(crate) mod record;
 mod snapshot;
 pub mod timeline;
-pub mod title;
+pub(crate) mod title;
 pub mod transcript;
 mod writer;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-pub use call_ids::CallIds;
-pub use frame::{Frame, Told};
-pub use history::History;
+pub(crate) use call_ids::CallIds;
+pub(crate) use frame::{Frame, Told};
+pub(crate) use history::History;
 pub use record::{Line, Record, Restored, Snapshot};
 pub use transcript::{Lost, Transcript, Unsaved, write_out};
 
 /// Sessions per `session/list` page.
-pub const PAGE: usize = 50;
+pub(crate) const PAGE: usize = 50;
 
 /// A store operation that failed.
 #[derive(Debug, thiserror::Error)]
@@ -96,7 +96,7 @@ pub struct Store {
 }
 
 /// Whether `id` can name a transcript file (no path tricks).
-pub fn valid_id(id: &str) -> bool {
+pub(crate) fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 64
         && id
@@ -116,7 +116,7 @@ impl Store {
     /// What a process does once, as it starts: makes the data directory private where it
     /// exists (one made by an older tandem was left to the umask) and removes the partial
     /// copies forks killed part-way left behind (never one another live process is writing).
-    pub fn tidy(&self) {
+    pub(crate) fn tidy(&self) {
         for dir in [&self.home, &self.dir] {
             if let Err(e) = crate::platform::private::tighten_dir(dir) {
                 tracing::warn!(dir = %dir.display(), "cannot make the data directory private (0700): {e}");
@@ -145,7 +145,7 @@ impl Store {
 
     /// Starts the transcript of a new session; `first` are its records after the header.
     /// Returns once they are on disk, so the session is listed from then on.
-    pub async fn create(
+    pub(crate) async fn create(
         &self,
         id: &str,
         cwd: &Path,
@@ -166,7 +166,7 @@ impl Store {
 
     /// A stored session's records, with those this process holds for the disk (a full
     /// disk), so a fork or an export misses none.
-    pub fn read(&self, id: &str) -> Result<Vec<Line>, StoreError> {
+    pub(crate) fn read(&self, id: &str) -> Result<Vec<Line>, StoreError> {
         let path = self.path(id);
         if !valid_id(id) || !path.is_file() {
             return Err(StoreError::NotFound(id.to_string()));
@@ -178,7 +178,7 @@ impl Store {
 
     /// Opens a stored session: its records (with those this process has not written yet)
     /// and its transcript for appending.
-    pub async fn open(&self, id: &str) -> Result<(Vec<Line>, Transcript), StoreError> {
+    pub(crate) async fn open(&self, id: &str) -> Result<(Vec<Line>, Transcript), StoreError> {
         let path = self.path(id);
         if !valid_id(id) || !path.is_file() {
             return Err(StoreError::NotFound(id.to_string()));
@@ -191,7 +191,7 @@ impl Store {
     /// With `turn`, the fork's conversation stops before that turn (1-based), as a rewind
     /// there would leave it, and no file is touched. Returns `from`'s working directory.
     /// The copy appears whole, once it is on disk, or not at all (`fork.rs`).
-    pub async fn fork(
+    pub(crate) async fn fork(
         &self,
         from: &str,
         to: &str,
@@ -263,7 +263,7 @@ impl Store {
     }
 
     /// Removes a session's transcript.
-    pub fn delete(&self, id: &str) -> Result<(), StoreError> {
+    pub(crate) fn delete(&self, id: &str) -> Result<(), StoreError> {
         if !self.exists(id) {
             return Err(StoreError::NotFound(id.to_string()));
         }
@@ -277,7 +277,7 @@ impl Store {
 
     /// Whether the stored session `id` got a prompt (a slash command counts); `false` for a
     /// session that is not stored. Reads only as far as the first prompt.
-    pub fn prompted(&self, id: &str) -> bool {
+    pub(crate) fn prompted(&self, id: &str) -> bool {
         if !valid_id(id) {
             return false;
         }
@@ -293,7 +293,7 @@ impl Store {
 
     /// Stored sessions that got a prompt, newest first, optionally only those in `cwd`; one
     /// page from `cursor`. Returns the page and the cursor of the next one.
-    pub fn list(&self, cwd: Option<&Path>, cursor: Option<&str>) -> (Vec<Summary>, Option<String>) {
+    pub(crate) fn list(&self, cwd: Option<&Path>, cursor: Option<&str>) -> (Vec<Summary>, Option<String>) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return (Vec::new(), None);
         };

@@ -15,7 +15,7 @@ use crate::types::{PromptBlock, UserPart};
 /// lines without it. The write-ahead records (`file_intent`, `file_outcome`,
 /// `rewind_intent`, `rewind_dropped`) came later within version 2: a build from before them
 /// skips those lines as unreadable and reads the rest.
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 
 /// How the view of a result keeps an image the result also gave the model: by its place
 /// among the result's `images`, so the data is stored once.
@@ -23,7 +23,7 @@ const SAME_IMAGE: &str = "tandem:result-image:";
 
 /// `view` as a [`Record::ToolResult`] keeps it: an image that is also one of `images` is
 /// named by its place there.
-pub fn view_by_reference(mut view: ToolCallView, images: &[String]) -> ToolCallView {
+pub(crate) fn view_by_reference(mut view: ToolCallView, images: &[String]) -> ToolCallView {
     for content in &mut view.content {
         if let ToolContent::Image { url } = content
             && let Some(i) = images.iter().position(|image| image == url)
@@ -35,7 +35,7 @@ pub fn view_by_reference(mut view: ToolCallView, images: &[String]) -> ToolCallV
 }
 
 /// The other way round: `view` with every image it names by place in `images` in full.
-pub fn view_in_full(mut view: ToolCallView, images: &[String]) -> ToolCallView {
+pub(crate) fn view_in_full(mut view: ToolCallView, images: &[String]) -> ToolCallView {
     for content in &mut view.content {
         if let ToolContent::Image { url } = content
             && let Some(image) = url
@@ -53,7 +53,7 @@ pub fn view_in_full(mut view: ToolCallView, images: &[String]) -> ToolCallView {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Line {
     /// Schema version.
-    pub v: u32,
+    pub(crate) v: u32,
     /// When it was written (RFC 3339).
     pub at: String,
     /// What happened.
@@ -73,7 +73,7 @@ impl Line {
     /// quicker than serde's way with a flattened tagged enum: that gathers the whole object
     /// into an in-memory tree and the record's fields into a second one (a long session's
     /// load spent a sixth of its time there).
-    pub fn parse(bytes: &[u8]) -> serde_json::Result<Self> {
+    pub(crate) fn parse(bytes: &[u8]) -> serde_json::Result<Self> {
         let Stamp { v, at } = serde_json::from_slice(bytes)?;
         let record = serde_json::from_slice(bytes)?;
         Ok(Line { v, at, record })
@@ -336,13 +336,13 @@ pub struct Restored {
     /// The file.
     pub path: PathBuf,
     /// What it held before the rewind.
-    pub before: Snapshot,
+    pub(crate) before: Snapshot,
     /// What the rewind put in it (`Missing`: removed).
-    pub after: Snapshot,
+    pub(crate) after: Snapshot,
 }
 
 /// The text that introduces a compaction summary to the model.
-pub fn summary_preamble(summary: &str) -> String {
+pub(crate) fn summary_preamble(summary: &str) -> String {
     format!(
         "[Summary of the earlier conversation, which was compacted to fit the context window]\n{summary}\n[End of summary]"
     )

@@ -7,11 +7,11 @@ use sha2::{Digest, Sha256};
 use super::record::Snapshot;
 
 /// Largest text a transcript keeps whole; a larger one is kept as its hash.
-pub const MAX_KEPT_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_KEPT_BYTES: usize = 4 * 1024 * 1024;
 
 impl Snapshot {
     /// How a transcript keeps `text` (`None`: no file).
-    pub fn of(text: Option<&str>) -> Snapshot {
+    pub(crate) fn of(text: Option<&str>) -> Snapshot {
         let Some(text) = text else {
             return Snapshot::Missing;
         };
@@ -33,7 +33,7 @@ impl Snapshot {
     /// Only the hash of `text` (`None`: no file): what a change's intent keeps of the text it
     /// will write, so the record that must reach the disk before the file is touched carries
     /// one text, not two (the outcome keeps it whole).
-    pub fn digest(text: Option<&str>) -> Snapshot {
+    pub(crate) fn digest(text: Option<&str>) -> Snapshot {
         match text {
             None => Snapshot::Missing,
             Some(text) => Snapshot::Withheld {
@@ -44,7 +44,7 @@ impl Snapshot {
     }
 
     /// Whether `text` (`None`: no file) is what this snapshot was taken of.
-    pub fn matches(&self, text: Option<&str>) -> bool {
+    pub(crate) fn matches(&self, text: Option<&str>) -> bool {
         match (self, text) {
             (Snapshot::Missing, None) => true,
             (Snapshot::Text(kept), Some(text)) => same_text(kept, text),
@@ -56,7 +56,7 @@ impl Snapshot {
     }
 
     /// The whole text, when kept (`Ok(None)`: no file); why not otherwise.
-    pub fn text(&self) -> Result<Option<&str>, &str> {
+    pub(crate) fn text(&self) -> Result<Option<&str>, &str> {
         match self {
             Snapshot::Missing => Ok(None),
             Snapshot::Text(text) => Ok(Some(text)),

@@ -19,7 +19,7 @@ use super::record::{Line, Outcome, Record, Snapshot};
 use crate::types::PromptBlock;
 
 /// The turns of a transcript's lines and which records the conversation still holds.
-pub struct Timeline<'a> {
+pub(crate) struct Timeline<'a> {
     lines: &'a [Line],
     kept: Vec<bool>,
     /// The line each turn the conversation holds starts at, in order.
@@ -49,7 +49,7 @@ pub struct TurnSummary {
     pub first_line: String,
     /// The title its prompt gives a session that starts with it: its first line, unless the
     /// prompt has no words.
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// The files its calls changed, in the order first changed.
     pub files: Vec<(PathBuf, Touch)>,
     /// The command lines its calls started.
@@ -59,31 +59,31 @@ pub struct TurnSummary {
 /// A file to put back: what it must hold again, and what tandem last left in it (what it
 /// should hold now unless someone else changed it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileBack {
+pub(crate) struct FileBack {
     /// The file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What it held when the first turn taken back started.
-    pub target: Snapshot,
+    pub(crate) target: Snapshot,
     /// What tandem left in it last.
-    pub expected: Snapshot,
+    pub(crate) expected: Snapshot,
     /// Why tandem does not know what its changes left in the file, when it does not (a
     /// change it was stopped in the middle of, after which someone else changed the file):
     /// such a file is left alone.
-    pub unknown: Option<String>,
+    pub(crate) unknown: Option<String>,
 }
 
 /// What going back to before a turn means.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rewind {
+pub(crate) struct Rewind {
     /// The turns taken back.
-    pub turns: Vec<TurnSummary>,
+    pub(crate) turns: Vec<TurnSummary>,
     /// The files tandem changed since that turn started, in the order first changed.
-    pub files: Vec<FileBack>,
+    pub(crate) files: Vec<FileBack>,
 }
 
 impl<'a> Timeline<'a> {
     /// The timeline of `lines` (a whole transcript, in order).
-    pub fn new(lines: &'a [Line]) -> Self {
+    pub(crate) fn new(lines: &'a [Line]) -> Self {
         let mut kept = vec![true; lines.len()];
         let mut starts: Vec<usize> = Vec::new();
         let mut outcomes = HashMap::new();
@@ -148,32 +148,32 @@ impl<'a> Timeline<'a> {
 
     /// Whether the conversation still holds line `i` (records about the session itself,
     /// like its settings and title, always are).
-    pub fn kept(&self, i: usize) -> bool {
+    pub(crate) fn kept(&self, i: usize) -> bool {
         self.kept.get(i).copied().unwrap_or(true)
     }
 
     /// How many turns the conversation holds.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.starts.len()
     }
 
     /// Whether the conversation holds no turn.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.starts.is_empty()
     }
 
     /// The line turn `n` (1-based) starts at.
-    pub fn start_of(&self, n: usize) -> Option<usize> {
+    pub(crate) fn start_of(&self, n: usize) -> Option<usize> {
         n.checked_sub(1).and_then(|i| self.starts.get(i)).copied()
     }
 
     /// The turns the conversation holds, in order.
-    pub fn turns(&self) -> Vec<TurnSummary> {
+    pub(crate) fn turns(&self) -> Vec<TurnSummary> {
         (1..=self.len()).filter_map(|n| self.turn(n)).collect()
     }
 
     /// Turn `n` (1-based).
-    pub fn turn(&self, n: usize) -> Option<TurnSummary> {
+    pub(crate) fn turn(&self, n: usize) -> Option<TurnSummary> {
         let from = self.start_of(n)?;
         let to = self.start_of(n + 1).unwrap_or(self.lines.len());
         let title = title(&self.lines[from].record);
@@ -285,7 +285,7 @@ fn in_conversation(record: &Record) -> bool {
 
 /// The record itself, or what a subagent recorded (its file changes and commands are its
 /// parent turn's).
-pub fn own(record: &Record) -> &Record {
+pub(crate) fn own(record: &Record) -> &Record {
     match record {
         Record::Subagent { record, .. } => record,
         other => other,

@@ -12,7 +12,7 @@ use crate::types::UserPart;
 const MAX: usize = 80;
 
 /// The title the first prompt `parts` gives a session, if any of it is words.
-pub fn from_prompt(parts: &[UserPart]) -> Option<String> {
+pub(crate) fn from_prompt(parts: &[UserPart]) -> Option<String> {
     parts.iter().find_map(|p| match p {
         UserPart::Text(text) => from_text(text),
         _ => None,
@@ -20,7 +20,7 @@ pub fn from_prompt(parts: &[UserPart]) -> Option<String> {
 }
 
 /// The title one text of a prompt gives, if it has words.
-pub fn from_text(text: &str) -> Option<String> {
+pub(crate) fn from_text(text: &str) -> Option<String> {
     let pieces = split(text);
     // An element ends the line it is on: the words around it are not one sentence.
     let outside: String = pieces

@@ -44,7 +44,7 @@ pub struct Unsaved {
 
 impl Unsaved {
     /// What the user is told while records wait.
-    pub fn told(&self) -> String {
+    pub(crate) fn told(&self) -> String {
         format!(
             "tandem cannot write this session to disk ({}): {} records are kept in memory and written as soon as the disk takes them, but would be lost if tandem stopped first.",
             self.error, self.records
@@ -77,7 +77,7 @@ impl Transcript {
     /// session's lock is taken. A torn last line (tandem was killed mid-write) is first moved
     /// to a side file, so the next record starts on a line of its own instead of being glued
     /// to the torn one and lost with it.
-    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+    pub(crate) async fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(shared) = OPEN.lock().get(path).and_then(Weak::upgrade) {
             return Ok(Self {
                 path: Arc::from(path),
@@ -130,7 +130,7 @@ impl Transcript {
 
     /// The same file, for the subagent `agent` run by the call `call_id`: what it appends is
     /// stored with the parent's records, wrapped so the parent's history leaves it out.
-    pub fn nested(&self, call_id: &str, agent: &str) -> Self {
+    pub(crate) fn nested(&self, call_id: &str, agent: &str) -> Self {
         Self {
             path: self.path.clone(),
             open: self.open.clone(),
@@ -139,13 +139,13 @@ impl Transcript {
     }
 
     /// Where it lives.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Records `title` as the session's title from now on, and keeps it beside the transcript
     /// for listings ([`title_path`]).
-    pub fn retitle(&self, title: &str) {
+    pub(crate) fn retitle(&self, title: &str) {
         self.append(Record::Title {
             title: title.to_string(),
         });
@@ -153,7 +153,7 @@ impl Transcript {
     }
 
     /// Queues one record. Failures are logged, not fatal: the session goes on in memory.
-    pub fn append(&self, record: Record) {
+    pub(crate) fn append(&self, record: Record) {
         let record = match &self.scope {
             Some((call_id, agent)) => Record::Subagent {
                 call_id: call_id.clone(),
@@ -172,7 +172,7 @@ impl Transcript {
 
     /// Waits until every record appended so far (through any handle) is written, or the
     /// disk refused it (see [`Self::unsaved`]).
-    pub async fn flush(&self) {
+    pub(crate) async fn flush(&self) {
         let (done, written) = oneshot::channel();
         if self.open.writer.send(Op::Flush(done)).is_ok() {
             let _ = written.await;
@@ -181,7 +181,7 @@ impl Transcript {
 
     /// What the disk has refused so far and is kept in memory, tried again until it takes
     /// it; `None` when everything flushed is written.
-    pub fn unsaved(&self) -> Option<Unsaved> {
+    pub(crate) fn unsaved(&self) -> Option<Unsaved> {
         let backlog = self.open.backlog.lock();
         backlog.error.as_ref().map(|error| Unsaved {
             records: backlog.bytes.matches('\n').count(),
@@ -191,12 +191,12 @@ impl Transcript {
 
     /// The records waiting in memory for the disk, in order: a reload reads them after the
     /// file's.
-    pub fn unwritten(&self) -> Vec<Line> {
+    pub(crate) fn unwritten(&self) -> Vec<Line> {
         unwritten_at(&self.path)
     }
 
     /// Every record so far: the file's, then those still waiting for the disk.
-    pub fn lines(&self) -> Result<Vec<Line>, StoreError> {
+    pub(crate) fn lines(&self) -> Result<Vec<Line>, StoreError> {
         let mut lines = read(&self.path)?;
         lines.extend(self.unwritten());
         Ok(lines)
@@ -228,7 +228,7 @@ pub(super) fn encode(record: Record, path: &Path) -> Option<String> {
 
 /// The records waiting for the disk in the transcript at `path`, when it is open in this
 /// process (none otherwise).
-pub fn unwritten_at(path: &Path) -> Vec<Line> {
+pub(crate) fn unwritten_at(path: &Path) -> Vec<Line> {
     let open = OPEN.lock().get(path).and_then(Weak::upgrade);
     open.map_or_else(Vec::new, |open| {
         let backlog = open.backlog.lock();
@@ -250,9 +250,9 @@ pub struct Lost {
     /// How many records.
     pub records: usize,
     /// Their kinds (`user`, `assistant`, `rewind`, …) with how many of each, in order.
-    pub kinds: Vec<(String, usize)>,
+    pub(crate) kinds: Vec<(String, usize)>,
     /// Why the disk refused them.
-    pub error: String,
+    pub(crate) error: String,
 }
 
 impl Lost {
@@ -358,7 +358,7 @@ fn lost(path: &Path, open: &Open) -> Lost {
 
 /// Where the session's newest title is kept beside `path`, `<id>.jsonl.title`: a listing
 /// reads a transcript only as far as its first title, and a rewind can change it later.
-pub fn title_path(path: &Path) -> PathBuf {
+pub(crate) fn title_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".title");
     path.with_file_name(name)
@@ -383,7 +383,7 @@ fn keep_title(path: &Path, title: &str) {
 }
 
 /// The newest title kept beside the transcript at `path`, if one was.
-pub fn kept_title(path: &Path) -> Option<String> {
+pub(crate) fn kept_title(path: &Path) -> Option<String> {
     let mut text = String::new();
     let file = std::fs::File::open(title_path(path)).ok()?;
     std::io::Read::read_to_string(&mut std::io::Read::take(file, 4096), &mut text).ok()?;
@@ -392,7 +392,7 @@ pub fn kept_title(path: &Path) -> Option<String> {
 }
 
 /// Where the torn tails of `path` are kept: `<id>.jsonl.torn` next to it.
-pub fn torn_path(path: &Path) -> PathBuf {
+pub(crate) fn torn_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".torn");
     path.with_file_name(name)

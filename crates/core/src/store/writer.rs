@@ -33,9 +33,9 @@ pub(super) enum Op {
 #[derive(Debug, Default)]
 pub(super) struct Backlog {
     /// Whole records, newline-terminated, in order.
-    pub bytes: String,
+    pub(crate) bytes: String,
     /// The last write's failure, while the backlog is not written.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 /// Writes what `queue` brings to `file` until every handle is gone; `lock` is held (the

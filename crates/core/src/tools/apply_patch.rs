@@ -18,12 +18,12 @@ use crate::types::{Access, Location, ToolContent, ToolKind};
 /// Arguments of `apply_patch`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ApplyPatchArgs {
+pub(crate) struct ApplyPatchArgs {
     /// The whole patch, from `*** Begin Patch` to `*** End Patch`.
-    pub input: String,
+    pub(crate) input: String,
 }
 
-pub struct ApplyPatch;
+pub(crate) struct ApplyPatch;
 
 const DESCRIPTION: &str = "Edit files with a patch. The patch is plain text:
 *** Begin Patch

@@ -22,7 +22,7 @@ const MAX_QUESTION: usize = 4000;
 /// The kind of a form field.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub(crate) enum Kind {
     Text,
     Number,
     Integer,
@@ -32,33 +32,33 @@ pub enum Kind {
 /// One field of a form.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FieldArg {
+pub(crate) struct FieldArg {
     /// The key its value has in the answer.
-    pub name: String,
+    pub(crate) name: String,
     /// What the user reads beside it.
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// text (default), number, integer or boolean.
     #[serde(rename = "type")]
-    pub kind: Option<Kind>,
+    pub(crate) kind: Option<Kind>,
     /// For text: the values to pick from.
-    pub choices: Option<Vec<String>>,
+    pub(crate) choices: Option<Vec<String>>,
     /// Whether it must be filled (default true).
-    pub required: Option<bool>,
+    pub(crate) required: Option<bool>,
 }
 
 /// Arguments of `ask_user`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AskUserArgs {
+pub(crate) struct AskUserArgs {
     /// The question, as the user reads it.
-    pub question: String,
+    pub(crate) question: String,
     /// A few answers to pick from.
-    pub choices: Option<Vec<String>>,
+    pub(crate) choices: Option<Vec<String>>,
     /// A small form instead of one answer.
-    pub fields: Option<Vec<FieldArg>>,
+    pub(crate) fields: Option<Vec<FieldArg>>,
 }
 
-pub struct AskUser;
+pub(crate) struct AskUser;
 
 impl TypedTool for AskUser {
     type Args = AskUserArgs;

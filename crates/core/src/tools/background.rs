@@ -16,19 +16,19 @@ use crate::client::{ClientOps, ExitStatus};
 /// Most of a job's output kept (its tail).
 const KEPT: usize = 1 << 20;
 /// Most of it one read returns (its tail).
-pub const MOST_READ: usize = 30 * 1024;
+pub(crate) const MOST_READ: usize = 30 * 1024;
 /// How long stopping a local job waits for its process group to be killed and reaped.
 const REAPED: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A session's background commands.
-pub struct Background {
+pub(crate) struct Background {
     jobs: Mutex<Vec<Arc<Job>>>,
     next: AtomicU32,
     limit: usize,
 }
 
 /// Where a job runs.
-pub enum JobHost {
+pub(crate) enum JobHost {
     /// A local process group, whose output tandem reads.
     Local,
     /// The editor's terminal: the editor holds the output.
@@ -43,17 +43,17 @@ pub enum JobHost {
 }
 
 /// One background command.
-pub struct Job {
+pub(crate) struct Job {
     /// Its id (`bg-1`), which the model names.
-    pub id: String,
+    pub(crate) id: String,
     /// The command line.
-    pub command: String,
+    pub(crate) command: String,
     /// The tool call that started it.
-    pub call_id: String,
+    pub(crate) call_id: String,
     place: Mutex<Option<JobHost>>,
     state: Mutex<State>,
     /// Stops it.
-    pub stop: CancellationToken,
+    pub(crate) stop: CancellationToken,
     /// Cancelled once it has ended (its end recorded by [`Job::finished`]).
     done: CancellationToken,
 }
@@ -74,13 +74,13 @@ struct State {
 
 /// What one read of a job gives.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reading {
+pub(crate) struct Reading {
     /// New output since the last read (its tail, when long).
-    pub output: String,
+    pub(crate) output: String,
     /// Bytes of it left out.
-    pub dropped: usize,
+    pub(crate) dropped: usize,
     /// How it ended, once it has.
-    pub ended: Option<Option<ExitStatus>>,
+    pub(crate) ended: Option<Option<ExitStatus>>,
 }
 
 /// A job as `_tandem/status` and `/permissions` list it.
@@ -98,7 +98,7 @@ pub struct Listed {
 
 impl Background {
     /// No jobs, at most `limit` at once.
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Self {
             jobs: Mutex::default(),
             next: AtomicU32::new(1),
@@ -107,7 +107,7 @@ impl Background {
     }
 
     /// A new job for `command`, started by `call_id`; refused when `limit` run already.
-    pub fn start(&self, command: &str, call_id: &str) -> Result<Arc<Job>, String> {
+    pub(crate) fn start(&self, command: &str, call_id: &str) -> Result<Arc<Job>, String> {
         let mut jobs = self.jobs.lock();
         let running = jobs.iter().filter(|j| !j.ended()).count();
         if running >= self.limit {
@@ -130,22 +130,22 @@ impl Background {
     }
 
     /// Whether any job was started in the session.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         !self.jobs.lock().is_empty()
     }
 
     /// Whether any job is still running.
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.jobs.lock().iter().any(|job| !job.ended())
     }
 
     /// The job `id`.
-    pub fn find(&self, id: &str) -> Option<Arc<Job>> {
+    pub(crate) fn find(&self, id: &str) -> Option<Arc<Job>> {
         self.jobs.lock().iter().find(|j| j.id == id.trim()).cloned()
     }
 
     /// Every job, oldest first.
-    pub fn list(&self) -> Vec<Listed> {
+    pub(crate) fn list(&self) -> Vec<Listed> {
         self.jobs
             .lock()
             .iter()
@@ -162,7 +162,7 @@ impl Background {
     }
 
     /// Stops every job (the session ends), all at once; resolves once each has been stopped.
-    pub async fn stop_all(&self) {
+    pub(crate) async fn stop_all(&self) {
         let jobs: Vec<Arc<Job>> = self.jobs.lock().clone();
         futures::future::join_all(jobs.iter().map(|job| job.halt())).await;
     }
@@ -170,25 +170,25 @@ impl Background {
 
 impl Job {
     /// Where it runs, once it started.
-    pub fn placed(&self, place: JobHost) {
+    pub(crate) fn placed(&self, place: JobHost) {
         *self.place.lock() = Some(place);
     }
 
     /// Runs `show` with whether the job is still where it was started (no stop has taken it
     /// away), holding its place meanwhile: a stop waits for `show`, so what `show` sends the
     /// editor goes before the stop's `terminal/release`.
-    pub fn while_placed(&self, show: impl FnOnce(bool)) {
+    pub(crate) fn while_placed(&self, show: impl FnOnce(bool)) {
         let place = self.place.lock();
         show(place.is_some());
     }
 
     /// Whether it has ended.
-    pub fn ended(&self) -> bool {
+    pub(crate) fn ended(&self) -> bool {
         self.state.lock().ended
     }
 
     /// Adds output a local job wrote.
-    pub fn wrote(&self, bytes: &[u8]) {
+    pub(crate) fn wrote(&self, bytes: &[u8]) {
         let mut st = self.state.lock();
         st.total += bytes.len();
         st.text.push_str(&String::from_utf8_lossy(bytes));
@@ -202,7 +202,7 @@ impl Job {
     }
 
     /// Records how it ended.
-    pub fn finished(&self, exit: Option<ExitStatus>) {
+    pub(crate) fn finished(&self, exit: Option<ExitStatus>) {
         {
             let mut st = self.state.lock();
             st.ended = true;
@@ -212,13 +212,13 @@ impl Job {
     }
 
     /// The latest output (for the editor's view of a local job).
-    pub fn tail(&self, max: usize) -> String {
+    pub(crate) fn tail(&self, max: usize) -> String {
         let st = self.state.lock();
         tail_of(&st.text, max).to_string()
     }
 
     /// What it wrote since the last read, and how it ended if it has.
-    pub async fn read(&self) -> Reading {
+    pub(crate) async fn read(&self) -> Reading {
         let terminal = match &*self.place.lock() {
             Some(JobHost::Terminal {
                 client,
@@ -287,7 +287,7 @@ impl Job {
     /// Stops it: a local job's process group is killed (resolving once it is reaped, or after
     /// [`REAPED`]); an editor's terminal is killed, unless the editor said the command exited,
     /// and released.
-    pub async fn halt(&self) {
+    pub(crate) async fn halt(&self) {
         self.stop.cancel();
         let place = self.place.lock().take();
         match place {

@@ -17,35 +17,35 @@ use crate::types::{ToolContent, ToolKind};
 /// Arguments of `edit_file`: one replacement, or `edits`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EditFileArgs {
+pub(crate) struct EditFileArgs {
     /// File path, absolute or relative to the working directory.
-    pub path: String,
+    pub(crate) path: String,
     /// The text to replace, copied from the file with enough surrounding lines to be unique.
     #[serde(default)]
-    pub old_string: Option<String>,
+    pub(crate) old_string: Option<String>,
     /// The text to put in its place.
     #[serde(default)]
-    pub new_string: Option<String>,
+    pub(crate) new_string: Option<String>,
     /// Replace every place `old_string` is found instead of requiring exactly one.
     #[serde(default)]
-    pub replace_all: bool,
+    pub(crate) replace_all: bool,
     /// Several replacements in this file, applied in order, all or none (instead of
     /// `old_string`/`new_string`).
     #[serde(default)]
-    pub edits: Vec<OneEdit>,
+    pub(crate) edits: Vec<OneEdit>,
 }
 
 /// One replacement of a multi-edit.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct OneEdit {
+pub(crate) struct OneEdit {
     /// The text to replace.
-    pub old_string: String,
+    pub(crate) old_string: String,
     /// The text to put in its place.
-    pub new_string: String,
+    pub(crate) new_string: String,
     /// Replace every place it is found.
     #[serde(default)]
-    pub replace_all: bool,
+    pub(crate) replace_all: bool,
 }
 
 impl EditFileArgs {
@@ -81,7 +81,7 @@ impl EditFileArgs {
     }
 }
 
-pub struct EditFile;
+pub(crate) struct EditFile;
 
 impl TypedTool for EditFile {
     type Args = EditFileArgs;

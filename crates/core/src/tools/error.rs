@@ -2,7 +2,7 @@
 
 /// A call the tool refuses before anything happens.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolError {
+pub(crate) enum ToolError {
     /// The arguments do not fit the tool's schema.
     #[error("invalid arguments for {tool}: {message}")]
     Arguments {

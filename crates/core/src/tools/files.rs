@@ -21,7 +21,7 @@ const NOT_FOUND: i32 = -32002;
 
 /// Why a read failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// No such file.
     Missing,
     /// The editor would not open the file, which is outside the folders it has open (what
@@ -37,7 +37,7 @@ pub enum ReadError {
 
 impl ReadError {
     /// A sentence for the model.
-    pub fn describe(&self, shown: &str) -> String {
+    pub(crate) fn describe(&self, shown: &str) -> String {
         match self {
             ReadError::Missing => format!("{shown} does not exist"),
             ReadError::Refused(said) => format!(
@@ -51,13 +51,13 @@ impl ReadError {
 }
 
 /// Reads a whole text file.
-pub async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
+pub(crate) async fn read(env: &ToolEnv, path: &Path) -> Result<String, ReadError> {
     read_some(env, path, None).await
 }
 
 /// Reads a whole text file to edit it: its byte order mark set aside, and, on disk, only
 /// UTF-8 (other encodings are refused rather than rewritten as replacement characters).
-pub async fn read_document(env: &ToolEnv, path: &Path) -> Result<Document, ReadError> {
+pub(crate) async fn read_document(env: &ToolEnv, path: &Path) -> Result<Document, ReadError> {
     if let Some(why) = local::unreadable(path).await {
         return Err(ReadError::Other(why.to_string()));
     }
@@ -83,7 +83,7 @@ pub async fn read_document(env: &ToolEnv, path: &Path) -> Result<Document, ReadE
 }
 
 /// Reads a text file's first `limit` lines (through the editor; the whole file on disk).
-pub async fn read_lines(env: &ToolEnv, path: &Path, limit: u32) -> Result<String, ReadError> {
+pub(crate) async fn read_lines(env: &ToolEnv, path: &Path, limit: u32) -> Result<String, ReadError> {
     read_some(env, path, Some(limit)).await
 }
 
@@ -181,7 +181,7 @@ async fn missing_on_disk(path: &Path) -> bool {
 /// Writes a whole text file that held `before` (`None`: there was none), write-ahead: the
 /// call's journal records the change as intended before the file is touched and its outcome
 /// after (see [`crate::types::Journal`]); a change it cannot record is not made.
-pub async fn write(
+pub(crate) async fn write(
     env: &ToolEnv,
     path: &Path,
     before: Option<&str>,
@@ -241,7 +241,7 @@ async fn write_unnoted(env: &ToolEnv, path: &Path, content: &str) -> Result<(), 
 /// What a change's preview shows instead of a diff when the editor would not open the file
 /// (`shown`), which is outside the folders it has open: tandem reads the file only once the
 /// change is allowed, so the diff comes afterwards.
-pub fn unseen(shown: &str) -> ToolContent {
+pub(crate) fn unseen(shown: &str) -> ToolContent {
     ToolContent::Text {
         text: format!(
             "The editor would not open {shown}: it is outside the folders the editor has open. If you allow this change, tandem reads and writes the file itself and shows the change afterwards."
@@ -251,7 +251,7 @@ pub fn unseen(shown: &str) -> ToolContent {
 
 /// Removes a file that held `before` (on disk: ACP has no way to ask the editor to delete
 /// one), write-ahead like [`write`].
-pub async fn remove(env: &ToolEnv, path: &Path, before: Option<&str>) -> Result<(), String> {
+pub(crate) async fn remove(env: &ToolEnv, path: &Path, before: Option<&str>) -> Result<(), String> {
     let intended = env
         .journal
         .intend(Effect::File {
@@ -271,12 +271,12 @@ pub async fn remove(env: &ToolEnv, path: &Path, before: Option<&str>) -> Result<
 /// Most bytes of old and new text a diff carries to the editor; a larger change is shown as
 /// its changed lines with some context around them, or, when even those are too large, as a
 /// note. The change itself is always made whole.
-pub const MAX_DIFF_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_DIFF_BYTES: usize = 256 * 1024;
 /// Unchanged lines shown around a change that is cut down to its changed part.
 const CONTEXT_LINES: usize = 3;
 
 /// How the editor is shown a change of `path` from `old` (`None`: a new file) to `new`.
-pub fn diff(path: &Path, old: Option<&str>, new: &str) -> Vec<ToolContent> {
+pub(crate) fn diff(path: &Path, old: Option<&str>, new: &str) -> Vec<ToolContent> {
     let whole = || ToolContent::Diff {
         path: path.to_path_buf(),
         old: old.map(str::to_string),
@@ -343,23 +343,23 @@ pub fn diff(path: &Path, old: Option<&str>, new: &str) -> Vec<ToolContent> {
 }
 
 /// The file an edit or write changes, resolved at `place`: its path and how titles show it.
-pub struct Target {
+pub(crate) struct Target {
     /// The resolved path.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The path as titles and messages show it.
-    pub shown: String,
+    pub(crate) shown: String,
 }
 
 impl Target {
     /// The file `raw` names.
-    pub fn new(place: &PathBase, raw: &str) -> Self {
+    pub(crate) fn new(place: &PathBase, raw: &str) -> Self {
         let path = place.resolve(raw);
         let shown = place.display(&path);
         Self { path, shown }
     }
 
     /// A call that changes this file, titled "`verb` <file>", judged as an edit of it.
-    pub fn changing(&self, verb: &str, call: Box<dyn Call>) -> Prepared {
+    pub(crate) fn changing(&self, verb: &str, call: Box<dyn Call>) -> Prepared {
         Prepared {
             title: format!("{verb} {}", self.shown),
             locations: vec![Location {

@@ -18,14 +18,14 @@ const MAX_MATCHES: usize = 500;
 /// Arguments of `glob`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GlobArgs {
+pub(crate) struct GlobArgs {
     /// Glob pattern matched against paths relative to `path`, e.g. `**/*.rs` or `src/*.toml`.
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// Directory to search (default: the working directory and the workspace's other folders).
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
 }
 
-pub struct Glob;
+pub(crate) struct Glob;
 
 impl TypedTool for Glob {
     type Args = GlobArgs;
@@ -74,7 +74,7 @@ struct GlobCall {
 }
 
 /// A `.gitignore`-aware walk of `root`, also outside git repositories.
-pub fn walker(root: &Path) -> ignore::Walk {
+pub(crate) fn walker(root: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root).require_git(false).build()
 }
 

@@ -27,18 +27,18 @@ const MAX_LINE: usize = 300;
 #[serde(deny_unknown_fields)]
 pub struct GrepArgs {
     /// Regular expression (Rust regex syntax).
-    pub pattern: String,
+    pub(crate) pattern: String,
     /// File or directory to search (default: the working directory and the workspace's other
     /// folders).
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
     /// Only search files whose relative path matches this glob, e.g. `*.rs`.
-    pub glob: Option<String>,
+    pub(crate) glob: Option<String>,
     /// Match regardless of case.
     #[serde(default)]
-    pub case_insensitive: bool,
+    pub(crate) case_insensitive: bool,
 }
 
-pub struct Grep;
+pub(crate) struct Grep;
 
 impl TypedTool for Grep {
     type Args = GrepArgs;

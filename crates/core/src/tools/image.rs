@@ -16,19 +16,19 @@ use crate::local;
 
 /// Largest image sent, in base64 characters: Anthropic's per-image limit (5 MB), which is
 /// the lowest of the APIs tandem speaks.
-pub const MAX_BASE64: usize = 5 * 1024 * 1024;
+pub(crate) const MAX_BASE64: usize = 5 * 1024 * 1024;
 
 /// Most images one result gives the model, and most image data (base64) in all; the rest
 /// are named in its text.
-pub const MAX_PER_RESULT: usize = 8;
-pub const MAX_BASE64_PER_RESULT: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_PER_RESULT: usize = 8;
+pub(crate) const MAX_BASE64_PER_RESULT: usize = 10 * 1024 * 1024;
 
 /// Widest and tallest image sent: Anthropic refuses larger ones (OpenAI and Gemini scale
 /// them down).
-pub const MAX_SIDE: usize = 8000;
+pub(crate) const MAX_SIDE: usize = 8000;
 
 /// The media type of an image in a format models take, read from its first bytes.
-pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
+pub(crate) fn sniff(bytes: &[u8]) -> Option<&'static str> {
     match bytes {
         [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, ..] => Some("image/png"),
         [0xff, 0xd8, 0xff, ..] => Some("image/jpeg"),
@@ -67,7 +67,7 @@ pub fn from_base64(data: &str) -> Result<String, String> {
 }
 
 /// An image file's bytes as a `data:` URL, or why it is not sent.
-pub fn from_bytes(bytes: &[u8]) -> Result<String, String> {
+pub(crate) fn from_bytes(bytes: &[u8]) -> Result<String, String> {
     let mime = checked(bytes)?;
     let encoded = bytes.len().div_ceil(3) * 4;
     if encoded > MAX_BASE64 {
@@ -100,7 +100,7 @@ const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "gif", "webp"];
 /// An image file, read on disk (editors read only text), as a `data:` URL; `None` when the
 /// file is not named as one or its bytes are not an image a model takes, so it is read as
 /// text instead. The read was allowed like any other; a deny rule is checked again here.
-pub async fn read_file(env: &ToolEnv, path: &Path) -> Result<Option<String>, ReadError> {
+pub(crate) async fn read_file(env: &ToolEnv, path: &Path) -> Result<Option<String>, ReadError> {
     let named = path
         .extension()
         .and_then(|e| e.to_str())

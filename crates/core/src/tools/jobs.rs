@@ -14,13 +14,13 @@ use crate::types::{Access, ToolKind};
 /// Arguments of both tools.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct JobArgs {
+pub(crate) struct JobArgs {
     /// The background command's id (`bg-1`), as run_command gave it
-    pub id: String,
+    pub(crate) id: String,
 }
 
 /// `command_output`.
-pub struct CommandOutput;
+pub(crate) struct CommandOutput;
 
 impl TypedTool for CommandOutput {
     type Args = JobArgs;
@@ -46,7 +46,7 @@ impl TypedTool for CommandOutput {
 }
 
 /// `stop_command`.
-pub struct StopCommand;
+pub(crate) struct StopCommand;
 
 impl TypedTool for StopCommand {
     type Args = JobArgs;

@@ -19,14 +19,14 @@ const MAX_ENTRIES: usize = 1000;
 /// Arguments of `list_dir`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListDirArgs {
+pub(crate) struct ListDirArgs {
     /// Directory path, absolute or relative to the working directory (default: the working
     /// directory, followed by the workspace's other folders).
     #[serde(default)]
-    pub path: Option<String>,
+    pub(crate) path: Option<String>,
 }
 
-pub struct ListDir;
+pub(crate) struct ListDir;
 
 impl TypedTool for ListDir {
     type Args = ListDirArgs;

@@ -15,19 +15,19 @@ use crate::types::ToolKind;
 /// Arguments of `load_skill`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct LoadSkillArgs {
+pub(crate) struct LoadSkillArgs {
     /// The skill's name, as listed in the system prompt.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// `load_skill`: a skill's instructions and the list of its other files.
-pub struct LoadSkill {
+pub(crate) struct LoadSkill {
     catalog: Arc<Catalog>,
 }
 
 impl LoadSkill {
     /// The tool over a session's skills.
-    pub fn new(catalog: Arc<Catalog>) -> Self {
+    pub(crate) fn new(catalog: Arc<Catalog>) -> Self {
         Self { catalog }
     }
 }

@@ -13,23 +13,23 @@ mod command_card;
 mod edit_file;
 mod ending;
 mod error;
-pub mod files;
+pub(crate) mod files;
 mod glob;
 pub mod grep;
 pub mod image;
 mod jobs;
 mod list_dir;
-pub mod load_skill;
+pub(crate) mod load_skill;
 mod read_file;
-pub mod registry;
+pub(crate) mod registry;
 mod run_background;
 mod run_command;
-pub mod task;
-pub mod text;
+pub(crate) mod task;
+pub(crate) mod text;
 mod typed;
 mod update_plan;
-pub mod web_fetch;
-pub mod web_search;
+pub(crate) mod web_fetch;
+pub(crate) mod web_search;
 mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -42,35 +42,35 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{ClientCaps, ClientOps};
 use crate::types::Access;
 use crate::types::{EventSink, Location, ToolContent, ToolKind};
-pub use error::ToolError;
+pub(crate) use error::ToolError;
 use crate::platform::named::{self, PathBase};
-pub use registry::{Entry, Ready, Registry, ToolSource, Unusable};
-pub use task::{Delegation, Subagents};
-pub use typed::{TypedTool, parameters};
+pub(crate) use registry::{Entry, Ready, Registry, ToolSource, Unusable};
+pub(crate) use task::{Delegation, Subagents};
+pub(crate) use typed::{TypedTool, parameters};
 
 /// What a finished call returns.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
+pub(crate) struct ToolOutput {
     /// What the model reads.
-    pub model: String,
+    pub(crate) model: String,
     /// Images the model is given with `model`, as `data:` URLs (the editor is shown them in
     /// `content`).
-    pub images: Vec<String>,
+    pub(crate) images: Vec<String>,
     /// What the editor shows.
-    pub content: Vec<ToolContent>,
+    pub(crate) content: Vec<ToolContent>,
     /// Whether the call failed.
-    pub failed: bool,
+    pub(crate) failed: bool,
     /// A new title for the call, when running it told more than its arguments did (which
     /// tier an edit matched at).
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// The call started something that goes on (a background command): the editor's tool
     /// call stays in progress, and whatever runs it reports its end.
-    pub keeps_running: bool,
+    pub(crate) keeps_running: bool,
 }
 
 impl ToolOutput {
     /// A success whose model text and editor text are the same.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub(crate) fn text(text: impl Into<String>) -> Self {
         let text = text.into();
         Self {
             content: vec![ToolContent::Text { text: text.clone() }],
@@ -82,7 +82,7 @@ impl ToolOutput {
         }
     }
     /// A failure the model can act on.
-    pub fn error(message: impl Into<String>) -> Self {
+    pub(crate) fn error(message: impl Into<String>) -> Self {
         let message = message.into();
         Self {
             content: vec![ToolContent::Text {
@@ -99,69 +99,69 @@ impl ToolOutput {
 
 /// What every call of one turn's tools shares: made once per turn context, shared by all
 /// its calls.
-pub struct ToolScope {
+pub(crate) struct ToolScope {
     /// The session.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// The session's working directory (canonical).
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// The workspace's other folders (ACP `additionalDirectories`, canonical): with `cwd`,
     /// the folders the editor has open.
-    pub folders: Vec<PathBuf>,
+    pub(crate) folders: Vec<PathBuf>,
     /// The editor.
-    pub client: Arc<dyn ClientOps>,
+    pub(crate) client: Arc<dyn ClientOps>,
     /// What the editor can do.
-    pub caps: ClientCaps,
+    pub(crate) caps: ClientCaps,
     /// Where events go (plans, terminal content).
-    pub sink: Arc<dyn EventSink>,
+    pub(crate) sink: Arc<dyn EventSink>,
     /// Whether a deny rule forbids reading a path: searches leave such files out.
-    pub unreadable: Unreadable,
+    pub(crate) unreadable: Unreadable,
     /// The shell command lines run in.
-    pub shell: crate::platform::Shell,
+    pub(crate) shell: crate::platform::Shell,
     /// The session's background commands.
-    pub background: Arc<background::Background>,
+    pub(crate) background: Arc<background::Background>,
 }
 
 impl ToolScope {
     /// The workspace's folders: the working directory and the other folders.
-    pub fn roots(&self) -> Vec<PathBuf> {
+    pub(crate) fn roots(&self) -> Vec<PathBuf> {
         std::iter::once(self.cwd.clone())
             .chain(self.folders.iter().cloned())
             .collect()
     }
 
     /// Whether `path` is inside the folders the editor has open.
-    pub fn in_editor_folders(&self, path: &Path) -> bool {
+    pub(crate) fn in_editor_folders(&self, path: &Path) -> bool {
         named::inside(path, std::slice::from_ref(&self.cwd)) || named::inside(path, &self.folders)
     }
 }
 
 /// Everything a running call may use.
 #[derive(Clone)]
-pub struct ToolEnv {
+pub(crate) struct ToolEnv {
     /// What the turn's calls share.
-    pub scope: Arc<ToolScope>,
+    pub(crate) scope: Arc<ToolScope>,
     /// The call id, for updates.
-    pub call_id: String,
+    pub(crate) call_id: String,
     /// Cancelled when the turn is.
-    pub cancel: CancellationToken,
+    pub(crate) cancel: CancellationToken,
     /// What runs a `task` call's subagent (absent where subagents may not start one).
-    pub subagents: Option<Arc<dyn Subagents>>,
+    pub(crate) subagents: Option<Arc<dyn Subagents>>,
     /// Whether the call was allowed (by the policy or the user) and runs: only then may
     /// tandem read or write on disk a file the editor would not open (one outside its
     /// folders). `false` while the call is previewed for the permission question.
-    pub permitted: bool,
+    pub(crate) permitted: bool,
     /// The sandbox commands run in: the session's, unless the user turned it off or the
     /// session is in `full-access` mode.
-    pub sandbox: Option<Arc<crate::platform::sandbox::SessionSandbox>>,
+    pub(crate) sandbox: Option<Arc<crate::platform::sandbox::SessionSandbox>>,
     /// What the call changed and started, for the turn to record with its result.
-    pub journal: crate::types::Journal,
+    pub(crate) journal: crate::types::Journal,
 }
 
 /// Tells the paths a deny rule forbids reading.
-pub type Unreadable = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+pub(crate) type Unreadable = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
 /// A call ready to run.
-pub trait Call: Send {
+pub(crate) trait Call: Send {
     /// What the editor should show while the user is asked (an edit's diff). A failure here
     /// (e.g. `old_string` not found) ends the call before anyone is asked.
     fn preview<'a>(
@@ -180,19 +180,19 @@ pub trait Call: Send {
 }
 
 /// A parsed call: how it looks, what it touches, and the work itself.
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// Human title.
-    pub title: String,
+    pub(crate) title: String,
     /// Files it touches.
-    pub locations: Vec<Location>,
+    pub(crate) locations: Vec<Location>,
     /// For the permission policy.
-    pub access: Access,
+    pub(crate) access: Access,
     /// The work.
-    pub call: Box<dyn Call>,
+    pub(crate) call: Box<dyn Call>,
 }
 
 /// One model-facing tool.
-pub trait Tool: Send + Sync {
+pub(crate) trait Tool: Send + Sync {
     /// The stable name the model calls.
     fn name(&self) -> &str;
     /// What it does, for the model.
@@ -214,12 +214,12 @@ pub trait Tool: Send + Sync {
 }
 
 /// Whether calls of this kind change something (and so run one at a time, in order).
-pub fn mutates(kind: ToolKind) -> bool {
+pub(crate) fn mutates(kind: ToolKind) -> bool {
     matches!(kind, ToolKind::Edit | ToolKind::Execute | ToolKind::Other)
 }
 
 /// The built-in tools (DESIGN.md §3), with their specs; every session offers them first.
-pub fn builtins() -> Vec<Entry> {
+pub(crate) fn builtins() -> Vec<Entry> {
     let tools: [Arc<dyn Tool>; 12] = [
         Arc::new(read_file::ReadFile),
         Arc::new(write_file::WriteFile),

@@ -15,18 +15,18 @@ use crate::types::{Location, ToolContent, ToolKind};
 /// Arguments of `read_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadFileArgs {
+pub(crate) struct ReadFileArgs {
     /// File path, absolute or relative to the working directory.
-    pub path: String,
+    pub(crate) path: String,
     /// First line to read, 1-based (default 1).
-    pub offset: Option<usize>,
+    pub(crate) offset: Option<usize>,
     /// How many lines to read (default 2000).
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// First character of each line, 1-based (default 1): reads on in a line that was cut.
-    pub column: Option<usize>,
+    pub(crate) column: Option<usize>,
 }
 
-pub struct ReadFile;
+pub(crate) struct ReadFile;
 
 impl TypedTool for ReadFile {
     type Args = ReadFileArgs;

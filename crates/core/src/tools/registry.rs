@@ -13,7 +13,7 @@ use crate::model::ToolCall;
 use crate::types::{ToolKind, ToolSpec};
 
 /// Tools that come and go while a session runs (an MCP server's, once it connects).
-pub trait ToolSource: Send + Sync {
+pub(crate) trait ToolSource: Send + Sync {
     /// The tools offered now, in a stable order.
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
     /// Why `name`, which would be one of these, cannot be used (its server failed).
@@ -23,14 +23,14 @@ pub trait ToolSource: Send + Sync {
 /// A tool and the spec the model is sent for it, built once and shared by every session's
 /// registry (each starts from a copy of the built-in entries).
 #[derive(Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     tool: Arc<dyn Tool>,
     spec: Arc<ToolSpec>,
 }
 
 impl Entry {
     /// `tool`, with its spec.
-    pub fn new(tool: Arc<dyn Tool>) -> Self {
+    pub(crate) fn new(tool: Arc<dyn Tool>) -> Self {
         Self {
             spec: Arc::new(spec(tool.as_ref())),
             tool,
@@ -39,30 +39,30 @@ impl Entry {
 }
 
 /// A call ready to be shown, judged and run.
-pub struct Ready {
+pub(crate) struct Ready {
     /// The tool.
-    pub tool: Arc<dyn Tool>,
+    pub(crate) tool: Arc<dyn Tool>,
     /// The arguments as the model sent them.
-    pub args: Value,
+    pub(crate) args: Value,
     /// Title, locations, access and the work.
-    pub prepared: Prepared,
+    pub(crate) prepared: Prepared,
 }
 
 /// A call that cannot run: how to show it, and what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unusable {
+pub(crate) struct Unusable {
     /// The tool call's title.
-    pub title: String,
+    pub(crate) title: String,
     /// Its kind.
-    pub kind: ToolKind,
+    pub(crate) kind: ToolKind,
     /// What went wrong, for the model and the editor.
-    pub message: String,
+    pub(crate) message: String,
     /// Something the user should be told in the answer too (an MCP server that failed).
-    pub notice: Option<String>,
+    pub(crate) notice: Option<String>,
 }
 
 /// Every tool one session offers.
-pub struct Registry {
+pub(crate) struct Registry {
     /// Fixed when the session opens, shown first (the built-ins, `load_skill`).
     front: Vec<Entry>,
     /// Tools that appear while the session runs (MCP servers).
@@ -73,7 +73,7 @@ pub struct Registry {
 
 impl Registry {
     /// A registry of `front`, then what `sources` offer, then `back`.
-    pub fn new(front: Vec<Entry>, sources: Vec<Arc<dyn ToolSource>>, back: Vec<Entry>) -> Self {
+    pub(crate) fn new(front: Vec<Entry>, sources: Vec<Arc<dyn ToolSource>>, back: Vec<Entry>) -> Self {
         Self {
             front,
             sources,
@@ -83,7 +83,7 @@ impl Registry {
 
     /// The specs of the tools `offers` lets the model call now, in the order it is shown
     /// them: fixed tools first, then MCP tools, then `task`.
-    pub fn specs(&self, offers: impl Fn(&str) -> bool) -> Vec<ToolSpec> {
+    pub(crate) fn specs(&self, offers: impl Fn(&str) -> bool) -> Vec<ToolSpec> {
         let sourced = self
             .sources
             .iter()
@@ -103,7 +103,7 @@ impl Registry {
     }
 
     /// The tool called `name`, if there is one.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         let fixed = self.front.iter().chain(&self.back);
         if let Some(entry) = fixed.into_iter().find(|e| e.spec.name == name) {
             return Some(entry.tool.clone());
@@ -117,7 +117,7 @@ impl Registry {
     /// Makes `call` ready to run in `place`, or says what the model reads instead: the tool
     /// is unknown (or not one `offers` lets it call), its MCP server failed, or the arguments
     /// are not valid JSON or not what the tool takes.
-    pub fn prepare(
+    pub(crate) fn prepare(
         &self,
         call: &ToolCall,
         place: &PathBase,

@@ -28,29 +28,29 @@ const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Arguments of `run_command`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RunCommandArgs {
+pub(crate) struct RunCommandArgs {
     /// The shell command line (run with `sh -c`).
-    pub command: String,
+    pub(crate) command: String,
     /// Working directory, absolute or relative to the session's (default: the session's).
-    pub cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
     /// Kill the command after this many milliseconds (default 120000, at most 600000).
-    pub timeout_ms: Option<u64>,
+    pub(crate) timeout_ms: Option<u64>,
     /// Run outside the command sandbox: only after a run failed because the sandbox denied
     /// what the command needs (its result says so). The user is asked every time.
     #[serde(default)]
-    pub outside_sandbox: bool,
+    pub(crate) outside_sandbox: bool,
     /// Why it must run outside the sandbox, for the user (with `outside_sandbox`).
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// Keep it running in the background (a dev server, a watcher): the call returns at once
     /// with an id for command_output and stop_command.
     #[serde(default)]
-    pub background: bool,
+    pub(crate) background: bool,
 }
 
 /// Longest reason for leaving the sandbox shown to the user.
 const MOST_REASON_CHARS: usize = 300;
 
-pub struct RunCommand;
+pub(crate) struct RunCommand;
 
 impl TypedTool for RunCommand {
     type Args = RunCommandArgs;

@@ -13,45 +13,45 @@ use crate::customize::agents::{AgentDef, GENERAL};
 use crate::types::{Access, ToolKind};
 
 /// What runs a subagent for a `task` call (the turn).
-pub trait Subagents: Send + Sync {
+pub(crate) trait Subagents: Send + Sync {
     /// Runs `task` for the call `env.call_id`; the editor follows its work (in that call's
     /// content, or in a session of its own), and the parent model reads the output.
     fn run(&self, task: Delegation, env: ToolEnv) -> BoxFuture<'static, ToolOutput>;
 }
 
 /// A task handed to a subagent.
-pub struct Delegation {
+pub(crate) struct Delegation {
     /// The subagent.
-    pub agent: AgentDef,
+    pub(crate) agent: AgentDef,
     /// The task, as the parent model wrote it.
-    pub prompt: String,
+    pub(crate) prompt: String,
     /// What the editor shows for it ("general: Map the crate").
-    pub title: String,
+    pub(crate) title: String,
 }
 
 /// Arguments of `task`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskArgs {
+pub(crate) struct TaskArgs {
     /// Which subagent (default `general`)
     #[serde(default)]
     #[schemars(with = "String")]
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
     /// A short title for the task (3-8 words)
-    pub description: String,
+    pub(crate) description: String,
     /// The task, complete and self-contained
-    pub prompt: String,
+    pub(crate) prompt: String,
 }
 
 /// The `task` tool over a session's subagents.
-pub struct Task {
+pub(crate) struct Task {
     agents: Vec<AgentDef>,
     description: String,
 }
 
 impl Task {
     /// The tool, listing `agents` for the model.
-    pub fn new(agents: Vec<AgentDef>) -> Self {
+    pub(crate) fn new(agents: Vec<AgentDef>) -> Self {
         let mut description = String::from(
             "Hand a self-contained task to a subagent. It works on it alone with its own tools, \
              under the session's mode and permissions, and returns only its final answer, so put \

@@ -1,16 +1,16 @@
 //! Bounds on what tools return, so one call cannot flood the model's context or the editor.
 
 /// Lines `read_file` returns when the model gives no limit.
-pub const DEFAULT_READ_LINES: usize = 2000;
+pub(crate) const DEFAULT_READ_LINES: usize = 2000;
 /// Longest line kept whole.
-pub const MAX_LINE_CHARS: usize = 2000;
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// Most bytes any tool result carries to the model.
-pub const MAX_RESULT_BYTES: usize = 100 * 1024;
+pub(crate) const MAX_RESULT_BYTES: usize = 100 * 1024;
 /// Most bytes of command output kept (head and tail).
-pub const MAX_COMMAND_BYTES: usize = 30 * 1024;
+pub(crate) const MAX_COMMAND_BYTES: usize = 30 * 1024;
 
 /// Whether bytes look binary (a NUL in the first 8 KiB, as git decides).
-pub fn is_binary(bytes: &[u8]) -> bool {
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0)
 }
 
@@ -19,24 +19,24 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Window {
     /// First line (default 1).
-    pub offset: Option<usize>,
+    pub(crate) offset: Option<usize>,
     /// Most lines (default [`DEFAULT_READ_LINES`]).
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// First character of each line (default 1).
-    pub column: Option<usize>,
+    pub(crate) column: Option<usize>,
 }
 
 /// The lines of `text` that `w` names, each cut at [`MAX_LINE_CHARS`] (then counted against
 /// [`MAX_RESULT_BYTES`], so a window always shows at least one line and always advances),
 /// with notes saying what was left out and how to get it: the next `offset`, and for a cut
 /// line the `column` its rest starts at.
-pub fn window(text: &str, w: Window) -> String {
+pub(crate) fn window(text: &str, w: Window) -> String {
     window_of(text, Some(text.lines().count()), w)
 }
 
 /// [`window`] over the start of a file: `text` holds its first lines, and `total` is its
 /// line count, or `None` when more lines follow `text`.
-pub fn window_of(text: &str, total: Option<usize>, w: Window) -> String {
+pub(crate) fn window_of(text: &str, total: Option<usize>, w: Window) -> String {
     let start = w.offset.unwrap_or(1).max(1);
     let limit = w.limit.unwrap_or(DEFAULT_READ_LINES).max(1);
     let skip = w.column.unwrap_or(1).max(1) - 1;
@@ -95,7 +95,7 @@ pub fn window_of(text: &str, total: Option<usize>, w: Window) -> String {
 }
 
 /// `text` cut at `max` bytes (on a character boundary) with a note.
-pub fn cap(text: &str, max: usize) -> String {
+pub(crate) fn cap(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }

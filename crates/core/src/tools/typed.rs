@@ -19,7 +19,7 @@ use super::{Prepared, Tool, ToolError};
 use crate::types::ToolKind;
 
 /// A tool whose arguments are a Rust type.
-pub trait TypedTool: Send + Sync {
+pub(crate) trait TypedTool: Send + Sync {
     /// What the model sends; its JSON Schema is what the model is shown.
     type Args: DeserializeOwned + JsonSchema;
     /// The stable name the model calls.
@@ -76,7 +76,7 @@ static CHECKED_IN: LazyLock<Map<String, Value>> =
 
 /// The schema of `T`, the arguments of the tool `name`: the checked-in one, derived only if
 /// the file lacks it (which the unit test below does not let happen).
-pub fn parameters<T: JsonSchema>(name: &str) -> Value {
+pub(crate) fn parameters<T: JsonSchema>(name: &str) -> Value {
     match CHECKED_IN.get(name) {
         Some(checked_in) => checked_in.clone(),
         None => schema::<T>(),

@@ -11,7 +11,7 @@ use crate::types::{PlanItem, ToolKind, TurnEvent};
 /// A plan entry's status.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     Pending,
     InProgress,
     Completed,
@@ -20,7 +20,7 @@ pub enum Status {
 /// A plan entry's priority.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Priority {
+pub(crate) enum Priority {
     High,
     Medium,
     Low,
@@ -29,24 +29,24 @@ pub enum Priority {
 /// One entry.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// What to do, in a few words.
-    pub content: String,
+    pub(crate) content: String,
     /// Where it stands.
-    pub status: Status,
+    pub(crate) status: Status,
     /// How much it matters (default medium).
-    pub priority: Option<Priority>,
+    pub(crate) priority: Option<Priority>,
 }
 
 /// Arguments of `update_plan`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct UpdatePlanArgs {
+pub(crate) struct UpdatePlanArgs {
     /// The whole plan, in order; it replaces the previous one.
-    pub entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
 }
 
-pub struct UpdatePlan;
+pub(crate) struct UpdatePlan;
 
 impl TypedTool for UpdatePlan {
     type Args = UpdatePlanArgs;

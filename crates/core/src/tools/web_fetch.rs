@@ -16,22 +16,22 @@ use crate::web::fetch::{self, Limits};
 /// Arguments of `web_fetch`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WebFetchArgs {
+pub(crate) struct WebFetchArgs {
     /// The page's http(s) URL
-    pub url: String,
+    pub(crate) url: String,
     /// What you want from the page (shown with it)
     #[serde(default)]
-    pub prompt: Option<String>,
+    pub(crate) prompt: Option<String>,
 }
 
 /// The tool, bounded by the user's `[web]` settings.
-pub struct WebFetch {
+pub(crate) struct WebFetch {
     settings: WebSettings,
 }
 
 impl WebFetch {
     /// The tool under `settings`.
-    pub fn new(settings: WebSettings) -> Self {
+    pub(crate) fn new(settings: WebSettings) -> Self {
         Self { settings }
     }
 }

@@ -17,20 +17,20 @@ const RESULTS: usize = 8;
 /// Arguments of `web_search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WebSearchArgs {
+pub(crate) struct WebSearchArgs {
     /// What to search for
-    pub query: String,
+    pub(crate) query: String,
 }
 
 /// The tool over the configured provider.
-pub struct WebSearch {
+pub(crate) struct WebSearch {
     settings: SearchSettings,
     timeout: std::time::Duration,
 }
 
 impl WebSearch {
     /// The tool over `settings`, each search bounded by `timeout`.
-    pub fn new(settings: SearchSettings, timeout: std::time::Duration) -> Self {
+    pub(crate) fn new(settings: SearchSettings, timeout: std::time::Duration) -> Self {
         Self { settings, timeout }
     }
 }

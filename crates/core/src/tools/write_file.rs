@@ -13,14 +13,14 @@ use crate::types::{ToolContent, ToolKind};
 /// Arguments of `write_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WriteFileArgs {
+pub(crate) struct WriteFileArgs {
     /// File path, absolute or relative to the working directory.
-    pub path: String,
+    pub(crate) path: String,
     /// The complete new content of the file.
-    pub content: String,
+    pub(crate) content: String,
 }
 
-pub struct WriteFile;
+pub(crate) struct WriteFile;
 
 impl TypedTool for WriteFile {
     type Args = WriteFileArgs;

@@ -13,7 +13,7 @@ use crate::types::{StopReason, TurnEvent, UserPart};
 
 /// Compacts the conversation now (`/compact`); says so when there is nothing older than the
 /// last exchange to summarize.
-pub async fn compact_now(
+pub(crate) async fn compact_now(
     ctx: TurnContext,
     mut history: History,
     prompt: Vec<UserPart>,
@@ -38,7 +38,7 @@ pub async fn compact_now(
 
 /// `/permissions`: shows the session's rules and remembered answers; `clear` first forgets
 /// the answers. Nothing reaches the model.
-pub async fn show_permissions(ctx: TurnContext, history: History, args: String) -> TurnOutcome {
+pub(crate) async fn show_permissions(ctx: TurnContext, history: History, args: String) -> TurnOutcome {
     let mut text = String::new();
     match args.trim() {
         "" => {}
@@ -81,13 +81,13 @@ pub async fn show_permissions(ctx: TurnContext, history: History, args: String) 
 /// A custom action the user invoked: its name and command line, and the project file that
 /// declared it when it is a project's.
 #[derive(Debug, Clone)]
-pub struct Invoked {
+pub(crate) struct Invoked {
     /// The action's name (its slash command).
-    pub name: String,
+    pub(crate) name: String,
     /// The command line it runs.
-    pub line: String,
+    pub(crate) line: String,
     /// The project's `.tandem/config.toml`, for a project's action.
-    pub declared_by: Option<std::path::PathBuf>,
+    pub(crate) declared_by: Option<std::path::PathBuf>,
 }
 
 /// Runs the command of the custom action `invoked` (its slash command or
@@ -95,7 +95,7 @@ pub struct Invoked {
 /// editor shows it, and the conversation records what ran and what it printed so the model
 /// knows. A project's action is a program a cloned repository names, so it always asks
 /// first, in every mode, with the command and the file that declared it.
-pub async fn run_action(
+pub(crate) async fn run_action(
     mut ctx: TurnContext,
     mut history: History,
     invoked: Invoked,

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 /// The children of every session of a connection that are working.
 #[derive(Clone, Default)]
-pub struct ChildSessions(Arc<Mutex<HashMap<String, Child>>>);
+pub(crate) struct ChildSessions(Arc<Mutex<HashMap<String, Child>>>);
 
 /// One working child.
 struct Child {
@@ -35,7 +35,7 @@ impl ChildSessions {
     }
 
     /// Stops the work of the child `id`; false when no child of that id is working.
-    pub fn cancel(&self, id: &str) -> bool {
+    pub(crate) fn cancel(&self, id: &str) -> bool {
         match self.0.lock().get(id) {
             Some(child) => {
                 child.cancel.cancel();
@@ -46,7 +46,7 @@ impl ChildSessions {
     }
 
     /// The parent of the working child `id`.
-    pub fn parent_of(&self, id: &str) -> Option<String> {
+    pub(crate) fn parent_of(&self, id: &str) -> Option<String> {
         self.0.lock().get(id).map(|c| c.parent.clone())
     }
 }

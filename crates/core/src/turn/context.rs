@@ -23,23 +23,23 @@ use crate::types::{EventSink, TurnEvent};
 #[derive(Clone)]
 pub struct Facts {
     /// The session the events belong to.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// The session's working directory (canonical): the workspace root.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// The workspace's other folders (ACP `additionalDirectories`, canonical).
-    pub folders: Vec<PathBuf>,
+    pub(crate) folders: Vec<PathBuf>,
     /// Configuration (models, limits, instructions).
-    pub config: Arc<Config>,
+    pub(crate) config: Arc<Config>,
     /// `AGENTS.md` instructions that apply to the session (read when it opened).
-    pub project_instructions: String,
+    pub(crate) project_instructions: String,
     /// The editor's own instructions for the session (ACP `systemPrompt`), sent when it
     /// opened.
-    pub editor_instructions: Option<String>,
+    pub(crate) editor_instructions: Option<String>,
 }
 
 impl Facts {
     /// Where the session's tools resolve paths.
-    pub fn place(&self) -> PathBase {
+    pub(crate) fn place(&self) -> PathBase {
         PathBase {
             cwd: self.cwd.clone(),
             home: self.config.user_home.clone(),
@@ -51,45 +51,45 @@ impl Facts {
 /// What a session's turns talk to.
 pub struct Services {
     /// The model server.
-    pub model: Arc<dyn ModelClient>,
+    pub(crate) model: Arc<dyn ModelClient>,
     /// The editor.
-    pub editor: Arc<dyn ClientOps>,
+    pub(crate) editor: Arc<dyn ClientOps>,
     /// What the editor can do.
-    pub caps: ClientCaps,
+    pub(crate) caps: ClientCaps,
     /// The tools offered.
-    pub tools: Arc<Registry>,
+    pub(crate) tools: Arc<Registry>,
     /// The session's MCP servers and their tools.
-    pub mcp: Arc<crate::mcp::Hub>,
+    pub(crate) mcp: Arc<crate::mcp::Hub>,
     /// The session's skills, subagents and hooks.
-    pub extras: Arc<crate::customize::Extras>,
+    pub(crate) extras: Arc<crate::customize::Extras>,
     /// The session's transcript (a subagent records into it, nested).
-    pub transcript: Transcript,
+    pub(crate) transcript: Transcript,
     /// The session's permission rules and workspace.
-    pub policy: Arc<Policy>,
+    pub(crate) policy: Arc<Policy>,
     /// Messages the user sent to the running turn; only the session's own turn takes them.
-    pub steering: super::steer::Steering,
+    pub(crate) steering: super::steer::Steering,
     /// The subagent sessions at work on the connection (shared by its sessions).
-    pub children: super::ChildSessions,
+    pub(crate) children: super::ChildSessions,
     /// The session's background commands.
-    pub background: Arc<crate::tools::background::Background>,
+    pub(crate) background: Arc<crate::tools::background::Background>,
 }
 
 /// What a session's turns read and count as they go; the session's status reads the same
 /// channels.
 pub struct Meters {
     /// The session's live settings; the session actor changes them.
-    pub settings: watch::Receiver<Settings>,
+    pub(crate) settings: watch::Receiver<Settings>,
     /// The session's remembered permission answers.
-    pub grants: watch::Sender<Grants>,
+    pub(crate) grants: watch::Sender<Grants>,
     /// Tokens the session has used so far, over all its model requests.
-    pub totals: watch::Sender<Totals>,
+    pub(crate) totals: watch::Sender<Totals>,
     /// The window the server really uses, once it was seen to cut a prompt without an error.
-    pub window_cut: watch::Sender<Option<u64>>,
+    pub(crate) window_cut: watch::Sender<Option<u64>>,
     /// What the model server said about itself (its models, their windows), once it answered.
-    pub discovered: watch::Receiver<Option<Arc<crate::model::discover::Discovered>>>,
+    pub(crate) discovered: watch::Receiver<Option<Arc<crate::model::discover::Discovered>>>,
     /// The models whose server returned a tool call in its own field in this session: it
     /// reads their calls itself, so their answers are not watched for calls written as text.
-    pub native_calls: parking_lot::Mutex<std::collections::BTreeSet<String>>,
+    pub(crate) native_calls: parking_lot::Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// A session's token totals (as reported by the server).
@@ -107,7 +107,7 @@ pub struct Totals {
     pub reasoning: u64,
     /// What the requests whose cost is known cost, in US dollars: the server's own figure,
     /// else the tokens at the model's price.
-    pub cost_usd: f64,
+    pub(crate) cost_usd: f64,
     /// How many requests that is.
     pub priced: u64,
     /// Tool-call batches not run because the model repeated them (loop detection).
@@ -120,7 +120,7 @@ pub struct Totals {
 
 impl Totals {
     /// What was spent since `before` (this one's counts minus those).
-    pub fn since(&self, before: &Totals) -> Totals {
+    pub(crate) fn since(&self, before: &Totals) -> Totals {
         Totals {
             requests: self.requests.saturating_sub(before.requests),
             input: self.input.saturating_sub(before.input),
@@ -155,39 +155,39 @@ impl Totals {
 #[derive(Clone)]
 pub struct TurnContext {
     /// The session's facts.
-    pub facts: Arc<Facts>,
+    pub(crate) facts: Arc<Facts>,
     /// What it talks to.
-    pub services: Arc<Services>,
+    pub(crate) services: Arc<Services>,
     /// What it reads and counts.
-    pub meters: Arc<Meters>,
+    pub(crate) meters: Arc<Meters>,
     /// The session's own turn, or a subagent's.
-    pub role: Role,
+    pub(crate) role: Role,
     /// Where the editor-facing events go.
-    pub sink: Arc<dyn EventSink>,
+    pub(crate) sink: Arc<dyn EventSink>,
     /// The last usage report: (tokens in use, our estimate of the same messages), so the next
     /// request's size can be projected from real counts.
-    pub usage: Arc<watch::Sender<Option<(u64, u64)>>>,
+    pub(crate) usage: Arc<watch::Sender<Option<(u64, u64)>>>,
     /// For this prompt only: the schema its final answer must validate against.
-    pub output: Option<Arc<crate::output_schema::OutputSchema>>,
+    pub(crate) output: Option<Arc<crate::output_schema::OutputSchema>>,
     /// For this turn only: why every tool call must be asked about, whatever the mode, the
     /// rules and the remembered answers allow (a project's action, see `actions.rs`).
-    pub must_ask: Option<String>,
+    pub(crate) must_ask: Option<String>,
     /// What every tool call of this context shares, made once.
     tool_scope: Arc<ToolScope>,
 }
 
 /// What one model request is made with: the session's settings and the model's profile,
 /// resolved once for the request (every tool offered or run in it is judged by them).
-pub struct Step {
+pub(crate) struct Step {
     /// The settings as they were when the request was made.
-    pub settings: Settings,
+    pub(crate) settings: Settings,
     /// The model asked, with what it can do.
-    pub spec: ModelSpec,
+    pub(crate) spec: ModelSpec,
 }
 
 impl TurnContext {
     /// A context for the session's own turns.
-    pub fn new(
+    pub(crate) fn new(
         facts: Arc<Facts>,
         services: Arc<Services>,
         meters: Arc<Meters>,
@@ -211,7 +211,7 @@ impl TurnContext {
     /// The same session's context for a subagent in `role`, whose events go to `sink`: its
     /// own context usage, no answer format (that is the parent's business).
     /// A subagent in a session of its own (`child`) speaks to the editor as that session.
-    pub fn for_subagent(&self, role: Role, sink: Arc<dyn EventSink>, child: Option<&str>) -> Self {
+    pub(crate) fn for_subagent(&self, role: Role, sink: Arc<dyn EventSink>, child: Option<&str>) -> Self {
         let facts = match child {
             Some(id) => Arc::new(Facts {
                 session_id: id.to_string(),
@@ -261,7 +261,7 @@ impl TurnContext {
     }
 
     /// The tool the model of `step` called `name`, if it may call it here.
-    pub fn find_tool(&self, step: &Step, name: &str) -> Option<Arc<dyn crate::tools::Tool>> {
+    pub(crate) fn find_tool(&self, step: &Step, name: &str) -> Option<Arc<dyn crate::tools::Tool>> {
         self.offers(step, name)
             .then(|| self.services.tools.get(name))
             .flatten()
@@ -303,7 +303,7 @@ impl TurnContext {
 
     /// The system prompt stating `told`'s mode and date (a subagent's starts with its own).
     /// A prompt's answer format is told with the prompt, so the prompt stays the same.
-    pub fn system_prompt(&self, step: &Step, told: &Told) -> String {
+    pub(crate) fn system_prompt(&self, step: &Step, told: &Told) -> String {
         let facts = &self.facts;
         let mut prompt = format!(
             "{}\n\n\

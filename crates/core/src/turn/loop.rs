@@ -28,7 +28,7 @@ use crate::types::{Severity, TurnEvent};
 
 /// Runs model requests and tool calls over `history` (which ends with the new prompt) until
 /// the model stops, the user cancels, or the request cap is reached.
-pub async fn run_turn(
+pub(crate) async fn run_turn(
     ctx: TurnContext,
     history: History,
     cancel: CancellationToken,

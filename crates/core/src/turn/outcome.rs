@@ -14,18 +14,18 @@ pub(super) const REQUEST_FAILED: &str = "Not run: the model request failed.";
 /// when the turn failed or was cancelled, so it keeps what the user saw, and every tool call
 /// in it has exactly one result. It may have been compacted on the way.
 #[derive(Debug)]
-pub struct TurnOutcome {
+pub(crate) struct TurnOutcome {
     /// The session's whole conversation now.
-    pub history: History,
+    pub(crate) history: History,
     /// How the turn ended.
-    pub result: Result<StopReason, ModelError>,
+    pub(crate) result: Result<StopReason, ModelError>,
     /// What a command action printed (only for those).
-    pub output: Option<String>,
+    pub(crate) output: Option<String>,
     /// With an output schema, once the model finished: the validated value, or why the last
     /// answer still did not validate.
-    pub structured: Option<Result<serde_json::Value, String>>,
+    pub(crate) structured: Option<Result<serde_json::Value, String>>,
     /// For a rewind or its listing: what it did.
-    pub rewound: Option<super::report::RewindReport>,
+    pub(crate) rewound: Option<super::report::RewindReport>,
 }
 
 impl TurnOutcome {

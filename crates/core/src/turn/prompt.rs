@@ -97,7 +97,7 @@ pub(super) async fn admit(
 /// Runs a prompt from the user: its `user_prompt_submit` hooks (which may add context or
 /// block it), the turn, then the `stop` hooks. `history` is the conversation before it.
 /// The transcript keeps what the model read and the blocks as the user sent them.
-pub async fn run_prompt(
+pub(crate) async fn run_prompt(
     ctx: TurnContext,
     mut history: History,
     prompt: Prompt,

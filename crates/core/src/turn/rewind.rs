@@ -45,7 +45,7 @@ pub enum Back {
 
 impl Back {
     /// What `/rewind`'s arguments ask for.
-    pub fn parse(args: &str) -> Back {
+    pub(crate) fn parse(args: &str) -> Back {
         let args = args.trim();
         if args.is_empty() {
             return Back::List;
@@ -60,7 +60,7 @@ impl Back {
 /// `/rewind`, `/rewind N`, `/undo` and `_tandem/session/rewind`: goes `back` to before a
 /// turn, or lists the turns. `speak`: the answer is also shown as the agent's
 /// text (a slash command's), not only returned.
-pub async fn rewind(
+pub(crate) async fn rewind(
     ctx: TurnContext,
     history: History,
     back: Back,

@@ -11,7 +11,7 @@ use crate::tools::task::Task;
 
 /// The session's own turn, or a subagent's.
 #[derive(Clone, Default)]
-pub enum Role {
+pub(crate) enum Role {
     /// The user's prompt, in the session.
     #[default]
     Session,
@@ -20,16 +20,16 @@ pub enum Role {
 }
 
 /// What a subagent is and may do.
-pub struct Subagent {
+pub(crate) struct Subagent {
     /// Its definition.
-    pub agent: AgentDef,
+    pub(crate) agent: AgentDef,
     /// The tools it may call (`None`: all but `task`).
     allowed: Option<HashSet<String>>,
 }
 
 impl Subagent {
     /// The subagent `agent` defines.
-    pub fn new(agent: AgentDef) -> Self {
+    pub(crate) fn new(agent: AgentDef) -> Self {
         Self {
             allowed: agent.tools.as_ref().map(|t| t.iter().cloned().collect()),
             agent,
@@ -47,7 +47,7 @@ impl Role {
     /// not nest) nor `ask_user`, and calls only the tools it was given; one given the edit tools of one
     /// family may use the other family's, since which of them a model is offered depends on
     /// the model, not on the agent.
-    pub fn allows(&self, name: &str) -> bool {
+    pub(crate) fn allows(&self, name: &str) -> bool {
         let Role::Subagent(sub) = self else {
             return true;
         };
@@ -64,7 +64,7 @@ impl Role {
     }
 
     /// The model this role asks instead of the session's current one, if any.
-    pub fn model(&self) -> Option<&str> {
+    pub(crate) fn model(&self) -> Option<&str> {
         match self {
             Role::Session => None,
             Role::Subagent(sub) => sub.agent.model.as_deref(),
@@ -72,7 +72,7 @@ impl Role {
     }
 
     /// How the system prompt starts.
-    pub fn intro(&self) -> &str {
+    pub(crate) fn intro(&self) -> &str {
         match self {
             Role::Session => SESSION_INTRO,
             Role::Subagent(sub) => &sub.agent.prompt,
@@ -80,7 +80,7 @@ impl Role {
     }
 
     /// The subagent's name, told to hooks (`None` for the session's own turn).
-    pub fn agent_name(&self) -> Option<&str> {
+    pub(crate) fn agent_name(&self) -> Option<&str> {
         match self {
             Role::Session => None,
             Role::Subagent(sub) => Some(&sub.agent.name),
@@ -88,13 +88,13 @@ impl Role {
     }
 
     /// Whether this turn may start subagents (only the session's own).
-    pub fn starts_subagents(&self) -> bool {
+    pub(crate) fn starts_subagents(&self) -> bool {
         matches!(self, Role::Session)
     }
 
     /// Whether the project's held servers are asked about in this turn (the session's own;
     /// a subagent leaves that to the session).
-    pub fn asks_about_project_servers(&self) -> bool {
+    pub(crate) fn asks_about_project_servers(&self) -> bool {
         matches!(self, Role::Session)
     }
 }

@@ -15,36 +15,36 @@ use crate::types::Prompt;
 
 /// What a message's sender hears: it landed, or why it was refused (a hook blocked it, or
 /// it is larger than the model's window). A sender dropped unanswered: it never landed.
-pub type Landed = Result<(), String>;
+pub(crate) type Landed = Result<(), String>;
 
 /// A message for the running turn, and whom to tell once it landed.
-pub type Message = (Prompt, oneshot::Sender<Landed>);
+pub(crate) type Message = (Prompt, oneshot::Sender<Landed>);
 
 /// The messages waiting for the running turn of one session.
 #[derive(Debug, Clone, Default)]
-pub struct Steering(Arc<Mutex<VecDeque<Message>>>);
+pub(crate) struct Steering(Arc<Mutex<VecDeque<Message>>>);
 
 impl Steering {
     /// Queues `prompt` for the running turn; the receiver resolves once the model's next
     /// request holds it, or fails when it never will.
-    pub fn send(&self, prompt: Prompt) -> oneshot::Receiver<Landed> {
+    pub(crate) fn send(&self, prompt: Prompt) -> oneshot::Receiver<Landed> {
         let (landed, heard) = oneshot::channel();
         self.0.lock().push_back((prompt, landed));
         heard
     }
 
     /// Takes every waiting message, in order, with what to tell once each has landed.
-    pub fn take(&self) -> Vec<Message> {
+    pub(crate) fn take(&self) -> Vec<Message> {
         self.0.lock().drain(..).collect()
     }
 
     /// Whether a message waits.
-    pub fn waiting(&self) -> bool {
+    pub(crate) fn waiting(&self) -> bool {
         !self.0.lock().is_empty()
     }
 
     /// Drops what still waits (the turn is over): each sender hears it never landed.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.0.lock().clear();
     }
 }

@@ -306,7 +306,7 @@ fn choices() -> Vec<PermissionChoice> {
 
 /// `/permissions` with the project's trust: `untrust` forgets the answers about this
 /// project's programs; the rules and remembered answers follow as before, then the trust.
-pub async fn permissions(ctx: TurnContext, history: History, args: String) -> TurnOutcome {
+pub(crate) async fn permissions(ctx: TurnContext, history: History, args: String) -> TurnOutcome {
     let store = TrustStore::new(&ctx.facts.config.home);
     let mut forgot = None;
     let passed = match args.trim() {

@@ -15,32 +15,32 @@ const MOST_HOPS: usize = 10;
 
 /// How a fetch is bounded.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// The whole fetch, every hop and the body.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Most bytes of the body read.
-    pub max_bytes: usize,
+    pub(crate) max_bytes: usize,
     /// Whether this machine, its networks and addresses that are not globally reachable may
     /// be reached (`[web] allow_private`).
-    pub allow_private: bool,
+    pub(crate) allow_private: bool,
 }
 
 /// A page as the model reads it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Page {
+pub(crate) struct Page {
     /// Where it was read from, after redirects.
-    pub url: String,
+    pub(crate) url: String,
     /// Its media type.
-    pub media_type: String,
+    pub(crate) media_type: String,
     /// Its text: Markdown for HTML.
-    pub text: String,
+    pub(crate) text: String,
     /// Whether the body was cut at the byte cap.
-    pub cut: bool,
+    pub(crate) cut: bool,
 }
 
 /// Why a page could not be read; the text is what the model is told.
 #[derive(Debug, thiserror::Error)]
-pub enum FetchError {
+pub(crate) enum FetchError {
     /// Not an http(s) URL.
     #[error("`{0}` is not an http or https URL")]
     Url(String),
@@ -77,7 +77,7 @@ pub enum FetchError {
 }
 
 /// Reads `url` within `limits`.
-pub async fn fetch(url: &str, limits: Limits) -> Result<Page, FetchError> {
+pub(crate) async fn fetch(url: &str, limits: Limits) -> Result<Page, FetchError> {
     let seconds = limits.timeout.as_secs();
     tokio::time::timeout(limits.timeout, read(url, limits))
         .await
@@ -194,7 +194,7 @@ fn client(limits: Limits) -> Result<reqwest::Client, FetchError> {
 }
 
 /// A URL's host as permissions name it: lower case, without a trailing dot.
-pub fn host_of(url: &Url) -> String {
+pub(crate) fn host_of(url: &Url) -> String {
     url.host_str()
         .unwrap_or("")
         .trim_end_matches('.')

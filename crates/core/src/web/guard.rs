@@ -16,18 +16,18 @@ use super::special::{self, Block, Carrier};
 use crate::platform::interfaces::{self, OwnAddress};
 
 /// This machine's own addresses as read at one moment, or why they could not be read.
-pub struct Own(Result<Vec<OwnAddress>, String>);
+pub(crate) struct Own(Result<Vec<OwnAddress>, String>);
 
 impl Own {
     /// The addresses, read now.
-    pub fn read() -> Self {
+    pub(crate) fn read() -> Self {
         Self(interfaces::own_addresses().map_err(|e| e.to_string()))
     }
 }
 
 /// Why an address may not be reached; shown after "X is".
 #[derive(Debug, Clone, PartialEq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// One of this machine's own addresses.
     Own {
         /// The interface that has it.
@@ -67,7 +67,7 @@ impl fmt::Display for Refusal {
 
 /// Why `ip` may not be reached, `None` for a globally reachable address that is not this
 /// machine's.
-pub fn judged(ip: IpAddr, own: &Own) -> Option<Refusal> {
+pub(crate) fn judged(ip: IpAddr, own: &Own) -> Option<Refusal> {
     if let Ok(found) = &own.0
         && let Some(mine) = found.iter().find(|a| a.ip == ip)
     {
@@ -100,13 +100,13 @@ fn resolved_to(host: &str, ip: IpAddr, why: &Refusal) -> String {
 /// has none: the connection to a page (and to every page a redirect leads to) goes through
 /// it, so the address connected to is one that was judged, just now. The hosts of
 /// the environment's proxies are the exception: a proxy may well be on the user's network.
-pub struct PublicOnly {
+pub(crate) struct PublicOnly {
     proxies: Vec<String>,
 }
 
 impl PublicOnly {
     /// The resolver, knowing the environment's proxies.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let proxies = PROXY_VARS
             .iter()
             .filter_map(|v| std::env::var(v).ok())
@@ -176,7 +176,7 @@ impl Resolve for PublicOnly {
 }
 
 /// Whether requests go through a proxy from the environment (as reqwest reads it).
-pub fn proxied() -> bool {
+pub(crate) fn proxied() -> bool {
     PROXY_VARS
         .iter()
         .any(|v| std::env::var(v).is_ok_and(|p| !p.trim().is_empty()))
@@ -186,7 +186,7 @@ pub fn proxied() -> bool {
 /// address it resolves to (one refused address is enough: which one a connection takes is
 /// not up to tandem). A name that does not resolve here is refused, unless a proxy resolves
 /// names instead.
-pub async fn refused(host: &str) -> Option<String> {
+pub(crate) async fn refused(host: &str) -> Option<String> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return judged(ip, &Own::read()).map(|why| format!("{host} is {why}"));

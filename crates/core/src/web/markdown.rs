@@ -13,7 +13,7 @@ const STACK: usize = 64 << 20;
 /// converter recurses, and a stack overflow would end the whole process); the text with tags
 /// stripped when the page nests deeper than [`MOST_DEPTH`] or the converter fails. Blocks:
 /// call it from a blocking task.
-pub fn of_html(html: &str) -> String {
+pub(crate) fn of_html(html: &str) -> String {
     if depth(html) > MOST_DEPTH {
         return fold_blank_lines(&strip_tags(html));
     }

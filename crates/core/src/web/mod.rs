@@ -6,8 +6,8 @@
 //! configured (search.rs). Timeouts, byte caps and the environment's proxies as for the model
 //! server.
 
-pub mod fetch;
-pub mod guard;
-pub mod markdown;
+pub(crate) mod fetch;
+pub(crate) mod guard;
+pub(crate) mod markdown;
 pub mod search;
-pub mod special;
+pub(crate) mod special;

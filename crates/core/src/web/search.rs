@@ -16,11 +16,11 @@ const MOST_ANSWER: usize = 4 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {
     /// The page's title.
-    pub title: String,
+    pub(crate) title: String,
     /// Its URL.
-    pub url: String,
+    pub(crate) url: String,
     /// What the provider quotes of it.
-    pub snippet: String,
+    pub(crate) snippet: String,
 }
 
 /// Why a search failed; the text is what the model (and `tandem doctor`) says.
@@ -161,7 +161,7 @@ fn strip_markup(text: &str) -> String {
 }
 
 /// The results as the model reads them: numbered, title, URL, snippet.
-pub fn render(query: &str, hits: &[Hit]) -> String {
+pub(crate) fn render(query: &str, hits: &[Hit]) -> String {
     if hits.is_empty() {
         return format!("No results for \"{query}\".");
     }

@@ -17,7 +17,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Why a block is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Why {
+pub(crate) enum Why {
     /// The registry says it is not globally reachable.
     NotGlobal,
     /// Anycast: answered by the nearest instance, which may be on the user's network.
@@ -55,22 +55,22 @@ impl fmt::Display for Why {
 
 /// One refused block: a registry row (or a multicast or unallocated block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Block {
+pub(crate) struct Block {
     /// Its first address.
-    pub net: IpAddr,
+    pub(crate) net: IpAddr,
     /// Its prefix length.
-    pub len: u8,
+    pub(crate) len: u8,
     /// Its name in the registry.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Where it is defined.
-    pub rfc: &'static str,
+    pub(crate) rfc: &'static str,
     /// Why it is refused.
-    pub why: Why,
+    pub(crate) why: Why,
 }
 
 impl Block {
     /// Whether `ip` is in the block.
-    pub fn contains(&self, ip: IpAddr) -> bool {
+    pub(crate) fn contains(&self, ip: IpAddr) -> bool {
         match (self.net, ip) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
                 let shift = 32 - u32::from(self.len);
@@ -85,7 +85,7 @@ impl Block {
     }
 
     /// Its last address.
-    pub fn last(&self) -> IpAddr {
+    pub(crate) fn last(&self) -> IpAddr {
         match self.net {
             IpAddr::V4(net) => {
                 let host = u32::MAX.checked_shr(u32::from(self.len)).unwrap_or(0);
@@ -135,7 +135,7 @@ use Why::{Anycast, Identifiers, Multicast, NotGlobal, Tunnel, Unallocated};
 
 /// The IPv4 Special-Purpose Address Registry, every row, and multicast.
 #[rustfmt::skip]
-pub const IPV4: &[Block] = &[
+pub(crate) const IPV4: &[Block] = &[
     v4([0, 0, 0, 0], 8, "\"This network\"", "RFC 791", NotGlobal),
     v4([0, 0, 0, 0], 32, "\"This host on this network\"", "RFC 1122", NotGlobal),
     v4([10, 0, 0, 0], 8, "Private-Use", "RFC 1918", NotGlobal),
@@ -167,7 +167,7 @@ pub const IPV4: &[Block] = &[
 /// The IPv6 Special-Purpose Address Registry, every row but the three that carry an IPv4
 /// address (`carried`), multicast, and the space outside 2000::/3.
 #[rustfmt::skip]
-pub const IPV6: &[Block] = &[
+pub(crate) const IPV6: &[Block] = &[
     v6([0, 0, 0, 0, 0, 0, 0, 1], 128, "Loopback Address", "RFC 4291", NotGlobal),
     v6([0, 0, 0, 0, 0, 0, 0, 0], 128, "Unspecified Address", "RFC 4291", NotGlobal),
     v6([0, 0, 0, 0, 0, 0, 0, 0], 96, "IPv4-compatible, deprecated", "RFC 4291", Unallocated),
@@ -200,7 +200,7 @@ pub const IPV6: &[Block] = &[
 
 /// How an IPv6 address carries an IPv4 one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Carrier {
+pub(crate) enum Carrier {
     /// `::ffff:a.b.c.d` (::ffff:0:0/96): the system connects to the IPv4 address itself.
     Mapped,
     /// `64:ff9b::a.b.c.d` (64:ff9b::/96, RFC 6052): a NAT64 gateway connects to it.
@@ -221,7 +221,7 @@ impl fmt::Display for Carrier {
 
 /// The IPv4 address `ip` carries, and how, if it is one of the forms a connection to it
 /// reaches the IPv4 address by.
-pub fn carried(ip: Ipv6Addr) -> Option<(Carrier, Ipv4Addr)> {
+pub(crate) fn carried(ip: Ipv6Addr) -> Option<(Carrier, Ipv4Addr)> {
     let s = ip.segments();
     let of = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
     if let Some(v4) = ip.to_ipv4_mapped() {
@@ -237,7 +237,7 @@ pub fn carried(ip: Ipv6Addr) -> Option<(Carrier, Ipv4Addr)> {
 
 /// The most specific refused block `ip` is in, if any (an address that carries an IPv4
 /// address is not judged here: see `carried`).
-pub fn block_of(ip: IpAddr) -> Option<&'static Block> {
+pub(crate) fn block_of(ip: IpAddr) -> Option<&'static Block> {
     let table = match ip {
         IpAddr::V4(_) => IPV4,
         IpAddr::V6(_) => IPV6,

@@ -17,11 +17,11 @@ pub struct Found {
     pub calls: Vec<ToolCall>,
     /// Where in the answer the calls start (the byte offset of the marker; 0 for the
     /// unmarked form, which is the whole answer).
-    pub from: usize,
+    pub(crate) from: usize,
 }
 
 /// The calls `text` holds by the rule above, given the tools that were offered.
-pub fn extract(text: &str, offered: &[String]) -> Option<Found> {
+pub(crate) fn extract(text: &str, offered: &[String]) -> Option<Found> {
     let calls = match first_marker(text) {
         Some((at, marker)) => {
             let calls = marked(&text[at..], marker)?;

@@ -27,5 +27,5 @@ mod forms;
 mod prefix;
 mod watch;
 
-pub use forms::{Found, extract};
+pub(crate) use forms::{Found, extract};
 pub use watch::Watch;

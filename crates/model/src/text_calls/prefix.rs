@@ -14,7 +14,7 @@ use super::forms::{CALL_KEYS, WRAPPER_KEYS};
 
 /// What the bytes read so far say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// They can still become a call: hold them.
     Maybe,
     /// They can no longer be one: show them.
@@ -23,7 +23,7 @@ pub enum Verdict {
 
 /// The reader of an answer's start.
 #[derive(Debug)]
-pub struct Prefix {
+pub(crate) struct Prefix {
     /// The tools offered: a call must name one.
     offered: Vec<String>,
     /// Where the reading is outside the call objects.
@@ -139,7 +139,7 @@ enum Skipped {
 
 impl Prefix {
     /// A reader for an answer to a request that offered these tools.
-    pub fn new(offered: Vec<String>) -> Self {
+    pub(crate) fn new(offered: Vec<String>) -> Self {
         Self {
             offered,
             at: Outside::Lead,
@@ -149,7 +149,7 @@ impl Prefix {
     }
 
     /// Reads the next piece of the answer; returns what all of it read so far says.
-    pub fn read(&mut self, piece: &str) -> Verdict {
+    pub(crate) fn read(&mut self, piece: &str) -> Verdict {
         for &byte in piece.as_bytes() {
             if self.at == Outside::Never {
                 break;
@@ -160,7 +160,7 @@ impl Prefix {
     }
 
     /// What the bytes read so far say.
-    pub fn verdict(&self) -> Verdict {
+    pub(crate) fn verdict(&self) -> Verdict {
         match self.at {
             Outside::Never => Verdict::Never,
             _ => Verdict::Maybe,

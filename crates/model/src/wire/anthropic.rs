@@ -48,13 +48,13 @@ fn answer_tokens(model: &str) -> u32 {
 }
 
 /// A [`ModelClient`] for one server's Messages API.
-pub struct AnthropicClient {
+pub(crate) struct AnthropicClient {
     link: Link,
 }
 
 impl AnthropicClient {
     /// A client for `config`'s endpoint; nothing is sent until the first prompt.
-    pub fn new(config: &Config) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         Self {
             link: Link::new(config, Api::AnthropicMessages),
         }
@@ -78,7 +78,7 @@ impl ModelClient for AnthropicClient {
 }
 
 /// The beta that lets a model think between its tool calls.
-pub const INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
+pub(crate) const INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
 
 /// The `anthropic-beta` features a request `body` to `model` uses: interleaved thinking when
 /// the model thinks, is offered tools, and is of a family that can think between calls.
@@ -102,7 +102,7 @@ fn thinking_budget(effort: &str) -> u32 {
 }
 
 /// The JSON body of a streaming Messages request to `origin`.
-pub fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
+pub(crate) fn request_body(request: &ModelRequest, origin: &Origin) -> Value {
     let mut system: Vec<Value> = Vec::new();
     let mut messages: Vec<Value> = Vec::new();
     // Calls another server wrote may have ids the API refuses (`functions.list_dir:0`) or
@@ -295,7 +295,7 @@ enum Block {
 }
 
 /// Reads Messages stream events.
-pub struct Decode {
+pub(crate) struct Decode {
     origin: Origin,
     base_url: String,
     model: String,
@@ -311,7 +311,7 @@ pub struct Decode {
 
 impl Decode {
     /// A decoder for an answer from `origin`.
-    pub fn new(origin: Origin, base_url: &str, model: &str) -> Self {
+    pub(crate) fn new(origin: Origin, base_url: &str, model: &str) -> Self {
         Self {
             origin,
             base_url: base_url.to_string(),

@@ -22,7 +22,7 @@ use crate::{
 };
 
 /// A [`ModelClient`] for one OpenAI-compatible endpoint.
-pub struct ChatClient {
+pub(crate) struct ChatClient {
     link: Link,
     /// Models the server refused `tools` for: their requests carry the tools as text.
     prompted: parking_lot::Mutex<HashSet<String>>,
@@ -36,7 +36,7 @@ pub struct ChatClient {
 
 impl ChatClient {
     /// A client for `config`'s endpoint; nothing is set up or sent until the first prompt.
-    pub fn new(config: &Config) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         Self {
             link: Link::new(config, Api::ChatCompletions),
             prompted: Default::default(),

@@ -19,7 +19,7 @@ pub fn missing_key_error(base_url: &str, key_env: &str) -> ModelError {
 }
 
 /// The server did not start answering (`mid_answer` false) or went quiet mid-answer.
-pub fn timeout_error(base_url: &str, mid_answer: bool, waited: Duration) -> ModelError {
+pub(crate) fn timeout_error(base_url: &str, mid_answer: bool, waited: Duration) -> ModelError {
     let message = if mid_answer {
         format!(
             "the model server at {base_url} sent nothing for {waited:?} in the middle of an answer (timeouts.idle_secs); tandem stopped waiting"
@@ -33,7 +33,7 @@ pub fn timeout_error(base_url: &str, mid_answer: bool, waited: Duration) -> Mode
 }
 
 /// The server could not be reached.
-pub fn connection_error(base_url: &str, detail: &str, attempts: u32) -> ModelError {
+pub(crate) fn connection_error(base_url: &str, detail: &str, attempts: u32) -> ModelError {
     let tries = if attempts > 1 {
         format!(" after {attempts} attempts")
     } else {
@@ -60,7 +60,7 @@ fn out_of_files(detail: &str) -> bool {
 }
 
 /// The response passed `max_response_bytes`.
-pub fn too_large(base_url: &str, max_bytes: u64) -> ModelError {
+pub(crate) fn too_large(base_url: &str, max_bytes: u64) -> ModelError {
     ModelError::new(
         ErrorClass::ResponseTooLarge,
         format!(
@@ -70,7 +70,7 @@ pub fn too_large(base_url: &str, max_bytes: u64) -> ModelError {
 }
 
 /// The responses read at once passed twice `max_bytes` together.
-pub fn too_large_together(base_url: &str, max_bytes: u64) -> ModelError {
+pub(crate) fn too_large_together(base_url: &str, max_bytes: u64) -> ModelError {
     ModelError::new(
         ErrorClass::ResponseTooLarge,
         format!(
@@ -81,7 +81,7 @@ pub fn too_large_together(base_url: &str, max_bytes: u64) -> ModelError {
 }
 
 /// A web page where a stream should be: the base URL names a site, not its API.
-pub fn html_page(base_url: &str, title: Option<&str>) -> ModelError {
+pub(crate) fn html_page(base_url: &str, title: Option<&str>) -> ModelError {
     let titled = title.map(|t| format!(" (\"{t}\")")).unwrap_or_default();
     ModelError::new(
         ErrorClass::MalformedResponse,
@@ -92,7 +92,7 @@ pub fn html_page(base_url: &str, title: Option<&str>) -> ModelError {
 }
 
 /// The stream broke off (a reset, bad bytes) before the answer was complete.
-pub fn broken_off(base_url: &str, detail: &str) -> ModelError {
+pub(crate) fn broken_off(base_url: &str, detail: &str) -> ModelError {
     ModelError::new(
         ErrorClass::StreamInterrupted,
         format!(
@@ -102,7 +102,7 @@ pub fn broken_off(base_url: &str, detail: &str) -> ModelError {
 }
 
 /// An event whose JSON tandem cannot read.
-pub fn unreadable(base_url: &str, error: &serde_json::Error, data: &str) -> ModelError {
+pub(crate) fn unreadable(base_url: &str, error: &serde_json::Error, data: &str) -> ModelError {
     let mut shown: String = data.chars().take(200).collect();
     if shown.len() < data.len() {
         shown.push('…');

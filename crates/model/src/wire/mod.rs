@@ -10,9 +10,9 @@
 //! The responses read at once share one bound (twice `max_response_bytes`), and the errors
 //! every API reports in the same words are in `errors.rs`.
 
-pub mod anthropic;
-pub mod chat;
-pub mod responses;
+pub(crate) mod anthropic;
+pub(crate) mod chat;
+pub(crate) mod responses;
 
 mod errors;
 pub use errors::*;
@@ -30,7 +30,7 @@ use crate::config::{Config, Endpoint, KeyFrom, RetryPolicy, Timeouts};
 use crate::conversation::Api;
 
 /// One server spoken to in one API: where, with which key, within which limits.
-pub struct Link {
+pub(crate) struct Link {
     endpoint: Endpoint,
     api: Api,
     retry: RetryPolicy,
@@ -43,7 +43,7 @@ pub struct Link {
 
 impl Link {
     /// A link to `config`'s endpoint in `api`; nothing is set up until the first request.
-    pub fn new(config: &Config, api: Api) -> Self {
+    pub(crate) fn new(config: &Config, api: Api) -> Self {
         Self {
             endpoint: config.endpoint.clone(),
             api,
@@ -55,12 +55,12 @@ impl Link {
     }
 
     /// The endpoint.
-    pub fn endpoint(&self) -> &Endpoint {
+    pub(crate) fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }
 
     /// Where an answer to a request for `model` comes from.
-    pub fn origin(&self, model: &str) -> Origin {
+    pub(crate) fn origin(&self, model: &str) -> Origin {
         Origin {
             api: self.api,
             server: self.endpoint.base_url.clone(),
@@ -87,7 +87,7 @@ impl Link {
     /// decodes the event stream that answers with `decoder`. Every request the model reads
     /// passes here, so this is where the keys tandem knows are taken out of the body
     /// (`secrets::redact_json`), whatever part of it (a file, a command's output) holds one.
-    pub async fn open<D: Decoder>(
+    pub(crate) async fn open<D: Decoder>(
         &self,
         path: &str,
         body: Value,
@@ -100,7 +100,7 @@ impl Link {
     /// [`Link::open`], with `added` headers this one request needs (Anthropic's
     /// `anthropic-beta` for a feature of its model); see [`merged_headers`] for how they join
     /// the endpoint's own.
-    pub async fn open_with<D: Decoder>(
+    pub(crate) async fn open_with<D: Decoder>(
         &self,
         path: &str,
         mut body: Value,
@@ -139,7 +139,7 @@ impl Link {
     }
 
     /// How this endpoint uses its API key.
-    pub fn key_use(&self) -> super::error::KeyUse<'_> {
+    pub(crate) fn key_use(&self) -> super::error::KeyUse<'_> {
         key_use(&self.endpoint)
     }
 
@@ -166,7 +166,7 @@ impl Link {
 /// The headers that carry `key` in `api`: `x-api-key` with `anthropic-version` for
 /// Anthropic's Messages API, a bearer token for OpenAI's APIs. Marked sensitive, so no log or
 /// debug print shows them.
-pub fn auth_headers(api: Api, key: Option<&crate::config::ApiKey>) -> reqwest::header::HeaderMap {
+pub(crate) fn auth_headers(api: Api, key: Option<&crate::config::ApiKey>) -> reqwest::header::HeaderMap {
     use reqwest::header::{AUTHORIZATION, HeaderValue};
     let mut headers = reqwest::header::HeaderMap::new();
     if api == Api::AnthropicMessages {
@@ -195,7 +195,7 @@ pub fn auth_headers(api: Api, key: Option<&crate::config::ApiKey>) -> reqwest::h
 
 /// The headers an editor added to the endpoint (`providers/set`), marked sensitive: they may
 /// carry tokens of their own. A name or value that is not a valid header is left out.
-pub fn extra_headers(headers: &[(String, String)]) -> reqwest::header::HeaderMap {
+pub(crate) fn extra_headers(headers: &[(String, String)]) -> reqwest::header::HeaderMap {
     let mut map = reqwest::header::HeaderMap::new();
     for (name, value) in headers {
         let name = reqwest::header::HeaderName::from_bytes(name.as_bytes());
@@ -211,7 +211,7 @@ pub fn extra_headers(headers: &[(String, String)]) -> reqwest::header::HeaderMap
 /// The endpoint's `headers` (see [`extra_headers`]) with a request's `added` ones: a value
 /// for a header the endpoint already sets joins its comma-separated list (an `anthropic-beta`
 /// the user configured keeps its betas and gains the request's), unless it is there already.
-pub fn merged_headers(
+pub(crate) fn merged_headers(
     headers: &[(String, String)],
     added: &[(&'static str, String)],
 ) -> reqwest::header::HeaderMap {
@@ -251,7 +251,7 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `builder` without the system's root certificates when `base_url` is plain `http://`: the
 /// client never speaks TLS (its redirects stay on the same scheme), and loading the roots
 /// costs start-up a read of every file in the system's certificate folder.
-pub fn without_tls_roots_for_http(
+pub(crate) fn without_tls_roots_for_http(
     builder: reqwest::ClientBuilder,
     base_url: &str,
 ) -> reqwest::ClientBuilder {
@@ -266,7 +266,7 @@ pub fn without_tls_roots_for_http(
     }
 }
 
-pub fn same_server_redirects() -> reqwest::redirect::Policy {
+pub(crate) fn same_server_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first();
         let same = first.is_some_and(|from| {
@@ -283,7 +283,7 @@ pub fn same_server_redirects() -> reqwest::redirect::Policy {
 }
 
 /// How `endpoint` uses its API key, for error messages.
-pub fn key_use(endpoint: &Endpoint) -> super::error::KeyUse<'_> {
+pub(crate) fn key_use(endpoint: &Endpoint) -> super::error::KeyUse<'_> {
     use super::error::{KeySource, KeyUse};
     KeyUse {
         env: &endpoint.api_key_env,
@@ -299,7 +299,7 @@ pub fn key_use(endpoint: &Endpoint) -> super::error::KeyUse<'_> {
 }
 
 /// Reads one API's events into model events.
-pub trait Decoder: Send + 'static {
+pub(crate) trait Decoder: Send + 'static {
     /// The model events one server-sent event carries (`event` is its `event:` name).
     fn event(&mut self, event: Option<&str>, data: &str) -> Result<Vec<ModelEvent>, ModelError>;
     /// Whether the answer is complete, so the stream may end here.

@@ -32,7 +32,7 @@ use crate::{
 use crate::types::{FinishReason, UserPart};
 
 /// A [`ModelClient`] for one server's Responses API.
-pub struct ResponsesClient {
+pub(crate) struct ResponsesClient {
     link: Link,
     /// Whether the server refused reasoning summaries (OpenAI asks organizations to verify
     /// first); later requests then ask for none.
@@ -41,7 +41,7 @@ pub struct ResponsesClient {
 
 impl ResponsesClient {
     /// A client for `config`'s endpoint; nothing is sent until the first prompt.
-    pub fn new(config: &Config) -> Self {
+    pub(crate) fn new(config: &Config) -> Self {
         Self {
             link: Link::new(config, Api::Responses),
             no_summaries: AtomicBool::new(false),
@@ -103,7 +103,7 @@ fn call_output(content: &str, images: &[String]) -> Value {
 }
 
 /// The JSON body of a streaming Responses request to `origin`.
-pub fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) -> Value {
+pub(crate) fn request_body(request: &ModelRequest, origin: &Origin, summaries: bool) -> Value {
     let mut instructions = Vec::new();
     let mut input: Vec<Value> = Vec::new();
     // Calls and their outputs pair by `call_id`: one taken twice (`call_0` from a server
@@ -219,7 +219,7 @@ fn answer_items(
 }
 
 /// Reads Responses stream events.
-pub struct Decode {
+pub(crate) struct Decode {
     origin: Origin,
     base_url: String,
     model: String,
@@ -233,7 +233,7 @@ pub struct Decode {
 
 impl Decode {
     /// A decoder for an answer from `origin`.
-    pub fn new(origin: Origin, base_url: &str, model: &str) -> Self {
+    pub(crate) fn new(origin: Origin, base_url: &str, model: &str) -> Self {
         Self {
             origin,
             base_url: base_url.to_string(),

@@ -36,7 +36,7 @@ impl Grammar {
     }
 
     /// `line` taken apart for this shell.
-    pub fn parse(&self, line: &str) -> CommandLine {
+    pub(crate) fn parse(&self, line: &str) -> CommandLine {
         let mut parsed = super::parse(line);
         if let Grammar::PlainOnly(shell) = self
             && !plain(line)

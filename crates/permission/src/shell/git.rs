@@ -89,7 +89,7 @@ const WRITES_LONG: &[&str] = &["output", "output-directory"];
 
 /// What a git command may run besides itself.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Reach {
+pub(crate) enum Reach {
     /// Nothing more than its words say (or it is not git).
     Plain,
     /// These command strings, too; with `wraps`, each tail of its arguments may be a command
@@ -239,7 +239,7 @@ impl Parsed<'_> {
 }
 
 /// What `bare` (a program and its arguments, no assignments) may run if it is git.
-pub fn reach(bare: &[Word]) -> Reach {
+pub(crate) fn reach(bare: &[Word]) -> Reach {
     let parsed = match parse(bare) {
         Ok(Some(parsed)) => parsed,
         Ok(None) => return Reach::Plain,
@@ -300,7 +300,7 @@ pub fn reach(bare: &[Word]) -> Reach {
 
 /// Why no grant or allow rule may cover `bare` if it is git, if none may: an option that runs
 /// a command or writes a file.
-pub fn hazard(bare: &[Word]) -> Option<Hazard> {
+pub(crate) fn hazard(bare: &[Word]) -> Option<Hazard> {
     let Ok(Some(parsed)) = parse(bare) else {
         return None;
     };
@@ -322,7 +322,7 @@ pub fn hazard(bare: &[Word]) -> Option<Hazard> {
 /// Whether `bare` is a git command that may change git's own config: a `git config` that is
 /// not a read (`--get`, `--list`, `get`, `list`, …), `git init`, or a `clone` given a
 /// template or settings. Config names programs git runs later (`core.fsmonitor`, an alias).
-pub fn changes_config(bare: &[Word]) -> bool {
+pub(crate) fn changes_config(bare: &[Word]) -> bool {
     let Ok(Some(parsed)) = parse(bare) else {
         return false;
     };

@@ -53,7 +53,7 @@ impl Hazard {
     /// Whether the line may run commands the walk cannot see: no deny rule can be proven to
     /// hold for it. Substitutions, redirections and wrappers are visible (their commands are
     /// collected or unwrapped); a shell reading its program from a pipe is not.
-    pub fn hides_commands(&self) -> bool {
+    pub(crate) fn hides_commands(&self) -> bool {
         match self {
             // Arithmetic on numbers alone (`$((1 + 2))`) evaluates nothing hidden.
             Hazard::Evaluates(source) => !numeric(source),

@@ -18,7 +18,7 @@ mod constructs;
 mod dialects;
 #[cfg(test)]
 mod differential;
-pub mod git;
+pub(crate) mod git;
 mod hazard;
 mod programs;
 mod reach;
@@ -28,9 +28,12 @@ mod words;
 use tree_sitter::Node;
 
 pub use dialects::Grammar;
-pub use hazard::Hazard;
-pub use reach::{ANYTHING, Reached, reachable};
-pub use words::{Word, one_line};
+pub(crate) use hazard::Hazard;
+pub(crate) use reach::ANYTHING;
+pub use reach::Reached;
+pub use reach::reachable;
+pub use words::Word;
+pub(crate) use words::one_line;
 
 use constructs::{
     ascii_shadow, first_token, heredoc_hazard, lexical_hazard, plain_expansion, test_hazard,
@@ -58,12 +61,12 @@ pub struct CommandLine {
     /// Why the line can never be approved ahead of time; empty when it can.
     pub hazards: Vec<Hazard>,
     /// The files its redirections read or write (`< in.txt`, `> /dev/null`), in order.
-    pub redirects: Vec<Word>,
+    pub(crate) redirects: Vec<Word>,
     /// The commands (by index) that run in a subshell or a substitution: a `cd` among them
     /// moves only them.
-    pub subshells: Vec<std::ops::Range<usize>>,
+    pub(crate) subshells: Vec<std::ops::Range<usize>>,
     /// Every assignment on the line (`X=1 cmd`, `export X=1`, `X=1;`), as `NAME=value`.
-    pub assigned: Vec<Word>,
+    pub(crate) assigned: Vec<Word>,
     /// What the line may run ([`reachable`]), worked out at its first use; a line changed
     /// after that keeps the old answer, so build a new line rather than edit one.
     reach: std::sync::OnceLock<Vec<Reached>>,
@@ -73,21 +76,21 @@ pub struct CommandLine {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimpleCommand {
     /// Its words: the leading `NAME=value` assignments, then the program and arguments.
-    pub words: Vec<Word>,
+    pub(crate) words: Vec<Word>,
     /// How many leading words are assignments.
-    pub assignments: usize,
+    pub(crate) assignments: usize,
     /// Its source text, for messages.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl SimpleCommand {
     /// The program, when there is one.
-    pub fn program(&self) -> Option<&Word> {
+    pub(crate) fn program(&self) -> Option<&Word> {
         self.words.get(self.assignments)
     }
 
     /// The words after the program.
-    pub fn arguments(&self) -> &[Word] {
+    pub(crate) fn arguments(&self) -> &[Word] {
         self.words.get(self.assignments + 1..).unwrap_or(&[])
     }
 }

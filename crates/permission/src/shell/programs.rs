@@ -114,7 +114,7 @@ const FIND_EXEC: &[&str] = &[
 
 /// Why `command` can never be approved ahead of time, if it cannot (git's own options are
 /// judged by [`super::git::hazard`]).
-pub fn judge(command: &SimpleCommand) -> Option<Hazard> {
+pub(crate) fn judge(command: &SimpleCommand) -> Option<Hazard> {
     let Some(program) = command.program() else {
         return Some(Hazard::Variables(command.source.clone()));
     };
@@ -191,13 +191,13 @@ fn evaluates(name: &str, command: &SimpleCommand) -> Option<Hazard> {
 }
 
 /// Whether `name` is a shell (whose program from stdin is shell code tandem cannot see).
-pub fn is_shell(name: &str) -> bool {
+pub(crate) fn is_shell(name: &str) -> bool {
     SHELLS.contains(&name)
 }
 
 /// The program's name without its folder and, on Windows, its `.exe`, in lower case where
 /// the file system ignores case.
-pub fn base_name(program: &str) -> String {
+pub(crate) fn base_name(program: &str) -> String {
     let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
     let lower = name.to_ascii_lowercase();
     match lower.strip_suffix(".exe") {

@@ -27,7 +27,7 @@ const MAX_REACHED: usize = 4096;
 const MAX_SETTINGS: usize = 16;
 
 /// The placeholder word of [`anything`].
-pub const ANYTHING: &str = "…";
+pub(crate) const ANYTHING: &str = "…";
 
 /// Tools that run a command named in their arguments but are not wrappers a grant must
 /// never cover (`npx jest`, `uv run pytest`): for deny and ask rules, each tail of their
@@ -71,18 +71,18 @@ const APPENDING: &[&str] = &["xargs", "parallel"];
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reached {
     /// Its words (assignments first, as written).
-    pub words: Vec<Word>,
+    pub(crate) words: Vec<Word>,
     /// Whether each tail of its words after the first may be a command it runs.
-    pub suffixes: bool,
+    pub(crate) suffixes: bool,
     /// With `suffixes`: the first position from which tails may have words from the
     /// program's input added at their end (after `xargs`).
-    pub open_after: Option<usize>,
+    pub(crate) open_after: Option<usize>,
     /// With `suffixes`, for a runner (`npx`, `uv run`): only tails that start with a literal
     /// word count (`npm test -- $FLAGS` runs no command named by `$FLAGS`).
-    pub literal_tails: bool,
+    pub(crate) literal_tails: bool,
     /// Whether it is not one of the line's own simple commands: read from a command string
     /// (`sh -c '…'`, a setting's value), an alias git resolves, or [`anything`].
-    pub nested: bool,
+    pub(crate) nested: bool,
 }
 
 impl Reached {
@@ -98,7 +98,7 @@ impl Reached {
 
     /// The commands to match a rule against: its words, and with `suffixes` each tail of
     /// them, with whether words may be added at the end.
-    pub fn candidates(&self) -> impl Iterator<Item = (&[Word], bool)> {
+    pub(crate) fn candidates(&self) -> impl Iterator<Item = (&[Word], bool)> {
         let tails = if self.suffixes { self.words.len() } else { 1 };
         (0..tails)
             .filter(|&i| i == 0 || !self.literal_tails || self.words[i].literal)
@@ -110,7 +110,7 @@ impl Reached {
 }
 
 /// A command that stands for anything: a rule's words may always match it.
-pub fn anything() -> Reached {
+pub(crate) fn anything() -> Reached {
     Reached::plain(vec![Word {
         text: ANYTHING.to_string(),
         literal: false,

@@ -9,15 +9,15 @@ use tree_sitter::Node;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Word {
     /// The value after quote removal when `literal`; the source text otherwise.
-    pub text: String,
+    pub(crate) text: String,
     /// Whether the shell passes `text` as it is: no expansion, wildcard or tilde. A literal
     /// word never equals a non-literal one, so `'*.o'` and `*.o` are different words.
-    pub literal: bool,
+    pub(crate) literal: bool,
 }
 
 impl Word {
     /// A literal word.
-    pub fn literal(text: impl Into<String>) -> Word {
+    pub(crate) fn literal(text: impl Into<String>) -> Word {
         Word {
             text: text.into(),
             literal: true,
@@ -43,7 +43,7 @@ impl fmt::Display for Word {
 }
 
 /// The word `node` stands for.
-pub fn word(node: Node, src: &str) -> Word {
+pub(crate) fn word(node: Node, src: &str) -> Word {
     // The grammar splits `{p1,p2}` into pieces that each read as plain text.
     let expands = super::dialects::brace_expansion(text(node, src));
     match value(node, src).filter(|_| !expands) {
@@ -59,7 +59,7 @@ pub fn word(node: Node, src: &str) -> Word {
 }
 
 /// The source text of `node`.
-pub fn text<'a>(node: Node, src: &'a str) -> &'a str {
+pub(crate) fn text<'a>(node: Node, src: &'a str) -> &'a str {
     src.get(node.byte_range()).unwrap_or("")
 }
 
@@ -149,7 +149,7 @@ fn double_quoted(inner: &str) -> Option<String> {
 }
 
 /// `s` on one line (runs of whitespace as one space), cut to `max` characters with `…`.
-pub fn one_line(s: &str, max: usize) -> String {
+pub(crate) fn one_line(s: &str, max: usize) -> String {
     let line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if line.chars().count() > max {
         let kept: String = line.chars().take(max.saturating_sub(1)).collect();

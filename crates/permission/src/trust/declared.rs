@@ -15,7 +15,7 @@ use crate::config::ServerSpec;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declared {
     /// What sort of thing it is: `mcp_server`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// Its name in the file.
     pub name: String,
     /// `sha256:<hex>` of its canonical definition.
@@ -24,10 +24,10 @@ pub struct Declared {
     /// their values), or the URL it connects to (the names of the headers it sends).
     pub command: String,
     /// The file that declares it.
-    pub source: PathBuf,
+    pub(crate) source: PathBuf,
     /// The files whose content the fingerprint holds (canonical path → SHA-256 hex, or why
     /// there is none), as they were when it was read.
-    pub files: BTreeMap<String, String>,
+    pub(crate) files: BTreeMap<String, String>,
     /// What those files do not cover, one sentence each for people.
     pub uncovered: Vec<String>,
 }

@@ -30,7 +30,7 @@ mod runs;
 pub use declared::{Declared, command_line};
 
 /// The file in the data directory that holds the answers.
-pub const FILE_NAME: &str = "trust.json";
+pub(crate) const FILE_NAME: &str = "trust.json";
 
 /// The format of the file; a future change of layout bumps it.
 const VERSION: u32 = 1;
@@ -114,9 +114,9 @@ struct Contents {
 #[error("cannot write {}: {source}", path.display())]
 pub struct TrustError {
     /// The trust file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What the file system said.
-    pub source: std::io::Error,
+    pub(crate) source: std::io::Error,
 }
 
 /// The remembered answers, in `TANDEM_HOME/trust.json`.
@@ -134,7 +134,7 @@ impl TrustStore {
     }
 
     /// Where the answers are kept.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 

@@ -34,15 +34,15 @@ pub enum EntryKind {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stamp {
     /// Device and inode (zero where the system does not say).
-    pub id: (u64, u64),
+    pub(crate) id: (u64, u64),
     /// When its metadata or entries last changed (seconds, nanoseconds).
-    pub changed: (i64, i64),
+    pub(crate) changed: (i64, i64),
     /// When its contents last changed.
-    pub modified: (i64, i64),
+    pub(crate) modified: (i64, i64),
 }
 
 /// The error of a path that now leads through a link that was not there when it was judged.
-pub fn moved(path: &Path) -> io::Error {
+pub(crate) fn moved(path: &Path) -> io::Error {
     io::Error::other(Moved::of(path))
 }
 

@@ -4,7 +4,7 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// How a handed-over call ends.
-pub enum Answer {
+pub(crate) enum Answer {
     /// It returns this value (0 for most calls; a descriptor number is sent on its own).
     Value(i64),
     /// It fails with this error number.
@@ -15,7 +15,7 @@ pub enum Answer {
 
 /// Sends the answer to call `id`.
 #[allow(unsafe_code)]
-pub fn respond(listener: RawFd, id: u64, answer: Answer) {
+pub(crate) fn respond(listener: RawFd, id: u64, answer: Answer) {
     let (val, error) = match answer {
         Answer::Value(v) => (v, 0),
         Answer::Error(e) => (0, -e),
@@ -35,7 +35,7 @@ pub fn respond(listener: RawFd, id: u64, answer: Answer) {
 /// Sends `fd` into the process that made call `id` as the call's result (its new
 /// descriptor, close-on-exec when `cloexec`).
 #[allow(unsafe_code)]
-pub fn send_descriptor(listener: RawFd, id: u64, fd: &OwnedFd, cloexec: bool) -> Answer {
+pub(crate) fn send_descriptor(listener: RawFd, id: u64, fd: &OwnedFd, cloexec: bool) -> Answer {
     let mut add = libc::seccomp_notif_addfd {
         id,
         flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
@@ -64,7 +64,7 @@ pub fn send_descriptor(listener: RawFd, id: u64, fd: &OwnedFd, cloexec: bool) ->
 
 /// The command's descriptor `fd`, from the process `process` names.
 #[allow(unsafe_code)]
-pub fn descriptor_of(process: &OwnedFd, fd: i32) -> Result<OwnedFd, i32> {
+pub(crate) fn descriptor_of(process: &OwnedFd, fd: i32) -> Result<OwnedFd, i32> {
     // SAFETY: pidfd_getfd takes a pidfd, a number and flags, and returns a new descriptor.
     let got = unsafe { libc::syscall(libc::SYS_pidfd_getfd, process.as_raw_fd(), fd, 0) };
     if got < 0 {
@@ -76,7 +76,7 @@ pub fn descriptor_of(process: &OwnedFd, fd: i32) -> Result<OwnedFd, i32> {
 
 /// Reads `into.len()` bytes at `address` in process `pid`.
 #[allow(unsafe_code)]
-pub fn read_memory(pid: i32, address: u64, into: &mut [u8]) -> Result<(), i32> {
+pub(crate) fn read_memory(pid: i32, address: u64, into: &mut [u8]) -> Result<(), i32> {
     if into.is_empty() {
         return Ok(());
     }
@@ -100,7 +100,7 @@ pub fn read_memory(pid: i32, address: u64, into: &mut [u8]) -> Result<(), i32> {
 /// Whether process `pid` is in this process's mount namespace. Where a command made one of
 /// its own (in a user namespace of its own it may), the folders and descriptors it names may
 /// be mounts this process cannot place: a decision by path is then refused, never guessed.
-pub fn shares_our_mounts(pid: i32) -> bool {
+pub(crate) fn shares_our_mounts(pid: i32) -> bool {
     use std::os::unix::fs::MetadataExt;
     let ours = std::fs::metadata("/proc/self/ns/mnt");
     let theirs = std::fs::metadata(format!("/proc/{pid}/ns/mnt"));
@@ -113,7 +113,7 @@ pub fn shares_our_mounts(pid: i32) -> bool {
 /// A pidfd of the process (thread group) task `tid` belongs to: the kernel names the thread
 /// that made a call, and only a thread group's leader has a pidfd (before Linux 6.9); its
 /// descriptors are the whole group's.
-pub fn process_of(tid: i32) -> Option<OwnedFd> {
+pub(crate) fn process_of(tid: i32) -> Option<OwnedFd> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
     let tgid: i32 = status
         .lines()
@@ -126,7 +126,7 @@ pub fn process_of(tid: i32) -> Option<OwnedFd> {
 
 /// `path` as process `tid` means it: `/proc/self` and `/proc/thread-self` name that task,
 /// not the process making the call for it.
-pub fn as_theirs(tid: i32, path: &std::ffi::OsStr) -> std::ffi::OsString {
+pub(crate) fn as_theirs(tid: i32, path: &std::ffi::OsStr) -> std::ffi::OsString {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let bytes = path.as_bytes();
     for prefix in [&b"/proc/thread-self"[..], &b"/proc/self"[..]] {
@@ -145,7 +145,7 @@ pub fn as_theirs(tid: i32, path: &std::ffi::OsStr) -> std::ffi::OsString {
 }
 
 /// The error number of the last failed call.
-pub fn last_errno() -> i32 {
+pub(crate) fn last_errno() -> i32 {
     std::io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)

@@ -25,11 +25,11 @@ use super::sockets::{self, Reach};
 
 /// What pid 1 decides the handed-over calls by.
 #[derive(Debug)]
-pub struct Rules {
+pub(crate) struct Rules {
     /// Which sockets may be connected to.
-    pub sockets: Reach,
+    pub(crate) sockets: Reach,
     /// Where no git repository may be made.
-    pub repositories: Workspace,
+    pub(crate) repositories: Workspace,
 }
 
 /// The architecture the filter accepts system calls of (`AUDIT_ARCH_*`, linux/audit.h).
@@ -202,7 +202,7 @@ fn assemble(ops: &[Op]) -> Result<Vec<libc::sock_filter>, SandboxError> {
 /// Installs the filter on the calling thread (and what it starts), with the calls that name
 /// files handed over too when `names`; its listener.
 #[allow(unsafe_code)]
-pub fn install(names: bool) -> Result<OwnedFd, SandboxError> {
+pub(crate) fn install(names: bool) -> Result<OwnedFd, SandboxError> {
     let failed = |e: std::io::Error| SandboxError::Step("filtering calls", e.to_string());
     let mut code = assemble(&program(names))?;
     let program = libc::sock_fprog {
@@ -233,7 +233,7 @@ pub fn install(names: bool) -> Result<OwnedFd, SandboxError> {
 /// file here, at once (it is quick, and a thread would cost more than the call; an open that
 /// waits, a FIFO's, gets a thread of its own).
 #[allow(unsafe_code)]
-pub fn answer_next(listener: RawFd, rules: &Arc<Rules>) {
+pub(crate) fn answer_next(listener: RawFd, rules: &Arc<Rules>) {
     // SAFETY: all-zero is a valid seccomp_notif, which the kernel requires zeroed.
     let mut call: libc::seccomp_notif = unsafe { std::mem::zeroed() };
     // SAFETY: RECV writes one seccomp_notif into `call`, which is that size.

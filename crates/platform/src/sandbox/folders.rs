@@ -39,14 +39,14 @@ use std::time::{Duration, SystemTime};
 use parking_lot::Mutex;
 
 /// What every private folder's name starts with.
-pub const PREFIX: &str = "tandem-sandbox-";
+pub(crate) const PREFIX: &str = "tandem-sandbox-";
 
 /// The lock file in each folder, locked by the process that made the folder.
-pub const LOCK: &str = "lock";
+pub(crate) const LOCK: &str = "lock";
 
 /// How long a folder of an older tandem (no lock file) must have been left unchanged before
 /// it is reclaimed.
-pub const OLD_STALE: Duration = Duration::from_secs(24 * 60 * 60);
+pub(crate) const OLD_STALE: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// How many fresh names a new folder tries when another tandem's reclaiming took the lock of
 /// the one just made (in the instant between making it and locking it).
@@ -70,7 +70,7 @@ impl Folder {
     /// A new private folder (`0700`) in the temp folder, its lock held. The first a process
     /// makes also starts reclaiming, on a thread of its own, the folders of processes that
     /// are gone.
-    pub fn create() -> io::Result<Folder> {
+    pub(crate) fn create() -> io::Result<Folder> {
         let base = std::env::temp_dir();
         let mut last = None;
         for _ in 0..ATTEMPTS {
@@ -99,7 +99,7 @@ impl Folder {
     }
 
     /// Where it is.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 

@@ -61,9 +61,9 @@ const DEVICES: [&str; 8] = [
 
 /// What the first step of entering leaves for the second: the folder the command's
 /// `TMPDIR` names, and the user and group to map again in the namespace that locks the mounts.
-pub struct Outer {
+pub(crate) struct Outer {
     /// The command's temp folder, as the command sees it.
-    pub temp: PathBuf,
+    pub(crate) temp: PathBuf,
     uid: Uid,
     gid: Gid,
 }
@@ -72,7 +72,7 @@ pub struct Outer {
 /// namespaces (and a network namespace when the network is off), and every mount of the
 /// command's view but `/proc`. The next process it starts is the first of the new PID
 /// namespace, and takes the second step ([`inner`]).
-pub fn outer(policy: &SandboxPolicy) -> Result<Outer, SandboxError> {
+pub(crate) fn outer(policy: &SandboxPolicy) -> Result<Outer, SandboxError> {
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
     let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
     if !policy.network {
@@ -104,18 +104,18 @@ pub fn outer(policy: &SandboxPolicy) -> Result<Outer, SandboxError> {
 }
 
 /// What the second step achieved, for deciding the command's `connect` calls.
-pub struct Inner {
+pub(crate) struct Inner {
     /// Whether Landlock keeps abstract sockets to the sandbox (its scopes are enforced).
-    pub scoped: bool,
+    pub(crate) scoped: bool,
     /// Whether `/proc` is this namespace's own, so `/proc/<pid>` names the command's processes.
-    pub own_proc: bool,
+    pub(crate) own_proc: bool,
 }
 
 /// The second step, taken by the first process of the new PID namespace before it starts the
 /// command: a `/proc` of this namespace (the command sees only its own processes, and
 /// `/proc/self` and `$$` agree), a user namespace inside the first that locks every mount,
 /// Landlock, descriptors closed at `exec`, a session keyring of its own.
-pub fn inner(policy: &SandboxPolicy, outer: &Outer) -> Result<Inner, SandboxError> {
+pub(crate) fn inner(policy: &SandboxPolicy, outer: &Outer) -> Result<Inner, SandboxError> {
     let own_proc = own_proc();
     // Mounts made in a namespace are the namespace's to change; from a namespace inside it,
     // they are locked.

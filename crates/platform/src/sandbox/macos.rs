@@ -16,7 +16,7 @@ use super::SandboxPolicy;
 
 /// Where macOS keeps the program that applies a profile.
 #[cfg(target_os = "macos")]
-pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+pub(crate) const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
 /// System services (Mach names) that everyday command-line tools need: user and group
 /// lookups, logging, notifications, the system's network configuration and certificate
@@ -41,7 +41,7 @@ const DEVICES: [&str; 5] = [
 ];
 
 /// The Seatbelt profile for `policy`.
-pub fn profile(policy: &SandboxPolicy) -> String {
+pub(crate) fn profile(policy: &SandboxPolicy) -> String {
     let mut out = String::from("(version 1)\n(deny default)\n");
     out.push_str(
         "(allow process-exec)\n(allow process-fork)\n\

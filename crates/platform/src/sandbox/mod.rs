@@ -47,7 +47,7 @@ pub use session::{
 
 /// Why a command could not be put in the sandbox.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     /// This system cannot sandbox commands.
     #[error("{0}")]
     Unsupported(String),

@@ -12,25 +12,25 @@ use serde::{Deserialize, Serialize};
 pub struct SandboxPolicy {
     /// Folders (and files) the command may write: the workspace roots, unless the sandbox is
     /// read-only, and the user's extra ones.
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
     /// Paths inside writable folders that stay read-only (`.git`, `.tandem`, a worktree's git
     /// folder): what decides what runs later.
-    pub read_only: Vec<PathBuf>,
+    pub(crate) read_only: Vec<PathBuf>,
     /// Paths the command may not read at all: keys, cloud credentials, tandem's own config,
     /// credential file and transcripts, and the sockets of agents that hold keys.
-    pub hidden: Vec<PathBuf>,
+    pub(crate) hidden: Vec<PathBuf>,
     /// Whether the command may use the network.
-    pub network: bool,
+    pub(crate) network: bool,
     /// Unix sockets outside the writable folders the command may connect to (files, or
     /// folders of them): `[sandbox] unix_sockets`.
     #[serde(default)]
-    pub unix_sockets: Vec<PathBuf>,
+    pub(crate) unix_sockets: Vec<PathBuf>,
     /// Workspace folders where a command may not make a git repository (a `.git` of any
     /// kind): the writable workspace roots.
     #[serde(default)]
-    pub no_repositories: Vec<PathBuf>,
+    pub(crate) no_repositories: Vec<PathBuf>,
     /// The command's private temporary folder (`TMPDIR`, and `/tmp` where that is safe).
-    pub temp: PathBuf,
+    pub(crate) temp: PathBuf,
 }
 
 /// How much a sandboxed command may write.
@@ -158,7 +158,7 @@ fn user_id() -> Option<u32> {
 
 impl SandboxPolicy {
     /// The policy made from `inputs`, with `temp` as the private temp folder.
-    pub fn new(inputs: &Inputs, temp: PathBuf) -> Self {
+    pub(crate) fn new(inputs: &Inputs, temp: PathBuf) -> Self {
         let mut writable: Vec<PathBuf> = match inputs.writes {
             Writes::WorkspaceWrite => inputs.roots.clone(),
             Writes::ReadOnly => Vec::new(),
@@ -189,7 +189,7 @@ impl SandboxPolicy {
 
     /// Whether `path` may be written under this policy (inside a writable folder or the temp
     /// folder, and not inside a read-only or hidden one).
-    pub fn may_write(&self, path: &Path) -> bool {
+    pub(crate) fn may_write(&self, path: &Path) -> bool {
         let inside = |roots: &[PathBuf]| roots.iter().any(|r| path.starts_with(r));
         (inside(&self.writable) || path.starts_with(&self.temp))
             && !inside(&self.read_only)
@@ -197,12 +197,12 @@ impl SandboxPolicy {
     }
 
     /// Whether `path` is hidden from commands.
-    pub fn hides(&self, path: &Path) -> bool {
+    pub(crate) fn hides(&self, path: &Path) -> bool {
         self.hidden.iter().any(|h| path.starts_with(h))
     }
 
     /// One line for the user: what commands may write and reach.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let writes = match self.writable.len() {
             0 => "nothing but a private temp folder".to_string(),
             _ => {
@@ -231,7 +231,7 @@ impl SandboxPolicy {
     /// `.git` folder or file anywhere below a root: a vendored clone, a submodule): read-only
     /// for commands, so none can be given a config or hook that an editor's git would run.
     /// Made once per session's sandbox; a command cannot make new ones (repositories.rs).
-    pub fn protect_nested_repositories(&mut self) {
+    pub(crate) fn protect_nested_repositories(&mut self) {
         let mut found = Vec::new();
         for root in &self.no_repositories {
             found.extend(nested_repositories(root));

@@ -39,7 +39,7 @@ use super::{CANNOT_ENTER, SandboxPolicy, SandboxError};
 /// Runs `command` in the sandbox `policy` describes (see the module docs). Never returns
 /// but with the error that kept the command from starting.
 #[allow(unsafe_code)]
-pub fn run(policy: &SandboxPolicy, command: &[OsString]) -> Result<Infallible, SandboxError> {
+pub(crate) fn run(policy: &SandboxPolicy, command: &[OsString]) -> Result<Infallible, SandboxError> {
     let owner = tandem_parent();
     let outer = linux::outer(policy)?;
     let step = |what: &'static str| move |e: nix::Error| SandboxError::Step(what, e.to_string());

@@ -28,7 +28,7 @@ use super::linux::Inner;
 
 /// The workspace folders no repository may be made in, as the command sees them.
 #[derive(Debug)]
-pub struct Workspace {
+pub(crate) struct Workspace {
     roots: Vec<PathBuf>,
 }
 
@@ -36,7 +36,7 @@ impl Workspace {
     /// The folders of `policy` where no repository may be made; empty (nothing handed over)
     /// where the sandbox writes none, or where `/proc` is not the namespace's own and a
     /// command's working folder could not be found.
-    pub fn new(policy: &SandboxPolicy, inner: &Inner) -> Self {
+    pub(crate) fn new(policy: &SandboxPolicy, inner: &Inner) -> Self {
         let roots = match inner.own_proc {
             true => policy.no_repositories.clone(),
             false => Vec::new(),
@@ -45,7 +45,7 @@ impl Workspace {
     }
 
     /// Whether calls that name files are handed over at all.
-    pub fn guarded(&self) -> bool {
+    pub(crate) fn guarded(&self) -> bool {
         !self.roots.is_empty()
     }
 
@@ -184,7 +184,7 @@ fn naming(call: &libc::seccomp_notif) -> Option<Naming> {
 }
 
 /// Makes the command's call that names a file, as decided (see the module docs).
-pub fn name_for(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspace) -> Answer {
+pub(crate) fn name_for(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspace) -> Answer {
     match make(listener, call, workspace) {
         Ok(answer) => answer,
         Err(e) => Answer::Error(e),

@@ -32,7 +32,7 @@ use super::linux::{Inner, Outer};
 
 /// What the command may connect to.
 #[derive(Debug)]
-pub struct Reach {
+pub(crate) struct Reach {
     /// Folders whose sockets are the sandbox's own: the writable ones and the temp folder, as
     /// the command sees them.
     own: Vec<PathBuf>,
@@ -46,7 +46,7 @@ pub struct Reach {
 
 impl Reach {
     /// What a command in `policy`'s sandbox may connect to.
-    pub fn new(policy: &SandboxPolicy, outer: &Outer, inner: &Inner) -> Self {
+    pub(crate) fn new(policy: &SandboxPolicy, outer: &Outer, inner: &Inner) -> Self {
         let mut own = policy.writable.clone();
         own.push(outer.temp.clone());
         Reach {
@@ -70,7 +70,7 @@ impl Reach {
 const ADDRESS_MAX: usize = 128;
 
 /// Makes the command's `connect` call, as decided (see the module docs).
-pub fn connect_for(call: &libc::seccomp_notif, reach: &Reach) -> Result<(), i32> {
+pub(crate) fn connect_for(call: &libc::seccomp_notif, reach: &Reach) -> Result<(), i32> {
     let pid = i32::try_from(call.pid).map_err(|_| libc::ESRCH)?;
     let fd = i32::try_from(call.data.args[0]).map_err(|_| libc::EBADF)?;
     let length = usize::try_from(call.data.args[2]).map_err(|_| libc::EINVAL)?;

@@ -13,11 +13,11 @@ use serde_json::{Value, json};
 
 use crate::platform::Shell;
 
-pub use crate::config::hooks::{Event, Hook, HookConfigError, HookSpec, Hooks, HooksSpec};
+pub(crate) use crate::config::hooks::{Event, Hook, HookConfigError, HookSpec, Hooks, HooksSpec};
 
 /// What a `pre_tool_use` hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolVerdict {
+pub(crate) enum ToolVerdict {
     /// No hook had an opinion: the mode's rules apply.
     Pass,
     /// Run it without asking (a read-only mode still refuses).
@@ -30,21 +30,21 @@ pub enum ToolVerdict {
 
 /// What the hooks of one event said.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Said {
+pub(crate) struct Said {
     /// Text to add for the model (session start, prompt, tool result).
-    pub context: Vec<String>,
+    pub(crate) context: Vec<String>,
     /// A hook blocked the prompt or denied the call, with its reason.
-    pub blocked: Option<String>,
+    pub(crate) blocked: Option<String>,
     /// `allow` or `ask` from a `pre_tool_use` hook.
-    pub decision: Option<String>,
+    pub(crate) decision: Option<String>,
     /// Hooks that failed, as one line each for the user.
-    pub failures: Vec<String>,
+    pub(crate) failures: Vec<String>,
 }
 
 impl Said {
     /// The combined decision of the `pre_tool_use` hooks: a deny wins, then an ask, then an
     /// allow.
-    pub fn verdict(&self) -> ToolVerdict {
+    pub(crate) fn verdict(&self) -> ToolVerdict {
         if let Some(reason) = &self.blocked {
             return ToolVerdict::Deny(reason.clone());
         }
@@ -56,22 +56,22 @@ impl Said {
     }
 
     /// The added context as one text, or `None`.
-    pub fn context_text(&self) -> Option<String> {
+    pub(crate) fn context_text(&self) -> Option<String> {
         (!self.context.is_empty()).then(|| self.context.join("\n\n"))
     }
 }
 
 /// Where a session's hooks run and what they are told about it.
 #[derive(Debug, Clone)]
-pub struct HookEnv {
+pub(crate) struct HookEnv {
     /// The session.
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Its working directory, where hooks run.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// Its transcript file.
-    pub transcript: PathBuf,
+    pub(crate) transcript: PathBuf,
     /// The shell hook commands run in.
-    pub shell: Shell,
+    pub(crate) shell: Shell,
 }
 
 /// Runs the hooks of `event` (for tool events, those matching `tool`) one after another,
@@ -254,16 +254,16 @@ fn short(command: &str) -> String {
 
 /// The hooks and the place of one session, shared by its turns.
 #[derive(Debug, Clone)]
-pub struct SessionHooks {
+pub(crate) struct SessionHooks {
     /// The configured hooks.
-    pub hooks: Arc<Hooks>,
+    pub(crate) hooks: Arc<Hooks>,
     /// Where they run.
-    pub env: HookEnv,
+    pub(crate) env: HookEnv,
 }
 
 impl SessionHooks {
     /// Hooks for the session `id` in `cwd`, recorded in `transcript`, run in `shell`.
-    pub fn new(hooks: Arc<Hooks>, shell: Shell, id: &str, cwd: &Path, transcript: &Path) -> Self {
+    pub(crate) fn new(hooks: Arc<Hooks>, shell: Shell, id: &str, cwd: &Path, transcript: &Path) -> Self {
         Self {
             hooks,
             env: HookEnv {
@@ -276,7 +276,7 @@ impl SessionHooks {
     }
 
     /// Runs `event`'s hooks for this session.
-    pub async fn run(&self, event: Event, tool: Option<&str>, fields: Value) -> Said {
+    pub(crate) async fn run(&self, event: Event, tool: Option<&str>, fields: Value) -> Said {
         if !self.hooks.any(event) {
             return Said::default();
         }

@@ -14,7 +14,7 @@ const MAX_OUTPUT: u64 = 64 * 1024;
 
 /// How a hook process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// It exited with this code (`None`: killed by a signal).
     Code(Option<i32>, String, String),
     /// It ran past its time and was killed.
@@ -25,7 +25,7 @@ pub enum Exit {
 
 /// Runs `command` in `shell` with `input` on stdin and `env` added to tandem's environment
 /// (without the API key variables), killing its whole process group after `timeout`.
-pub async fn run(
+pub(crate) async fn run(
     shell: &Shell,
     command: &str,
     cwd: &Path,

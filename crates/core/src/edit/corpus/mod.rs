@@ -29,22 +29,22 @@ pub struct Case {
     /// The file an `edit_file` case edits, under `files/`.
     pub file: Option<String>,
     /// Or its text.
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
     /// `"crlf"`: the file (and the expected file) end lines with CRLF.
-    pub eol: Option<String>,
+    pub(crate) eol: Option<String>,
     /// The file (and the expected file) start with a byte order mark.
     #[serde(default)]
-    pub bom: bool,
+    pub(crate) bom: bool,
     /// One replacement: what the model quoted.
-    pub old: Option<String>,
+    pub(crate) old: Option<String>,
     /// What it wrote instead.
-    pub new: Option<String>,
+    pub(crate) new: Option<String>,
     /// `replace_all`.
     #[serde(default)]
-    pub all: bool,
+    pub(crate) all: bool,
     /// Several replacements, in order.
     #[serde(default)]
-    pub edits: Vec<Swap>,
+    pub(crate) edits: Vec<Swap>,
     /// A V4A patch.
     pub patch: Option<String>,
     /// The files before the patch.
@@ -57,11 +57,11 @@ pub struct Case {
     pub expect: String,
     /// For `ambiguous`: the candidate lines the refusal names.
     #[serde(default)]
-    pub lines: Vec<usize>,
+    pub(crate) lines: Vec<usize>,
     /// For an `edit_file` case that applies: swaps (each found once) that turn the file
     /// into the expected one.
     #[serde(default)]
-    pub want: Vec<Swap>,
+    pub(crate) want: Vec<Swap>,
     /// The case file it came from, without `.toml` (set when the corpus is read).
     #[serde(skip)]
     pub group: String,
@@ -70,14 +70,14 @@ pub struct Case {
 /// A text and its replacement.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Swap {
+pub(crate) struct Swap {
     /// What is there.
-    pub old: String,
+    pub(crate) old: String,
     /// What goes there.
-    pub new: String,
+    pub(crate) new: String,
     /// `replace_all` (for `edits`).
     #[serde(default)]
-    pub all: bool,
+    pub(crate) all: bool,
 }
 
 /// A file before a patch.
@@ -105,16 +105,16 @@ pub struct AfterSpec {
     /// Its path.
     pub path: String,
     /// The whole text.
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
     /// Gone.
     #[serde(default)]
     pub deleted: bool,
     /// Start from this file's content before.
-    pub from: Option<String>,
+    pub(crate) from: Option<String>,
     /// Swap this …
-    pub old: Option<String>,
+    pub(crate) old: Option<String>,
     /// … for this.
-    pub new: Option<String>,
+    pub(crate) new: Option<String>,
 }
 
 /// The corpus: its cases and the files they name.

@@ -10,7 +10,7 @@ use crate::edit::{indent, lines};
 
 /// What happens to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// A new file, or a whole new content for one.
     Add,
     /// Removed.
@@ -21,28 +21,28 @@ pub enum Change {
 
 /// One file's result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// What happens.
-    pub change: Change,
+    pub(crate) change: Change,
     /// The file as the patch names it.
-    pub path: String,
+    pub(crate) path: String,
     /// Where it moves to.
-    pub move_to: Option<String>,
+    pub(crate) move_to: Option<String>,
     /// The whole file before (`None`: it did not exist).
-    pub before: Option<String>,
+    pub(crate) before: Option<String>,
     /// The whole file after (`None`: deleted).
-    pub after: Option<String>,
+    pub(crate) after: Option<String>,
     /// The most lenient tier its hunks needed.
-    pub tier: Tier,
+    pub(crate) tier: Tier,
     /// The 1-based line of its first change.
-    pub line: usize,
+    pub(crate) line: usize,
     /// For each hunk that did not match exactly: its number and tier.
-    pub lenient: Vec<(usize, Tier)>,
+    pub(crate) lenient: Vec<(usize, Tier)>,
 }
 
 /// Why a patch does not apply.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PatchError {
+pub(crate) enum PatchError {
     /// A file to update or delete is not there.
     #[error("{0} does not exist")]
     Missing(String),
@@ -97,7 +97,7 @@ pub enum PatchError {
 
 /// The patch applied to `files` (each path the patch names, as it names it: its document,
 /// or `None` when there is no such file), trying tiers up to `max`.
-pub fn apply(
+pub(crate) fn apply(
     patch: &Patch,
     files: &HashMap<String, Option<Document>>,
     max: Tier,

@@ -5,5 +5,5 @@
 mod apply;
 mod parse;
 
-pub use apply::{Change, Outcome, PatchError, apply};
-pub use parse::{FileOp, Hunk, ParseError, Patch, parse};
+pub(crate) use apply::{Change, Outcome, PatchError, apply};
+pub(crate) use parse::{FileOp, Hunk, ParseError, Patch, parse};

@@ -14,14 +14,14 @@
 
 /// A whole patch: its operations in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Patch {
+pub(crate) struct Patch {
     /// One per file.
-    pub ops: Vec<FileOp>,
+    pub(crate) ops: Vec<FileOp>,
 }
 
 /// What a patch does to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileOp {
+pub(crate) enum FileOp {
     /// Creates the file (or replaces it whole).
     Add {
         /// As the patch names it.
@@ -47,7 +47,7 @@ pub enum FileOp {
 
 impl FileOp {
     /// The file it works on.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             FileOp::Add { path, .. } | FileOp::Delete { path } | FileOp::Update { path, .. } => {
                 path
@@ -58,27 +58,27 @@ impl FileOp {
 
 /// One change in a file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Hunk {
+pub(crate) struct Hunk {
     /// Lines to find first, in order (`@@ fn name`), each after the last.
-    pub anchors: Vec<String>,
+    pub(crate) anchors: Vec<String>,
     /// Context and removed lines: what the file has.
-    pub old: Vec<String>,
+    pub(crate) old: Vec<String>,
     /// Context and added lines: what it gets.
-    pub new: Vec<String>,
+    pub(crate) new: Vec<String>,
     /// Whether the hunk ends at the end of the file.
-    pub at_end: bool,
+    pub(crate) at_end: bool,
     /// The patch line the hunk starts on.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 /// Why a patch cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the patch is not valid V4A at line {line}: {message}")]
-pub struct ParseError {
+pub(crate) struct ParseError {
     /// 1-based line of the patch.
-    pub line: usize,
+    pub(crate) line: usize,
     /// What is wrong there.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 const BEGIN: &str = "*** Begin Patch";
@@ -91,7 +91,7 @@ const END_OF_FILE: &str = "*** End of File";
 
 /// Reads `input`, tolerating what models wrap a patch in: blank lines, a Markdown fence, a
 /// shell heredoc (`apply_patch <<'EOF'` … `EOF`).
-pub fn parse(input: &str) -> Result<Patch, ParseError> {
+pub(crate) fn parse(input: &str) -> Result<Patch, ParseError> {
     let all: Vec<&str> = input
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))

@@ -51,27 +51,27 @@ const MAX_DEPTH: u8 = 6;
 
 /// What a definition runs, as far as tandem can tell.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Runs {
+pub(crate) struct Runs {
     /// The files whose content decides what runs (canonical paths, each once), with what each
     /// is for.
-    pub files: Vec<Covered>,
+    pub(crate) files: Vec<Covered>,
     /// What the files do not cover, one sentence each for people.
-    pub uncovered: Vec<String>,
+    pub(crate) uncovered: Vec<String>,
 }
 
 /// One file the trust check covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Covered {
+pub(crate) struct Covered {
     /// Its canonical path.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What it is, for people: "the script", "the folder's package.json".
-    pub what: String,
+    pub(crate) what: String,
 }
 
 /// What `spec` runs: the files resolved for its runner and any argument that names a file
 /// in the project, and what they do not cover. A definition without a command (a URL), or
 /// without a folder of its own (not a project's), runs nothing here.
-pub fn resolve(spec: &ServerSpec) -> Runs {
+pub(crate) fn resolve(spec: &ServerSpec) -> Runs {
     let (Some(command), Some(declared)) = (&spec.command, &spec.cwd) else {
         return Runs::default();
     };
