@@ -42,8 +42,8 @@ fn grep(c: &mut Criterion) {
         b.iter(|| {
             let args = serde_json::from_value(json!({"pattern": "unmistakable_marker_\\d+"}))
                 .unwrap_or_else(|e| panic!("{e}"));
-            let (hits, _) =
-                tandem_core::tools::grep::search_now(args, dir.path()).unwrap_or_else(|e| panic!("{e}"));
+            let (hits, _) = tandem_core::tools::grep::search_now(args, dir.path())
+                .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(hits.len(), 1);
         })
     });

@@ -19,9 +19,9 @@ pub(crate) mod transport;
 use tandem_config as config;
 use tandem_config::credentials;
 use tandem_config::secrets;
-use tandem_core::{client, mcp, session, store, tools, turn, web};
 #[cfg(test)]
 use tandem_core::testkit;
+use tandem_core::{client, mcp, session, store, tools, turn, web};
 use tandem_model as model;
 use tandem_permission as permission;
 use tandem_platform as platform;

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use tandem::cli::{Cli, Command};
-use tandem_config::Config;
 use tandem::logging::Audience;
+use tandem_config::Config;
 
 fn main() -> ExitCode {
     // A command tandem starts in its sandbox: nothing else of tandem's start is needed.
@@ -106,7 +106,9 @@ async fn run(cli: Cli) -> ExitCode {
     // From here on, the key is redacted from everything tandem writes and kept from children.
     config.protect_keys();
     // Keys stored for other servers are kept from the model too (read at its first request).
-    tandem_config::secrets::watch_key_file(tandem_config::credentials::KeyFile::new(&config.config_dir));
+    tandem_config::secrets::watch_key_file(tandem_config::credentials::KeyFile::new(
+        &config.config_dir,
+    ));
     match cli.command {
         None => {
             if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -130,10 +132,9 @@ async fn run(cli: Cli) -> ExitCode {
         }
         Some(Command::Logout) => tandem::login::logout(&config),
         // Handled in `main`, before the runtime starts.
-        Some(Command::Sandbox(args)) => tandem_platform::sandbox::run(
-            args.policy.as_deref().unwrap_or_default(),
-            &args.command,
-        ),
+        Some(Command::Sandbox(args)) => {
+            tandem_platform::sandbox::run(args.policy.as_deref().unwrap_or_default(), &args.command)
+        }
         Some(Command::Doctor(_)) => {
             if tandem::doctor::run(&config).await {
                 ExitCode::SUCCESS

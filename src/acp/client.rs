@@ -19,8 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::questions;
 use crate::client::{
-    ClientError, ClientOps, ExitStatus, Form, Reply,
-    TerminalOutput, TerminalSpec,
+    ClientError, ClientOps, ExitStatus, Form, Reply, TerminalOutput, TerminalSpec,
 };
 use crate::transport::Lines;
 use crate::types::{PermissionAnswer, PermissionChoice, ToolCallView};

@@ -40,7 +40,6 @@ use std::sync::Arc;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Channel, Client};
 
-pub(crate) use capabilities::AUTH_METHOD_ID;
 pub(crate) use handlers::Handlers;
 pub(crate) use lifecycle::serve;
 

@@ -13,10 +13,10 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 
-pub use super::schema::{schema_violations, schema_violations_for};
+pub(crate) use super::schema::{schema_violations, schema_violations_for};
 
 /// How long any single wait may take before the test fails (a hang, not a slow machine).
-pub const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
 type Pending = Arc<Mutex<HashMap<u64, (String, oneshot::Sender<Value>)>>>;
 type Stdin = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
@@ -34,7 +34,7 @@ async fn write_bytes(stdin: &Stdin, line: &[u8]) {
 }
 
 /// A running agent process.
-pub struct Agent {
+pub(crate) struct Agent {
     child: Child,
     stdin: Stdin,
     pending: Pending,
@@ -51,12 +51,12 @@ pub struct Agent {
 
 impl Agent {
     /// Spawns `tandem` with exactly these environment variables (plus PATH) and arguments.
-    pub fn spawn(env: &[(String, String)], args: &[&str]) -> Agent {
+    pub(crate) fn spawn(env: &[(String, String)], args: &[&str]) -> Agent {
         Self::spawn_with(env, args, None)
     }
 
     /// Like [`Agent::spawn`], with `editor` answering the agent's requests.
-    pub fn spawn_with(
+    pub(crate) fn spawn_with(
         env: &[(String, String)],
         args: &[&str],
         editor: Option<Arc<super::editor::FakeEditor>>,
@@ -184,23 +184,23 @@ impl Agent {
     }
 
     /// Waits up to `wait` for each response and message (a real model on a busy machine).
-    pub fn patient(mut self, wait: Duration) -> Agent {
+    pub(crate) fn patient(mut self, wait: Duration) -> Agent {
         self.wait = wait;
         self
     }
 
     /// Writes one line of arbitrary bytes (not necessarily UTF-8) to the agent's stdin.
-    pub async fn send_bytes(&mut self, line: &[u8]) {
+    pub(crate) async fn send_bytes(&mut self, line: &[u8]) {
         write_bytes(&self.stdin, line).await;
     }
 
     /// Writes one raw line to the agent's stdin.
-    pub async fn send_line(&mut self, line: &str) {
+    pub(crate) async fn send_line(&mut self, line: &str) {
         write_line(&self.stdin, line).await;
     }
 
     /// Sends a request without waiting; returns its id and the receiver of its response.
-    pub async fn start_request(
+    pub(crate) async fn start_request(
         &mut self,
         method: &str,
         params: Value,
@@ -218,7 +218,7 @@ impl Agent {
     }
 
     /// Sends a request and waits for the whole response (result or error).
-    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Value {
         let (_, rx) = self.start_request(method, params).await;
         let response = tokio::time::timeout(self.wait, rx)
             .await
@@ -229,7 +229,7 @@ impl Agent {
     }
 
     /// Sends a request and returns its `result`, failing the test on an error response.
-    pub async fn request_ok(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) async fn request_ok(&mut self, method: &str, params: Value) -> Value {
         let response = self.request(method, params).await;
         assert!(
             response.get("error").is_none(),
@@ -239,18 +239,18 @@ impl Agent {
     }
 
     /// Sends a notification.
-    pub async fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) async fn notify(&mut self, method: &str, params: Value) {
         let line = json!({"jsonrpc": "2.0", "method": method, "params": params});
         self.send_line(&line.to_string()).await;
     }
 
     /// `initialize` as an editor without fs/terminal capabilities sends it.
-    pub async fn initialize(&mut self) -> Value {
+    pub(crate) async fn initialize(&mut self) -> Value {
         self.initialize_with(json!({})).await
     }
 
     /// `initialize` with these client capabilities.
-    pub async fn initialize_with(&mut self, capabilities: Value) -> Value {
+    pub(crate) async fn initialize_with(&mut self, capabilities: Value) -> Value {
         self.request_ok(
             "initialize",
             json!({"protocolVersion": 1, "clientCapabilities": capabilities,
@@ -261,7 +261,7 @@ impl Agent {
 
     /// `session/new` in `cwd`; returns the whole result, with the session's
     /// `available_commands_update` (which follows the response) under `"commands"`.
-    pub async fn new_session(&mut self, cwd: &Path) -> Value {
+    pub(crate) async fn new_session(&mut self, cwd: &Path) -> Value {
         let mut result = self
             .request_ok(
                 "session/new",
@@ -281,7 +281,7 @@ impl Agent {
     /// `session/load` (or `session/resume`) of `session` in `cwd`; returns the result and the
     /// updates that came with it, at least up to the `available_commands_update` that follows
     /// the response.
-    pub async fn open_stored(
+    pub(crate) async fn open_stored(
         &mut self,
         method: &str,
         session: &str,
@@ -292,7 +292,11 @@ impl Agent {
     }
 
     /// [`Agent::open_stored`] with these exact parameters.
-    pub async fn open_stored_with(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
+    pub(crate) async fn open_stored_with(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> (Value, Vec<Value>) {
         let result = self.request_ok(method, params).await;
         // Not only the last: a live notice (the session's sandbox check ending) may come
         // after the commands update.
@@ -306,26 +310,30 @@ impl Agent {
     }
 
     /// `initialize` then `session/new` in `cwd`; returns the session id.
-    pub async fn open_session(&mut self, cwd: &Path) -> String {
+    pub(crate) async fn open_session(&mut self, cwd: &Path) -> String {
         self.initialize().await;
         let session = self.new_session(cwd).await;
         session["sessionId"].as_str().unwrap().to_string()
     }
 
     /// Starts a text prompt without waiting; returns the receiver of its response.
-    pub async fn start_prompt(&mut self, session: &str, text: &str) -> oneshot::Receiver<Value> {
+    pub(crate) async fn start_prompt(
+        &mut self,
+        session: &str,
+        text: &str,
+    ) -> oneshot::Receiver<Value> {
         let params = json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]});
         self.start_request("session/prompt", params).await.1
     }
 
     /// Sends `session/set_config_option` with a value id; returns the whole response.
-    pub async fn set_option(&mut self, session: &str, option: &str, value: &str) -> Value {
+    pub(crate) async fn set_option(&mut self, session: &str, option: &str, value: &str) -> Value {
         let params = json!({"sessionId": session, "configId": option, "value": value});
         self.request("session/set_config_option", params).await
     }
 
     /// Sends a text prompt and waits for its response; returns it with the updates before it.
-    pub async fn prompt(&mut self, session: &str, text: &str) -> (Value, Vec<Value>) {
+    pub(crate) async fn prompt(&mut self, session: &str, text: &str) -> (Value, Vec<Value>) {
         let response = self
             .request(
                 "session/prompt",
@@ -336,7 +344,7 @@ impl Agent {
     }
 
     /// Every message received so far that is not a response to one of our requests.
-    pub fn drain(&mut self) -> Vec<Value> {
+    pub(crate) fn drain(&mut self) -> Vec<Value> {
         let mut out = Vec::new();
         while let Ok(m) = self.updates.try_recv() {
             out.push(m);
@@ -345,7 +353,7 @@ impl Agent {
     }
 
     /// Waits for the next notification (or unsolicited message).
-    pub async fn next_message(&mut self) -> Value {
+    pub(crate) async fn next_message(&mut self) -> Value {
         tokio::time::timeout(self.wait, self.updates.recv())
             .await
             .expect("a message in time")
@@ -353,17 +361,17 @@ impl Agent {
     }
 
     /// What the agent wrote to stderr so far.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
 
     /// Every line the agent wrote to stdout so far.
-    pub fn stdout_lines(&self) -> Vec<String> {
+    pub(crate) fn stdout_lines(&self) -> Vec<String> {
         self.stdout_lines.lock().unwrap().clone()
     }
 
     /// Fails the test if any message so far broke the schema.
-    pub fn assert_valid(&self) {
+    pub(crate) fn assert_valid(&self) {
         let v = self.violations.lock().unwrap();
         assert!(
             v.is_empty(),
@@ -373,43 +381,43 @@ impl Agent {
     }
 
     /// Whether the process is still running.
-    pub fn is_running(&mut self) -> bool {
+    pub(crate) fn is_running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
 
     /// The process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id().expect("the agent has not been waited for")
     }
 
     /// Kills the process with SIGKILL, as a crash would, and waits for it; how it ended
     /// (it may have died of something else first).
-    pub async fn kill(mut self) -> ExitStatus {
+    pub(crate) async fn kill(mut self) -> ExitStatus {
         self.child.start_kill().unwrap();
         self.child.wait().await.unwrap()
     }
 
     /// Sends `signal` (stdin stays open) and waits for the process to exit.
-    pub async fn stop_with(self, signal: nix::sys::signal::Signal) -> (ExitStatus, String) {
+    pub(crate) async fn stop_with(self, signal: nix::sys::signal::Signal) -> (ExitStatus, String) {
         let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
         nix::sys::signal::kill(pid, signal).unwrap();
         self.exited("the signal").await
     }
 
     /// Waits for the process to end by itself (a crash the test arranged); its status.
-    pub async fn dies(self) -> (ExitStatus, String) {
+    pub(crate) async fn dies(self) -> (ExitStatus, String) {
         self.exited("its crash").await
     }
 
     /// Closes stdin, keeping the agent to watch it end ([`Agent::stderr`],
     /// [`Agent::messages_until_closed`], then [`Agent::dies`]).
-    pub async fn close_stdin(&mut self) {
+    pub(crate) async fn close_stdin(&mut self) {
         self.stdin.lock().await.take();
     }
 
     /// Every message the agent sends from now until its stdout closes (what it says as it
     /// ends, after [`Agent::close_stdin`] or a signal).
-    pub async fn messages_until_closed(&mut self) -> Vec<Value> {
+    pub(crate) async fn messages_until_closed(&mut self) -> Vec<Value> {
         let mut out = Vec::new();
         while let Some(m) = tokio::time::timeout(WAIT, self.updates.recv())
             .await
@@ -421,7 +429,7 @@ impl Agent {
     }
 
     /// Closes stdin and waits for the process to exit.
-    pub async fn shutdown(self) -> (ExitStatus, String) {
+    pub(crate) async fn shutdown(self) -> (ExitStatus, String) {
         self.stdin.lock().await.take();
         self.exited("stdin closes").await
     }
@@ -451,7 +459,7 @@ impl Drop for Agent {
 }
 
 /// Waits for a response started with [`Agent::start_request`] or [`Agent::start_prompt`].
-pub async fn response(rx: oneshot::Receiver<Value>) -> Value {
+pub(crate) async fn response(rx: oneshot::Receiver<Value>) -> Value {
     tokio::time::timeout(WAIT, rx)
         .await
         .expect("response in time")
@@ -459,14 +467,14 @@ pub async fn response(rx: oneshot::Receiver<Value>) -> Value {
 }
 
 /// Asserts `response` is a JSON-RPC error with `code` whose message contains `needle`.
-pub fn assert_error(response: &Value, code: i64, needle: &str) {
+pub(crate) fn assert_error(response: &Value, code: i64, needle: &str) {
     assert_eq!(response["error"]["code"], code, "{response}");
     let message = response["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains(needle), "`{needle}` not in: {response}");
 }
 
 /// The text of every `agent_message_chunk` (or `agent_thought_chunk`) in `updates`, joined.
-pub fn joined(updates: &[Value], kind: &str) -> String {
+pub(crate) fn joined(updates: &[Value], kind: &str) -> String {
     updates
         .iter()
         .filter(|u| u["params"]["update"]["sessionUpdate"] == kind)
@@ -480,7 +488,7 @@ pub fn joined(updates: &[Value], kind: &str) -> String {
 }
 
 /// The `session/update` payloads of one kind.
-pub fn of_kind<'a>(updates: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub(crate) fn of_kind<'a>(updates: &'a [Value], kind: &str) -> Vec<&'a Value> {
     updates
         .iter()
         .filter(|u| u["params"]["update"]["sessionUpdate"] == kind)

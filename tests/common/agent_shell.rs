@@ -18,7 +18,7 @@ use super::{Agent, path_str};
 /// `initialize` as `acp-make-initialize-request` builds it: `protocolVersion`, the client's
 /// name, and "clientCapabilities . ((fs . ((readTextFile …) (writeTextFile …))))": no
 /// terminal.
-pub async fn initialize(agent: &mut Agent) -> Value {
+pub(crate) async fn initialize(agent: &mut Agent) -> Value {
     agent
         .request_ok(
             "initialize",
@@ -33,7 +33,7 @@ pub async fn initialize(agent: &mut Agent) -> Value {
 
 /// `session/new` as `acp-make-session-new-request` builds it: "(cwd . …) (mcpServers . …)".
 /// Returns the whole answer (the `available_commands_update` that follows is left queued).
-pub async fn new_session(agent: &mut Agent, cwd: &Path) -> Value {
+pub(crate) async fn new_session(agent: &mut Agent, cwd: &Path) -> Value {
     agent
         .request_ok(
             "session/new",
@@ -46,7 +46,7 @@ pub async fn new_session(agent: &mut Agent, cwd: &Path) -> Value {
 /// (currentModelId . …) (availableModels . [((modelId . …) (name . …) (description . …))]))"
 /// (the shape of its own test fixtures); `None` when the answer has none, which agent-shell
 /// reports as "No session models available". Returns (current, every model id).
-pub fn models(answer: &Value) -> Option<(String, Vec<String>)> {
+pub(crate) fn models(answer: &Value) -> Option<(String, Vec<String>)> {
     let models = answer.get("models")?;
     let current = models["currentModelId"].as_str()?.to_string();
     let ids = models["availableModels"]
@@ -59,7 +59,7 @@ pub fn models(answer: &Value) -> Option<(String, Vec<String>)> {
 
 /// `session/set_model` as `acp-make-session-set-model-request` builds it: "((sessionId . …)
 /// (modelId . …))". Returns the whole response.
-pub async fn set_model(agent: &mut Agent, session: &str, model: &str) -> Value {
+pub(crate) async fn set_model(agent: &mut Agent, session: &str, model: &str) -> Value {
     agent
         .request(
             "session/set_model",
@@ -71,7 +71,7 @@ pub async fn set_model(agent: &mut Agent, session: &str, model: &str) -> Value {
 /// An opening (`session/load` or `session/resume`, as `acp-make-session-load-request` builds
 /// it: sessionId, cwd, mcpServers) and what agent-shell makes of it: the answer, and the
 /// lines it prints for state that came before the answer.
-pub async fn open_stored(
+pub(crate) async fn open_stored(
     agent: &mut Agent,
     method: &str,
     session: &str,
@@ -87,7 +87,7 @@ pub async fn open_stored(
 /// What agent-shell prints for the `current_mode_update`s among `lines` (what the agent wrote
 /// since the opening request was sent) that came before the opening's answer: it has no
 /// session state yet to apply them to, so each reads "Session mode: nil".
-pub fn notices_before_answer(lines: &[String]) -> Vec<String> {
+pub(crate) fn notices_before_answer(lines: &[String]) -> Vec<String> {
     let mut notices = Vec::new();
     for line in lines {
         let message: Value = serde_json::from_str(line).unwrap_or_default();

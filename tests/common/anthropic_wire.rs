@@ -30,7 +30,7 @@ use super::wire::{Part, Usage, Wire, each_chunk, fnv_hex, sse};
 /// The thinking blocks (`{"type","thinking","signature"}`) each served reply sent, by the
 /// ids of its `tool_use` blocks.
 #[derive(Debug, Default)]
-pub struct Issued {
+pub(crate) struct Issued {
     by_tool_use: HashMap<String, Vec<Value>>,
 }
 
@@ -52,7 +52,7 @@ impl Block {
 }
 
 /// One reply's translation.
-pub struct Translator {
+pub(crate) struct Translator {
     n: usize,
     model: Value,
     usage: Usage,
@@ -68,7 +68,7 @@ pub struct Translator {
 
 impl Translator {
     /// The translation of the reply to the `n`th request, `body`.
-    pub fn new(n: usize, body: &Value, issued: Arc<Mutex<Issued>>) -> Translator {
+    pub(crate) fn new(n: usize, body: &Value, issued: Arc<Mutex<Issued>>) -> Translator {
         Translator {
             n,
             model: body["model"].clone(),
@@ -238,14 +238,14 @@ impl Wire for Translator {
 // ---- requests -------------------------------------------------------------------------
 
 /// `system`: a string, or its text blocks joined with newlines.
-pub fn system_prompt(body: &Value) -> String {
+pub(crate) fn system_prompt(body: &Value) -> String {
     content_text(&body["system"])
 }
 
 /// The last user message's text: a string content, or its `text` blocks joined with
 /// newlines. A user message that holds only `tool_result` blocks (a tool round's answer, the
 /// counterpart of chat completions' trailing `tool` message) gives their contents instead.
-pub fn last_user_text(body: &Value) -> String {
+pub(crate) fn last_user_text(body: &Value) -> String {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") else {
         return String::new();
@@ -296,7 +296,7 @@ fn ids_of<'a>(blocks: impl IntoIterator<Item = &'a Value>, kind: &str, key: &str
 }
 
 /// The Messages API's refusal of `request`, when it breaks a rule.
-pub fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
+pub(crate) fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
     let header = |name: &str| request.headers.get(name).is_some();
     if header("authorization") && !header("x-api-key") {
         return refusal(401, "authentication_error", "invalid x-api-key");
@@ -514,7 +514,7 @@ impl Issued {
 }
 
 /// Betas the Messages API takes in `anthropic-beta` (some of them).
-pub const BETAS: &[&str] = &[
+pub(crate) const BETAS: &[&str] = &[
     "interleaved-thinking-2025-05-14",
     "prompt-caching-2024-07-31",
     "fine-grained-tool-streaming-2025-05-14",
@@ -545,7 +545,7 @@ fn unknown_betas(request: &Recorded) -> Option<String> {
 }
 
 /// The betas a request asked for in `anthropic-beta`, in order.
-pub fn betas(request: &Recorded) -> Vec<String> {
+pub(crate) fn betas(request: &Recorded) -> Vec<String> {
     request
         .headers
         .get_all("anthropic-beta")

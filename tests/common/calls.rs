@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::mock_model::Recorded;
 
 /// The content of the `tool` message answering `call_id` in a recorded request.
-pub fn tool_result(request: &Recorded, call_id: &str) -> String {
+pub(crate) fn tool_result(request: &Recorded, call_id: &str) -> String {
     request.body["messages"]
         .as_array()
         .unwrap()
@@ -21,7 +21,7 @@ pub fn tool_result(request: &Recorded, call_id: &str) -> String {
 
 /// Every tool call content item of type `kind` (`diff`, `terminal`, `content`) the editor was
 /// shown in `updates`, in order.
-pub fn shown_contents(updates: &[Value], kind: &str) -> Vec<Value> {
+pub(crate) fn shown_contents(updates: &[Value], kind: &str) -> Vec<Value> {
     updates
         .iter()
         .flat_map(|u| {
@@ -35,7 +35,7 @@ pub fn shown_contents(updates: &[Value], kind: &str) -> Vec<Value> {
 }
 
 /// The `tool_call` and its updates for `id`, in order.
-pub fn call_events<'a>(updates: &'a [Value], id: &str) -> Vec<&'a Value> {
+pub(crate) fn call_events<'a>(updates: &'a [Value], id: &str) -> Vec<&'a Value> {
     updates
         .iter()
         .map(|u| &u["params"]["update"])
@@ -44,7 +44,7 @@ pub fn call_events<'a>(updates: &'a [Value], id: &str) -> Vec<&'a Value> {
 }
 
 /// The last status a call reached.
-pub fn final_status(updates: &[Value], id: &str) -> String {
+pub(crate) fn final_status(updates: &[Value], id: &str) -> String {
     call_events(updates, id)
         .iter()
         .rev()
@@ -56,7 +56,7 @@ pub fn final_status(updates: &[Value], id: &str) -> String {
 /// The status each tool call the editor was shown reached last, by (sessionId, toolCallId):
 /// from its `tool_call`, its `tool_call_update`s and the tool call of a permission request
 /// about it, in order; a `tool_call` without one is `pending`, the schema's default.
-pub fn last_statuses(messages: &[Value]) -> BTreeMap<(String, String), String> {
+pub(crate) fn last_statuses(messages: &[Value]) -> BTreeMap<(String, String), String> {
     let mut last = BTreeMap::new();
     for message in messages {
         let params = &message["params"];
@@ -89,7 +89,7 @@ pub fn last_statuses(messages: &[Value]) -> BTreeMap<(String, String), String> {
 }
 
 /// The calls among `last` (see [`last_statuses`]) that did not end `completed` or `failed`.
-pub fn unfinished(last: &BTreeMap<(String, String), String>) -> Vec<String> {
+pub(crate) fn unfinished(last: &BTreeMap<(String, String), String>) -> Vec<String> {
     last.iter()
         .filter(|(_, status)| !matches!(status.as_str(), "completed" | "failed"))
         .map(|((_, id), status)| format!("{id}: {status}"))
@@ -97,7 +97,7 @@ pub fn unfinished(last: &BTreeMap<(String, String), String>) -> Vec<String> {
 }
 
 /// A script where the model makes one call, then answers "done".
-pub fn one_call(id: &str, name: &str, args: Value) -> Vec<super::Reply> {
+pub(crate) fn one_call(id: &str, name: &str, args: Value) -> Vec<super::Reply> {
     vec![
         super::Reply::tools(&[(id, name, args)]),
         super::Reply::text(&["done"]),
@@ -105,7 +105,7 @@ pub fn one_call(id: &str, name: &str, args: Value) -> Vec<super::Reply> {
 }
 
 /// A `run_command` call of `line` with id `id`, for [`batch`].
-pub fn command(id: &str, line: &str) -> (String, String, Value) {
+pub(crate) fn command(id: &str, line: &str) -> (String, String, Value) {
     (
         id.into(),
         "run_command".into(),
@@ -114,7 +114,7 @@ pub fn command(id: &str, line: &str) -> (String, String, Value) {
 }
 
 /// A model response making `list`'s calls (id, tool, arguments) at once.
-pub fn batch(list: &[(String, String, Value)]) -> super::Reply {
+pub(crate) fn batch(list: &[(String, String, Value)]) -> super::Reply {
     let borrowed: Vec<(&str, &str, Value)> = list
         .iter()
         .map(|(id, name, args)| (id.as_str(), name.as_str(), args.clone()))
@@ -123,7 +123,7 @@ pub fn batch(list: &[(String, String, Value)]) -> super::Reply {
 }
 
 /// The labels of a `session/request_permission`'s options, in order.
-pub fn option_names(request: &Value) -> Vec<&str> {
+pub(crate) fn option_names(request: &Value) -> Vec<&str> {
     request["options"]
         .as_array()
         .unwrap()

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::{Agent, path_str};
 
 /// `session/new` as `_establish_session` sends it; returns the session id.
-pub async fn new_session(agent: &mut Agent, cwd: &Path) -> String {
+pub(crate) async fn new_session(agent: &mut Agent, cwd: &Path) -> String {
     let answer = agent
         .request_ok(
             "session/new",
@@ -31,7 +31,7 @@ pub async fn new_session(agent: &mut Agent, cwd: &Path) -> String {
 
 /// The prompt `form_messages` makes of the user messages the agent has not seen yet: one
 /// text block each.
-pub fn prompt_blocks(messages: &[&str]) -> Value {
+pub(crate) fn prompt_blocks(messages: &[&str]) -> Value {
     messages
         .iter()
         .map(|text| json!({"type": "text", "text": text}))
@@ -39,7 +39,7 @@ pub fn prompt_blocks(messages: &[&str]) -> Value {
 }
 
 /// Closing the chat: "self._state.handle:kill(\"sigterm\")". Returns tandem's stderr.
-pub async fn disconnect(agent: Agent) -> String {
+pub(crate) async fn disconnect(agent: Agent) -> String {
     let (status, stderr) = agent.stop_with(nix::sys::signal::Signal::SIGTERM).await;
     assert!(status.success(), "{status:?}\n{stderr}");
     stderr
@@ -51,7 +51,7 @@ pub async fn disconnect(agent: Agent) -> String {
 /// text block's text, a resource's text, a link as "[resource: uri]", an image as "[image]").
 /// Returns (role, text)
 /// in order.
-pub fn restored_messages(messages: &[Value]) -> Vec<(&'static str, String)> {
+pub(crate) fn restored_messages(messages: &[Value]) -> Vec<(&'static str, String)> {
     let mut chat = Vec::new();
     let mut run: Option<(&'static str, String)> = None;
     for message in messages {
@@ -98,7 +98,7 @@ fn extract_text(block: &Value) -> String {
 
 /// What CodeCompanion's approval view shows for a `session/request_permission` (its params).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Approval {
+pub(crate) enum Approval {
     /// `show_diff`: the diff from `oldText` to `newText`, titled by `path`.
     Diff {
         path: String,
@@ -121,7 +121,7 @@ pub enum Approval {
 ///
 /// (`handle_permission_request` merges the tool call it cached from the updates in only when
 /// the request's tool call has no `content`; tandem's always has.)
-pub fn approval(params: &Value) -> Approval {
+pub(crate) fn approval(params: &Value) -> Approval {
     let call = &params["toolCall"];
     let first = &call["content"][0];
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();

@@ -22,7 +22,7 @@ use super::mock_model::{Piece, Reply, delta, finish, usage};
 
 /// Which provider's rules the mock applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Contract {
+pub(crate) enum Contract {
     DeepSeek,
     Gemini,
     OpenRouter,
@@ -44,18 +44,18 @@ struct Sent {
 
 /// The state each call id went out with.
 #[derive(Debug, Default)]
-pub struct Issued {
+pub(crate) struct Issued {
     by_call: HashMap<String, Sent>,
 }
 
 impl Issued {
     /// Notes what `reply` sends, before it is served.
-    pub fn note(&mut self, reply: &Reply) {
+    pub(crate) fn note(&mut self, reply: &Reply) {
         self.served(reply, "");
     }
 
     /// Notes what `reply` sends to a request for `model`, before it is served.
-    pub fn served(&mut self, reply: &Reply, model: &str) {
+    pub(crate) fn served(&mut self, reply: &Reply, model: &str) {
         let Reply::Stream { pieces, .. } = reply else {
             return;
         };
@@ -103,7 +103,7 @@ impl Issued {
     }
 
     /// The provider's refusal of `body`, when it breaks `contract`'s rule.
-    pub fn check(&self, contract: Contract, body: &Value) -> Option<(u16, String)> {
+    pub(crate) fn check(&self, contract: Contract, body: &Value) -> Option<(u16, String)> {
         let messages = body["messages"].as_array()?;
         self.own_state(contract, body)
             .or_else(|| shape(contract, messages))
@@ -291,7 +291,7 @@ fn call_chunk(index: usize, id: &str, name: &str, args: &Value, extra: Option<Va
 
 /// A DeepSeek thinking-mode answer: `thought` as `reasoning_content` in two pieces, then
 /// the calls.
-pub fn deepseek_round(thought: &str, calls: &[(&str, &str, Value)]) -> Reply {
+pub(crate) fn deepseek_round(thought: &str, calls: &[(&str, &str, Value)]) -> Reply {
     let (a, b) = thought.split_at(thought.len() / 2);
     let mut chunks = vec![
         delta(json!({"role": "assistant", "content": null, "reasoning_content": a})),
@@ -306,7 +306,7 @@ pub fn deepseek_round(thought: &str, calls: &[(&str, &str, Value)]) -> Reply {
 }
 
 /// A Gemini 3 answer: the first call carries a thought signature, as Google sends it.
-pub fn gemini_round(calls: &[(&str, &str, Value)]) -> Reply {
+pub(crate) fn gemini_round(calls: &[(&str, &str, Value)]) -> Reply {
     let mut chunks = Vec::new();
     for (i, (id, name, args)) in calls.iter().enumerate() {
         let extra = (i == 0)
@@ -320,7 +320,7 @@ pub fn gemini_round(calls: &[(&str, &str, Value)]) -> Reply {
 
 /// An OpenRouter reasoning answer: `reasoning` text and `reasoning_details` streamed in
 /// pieces (text, then its signature, then an encrypted block), then the calls.
-pub fn openrouter_round(thought: &str, calls: &[(&str, &str, Value)]) -> Reply {
+pub(crate) fn openrouter_round(thought: &str, calls: &[(&str, &str, Value)]) -> Reply {
     let (a, b) = thought.split_at(thought.len() / 2);
     let text = |t: &str| json!({"type": "reasoning.text", "index": 0, "format": "anthropic-claude-v1", "text": t});
     let mut chunks = vec![

@@ -5,7 +5,7 @@ use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
 /// Two distinct CPUs this process may run on, when it may run on two.
-pub fn two() -> Option<(usize, usize)> {
+pub(crate) fn two() -> Option<(usize, usize)> {
     let allowed = sched_getaffinity(Pid::from_raw(0)).ok()?;
     let mut cpus = (0..CpuSet::count()).filter(|&c| allowed.is_set(c).unwrap_or(false));
     Some((cpus.next()?, cpus.next()?))
@@ -18,12 +18,12 @@ fn only(cpu: usize) -> CpuSet {
 }
 
 /// Pins the calling thread to `cpu`.
-pub fn pin_this_thread(cpu: usize) {
+pub(crate) fn pin_this_thread(cpu: usize) {
     sched_setaffinity(Pid::from_raw(0), &only(cpu)).unwrap();
 }
 
 /// Pins every thread process `pid` has now to `cpu`; threads they start later inherit it.
-pub fn pin_process(pid: u32, cpu: usize) {
+pub(crate) fn pin_process(pid: u32, cpu: usize) {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
     for task in tasks {
         let tid: i32 = task.unwrap().file_name().to_string_lossy().parse().unwrap();

@@ -6,12 +6,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A linear congruential generator: plenty for picking offsets, and the same on every run
 /// with the same seed.
-pub struct Dice(u64);
+pub(crate) struct Dice(u64);
 
 impl Dice {
     /// Seeded from `$var` when set (to replay a failure), else from the clock; the seed is
     /// returned for the test's failure messages.
-    pub fn from_env(var: &str) -> (Dice, u64) {
+    pub(crate) fn from_env(var: &str) -> (Dice, u64) {
         let seed = std::env::var(var)
             .ok()
             .and_then(|s| s.parse().ok())
@@ -24,7 +24,7 @@ impl Dice {
     }
 
     /// A number in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)

@@ -37,7 +37,7 @@ impl Term {
 
 /// How the editor answers `session/request_permission`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// Select this option id.
     Select(&'static str),
     /// The `cancelled` outcome.
@@ -50,7 +50,7 @@ pub enum Answer {
 
 /// The fake editor.
 #[derive(Default)]
-pub struct FakeEditor {
+pub(crate) struct FakeEditor {
     /// Every request received: (method, params).
     pub requests: Mutex<Vec<(String, Value)>>,
     /// Unsaved buffers: path -> text, read instead of the disk.
@@ -79,22 +79,22 @@ pub struct FakeEditor {
 
 impl FakeEditor {
     /// A fake editor behind an `Arc`, ready for `Agent::spawn_with`.
-    pub fn new() -> Arc<FakeEditor> {
+    pub(crate) fn new() -> Arc<FakeEditor> {
         Arc::new(FakeEditor::default())
     }
 
     /// Answers writes of `path` with an error (the user's disk is full, say).
-    pub fn fail_writes_to(&self, path: &str) {
+    pub(crate) fn fail_writes_to(&self, path: &str) {
         self.failing_writes.lock().unwrap().push(path.to_string());
     }
 
     /// Queues permission answers.
-    pub fn answer_with(&self, answers: &[Answer]) {
+    pub(crate) fn answer_with(&self, answers: &[Answer]) {
         self.answers.lock().unwrap().extend(answers.iter().cloned());
     }
 
     /// Queues the results of `elicitation/create` requests.
-    pub fn elicit_with(&self, results: &[Value]) {
+    pub(crate) fn elicit_with(&self, results: &[Value]) {
         self.elicited
             .lock()
             .unwrap()
@@ -102,12 +102,12 @@ impl FakeEditor {
     }
 
     /// Makes `method` wait `delay` before answering.
-    pub fn delay(&self, method: &str, delay: Duration) {
+    pub(crate) fn delay(&self, method: &str, delay: Duration) {
         self.delays.lock().unwrap().insert(method.into(), delay);
     }
 
     /// The most `method` requests in flight at once.
-    pub fn peak(&self, method: &str) -> usize {
+    pub(crate) fn peak(&self, method: &str) -> usize {
         self.max_in_flight
             .lock()
             .unwrap()
@@ -117,7 +117,7 @@ impl FakeEditor {
     }
 
     /// Waits until a request of `method` has arrived.
-    pub async fn wait_for(&self, method: &str) {
+    pub(crate) async fn wait_for(&self, method: &str) {
         for _ in 0..400 {
             if self.methods().iter().any(|m| m == method) {
                 return;
@@ -128,7 +128,7 @@ impl FakeEditor {
     }
 
     /// The methods received, in order.
-    pub fn methods(&self) -> Vec<String> {
+    pub(crate) fn methods(&self) -> Vec<String> {
         self.requests
             .lock()
             .unwrap()
@@ -138,7 +138,7 @@ impl FakeEditor {
     }
 
     /// The params of every request of `method`.
-    pub fn params_of(&self, method: &str) -> Vec<Value> {
+    pub(crate) fn params_of(&self, method: &str) -> Vec<Value> {
         self.requests
             .lock()
             .unwrap()
@@ -150,7 +150,7 @@ impl FakeEditor {
 
     /// Records `request` as it arrives, before it is answered (requests are answered in tasks
     /// of their own, in any order).
-    pub fn record(&self, request: &Value) {
+    pub(crate) fn record(&self, request: &Value) {
         let method = request["method"].as_str().unwrap_or("").to_string();
         self.requests
             .lock()
@@ -160,7 +160,7 @@ impl FakeEditor {
 
     /// The full JSON-RPC response to `request` (already [recorded](Self::record)), or `None`
     /// to leave it unanswered.
-    pub async fn answer(&self, request: &Value) -> Option<Value> {
+    pub(crate) async fn answer(&self, request: &Value) -> Option<Value> {
         let id = request["id"].clone();
         let method = request["method"].as_str().unwrap_or("").to_string();
         let params = request["params"].clone();
@@ -407,6 +407,6 @@ impl FakeEditor {
 }
 
 /// Client capabilities of an editor that does everything.
-pub fn full_caps() -> Value {
+pub(crate) fn full_caps() -> Value {
     json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true})
 }

@@ -8,21 +8,21 @@ use tokio::sync::Semaphore;
 
 /// Closed when made; once opened, every stream waiting on it (and any later) goes on.
 #[derive(Clone, Debug)]
-pub struct Gate(Arc<Semaphore>);
+pub(crate) struct Gate(Arc<Semaphore>);
 
 impl Gate {
     /// A closed gate.
-    pub fn new() -> Gate {
+    pub(crate) fn new() -> Gate {
         Gate(Arc::new(Semaphore::new(0)))
     }
 
     /// Lets every stream waiting here go on, for good.
-    pub fn open(&self) {
+    pub(crate) fn open(&self) {
         self.0.add_permits(1);
     }
 
     /// Waits until the gate is open (the permit goes back, so it stays open).
-    pub async fn pass(&self) {
+    pub(crate) async fn pass(&self) {
         let _ = self.0.acquire().await;
     }
 }

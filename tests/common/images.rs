@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 use super::wire::Api;
 
 /// A 1x1 PNG, base64: the image tests attach.
-pub const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+pub(crate) const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /// The API's refusal of `body` for an image out of place or broken, when there is one.
-pub fn check(api: Api, body: &Value) -> Option<(u16, String)> {
+pub(crate) fn check(api: Api, body: &Value) -> Option<(u16, String)> {
     match api {
         Api::Chat => chat(body),
         Api::Responses => responses(body),

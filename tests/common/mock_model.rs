@@ -20,7 +20,7 @@ use super::{anthropic_wire, responses_wire};
 
 /// One piece of an SSE body.
 #[derive(Clone, Debug)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// A `data: …` event carrying this JSON text.
     Data(String),
     /// Raw bytes, for malformed streams.
@@ -33,7 +33,7 @@ pub enum Piece {
 
 /// How an SSE body ends.
 #[derive(Clone, Debug, PartialEq)]
-pub enum End {
+pub(crate) enum End {
     /// `data: [DONE]` and a clean close.
     Done,
     /// The connection breaks (the body errors) without `[DONE]`.
@@ -46,7 +46,7 @@ pub enum End {
 
 /// One scripted answer.
 #[derive(Clone, Debug)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// A 200 SSE stream.
     Stream { pieces: Vec<Piece>, end: End },
     /// No response at all (not even headers) for this long, then this reply.
@@ -64,7 +64,7 @@ pub enum Reply {
 
 /// A request as the mock received it.
 #[derive(Clone, Debug)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub path: String,
     pub headers: HeaderMap,
     pub body: Value,
@@ -72,14 +72,14 @@ pub struct Recorded {
 
 impl Recorded {
     /// The `Authorization` header.
-    pub fn authorization(&self) -> Option<String> {
+    pub(crate) fn authorization(&self) -> Option<String> {
         self.headers
             .get("authorization")
             .and_then(|v| v.to_str().ok())
             .map(String::from)
     }
     /// The system prompt text (Anthropic: `system`; Responses: `instructions`).
-    pub fn system_prompt(&self) -> String {
+    pub(crate) fn system_prompt(&self) -> String {
         match Api::of(&self.path) {
             Some(Api::Anthropic) => return anthropic_wire::system_prompt(&self.body),
             Some(Api::Responses) => return responses_wire::system_prompt(&self.body),
@@ -92,7 +92,7 @@ impl Recorded {
     }
     /// The last message's content as text (string content, or the text parts joined); on
     /// the Anthropic and Responses APIs, the last user message's (see their `last_user_text`).
-    pub fn last_user_text(&self) -> String {
+    pub(crate) fn last_user_text(&self) -> String {
         match Api::of(&self.path) {
             Some(Api::Anthropic) => return anthropic_wire::last_user_text(&self.body),
             Some(Api::Responses) => return responses_wire::last_user_text(&self.body),
@@ -108,7 +108,7 @@ impl Recorded {
 }
 
 /// The texts of a model request's user messages.
-pub fn user_texts(body: &Value) -> Vec<String> {
+pub(crate) fn user_texts(body: &Value) -> Vec<String> {
     body["messages"]
         .as_array()
         .unwrap()
@@ -119,7 +119,7 @@ pub fn user_texts(body: &Value) -> Vec<String> {
 }
 
 /// A message content (string or parts) as text.
-pub fn content_text(content: &Value) -> String {
+pub(crate) fn content_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
@@ -134,29 +134,29 @@ pub fn content_text(content: &Value) -> String {
 // ---- chunk builders -------------------------------------------------------------------
 
 /// `{"choices":[{"delta": …}]}`
-pub fn delta(delta: Value) -> Value {
+pub(crate) fn delta(delta: Value) -> Value {
     json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock",
            "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
 }
 /// A text piece.
-pub fn text(t: &str) -> Value {
+pub(crate) fn text(t: &str) -> Value {
     delta(json!({"content": t}))
 }
 /// Reasoning as DeepSeek/vLLM send it.
-pub fn reasoning_content(t: &str) -> Value {
+pub(crate) fn reasoning_content(t: &str) -> Value {
     delta(json!({"reasoning_content": t}))
 }
 /// Reasoning as Ollama/OpenRouter send it.
-pub fn reasoning(t: &str) -> Value {
+pub(crate) fn reasoning(t: &str) -> Value {
     delta(json!({"reasoning": t}))
 }
 /// The final content chunk.
-pub fn finish(reason: &str) -> Value {
+pub(crate) fn finish(reason: &str) -> Value {
     json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock",
            "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
 }
 /// The usage chunk sent when `stream_options.include_usage` is set.
-pub fn usage(prompt: u64, completion: u64) -> Value {
+pub(crate) fn usage(prompt: u64, completion: u64) -> Value {
     json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock",
            "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                                     "total_tokens": prompt + completion}})
@@ -166,7 +166,7 @@ pub fn usage(prompt: u64, completion: u64) -> Value {
 /// `real_model.rs`): a role chunk whose content is `null`, the model's file path as `model`,
 /// tool-call arguments one token per delta after a first delta with id and name, and a last
 /// chunk with usage, `prompt_tokens_details` and llama.cpp's own `timings`.
-pub mod llamacpp {
+pub(crate) mod llamacpp {
     use serde_json::{Value, json};
 
     fn chunk(choices: Value) -> Value {
@@ -175,16 +175,16 @@ pub mod llamacpp {
                "system_fingerprint": "b0-unknown", "object": "chat.completion.chunk"})
     }
     /// `{"role": "assistant", "content": null}`
-    pub fn role() -> Value {
+    pub(crate) fn role() -> Value {
         chunk(json!([{"finish_reason": null, "index": 0,
                       "delta": {"role": "assistant", "content": null}}]))
     }
     /// A text token.
-    pub fn text(t: &str) -> Value {
+    pub(crate) fn text(t: &str) -> Value {
         chunk(json!([{"finish_reason": null, "index": 0, "delta": {"content": t}}]))
     }
     /// A tool call: id and name with the first argument token, then a token per delta.
-    pub fn tool_call(id: &str, name: &str, arguments: &str) -> Vec<Value> {
+    pub(crate) fn tool_call(id: &str, name: &str, arguments: &str) -> Vec<Value> {
         let mut tokens = arguments.chars().map(String::from);
         let first = tokens.next().unwrap_or_default();
         let mut out = vec![chunk(
@@ -200,11 +200,11 @@ pub mod llamacpp {
         out
     }
     /// The finish chunk.
-    pub fn finish(reason: &str) -> Value {
+    pub(crate) fn finish(reason: &str) -> Value {
         chunk(json!([{"finish_reason": reason, "index": 0, "delta": {}}]))
     }
     /// The last chunk: usage with cached tokens, and `timings`.
-    pub fn usage(prompt: u64, completion: u64, cached: u64) -> Value {
+    pub(crate) fn usage(prompt: u64, completion: u64, cached: u64) -> Value {
         let mut c = chunk(json!([]));
         c["usage"] = json!({"completion_tokens": completion, "prompt_tokens": prompt,
                             "total_tokens": prompt + completion,
@@ -218,7 +218,7 @@ pub mod llamacpp {
 }
 
 /// A whole tool call in one delta.
-pub fn tool_call(index: u32, id: &str, name: &str, arguments: &str) -> Value {
+pub(crate) fn tool_call(index: u32, id: &str, name: &str, arguments: &str) -> Value {
     delta(
         json!({"tool_calls": [{"index": index, "id": id, "type": "function",
                                   "function": {"name": name, "arguments": arguments}}]}),
@@ -227,7 +227,7 @@ pub fn tool_call(index: u32, id: &str, name: &str, arguments: &str) -> Value {
 
 impl Reply {
     /// A response that calls these tools: (id, name, JSON arguments).
-    pub fn tools(calls: &[(&str, &str, Value)]) -> Reply {
+    pub(crate) fn tools(calls: &[(&str, &str, Value)]) -> Reply {
         let mut chunks: Vec<Value> = calls
             .iter()
             .enumerate()
@@ -238,7 +238,7 @@ impl Reply {
         Reply::chunks(chunks)
     }
     /// A stream of these chunks, then `[DONE]`.
-    pub fn chunks(chunks: Vec<Value>) -> Reply {
+    pub(crate) fn chunks(chunks: Vec<Value>) -> Reply {
         Reply::Stream {
             pieces: chunks
                 .into_iter()
@@ -248,7 +248,7 @@ impl Reply {
         }
     }
     /// A complete answer: role chunk, these text pieces, `stop`, usage.
-    pub fn text(pieces: &[&str]) -> Reply {
+    pub(crate) fn text(pieces: &[&str]) -> Reply {
         let mut chunks = vec![delta(json!({"role": "assistant", "content": ""}))];
         chunks.extend(pieces.iter().map(|p| text(p)));
         chunks.push(finish("stop"));
@@ -256,7 +256,7 @@ impl Reply {
         Reply::chunks(chunks)
     }
     /// An HTTP error.
-    pub fn status(status: u16, body: &str) -> Reply {
+    pub(crate) fn status(status: u16, body: &str) -> Reply {
         Reply::Status {
             status,
             headers: Vec::new(),
@@ -264,14 +264,14 @@ impl Reply {
         }
     }
     /// Adds a header to an HTTP error.
-    pub fn header(mut self, name: &str, value: &str) -> Reply {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Reply {
         if let Reply::Status { headers, .. } = &mut self {
             headers.push((name.to_string(), value.to_string()));
         }
         self
     }
     /// Puts `pause` before every piece of a stream.
-    pub fn slow(mut self, pause: Duration) -> Reply {
+    pub(crate) fn slow(mut self, pause: Duration) -> Reply {
         if let Reply::Stream { pieces, .. } = &mut self {
             *pieces = pieces
                 .drain(..)
@@ -281,7 +281,7 @@ impl Reply {
         self
     }
     /// Breaks the connection instead of ending the stream cleanly.
-    pub fn dropped(mut self) -> Reply {
+    pub(crate) fn dropped(mut self) -> Reply {
         if let Reply::Stream { end, .. } = &mut self {
             *end = End::Drop;
         }
@@ -308,7 +308,7 @@ struct State {
 }
 
 /// The running mock server.
-pub struct MockModel {
+pub(crate) struct MockModel {
     /// `http://127.0.0.1:PORT/v1`
     pub base_url: String,
     state: Arc<State>,
@@ -316,7 +316,7 @@ pub struct MockModel {
 
 impl MockModel {
     /// Starts a server that answers with `script`, in order.
-    pub async fn start(script: Vec<Reply>) -> MockModel {
+    pub(crate) async fn start(script: Vec<Reply>) -> MockModel {
         let state = Arc::new(State {
             script: Mutex::new(script.into()),
             requests: Mutex::new(Vec::new()),
@@ -341,21 +341,21 @@ impl MockModel {
     }
 
     /// Every request received so far.
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.state.requests.lock().unwrap().clone()
     }
 
     /// Waits until at least `n` requests have arrived (their replies may still be going out:
     /// a stalled or held reply is then what the agent is waiting on); fails the test after
     /// [`WAIT`].
-    pub async fn wait_for_requests(&self, n: usize) -> Vec<Recorded> {
+    pub(crate) async fn wait_for_requests(&self, n: usize) -> Vec<Recorded> {
         self.wait_until(&format!("{n} requests"), |requests| requests.len() >= n)
             .await
     }
 
     /// Waits until the requests received so far satisfy `done`, and returns them; fails the
     /// test, naming `what` was awaited, after [`WAIT`].
-    pub async fn wait_until(
+    pub(crate) async fn wait_until(
         &self,
         what: &str,
         done: impl Fn(&[Recorded]) -> bool,
@@ -381,7 +381,7 @@ impl MockModel {
 
     /// Answers `path` (e.g. `/v1/models`, `/props`) with `status` and `body` from now on;
     /// other paths than the three APIs' (chat completions, messages, responses) answer 404.
-    pub fn serve_info(&self, path: &str, status: u16, body: Value) {
+    pub(crate) fn serve_info(&self, path: &str, status: u16, body: Value) {
         self.state
             .info
             .lock()
@@ -391,17 +391,17 @@ impl MockModel {
 
     /// Enforces `contract`'s rules on state sent back from now on: a request that breaks one
     /// is answered with the provider's 400 and takes no scripted reply.
-    pub fn enforce(&self, contract: super::contract::Contract) {
+    pub(crate) fn enforce(&self, contract: super::contract::Contract) {
         *self.state.contract.lock().unwrap() = Some(contract);
     }
 
     /// The paths asked that are not a model request (`/v1/models`, `/props`…), in order.
-    pub fn asked(&self) -> Vec<String> {
+    pub(crate) fn asked(&self) -> Vec<String> {
         self.state.asked.lock().unwrap().clone()
     }
 
     /// Adds replies to the end of the script.
-    pub fn push(&self, reply: Reply) {
+    pub(crate) fn push(&self, reply: Reply) {
         self.state.script.lock().unwrap().push_back(reply);
     }
 }
@@ -474,7 +474,7 @@ fn echo(text: &str, pieces: usize, pause: Duration) -> Reply {
 }
 
 /// Serves `app` on a free loopback port in the background; its OpenAI-style base URL.
-pub async fn serve_local(app: axum::Router) -> String {
+pub(crate) async fn serve_local(app: axum::Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {

@@ -1,80 +1,80 @@
 //! Shared test helpers: the mock model server, the ACP client, and temp workspaces.
 #![allow(dead_code)]
 
-pub mod acp_client;
-pub mod agent_shell;
-pub mod anthropic_wire;
-pub mod calls;
-pub mod codecompanion;
-pub mod contract;
+pub(crate) mod acp_client;
+pub(crate) mod agent_shell;
+pub(crate) mod anthropic_wire;
+pub(crate) mod calls;
+pub(crate) mod codecompanion;
+pub(crate) mod contract;
 #[cfg(target_os = "linux")]
-pub mod cpus;
-pub mod dice;
-pub mod editor;
-pub mod gate;
-pub mod images;
-pub mod mock_model;
-pub mod pipe;
-pub mod proxy;
-pub mod real_server;
-pub mod responses_wire;
-pub mod schema;
-pub mod stubs;
+pub(crate) mod cpus;
+pub(crate) mod dice;
+pub(crate) mod editor;
+pub(crate) mod gate;
+pub(crate) mod images;
+pub(crate) mod mock_model;
+pub(crate) mod pipe;
+pub(crate) mod proxy;
+pub(crate) mod real_server;
+pub(crate) mod responses_wire;
+pub(crate) mod schema;
+pub(crate) mod stubs;
 #[cfg(unix)]
-pub mod terminal;
-pub mod tmpfs;
-pub mod wine;
-pub mod wire;
-pub mod wire_client;
-pub mod zed;
+pub(crate) mod terminal;
+pub(crate) mod tmpfs;
+pub(crate) mod wine;
+pub(crate) mod wire;
+pub(crate) mod wire_client;
+pub(crate) mod zed;
 
 use std::path::{Path, PathBuf};
 
-pub use acp_client::{Agent, assert_error, joined, of_kind, response};
-pub use mock_model::{MockModel, Reply};
-pub use wire::fnv_hex;
+pub(crate) use acp_client::{Agent, assert_error, joined, of_kind, response};
+pub(crate) use mock_model::{MockModel, Reply};
+pub(crate) use wire::fnv_hex;
 
 /// The tandem binary the suite drives: `TANDEM_TEST_BIN` when set, else the one cargo built
 /// beside this test binary. tests/platforms/run.sh points it at a static musl build with the
 /// same features, so the same suite proves that build over real stdio without compiling the
 /// suite a second time for musl.
-pub fn tandem_bin() -> String {
+pub(crate) fn tandem_bin() -> String {
     std::env::var("TANDEM_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tandem").to_string())
 }
 
 /// The key every test plants; tests check it never leaks.
-pub const TEST_KEY: &str = "sk-test-7f3a9c1e5b";
+pub(crate) const TEST_KEY: &str = "sk-test-7f3a9c1e5b";
 
 /// A temp home (TANDEM_HOME, HOME) and a project directory, deleted on drop.
-pub struct Workspace {
+pub(crate) struct Workspace {
     dir: tempfile::TempDir,
 }
 
 impl Workspace {
     /// An empty workspace.
-    pub fn new() -> Workspace {
+    pub(crate) fn new() -> Workspace {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("project")).unwrap();
         std::fs::create_dir_all(dir.path().join("home")).unwrap();
         Workspace { dir }
     }
     /// The project directory sessions run in.
-    pub fn project(&self) -> PathBuf {
+    pub(crate) fn project(&self) -> PathBuf {
         self.dir.path().join("project")
     }
     /// HOME and TANDEM_HOME.
-    pub fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
     /// Writes a file under the workspace root and returns its path.
-    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, relative: &str, text: &str) -> PathBuf {
         let path = self.dir.path().join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
         path
     }
     /// The environment for an agent that talks to `mock` with the test key.
-    pub fn env(&self, mock: &MockModel) -> Vec<(String, String)> {
+    pub(crate) fn env(&self, mock: &MockModel) -> Vec<(String, String)> {
         let mut env = self.base_env();
         env.push(("OPENAI_BASE_URL".into(), mock.base_url.clone()));
         env.push(("OPENAI_API_KEY".into(), TEST_KEY.into()));
@@ -82,7 +82,7 @@ impl Workspace {
         env
     }
     /// HOME, TANDEM_HOME and logging, nothing about the model.
-    pub fn base_env(&self) -> Vec<(String, String)> {
+    pub(crate) fn base_env(&self) -> Vec<(String, String)> {
         vec![
             ("HOME".into(), path_str(&self.home())),
             ("TANDEM_HOME".into(), path_str(&self.home().join("data"))),
@@ -93,7 +93,7 @@ impl Workspace {
 
 /// Runs `tandem ARGS` to completion with exactly `env`, in `cwd` when given, with `stdin`
 /// piped in (closed at once when `None`): (exit status, stdout, stderr).
-pub fn run_tandem(
+pub(crate) fn run_tandem(
     args: &[&str],
     env: &[(String, String)],
     stdin: Option<&str>,
@@ -126,12 +126,12 @@ pub fn run_tandem(
 }
 
 /// A path as a string, as the agent under test spells it (see [`wine`]).
-pub fn path_str(p: &Path) -> String {
+pub(crate) fn path_str(p: &Path) -> String {
     wine::agent_path(p)
 }
 
 /// A fixture workspace tree (`fixtures/workspaces/NAME`) copied into the project directory.
-pub fn copy_fixture(name: &str, to: &Path) {
+pub(crate) fn copy_fixture(name: &str, to: &Path) {
     let from = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/workspaces")
         .join(name);
@@ -152,7 +152,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A mock model, a workspace, an agent with an open session (its id) and its fake editor.
-pub type EditorSession = (
+pub(crate) type EditorSession = (
     MockModel,
     Workspace,
     Agent,
@@ -162,14 +162,14 @@ pub type EditorSession = (
 
 /// Copies `fixtures/extend/config` (hooks, skills) into the workspace's user config directory
 /// (`$HOME/.config/tandem`).
-pub fn install_user_config(ws: &Workspace) {
+pub(crate) fn install_user_config(ws: &Workspace) {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/extend/config");
     copy_dir(&from, &ws.home().join(".config/tandem"));
 }
 
 /// A session over the fixture workspace `fixture`, set up by `prepare` (user config, …)
 /// before the agent starts; the editor has `caps` and the session starts in `mode`.
-pub async fn session_in(
+pub(crate) async fn session_in(
     fixture: &str,
     script: Vec<Reply>,
     caps: serde_json::Value,
@@ -184,7 +184,7 @@ pub async fn session_in(
 }
 
 /// [`session_in`], where `prepare` also returns extra environment variables for the agent.
-pub async fn session_with_env(
+pub(crate) async fn session_with_env(
     fixture: &str,
     script: Vec<Reply>,
     caps: serde_json::Value,
@@ -209,7 +209,7 @@ pub async fn session_with_env(
 }
 
 /// A session whose editor is `editor` with `caps`, in mode `mode`, over the `small` fixture.
-pub async fn tool_session(
+pub(crate) async fn tool_session(
     script: Vec<Reply>,
     caps: serde_json::Value,
     mode: &str,
@@ -218,7 +218,7 @@ pub async fn tool_session(
 }
 
 /// Starts a mock with `script` and an initialized agent with a session in a fresh workspace.
-pub async fn session_with(script: Vec<Reply>) -> (MockModel, Workspace, Agent, String) {
+pub(crate) async fn session_with(script: Vec<Reply>) -> (MockModel, Workspace, Agent, String) {
     let mock = MockModel::start(script).await;
     let ws = Workspace::new();
     let mut agent = Agent::spawn(&ws.env(&mock), &[]);
@@ -227,7 +227,7 @@ pub async fn session_with(script: Vec<Reply>) -> (MockModel, Workspace, Agent, S
 }
 
 /// Checks that `session` answers a normal prompt (after a failure, say).
-pub async fn still_usable(mock: &MockModel, agent: &mut Agent, session: &str) {
+pub(crate) async fn still_usable(mock: &MockModel, agent: &mut Agent, session: &str) {
     mock.push(Reply::text(&["recovered"]));
     let (response, updates) = agent.prompt(session, "again").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
@@ -237,7 +237,7 @@ pub async fn still_usable(mock: &MockModel, agent: &mut Agent, session: &str) {
 
 /// A mock server that also lists two models (`mock-model`, `other-model`) at `/v1/models`, as
 /// `tandem login` and model discovery ask.
-pub async fn listing_mock(script: Vec<Reply>) -> MockModel {
+pub(crate) async fn listing_mock(script: Vec<Reply>) -> MockModel {
     let mock = MockModel::start(script).await;
     mock.serve_info(
         "/v1/models",
@@ -249,7 +249,7 @@ pub async fn listing_mock(script: Vec<Reply>) -> MockModel {
 
 /// A first answer that reports 900 tokens in use, then `then`: on a [`small_window`] model,
 /// automatic compaction summarizes before the second request.
-pub fn filling_the_window(then: Vec<Reply>) -> Vec<Reply> {
+pub(crate) fn filling_the_window(then: Vec<Reply>) -> Vec<Reply> {
     let mut script = vec![Reply::chunks(vec![
         mock_model::text("First answer."),
         mock_model::finish("stop"),
@@ -260,7 +260,7 @@ pub fn filling_the_window(then: Vec<Reply>) -> Vec<Reply> {
 }
 
 /// A config file in `ws` whose one model, `mock-model`, has a 1,000-token window.
-pub fn small_window(ws: &Workspace) -> PathBuf {
+pub(crate) fn small_window(ws: &Workspace) -> PathBuf {
     ws.write(
         "config.toml",
         "[[models]]\nid = \"mock-model\"\ncontext_window = 1000\n",

@@ -7,14 +7,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Reads `pipe` to its end on a thread of its own, into a buffer shared with the caller.
-pub struct Pipe {
+pub(crate) struct Pipe {
     bytes: Arc<Mutex<Vec<u8>>>,
     thread: JoinHandle<()>,
 }
 
 impl Pipe {
     /// Starts reading `pipe`.
-    pub fn read(mut pipe: impl Read + Send + 'static) -> Pipe {
+    pub(crate) fn read(mut pipe: impl Read + Send + 'static) -> Pipe {
         let bytes = Arc::new(Mutex::new(Vec::new()));
         let sink = bytes.clone();
         let thread = std::thread::spawn(move || {
@@ -27,7 +27,7 @@ impl Pipe {
     }
 
     /// Waits until what was read starts with `text`; fails after `WAIT`.
-    pub fn wait_for(&self, text: &str) {
+    pub(crate) fn wait_for(&self, text: &str) {
         let deadline = Instant::now() + super::acp_client::WAIT;
         while !self.bytes.lock().unwrap().starts_with(text.as_bytes()) {
             assert!(Instant::now() < deadline, "`{text}` was never printed");
@@ -36,7 +36,7 @@ impl Pipe {
     }
 
     /// Everything, once the pipe is closed.
-    pub fn join(self) -> Vec<u8> {
+    pub(crate) fn join(self) -> Vec<u8> {
         self.thread.join().unwrap();
         std::mem::take(&mut self.bytes.lock().unwrap())
     }

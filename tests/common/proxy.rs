@@ -13,7 +13,7 @@ use super::mock_model::serve_local;
 
 /// One chat request and what the server said of it.
 #[derive(Debug, Clone)]
-pub struct Exchange {
+pub(crate) struct Exchange {
     pub body: Value,
     pub status: u16,
     /// `timings` from the answer (the last chunk that carries it), if any.
@@ -22,14 +22,14 @@ pub struct Exchange {
 
 impl Exchange {
     /// Tokens processed for this request.
-    pub fn processed(&self) -> u64 {
+    pub(crate) fn processed(&self) -> u64 {
         self.timings
             .as_ref()
             .and_then(|t| t["prompt_n"].as_u64())
             .unwrap_or(0)
     }
     /// Tokens of the whole prompt (processed + reused).
-    pub fn prompt_tokens(&self) -> u64 {
+    pub(crate) fn prompt_tokens(&self) -> u64 {
         self.processed()
             + self
                 .timings
@@ -39,14 +39,14 @@ impl Exchange {
     }
 }
 
-pub struct Proxy {
+pub(crate) struct Proxy {
     pub base_url: String,
     seen: Arc<Mutex<Vec<Exchange>>>,
 }
 
 impl Proxy {
     /// Starts a proxy to `upstream` (`http://host:port`, no path).
-    pub async fn start(upstream: String) -> Proxy {
+    pub(crate) async fn start(upstream: String) -> Proxy {
         let seen: Arc<Mutex<Vec<Exchange>>> = Arc::default();
         let log = seen.clone();
         // reqwest is built without a TLS provider of its own; tandem's is ring.
@@ -63,7 +63,7 @@ impl Proxy {
     }
 
     /// The model requests so far (chat completions, Messages, Responses), in order.
-    pub fn exchanges(&self) -> Vec<Exchange> {
+    pub(crate) fn exchanges(&self) -> Vec<Exchange> {
         self.seen.lock().unwrap().clone()
     }
 }

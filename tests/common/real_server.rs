@@ -51,7 +51,7 @@ static SHARED: std::sync::Mutex<Vec<(Kind, Server)>> = std::sync::Mutex::new(Vec
 /// How long one answer may take: tandem's system prompt and tool list (~2,900 tokens in
 /// SmolLM2's template) take the 135M model about 6 s to read on an idle 2-core machine (a
 /// server reads them once, then finds them in its cache), and the machine may be busy.
-pub const PATIENCE: Duration = Duration::from_secs(180);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(180);
 
 fn cache() -> PathBuf {
     std::env::var_os("TANDEM_REAL_MODEL_CACHE")
@@ -64,7 +64,7 @@ fn cache() -> PathBuf {
 
 /// Which server the real-model tests talk to (`TANDEM_REAL_SERVER`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// llama.cpp's llama-server.
     LlamaServer,
     /// llama-cpp-python's OpenAI-compatible server, over the same GGUF.
@@ -74,7 +74,7 @@ pub enum Kind {
 }
 
 /// The server these tests run against.
-pub fn kind() -> Kind {
+pub(crate) fn kind() -> Kind {
     match std::env::var("TANDEM_REAL_SERVER").as_deref() {
         Ok("llama-cpp-python") => Kind::LlamaCppPython,
         Ok("litellm") => Kind::LiteLlm,
@@ -84,7 +84,7 @@ pub fn kind() -> Kind {
 }
 
 /// A test's turn with the real servers: while it is held no other real-model test runs.
-pub struct Turn {
+pub(crate) struct Turn {
     /// The cache the servers come from.
     pub cache: PathBuf,
     /// [`project_root`], made for this turn and removed at its end.
@@ -93,7 +93,7 @@ pub struct Turn {
 }
 
 /// This test's turn; fails the test when the cache lacks what the chosen server needs.
-pub async fn turn() -> Turn {
+pub(crate) async fn turn() -> Turn {
     let cache = cache();
     let mut needs = vec![
         cache.join("bin/llama-server"),
@@ -129,12 +129,12 @@ pub async fn turn() -> Turn {
 impl Turn {
     /// The project directory sessions run in: empty at the start of each test, at the same
     /// path for every test of the run, so that the system prompt, which names it, is too.
-    pub fn project(&self) -> PathBuf {
+    pub(crate) fn project(&self) -> PathBuf {
         self.root.join("project")
     }
 
     /// Writes a file under the project directory and returns its path.
-    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, relative: &str, text: &str) -> PathBuf {
         let path = self.project().join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
@@ -142,13 +142,13 @@ impl Turn {
     }
 
     /// The chosen server, shared with the run's other tests: leave it running.
-    pub async fn server(&self) -> Server {
+    pub(crate) async fn server(&self) -> Server {
         shared(kind(), &self.cache).await
     }
 
     /// llama-server, whichever server the suite was asked for (for what only it reports),
     /// shared with the run's other tests: leave it running.
-    pub async fn llama_server(&self) -> Server {
+    pub(crate) async fn llama_server(&self) -> Server {
         shared(Kind::LlamaServer, &self.cache).await
     }
 }
@@ -213,7 +213,7 @@ async fn shared(kind: Kind, cache: &Path) -> Server {
 }
 
 /// Whether this test does not apply to the chosen server, saying why when it does not.
-pub fn not_for(kinds: &[Kind], why: &str) -> bool {
+pub(crate) fn not_for(kinds: &[Kind], why: &str) -> bool {
     let skip = kinds.contains(&kind());
     if skip {
         skipped(&format!("not for {:?}: {why}", kind()));
@@ -223,7 +223,7 @@ pub fn not_for(kinds: &[Kind], why: &str) -> bool {
 
 /// Says on the test run's own stderr (not the captured output, which a passing test never
 /// shows) that the current test did not run, so `cargo test` shows it among the `ok`s.
-pub fn skipped(why: &str) {
+pub(crate) fn skipped(why: &str) {
     say(&format!("SKIPPED {}: {why}", test_name()));
 }
 
@@ -241,7 +241,7 @@ fn test_name() -> String {
 }
 
 /// A free loopback port.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -250,7 +250,7 @@ pub fn free_port() -> u16 {
 }
 
 /// A running model server (and, behind a proxy, the server it forwards to).
-pub struct Server {
+pub(crate) struct Server {
     /// The processes it runs in, the one tandem talks to first; none in a test's handle on a
     /// shared server, which outlives the test.
     processes: Vec<Watched>,
@@ -259,12 +259,12 @@ pub struct Server {
 
 impl Server {
     /// The chosen server on a free port, the test's own.
-    pub async fn start(cache: &Path) -> Server {
+    pub(crate) async fn start(cache: &Path) -> Server {
         Server::start_on(cache, free_port()).await
     }
 
     /// The chosen server on `port`, the test's own.
-    pub async fn start_on(cache: &Path, port: u16) -> Server {
+    pub(crate) async fn start_on(cache: &Path, port: u16) -> Server {
         let server = Server::start_kind(kind(), cache, port).await;
         log_note(&format!(
             "{}: a {:?} server of its own on {port}",
@@ -276,7 +276,7 @@ impl Server {
 
     /// llama-server without jinja templates (`--no-jinja`; older builds' default, and how
     /// many guides start it): it then refuses requests that carry tools. The test's own.
-    pub async fn start_plain(cache: &Path) -> Server {
+    pub(crate) async fn start_plain(cache: &Path) -> Server {
         let server = Server::llama_server(cache, free_port(), true).await;
         log_note(&format!(
             "{}: a --no-jinja llama-server of its own on {}",
@@ -379,7 +379,7 @@ impl Server {
         );
     }
 
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
@@ -395,7 +395,7 @@ impl Server {
 
     /// Kills the test's own server, as a crash would, and waits until it has exited (its
     /// port is free again).
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         assert!(
             !self.processes.is_empty(),
             "a shared server is not the test's to stop: start one of its own"
@@ -503,7 +503,7 @@ fn log_file() -> Option<PathBuf> {
 
 /// Writes `what` in [`log_file`], if there is one: which test the lines after it are from, or
 /// a figure a test measured for the closing note.
-pub fn log_note(what: &str) {
+pub(crate) fn log_note(what: &str) {
     use std::io::Write;
     if let Some(path) = log_file() {
         let mut log = std::fs::OpenOptions::new()

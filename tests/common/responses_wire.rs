@@ -29,7 +29,7 @@ use super::wire::{Part, Usage, Wire, each_chunk, fnv_hex, parts, sse};
 
 /// What the served replies sent.
 #[derive(Debug, Default)]
-pub struct Issued {
+pub(crate) struct Issued {
     /// Every reasoning item: its id and the `encrypted_content` it went out with.
     reasoning: HashMap<String, Option<String>>,
     /// A function call that followed a reasoning item, by call id: its item id and the
@@ -55,7 +55,7 @@ struct Open {
 }
 
 /// One reply's translation.
-pub struct Translator {
+pub(crate) struct Translator {
     n: usize,
     encrypted: bool,
     usage: Usage,
@@ -74,7 +74,7 @@ pub struct Translator {
 
 impl Translator {
     /// The translation of the reply to the `n`th request, `body`.
-    pub fn new(n: usize, body: &Value, issued: Arc<Mutex<Issued>>) -> Translator {
+    pub(crate) fn new(n: usize, body: &Value, issued: Arc<Mutex<Issued>>) -> Translator {
         let include = body["include"].as_array().cloned().unwrap_or_default();
         Translator {
             n,
@@ -356,7 +356,7 @@ impl Wire for Translator {
 // ---- requests -------------------------------------------------------------------------
 
 /// `instructions` (or, without them, the first system or developer message in `input`).
-pub fn system_prompt(body: &Value) -> String {
+pub(crate) fn system_prompt(body: &Value) -> String {
     if let Some(instructions) = body["instructions"].as_str() {
         return instructions.to_string();
     }
@@ -373,7 +373,7 @@ pub fn system_prompt(body: &Value) -> String {
 
 /// The last user message's text: a string `input` itself; else the last input item with role
 /// `user`: its string content, or its `input_text` parts joined with newlines.
-pub fn last_user_text(body: &Value) -> String {
+pub(crate) fn last_user_text(body: &Value) -> String {
     if let Some(input) = body["input"].as_str() {
         return input.to_string();
     }
@@ -402,7 +402,7 @@ fn refusal(status: u16, message: &str, param: Option<&str>) -> Option<(u16, Stri
 }
 
 /// The Responses API's refusal of `request`, when it breaks a rule.
-pub fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
+pub(crate) fn check(request: &Recorded, issued: &Issued) -> Option<(u16, String)> {
     let body = &request.body;
     if body.get("messages").is_some() {
         return refusal(400, "Unknown parameter: 'messages'.", Some("messages"));

@@ -150,7 +150,7 @@ fn check(kind: &str, method: &str, value: &Value, unstable: bool, out: &mut Vec<
 
 /// Checks one message the agent sent; `answered` is the method of the request a response
 /// answers, when known. Returns what is wrong with it.
-pub fn schema_violations_for(message: &Value, answered: Option<&str>) -> Vec<String> {
+pub(crate) fn schema_violations_for(message: &Value, answered: Option<&str>) -> Vec<String> {
     let unstable = message["method"]
         .as_str()
         .or(answered)
@@ -193,6 +193,6 @@ pub fn schema_violations_for(message: &Value, answered: Option<&str>) -> Vec<Str
 }
 
 /// Checks a message without knowing which request a response answers.
-pub fn schema_violations(message: &Value) -> Vec<String> {
+pub(crate) fn schema_violations(message: &Value) -> Vec<String> {
     schema_violations_for(message, None)
 }

@@ -5,7 +5,7 @@ use super::{Workspace, path_str};
 
 /// Puts a logging stand-in for each of `programs` first on the PATH; returns the environment
 /// an agent needs to find them.
-pub fn logging_programs(ws: &Workspace, programs: &[&str]) -> Vec<(String, String)> {
+pub(crate) fn logging_programs(ws: &Workspace, programs: &[&str]) -> Vec<(String, String)> {
     // In the project too: the sandbox's /tmp is its own, so a folder beside the project (in
     // the test's temp folder) is not there for its commands.
     let bin = ws.project().join(".bin");
@@ -27,6 +27,6 @@ pub fn logging_programs(ws: &Workspace, programs: &[&str]) -> Vec<(String, Strin
 }
 
 /// Every call of a stand-in so far, one line each: the program and its arguments.
-pub fn ran(ws: &Workspace) -> String {
+pub(crate) fn ran(ws: &Workspace) -> String {
     std::fs::read_to_string(ws.project().join(".ran.log")).unwrap_or_default()
 }

@@ -5,12 +5,12 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-pub use expectrl::session::OsSession as Terminal;
+pub(crate) use expectrl::session::OsSession as Terminal;
 
 /// `program ARGS` in a pseudo-terminal with exactly `env` (and PATH, and TERM=xterm). The
 /// terminal starts with echo on, as a user's does (the pty library turns it off), so that
 /// [`type_secret`] can tell when a hidden-input prompt is reading.
-pub fn spawn(program: &str, args: &[String], env: &[(String, String)]) -> Terminal {
+pub(crate) fn spawn(program: &str, args: &[String], env: &[(String, String)]) -> Terminal {
     let mut command = Command::new("sh");
     command
         .args(["-c", "stty echo && exec \"$0\" \"$@\"", program])
@@ -27,7 +27,7 @@ pub fn spawn(program: &str, args: &[String], env: &[(String, String)]) -> Termin
 /// Types `text` at a hidden-input prompt once the prompt reads: the terminal's echo goes off
 /// then, and switching it off discards what was typed before (`TCSAFLUSH`), as a real
 /// terminal would lose keys typed that early.
-pub fn type_secret(term: &mut Terminal, text: &str) {
+pub(crate) fn type_secret(term: &mut Terminal, text: &str) {
     use expectrl::Expect;
     use expectrl::process::Termios;
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -42,7 +42,7 @@ pub fn type_secret(term: &mut Terminal, text: &str) {
 }
 
 /// Reads what is left until the program exits; its exit status (-1 when killed).
-pub fn exit_status(term: &mut Terminal) -> i32 {
+pub(crate) fn exit_status(term: &mut Terminal) -> i32 {
     use expectrl::Expect;
     let _ = term.expect(expectrl::Eof);
     match term.get_process().wait().unwrap() {

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A tmpfs mounted at the path it holds.
-pub struct Tiny(pub PathBuf);
+pub(crate) struct Tiny(pub PathBuf);
 
 impl Tiny {
     /// Mounts a tmpfs of `size` at `at`; `None` (said on stderr) where mounting is not
     /// allowed and not required.
-    pub fn mount(at: &Path, size: &str) -> Option<Tiny> {
+    pub(crate) fn mount(at: &Path, size: &str) -> Option<Tiny> {
         std::fs::create_dir_all(at).unwrap();
         let mounted = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
@@ -35,7 +35,7 @@ impl Tiny {
     }
 
     /// Fills it with `filler` until it refuses another byte; the filler's path.
-    pub fn fill(&self) -> PathBuf {
+    pub(crate) fn fill(&self) -> PathBuf {
         let path = self.0.join("filler");
         let mut file = std::fs::File::create(&path).unwrap();
         let chunk = vec![b'x'; 4096];

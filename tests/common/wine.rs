@@ -6,21 +6,21 @@
 use std::path::{Path, PathBuf};
 
 /// The Windows binary under test, when there is one.
-pub fn exe() -> Option<PathBuf> {
+pub(crate) fn exe() -> Option<PathBuf> {
     std::env::var_os("TANDEM_TEST_WINE_EXE").map(PathBuf::from)
 }
 
 /// Whether the agent under test is the Windows build.
-pub fn active() -> bool {
+pub(crate) fn active() -> bool {
     exe().is_some()
 }
 
 /// The variables wine itself needs, passed through to it (the driver otherwise starts the
 /// agent with exactly the variables a test names).
-pub const PASSED: &[&str] = &["WINEPREFIX", "WINEDEBUG", "WINELOADER", "WINEARCH"];
+pub(crate) const PASSED: &[&str] = &["WINEPREFIX", "WINEDEBUG", "WINELOADER", "WINEARCH"];
 
 /// `p` as the agent is told it: itself, or `Z:\...` for the Windows build.
-pub fn agent_path(p: &Path) -> String {
+pub(crate) fn agent_path(p: &Path) -> String {
     let plain = p.to_string_lossy().into_owned();
     if active() && plain.starts_with('/') {
         format!("Z:{}", plain.replace('/', "\\"))
@@ -30,7 +30,7 @@ pub fn agent_path(p: &Path) -> String {
 }
 
 /// A path the agent named, on this machine: `Z:\tmp\x` is `/tmp/x`.
-pub fn host_path(named: &str) -> PathBuf {
+pub(crate) fn host_path(named: &str) -> PathBuf {
     match named
         .strip_prefix("Z:")
         .or_else(|| named.strip_prefix("z:"))

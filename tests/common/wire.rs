@@ -19,7 +19,7 @@ use super::{anthropic_wire, responses_wire};
 
 /// The API a request speaks, by its path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Api {
+pub(crate) enum Api {
     Chat,
     Anthropic,
     Responses,
@@ -27,7 +27,7 @@ pub enum Api {
 
 impl Api {
     /// `…/chat/completions`, `…/messages` or `…/responses`; `None` for anything else.
-    pub fn of(path: &str) -> Option<Api> {
+    pub(crate) fn of(path: &str) -> Option<Api> {
         if path.ends_with("/chat/completions") {
             Some(Api::Chat)
         } else if path.ends_with("/messages") {
@@ -41,7 +41,7 @@ impl Api {
 }
 
 /// How one reply's stream goes out.
-pub trait Wire: Send {
+pub(crate) trait Wire: Send {
     /// The stream's pieces as sent: `Data` chunks translated, the other pieces kept in place.
     fn translate(&mut self, pieces: Vec<Piece>) -> Vec<Piece>;
     /// What a clean end ([`End::Done`]) sends after the pieces.
@@ -53,7 +53,7 @@ pub trait Wire: Send {
 }
 
 /// Chat completions: the script as written, then `data: [DONE]`.
-pub struct ChatWire;
+pub(crate) struct ChatWire;
 
 impl Wire for ChatWire {
     fn translate(&mut self, pieces: Vec<Piece>) -> Vec<Piece> {
@@ -70,14 +70,14 @@ impl Wire for ChatWire {
 /// What the mock remembers of the replies it served on the other APIs, to hold later
 /// requests to those APIs' rules.
 #[derive(Debug, Default)]
-pub struct Wires {
+pub(crate) struct Wires {
     anthropic: Arc<Mutex<anthropic_wire::Issued>>,
     responses: Arc<Mutex<responses_wire::Issued>>,
 }
 
 impl Wires {
     /// The API's refusal of `request` (status, body), when it breaks one of its rules.
-    pub fn check(&self, api: Api, request: &Recorded) -> Option<(u16, String)> {
+    pub(crate) fn check(&self, api: Api, request: &Recorded) -> Option<(u16, String)> {
         match api {
             Api::Chat => None,
             Api::Anthropic => anthropic_wire::check(request, &self.anthropic.lock().unwrap()),
@@ -86,7 +86,7 @@ impl Wires {
     }
 
     /// The wire for the reply to `request`, the `n`th request the mock received.
-    pub fn wire(&self, api: Api, n: usize, request: &Recorded) -> Box<dyn Wire> {
+    pub(crate) fn wire(&self, api: Api, n: usize, request: &Recorded) -> Box<dyn Wire> {
         match api {
             Api::Chat => Box::new(ChatWire),
             Api::Anthropic => Box::new(anthropic_wire::Translator::new(
@@ -104,7 +104,7 @@ impl Wires {
 }
 
 /// Translates `reply`'s stream (also behind a stall) for `wire`; other replies go as they are.
-pub fn translate(reply: &mut Reply, wire: &mut dyn Wire) {
+pub(crate) fn translate(reply: &mut Reply, wire: &mut dyn Wire) {
     match reply {
         Reply::Stall(_, then) => translate(then, wire),
         Reply::Stream { pieces, .. } => *pieces = wire.translate(std::mem::take(pieces)),
@@ -114,7 +114,7 @@ pub fn translate(reply: &mut Reply, wire: &mut dyn Wire) {
 
 /// `FNV-1a-64` of `text` in 16 hex digits: how the mock signs thinking (`sig-…`) and
 /// encrypts reasoning (`enc-…`), so tests can compute both.
-pub fn fnv_hex(text: &str) -> String {
+pub(crate) fn fnv_hex(text: &str) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in text.bytes() {
         hash ^= u64::from(byte);
@@ -124,7 +124,7 @@ pub fn fnv_hex(text: &str) -> String {
 }
 
 /// `event: TYPE\ndata: JSON\n\n`, TYPE being the JSON's own `type`.
-pub fn sse(data: &Value) -> String {
+pub(crate) fn sse(data: &Value) -> String {
     let kind = data["type"].as_str().unwrap_or_default();
     format!("event: {kind}\ndata: {data}\n\n")
 }
@@ -132,7 +132,7 @@ pub fn sse(data: &Value) -> String {
 /// The usage a script reports (in its last chunk carrying one): known before the stream
 /// starts, as the Anthropic and Responses APIs report it early.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub prompt: u64,
     pub completion: u64,
     pub cached: u64,
@@ -140,7 +140,7 @@ pub struct Usage {
 
 impl Usage {
     /// The usage of the last `Data` chunk in `pieces` that has one (zeros if none does).
-    pub fn of(pieces: &[Piece]) -> Usage {
+    pub(crate) fn of(pieces: &[Piece]) -> Usage {
         let last = pieces
             .iter()
             .rev()
@@ -165,7 +165,7 @@ impl Usage {
 
 /// What one chat-completions chunk says, in order.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Part {
+pub(crate) enum Part {
     Reasoning(String),
     Text(String),
     /// A tool call fragment: the call's index, and id and name when this fragment has them.
@@ -182,7 +182,7 @@ pub enum Part {
 }
 
 /// The parts of `chunk`: reasoning, text, then call fragments, then the finish; or an error.
-pub fn parts(chunk: &Value) -> Vec<Part> {
+pub(crate) fn parts(chunk: &Value) -> Vec<Part> {
     if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
         let message = error["message"].as_str().map(String::from);
         let kind = error["type"].as_str().map(String::from);
@@ -222,7 +222,10 @@ pub fn parts(chunk: &Value) -> Vec<Part> {
 
 /// Translates each `Data` piece with `chunk` (its events, joined into one piece), keeping the
 /// other pieces; a `Data` piece that is not JSON goes out as the `data:` line it is.
-pub fn each_chunk(pieces: Vec<Piece>, mut chunk: impl FnMut(&Value) -> String) -> Vec<Piece> {
+pub(crate) fn each_chunk(
+    pieces: Vec<Piece>,
+    mut chunk: impl FnMut(&Value) -> String,
+) -> Vec<Piece> {
     pieces
         .into_iter()
         .filter_map(|piece| match piece {
@@ -238,7 +241,7 @@ pub fn each_chunk(pieces: Vec<Piece>, mut chunk: impl FnMut(&Value) -> String) -
 }
 
 /// Serves `reply` (500 when the script is exhausted), its stream going out through `wire`.
-pub fn respond(reply: Option<Reply>, wire: Box<dyn Wire>) -> BoxFuture<'static, Response> {
+pub(crate) fn respond(reply: Option<Reply>, wire: Box<dyn Wire>) -> BoxFuture<'static, Response> {
     if let Some(Reply::Stall(pause, then)) = reply {
         return Box::pin(async move {
             tokio::time::sleep(pause).await;
@@ -302,7 +305,7 @@ fn stream_response(pieces: Vec<Piece>, end: End, wire: Box<dyn Wire>) -> Respons
 }
 
 /// A plain (non-streaming) response.
-pub fn status_response(status: u16, headers: &[(String, String)], body: &str) -> Response {
+pub(crate) fn status_response(status: u16, headers: &[(String, String)], body: &str) -> Response {
     let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap());
     if !headers
         .iter()

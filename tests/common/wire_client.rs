@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 use super::mock_model::{self, MockModel, Reply, llamacpp};
 
 /// The headers the Messages API requires.
-pub const ANTHROPIC: &[(&str, &str)] = &[("anthropic-version", "2023-06-01"), ("x-api-key", "k")];
+pub(crate) const ANTHROPIC: &[(&str, &str)] =
+    &[("anthropic-version", "2023-06-01"), ("x-api-key", "k")];
 
 /// POSTs `body` as JSON to the mock's `path` (`/messages`, `/responses`) with `headers`.
-pub async fn send(
+pub(crate) async fn send(
     mock: &MockModel,
     path: &str,
     headers: &[(&str, &str)],
@@ -31,7 +32,7 @@ pub async fn send(
 
 /// The SSE events of a body (whole events only), checking each `event:` line names its
 /// data's `type` and that no `[DONE]` is sent.
-pub fn events(text: &str) -> Vec<Value> {
+pub(crate) fn events(text: &str) -> Vec<Value> {
     assert!(!text.contains("[DONE]"), "{text}");
     let whole = &text[..text.rfind("\n\n").map_or(0, |end| end + 2)];
     whole
@@ -51,7 +52,7 @@ pub fn events(text: &str) -> Vec<Value> {
 }
 
 /// The events of the 200 answer to `body`.
-pub async fn accepted(
+pub(crate) async fn accepted(
     mock: &MockModel,
     path: &str,
     headers: &[(&str, &str)],
@@ -66,7 +67,7 @@ pub async fn accepted(
 
 /// Checks `body` is refused with `status`, error type `kind` and exactly `message`, in the
 /// API's error shape.
-pub async fn refused(
+pub(crate) async fn refused(
     mock: &MockModel,
     path: &str,
     headers: &[(&str, &str)],
@@ -87,7 +88,7 @@ pub async fn refused(
 
 /// The events' kinds, space-separated, runs of one kind once: a block's or item's start as
 /// `start:TYPE`/`added:TYPE`, an Anthropic delta by its delta type, `response.` left out.
-pub fn shape(events: &[Value]) -> String {
+pub(crate) fn shape(events: &[Value]) -> String {
     let mut labels: Vec<String> = events
         .iter()
         .map(|e| {
@@ -106,7 +107,7 @@ pub fn shape(events: &[Value]) -> String {
 }
 
 /// The joined `field` (a JSON pointer) of the events of type `kind`.
-pub fn join(events: &[Value], kind: &str, field: &str) -> String {
+pub(crate) fn join(events: &[Value], kind: &str, field: &str) -> String {
     events
         .iter()
         .filter(|e| e["type"] == kind)
@@ -115,13 +116,13 @@ pub fn join(events: &[Value], kind: &str, field: &str) -> String {
 }
 
 /// The text an answer streamed, on either API.
-pub fn answer_text(events: &[Value]) -> String {
+pub(crate) fn answer_text(events: &[Value]) -> String {
     join(events, "content_block_delta", "/delta/text")
         + &join(events, "response.output_text.delta", "/delta")
 }
 
 /// Reads `response` until its body so far satisfies `done` (10 s at most).
-pub async fn read_until(
+pub(crate) async fn read_until(
     response: &mut reqwest::Response,
     body: &mut String,
     done: impl Fn(&str) -> bool,
@@ -134,12 +135,12 @@ pub async fn read_until(
 }
 
 /// The reasoning every [`round`] streams.
-pub const THOUGHT: &str = "Let me think.";
+pub(crate) const THOUGHT: &str = "Let me think.";
 
 /// [`THOUGHT`] in two pieces (both field names), a text, two tool calls `call_1` (one token
 /// per chunk, as llama.cpp sends them) and `call_2` (whole), `tool_calls`, usage 300/40 with
 /// 100 cached.
-pub fn round() -> Reply {
+pub(crate) fn round() -> Reply {
     let mut chunks = vec![
         mock_model::reasoning_content("Let me "),
         mock_model::reasoning("think."),
@@ -158,6 +159,6 @@ pub fn round() -> Reply {
 }
 
 /// A Messages API request body with these messages.
-pub fn messages(list: Vec<Value>) -> Value {
+pub(crate) fn messages(list: Vec<Value>) -> Value {
     json!({"model": "claude-mock", "max_tokens": 2048, "messages": list})
 }

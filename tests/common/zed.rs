@@ -34,7 +34,7 @@ use super::{Agent, path_str};
 /// `crates/agent_servers/src/acp/mod.rs`): "fs: read_text_file: true, write_text_file: true",
 /// "terminal: true", "auth: terminal: true", and the meta keys "terminal_output" and
 /// "terminal-auth".
-pub fn capabilities() -> Value {
+pub(crate) fn capabilities() -> Value {
     json!({
         "fs": {"readTextFile": true, "writeTextFile": true},
         "terminal": true,
@@ -44,7 +44,7 @@ pub fn capabilities() -> Value {
 }
 
 /// `initialize` exactly as Zed sends it; returns the agent's answer.
-pub async fn initialize(agent: &mut Agent) -> Value {
+pub(crate) async fn initialize(agent: &mut Agent) -> Value {
     agent
         .request_ok(
             "initialize",
@@ -60,7 +60,7 @@ pub async fn initialize(agent: &mut Agent) -> Value {
 /// A fake editor with Zed's rules for `fs/*`: paths outside `worktrees` are
 /// `resource_not_found` ("Zed refuses paths outside its worktrees"), and a read past the end
 /// of a file is `invalid_params`.
-pub fn editor(worktrees: &[PathBuf]) -> Arc<FakeEditor> {
+pub(crate) fn editor(worktrees: &[PathBuf]) -> Arc<FakeEditor> {
     let editor = FakeEditor::new();
     *editor.worktrees.lock().unwrap() = Some(worktrees.to_vec());
     editor
@@ -69,7 +69,11 @@ pub fn editor(worktrees: &[PathBuf]) -> Arc<FakeEditor> {
 /// `session/new` as Zed sends it: `cwd` the first folder, the others as
 /// `additionalDirectories` (Zed sends them only when the agent advertises
 /// `sessionCapabilities.additionalDirectories`), and the user's context servers.
-pub async fn new_session(agent: &mut Agent, folders: &[PathBuf], mcp_servers: Value) -> Value {
+pub(crate) async fn new_session(
+    agent: &mut Agent,
+    folders: &[PathBuf],
+    mcp_servers: Value,
+) -> Value {
     let mut params = json!({"cwd": path_str(&folders[0]), "mcpServers": mcp_servers});
     if folders.len() > 1 {
         params["additionalDirectories"] = folders[1..].iter().map(|f| json!(path_str(f))).collect();
@@ -81,7 +85,7 @@ pub async fn new_session(agent: &mut Agent, folders: &[PathBuf], mcp_servers: Va
 /// when it is exactly `{"details": "…"}` ("a strict struct" in its error conversion), and then
 /// shows the details; any other `data` is shown raw, after the message. `-32000` is
 /// "Authentication required" with the message as the description.
-pub fn error_text(error: &Value) -> String {
+pub(crate) fn error_text(error: &Value) -> String {
     let message = error["message"].as_str().unwrap_or_default();
     match error["code"].as_i64() {
         Some(-32000) => format!("Authentication required: {message}"),
@@ -102,7 +106,7 @@ pub fn error_text(error: &Value) -> String {
 /// - "a `tool_call_update` for an unknown id shows a red 'Tool call not found' entry";
 /// - "terminal content looks the id up in the thread's terminal map: an unknown id is an
 ///   error that drops the update", and `terminal/release` removes the terminal from the map.
-pub fn thread_problems(messages: &[Value]) -> Vec<String> {
+pub(crate) fn thread_problems(messages: &[Value]) -> Vec<String> {
     let mut calls: HashSet<String> = HashSet::new();
     let mut terminals: HashSet<String> = HashSet::new();
     let mut created = 0;
@@ -153,7 +157,7 @@ pub fn thread_problems(messages: &[Value]) -> Vec<String> {
 
 /// A command line Zed runs in its terminal panel to log in.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoginCommand {
+pub(crate) struct LoginCommand {
     /// The terminal's title.
     pub label: String,
     /// The program.
@@ -168,7 +172,7 @@ pub struct LoginCommand {
 /// `CustomAgentServerSettings`: `command`, `args`, `env`), with the command as it is found
 /// on this machine.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AgentServer {
+pub(crate) struct AgentServer {
     /// The program Zed starts.
     pub command: String,
     /// The arguments it is configured with.
@@ -179,7 +183,7 @@ pub struct AgentServer {
 
 impl AgentServer {
     /// tandem's binary under test, started with `args` and `env`.
-    pub fn tandem(args: &[String], env: &[(String, String)]) -> Self {
+    pub(crate) fn tandem(args: &[String], env: &[(String, String)]) -> Self {
         Self {
             command: super::tandem_bin(),
             args: args.to_vec(),
@@ -189,7 +193,7 @@ impl AgentServer {
 
     /// The `args` and `env` of one `agent_servers` entry of Zed's settings, for an entry
     /// that starts tandem (`command: "tandem"`).
-    pub fn from_settings(entry: &Value) -> Self {
+    pub(crate) fn from_settings(entry: &Value) -> Self {
         let args = string_list(&entry["args"]).unwrap_or_default();
         let env = string_map(&entry["env"]).unwrap_or_default();
         Self::tandem(&args, &env)
@@ -227,7 +231,7 @@ fn string_map(value: &Value) -> Option<Vec<(String, String)>> {
 ///
 /// `None` (another type without such `_meta`, or one without its label or command) is when
 /// Zed sends `authenticate` with the method's id instead.
-pub fn login_command(method: &Value, agent: &AgentServer) -> Option<LoginCommand> {
+pub(crate) fn login_command(method: &Value, agent: &AgentServer) -> Option<LoginCommand> {
     if method["type"] == "terminal" {
         let mut args = agent.args.clone();
         args.extend(match method.get("args") {
@@ -270,7 +274,7 @@ pub fn login_command(method: &Value, agent: &AgentServer) -> Option<LoginCommand
 /// its prompts; returns the exit status, which is all Zed looks at: "No success patterns
 /// specified: wait for the process to exit and check exit code" (0 is logged in).
 #[cfg(unix)]
-pub async fn run_login(
+pub(crate) async fn run_login(
     login: &LoginCommand,
     env: &[(String, String)],
     user: impl FnOnce(&mut super::terminal::Terminal) + Send + 'static,
@@ -291,7 +295,11 @@ pub async fn run_login(
 /// store for the agent's connection (the same process: `request_connection` returns the
 /// `Ready` one) and opens the thread that was open again, with `session/load` when the agent
 /// supports it (else `session/resume`), or a new session when there was none. The answer.
-pub async fn reconnect(agent: &mut Agent, folders: &[PathBuf], thread: Option<&str>) -> Value {
+pub(crate) async fn reconnect(
+    agent: &mut Agent,
+    folders: &[PathBuf],
+    thread: Option<&str>,
+) -> Value {
     let mut params = json!({"cwd": path_str(&folders[0]), "mcpServers": []});
     if folders.len() > 1 {
         params["additionalDirectories"] = folders[1..].iter().map(|f| json!(path_str(f))).collect();
@@ -316,7 +324,12 @@ pub async fn reconnect(agent: &mut Agent, folders: &[PathBuf], thread: Option<&s
 ///   self.status = status.into(); }`"), an update without one leaves it;
 /// - a `cancelled` stop reason runs `mark_pending_tools_as_canceled`, which turns
 ///   `Pending | WaitingForConfirmation | InProgress` into `Canceled`.
-pub fn card_status(messages: &[Value], id: &str, answer: Option<&str>, stop: &str) -> String {
+pub(crate) fn card_status(
+    messages: &[Value],
+    id: &str,
+    answer: Option<&str>,
+    stop: &str,
+) -> String {
     let mut status = "None".to_string();
     let named = |value: &Value| value["toolCallId"] == id;
     for message in messages {
@@ -352,7 +365,7 @@ pub fn card_status(messages: &[Value], id: &str, answer: Option<&str>, stop: &st
 /// `session/load` as Zed sends it (it prefers load over resume): the thread's folders as for
 /// `session/new`, and the user's context servers. Returns the answer and the updates that
 /// came with it, up to the `available_commands_update` after the answer.
-pub async fn load_session(
+pub(crate) async fn load_session(
     agent: &mut Agent,
     session: &str,
     folders: &[PathBuf],
@@ -375,7 +388,7 @@ pub async fn load_session(
 /// as "[@{name}]({uri})" (`MentionLink` in `mention.rs`), which Zed draws as a chip; an image
 /// is "`Image`". The chip's name is the URI's last path segment here (Zed's
 /// `MentionUri::name` adds a selection's lines).
-pub fn user_messages(messages: &[Value]) -> Vec<String> {
+pub(crate) fn user_messages(messages: &[Value]) -> Vec<String> {
     let mut shown = Vec::new();
     let mut current: Option<String> = None;
     for message in messages {
@@ -404,7 +417,7 @@ pub fn user_messages(messages: &[Value]) -> Vec<String> {
 }
 
 /// What Zed shows of one prompt block inside a user message (`block_string_contents`).
-pub fn block_markdown(block: &Value) -> String {
+pub(crate) fn block_markdown(block: &Value) -> String {
     let mention = |uri: &str| {
         let name = uri
             .split(['#', '?'])
@@ -429,7 +442,7 @@ pub fn block_markdown(block: &Value) -> String {
 
 /// A tool call's card as Zed's thread shows it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Card {
+pub(crate) struct Card {
     /// The call's id.
     pub id: String,
     /// Its title (the card's label).
@@ -444,7 +457,7 @@ pub struct Card {
 
 /// One item a card shows.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Shown {
+pub(crate) enum Shown {
     /// A text (or image) block, as the Markdown Zed renders.
     Text(String),
     /// A file's diff.
@@ -460,7 +473,7 @@ pub enum Shown {
 
 impl Card {
     /// Every text the card shows, joined by blank lines.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let texts: Vec<&str> = self
             .content
             .iter()
@@ -473,7 +486,7 @@ impl Card {
     }
 
     /// The terminals the card shows: (id, label).
-    pub fn terminals(&self) -> Vec<(String, String)> {
+    pub(crate) fn terminals(&self) -> Vec<(String, String)> {
         self.content
             .iter()
             .filter_map(|c| match c {
@@ -516,7 +529,7 @@ enum Item {
 ///   the new length ("`self.content.truncate(new_content_len)`"): an update that carries
 ///   `content` replaces it wholesale, and an empty list empties the card. A terminal the map
 ///   does not hold fails the rest of the update ("Terminal with id `{}` not found").
-pub fn cards(messages: &[Value]) -> Vec<Card> {
+pub(crate) fn cards(messages: &[Value]) -> Vec<Card> {
     let mut labels: HashMap<String, String> = HashMap::new();
     let mut live: HashSet<String> = HashSet::new();
     let mut held: Vec<Held> = Vec::new();
@@ -683,7 +696,7 @@ pub fn cards(messages: &[Value]) -> Vec<Card> {
 }
 
 /// The card of tool call `id` among `cards`.
-pub fn card(cards: &[Card], id: &str) -> Card {
+pub(crate) fn card(cards: &[Card], id: &str) -> Card {
     cards
         .iter()
         .find(|c| c.id == id)

@@ -15,7 +15,7 @@ use crate::common::{Reply, Workspace, session_with_env};
 
 /// Whether this machine can sandbox commands (entered for real); when it cannot, a test
 /// fails under `TANDEM_SANDBOX_REQUIRED=1` and otherwise says it is skipped.
-pub fn sandbox_here() -> bool {
+pub(super) fn sandbox_here() -> bool {
     let temp = tempfile::tempdir().unwrap();
     let policy = json!({
         "writable": [], "readOnly": [], "hidden": [], "network": false, "temp": temp.path()

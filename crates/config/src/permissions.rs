@@ -122,11 +122,6 @@ pub struct Rule {
 }
 
 impl PermissionsSpec {
-    /// Whether the table is empty.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.allow.is_empty() && self.ask.is_empty() && self.deny.is_empty()
-    }
-
     /// Every rule with its effect, as written: deny, then ask, then allow.
     pub(crate) fn entries(&self) -> impl Iterator<Item = (RuleEffect, &str)> {
         fn pair(effect: RuleEffect, list: &[String]) -> impl Iterator<Item = (RuleEffect, &str)> {
@@ -331,7 +326,10 @@ pub struct RuleError {
 }
 
 /// Parses every rule of `spec` from `source`; the first bad rule is the error.
-pub(crate) fn parse_all(spec: &PermissionsSpec, source: &std::path::Path) -> Result<Vec<Rule>, RuleError> {
+pub(crate) fn parse_all(
+    spec: &PermissionsSpec,
+    source: &std::path::Path,
+) -> Result<Vec<Rule>, RuleError> {
     spec.entries()
         .map(|(effect, text)| {
             let target = parse_rule(text).map_err(|message| RuleError {

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::ActionSpec;
-use super::permissions::{RuleEffect, PermissionsSpec, Rule};
+use super::permissions::{PermissionsSpec, Rule, RuleEffect};
 
 /// What sessions do with the programs a project declares (its MCP servers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -21,15 +21,6 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
-    /// The mode's name as written in the config file.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::ReadOnly => "read-only",
-            SandboxMode::Off => "off",
-        }
-    }
-
     fn parse(text: &str) -> Result<Self, ConfigError> {
         match text {
             "workspace-write" => Ok(SandboxMode::WorkspaceWrite),

@@ -106,11 +106,6 @@ impl ToolCallAccumulator {
         }
     }
 
-    /// Whether any fragment arrived.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.calls.is_empty()
-    }
-
     /// The finished calls, in the model's order. A call without an id, or with one an
     /// earlier call of the response already has (each result must answer one call), gets
     /// `call_N` from its position.

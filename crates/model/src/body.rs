@@ -181,7 +181,11 @@ mod tests {
     use super::*;
 
     fn any() -> Dialect {
-        Dialect::of(crate::conversation::Api::ChatCompletions, "http://s/v1", "m")
+        Dialect::of(
+            crate::conversation::Api::ChatCompletions,
+            "http://s/v1",
+            "m",
+        )
     }
 
     fn origin() -> Origin {

@@ -221,7 +221,11 @@ impl ModelError {
     }
 
     /// Classifies an error object that arrived inside a 200 stream.
-    pub(crate) fn from_stream_error(base_url: &str, model: &str, value: &serde_json::Value) -> Self {
+    pub(crate) fn from_stream_error(
+        base_url: &str,
+        model: &str,
+        value: &serde_json::Value,
+    ) -> Self {
         Self::reported(base_url, model, value, "reported an error mid-answer")
     }
 

@@ -31,7 +31,7 @@ use crate::types::FinishReason;
 pub struct Script {
     /// What the fixture demonstrates.
     #[serde(default)]
-    pub(crate) description: String,
+    pub description: String,
     /// Model responses, served in order.
     pub turns: Vec<ScriptTurn>,
 }

@@ -38,7 +38,7 @@ pub use rules::{Hit, Rules};
 pub use scope::CommandScope;
 pub use workspace::Workspace;
 
-use crate::config::permissions::{RuleEffect, PathAccess};
+use crate::config::permissions::{PathAccess, RuleEffect};
 use crate::platform::named::PathBase;
 use crate::types::Access;
 use crate::types::Mode;

@@ -8,7 +8,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use super::Subject;
 use super::scope::{CommandScope, Reach};
 use super::shell::{self, SimpleCommand, Word};
-use crate::config::permissions::{RuleEffect, PathAccess, Rule, Target};
+use crate::config::permissions::{PathAccess, Rule, RuleEffect, Target};
 
 /// A rule ready to match calls.
 #[derive(Debug)]
@@ -297,12 +297,18 @@ mod tests {
             "bash -c 'git status; git push'",
             "timeout 60 git push",
         ] {
-            assert!(deny.find(RuleEffect::Deny, &command(line)).is_some(), "{line}");
+            assert!(
+                deny.find(RuleEffect::Deny, &command(line)).is_some(),
+                "{line}"
+            );
         }
         // `git pushx` is no git command: it may be an alias of `git push`, so it matches.
         assert!(deny.find(RuleEffect::Deny, &command("git pushx")).is_some());
         for line in ["git status", "echo git push", "git log --grep push"] {
-            assert!(deny.find(RuleEffect::Deny, &command(line)).is_none(), "{line}");
+            assert!(
+                deny.find(RuleEffect::Deny, &command(line)).is_none(),
+                "{line}"
+            );
         }
     }
 
@@ -370,7 +376,10 @@ mod tests {
             set.find(RuleEffect::Deny, &tool("mcp__github__delete_repos"))
                 .is_none()
         );
-        assert!(set.find(RuleEffect::Ask, &tool("mcp__tracker__open")).is_some());
+        assert!(
+            set.find(RuleEffect::Ask, &tool("mcp__tracker__open"))
+                .is_some()
+        );
         assert!(
             set.find(RuleEffect::Ask, &tool("mcp__trackers__open"))
                 .is_none()

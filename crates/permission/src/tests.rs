@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::types::PermissionAnswer;
 use crate::config::permissions::{Rule, parse_rule};
+use crate::types::PermissionAnswer;
 
 pub(super) fn policy(rules: &[(RuleEffect, &str)]) -> Policy {
     let rules = rules.iter().map(|(effect, text)| Rule {

@@ -33,11 +33,6 @@ impl Group {
         })
     }
 
-    /// The child's process id (on Unix also its group's id).
-    pub(crate) fn id(&self) -> Option<u32> {
-        self.child.id()
-    }
-
     /// The child's stdin, if piped and not taken yet.
     pub fn take_stdin(&mut self) -> Option<ChildStdin> {
         self.child.stdin().take()

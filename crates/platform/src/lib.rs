@@ -15,13 +15,13 @@ mod group;
 mod heap;
 pub mod interfaces;
 pub mod named;
-pub mod net;
 #[cfg(unix)]
 #[path = "unix.rs"]
 mod native;
 #[cfg(windows)]
 #[path = "windows.rs"]
 mod native;
+pub mod net;
 mod output;
 mod paths;
 pub mod private;

@@ -155,9 +155,7 @@ fn follow_rest(
 /// Compared by whole components, and without regard to case where the file system ignores
 /// it (Windows, macOS's default volumes): there `C:\Work\src` is inside `c:\work`.
 pub fn inside(path: &Path, roots: &[PathBuf]) -> bool {
-    roots
-        .iter()
-        .any(|root| crate::same_or_inside(path, root))
+    roots.iter().any(|root| crate::same_or_inside(path, root))
 }
 
 /// `path` relative to `cwd` when inside it, for titles; absolute otherwise.

@@ -60,6 +60,7 @@ impl Shell {
     }
 
     /// The dialect the shell speaks.
+    #[cfg(test)]
     pub(crate) fn dialect(&self) -> Dialect {
         self.dialect
     }

@@ -30,6 +30,7 @@ impl FinishReason {
     }
 
     /// The wire spelling.
+    #[cfg(test)]
     pub(crate) fn as_str(&self) -> &str {
         match self {
             Self::Stop => "stop",

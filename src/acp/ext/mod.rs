@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 pub(crate) use export::render;
 pub(crate) use methods::methods;
 pub(crate) use structured::{output_schema, structured_meta};
-pub(crate) use turns::{RewindRequest, RewindResponse, SteerRequest, SteerResponse};
+pub(crate) use turns::SteerRequest;
 
 use super::session_models::{SessionModelState, SetModelRequest, SetModelResponse};
 

@@ -26,7 +26,9 @@ pub(crate) fn output_schema(
 
 /// The prompt answer's `_meta`: `{"tandem": {"structuredOutput": …}}` when the answer
 /// validated, `{"tandem": {"structuredOutputError": "…"}}` when it did not.
-pub(crate) fn structured_meta(structured: Option<Result<Value, String>>) -> Option<Map<String, Value>> {
+pub(crate) fn structured_meta(
+    structured: Option<Result<Value, String>>,
+) -> Option<Map<String, Value>> {
     let tandem = match structured? {
         Ok(value) => json!({ "structuredOutput": value }),
         Err(error) => json!({ "structuredOutputError": error }),

@@ -107,11 +107,6 @@ impl Credentials {
         }
     }
 
-    /// The credentials file (whether or not it exists).
-    pub(crate) fn file_path(&self) -> &Path {
-        self.file.path()
-    }
-
     /// Where `save` keeps a key, as the user knows it: the store in use, not a guess (the
     /// system store is not asked, so that saying this costs nothing at start-up).
     pub fn where_kept(&self) -> String {

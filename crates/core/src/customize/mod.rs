@@ -31,7 +31,13 @@ pub(crate) struct Extras {
 impl Extras {
     /// Gathers the extras of a session `id` in `cwd` (opened as `source`: `new`, `load`,
     /// `resume` or `fork`) and starts its `session_start` hooks.
-    pub(crate) fn open(config: &Config, id: &str, cwd: &Path, transcript: &Path, source: &str) -> Self {
+    pub(crate) fn open(
+        config: &Config,
+        id: &str,
+        cwd: &Path,
+        transcript: &Path,
+        source: &str,
+    ) -> Self {
         let skills = Arc::new(skills::Catalog::discover(&skill_dirs(config, cwd)));
         let hooks = SessionHooks::new(
             config.hooks.clone(),
@@ -77,11 +83,6 @@ impl Extras {
     /// Folders whose files the model may read without asking: the skills'.
     pub(crate) fn read_roots(&self) -> impl Iterator<Item = &Path> {
         self.skills.skills().iter().map(|s| s.dir.as_path())
-    }
-
-    /// The subagent called `name`.
-    pub(crate) fn agent(&self, name: &str) -> Option<&agents::AgentDef> {
-        self.agents.iter().find(|a| a.name == name)
     }
 }
 

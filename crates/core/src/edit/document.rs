@@ -1,8 +1,6 @@
 //! A file's text and the conventions an edit keeps: a UTF-8 byte order mark, its line ends.
 //! Files in other encodings are refused rather than rewritten.
 
-use super::lines;
-
 /// The byte order mark, as the character a decoded text starts with.
 const BOM: char = '\u{FEFF}';
 
@@ -125,11 +123,6 @@ impl Document {
             content.to_string()
         };
         self.render(&body)
-    }
-
-    /// The 1-based line of byte `offset` in the text.
-    pub(crate) fn line_at(&self, offset: usize) -> usize {
-        lines::number_at(&self.text, offset)
     }
 }
 

@@ -3,7 +3,7 @@
 /// One line of a file: its text and the line end after it (`"\n"`, `"\r\n"`, or `""` for a
 /// last line without one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Line<'a> {
+pub(super) struct Line<'a> {
     /// The text, without its line end.
     pub(crate) text: &'a str,
     /// The line end.

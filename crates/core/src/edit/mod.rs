@@ -19,6 +19,6 @@ mod replace;
 mod splice;
 pub(crate) mod v4a;
 
-pub(crate) use document::{Document, Eol};
+pub(crate) use document::Document;
 pub use matcher::{Candidates, Tier};
 pub(crate) use replace::{Applied, EditError, Replacement, apply_edits};

@@ -6,7 +6,7 @@
 mod command;
 mod files;
 
-pub(crate) use command::{CommandRun, LIVE_BYTES, LIVE_EVERY, Live, head_and_tail, run_command};
+pub(crate) use command::{LIVE_EVERY, head_and_tail, run_command};
 pub(crate) use files::{
     Watch, is_file, list, open, read_now, read_text, remove, unreadable, write_atomic,
 };

@@ -48,6 +48,7 @@ impl Asker {
     }
 
     /// Nobody to ask (servers started outside a session).
+    #[cfg(test)]
     pub(crate) fn nobody() -> Self {
         Self {
             route: None,

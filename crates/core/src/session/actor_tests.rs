@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::types::PermissionAnswer;
 use crate::model::ModelEvent;
 use crate::session::SessionError;
 use crate::testkit::{FakeEditor, Reply, Session};
+use crate::types::PermissionAnswer;
 use crate::types::{Mode, StopReason, TurnEvent};
 
 #[tokio::test]

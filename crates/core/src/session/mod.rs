@@ -386,7 +386,11 @@ impl SessionManager {
     }
 
     /// Runs a prompt to its end; resolves when the turn stops.
-    pub(crate) async fn prompt(&self, id: &str, parts: Vec<UserPart>) -> Result<StopReason, SessionError> {
+    pub(crate) async fn prompt(
+        &self,
+        id: &str,
+        parts: Vec<UserPart>,
+    ) -> Result<StopReason, SessionError> {
         self.run(id, parts, None).await.map(|ran| ran.stop)
     }
 

@@ -14,6 +14,7 @@ const OUTPUT_NOT_KEPT: &str = "Ran in the editor's terminal; its output was not 
 /// The updates that show the conversation in `lines`, in order: user messages (slash
 /// commands included), reasoning and answers, tool calls in their final state and in the
 /// order the model made them, plans, and compaction points.
+#[cfg(test)]
 pub(crate) fn events(lines: &[Line]) -> Vec<TurnEvent> {
     let mut playback = Playback::new(lines);
     let mut events = Vec::new();

@@ -8,11 +8,11 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::sync::Notify;
 
-use crate::types::PermissionAnswer;
 use crate::model::Message;
 use crate::session::SessionError;
 use crate::testkit::{FakeEditor, Reply, Session};
 use crate::turn::{Back, Conflicts, FileResult};
+use crate::types::PermissionAnswer;
 use crate::types::{StopReason, TurnEvent, UserPart};
 
 fn said(message: &Message) -> String {

@@ -293,7 +293,11 @@ impl Store {
 
     /// Stored sessions that got a prompt, newest first, optionally only those in `cwd`; one
     /// page from `cursor`. Returns the page and the cursor of the next one.
-    pub(crate) fn list(&self, cwd: Option<&Path>, cursor: Option<&str>) -> (Vec<Summary>, Option<String>) {
+    pub(crate) fn list(
+        &self,
+        cwd: Option<&Path>,
+        cursor: Option<&str>,
+    ) -> (Vec<Summary>, Option<String>) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return (Vec::new(), None);
         };

@@ -158,6 +158,7 @@ impl<'a> Timeline<'a> {
     }
 
     /// Whether the conversation holds no turn.
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.starts.is_empty()
     }
@@ -215,7 +216,7 @@ impl<'a> Timeline<'a> {
     /// What going back to before turn `n` means: the turns taken back, and each file tandem
     /// changed since it started (in any record, a turn taken back before or a rewind's
     /// restoring included) with what it must hold again.
-    pub fn rewind(&self, n: usize) -> Option<Rewind> {
+    pub(crate) fn rewind(&self, n: usize) -> Option<Rewind> {
         let from = self.start_of(n)?;
         let turns = (n..=self.len()).filter_map(|k| self.turn(k)).collect();
         let mut files: Vec<FileBack> = Vec::new();

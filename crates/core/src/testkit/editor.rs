@@ -9,10 +9,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 
-use crate::client::{
-    ClientError, ClientOps, ExitStatus, TerminalOutput,
-    TerminalSpec,
-};
+use crate::client::{ClientError, ClientOps, ExitStatus, TerminalOutput, TerminalSpec};
 use crate::types::{PermissionAnswer, PermissionChoice, ToolCallView};
 
 /// One permission question, as the user would have seen it.

@@ -22,6 +22,12 @@ pub struct Scratch {
     dir: tempfile::TempDir,
 }
 
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Scratch {
     /// A fresh scratch directory with an empty project folder.
     pub fn new() -> Self {

@@ -48,8 +48,6 @@ pub(crate) struct Job {
     pub(crate) id: String,
     /// The command line.
     pub(crate) command: String,
-    /// The tool call that started it.
-    pub(crate) call_id: String,
     place: Mutex<Option<JobHost>>,
     state: Mutex<State>,
     /// Stops it.
@@ -106,8 +104,8 @@ impl Background {
         }
     }
 
-    /// A new job for `command`, started by `call_id`; refused when `limit` run already.
-    pub(crate) fn start(&self, command: &str, call_id: &str) -> Result<Arc<Job>, String> {
+    /// A new job for `command`; refused when `limit` run already.
+    pub(crate) fn start(&self, command: &str) -> Result<Arc<Job>, String> {
         let mut jobs = self.jobs.lock();
         let running = jobs.iter().filter(|j| !j.ended()).count();
         if running >= self.limit {
@@ -119,7 +117,6 @@ impl Background {
         let job = Arc::new(Job {
             id,
             command: command.to_string(),
-            call_id: call_id.to_string(),
             place: Mutex::new(None),
             state: Mutex::default(),
             stop: CancellationToken::new(),
@@ -336,14 +333,9 @@ mod tests {
     #[tokio::test]
     async fn reads_give_what_is_new_and_the_limit_holds() {
         let bg = Background::new(2);
-        let a = bg.start("a", "c1").unwrap();
-        let _b = bg.start("b", "c2").unwrap();
-        assert!(
-            bg.start("c", "c3")
-                .err()
-                .unwrap()
-                .contains("stop one first")
-        );
+        let a = bg.start("a").unwrap();
+        let _b = bg.start("b").unwrap();
+        assert!(bg.start("c").err().unwrap().contains("stop one first"));
         a.wrote(b"one\n");
         assert_eq!(a.read().await.output, "one\n");
         a.wrote(b"two\n");
@@ -354,7 +346,7 @@ mod tests {
             signal: None,
         }));
         assert!(a.read().await.ended.is_some());
-        assert!(bg.start("c", "c3").is_ok(), "an ended job does not count");
+        assert!(bg.start("c").is_ok(), "an ended job does not count");
         assert_eq!(bg.find("bg-1").unwrap().command, "a");
         let listed = bg.list();
         assert_eq!(listed[0].exit_code, Some(0));
@@ -364,7 +356,7 @@ mod tests {
     #[tokio::test]
     async fn a_long_read_keeps_its_tail_and_counts_what_it_left_out() {
         let bg = Background::new(1);
-        let a = bg.start("a", "c1").unwrap();
+        let a = bg.start("a").unwrap();
         a.wrote("é".repeat(MOST_READ).as_bytes());
         let r = a.read().await;
         assert!(r.output.len() <= MOST_READ);

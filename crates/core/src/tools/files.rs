@@ -83,7 +83,11 @@ pub(crate) async fn read_document(env: &ToolEnv, path: &Path) -> Result<Document
 }
 
 /// Reads a text file's first `limit` lines (through the editor; the whole file on disk).
-pub(crate) async fn read_lines(env: &ToolEnv, path: &Path, limit: u32) -> Result<String, ReadError> {
+pub(crate) async fn read_lines(
+    env: &ToolEnv,
+    path: &Path,
+    limit: u32,
+) -> Result<String, ReadError> {
     read_some(env, path, Some(limit)).await
 }
 

@@ -2,11 +2,8 @@
 //! disk standing in for an editor that refuses a path only once the call was allowed.
 
 use super::*;
+use crate::client::{ClientCaps, ClientError, ClientOps, ExitStatus, TerminalOutput, TerminalSpec};
 use crate::types::{PermissionAnswer, PermissionChoice};
-use crate::client::{
-    ClientCaps, ClientError, ClientOps, ExitStatus,
-    TerminalOutput, TerminalSpec,
-};
 use futures::future::BoxFuture;
 
 fn texts(content: &[ToolContent]) -> Vec<String> {

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
-use crate::platform::named;
 use crate::local;
+use crate::platform::named;
 use crate::types::Access;
 use crate::types::{Location, ToolKind};
 

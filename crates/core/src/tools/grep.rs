@@ -10,9 +10,7 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{
-    Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, glob::walker,
-};
+use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, glob::walker};
 use crate::local;
 use crate::platform::named;
 use crate::types::{Access, Location, ToolKind};

@@ -40,10 +40,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ClientCaps, ClientOps};
+use crate::platform::named::{self, PathBase};
 use crate::types::Access;
 use crate::types::{EventSink, Location, ToolContent, ToolKind};
 pub(crate) use error::ToolError;
-use crate::platform::named::{self, PathBase};
 pub(crate) use registry::{Entry, Ready, Registry, ToolSource, Unusable};
 pub(crate) use task::{Delegation, Subagents};
 pub(crate) use typed::{TypedTool, parameters};

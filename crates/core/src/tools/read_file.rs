@@ -7,7 +7,9 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, files, image, text};
+use super::{
+    Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool, files, image, text,
+};
 use crate::conversation::split_data_url;
 use crate::types::Access;
 use crate::types::{Location, ToolContent, ToolKind};

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::platform::named::PathBase;
 use super::{Prepared, Tool};
 use crate::model::ToolCall;
+use crate::platform::named::PathBase;
 use crate::types::{ToolKind, ToolSpec};
 
 /// Tools that come and go while a session runs (an MCP server's, once it connects).
@@ -73,7 +73,11 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// A registry of `front`, then what `sources` offer, then `back`.
-    pub(crate) fn new(front: Vec<Entry>, sources: Vec<Arc<dyn ToolSource>>, back: Vec<Entry>) -> Self {
+    pub(crate) fn new(
+        front: Vec<Entry>,
+        sources: Vec<Arc<dyn ToolSource>>,
+        back: Vec<Entry>,
+    ) -> Self {
         Self {
             front,
             sources,

@@ -31,7 +31,7 @@ pub(super) async fn start(
     sandbox: Option<&Sandbox>,
     notes: &[ToolContent],
 ) -> ToolOutput {
-    let job = match env.scope.background.start(command, &env.call_id) {
+    let job = match env.scope.background.start(command) {
         Ok(job) => job,
         Err(why) => return ToolOutput::error(why),
     };

@@ -17,7 +17,7 @@ pub(crate) fn is_binary(bytes: &[u8]) -> bool {
 /// Which part of a text file `read_file` shows: lines from `offset` (1-based), at most
 /// `limit` of them, each from character `column` (1-based).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Window {
+pub(crate) struct Window {
     /// First line (default 1).
     pub(crate) offset: Option<usize>,
     /// Most lines (default [`DEFAULT_READ_LINES`]).
@@ -30,6 +30,7 @@ pub struct Window {
 /// [`MAX_RESULT_BYTES`], so a window always shows at least one line and always advances),
 /// with notes saying what was left out and how to get it: the next `offset`, and for a cut
 /// line the `column` its rest starts at.
+#[cfg(test)]
 pub(crate) fn window(text: &str, w: Window) -> String {
     window_of(text, Some(text.lines().count()), w)
 }

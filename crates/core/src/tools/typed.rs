@@ -14,8 +14,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::platform::named::PathBase;
 use super::{Prepared, Tool, ToolError};
+use crate::platform::named::PathBase;
 use crate::types::ToolKind;
 
 /// A tool whose arguments are a Rust type.

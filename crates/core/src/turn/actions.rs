@@ -38,7 +38,11 @@ pub(crate) async fn compact_now(
 
 /// `/permissions`: shows the session's rules and remembered answers; `clear` first forgets
 /// the answers. Nothing reaches the model.
-pub(crate) async fn show_permissions(ctx: TurnContext, history: History, args: String) -> TurnOutcome {
+pub(crate) async fn show_permissions(
+    ctx: TurnContext,
+    history: History,
+    args: String,
+) -> TurnOutcome {
     let mut text = String::new();
     match args.trim() {
         "" => {}

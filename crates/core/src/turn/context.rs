@@ -13,8 +13,8 @@ use crate::client::{ClientCaps, ClientOps};
 use crate::config::{Config, ModelSpec, Settings};
 use crate::model::ModelClient;
 use crate::permission::{Grants, Policy};
-use crate::store::{Told, Transcript};
 use crate::platform::named::PathBase;
+use crate::store::{Told, Transcript};
 use crate::tools::{Registry, ToolScope};
 use crate::types::Mode;
 use crate::types::{EventSink, TurnEvent};
@@ -211,7 +211,12 @@ impl TurnContext {
     /// The same session's context for a subagent in `role`, whose events go to `sink`: its
     /// own context usage, no answer format (that is the parent's business).
     /// A subagent in a session of its own (`child`) speaks to the editor as that session.
-    pub(crate) fn for_subagent(&self, role: Role, sink: Arc<dyn EventSink>, child: Option<&str>) -> Self {
+    pub(crate) fn for_subagent(
+        &self,
+        role: Role,
+        sink: Arc<dyn EventSink>,
+        child: Option<&str>,
+    ) -> Self {
         let facts = match child {
             Some(id) => Arc::new(Facts {
                 session_id: id.to_string(),

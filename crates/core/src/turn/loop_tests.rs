@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use crate::types::PermissionAnswer;
 use crate::testkit::{FakeEditor, Reply, Session, results};
+use crate::types::PermissionAnswer;
 use crate::types::{StopReason, ToolStatus, TurnEvent};
 
 /// A model that writes `note.txt` once, then says `done`.

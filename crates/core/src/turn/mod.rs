@@ -48,15 +48,13 @@ mod subagent;
 mod truncation;
 mod trust;
 
-pub(crate) use actions::{Invoked, compact_now, run_action, show_permissions};
+pub(crate) use actions::{Invoked, compact_now, run_action};
 pub(crate) use children::ChildSessions;
 pub use context::{Facts, Meters, Services, Totals, TurnContext};
-pub(crate) use r#loop::run_turn;
 pub(crate) use outcome::TurnOutcome;
 pub(crate) use prompt::run_prompt;
 pub use report::{Conflicts, FileOutcome, FileResult, RewindReport};
 pub use rewind::Back;
 pub(crate) use rewind::rewind;
-pub(crate) use role::Role;
 pub(crate) use steer::{Landed, Steering};
 pub(crate) use trust::permissions;

@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::context::TurnContext;
 use super::shown::Shown;
-use crate::types::PermissionAnswer;
 use crate::customize::hooks::ToolVerdict;
 use crate::model::ToolCall;
 use crate::permission::{Decision, Offer};
 use crate::tools::{Call, ToolEnv};
 use crate::types::Access;
+use crate::types::PermissionAnswer;
 use crate::types::{ToolContent, ToolStatus};
 
 /// Why a call did not run (a rule, the mode, a hook, the user, a cancel): the text is what

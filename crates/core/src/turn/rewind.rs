@@ -20,12 +20,12 @@ use super::context::TurnContext;
 use super::outcome::TurnOutcome;
 use super::report::{Conflicts, FileOutcome, FileResult, RewindReport};
 use super::rewind_files::{self, PutBack};
-use crate::types::{PermissionAnswer, PermissionChoice};
 use crate::store::history::Flight;
 use crate::store::timeline::{FileBack, Timeline, Touch};
 use crate::store::{History, Line, Record, Restored, Snapshot, Transcript};
 use crate::types::TurnEvent;
 use crate::types::{Location, StopReason, ToolCallView, ToolContent, ToolKind, ToolStatus};
+use crate::types::{PermissionAnswer, PermissionChoice};
 
 /// How many turns `/rewind` lists.
 const LISTED: usize = 10;

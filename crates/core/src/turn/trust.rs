@@ -22,11 +22,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::TurnContext;
 use super::outcome::TurnOutcome;
-use crate::types::{PermissionAnswer, PermissionChoice};
 use crate::mcp::{Held, Trusted};
 use crate::permission::trust::{self, Declared, TrustEntry, TrustStore, Verdict};
 use crate::store::History;
 use crate::types::{Location, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
+use crate::types::{PermissionAnswer, PermissionChoice};
 
 /// The turn was cancelled while the user was being asked.
 pub(super) struct Cancelled;

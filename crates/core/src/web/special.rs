@@ -85,6 +85,7 @@ impl Block {
     }
 
     /// Its last address.
+    #[cfg(test)]
     pub(crate) fn last(&self) -> IpAddr {
         match self.net {
             IpAddr::V4(net) => {

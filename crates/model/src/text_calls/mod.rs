@@ -27,5 +27,4 @@ mod forms;
 mod prefix;
 mod watch;
 
-pub(crate) use forms::{Found, extract};
 pub use watch::Watch;

@@ -26,16 +26,16 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Decoder, Link};
+use crate::carried::{self, Slot};
 use crate::config::Config;
 use crate::conversation::Api;
 use crate::conversation::split_data_url;
-use crate::carried::{self, Slot};
 use crate::dialect::Dialect;
+use crate::types::{FinishReason, UserPart};
 use crate::{
     Carried, EventStream, Message, ModelClient, ModelError, ModelEvent, ModelRequest, Origin,
     ToolCall, Usage,
 };
-use crate::types::{FinishReason, UserPart};
 
 /// Output tokens asked for (besides a thinking budget) when nothing else is said: within
 /// every current model's limit, and small enough for the output-rate limits of new accounts,

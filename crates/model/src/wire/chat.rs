@@ -13,13 +13,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::future::BoxFuture;
 
 use super::{Decoder, Link};
+use crate::chunk::{Chunk, Gathered};
 use crate::config::Config;
 use crate::conversation::Api;
-use crate::chunk::{Chunk, Gathered};
 use crate::dialect::Dialect;
-use crate::{
-    ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, Origin,
-};
+use crate::{ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, Origin};
 
 /// A [`ModelClient`] for one OpenAI-compatible endpoint.
 pub(crate) struct ChatClient {
@@ -152,8 +150,7 @@ fn stateless(request: &ModelRequest) -> ModelRequest {
         if let crate::Message::Assistant {
             carried: Some(_), ..
         } = &**message
-            && let crate::Message::Assistant { carried, .. } =
-                std::sync::Arc::make_mut(message)
+            && let crate::Message::Assistant { carried, .. } = std::sync::Arc::make_mut(message)
         {
             *carried = None;
         }

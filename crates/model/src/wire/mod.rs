@@ -79,7 +79,12 @@ impl Link {
             .redirect(same_server_redirects());
         let client = without_tls_roots_for_http(builder, &self.endpoint.base_url)
             .build()
-            .map_err(|e| ModelError::new(ErrorClass::Connection, crate::platform::net::describe_reqwest(&e)))?;
+            .map_err(|e| {
+                ModelError::new(
+                    ErrorClass::Connection,
+                    crate::platform::net::describe_reqwest(&e),
+                )
+            })?;
         Ok(self.client.get_or_init(|| client))
     }
 
@@ -122,7 +127,13 @@ impl Link {
             .headers(merged_headers(&endpoint.headers, added))
             .json(&body)
             .build()
-            .map_err(|e| connection_error(&endpoint.base_url, &crate::platform::net::describe_reqwest(&e), 1))?;
+            .map_err(|e| {
+                connection_error(
+                    &endpoint.base_url,
+                    &crate::platform::net::describe_reqwest(&e),
+                    1,
+                )
+            })?;
         tracing::debug!(%url, model, "model request");
         let response = http::send(client, request, self.retry, self.timeouts.first_byte)
             .await
@@ -166,7 +177,10 @@ impl Link {
 /// The headers that carry `key` in `api`: `x-api-key` with `anthropic-version` for
 /// Anthropic's Messages API, a bearer token for OpenAI's APIs. Marked sensitive, so no log or
 /// debug print shows them.
-pub(crate) fn auth_headers(api: Api, key: Option<&crate::config::ApiKey>) -> reqwest::header::HeaderMap {
+pub(crate) fn auth_headers(
+    api: Api,
+    key: Option<&crate::config::ApiKey>,
+) -> reqwest::header::HeaderMap {
     use reqwest::header::{AUTHORIZATION, HeaderValue};
     let mut headers = reqwest::header::HeaderMap::new();
     if api == Api::AnthropicMessages {

@@ -21,15 +21,15 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Decoder, Link};
+use crate::carried::{self, Slot};
 use crate::config::Config;
 use crate::conversation::Api;
-use crate::carried::{self, Slot};
 use crate::dialect::Dialect;
+use crate::types::{FinishReason, UserPart};
 use crate::{
     Carried, EventStream, Message, ModelClient, ModelError, ModelEvent, ModelRequest, Origin,
     ToolCall, Usage,
 };
-use crate::types::{FinishReason, UserPart};
 
 /// A [`ModelClient`] for one server's Responses API.
 pub(crate) struct ResponsesClient {

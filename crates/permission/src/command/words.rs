@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use super::Named;
-use crate::shell::Word;
 use crate::platform::named::PathBase;
+use crate::shell::Word;
 
 /// The paths `word` may name at `place` (several readings, each resolved).
 pub(super) fn paths(word: &Word, place: &PathBase) -> Vec<Named> {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use super::parse;
-use crate::config::permissions::{RuleEffect, Rule, parse_rule};
+use crate::config::permissions::{Rule, RuleEffect, parse_rule};
 use crate::{Rules, Subject};
 
 /// The stub programs: each appends its name to the file `$TANDEM_DIFF_LOG` names.

@@ -134,6 +134,7 @@ impl TrustStore {
     }
 
     /// Where the answers are kept.
+    #[cfg(test)]
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }

@@ -42,7 +42,7 @@ use nix::sys::statvfs::{FsFlags, statvfs};
 use nix::unistd::{Gid, Uid, UnlinkatFlags, unlinkat};
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::{SandboxPolicy, SandboxError};
+use super::{SandboxError, SandboxPolicy};
 
 /// The newest Landlock ABI tandem asks for; older kernels enforce what they know.
 const ABI_WANTED: ABI = ABI::V6;
@@ -185,7 +185,10 @@ fn hide(hidden: &[PathBuf]) -> Result<(), SandboxError> {
 /// Makes the folders between a writable root and each of `paths` in it mount points (bound
 /// onto themselves), which cannot be renamed or removed: a protected path cannot be moved
 /// aside and rebuilt, nor a hidden one carried out from under its cover.
-fn pin<'a>(policy: &SandboxPolicy, paths: impl Iterator<Item = &'a PathBuf>) -> Result<(), SandboxError> {
+fn pin<'a>(
+    policy: &SandboxPolicy,
+    paths: impl Iterator<Item = &'a PathBuf>,
+) -> Result<(), SandboxError> {
     let mut wanted: Vec<PathBuf> = Vec::new();
     for path in paths.filter(|p| p.exists()) {
         for root in policy.writable.iter().filter(|r| path.starts_with(r)) {

@@ -26,20 +26,21 @@ use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork, pipe2};
 
-use crate::ties::{
-    PASSED_ON, end_as, pass_on, pidfd_open, quiet_fd, signals, tandem_parent,
-};
+use crate::ties::{PASSED_ON, end_as, pass_on, pidfd_open, quiet_fd, signals, tandem_parent};
 
 use super::filter::{self, Rules};
 use super::linux::{self, Outer};
 use super::repositories::Workspace;
 use super::sockets::Reach;
-use super::{CANNOT_ENTER, SandboxPolicy, SandboxError};
+use super::{CANNOT_ENTER, SandboxError, SandboxPolicy};
 
 /// Runs `command` in the sandbox `policy` describes (see the module docs). Never returns
 /// but with the error that kept the command from starting.
 #[allow(unsafe_code)]
-pub(crate) fn run(policy: &SandboxPolicy, command: &[OsString]) -> Result<Infallible, SandboxError> {
+pub(crate) fn run(
+    policy: &SandboxPolicy,
+    command: &[OsString],
+) -> Result<Infallible, SandboxError> {
     let owner = tandem_parent();
     let outer = linux::outer(policy)?;
     let step = |what: &'static str| move |e: nix::Error| SandboxError::Step(what, e.to_string());

@@ -184,7 +184,11 @@ fn naming(call: &libc::seccomp_notif) -> Option<Naming> {
 }
 
 /// Makes the command's call that names a file, as decided (see the module docs).
-pub(crate) fn name_for(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspace) -> Answer {
+pub(crate) fn name_for(
+    listener: RawFd,
+    call: &libc::seccomp_notif,
+    workspace: &Workspace,
+) -> Answer {
     match make(listener, call, workspace) {
         Ok(answer) => answer,
         Err(e) => Answer::Error(e),

@@ -41,8 +41,7 @@ impl Sandbox {
         let temp = crate::canonical(&temp).unwrap_or(temp);
         let mut policy = SandboxPolicy::new(inputs, temp);
         policy.protect_nested_repositories();
-        let base =
-            crate::canonical(folder.path()).unwrap_or_else(|_| folder.path().into());
+        let base = crate::canonical(folder.path()).unwrap_or_else(|_| folder.path().into());
         let file = base.join("policy.json");
         // What decides the next command's confinement, when a writable folder holds it (a
         // workspace in /tmp, tandem built in the workspace, `~/.cargo` made writable): the
@@ -398,7 +397,8 @@ mod tests {
         assert_eq!(program, "/bin/tandem");
         assert_eq!(args[..2], ["sandbox", "--policy"]);
         assert_eq!(args[3..], ["--", "sh", "-c", "ls"]);
-        let written: SandboxPolicy = serde_json::from_slice(&std::fs::read(&args[2]).unwrap()).unwrap();
+        let written: SandboxPolicy =
+            serde_json::from_slice(&std::fs::read(&args[2]).unwrap()).unwrap();
         assert_eq!(&written, sandbox.policy());
         assert!(written.temp.is_dir());
         let folder = written.temp.parent().unwrap().to_path_buf();

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::platform::Shell;
 
-pub(crate) use crate::config::hooks::{Event, Hook, HookConfigError, HookSpec, Hooks, HooksSpec};
+pub(crate) use crate::config::hooks::{Event, Hook, Hooks};
 
 /// What a `pre_tool_use` hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,7 +263,13 @@ pub(crate) struct SessionHooks {
 
 impl SessionHooks {
     /// Hooks for the session `id` in `cwd`, recorded in `transcript`, run in `shell`.
-    pub(crate) fn new(hooks: Arc<Hooks>, shell: Shell, id: &str, cwd: &Path, transcript: &Path) -> Self {
+    pub(crate) fn new(
+        hooks: Arc<Hooks>,
+        shell: Shell,
+        id: &str,
+        cwd: &Path,
+        transcript: &Path,
+    ) -> Self {
         Self {
             hooks,
             env: HookEnv {
@@ -287,6 +293,7 @@ impl SessionHooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::hooks::HooksSpec;
 
     fn hooks(toml_text: &str) -> Hooks {
         toml::from_str::<HooksSpec>(toml_text)

@@ -256,6 +256,5 @@ fn patch_refusal(error: &v4a::PatchError) -> (&'static str, Vec<usize>) {
         v4a::PatchError::Anchor { .. } => ("anchor", Vec::new()),
         v4a::PatchError::NotFound { .. } => ("not-found", Vec::new()),
         v4a::PatchError::Ambiguous { found, .. } => ("ambiguous", found.lines.clone()),
-        v4a::PatchError::Unreadable(_) => ("unreadable", Vec::new()),
     }
 }

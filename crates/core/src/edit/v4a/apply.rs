@@ -90,9 +90,6 @@ pub(crate) enum PatchError {
         /// Where.
         found: Candidates,
     },
-    /// A file that is not text tandem edits (its reason).
-    #[error("{0}")]
-    Unreadable(String),
 }
 
 /// The patch applied to `files` (each path the patch names, as it names it: its document,

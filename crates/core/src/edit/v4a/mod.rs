@@ -6,4 +6,4 @@ mod apply;
 mod parse;
 
 pub(crate) use apply::{Change, Outcome, PatchError, apply};
-pub(crate) use parse::{FileOp, Hunk, ParseError, Patch, parse};
+pub(crate) use parse::{FileOp, Patch, parse};
