@@ -3,6 +3,23 @@
 //! `main.rs` parses flags, turns signals into a shutdown future and calls [`run_stdio`] or
 //! [`exec::run`]; everything else takes its configuration, model client, transport and
 //! shutdown as arguments (DESIGN.md §1). The library owns no signals.
+//!
+//! This crate is the top floor: the ACP layer (`acp/`, the ndjson framing in `transport/`),
+//! `tandem exec`, `doctor`, `login`, the CLI and logging, over the crates below it, one per floor
+//! (each crate's own docs say what it holds):
+//!
+//! | crate | holds | uses |
+//! |---|---|---|
+//! | `tandem-types` | plain data, the conversation, the output-schema check | — |
+//! | `tandem-platform` | what differs per OS, exact file access, the sandbox, named paths, HTTP basics | — |
+//! | `tandem-config` | configuration, stored keys, secret redaction | types, platform |
+//! | `tandem-permission` | modes, rules, grants, shell judgement, project trust | types, platform, config |
+//! | `tandem-model` | the three wire APIs over one HTTP layer, discovery, quirks | types, platform, config |
+//! | `tandem-core` | the editor seam, tools, edits, transcripts, MCP, turns, sessions | all of the above |
+//! | `tandem` | ACP, exec, doctor, login, the binary | all of the above |
+//!
+//! The `use` lines below give the lower crates the names the code has always reached them by
+//! (`crate::config`, `crate::session`, …).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod acp;

@@ -1,6 +1,6 @@
 """A scripted chat-completions server: each model request gets the task's next scripted turn.
 
-It serves a task's `replay.json` (the format of `tandem --replay`, src/model/replay.rs) over
+It serves a task's `replay.json` (the format of `tandem --replay`, crates/model/src/replay.rs) over
 `/v1/chat/completions`, streamed or not, and `/v1/models`. Like a real server it refuses a
 request that does not answer every tool call of its previous turn (a tool message per call
 id, after the assistant message that made them), so a run that drops a call result fails

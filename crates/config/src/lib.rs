@@ -2,6 +2,11 @@
 //!
 //! Precedence is flags > environment > config file > defaults (DESIGN.md §3). The result is
 //! one immutable [`Config`] that the rest of tandem receives as an argument.
+//!
+//! tandem-config also keeps the stored API keys ([`credentials`]: the system keyring or a
+//! 0600 file) and the redaction of every secret tandem knows ([`secrets`]). It uses
+//! tandem-types and tandem-platform; the permission, model and core crates and the binary use
+//! it.
 
 // The floors below, by the names this crate's code reaches them with.
 use tandem_platform as platform;

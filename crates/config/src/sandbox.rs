@@ -1,5 +1,5 @@
 //! The `[sandbox]` table: whether and how commands run in the operating system's sandbox
-//! (src/platform/sandbox). Only the user's own config file and `TANDEM_SANDBOX` set it; a
+//! (crates/platform/src/sandbox). Only the user's own config file and `TANDEM_SANDBOX` set it; a
 //! project's `.tandem/config.toml` cannot, so a cloned repository cannot loosen it.
 
 use std::path::{Path, PathBuf};

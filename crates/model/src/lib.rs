@@ -5,6 +5,9 @@
 //! Responses API) and [`wire::anthropic::AnthropicClient`] (Anthropic's Messages API) — and by
 //! [`replay::ReplayClient`] (scripted turns from a fixture, for offline runs). Whatever a
 //! server sends that it wants back travels with the answer as [`Carried`] state.
+//!
+//! tandem-model uses tandem-types, tandem-platform and tandem-config; the core crate drives it
+//! through [`ModelClient`], and the binary builds the client the configuration asks for.
 
 // The floors below, by the names this crate's code reaches them with.
 use tandem_config as config;

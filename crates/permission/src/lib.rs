@@ -10,6 +10,10 @@
 //! the project, always ask; an allow rule or a remembered "always allow" (for a line: one
 //! per simple command); otherwise ask. A `pre_tool_use` hook decides after the first two
 //! (turn/calls.rs) and cannot lift a protected path's question or a sandbox escape's.
+//!
+//! tandem-permission uses tandem-types, tandem-platform and tandem-config, and nothing above
+//! them: it judges plain requests (a tool, its paths or command line, the mode, the grants) and
+//! never runs a tool. The core crate asks it before every call.
 
 // The floors below, by the names this crate's code reaches them with.
 use tandem_config as config;

@@ -8,6 +8,12 @@
 //! nothing it starts outlives tandem (`ties.rs`, Linux). This is the only module with
 //! `cfg(unix)`/`cfg(windows)` code outside tests: `unix.rs` and `windows.rs` have the same
 //! functions, and the rest of tandem calls them through here.
+//!
+//! tandem-platform also holds what every caller of the file system and the network shares
+//! below the layers that use them: the paths a model names, resolved at a session's
+//! [`named::PathBase`], and the capped HTTP read and reqwest wording in [`net`].
+//!
+//! It uses no other crate of tandem's; every crate above tandem-types may use it.
 
 pub mod exact;
 mod group;

@@ -1,5 +1,9 @@
-//! Plain data every layer shares (DESIGN.md §2, layer 1): nothing here imports anything else
-//! of tandem's, so any module may use it without tying itself to a higher one.
+//! tandem-types, the bottom floor: plain data every crate shares (DESIGN.md §2, layer 1) — the
+//! events and views the editor is shown, user message parts, tool specs and access kinds,
+//! modes, finish and stop reasons, the permission answers — plus [`conversation`], the one
+//! vocabulary of every wire API, and [`output_schema`], the check of `tandem exec`'s answers.
+//!
+//! It uses no other crate of tandem's; every other crate may use it.
 
 mod answer;
 mod child;

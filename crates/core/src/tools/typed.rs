@@ -178,7 +178,7 @@ mod tests {
         }
         assert!(
             include_str!("parameters.json") == text,
-            "src/tools/parameters.json is stale: TANDEM_UPDATE_SCHEMAS=1 cargo test --all-features checked_in_parameters"
+            "crates/core/src/tools/parameters.json is stale: TANDEM_UPDATE_SCHEMAS=1 cargo test --all-features checked_in_parameters"
         );
         // Read back, each is the same JSON, its keys in the same order (a request that
         // changes costs a model server its cache).

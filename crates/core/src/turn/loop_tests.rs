@@ -1,5 +1,5 @@
 //! The turn loop's decisions, in process: a real session (actor, loop, permission chain,
-//! hooks, guards) whose model and editor are fakes (src/testkit/). Each test plays one
+//! hooks, guards) whose model and editor are fakes (crates/core/src/testkit/). Each test plays one
 //! decision and checks both what the editor saw and what the model was sent.
 
 use serde_json::json;

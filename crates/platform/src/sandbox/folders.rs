@@ -34,7 +34,7 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use parking_lot::Mutex;
 
@@ -46,7 +46,8 @@ pub(crate) const LOCK: &str = "lock";
 
 /// How long a folder of an older tandem (no lock file) must have been left unchanged before
 /// it is reclaimed.
-pub(crate) const OLD_STALE: Duration = Duration::from_secs(24 * 60 * 60);
+#[cfg(unix)]
+pub(crate) const OLD_STALE: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
 
 /// How many fresh names a new folder tries when another tandem's reclaiming took the lock of
 /// the one just made (in the instant between making it and locking it).

@@ -36,7 +36,6 @@ mod session;
 #[cfg(target_os = "linux")]
 mod sockets;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use explain::explain;
@@ -49,14 +48,17 @@ pub use session::{
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SandboxError {
     /// This system cannot sandbox commands.
+    #[cfg(not(target_os = "macos"))]
     #[error("{0}")]
     Unsupported(String),
     /// A step of entering the sandbox failed.
+    #[cfg(target_os = "linux")]
     #[error("{0} failed: {1}")]
     Step(&'static str, String),
     /// A step about one path failed.
+    #[cfg(target_os = "linux")]
     #[error("{0} {1} failed: {2}")]
-    Path(&'static str, PathBuf, String),
+    Path(&'static str, std::path::PathBuf, String),
     /// A file could not be read or written.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
