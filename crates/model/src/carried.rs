@@ -125,7 +125,7 @@ pub(crate) fn answer_slots<'a>(
 }
 
 /// Gives the calls of an answer's layout the ids of `calls`, in order (after the ids were made
-/// unique, see [`super::accumulate::unique_ids`]).
+/// unique, see [`crate::wire::ids::unique_ids`]).
 pub(crate) fn relabel_calls(layout: &mut [Value], calls: &[super::ToolCall]) {
     let entries = layout
         .iter_mut()

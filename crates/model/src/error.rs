@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::chunk::ErrorDetail;
+use crate::error_body::ErrorDetail;
 
 /// The kind of failure; sent to the editor as `data.class`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

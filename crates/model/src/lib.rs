@@ -16,21 +16,18 @@ use tandem_platform as platform;
 use tandem_types as types;
 use tandem_types::conversation;
 
-pub(crate) mod accumulate;
-mod body;
 pub(crate) mod carried;
-pub(crate) mod chunk;
 pub(crate) mod dialect;
 pub mod discover;
 pub(crate) mod error;
+mod error_body;
 pub(crate) mod excerpt;
 pub(crate) mod http;
 pub mod probe;
 pub mod profile;
-pub(crate) mod prompted;
+pub mod quirks;
 pub mod replay;
 pub(crate) mod router;
-pub mod text_calls;
 pub mod wire;
 
 use futures::future::BoxFuture;

@@ -416,7 +416,7 @@ impl Decode {
         self.close();
         self.complete = true;
         let mut calls = std::mem::take(&mut self.calls);
-        crate::accumulate::unique_ids(&mut calls);
+        crate::wire::ids::unique_ids(&mut calls);
         carried::relabel_calls(&mut self.layout, &calls);
         let called = !calls.is_empty();
         if called {

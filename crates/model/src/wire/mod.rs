@@ -15,6 +15,7 @@ pub(crate) mod chat;
 pub(crate) mod responses;
 
 mod errors;
+pub(crate) mod ids;
 pub use errors::*;
 
 use std::sync::Arc;

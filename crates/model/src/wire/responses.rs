@@ -337,7 +337,7 @@ impl Decode {
             self.calls.push(call);
         }
         let mut calls = std::mem::take(&mut self.calls);
-        crate::accumulate::unique_ids(&mut calls);
+        crate::wire::ids::unique_ids(&mut calls);
         carried::relabel_calls(&mut self.layout, &calls);
         let called = !calls.is_empty();
         if called {

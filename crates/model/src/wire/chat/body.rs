@@ -12,8 +12,8 @@
 
 use serde_json::{Value, json};
 
-use super::dialect::Dialect;
-use super::{Carried, Message, ModelRequest, Origin, UserPart};
+use crate::dialect::Dialect;
+use crate::{Carried, Message, ModelRequest, Origin, UserPart};
 
 /// The JSON body of a streaming chat-completions request to `origin`, whose rules are
 /// `dialect`'s.
@@ -201,9 +201,9 @@ mod tests {
         let said = |model: &str| Message::Assistant {
             text: String::new(),
             reasoning: "because".into(),
-            tool_calls: vec![super::super::ToolCall {
+            tool_calls: vec![crate::ToolCall {
                 extra: Some(Box::new(json!({"google": {"thought_signature": "T"}}))),
-                ..super::super::ToolCall::new("c1", "read_file", "{}")
+                ..crate::ToolCall::new("c1", "read_file", "{}")
             }],
             carried: Some(Box::new(Carried {
                 origin: Origin {
@@ -265,7 +265,7 @@ mod tests {
                 Message::Assistant {
                     text: String::new(),
                     reasoning: String::new(),
-                    tool_calls: vec![super::super::ToolCall::new("c1", "read_file", "{}")],
+                    tool_calls: vec![crate::ToolCall::new("c1", "read_file", "{}")],
                     carried: None,
                 }
                 .into(),
@@ -277,7 +277,7 @@ mod tests {
                 .into(),
             ],
             reasoning_effort: None,
-            tools: vec![super::super::ToolSpec {
+            tools: vec![crate::ToolSpec {
                 name: "read_file".into(),
                 description: "d".into(),
                 parameters: json!({"type": "object"}),
@@ -332,8 +332,8 @@ mod tests {
             text: String::new(),
             reasoning: String::new(),
             tool_calls: vec![
-                super::super::ToolCall::new("a", "x", "{}"),
-                super::super::ToolCall::new("b", "y", "{}"),
+                crate::ToolCall::new("a", "x", "{}"),
+                crate::ToolCall::new("b", "y", "{}"),
             ],
             carried: None,
         };

@@ -3,9 +3,13 @@
 //! The body is built by [`crate::body`] and the chunks read by
 //! [`crate::chunk`], which are lenient about what real servers send. Two refusals are
 //! met by asking again another way, for that request and every later one: a server that takes
-//! no `tools` for a model gets them described in the prompt ([`crate::prompted`]), and
+//! no `tools` for a model gets them described in the prompt ([`crate::quirks::prompted`]), and
 //! one that refuses a `response_format` gets the schema only asked for (the answer is still
 //! checked against it).
+
+mod accumulate;
+mod body;
+mod chunk;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,11 +17,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::future::BoxFuture;
 
 use super::{Decoder, Link};
-use crate::chunk::{Chunk, Gathered};
 use crate::config::Config;
 use crate::conversation::Api;
 use crate::dialect::Dialect;
 use crate::{ErrorClass, EventStream, ModelClient, ModelError, ModelEvent, ModelRequest, Origin};
+use chunk::{Chunk, Gathered};
 
 /// A [`ModelClient`] for one OpenAI-compatible endpoint.
 pub(crate) struct ChatClient {
@@ -67,7 +71,7 @@ impl ChatClient {
     /// Opens `request`; when the server takes no tools for its model, sends it again (and
     /// every later request for that model) with the tools as text.
     async fn open_with_tools(&self, request: &ModelRequest) -> Result<EventStream, ModelError> {
-        let prompted = || crate::prompted::prompted(request);
+        let prompted = || crate::quirks::prompted::prompted(request);
         let known = !request.tools.is_empty() && self.prompted.lock().contains(&request.model);
         if known {
             return self.open_stream(&prompted()).await;
@@ -128,7 +132,7 @@ impl ChatClient {
         if !reasoning {
             dialect = dialect.without_reasoning();
         }
-        let body = crate::body::request_body(request, &origin, &dialect);
+        let body = body::request_body(request, &origin, &dialect);
         let base_url = &self.link.endpoint().base_url;
         let decoder = Decode::new(origin, base_url, &request.model);
         self.link

@@ -7,8 +7,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Message, ModelRequest};
 use crate::types::{ToolSpec, UserPart};
+use crate::{Message, ModelRequest};
 
 /// `request` with its tools moved into the system prompt and its calls and results as text.
 pub(crate) fn prompted(request: &ModelRequest) -> ModelRequest {
