@@ -1,15 +1,9 @@
 //! Whether a tool call runs, asks or is refused (DESIGN.md §3), and what "always" means.
 //!
-//! Precedence, strongest first: a deny rule (in every mode, `full-access` too; for a file,
-//! a deny on reading it also refuses editing, moving or patching it, and a command naming
-//! it); the mode's refusal (`read-only`); a remembered "always reject"; a command the model
-//! asks to run outside the command sandbox, outside `full-access` (always asks, and no
-//! "always" answer is offered or applies); an ask rule; an
-//! edit of a [protected](protected) path outside `full-access` (always asks); the mode
-//! allowing it; for a command line with a [`shell::Hazard`], run or naming a path outside
-//! the project, always ask; an allow rule or a remembered "always allow" (for a line: one
-//! per simple command); otherwise ask. A `pre_tool_use` hook decides after the first two
-//! (turn/calls.rs) and cannot lift a protected path's question or a sandbox escape's.
+//! The facts about a call (its rules, grants, mode, sandbox, the session's own question and
+//! the hooks' verdict) are gathered by [`Policy::judge_with`]; which one wins is decided in one
+//! pure function, [`precedence::decide`], whose docs give the order and whose tests list every
+//! combination.
 //!
 //! tandem-permission uses tandem-types, tandem-platform and tandem-config, and nothing above
 //! them: it judges plain requests (a tool, its paths or command line, the mode, the grants) and
@@ -24,6 +18,7 @@ mod command;
 mod grants;
 mod modes;
 mod offer;
+pub mod precedence;
 mod protected;
 mod report;
 mod rules;
@@ -47,6 +42,8 @@ use crate::platform::named::PathBase;
 use crate::types::Access;
 use crate::types::Mode;
 use command::Named;
+use precedence::Facts;
+pub use precedence::ToolVerdict;
 use shell::{CommandLine, Grammar};
 
 /// What to do with a tool call.
@@ -159,6 +156,20 @@ pub struct Judgement {
     pub offer: Offer,
 }
 
+impl Judgement {
+    /// This judgement (several paths' combined) once the session's "ask every time" and the
+    /// hook have had their say ([`precedence::overlay`]).
+    fn overlaid(mut self, must_ask: Option<&str>, hook: &ToolVerdict) -> Judgement {
+        let over = precedence::overlay(self.decision, self.firm, must_ask.is_some(), hook);
+        precedence::shape_for_must_ask(must_ask, over.must_ask, &mut self.offer);
+        Judgement {
+            decision: over.decision,
+            firm: over.firm,
+            offer: self.offer,
+        }
+    }
+}
+
 impl Policy {
     /// Why the model asks to run a command outside the sandbox, when it does and there is
     /// one to leave (none in `full-access`, or with the sandbox turned off).
@@ -172,75 +183,84 @@ impl Policy {
         }
     }
 
-    /// Judges a call of `tool` with `access` in `mode`, given the session's `grants`.
+    /// Judges a call of `tool` with `access` in `mode`, given the session's `grants`, as the
+    /// policy alone decides it (no hook, no session-wide question).
     pub fn judge(&self, tool: &str, access: &Access, mode: Mode, grants: &Grants) -> Judgement {
+        self.judge_with(tool, access, mode, grants, None, &ToolVerdict::Pass)
+    }
+
+    /// Judges a call: the facts about it are gathered here and [`precedence::decide`] says
+    /// which wins; `must_ask` is the session's own reason to ask about every call, `hook`
+    /// what the `pre_tool_use` hooks said.
+    pub fn judge_with(
+        &self,
+        tool: &str,
+        access: &Access,
+        mode: Mode,
+        grants: &Grants,
+        must_ask: Option<&str>,
+        hook: &ToolVerdict,
+    ) -> Judgement {
         if let Access::EditMany(paths) = access
             && paths.len() > 1
         {
-            return self.judge_many(tool, paths, mode, grants);
+            let combined = self.judge_many(tool, paths, mode, grants);
+            return combined.overlaid(must_ask, hook);
         }
         let subject = Subject::of(tool, access, &self.grammar);
-        let root = self.workspace.root();
-        let mut offer = Offer::for_subject(&subject, &self.rules, grants, root);
-        let verdict = |decision, firm, offer| Judgement {
-            decision,
-            firm,
+        let mut offer = Offer::for_subject(&subject, &self.rules, grants, self.workspace.root());
+        let facts = self.facts(&subject, access, mode, grants, must_ask, hook);
+        let ruling = precedence::decide(&facts);
+        ruling.shape_offer(&facts, &mut offer);
+        Judgement {
+            decision: ruling.decision,
+            firm: ruling.firm,
             offer,
-        };
-        let named = match &subject {
+        }
+    }
+
+    /// Everything that bears on a call of `subject`, each part found on its own.
+    fn facts(
+        &self,
+        subject: &Subject,
+        access: &Access,
+        mode: Mode,
+        grants: &Grants,
+        must_ask: Option<&str>,
+        hook: &ToolVerdict,
+    ) -> Facts {
+        let named = match subject {
             Subject::Command { parsed, cwd, .. } => command::named(parsed, &self.place(cwd)),
             _ => Vec::new(),
         };
-        if let Some(reason) = self.denied(&subject, &named) {
-            return verdict(Decision::Refuse(reason), true, offer);
+        let outside = match subject {
+            Subject::Command { cwd, .. } => self.outside(cwd, &named),
+            _ => None,
+        };
+        Facts {
+            denied: self.denied(subject, &named),
+            mode: modes::decide(mode, subject, &self.workspace),
+            rejected_always: grants.rejects(subject),
+            leaves_sandbox: self.leaves_sandbox(access, mode).map(str::to_string),
+            ask_rule: self.rules.find(RuleEffect::Ask, subject).map(|hit| {
+                format!(
+                    "the rule `{}` in {} asks every time",
+                    hit.rule.text,
+                    hit.rule.source.display()
+                )
+            }),
+            protected: (mode != Mode::FullAccess)
+                .then(|| self.protected(subject, &named))
+                .flatten(),
+            outside,
+            approved: self.approved(subject, grants),
+            unbounded: match subject {
+                Subject::Path { .. } => self.workspace.unbounded().map(str::to_string),
+                _ => None,
+            },
+            must_ask: must_ask.map(str::to_string),
+            hook: hook.clone(),
         }
-        let by_mode = modes::decide(mode, &subject, &self.workspace);
-        if let Decision::Refuse(_) = by_mode {
-            return verdict(by_mode, true, offer);
-        }
-        if grants.rejects(&subject) {
-            let reason = "Rejected: the user chose to always reject this in this session. Do not retry it; ask the user how to proceed.";
-            return verdict(Decision::Refuse(reason.into()), false, offer);
-        }
-        if let Some(why) = self.leaves_sandbox(access, mode) {
-            offer.withhold_always("leaving the sandbox is asked about every time".into());
-            offer.note = Some(format!("outside the sandbox: {why}"));
-            return verdict(Decision::Ask, true, offer);
-        }
-        if let Some(hit) = self.rules.find(RuleEffect::Ask, &subject) {
-            offer.withhold_always(format!(
-                "the rule `{}` in {} asks every time",
-                hit.rule.text,
-                hit.rule.source.display()
-            ));
-            return verdict(Decision::Ask, false, offer);
-        }
-        if mode != Mode::FullAccess
-            && let Some(why) = self.protected(&subject, &named)
-        {
-            offer.withhold_always(why.clone());
-            offer.note = Some(format!("protected: {why}"));
-            return verdict(Decision::Ask, true, offer);
-        }
-        if by_mode == Decision::Allow {
-            return verdict(Decision::Allow, false, offer);
-        }
-        if let Subject::Command { cwd, .. } = &subject
-            && let Some(why) = self.outside(cwd, &named)
-        {
-            if offer.allow_always.is_some() {
-                offer.withhold_always(why.clone());
-            }
-            offer.note = Some(why);
-            return verdict(Decision::Ask, false, offer);
-        }
-        if self.approved(&subject, grants) {
-            return verdict(Decision::Allow, false, offer);
-        }
-        if let (Subject::Path { .. }, Some(why)) = (&subject, self.workspace.unbounded()) {
-            offer.note = Some(why.to_string());
-        }
-        verdict(Decision::Ask, false, offer)
     }
 
     /// Whether an allow rule or a remembered answer approves `subject` ahead of time (for a

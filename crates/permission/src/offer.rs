@@ -25,6 +25,18 @@ pub struct Offer {
 }
 
 impl Offer {
+    /// An offer of every answer, "always allow" remembering nothing yet (tests).
+    #[cfg(test)]
+    pub(crate) fn blank() -> Offer {
+        Offer {
+            allow_always: Some(Vec::new()),
+            reject_always: Vec::new(),
+            withheld: None,
+            note: None,
+            root: PathBuf::new(),
+        }
+    }
+
     /// The offer for `subject`: for a command line, "always allow" remembers the scope of
     /// each simple command not yet covered; a line with a hazard gets none.
     pub(super) fn for_subject(

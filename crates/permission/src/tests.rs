@@ -448,3 +448,36 @@ fn leaving_the_sandbox_asks_every_time_and_no_grant_or_rule_covers_it() {
     let judged = plain.judge("run_command", &outside("echo hi"), Mode::Ask, &plain_grants);
     assert_eq!(judged.decision, Decision::Allow);
 }
+
+/// A protected path's question is one no hook may skip, also when an ask rule matches the
+/// same edit (the rule's question alone is one a hook may answer).
+#[test]
+fn a_protected_edit_an_ask_rule_also_matches_stays_asked_under_a_hooks_allow() {
+    let policy = policy(&[
+        (RuleEffect::Ask, "edit_file(.git/**)"),
+        (RuleEffect::Ask, "edit_file(docs/**)"),
+    ]);
+    let edit = Access::Edit("/ws/.git/hooks/pre-commit".into());
+    let judged = policy.judge_with(
+        "edit_file",
+        &edit,
+        Mode::AcceptEdits,
+        &Grants::default(),
+        None,
+        &crate::ToolVerdict::Allow,
+    );
+    assert_eq!(judged.decision, Decision::Ask);
+    assert!(judged.firm, "no hook skips a protected path's question");
+    assert!(judged.offer.note.is_some_and(|n| n.starts_with("protected: ")));
+    // Where only the rule asks, a hook's allow is what the user configured.
+    let plain = Access::Edit("/ws/docs/notes.md".into());
+    let judged = policy.judge_with(
+        "edit_file",
+        &plain,
+        Mode::AcceptEdits,
+        &Grants::default(),
+        None,
+        &crate::ToolVerdict::Allow,
+    );
+    assert_eq!(judged.decision, Decision::Allow);
+}

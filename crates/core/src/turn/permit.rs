@@ -6,7 +6,6 @@ use serde_json::Value;
 
 use super::context::TurnContext;
 use super::shown::Shown;
-use crate::customize::hooks::ToolVerdict;
 use crate::model::ToolCall;
 use crate::permission::{Decision, Offer};
 use crate::tools::{Call, ToolEnv};
@@ -34,29 +33,15 @@ pub(super) async fn permit(
     let verdict = super::hooks::before_tool(ctx, call, args, cancel).await;
     // The mode is read now: a switch mid-turn applies from the next tool call.
     let mode = ctx.mode();
-    let mut judged =
-        ctx.services
-            .policy
-            .judge(&call.name, access, mode, &ctx.meters.grants.borrow());
-    if let Some(why) = &ctx.must_ask
-        && !matches!(judged.decision, Decision::Refuse(_) if judged.firm)
-    {
-        judged.decision = Decision::Ask;
-        judged.firm = true;
-        judged.offer.withhold_always(why.clone());
-        judged.offer.note = Some(why.clone());
-    }
-    // A hook decides before ask and allow rules and remembered answers; it cannot lift a deny
-    // rule or a read-only mode's refusal, nor skip the question about a protected path.
-    let decision = match (verdict, judged.decision) {
-        (_, refused @ Decision::Refuse(_)) if judged.firm => refused,
-        (ToolVerdict::Deny(reason), _) => Decision::Refuse(format!("Denied by a hook: {reason}")),
-        (_, Decision::Ask) if judged.firm => Decision::Ask,
-        (ToolVerdict::Ask, _) => Decision::Ask,
-        (ToolVerdict::Allow, _) => Decision::Allow,
-        (ToolVerdict::Pass, decision) => decision,
-    };
-    match decision {
+    let judged = ctx.services.policy.judge_with(
+        &call.name,
+        access,
+        mode,
+        &ctx.meters.grants.borrow(),
+        ctx.must_ask.as_deref(),
+        &verdict,
+    );
+    match judged.decision {
         Decision::Allow => Ok(()),
         Decision::Refuse(reason) => Err(fail(shown, reason.clone(), reason)),
         Decision::Ask => ask(ctx, &judged.offer, work, env, shown).await,

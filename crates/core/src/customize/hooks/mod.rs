@@ -14,19 +14,7 @@ use serde_json::{Value, json};
 use crate::platform::Shell;
 
 pub(crate) use crate::config::hooks::{Event, Hook, Hooks};
-
-/// What a `pre_tool_use` hook decided.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ToolVerdict {
-    /// No hook had an opinion: the mode's rules apply.
-    Pass,
-    /// Run it without asking (a read-only mode still refuses).
-    Allow,
-    /// Ask the user, whatever the mode would do.
-    Ask,
-    /// Do not run it; the model reads the reason.
-    Deny(String),
-}
+pub(crate) use crate::permission::ToolVerdict;
 
 /// What the hooks of one event said.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
