@@ -17,6 +17,7 @@ mod editors;
 #[cfg(feature = "edit-corpus")]
 mod edits;
 mod errors;
+mod exchanges;
 mod exec;
 #[cfg(target_os = "linux")]
 mod exit_flush;

@@ -468,7 +468,12 @@ fn a_protected_edit_an_ask_rule_also_matches_stays_asked_under_a_hooks_allow() {
     );
     assert_eq!(judged.decision, Decision::Ask);
     assert!(judged.firm, "no hook skips a protected path's question");
-    assert!(judged.offer.note.is_some_and(|n| n.starts_with("protected: ")));
+    assert!(
+        judged
+            .offer
+            .note
+            .is_some_and(|n| n.starts_with("protected: "))
+    );
     // Where only the rule asks, a hook's allow is what the user configured.
     let plain = Access::Edit("/ws/docs/notes.md".into());
     let judged = policy.judge_with(

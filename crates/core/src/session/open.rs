@@ -47,6 +47,8 @@ impl SessionManager {
             .create(&id, &cwd, std::iter::once(first).chain(recorded))
             .await?;
         tracing::info!(session = %id, "session created");
+        // From here on the session knows one folder: where the editor's really is.
+        let (cwd, folders) = canonical_place(&cwd, &folders);
         let project = crate::config::project(&cwd);
         Ok(self.start(Start {
             mcp: self.mcp_hub(&cwd, &project, servers, asker(&editor, &id)),
@@ -128,8 +130,7 @@ impl SessionManager {
         let began = std::time::Instant::now();
         let (lines, transcript) = self.store.open(id).await?;
         // A change or rewind a crash left half done is finished (or reported) first.
-        let root = crate::platform::canonical(&cwd).unwrap_or_else(|_| cwd.clone());
-        let lines = super::settle::finish(lines, &transcript, &root).await;
+        let lines = super::settle::finish(lines, &transcript, &canonical(&cwd)).await;
         let read = began.elapsed();
         self.sessions.lock().remove(id);
         let settings = self.restored_settings(&lines);
@@ -157,6 +158,8 @@ impl SessionManager {
         let read_ms = read.as_millis();
         let rebuilt_ms = (began.elapsed() - read).as_millis();
         tracing::info!(session = %id, records = lines.len(), messages = history.messages().len(), replay, read_ms, rebuilt_ms, "session opened from its transcript");
+        // From here on the session knows one folder: where the editor's really is.
+        let (cwd, folders) = canonical_place(&cwd, &folders);
         let project = crate::config::project(&cwd);
         let opened = self.start(Start {
             mcp: self.mcp_hub(&cwd, &project, servers, asker(&editor, id)),
@@ -285,4 +288,19 @@ fn check_cwd(cwd: &Path) -> Result<(), SessionError> {
 /// Where the MCP servers of session `id` send their questions: its editor.
 fn asker(editor: &super::EditorLink, id: &str) -> crate::mcp::Asker {
     crate::mcp::Asker::new(editor.ops.clone(), id, editor.caps)
+}
+
+/// `path` as the file system has it (links resolved), or as given when it cannot be read.
+fn canonical(path: &Path) -> PathBuf {
+    crate::platform::canonical(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A session's working directory and other folders, canonical: every part of the session
+/// (its permission workspace, tools, instructions, commands, MCP servers, status) is given
+/// these, and no part canonicalizes again. The transcript keeps what the editor sent.
+fn canonical_place(cwd: &Path, folders: &[PathBuf]) -> (PathBuf, Vec<PathBuf>) {
+    (
+        canonical(cwd),
+        folders.iter().map(|f| canonical(f)).collect(),
+    )
 }

@@ -26,8 +26,9 @@ use crate::types::{EventSink, TurnEvent};
 /// Everything a session starts from.
 pub(super) struct Start {
     pub(super) id: String,
+    /// The working directory, canonical (links resolved).
     pub(super) cwd: PathBuf,
-    /// The workspace's other folders (ACP `additionalDirectories`).
+    /// The workspace's other folders (ACP `additionalDirectories`), canonical.
     pub(super) folders: Vec<PathBuf>,
     /// The editor it talks to.
     pub(super) editor: EditorLink,
@@ -47,13 +48,9 @@ impl SessionManager {
         // One snapshot: the configuration, its model client and its server's answer belong
         // together even if a login replaces them meanwhile.
         let backend = self.backend();
-        // The workspace root is judged by where the directory really is (symlinks resolved).
-        let root = crate::platform::canonical(&s.cwd).unwrap_or_else(|_| s.cwd.clone());
-        let folders: Vec<PathBuf> = s
-            .folders
-            .iter()
-            .map(|f| crate::platform::canonical(f).unwrap_or_else(|_| f.clone()))
-            .collect();
+        // Canonical already (open.rs): one value, handed to every part below.
+        let root = s.cwd.clone();
+        let folders = s.folders.clone();
         let (options, commands) = self.shown(&s, &backend);
         let transcript = s.history.transcript().clone();
         let extras = Arc::new(Extras::open(
