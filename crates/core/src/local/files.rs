@@ -97,12 +97,12 @@ pub(crate) fn is_file(path: &Path) -> bool {
 /// judged). Folders inside `roots` (the workspace, where commands may rename things) are
 /// watched closely; see [`exact::trail`].
 #[derive(Debug)]
-pub(crate) struct Watch {
+pub(crate) struct PathWatch {
     seen: std::io::Result<Vec<Stamp>>,
     roots: Vec<std::path::PathBuf>,
 }
 
-impl Watch {
+impl PathWatch {
     /// Looks now.
     pub(crate) fn start(path: &Path, roots: &[std::path::PathBuf]) -> Self {
         let roots = roots.to_vec();
@@ -112,7 +112,7 @@ impl Watch {
         }
     }
 
-    /// Whether nothing on the way to `path` was replaced since [`Watch::start`] and no link
+    /// Whether nothing on the way to `path` was replaced since [`PathWatch::start`] and no link
     /// is in it.
     pub(crate) fn unchanged(&self, path: &Path) -> bool {
         let now = exact::trail(path, &|at| inside(at, &self.roots));
@@ -252,25 +252,25 @@ mod tests {
         let path = root.join("r.txt");
         std::fs::write(&path, "a").unwrap();
         let roots = [root.clone()];
-        let watch = Watch::start(&path, &roots);
+        let watch = PathWatch::start(&path, &roots);
         assert!(watch.unchanged(&path));
         std::fs::rename(&path, root.join("r.old")).unwrap();
         std::fs::write(&path, "a").unwrap();
         assert!(!watch.unchanged(&path));
         symlink("elsewhere", root.join("l")).unwrap();
-        assert!(Watch::start(&root.join("l"), &roots).saw_link());
+        assert!(PathWatch::start(&root.join("l"), &roots).saw_link());
         // A folder on the way swapped for a link and put back, same inode and all.
         let deep = root.join("h/.ssh/id");
         std::fs::create_dir_all(deep.parent().unwrap()).unwrap();
         std::fs::write(&deep, "harmless").unwrap();
-        let watch = Watch::start(&deep, &roots);
+        let watch = PathWatch::start(&deep, &roots);
         std::fs::rename(root.join("h"), root.join("h.real")).unwrap();
         symlink("/", root.join("h")).unwrap();
         std::fs::remove_file(root.join("h")).unwrap();
         std::fs::rename(root.join("h.real"), root.join("h")).unwrap();
         assert!(!watch.unchanged(&deep), "the swap and back is seen");
         // Outside the roots, folders' own activity does not count.
-        let watch = Watch::start(&deep, &[]);
+        let watch = PathWatch::start(&deep, &[]);
         std::fs::write(root.join("unrelated"), "x").unwrap();
         assert!(watch.unchanged(&deep));
     }

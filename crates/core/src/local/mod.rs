@@ -8,5 +8,5 @@ mod files;
 
 pub(crate) use command::{LIVE_EVERY, head_and_tail, run_command};
 pub(crate) use files::{
-    Watch, is_file, list, open, read_now, read_text, remove, unreadable, write_atomic,
+    PathWatch, is_file, list, open, read_now, read_text, remove, unreadable, write_atomic,
 };

@@ -6,7 +6,7 @@
 //! Servers connect in the background when a session opens; a turn waits for them (bounded)
 //! before its first model request. A server the project declares and the user has not
 //! trusted yet is [`Held`] instead: it starts only when the session's next prompt has asked
-//! (turn/trust.rs), and the hub reports it as `held`, or as `not_started` once declined.
+//! (turn/held_servers.rs), and the hub reports it as `held`, or as `not_started` once declined.
 //!
 //! A server that fails or dies never fails the session: one that dies has its tools
 //! withdrawn from the model while tandem starts it again (stdio) or reconnects (HTTP), with a

@@ -18,7 +18,7 @@ pub(super) const ENDING: Duration = Duration::from_secs(10);
 /// read of it (settings, usage, MCP servers) without asking the actor.
 pub(super) struct Live {
     pub(super) tx: mpsc::UnboundedSender<Command>,
-    pub(super) status: status::Watch,
+    pub(super) status: status::StatusWatch,
     pub(super) commands: Vec<commands::SlashCommand>,
     /// The actor's task: it ends once the inbox is closed and its running turn has ended.
     pub(super) actor: JoinHandle<()>,

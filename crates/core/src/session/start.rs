@@ -1,6 +1,6 @@
 //! Starting a session's actor: what every way of opening a session (new, load, resume, fork)
 //! ends with. The actor owns the session's turn context, settings and history; the manager
-//! keeps its inbox and a [`Watch`] of its state.
+//! keeps its inbox and a [`StatusWatch`] of its state.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
 use super::actor::Actor;
-use super::status::Watch;
+use super::status::StatusWatch;
 use super::{EditorLink, Live, NewSession, SessionManager, commands, instructions, options};
 use crate::config::{ProjectConfig, Settings};
 use crate::customize::Extras;
@@ -149,7 +149,13 @@ impl SessionManager {
     }
 
     /// Runs `actor` as the open session `id`, reached through the manager from now on.
-    fn serve(&self, id: &str, actor: Actor, status: Watch, commands: Vec<commands::SlashCommand>) {
+    fn serve(
+        &self,
+        id: &str,
+        actor: Actor,
+        status: StatusWatch,
+        commands: Vec<commands::SlashCommand>,
+    ) {
         let (tx, rx) = mpsc::unbounded_channel();
         let actor = tokio::spawn(actor.run(rx));
         self.sessions.lock().insert(
@@ -247,7 +253,7 @@ struct Measured {
 
 /// A new session's meters (what its turns read and count), and the status watch that
 /// `_tandem/status` reads them through.
-fn meters(m: Measured) -> (Arc<Meters>, Watch) {
+fn meters(m: Measured) -> (Arc<Meters>, StatusWatch) {
     let meters = Arc::new(Meters {
         settings: m.settings.clone(),
         grants: watch::channel(Grants::default()).0,
@@ -256,7 +262,7 @@ fn meters(m: Measured) -> (Arc<Meters>, Watch) {
         discovered: m.discovered.clone(),
         native_calls: Default::default(),
     });
-    let status = Watch {
+    let status = StatusWatch {
         cwd: m.cwd,
         folders: m.folders,
         settings: m.settings,

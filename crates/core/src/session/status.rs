@@ -14,7 +14,7 @@ use crate::store::Transcript;
 use crate::turn::Totals;
 
 /// An open session's state, as its actor and turns publish it.
-pub(super) struct Watch {
+pub(super) struct StatusWatch {
     /// Working directory (canonical).
     pub(super) cwd: PathBuf,
     /// The workspace's other folders, as the editor sent them.
@@ -41,7 +41,7 @@ pub(super) struct Watch {
     pub(super) background: Arc<crate::tools::background::Background>,
 }
 
-impl Watch {
+impl StatusWatch {
     /// What the extension methods show of the session `id` now.
     pub(super) fn report(&self, id: &str, config: &Config) -> LiveSession {
         let settings = self.settings.borrow().clone();

@@ -8,7 +8,7 @@
 //! includes the files it runs, read again right before it starts and before every restart,
 //! [`crate::mcp::Trusted`]). One the user
 //! refused for good does not start, and is not asked about again. Any other is held back, and
-//! the session's first prompt asks about it before its first model request (turn/trust.rs):
+//! the session's first prompt asks about it before its first model request (turn/held_servers.rs):
 //! a permission request needs a running prompt, and the turn already waits there for its MCP
 //! servers.
 //!

@@ -5,7 +5,7 @@
 //! or writes such a file on disk itself, and before that it says the editor refused.
 //!
 //! An editor opens the path it is given following links, so tandem looks at every name on
-//! the way before and after it asks ([`local::Watch`]): a link there is refused, and when a
+//! the way before and after it asks ([`local::PathWatch`]): a link there is refused, and when a
 //! name on the way was replaced while the editor read, its answer is dropped and the file
 //! that was judged is read on disk instead.
 
@@ -122,7 +122,7 @@ async fn through_editor(
     path: &Path,
     limit: Option<u32>,
 ) -> Result<Option<String>, ReadError> {
-    let watch = local::Watch::start(path, &env.scope.roots());
+    let watch = local::PathWatch::start(path, &env.scope.roots());
     if watch.saw_link() {
         return Err(ReadError::Other(moved(path)));
     }
@@ -210,7 +210,7 @@ pub(crate) async fn write(
 async fn write_unnoted(env: &ToolEnv, path: &Path, content: &str) -> Result<(), String> {
     if env.scope.caps.write_text_file {
         // The editor follows links: one planted since the call was judged is refused here.
-        if local::Watch::start(path, &env.scope.roots()).saw_link() {
+        if local::PathWatch::start(path, &env.scope.roots()).saw_link() {
             return Err(moved(path));
         }
         // A command still running could swap a folder on the way for a link between any

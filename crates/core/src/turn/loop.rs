@@ -18,7 +18,7 @@ use super::outcome::{CANCELLED, REQUEST_FAILED, TurnOutcome};
 use super::prompt::Admitted;
 use super::steer::Steering;
 use super::stream::{self, End, settle_early, stream_response};
-use super::{frame, guard, subagent, trust};
+use super::{frame, guard, held_servers, subagent};
 use crate::model::{ErrorClass, Message, ModelError, ModelRequest};
 use crate::output_schema::OutputSchema;
 use crate::store::History;
@@ -44,7 +44,10 @@ pub(crate) async fn run_turn(
     }
     // The project's servers the user has not trusted yet were held back when the session
     // opened: asked about now, before anything is sent.
-    if trust::ask_held(&turn.ctx, &turn.cancel).await.is_err() {
+    if held_servers::ask_held(&turn.ctx, &turn.cancel)
+        .await
+        .is_err()
+    {
         return turn.end(Ok(StopReason::Cancelled));
     }
     // MCP servers started with the session; their tools belong in the first request. Each is

@@ -10,12 +10,14 @@
 //!   small handles, the [`Role`] (the session's own turn or a subagent's, `role.rs`), and one
 //!   `Step` per model request (the settings and the model's profile, resolved once).
 //! - `subagent.rs` runs a `task` call's subagent through the same loop, handed in by it.
-//! - `actions.rs` runs the slash commands that are not prompts; `trust.rs` asks about the
-//!   project's held MCP servers; `outcome.rs` is how every turn ends.
-//! - `rewind.rs` takes turns back (`/rewind`, `/undo`, `_tandem/session/rewind`): the
+//! - `actions.rs` runs the slash commands that are not prompts; `held_servers.rs` asks about
+//!   the project's MCP servers held back until the user trusts them; `outcome.rs` is how
+//!   every turn ends.
+//! - `rewind/` takes turns back (`/rewind`, `/undo`, `_tandem/session/rewind`): the
 //!   conversation goes back and the files tandem changed since are put back, through the
-//!   editor when it writes files. `steer.rs` carries messages the user sends to a running
-//!   turn, which the loop takes at its next request boundary.
+//!   editor when it writes files (`files.rs`), and what it did is reported (`report.rs`).
+//!   `steer.rs` carries messages the user sends to a running turn, which the loop takes at
+//!   its next request boundary.
 //!
 //! Children import one another, never this file: it only declares and re-exports.
 
@@ -30,6 +32,7 @@ mod delegated;
 mod estimate;
 mod frame;
 mod guard;
+mod held_servers;
 mod hooks;
 #[path = "loop.rs"]
 mod r#loop;
@@ -37,24 +40,21 @@ mod mentions;
 mod outcome;
 mod permit;
 mod prompt;
-mod report;
 mod rewind;
-mod rewind_files;
 mod role;
 mod shown;
 mod steer;
 mod stream;
 mod subagent;
 mod truncation;
-mod trust;
 
 pub(crate) use actions::{Invoked, compact_now, run_action};
 pub(crate) use children::ChildSessions;
 pub use context::{Facts, Meters, Services, Totals, TurnContext};
+pub(crate) use held_servers::permissions;
 pub(crate) use outcome::TurnOutcome;
 pub(crate) use prompt::run_prompt;
-pub use report::{Conflicts, FileOutcome, FileResult, RewindReport};
 pub use rewind::Back;
+pub use rewind::report::{Conflicts, FileOutcome, FileResult, RewindReport};
 pub(crate) use rewind::rewind;
 pub(crate) use steer::{Landed, Steering};
-pub(crate) use trust::permissions;

@@ -25,7 +25,7 @@ pub(crate) struct TurnOutcome {
     /// answer still did not validate.
     pub(crate) structured: Option<Result<serde_json::Value, String>>,
     /// For a rewind or its listing: what it did.
-    pub(crate) rewound: Option<super::report::RewindReport>,
+    pub(crate) rewound: Option<super::rewind::report::RewindReport>,
 }
 
 impl TurnOutcome {

@@ -12,20 +12,23 @@
 //! part-way leaves the intent, which the next load completes (`session::settle`); a rewind
 //! whose intent the transcript refuses (a full disk) touches nothing.
 
+mod files;
+pub(super) mod report;
+
 use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
 use super::context::TurnContext;
 use super::outcome::TurnOutcome;
-use super::report::{Conflicts, FileOutcome, FileResult, RewindReport};
-use super::rewind_files::{self, PutBack};
 use crate::store::history::Flight;
 use crate::store::timeline::{FileBack, Timeline, Touch};
 use crate::store::{History, Line, Record, Restored, Snapshot, Transcript};
 use crate::types::TurnEvent;
 use crate::types::{Location, StopReason, ToolCallView, ToolContent, ToolKind, ToolStatus};
 use crate::types::{PermissionAnswer, PermissionChoice};
+use files::PutBack;
+use report::{Conflicts, FileOutcome, FileResult, RewindReport};
 
 /// How many turns `/rewind` lists.
 const LISTED: usize = 10;
@@ -259,7 +262,7 @@ async fn decide(
                 "{why}, so tandem does not know what it holds and leaves it as it is"
             )),
             None => tokio::select! {
-                now = rewind_files::read_now(ctx, &back.path) => now,
+                now = files::read_now(ctx, &back.path) => now,
                 () = cancel.cancelled() => return None,
             },
         };
@@ -274,17 +277,17 @@ async fn decide(
             continue;
         };
         let now = now.as_deref();
-        if rewind_files::holds(ctx, &file.back.target, now) {
+        if files::holds(ctx, &file.back.target, now) {
             // Already as it was.
         } else if let Err(why) = file.back.target.text() {
             file.now = Err(format!("tandem did not keep its earlier text: {why}"));
         } else {
-            let changed = !rewind_files::holds(ctx, &file.back.expected, now);
+            let changed = !files::holds(ctx, &file.back.expected, now);
             // A file outside the session's folders (a fork or reload elsewhere, or a file the
             // user let tandem write out there) is never written back unasked.
             let outside = !ctx.tool_scope().in_editor_folders(&file.back.path);
-            let diff = changed
-                .then(|| rewind_files::short_diff(file.back.expected.text().ok().flatten(), now));
+            let diff =
+                changed.then(|| files::short_diff(file.back.expected.text().ok().flatten(), now));
             let write = match (conflicts, changed || outside) {
                 (_, false) => true,
                 (Conflicts::Ask, true) => {
@@ -405,7 +408,7 @@ async fn apply(ctx: &TurnContext, file: Decided, restored: &mut Vec<Restored>) -
             Err(why) => FileResult::Failed {
                 why: format!("tandem did not keep its earlier text: {why}"),
             },
-            Ok(target) => match rewind_files::put_back(ctx, &path, target, now.as_deref()).await {
+            Ok(target) => match files::put_back(ctx, &path, target, now.as_deref()).await {
                 Err(why) => FileResult::Failed { why },
                 Ok(done) => {
                     let after = match done {

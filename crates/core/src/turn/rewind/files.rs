@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::context::TurnContext;
 use crate::store::Snapshot;
+use crate::turn::context::TurnContext;
 
 /// Most lines of a short diff in a rewind's answer.
 const SHORT_DIFF_LINES: usize = 24;
@@ -44,7 +44,7 @@ pub(super) async fn read_now(ctx: &TurnContext, path: &Path) -> Result<Option<St
         // The editor's buffer, unsaved changes included, is what the user sees; when a name
         // on the way changed while the editor read, the disk says instead (the editor may
         // have read another file).
-        let watch = crate::local::Watch::start(path, &ctx.tool_scope().roots());
+        let watch = crate::local::PathWatch::start(path, &ctx.tool_scope().roots());
         match services
             .editor
             .read_text_file(&ctx.facts.session_id, path, None, None)
@@ -114,7 +114,7 @@ pub(super) async fn put_back(
     if services.caps.write_text_file {
         let scope = ctx.tool_scope();
         // The editor follows links: one planted since the file was read is refused here.
-        if crate::local::Watch::start(path, &scope.roots()).saw_link() {
+        if crate::local::PathWatch::start(path, &scope.roots()).saw_link() {
             return Err(
                 "it now leads through a symbolic link, which tandem never writes through".into(),
             );
