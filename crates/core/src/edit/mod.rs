@@ -21,4 +21,5 @@ pub(crate) mod v4a;
 
 pub(crate) use document::Document;
 pub use matcher::{Candidates, Tier};
-pub(crate) use replace::{Applied, EditError, Replacement, apply_edits};
+pub use replace::Replacement;
+pub(crate) use replace::{Applied, EditError, apply_edits};

@@ -37,8 +37,7 @@ use crate::store::{self, Line, Store};
 use crate::tools::Entry;
 use crate::types::EventSink;
 use crate::types::OptionView;
-use crate::types::StopReason;
-use crate::types::{Prompt, UserPart};
+use crate::types::Prompt;
 use actor::Command;
 pub use credentials::{EndpointChange, LogoutError};
 use credentials::{SessionModel, Shared};
@@ -385,12 +384,13 @@ impl SessionManager {
         }
     }
 
-    /// Runs a prompt to its end; resolves when the turn stops.
+    /// Runs a prompt to its end; resolves when the turn stops (the in-process tests' way in).
+    #[cfg(any(test, feature = "testkit"))]
     pub(crate) async fn prompt(
         &self,
         id: &str,
-        parts: Vec<UserPart>,
-    ) -> Result<StopReason, SessionError> {
+        parts: Vec<crate::types::UserPart>,
+    ) -> Result<crate::types::StopReason, SessionError> {
         self.run(id, parts, None).await.map(|ran| ran.stop)
     }
 

@@ -5,5 +5,7 @@
 mod apply;
 mod parse;
 
-pub(crate) use apply::{Change, Outcome, PatchError, apply};
+#[cfg(feature = "edit-corpus")]
+pub(crate) use apply::PatchError;
+pub(crate) use apply::{Change, Outcome, apply};
 pub(crate) use parse::{FileOp, Patch, parse};
