@@ -41,6 +41,18 @@ def common(cargo: dict) -> dict:
     }
 
 
+
+def package_fields() -> dict:
+    """The `tandem` package's fields in Cargo.toml, those it takes from the workspace
+    (`version.workspace = true`) read from `[workspace.package]`."""
+    manifest = tomllib.loads((ROOT / "Cargo.toml").read_text())
+    shared = manifest.get("workspace", {}).get("package", {})
+    return {
+        key: shared[key] if isinstance(value, dict) and value.get("workspace") else value
+        for key, value in manifest["package"].items()
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--archives", type=Path, default=ROOT / "target" / "distrib")
@@ -49,7 +61,7 @@ def main() -> int:
     # npm pack runs inside each package: the paths must not depend on the working directory.
     args.archives = args.archives.resolve()
     args.out = args.out.resolve()
-    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]
+    cargo = package_fields()
     version = cargo["version"]
     if args.out.exists():
         shutil.rmtree(args.out)

@@ -41,7 +41,13 @@ def main() -> int:
     parser.add_argument("--npm-package", default="tandem-acp", help="the npm wrapper's name; '' leaves npx out")
     args = parser.parse_args()
 
-    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]
+    manifest = tomllib.loads((ROOT / "Cargo.toml").read_text())
+    # Fields the package takes from the workspace (`version.workspace = true`) are read there.
+    shared = manifest.get("workspace", {}).get("package", {})
+    cargo = {
+        key: shared[key] if isinstance(value, dict) and value.get("workspace") else value
+        for key, value in manifest["package"].items()
+    }
     version = cargo["version"]
     binary = {}
     missing = []

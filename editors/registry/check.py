@@ -60,7 +60,12 @@ VALIDATOR_INITIALIZE = {
 
 
 def cargo_version() -> str:
-    return tomllib.loads((ROOT / "Cargo.toml").read_text())["package"]["version"]
+    """The `tandem` package's version: its own, or the workspace's it takes."""
+    manifest = tomllib.loads((ROOT / "Cargo.toml").read_text())
+    version = manifest["package"]["version"]
+    if isinstance(version, dict) and version.get("workspace"):
+        return manifest["workspace"]["package"]["version"]
+    return version
 
 
 def entry_problems(agent: dict, folder: str, version: str, waived: set[str]) -> list[str]:

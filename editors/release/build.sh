@@ -38,9 +38,9 @@ for target in "${targets[@]}"; do
 done
 
 version=$(cargo metadata --format-version 1 --no-deps --locked \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][0]["version"])')
+  | python3 -c 'import json,sys; print(next(p for p in json.load(sys.stdin)["packages"] if p["name"] == "tandem")["version"])')
 repository=$(cargo metadata --format-version 1 --no-deps --locked \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][0]["repository"])')
+  | python3 -c 'import json,sys; print(next(p for p in json.load(sys.stdin)["packages"] if p["name"] == "tandem")["repository"])')
 
 rm -rf target/distrib
 target_args=()
