@@ -519,15 +519,31 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    /// A folder as tandem makes it in `base`, with a `tmp/`, locked by `lock` when given.
+    /// The lock file of a folder [`made`] for a test.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Lock {
+        /// No lock file, as older tandems made them.
+        Missing,
+        /// A lock file its process no longer holds. It is never locked here: a flock stays with
+        /// a child another test forks until that child execs, so a lock taken and let go here
+        /// could still be held when the test reclaims.
+        Free,
+        /// A lock file held by the returned file, as by a running tandem.
+        Held,
+    }
+
+    /// A folder as tandem makes it in `base`, with a `tmp/` and the lock file `lock` says.
     #[allow(clippy::unwrap_used)]
-    fn made(base: &Path, name: &str, lock: bool) -> (PathBuf, Option<File>) {
+    fn made(base: &Path, name: &str, lock: Lock) -> (PathBuf, Option<File>) {
         let path = base.join(format!("{PREFIX}{name}"));
         std::fs::create_dir(&path).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::create_dir(path.join("tmp")).unwrap();
         std::fs::write(path.join("policy.json"), "{}").unwrap();
-        let held = lock.then(|| {
+        if lock == Lock::Free {
+            std::fs::write(path.join(LOCK), "").unwrap();
+        }
+        let held = (lock == Lock::Held).then(|| {
             let file = File::create(path.join(LOCK)).unwrap();
             file.try_lock().unwrap();
             file
@@ -543,20 +559,18 @@ mod tests {
     #[test]
     fn a_free_lock_is_reclaimed_a_held_one_is_not() {
         let base = tempfile::tempdir().unwrap();
-        let (live, held) = made(base.path(), "live", true);
-        let (dead, lock) = made(base.path(), "dead", true);
-        drop(lock);
+        let (live, held) = made(base.path(), "live", Lock::Held);
+        let (dead, _) = made(base.path(), "dead", Lock::Free);
         assert_eq!(reclaim(base.path(), me(base.path()), SystemTime::now()), 1);
         assert!(live.join(LOCK).exists() && !dead.exists());
+        assert_eq!(reclaim(base.path(), me(base.path()), SystemTime::now()), 0);
         drop(held);
-        assert_eq!(reclaim(base.path(), me(base.path()), SystemTime::now()), 1);
-        assert!(!live.exists());
     }
 
     #[test]
     fn an_old_folder_without_a_lock_goes_once_it_is_a_day_old() {
         let base = tempfile::tempdir().unwrap();
-        let (old, _) = made(base.path(), "old", false);
+        let (old, _) = made(base.path(), "old", Lock::Missing);
         // As older tandems made them: 0755.
         std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o755)).unwrap();
         let owner = me(base.path());
@@ -573,18 +587,18 @@ mod tests {
         let owner = me(base.path());
         let later = SystemTime::now() + OLD_STALE * 2;
         // Writable by others, a link, another name, a lock that is a link or a pipe.
-        let (shared, _) = made(base.path(), "shared", false);
+        let (shared, _) = made(base.path(), "shared", Lock::Missing);
         std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
         let target = base.path().join("target");
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join("keep"), "x").unwrap();
         std::os::unix::fs::symlink(&target, base.path().join(format!("{PREFIX}link"))).unwrap();
-        let (other, _) = made(base.path(), "x", false);
+        let (other, _) = made(base.path(), "x", Lock::Missing);
         let other_name = base.path().join("other-sandbox-x");
         std::fs::rename(&other, &other_name).unwrap();
-        let (linked, _) = made(base.path(), "linked-lock", false);
+        let (linked, _) = made(base.path(), "linked-lock", Lock::Missing);
         std::os::unix::fs::symlink(target.join("keep"), linked.join(LOCK)).unwrap();
-        let (piped, _) = made(base.path(), "piped-lock", false);
+        let (piped, _) = made(base.path(), "piped-lock", Lock::Missing);
         let fifo = std::process::Command::new("mkfifo")
             .arg(piped.join(LOCK))
             .status()
@@ -603,7 +617,7 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("precious"), "x").unwrap();
-        let (path, lock) = made(base.path(), "planted", true);
+        let (path, _) = made(base.path(), "planted", Lock::Free);
         let tmp = path.join("tmp");
         std::os::unix::fs::symlink(outside.path(), tmp.join("to-folder")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("precious"), tmp.join("to-file")).unwrap();
@@ -621,7 +635,6 @@ mod tests {
         }
         std::fs::create_dir_all(&deep).unwrap();
         std::fs::write(deep.join("bottom"), "x").unwrap();
-        drop(lock);
         assert_eq!(reclaim(base.path(), me(base.path()), SystemTime::now()), 1);
         assert!(!path.exists());
         assert_eq!(
