@@ -1,8 +1,9 @@
-//! Taking turns back over real stdio (issue 37): `/undo`, `/rewind N` and
-//! `_tandem/session/rewind` put the conversation and the files tandem changed back, through
-//! the editor's `fs/write_text_file` or on disk, byte for byte; a file changed by hand is
-//! left alone and reported; a rewind is a record a reload reads, and a later rewind goes
-//! past it; a fork can stop at a turn.
+//! Taking turns back over real stdio (issue 37), where it crosses the process boundary:
+//! `/undo`, `/rewind N` and `_tandem/session/rewind` put the conversation and the files back
+//! through the editor's `fs/write_text_file`, byte for byte; a rewind is a record a reload in
+//! a second process reads, and a later rewind goes past it; a fork can stop at a turn. What a
+//! rewind does to each file (changed by hand, deleted or moved by a patch, a link or a FIFO
+//! in its place) is tested in process, in crates/core/src/turn/rewind/tests.rs.
 
 use serde_json::{Value, json};
 
@@ -173,53 +174,6 @@ async fn undo_and_rewind_through_the_editor_put_files_back_byte_for_byte() {
     );
     agent.assert_valid();
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_file_changed_by_hand_is_left_alone_and_reported_with_a_diff() {
-    let script = vec![
-        write("w1", "a.txt", "tandem wrote this\n"),
-        Reply::text(&["written"]),
-        write("w2", "b.txt", "b from tandem\n"),
-        Reply::text(&["b written"]),
-    ];
-    // No fs capability: tandem reads and writes the disk itself.
-    let (_mock, ws, mut agent, id, editor) =
-        session(script, json!({}), "mock-model", &[("a.txt", "original\n")]).await;
-    agent.prompt(&id, "write a").await;
-    agent.prompt(&id, "write b").await;
-    std::fs::write(ws.project().join("a.txt"), "the user's own text\n").unwrap();
-    editor.answer_with(&[Answer::Select("reject_once")]);
-
-    let said = slash(&mut agent, &id, "/rewind 1").await;
-    assert_eq!(
-        std::fs::read_to_string(ws.project().join("a.txt")).unwrap(),
-        "the user's own text\n",
-        "not overwritten"
-    );
-    assert!(said.contains("a.txt: **left as it is**"), "{said}");
-    assert!(
-        said.contains("-tandem wrote this") && said.contains("+the user's own text"),
-        "{said}"
-    );
-    assert!(said.contains("b.txt: removed from the disk"), "{said}");
-    assert!(bytes(&ws, "b.txt").is_none());
-    let asked = editor.params_of("session/request_permission");
-    assert_eq!(asked.len(), 1, "one question, about a.txt: {asked:?}");
-    let options = crate::common::calls::option_names(&asked[0]);
-    assert_eq!(
-        options,
-        [
-            "Put back the version from before turn 1",
-            "Leave it as it is"
-        ]
-    );
-    // The diff first (CodeCompanion shows one only as `content[0]`), the question after it.
-    let diff = &asked[0]["toolCall"]["content"][0];
-    assert_eq!(diff["type"], "diff", "{asked:?}");
-    assert_eq!(diff["newText"], "original\n");
-    agent.assert_valid();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewind_is_kept_across_a_reload_and_a_later_rewind_goes_past_it() {
     let script = vec![
@@ -327,92 +281,6 @@ async fn a_fork_at_a_turn_copies_the_conversation_up_to_it_and_touches_no_file()
     crate::common::acp_client::assert_error(&r, -32602, "no turn 9");
     agent.assert_valid();
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn files_a_patch_deleted_or_moved_come_back() {
-    let patch = "*** Begin Patch\n*** Delete File: old.txt\n*** Update File: keep.txt\n*** Move to: moved.txt\n@@\n-keep\n+kept\n*** End Patch\n";
-    let script = vec![
-        Reply::tools(&[("p1", "apply_patch", json!({"input": patch}))]),
-        Reply::text(&["patched"]),
-    ];
-    let (_mock, ws, mut agent, id, _editor) = session(
-        script,
-        full_caps(),
-        "gpt-5-mini",
-        &[("old.txt", "old\r\n"), ("keep.txt", "keep\n")],
-    )
-    .await;
-    let (r, _) = agent.prompt(&id, "patch it").await;
-    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
-    assert!(bytes(&ws, "old.txt").is_none() && bytes(&ws, "keep.txt").is_none());
-    assert_eq!(bytes(&ws, "moved.txt").unwrap(), b"kept\n");
-    let said = slash(&mut agent, &id, "/undo").await;
-    assert!(said.contains("old.txt: written again"), "{said}");
-    assert!(said.contains("moved.txt: removed from the disk"), "{said}");
-    assert_eq!(bytes(&ws, "old.txt").unwrap(), b"old\r\n");
-    assert_eq!(bytes(&ws, "keep.txt").unwrap(), b"keep\n");
-    assert!(bytes(&ws, "moved.txt").is_none());
-    agent.assert_valid();
-}
-
-/// A command (or a hostile model) that swaps a folder for a link after tandem wrote in it
-/// cannot make a rewind write or remove files elsewhere.
-#[cfg(unix)]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rewind_never_writes_through_a_link_put_in_the_files_place() {
-    let script = vec![
-        write("w1", "sub/a.txt", "from tandem\n"),
-        write("w2", "b.txt", "b\n"),
-        Reply::text(&["written"]),
-    ];
-    let (_mock, ws, mut agent, id, _editor) =
-        session(script, json!({}), "mock-model", &[("b.txt", "b0\n")]).await;
-    agent.prompt(&id, "write them").await;
-    // The folder becomes a link to a place outside the project holding the same text, and
-    // b.txt a link to a file outside.
-    let outside = ws.write("outside/a.txt", "from tandem\n");
-    let elsewhere = ws.write("elsewhere.txt", "b\n");
-    std::fs::remove_dir_all(ws.project().join("sub")).unwrap();
-    std::os::unix::fs::symlink(outside.parent().unwrap(), ws.project().join("sub")).unwrap();
-    std::fs::remove_file(ws.project().join("b.txt")).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, ws.project().join("b.txt")).unwrap();
-
-    let said = slash(&mut agent, &id, "/undo").await;
-    assert!(
-        said.contains("sub/a.txt: **not put back**: a folder on its path is now a symbolic link"),
-        "{said}"
-    );
-    assert!(
-        said.contains("b.txt: **not put back**: it is now a symbolic link"),
-        "{said}"
-    );
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "from tandem\n");
-    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "b\n");
-    agent.assert_valid();
-}
-
-/// A FIFO put where a file was cannot hold a rewind (or the session) up.
-#[cfg(unix)]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fifo_in_a_files_place_is_reported_not_read() {
-    let script = vec![write("w1", "a.txt", "a\n"), Reply::text(&["written"])];
-    let (_mock, ws, mut agent, id, _editor) = session(script, json!({}), "mock-model", &[]).await;
-    agent.prompt(&id, "write a").await;
-    let a = ws.project().join("a.txt");
-    std::fs::remove_file(&a).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&a)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let said = slash(&mut agent, &id, "/undo").await;
-    assert!(
-        said.contains("a.txt: **not put back**: it is a FIFO"),
-        "{said}"
-    );
-    agent.assert_valid();
-}
-
 /// A fork working in another folder owns its copy of the conversation, not the files of the
 /// source's workspace: a rewind there never writes them unasked, and a fork at a turn does
 /// not own the source's later turns at all.

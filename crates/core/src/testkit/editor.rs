@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use parking_lot::Mutex;
 
 use crate::client::{ClientError, ClientOps, ExitStatus, TerminalOutput, TerminalSpec};
-use crate::types::{PermissionAnswer, PermissionChoice, ToolCallView};
+use crate::types::{PermissionAnswer, PermissionChoice, ToolCallView, ToolContent};
 
 /// One permission question, as the user would have seen it.
 #[derive(Debug, Clone)]
@@ -19,6 +19,8 @@ pub struct Asked {
     pub title: String,
     /// The answers offered, with their labels.
     pub choices: Vec<PermissionChoice>,
+    /// What the question showed, in order (a change's diff first).
+    pub content: Vec<ToolContent>,
 }
 
 /// The scripted editor.
@@ -121,6 +123,7 @@ impl ClientOps for FakeEditor {
         self.asked.lock().push(Asked {
             title: call.title.clone(),
             choices: choices.to_vec(),
+            content: call.content.clone(),
         });
         let silent = self.never_answers.load(std::sync::atomic::Ordering::SeqCst);
         let answer = self.answers.lock().pop_front();

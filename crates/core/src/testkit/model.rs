@@ -87,6 +87,11 @@ impl FakeModel {
         }
     }
 
+    /// Adds `reply` to the end of the script.
+    pub fn push(&self, reply: Reply) {
+        self.script.lock().push_back(reply);
+    }
+
     /// Every request so far.
     pub fn requests(&self) -> Vec<ModelRequest> {
         self.requests.lock().clone()

@@ -36,6 +36,32 @@ impl Session {
         config: &str,
         vars: &[(&str, &str)],
     ) -> Self {
+        let caps = ClientCaps {
+            read_text_file: true,
+            write_text_file: true,
+            ..ClientCaps::default()
+        };
+        Self::open_with(replies, editor, caps, config, vars).await
+    }
+
+    /// Like [`Session::open`], but the editor offers no file access: tandem reads and writes
+    /// the project on disk itself (the editor still answers questions).
+    pub async fn on_disk(
+        replies: Vec<Reply>,
+        editor: Arc<FakeEditor>,
+        config: &str,
+        vars: &[(&str, &str)],
+    ) -> Self {
+        Self::open_with(replies, editor, ClientCaps::default(), config, vars).await
+    }
+
+    async fn open_with(
+        replies: Vec<Reply>,
+        editor: Arc<FakeEditor>,
+        caps: ClientCaps,
+        config: &str,
+        vars: &[(&str, &str)],
+    ) -> Self {
         let scratch = Scratch::new();
         let dir = scratch.config_dir();
         let _ = std::fs::create_dir_all(&dir);
@@ -49,11 +75,7 @@ impl Session {
         let link = EditorLink {
             sink: events.clone(),
             ops: editor.clone(),
-            caps: ClientCaps {
-                read_text_file: true,
-                write_text_file: true,
-                ..ClientCaps::default()
-            },
+            caps,
             instructions: None,
         };
         let opened = manager

@@ -185,3 +185,7 @@ fn announce(
         error,
     });
 }
+
+#[cfg(test)]
+#[path = "compact_tests.rs"]
+mod tests;

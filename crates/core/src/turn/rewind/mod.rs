@@ -538,3 +538,6 @@ fn described(ctx: &TurnContext, report: &RewindReport) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;
