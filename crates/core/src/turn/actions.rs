@@ -1,86 +1,14 @@
-//! Slash commands that are not prompts for the model: `/compact`, `/permissions`, and the
-//! user's custom actions (a command line run like a `run_command` call).
+//! The user's custom actions (`[[actions]]`): a slash command (or `_tandem/actions/run`) that
+//! runs a command line like a `run_command` call, as a turn of its own.
 
 use tokio_util::sync::CancellationToken;
 
 use super::calls::{self, Caller};
-use super::compact::{self, Compacted};
 use super::context::TurnContext;
 use super::outcome::TurnOutcome;
 use crate::model::ToolCall;
 use crate::store::History;
-use crate::types::{StopReason, TurnEvent, UserPart};
-
-/// Compacts the conversation now (`/compact`); says so when there is nothing older than the
-/// last exchange to summarize.
-pub(crate) async fn compact_now(
-    ctx: TurnContext,
-    mut history: History,
-    prompt: Vec<UserPart>,
-    cancel: CancellationToken,
-) -> TurnOutcome {
-    let step = ctx.step();
-    // A load shows the `/compact` prompt where it ran; the model never sees it.
-    history.push_command(prompt);
-    let result = match compact::compact_history(&ctx, &mut history, &step.spec, &cancel).await {
-        Compacted::Done { .. } => Ok(StopReason::EndTurn),
-        Compacted::Nothing => {
-            let note = "Nothing to compact yet: the conversation has a single exchange.";
-            ctx.emit(TurnEvent::Text(note.into()));
-            history.push_note(note.into());
-            Ok(StopReason::EndTurn)
-        }
-        Compacted::Cancelled => Ok(StopReason::Cancelled),
-        Compacted::Failed(e) => Err(e),
-    };
-    TurnOutcome::ended(history, result)
-}
-
-/// `/permissions`: shows the session's rules and remembered answers; `clear` first forgets
-/// the answers. Nothing reaches the model.
-pub(crate) async fn show_permissions(
-    ctx: TurnContext,
-    history: History,
-    args: String,
-) -> TurnOutcome {
-    let mut text = String::new();
-    match args.trim() {
-        "" => {}
-        "clear" => {
-            let mut forgotten = 0;
-            ctx.meters
-                .grants
-                .send_modify(|grants| forgotten = grants.clear());
-            text = format!("Forgot {forgotten} remembered answer(s).\n\n");
-        }
-        other => {
-            text = format!(
-                "`/permissions {other}`: unknown argument; `/permissions` shows, `/permissions clear` forgets the remembered answers.\n\n"
-            );
-        }
-    }
-    if ctx.services.policy.sandbox.is_some() {
-        // Whether this system can sandbox, checked once per process.
-        let _ = crate::platform::sandbox::availability().await;
-    }
-    let snapshot = ctx.services.policy.snapshot(&ctx.meters.grants.borrow());
-    text.push_str(&snapshot.markdown(ctx.mode()));
-    let jobs = ctx.services.background.list();
-    if !jobs.is_empty() {
-        text.push_str("\n\n**Background commands** (stopped when the session ends):\n");
-        for job in jobs {
-            let state = match (job.running, job.exit_code) {
-                (true, _) => "running".to_string(),
-                (false, Some(code)) => format!("ended, exit code {code}"),
-                (false, None) => "stopped".to_string(),
-            };
-            text.push_str(&format!("\n- `{}` `{}`: {state}", job.id, job.command));
-        }
-        text.push('\n');
-    }
-    ctx.emit(TurnEvent::Text(text));
-    TurnOutcome::ended(history, Ok(StopReason::EndTurn))
-}
+use crate::types::{StopReason, UserPart};
 
 /// A custom action the user invoked: its name and command line, and the project file that
 /// declared it when it is a project's.

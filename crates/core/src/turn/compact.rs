@@ -1,7 +1,8 @@
 //! Compaction: when the conversation no longer fits comfortably in the model's context
 //! window, the older part is summarized with one model call and replaced by the summary; the
 //! current exchange stays verbatim ([`crate::store::History::compact`] applies it). The full
-//! history stays in the transcript.
+//! history stays in the transcript. It runs on its own as the loop nears the window or after
+//! a context-length refusal, and when the user asks (`/compact`, [`compact_now`]).
 
 use std::sync::Arc;
 
@@ -10,10 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::TurnContext;
 use super::estimate::fit_to_model;
+use super::outcome::TurnOutcome;
 use crate::config::ModelSpec;
 use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest};
-use crate::types::UserPart;
-use crate::types::{CompactionStatus, TurnEvent};
+use crate::store::History;
+use crate::types::{CompactionStatus, StopReason, TurnEvent, UserPart};
 
 const SUMMARY_SYSTEM: &str = "You summarize a coding session so that the agent can continue it without \
 seeing the earlier messages. Write plain, specific notes; never call tools.";
@@ -184,6 +186,31 @@ fn announce(
         summary,
         error,
     });
+}
+
+/// Compacts the conversation now (`/compact`); says so when there is nothing older than the
+/// last exchange to summarize.
+pub(crate) async fn compact_now(
+    ctx: TurnContext,
+    mut history: History,
+    prompt: Vec<UserPart>,
+    cancel: CancellationToken,
+) -> TurnOutcome {
+    let step = ctx.step();
+    // A load shows the `/compact` prompt where it ran; the model never sees it.
+    history.push_command(prompt);
+    let result = match compact_history(&ctx, &mut history, &step.spec, &cancel).await {
+        Compacted::Done { .. } => Ok(StopReason::EndTurn),
+        Compacted::Nothing => {
+            let note = "Nothing to compact yet: the conversation has a single exchange.";
+            ctx.emit(TurnEvent::Text(note.into()));
+            history.push_note(note.into());
+            Ok(StopReason::EndTurn)
+        }
+        Compacted::Cancelled => Ok(StopReason::Cancelled),
+        Compacted::Failed(e) => Err(e),
+    };
+    TurnOutcome::ended(history, result)
 }
 
 #[cfg(test)]

@@ -15,16 +15,14 @@
 //! A definition answered meanwhile in another session of the project is not asked again.
 //! Cancelling the prompt while asking cancels the turn; the servers not yet answered stay
 //! held, for the next prompt. `/permissions` shows the project's answers and `/permissions
-//! untrust` forgets them ([`permissions`]). The model never sees any of it.
+//! untrust` forgets them (permissions_command.rs). The model never sees any of it.
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::context::TurnContext;
-use super::outcome::TurnOutcome;
 use crate::mcp::{Held, Trusted};
 use crate::permission::trust::{self, Declared, TrustEntry, TrustStore, Verdict};
-use crate::store::History;
 use crate::types::{Location, ToolCallView, ToolContent, ToolKind, ToolStatus, TurnEvent};
 use crate::types::{PermissionAnswer, PermissionChoice};
 
@@ -302,65 +300,4 @@ fn choices() -> Vec<PermissionChoice> {
             "Always reject (do not ask again for this definition)",
         ),
     ]
-}
-
-/// `/permissions` with the project's trust: `untrust` forgets the answers about this
-/// project's programs; the rules and remembered answers follow as before, then the trust.
-pub(crate) async fn permissions(ctx: TurnContext, history: History, args: String) -> TurnOutcome {
-    let store = TrustStore::new(&ctx.facts.config.home);
-    let mut forgot = None;
-    let passed = match args.trim() {
-        "untrust" => {
-            forgot = Some(store.forget(Some(&ctx.facts.cwd)));
-            String::new()
-        }
-        "" | "clear" => args,
-        other => {
-            ctx.emit(TurnEvent::Text(format!(
-                "`/permissions {other}`: unknown argument; `/permissions` shows, `/permissions clear` forgets this session's answers, `/permissions untrust` forgets which of this project's programs you trusted or refused.\n\n"
-            )));
-            String::new()
-        }
-    };
-    let outcome = super::actions::show_permissions(ctx.clone(), history, passed).await;
-    let mut text = format!(
-        "\n\n**Programs this project declares** (`{}`; they start only once you trust them):\n",
-        ctx.facts.cwd.join(".tandem").join("config.toml").display()
-    );
-    let entries = store.for_project(&ctx.facts.cwd);
-    for entry in &entries {
-        text.push_str(&format!(
-            "- {} MCP server `{}`: `{}` — since {}\n",
-            entry.verdict.name(),
-            entry.name,
-            entry.command,
-            entry.at
-        ));
-    }
-    let waiting: Vec<String> = ctx
-        .services
-        .mcp
-        .states()
-        .into_iter()
-        .filter(|(_, state, _)| *state == "held")
-        .map(|(name, ..)| name)
-        .collect();
-    for name in &waiting {
-        text.push_str(&format!(
-            "- waiting: MCP server `{name}` (asked at the next prompt)\n"
-        ));
-    }
-    if entries.is_empty() && waiting.is_empty() {
-        text.push_str("- none trusted or refused\n");
-    }
-    match forgot {
-        Some(Ok(gone)) => text.push_str(&format!(
-            "\nForgot {} trust answer(s) for this project: the next session asks again. Servers already running keep running until their session closes.",
-            gone.len()
-        )),
-        Some(Err(e)) => text.push_str(&format!("\nCould not forget them: {e}")),
-        None => text.push_str("\n`/permissions untrust` forgets these answers for this project."),
-    }
-    ctx.emit(TurnEvent::Text(text));
-    outcome
 }
