@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use tandem_core::edit::Tier;
-use tandem_core::edit::corpus::{Corpus, Verdict};
+use tandem_core::edit::corpus::{CaseOutcome, Corpus};
 
 /// Counts for one kind of case under one setting.
 #[derive(Default)]
@@ -30,21 +30,21 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, name: &str, expects_refusal: bool, verdict: Verdict) {
+    fn add(&mut self, name: &str, expects_refusal: bool, verdict: CaseOutcome) {
         self.cases += 1;
         match verdict {
-            Verdict::Applied(tier) => *self.applied.entry(tier).or_default() += 1,
-            Verdict::Refused(kind) => {
+            CaseOutcome::Applied(tier) => *self.applied.entry(tier).or_default() += 1,
+            CaseOutcome::Refused(kind) => {
                 self.refused += 1;
                 if kind == "ambiguous" {
                     self.ambiguous += 1;
                 }
             }
-            Verdict::Missed(_) => self.missed += 1,
-            Verdict::Wrong(why) => self.wrong.push(format!("{name}: {why}")),
+            CaseOutcome::Missed(_) => self.missed += 1,
+            CaseOutcome::Wrong(why) => self.wrong.push(format!("{name}: {why}")),
             // Exact-only: an ambiguity the lenient tiers would find is "not found" here.
-            Verdict::Unexpected(_) if expects_refusal => self.refused += 1,
-            Verdict::Unexpected(_) => self.unexpected += 1,
+            CaseOutcome::Unexpected(_) if expects_refusal => self.refused += 1,
+            CaseOutcome::Unexpected(_) => self.unexpected += 1,
         }
     }
 

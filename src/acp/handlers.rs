@@ -24,8 +24,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::open::{self, Reopen, Stored, log_unsent};
-use super::order::{Job, Order};
-use super::session_models::{Answer, WithModels};
+use super::order::{Order, SessionWork};
+use super::session_models::{WithModelList, WithModels};
 use super::{ConnectionSink, capabilities, client, convert, errors, ext};
 use crate::client::ClientCaps;
 use crate::session::{EditorLink, SessionError, SessionManager};
@@ -116,7 +116,7 @@ impl Handlers {
     pub(crate) async fn new_session(
         self: Arc<Self>,
         WithModels(req): WithModels<NewSessionRequest>,
-        responder: Responder<Answer<NewSessionResponse>>,
+        responder: Responder<WithModelList<NewSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let requested = req
@@ -135,7 +135,7 @@ impl Handlers {
         };
         let servers = convert::mcp_servers(req.mcp_servers);
         let (h, id) = (self.clone(), requested.clone());
-        let open: Job = Box::new(move || {
+        let open: SessionWork = Box::new(move || {
             Box::pin(async move {
                 let opened = h
                     .manager
@@ -159,7 +159,7 @@ impl Handlers {
     pub(crate) async fn load_session(
         self: Arc<Self>,
         WithModels(req): WithModels<LoadSessionRequest>,
-        responder: Responder<Answer<LoadSessionResponse>>,
+        responder: Responder<WithModelList<LoadSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let stored = Stored {
@@ -178,7 +178,7 @@ impl Handlers {
     pub(crate) async fn resume_session(
         self: Arc<Self>,
         WithModels(req): WithModels<ResumeSessionRequest>,
-        responder: Responder<Answer<ResumeSessionResponse>>,
+        responder: Responder<WithModelList<ResumeSessionResponse>>,
         cx: ConnectionTo<Client>,
     ) -> Handled {
         let stored = Stored {
@@ -293,7 +293,7 @@ impl Handlers {
         let session = id.clone();
         let h = self.clone();
         let tracked = self.tasks.token();
-        let job: Job = Box::new(move || {
+        let job: SessionWork = Box::new(move || {
             Box::pin(async move {
                 // Sent now, so a cancel that came after the prompt finds it.
                 let prompt = manager.run(&session, prompt, output);
@@ -384,7 +384,7 @@ impl Handlers {
         let id = note.session_id.0.to_string();
         let manager = self.manager.clone();
         let session = id.clone();
-        let job: Job = Box::new(move || {
+        let job: SessionWork = Box::new(move || {
             Box::pin(async move {
                 if let Err(e) = manager.cancel(&session) {
                     tracing::warn!("session/cancel ignored: {e}");
@@ -406,7 +406,7 @@ impl Handlers {
         R: JsonRpcResponse + Send + 'static,
     {
         let h = self.clone();
-        let job: Job =
+        let job: SessionWork =
             Box::new(move || Box::pin(async move { h.respond(responder, answer(&h.manager)) }));
         self.after_opening(id, job).await;
     }
@@ -425,7 +425,7 @@ impl Handlers {
         R: JsonRpcResponse + Send + 'static,
     {
         let h = self.clone();
-        let job: Job = Box::new(move || {
+        let job: SessionWork = Box::new(move || {
             Box::pin(async move {
                 let answer = start(&h.manager);
                 // The runtime's task, not the connection's: the work may read files.
@@ -437,7 +437,7 @@ impl Handlers {
     }
 
     /// Runs `job` about the session `id` now, or after the session has opened.
-    pub(super) async fn after_opening(&self, id: &str, job: Job) {
+    pub(super) async fn after_opening(&self, id: &str, job: SessionWork) {
         if let Some(job) = self.order.enqueue(id, job) {
             job().await;
         }
@@ -445,7 +445,7 @@ impl Handlers {
 
     /// Opens a session off the dispatch loop: `open` runs in a task of its own, and requests
     /// about `id` (when the editor knows it already) wait until it is done.
-    pub(super) fn opening(self: &Arc<Self>, id: Option<&str>, open: Job) {
+    pub(super) fn opening(self: &Arc<Self>, id: Option<&str>, open: SessionWork) {
         let run = match id {
             None => Some((open, None)),
             Some(id) => self

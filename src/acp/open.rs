@@ -11,7 +11,7 @@ use agent_client_protocol::{Client, Error, JsonRpcResponse};
 
 use crate::client::ClientCaps;
 
-use super::session_models::{self, Answer};
+use super::session_models::{self, WithModelList};
 use super::{ConnectionSink, Handlers, convert, errors, ext, replay};
 use crate::session::{NewSession, SessionError};
 use crate::types::{EventSink, TurnEvent};
@@ -52,9 +52,9 @@ impl Opening for ResumeSessionResponse {
 
 /// The answers of `session/new`, `session/load` and `session/resume` also carry the older
 /// `models` field, for clients that read only that (agent-shell).
-impl<R: Opening> Opening for Answer<R> {
+impl<R: Opening> Opening for WithModelList<R> {
     fn opening(s: &NewSession) -> Self {
-        Answer {
+        WithModelList {
             response: R::opening(s),
             models: session_models::model_state(&s.options),
         }
@@ -137,7 +137,7 @@ impl Handlers {
         let h = self.clone();
         let id = stored.id.clone();
         let forks = matches!(how, Reopen::Fork);
-        let job: super::order::Job = Box::new(move || {
+        let job: super::order::SessionWork = Box::new(move || {
             Box::pin(async move {
                 let Stored {
                     id,
@@ -171,7 +171,7 @@ impl Handlers {
             // Copying a transcript is work: off the connection's own task, once the source
             // session (if it is opening) is open.
             let h = self.clone();
-            let spawn: super::order::Job = Box::new(move || {
+            let spawn: super::order::SessionWork = Box::new(move || {
                 Box::pin(async move {
                     h.tasks.spawn(job());
                 })

@@ -11,19 +11,19 @@ use futures::future::BoxFuture;
 use parking_lot::Mutex;
 
 /// Work about one session: a short future (long work, like a prompt, spawns its own task).
-pub(crate) type Job = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
+pub(crate) type SessionWork = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
 
 /// The sessions being opened, and what waits for each.
 #[derive(Default)]
 pub(crate) struct Order {
-    opening: Mutex<HashMap<String, VecDeque<Job>>>,
+    opening: Mutex<HashMap<String, VecDeque<SessionWork>>>,
 }
 
 impl Order {
     /// An opening of `id`: handed back to run now (in a task of its own, then
     /// [`Order::finish`]) and from now on requests about `id` wait for it; or, when `id` is
     /// already opening, queued behind that opening like any other request (`None`).
-    pub(crate) fn open(&self, id: &str, job: Job) -> Option<Job> {
+    pub(crate) fn open(&self, id: &str, job: SessionWork) -> Option<SessionWork> {
         let mut opening = self.opening.lock();
         match opening.get_mut(id) {
             Some(queue) => {
@@ -39,7 +39,7 @@ impl Order {
 
     /// A request about `id`: handed back to run now, or queued until `id` has opened
     /// (`None`). Called on the dispatch loop, so requests keep the order they came in.
-    pub(crate) fn enqueue(&self, id: &str, job: Job) -> Option<Job> {
+    pub(crate) fn enqueue(&self, id: &str, job: SessionWork) -> Option<SessionWork> {
         match self.opening.lock().get_mut(id) {
             Some(queue) => {
                 queue.push_back(job);
@@ -74,7 +74,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    fn job(log: &Arc<Mutex<Vec<&'static str>>>, what: &'static str) -> Job {
+    fn job(log: &Arc<Mutex<Vec<&'static str>>>, what: &'static str) -> SessionWork {
         let log = log.clone();
         Box::new(move || {
             Box::pin(async move {
@@ -83,7 +83,7 @@ mod tests {
         })
     }
 
-    async fn now(job: Option<Job>) {
+    async fn now(job: Option<SessionWork>) {
         if let Some(job) = job {
             job().await;
         }

@@ -101,19 +101,19 @@ impl<R: JsonRpcMessage> JsonRpcMessage for WithModels<R> {
 }
 
 impl<R: JsonRpcRequest> JsonRpcRequest for WithModels<R> {
-    type Response = Answer<R::Response>;
+    type Response = WithModelList<R::Response>;
 }
 
 /// ACP's answer `response`, with `models` added at its top level.
 #[derive(Debug, Clone)]
-pub(crate) struct Answer<T> {
+pub(crate) struct WithModelList<T> {
     /// What ACP's schema describes.
     pub(crate) response: T,
     /// The older field, absent when the session offers no model option.
     pub(crate) models: Option<SessionModelState>,
 }
 
-impl<T: JsonRpcResponse> JsonRpcResponse for Answer<T> {
+impl<T: JsonRpcResponse> JsonRpcResponse for WithModelList<T> {
     fn into_json(self, method: &str) -> Result<Value, Error> {
         let mut value = self.response.into_json(method)?;
         if let (Some(models), Some(fields)) = (self.models, value.as_object_mut()) {
@@ -173,7 +173,7 @@ mod tests {
                 description: None,
             }],
         };
-        let answer = Answer {
+        let answer = WithModelList {
             response: NewSessionResponse::new("s1"),
             models: Some(models.clone()),
         };
@@ -181,7 +181,7 @@ mod tests {
         assert_eq!(json["sessionId"], "s1");
         assert_eq!(json["models"]["currentModelId"], "a");
         assert_eq!(json["models"]["availableModels"][0]["modelId"], "a");
-        let back = Answer::<NewSessionResponse>::from_json("session/new", json).unwrap();
+        let back = WithModelList::<NewSessionResponse>::from_json("session/new", json).unwrap();
         assert_eq!(back.models, Some(models));
     }
 }

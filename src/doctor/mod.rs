@@ -296,7 +296,7 @@ async fn models(config: &Config) -> (Check, bool) {
 fn unreachable_fix(config: &Config) -> String {
     format!(
         "{}The URL comes from --base-url, OPENAI_BASE_URL, the provider preset or the config file.",
-        crate::login::Target::of(config).start_hint()
+        crate::login::LoginTarget::of(config).start_hint()
     )
 }
 

@@ -7,7 +7,7 @@ use toml_edit::{DocumentMut, value};
 
 /// The server and model a login settled on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Choice {
+pub(crate) struct Settled {
     /// A preset's name, or `None` for a URL of the user's own.
     pub(crate) provider: Option<String>,
     /// The base URL, or `None` for the preset's own.
@@ -39,7 +39,7 @@ pub(crate) enum WriteError {
 
 /// `text` with `provider`, `base_url` and `model` set to `choice` (a key it leaves
 /// out is removed, so an old URL cannot outlive a new preset).
-pub(crate) fn updated(text: &str, choice: &Choice) -> Result<String, toml_edit::TomlError> {
+pub(crate) fn updated(text: &str, choice: &Settled) -> Result<String, toml_edit::TomlError> {
     let mut doc: DocumentMut = text.parse()?;
     match &choice.provider {
         Some(name) => doc["provider"] = value(name.as_str()),
@@ -58,7 +58,7 @@ pub(crate) fn updated(text: &str, choice: &Choice) -> Result<String, toml_edit::
 }
 
 /// Updates (or creates) the config file at `path`.
-pub(crate) fn write(path: &Path, choice: &Choice) -> Result<(), WriteError> {
+pub(crate) fn write(path: &Path, choice: &Settled) -> Result<(), WriteError> {
     let shown = path.display().to_string();
     let io = |source| WriteError::Io {
         path: shown.clone(),
@@ -89,7 +89,7 @@ mod tests {
             "# mine\nmode = \"ask\"\nbase_url = \"http://old/v1\"\n\n[[models]]\nid = \"x\"\n";
         let after = updated(
             before,
-            &Choice {
+            &Settled {
                 provider: Some("openrouter".into()),
                 base_url: None,
                 model: "m/1".into(),
@@ -110,7 +110,7 @@ mod tests {
     fn a_url_of_ones_own_drops_the_preset() {
         let after = updated(
             "provider = \"openai\"\n",
-            &Choice {
+            &Settled {
                 provider: None,
                 base_url: Some("http://box:8000/v1".into()),
                 model: "qwen".into(),

@@ -19,8 +19,8 @@ pub(crate) use crate::config::check_url;
 use crate::config::{ApiKey, Config};
 use crate::credentials::KeyStore;
 use crate::model::probe::{self, ListError, Listing};
-pub(crate) use config_file::Choice;
-pub(crate) use target::Target;
+pub(crate) use config_file::Settled;
+pub(crate) use target::LoginTarget;
 
 /// Why a login ended without saving.
 #[derive(Debug, thiserror::Error)]
@@ -89,7 +89,7 @@ async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), 
         .credentials()
         .map_err(|e| LoginError::Usage(e.to_string()))?;
     let named = config.overrides.provider.is_some() || config.overrides.base_url.is_some();
-    let current = Target::of(config);
+    let current = LoginTarget::of(config);
     let (mut target, keyless) = if interactive {
         server::settle(current, !named).await?
     } else {
@@ -134,7 +134,11 @@ async fn run(config: &Config, key_stdin: bool, interactive: bool) -> Result<(), 
 }
 
 /// Why the one-token request failed, in one line.
-fn test_failed(target: &Target, listing: &Listing, e: &crate::model::ModelError) -> LoginError {
+fn test_failed(
+    target: &LoginTarget,
+    listing: &Listing,
+    e: &crate::model::ModelError,
+) -> LoginError {
     let message = e.message.trim_end_matches('.');
     if matches!(listing, Listing::NotOffered(_)) && e.class == crate::model::ErrorClass::NotFound {
         return LoginError::Failed(format!(
@@ -151,7 +155,7 @@ fn test_failed(target: &Target, listing: &Listing, e: &crate::model::ModelError)
 /// Asks for the key until the server takes it (a few tries), and returns it with the
 /// server's model list.
 async fn key_by_prompt(
-    target: &Target,
+    target: &LoginTarget,
     stored: Option<&str>,
     keyless: Option<Listing>,
 ) -> Result<(Option<ApiKey>, Listing), LoginError> {
@@ -189,7 +193,7 @@ async fn key_by_prompt(
 
 /// The key piped in with `--key-stdin`, checked against the server.
 async fn key_from_stdin(
-    target: &Target,
+    target: &LoginTarget,
     key_stdin: bool,
 ) -> Result<(Option<ApiKey>, Listing), LoginError> {
     let key = if key_stdin {
@@ -229,7 +233,7 @@ fn checked(text: &str) -> Result<ApiKey, LoginError> {
 }
 
 /// The server's models, asked with `key`: a refusal means a wrong key.
-async fn list(target: &Target, key: Option<&ApiKey>) -> Result<Listing, LoginError> {
+async fn list(target: &LoginTarget, key: Option<&ApiKey>) -> Result<Listing, LoginError> {
     say(format!("… asking {} for its models", target.base_url));
     probe::list_models(&target.base_url, target.api(), key)
         .await
@@ -294,7 +298,7 @@ fn choose_model(
 fn save(
     config: &Config,
     store: &crate::credentials::Credentials,
-    target: &Target,
+    target: &LoginTarget,
     key: Option<&ApiKey>,
     model: &str,
 ) -> Result<(), LoginError> {
@@ -313,7 +317,7 @@ fn save(
         .config_file
         .clone()
         .unwrap_or_else(|| config.config_dir.join("config.toml"));
-    let choice = Choice {
+    let choice = Settled {
         provider: target.provider.map(|p| p.name.to_string()),
         base_url: (target.provider.map(|p| p.base_url) != Some(target.base_url.as_str()))
             .then(|| target.base_url.clone()),

@@ -7,7 +7,7 @@ use dialoguer::console::Term;
 use dialoguer::theme::{ColorfulTheme, Theme};
 use dialoguer::{Confirm, FuzzySelect, Input, Password, Select};
 
-use super::Target;
+use super::LoginTarget;
 use crate::config::presets::{PRESETS, Preset};
 
 /// How many attempts at a key before giving up.
@@ -26,7 +26,7 @@ fn io_error(e: dialoguer::Error) -> io::Error {
 
 /// The server: one of the presets, or a URL; the configured one is selected first (a URL of
 /// the user's own filled in), so logging in again after a key was refused is Enter, Enter.
-pub(crate) fn server(current: &Target) -> io::Result<Target> {
+pub(crate) fn server(current: &LoginTarget) -> io::Result<LoginTarget> {
     let mut items: Vec<String> = PRESETS.iter().map(describe).collect();
     items.push("another OpenAI-compatible server (enter its URL)".into());
     let default = match current.provider {
@@ -43,7 +43,7 @@ pub(crate) fn server(current: &Target) -> io::Result<Target> {
         .interact()
         .map_err(io_error)?;
     if let Some(preset) = PRESETS.get(picked) {
-        return Ok(Target::preset(preset));
+        return Ok(LoginTarget::preset(preset));
     }
     let theme = theme();
     let mut input = Input::with_theme(&theme)
@@ -53,7 +53,7 @@ pub(crate) fn server(current: &Target) -> io::Result<Target> {
         input = input.with_initial_text(current.base_url.clone());
     }
     let url: String = input.interact_text().map_err(io_error)?;
-    Ok(Target::custom(super::check_url(&url).unwrap_or(url)))
+    Ok(LoginTarget::custom(super::check_url(&url).unwrap_or(url)))
 }
 
 fn describe(preset: &Preset) -> String {
@@ -67,7 +67,11 @@ fn describe(preset: &Preset) -> String {
 
 /// The key, typed without echo; `None` when the user left it empty (to keep the `stored`
 /// one, or where the server needs none).
-pub(crate) fn key(target: &Target, attempt: usize, stored: bool) -> io::Result<Option<String>> {
+pub(crate) fn key(
+    target: &LoginTarget,
+    attempt: usize,
+    stored: bool,
+) -> io::Result<Option<String>> {
     let empty = if stored {
         "; press Enter to keep the stored key"
     } else if target.needs_key {

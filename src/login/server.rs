@@ -3,16 +3,16 @@
 //! address missing its `/v1` is said at once, and in a terminal the user chooses again (or
 //! takes the `/v1` address offered) instead of typing a key for nothing.
 
-use super::{LoginError, Target, prompt, say};
+use super::{LoginError, LoginTarget, prompt, say};
 use crate::model::probe::{self, ListError, Listing};
 
 /// The server to log in to, checked: asked for in the terminal when `ask` (again after each
 /// one that does not answer), else `current`. Returns the model list the server gave
 /// without a key, when it gave one.
 pub(super) async fn settle(
-    mut current: Target,
+    mut current: LoginTarget,
     ask: bool,
-) -> Result<(Target, Option<Listing>), LoginError> {
+) -> Result<(LoginTarget, Option<Listing>), LoginError> {
     loop {
         let target = if ask {
             prompt::server(&current)?

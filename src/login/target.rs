@@ -5,7 +5,7 @@ use crate::config::{ApiKey, Config, Endpoint, KeyFrom};
 
 /// A model server to log in to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Target {
+pub(crate) struct LoginTarget {
     /// The preset, when one was chosen.
     pub(crate) provider: Option<&'static Preset>,
     /// Its base URL, without a trailing slash.
@@ -16,7 +16,7 @@ pub(crate) struct Target {
     pub(crate) named_api: Option<crate::conversation::Api>,
 }
 
-impl Target {
+impl LoginTarget {
     /// A preset's server.
     pub(crate) fn preset(preset: &'static Preset) -> Self {
         Self {
@@ -118,11 +118,11 @@ mod tests {
 
     #[test]
     fn local_presets_are_not_asked_for_a_key_and_urls_are() {
-        let ollama = Target::preset(presets::preset("ollama").unwrap());
+        let ollama = LoginTarget::preset(presets::preset("ollama").unwrap());
         assert!(!ollama.asks_key());
-        let openai = Target::preset(presets::preset("openai").unwrap());
+        let openai = LoginTarget::preset(presets::preset("openai").unwrap());
         assert!(openai.asks_key() && openai.needs_key);
-        let own = Target::custom("http://box/v1".into());
+        let own = LoginTarget::custom("http://box/v1".into());
         assert!(own.asks_key() && !own.needs_key);
     }
 }

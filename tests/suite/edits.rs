@@ -125,7 +125,7 @@ fn check_files(corpus: &Corpus, case: &Case, dir: &Path, file: Option<&str>, res
         assert!(
             matches!(
                 corpus.run(case, Tier::Punctuation).unwrap(),
-                tandem_core::edit::corpus::Verdict::Applied(_)
+                tandem_core::edit::corpus::CaseOutcome::Applied(_)
             ),
             "{}",
             case.name

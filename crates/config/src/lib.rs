@@ -437,7 +437,7 @@ impl Config {
 
     /// `tandem login`'s key stores for this configuration (`TANDEM_CREDENTIAL_STORE`).
     pub fn credentials(&self) -> Result<crate::credentials::Credentials, ConfigError> {
-        let choice = crate::credentials::Choice::parse(
+        let choice = crate::credentials::StoreChoice::parse(
             std::env::var("TANDEM_CREDENTIAL_STORE").ok().as_deref(),
         )
         .map_err(|e| ConfigError::Invalid(e.to_string()))?;

@@ -71,7 +71,7 @@ pub enum PathAccess {
 
 /// What a rule matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum RuleTarget {
     /// Every shell command.
     AnyCommand,
     /// A command whose words are `words` (with `prefix`: whose words start with them).
@@ -116,7 +116,7 @@ pub struct Rule {
     /// The rule as written, for messages.
     pub text: String,
     /// What it matches.
-    pub target: Target,
+    pub target: RuleTarget,
     /// The file it came from.
     pub source: PathBuf,
 }
@@ -134,7 +134,7 @@ impl PermissionsSpec {
 }
 
 /// Parses one rule (`run_command(cargo test:*)`, `edit_file(src/**)`, `mcp__github__*`).
-pub fn parse_rule(text: &str) -> Result<Target, String> {
+pub fn parse_rule(text: &str) -> Result<RuleTarget, String> {
     let text = text.trim();
     let (tool, pattern) = match text.split_once('(') {
         Some((tool, rest)) => {
@@ -158,7 +158,7 @@ pub fn parse_rule(text: &str) -> Result<Target, String> {
     }
     if tool == COMMAND_TOOL {
         return Ok(match pattern {
-            None => Target::AnyCommand,
+            None => RuleTarget::AnyCommand,
             Some(pattern) => command_pattern(text, pattern)?,
         });
     }
@@ -171,10 +171,10 @@ pub fn parse_rule(text: &str) -> Result<Target, String> {
     };
     if let Some(access) = access {
         return Ok(match pattern {
-            None => Target::AnyPath(access),
+            None => RuleTarget::AnyPath(access),
             Some(glob) => {
                 globset::Glob::new(glob).map_err(|e| format!("`{text}`: {e}"))?;
-                Target::Path {
+                RuleTarget::Path {
                     access,
                     glob: glob.to_string(),
                 }
@@ -205,12 +205,12 @@ pub fn parse_rule(text: &str) -> Result<Target, String> {
     if name.contains('*') {
         return Err(format!("`{text}`: `*` may only end an MCP tool name"));
     }
-    Ok(Target::Tool { name, prefix })
+    Ok(RuleTarget::Tool { name, prefix })
 }
 
 /// `cargo test:*` or `cargo test`: one command's words, quotes allowed, no shell operators.
 /// `web_fetch`, `web_fetch(domain:docs.rs)`, `web_search`.
-fn web_pattern(text: &str, tool: &str, pattern: Option<&str>) -> Result<Target, String> {
+fn web_pattern(text: &str, tool: &str, pattern: Option<&str>) -> Result<RuleTarget, String> {
     let domain = match pattern {
         None => None,
         Some(p) => {
@@ -231,13 +231,13 @@ fn web_pattern(text: &str, tool: &str, pattern: Option<&str>) -> Result<Target, 
             Some(domain)
         }
     };
-    Ok(Target::Web {
+    Ok(RuleTarget::Web {
         tool: tool.to_string(),
         domain,
     })
 }
 
-fn command_pattern(text: &str, pattern: &str) -> Result<Target, String> {
+fn command_pattern(text: &str, pattern: &str) -> Result<RuleTarget, String> {
     let (body, prefix) = match pattern.strip_suffix(":*") {
         Some(body) => (body, true),
         None => match pattern.strip_suffix(" *") {
@@ -251,7 +251,7 @@ fn command_pattern(text: &str, pattern: &str) -> Result<Target, String> {
             "`{text}`: name the command, e.g. `run_command(cargo test:*)`"
         ));
     }
-    Ok(Target::Command { words, prefix })
+    Ok(RuleTarget::Command { words, prefix })
 }
 
 /// Splits one simple command into its words: whitespace separates, single and double quotes
@@ -350,8 +350,8 @@ pub(crate) fn parse_all(
 mod tests {
     use super::*;
 
-    fn command(words: &[&str], prefix: bool) -> Target {
-        Target::Command {
+    fn command(words: &[&str], prefix: bool) -> RuleTarget {
+        RuleTarget::Command {
             words: words.iter().map(|w| w.to_string()).collect(),
             prefix,
         }
@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn web_rules_name_a_domain_in_lower_case_without_a_trailing_dot() {
         let domain = |text: &str| match parse_rule(text) {
-            Ok(Target::Web { domain, .. }) => domain,
+            Ok(RuleTarget::Web { domain, .. }) => domain,
             other => panic!("{other:?}"),
         };
         assert_eq!(
@@ -402,7 +402,7 @@ mod tests {
             parse_rule("run_command(RUST_LOG=debug cargo test:*)"),
             Ok(command(&["RUST_LOG=debug", "cargo", "test"], true))
         );
-        assert_eq!(parse_rule("run_command"), Ok(Target::AnyCommand));
+        assert_eq!(parse_rule("run_command"), Ok(RuleTarget::AnyCommand));
         for bad in [
             "run_command(a; b)",
             "run_command(a && b)",
@@ -421,39 +421,39 @@ mod tests {
     fn path_and_tool_rules() {
         assert_eq!(
             parse_rule("edit_file(src/**)"),
-            Ok(Target::Path {
+            Ok(RuleTarget::Path {
                 access: PathAccess::Edit,
                 glob: "src/**".into()
             })
         );
         assert_eq!(
             parse_rule("grep(~/.ssh/**)"),
-            Ok(Target::Path {
+            Ok(RuleTarget::Path {
                 access: PathAccess::Read,
                 glob: "~/.ssh/**".into()
             })
         );
         assert_eq!(
             parse_rule("write_file"),
-            Ok(Target::AnyPath(PathAccess::Edit))
+            Ok(RuleTarget::AnyPath(PathAccess::Edit))
         );
         assert_eq!(
             parse_rule("mcp__github__create_issue"),
-            Ok(Target::Tool {
+            Ok(RuleTarget::Tool {
                 name: "mcp__github__create_issue".into(),
                 prefix: false
             })
         );
         assert_eq!(
             parse_rule("mcp__github__*"),
-            Ok(Target::Tool {
+            Ok(RuleTarget::Tool {
                 name: "mcp__github__".into(),
                 prefix: true
             })
         );
         assert_eq!(
             parse_rule("mcp__github"),
-            Ok(Target::Tool {
+            Ok(RuleTarget::Tool {
                 name: "mcp__github__".into(),
                 prefix: true
             })

@@ -59,7 +59,7 @@ enum Ids {
 }
 
 /// Who a request goes to, as the rules tell providers apart.
-struct Target {
+struct ModelTarget {
     api: Api,
     host: String,
     /// The model id without a router's `vendor/` prefix, lowercase.
@@ -69,7 +69,7 @@ struct Target {
 /// One provider's rules and how its server is recognised.
 struct Provider {
     name: &'static str,
-    recognise: fn(&Target) -> bool,
+    recognise: fn(&ModelTarget) -> bool,
     ids: Ids,
     placeholder: Option<&'static str>,
     /// The thought signature a call another model wrote carries, where the provider
@@ -218,7 +218,7 @@ impl Dialect {
             .next()
             .unwrap_or(model)
             .to_ascii_lowercase();
-        let target = Target {
+        let target = ModelTarget {
             api,
             host,
             model: bare,

@@ -6,9 +6,9 @@ use std::path::{Component, Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::Subject;
-use super::scope::{CommandScope, Reach};
+use super::scope::{CommandScope, MatchReach};
 use super::shell::{self, SimpleCommand, Word};
-use crate::config::permissions::{PathAccess, Rule, RuleEffect, Target};
+use crate::config::permissions::{PathAccess, Rule, RuleEffect, RuleTarget};
 
 /// A rule ready to match calls.
 #[derive(Debug)]
@@ -46,8 +46,8 @@ impl Rules {
             .into_iter()
             .filter_map(|rule| {
                 let matcher = match &rule.target {
-                    Target::AnyCommand => Matcher::AnyCommand,
-                    Target::Command { words, prefix } => {
+                    RuleTarget::AnyCommand => Matcher::AnyCommand,
+                    RuleTarget::Command { words, prefix } => {
                         let words = words.iter().map(Word::literal).collect();
                         Matcher::Command(if *prefix {
                             CommandScope::Prefix(words)
@@ -55,19 +55,19 @@ impl Rules {
                             CommandScope::Exact(words)
                         })
                     }
-                    Target::AnyPath(access) => Matcher::AnyPath(*access),
-                    Target::Path { access, glob } => match globs(glob, root, home) {
+                    RuleTarget::AnyPath(access) => Matcher::AnyPath(*access),
+                    RuleTarget::Path { access, glob } => match globs(glob, root, home) {
                         Ok(set) => Matcher::Path(*access, set),
                         Err(e) => {
                             tracing::warn!(rule = %rule.text, "ignoring a rule: {e}");
                             return None;
                         }
                     },
-                    Target::Tool { name, prefix } => Matcher::Tool {
+                    RuleTarget::Tool { name, prefix } => Matcher::Tool {
                         name: name.clone(),
                         prefix: *prefix,
                     },
-                    Target::Web { tool, domain } => Matcher::Web {
+                    RuleTarget::Web { tool, domain } => Matcher::Web {
                         tool: tool.clone(),
                         domain: domain.clone(),
                     },
@@ -106,8 +106,8 @@ impl Rules {
             for reached in reachable {
                 for (words, open) in reached.candidates() {
                     match compiled.matcher.reaches(words, open) {
-                        Reach::Certainly => return Some(Hit::certain(&compiled.rule)),
-                        Reach::Maybe if maybe.is_none() => {
+                        MatchReach::Certainly => return Some(Hit::certain(&compiled.rule)),
+                        MatchReach::Maybe if maybe.is_none() => {
                             maybe = Some(Hit {
                                 rule: &compiled.rule,
                                 unseen: Some(unseen(words)),
@@ -173,11 +173,11 @@ fn unseen(words: &[Word]) -> &'static str {
 
 impl Matcher {
     /// How this rule meets a command with `words` (deny and ask rules err towards a match).
-    fn reaches(&self, words: &[Word], open: bool) -> Reach {
+    fn reaches(&self, words: &[Word], open: bool) -> MatchReach {
         match self {
-            Matcher::AnyCommand => Reach::Certainly,
+            Matcher::AnyCommand => MatchReach::Certainly,
             Matcher::Command(scope) => scope.reaches(words, open),
-            _ => Reach::Never,
+            _ => MatchReach::Never,
         }
     }
 

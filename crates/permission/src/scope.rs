@@ -73,7 +73,7 @@ const SUBCOMMAND_PROGRAMS: &[&str] = &[
 
 /// Whether a rule's words certainly, possibly or never match a command's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Reach {
+pub(crate) enum MatchReach {
     /// They cannot.
     Never,
     /// A word of the command that is not a literal may be what the rule names.
@@ -126,16 +126,16 @@ impl CommandScope {
     /// where a literal option (`-C`, `--no-pager`, `+nightly`) and the word after it may come
     /// between the rule's words, and a word that is not a literal may stand for any number of
     /// words. With `open`, words read from input may follow (`xargs git`).
-    pub(crate) fn reaches(&self, words: &[Word], open: bool) -> Reach {
+    pub(crate) fn reaches(&self, words: &[Word], open: bool) -> MatchReach {
         let (want, prefix) = match self {
             CommandScope::Prefix(words) => (words.as_slice(), true),
             CommandScope::Exact(words) => (words.as_slice(), false),
         };
         let (Some(first), Some(program)) = (want.first(), words.first()) else {
-            return Reach::Never;
+            return MatchReach::Never;
         };
         if !program.literal {
-            return Reach::Maybe;
+            return MatchReach::Maybe;
         }
         let base = program
             .text
@@ -143,7 +143,7 @@ impl CommandScope {
             .next()
             .unwrap_or(&program.text);
         if program.text != first.text && base != first.text {
-            return Reach::Never;
+            return MatchReach::Never;
         }
         // The positions where the next wanted word may be.
         let mut at = vec![1];
@@ -151,26 +151,26 @@ impl CommandScope {
             let mut next = Vec::new();
             for i in options_skipped(words, &at) {
                 match words.get(i) {
-                    Some(w) if !w.literal => return Reach::Maybe,
+                    Some(w) if !w.literal => return MatchReach::Maybe,
                     Some(w) if w.text == wanted.text => next.push(i + 1),
-                    None if open => return Reach::Maybe,
+                    None if open => return MatchReach::Maybe,
                     _ => {}
                 }
             }
             if next.is_empty() {
-                return Reach::Never;
+                return MatchReach::Never;
             }
             at = next;
         }
-        let mut best = Reach::Never;
+        let mut best = MatchReach::Never;
         for end in at {
             let rest = words.get(end..).unwrap_or(&[]);
             let reach = if prefix || rest.is_empty() {
-                Reach::Certainly
+                MatchReach::Certainly
             } else if rest.iter().all(|w| !w.literal) {
-                Reach::Maybe
+                MatchReach::Maybe
             } else {
-                Reach::Never
+                MatchReach::Never
             };
             best = best.max(reach);
         }

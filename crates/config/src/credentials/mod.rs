@@ -38,7 +38,7 @@ pub enum CredentialError {
 
 /// Which stores may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Choice {
+pub(crate) enum StoreChoice {
     /// The system store, and the file where it does not answer.
     Auto,
     /// Only the system store.
@@ -47,13 +47,13 @@ pub(crate) enum Choice {
     File,
 }
 
-impl Choice {
-    /// From `TANDEM_CREDENTIAL_STORE`'s value (unset or empty: [`Choice::Auto`]).
+impl StoreChoice {
+    /// From `TANDEM_CREDENTIAL_STORE`'s value (unset or empty: [`StoreChoice::Auto`]).
     pub(crate) fn parse(value: Option<&str>) -> Result<Self, CredentialError> {
         match value.map(str::trim).unwrap_or("") {
-            "" | "auto" => Ok(Choice::Auto),
-            "keyring" => Ok(Choice::Keyring),
-            "file" => Ok(Choice::File),
+            "" | "auto" => Ok(StoreChoice::Auto),
+            "keyring" => Ok(StoreChoice::Keyring),
+            "file" => Ok(StoreChoice::File),
             other => Err(CredentialError::UnknownStore(other.to_string())),
         }
     }
@@ -91,7 +91,7 @@ pub fn system_store_name() -> &'static str {
 /// The stores of one config directory.
 #[derive(Debug, Clone)]
 pub struct Credentials {
-    choice: Choice,
+    choice: StoreChoice,
     file: KeyFile,
     /// Where the login stamp is renewed.
     config_dir: PathBuf,
@@ -99,7 +99,7 @@ pub struct Credentials {
 
 impl Credentials {
     /// The stores for `config_dir`, limited by `choice`.
-    pub(crate) fn new(config_dir: &Path, choice: Choice) -> Self {
+    pub(crate) fn new(config_dir: &Path, choice: StoreChoice) -> Self {
         Self {
             choice,
             file: KeyFile::new(config_dir),
@@ -112,23 +112,25 @@ impl Credentials {
     pub fn where_kept(&self) -> String {
         let file = KeyStore::File(self.file.path().to_path_buf());
         match self.choice {
-            Choice::File => file.to_string(),
-            Choice::Keyring => system_store_name().to_string(),
-            Choice::Auto => format!("{} where one answers, else in {file}", system_store_name()),
+            StoreChoice::File => file.to_string(),
+            StoreChoice::Keyring => system_store_name().to_string(),
+            StoreChoice::Auto => {
+                format!("{} where one answers, else in {file}", system_store_name())
+            }
         }
     }
 
     /// The key stored for `server` and where it was found: the system store first.
     pub fn lookup(&self, server: &str) -> Result<Option<(String, KeyStore)>, CredentialError> {
-        if self.choice != Choice::File {
+        if self.choice != StoreChoice::File {
             match system::get(server) {
                 Ok(Some(key)) => return Ok(Some((key, KeyStore::Keyring))),
                 Ok(None) => {}
-                Err(e) if self.choice == Choice::Keyring => return Err(e),
+                Err(e) if self.choice == StoreChoice::Keyring => return Err(e),
                 Err(e) => tracing::debug!("no system credential store: {e}"),
             }
         }
-        if self.choice == Choice::Keyring {
+        if self.choice == StoreChoice::Keyring {
             return Ok(None);
         }
         Ok(self
@@ -145,16 +147,16 @@ impl Credentials {
     }
 
     fn save_in_a_store(&self, server: &str, key: &str) -> Result<KeyStore, CredentialError> {
-        if self.choice != Choice::File {
+        if self.choice != StoreChoice::File {
             match system::set(server, key) {
                 Ok(()) => {
                     // An older copy in the file would only confuse a later logout.
-                    if self.choice == Choice::Auto {
+                    if self.choice == StoreChoice::Auto {
                         let _ = self.file.remove(server);
                     }
                     return Ok(KeyStore::Keyring);
                 }
-                Err(e) if self.choice == Choice::Keyring => return Err(e),
+                Err(e) if self.choice == StoreChoice::Keyring => return Err(e),
                 Err(e) => tracing::debug!("no system credential store, using the file: {e}"),
             }
         }
@@ -171,15 +173,15 @@ impl Credentials {
 
     fn remove_from_the_stores(&self, server: &str) -> Result<Vec<KeyStore>, CredentialError> {
         let mut removed = Vec::new();
-        if self.choice != Choice::File {
+        if self.choice != StoreChoice::File {
             match system::delete(server) {
                 Ok(true) => removed.push(KeyStore::Keyring),
                 Ok(false) => {}
-                Err(e) if self.choice == Choice::Keyring => return Err(e),
+                Err(e) if self.choice == StoreChoice::Keyring => return Err(e),
                 Err(e) => tracing::debug!("no system credential store: {e}"),
             }
         }
-        if self.choice != Choice::Keyring && self.file.remove(server)? {
+        if self.choice != StoreChoice::Keyring && self.file.remove(server)? {
             removed.push(KeyStore::File(self.file.path().to_path_buf()));
         }
         Ok(removed)
@@ -245,16 +247,22 @@ mod tests {
 
     #[test]
     fn the_store_choice_parses_and_unknown_names_are_refused() {
-        assert_eq!(Choice::parse(None).unwrap(), Choice::Auto);
-        assert_eq!(Choice::parse(Some(" file ")).unwrap(), Choice::File);
-        assert_eq!(Choice::parse(Some("keyring")).unwrap(), Choice::Keyring);
-        assert!(Choice::parse(Some("vault")).is_err());
+        assert_eq!(StoreChoice::parse(None).unwrap(), StoreChoice::Auto);
+        assert_eq!(
+            StoreChoice::parse(Some(" file ")).unwrap(),
+            StoreChoice::File
+        );
+        assert_eq!(
+            StoreChoice::parse(Some("keyring")).unwrap(),
+            StoreChoice::Keyring
+        );
+        assert!(StoreChoice::parse(Some("vault")).is_err());
     }
 
     #[test]
     fn the_file_store_alone_saves_looks_up_and_removes() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Credentials::new(dir.path(), Choice::File);
+        let store = Credentials::new(dir.path(), StoreChoice::File);
         let place = store.save("http://x/v1", "sk-1").unwrap();
         assert_eq!(place, KeyStore::File(dir.path().join(FILE_NAME)));
         let (key, found) = store.lookup("http://x/v1").unwrap().unwrap();

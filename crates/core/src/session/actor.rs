@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::SessionError;
 use super::commands::{self, Action, SlashCommand};
 use super::options;
-use super::queue::{Job, Queue};
+use super::queue::{Queue, QueuedWork};
 pub(crate) use super::ran::Ran;
 use super::ran::Running;
 use crate::config::{QueuedPrompts, Settings};
@@ -132,7 +132,7 @@ impl Actor {
                 output,
                 reply,
             } => {
-                let job = Job::Prompt { prompt, output };
+                let job = QueuedWork::Prompt { prompt, output };
                 match running.as_ref() {
                     None => *running = Some(self.start(job, reply)),
                     Some(r) => self.wait(job, reply, r.steerable),
@@ -143,7 +143,7 @@ impl Actor {
                 conflicts,
                 reply,
             } => {
-                let job = Job::Rewind { back, conflicts };
+                let job = QueuedWork::Rewind { back, conflicts };
                 match running {
                     None => *running = Some(self.start(job, reply)),
                     Some(_) => self.queue.push(job, reply),
@@ -237,7 +237,7 @@ impl Actor {
     /// says so and it is a plain prompt for a model turn; otherwise it waits its turn.
     fn wait(
         &mut self,
-        job: Job,
+        job: QueuedWork,
         reply: oneshot::Sender<Result<Ran, SessionError>>,
         steerable: bool,
     ) {
@@ -245,9 +245,9 @@ impl Actor {
         let steers = steerable
             && self.queue.is_empty()
             && self.turn.facts.config.queued_prompts == QueuedPrompts::Steer
-            && matches!(&job, Job::Prompt { prompt, output: None } if self.invoked(prompt).is_none());
+            && matches!(&job, QueuedWork::Prompt { prompt, output: None } if self.invoked(prompt).is_none());
         match job {
-            Job::Prompt { prompt, .. } if steers => {
+            QueuedWork::Prompt { prompt, .. } if steers => {
                 let landed = self.turn.services.steering.send(prompt.clone());
                 self.queue.ride(prompt, landed, reply);
             }
@@ -263,10 +263,14 @@ impl Actor {
     }
 
     /// Starts `job`.
-    fn start(&mut self, job: Job, reply: oneshot::Sender<Result<Ran, SessionError>>) -> Running {
+    fn start(
+        &mut self,
+        job: QueuedWork,
+        reply: oneshot::Sender<Result<Ran, SessionError>>,
+    ) -> Running {
         match job {
-            Job::Prompt { prompt, output } => self.start_prompt(prompt, output, reply),
-            Job::Rewind { back, conflicts } => {
+            QueuedWork::Prompt { prompt, output } => self.start_prompt(prompt, output, reply),
+            QueuedWork::Rewind { back, conflicts } => {
                 let cancel = CancellationToken::new();
                 let task = tokio::spawn(turn::rewind(
                     self.turn.clone(),

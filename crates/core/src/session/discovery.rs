@@ -18,12 +18,12 @@ use crate::config::Config;
 use crate::model::discover::{BACKGROUND_PROBE_TIMEOUT, Discovered, discover};
 
 /// The server's answer, once it came (`None` before, and always in replay mode).
-pub(crate) type Answer = watch::Receiver<Option<Arc<Discovered>>>;
+pub(crate) type Discovering = watch::Receiver<Option<Arc<Discovered>>>;
 
 /// What the server said about itself, and the way to have it asked (again).
 #[derive(Clone)]
 pub(crate) struct Discovery {
-    answer: Answer,
+    answer: Discovering,
     again: Arc<Notify>,
     /// What the first ask needs, until it begins.
     pending: Arc<Mutex<Option<Pending>>>,
@@ -51,7 +51,7 @@ impl Discovery {
     }
 
     /// The answer as it changes, for a session's requests.
-    pub(crate) fn answer(&self) -> Answer {
+    pub(crate) fn answer(&self) -> Discovering {
         self.answer.clone()
     }
 

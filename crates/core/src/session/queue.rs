@@ -15,7 +15,7 @@ use crate::turn::{Back, Conflicts, Landed, Steering};
 use crate::types::{Prompt, StopReason};
 
 /// Work the actor runs one at a time.
-pub(super) enum Job {
+pub(super) enum QueuedWork {
     /// A prompt (or a slash command), with the schema its answer must follow.
     Prompt {
         prompt: Prompt,
@@ -39,7 +39,7 @@ struct Rider {
 /// The work waiting for the running turn, in the order it came.
 #[derive(Default)]
 pub(super) struct Queue {
-    jobs: VecDeque<(u64, Job, Reply)>,
+    jobs: VecDeque<(u64, QueuedWork, Reply)>,
     riders: Vec<Rider>,
     /// The next arrival's place.
     next: u64,
@@ -57,7 +57,7 @@ impl Queue {
     }
 
     /// `job` runs after what already waits.
-    pub(super) fn push(&mut self, job: Job, reply: Reply) {
+    pub(super) fn push(&mut self, job: QueuedWork, reply: Reply) {
         let seq = self.seq();
         self.jobs.push_back((seq, job, reply));
     }
@@ -75,7 +75,7 @@ impl Queue {
     }
 
     /// The next job to run.
-    pub(super) fn pop(&mut self) -> Option<(Job, Reply)> {
+    pub(super) fn pop(&mut self) -> Option<(QueuedWork, Reply)> {
         self.jobs.pop_front().map(|(_, job, reply)| (job, reply))
     }
 
@@ -103,7 +103,7 @@ impl Queue {
                     let _ = rider.reply.send(Ok(Ran::stopped(StopReason::Refusal)));
                 }
                 Err(_) => {
-                    let job = Job::Prompt {
+                    let job = QueuedWork::Prompt {
                         prompt: rider.prompt,
                         output: None,
                     };

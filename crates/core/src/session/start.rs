@@ -247,7 +247,7 @@ struct Measured {
     policy: Arc<Policy>,
     mcp: Arc<crate::mcp::Hub>,
     transcript: Transcript,
-    discovered: super::discovery::Answer,
+    discovered: super::discovery::Discovering,
     background: Arc<crate::tools::background::Background>,
 }
 

@@ -34,7 +34,7 @@ pub(super) struct StatusWatch {
     /// Where the session is recorded (to flush before reading it back).
     pub(super) transcript: Transcript,
     /// What the server reported about itself, for the model's profile.
-    pub(super) discovered: super::discovery::Answer,
+    pub(super) discovered: super::discovery::Discovering,
     /// The window the server was seen to cut prompts at.
     pub(super) window_cut: watch::Receiver<Option<u64>>,
     /// Its background commands.

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::files::{self, ReadError, Target};
+use super::files::{self, EditTarget, ReadError};
 use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::edit::v4a::{self, Change, FileOp, Outcome, Patch};
 use crate::edit::{Document, Tier};
@@ -44,7 +44,7 @@ impl TypedTool for ApplyPatch {
     }
     fn prepare(&self, args: ApplyPatchArgs, place: &PathBase) -> Result<Prepared, ToolError> {
         let patch = v4a::parse(&args.input).map_err(|e| ToolError::Refused(e.to_string()))?;
-        let mut targets: HashMap<String, Target> = HashMap::new();
+        let mut targets: HashMap<String, EditTarget> = HashMap::new();
         let mut order: Vec<PathBuf> = Vec::new();
         for op in &patch.ops {
             let mut names = vec![op.path().to_string()];
@@ -55,7 +55,7 @@ impl TypedTool for ApplyPatch {
                 names.push(to.clone());
             }
             for name in names {
-                let target = Target::new(place, &name);
+                let target = EditTarget::new(place, &name);
                 if let Some((other, _)) = targets
                     .iter()
                     .find(|(n, t)| **n != name && t.path == target.path)
@@ -104,7 +104,7 @@ struct PatchCall {
     /// The title `prepare` gave.
     title: String,
     /// Each path as the patch names it, resolved.
-    targets: HashMap<String, Target>,
+    targets: HashMap<String, EditTarget>,
     /// Each file's outcome, once previewed.
     planned: Option<Vec<Outcome>>,
 }

@@ -22,7 +22,7 @@ const REAPED: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A session's background commands.
 pub(crate) struct Background {
-    jobs: Mutex<Vec<Arc<Job>>>,
+    jobs: Mutex<Vec<Arc<BackgroundJob>>>,
     next: AtomicU32,
     limit: usize,
 }
@@ -43,7 +43,7 @@ pub(crate) enum JobHost {
 }
 
 /// One background command.
-pub(crate) struct Job {
+pub(crate) struct BackgroundJob {
     /// Its id (`bg-1`), which the model names.
     pub(crate) id: String,
     /// The command line.
@@ -52,7 +52,7 @@ pub(crate) struct Job {
     state: Mutex<State>,
     /// Stops it.
     pub(crate) stop: CancellationToken,
-    /// Cancelled once it has ended (its end recorded by [`Job::finished`]).
+    /// Cancelled once it has ended (its end recorded by [`BackgroundJob::finished`]).
     done: CancellationToken,
 }
 
@@ -105,7 +105,7 @@ impl Background {
     }
 
     /// A new job for `command`; refused when `limit` run already.
-    pub(crate) fn start(&self, command: &str) -> Result<Arc<Job>, String> {
+    pub(crate) fn start(&self, command: &str) -> Result<Arc<BackgroundJob>, String> {
         let mut jobs = self.jobs.lock();
         let running = jobs.iter().filter(|j| !j.ended()).count();
         if running >= self.limit {
@@ -114,7 +114,7 @@ impl Background {
             ));
         }
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::Relaxed));
-        let job = Arc::new(Job {
+        let job = Arc::new(BackgroundJob {
             id,
             command: command.to_string(),
             place: Mutex::new(None),
@@ -137,7 +137,7 @@ impl Background {
     }
 
     /// The job `id`.
-    pub(crate) fn find(&self, id: &str) -> Option<Arc<Job>> {
+    pub(crate) fn find(&self, id: &str) -> Option<Arc<BackgroundJob>> {
         self.jobs.lock().iter().find(|j| j.id == id.trim()).cloned()
     }
 
@@ -160,12 +160,12 @@ impl Background {
 
     /// Stops every job (the session ends), all at once; resolves once each has been stopped.
     pub(crate) async fn stop_all(&self) {
-        let jobs: Vec<Arc<Job>> = self.jobs.lock().clone();
+        let jobs: Vec<Arc<BackgroundJob>> = self.jobs.lock().clone();
         futures::future::join_all(jobs.iter().map(|job| job.halt())).await;
     }
 }
 
-impl Job {
+impl BackgroundJob {
     /// Where it runs, once it started.
     pub(crate) fn placed(&self, place: JobHost) {
         *self.place.lock() = Some(place);

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::files::{self, ReadError, Target};
+use super::files::{self, EditTarget, ReadError};
 use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::edit::{self, Applied, Replacement, Tier};
 use crate::types::{ToolContent, ToolKind};
@@ -92,7 +92,7 @@ impl TypedTool for EditFile {
         "Replace text in a file. Copy `old_string` from the file as it is now, with enough surrounding lines to match exactly one place (or set `replace_all`). For several changes to one file, pass `edits`: a list of {old_string, new_string} applied in order, all or none. A quote that differs from the file only in whitespace, indentation or typographic quotes still matches, and the result says so."
     }
     fn prepare(&self, args: EditFileArgs, place: &PathBase) -> Result<Prepared, ToolError> {
-        let target = Target::new(place, &args.path);
+        let target = EditTarget::new(place, &args.path);
         let edits = args
             .replacements()
             .map_err(|message| ToolError::Arguments {

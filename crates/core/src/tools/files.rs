@@ -347,14 +347,14 @@ pub(crate) fn diff(path: &Path, old: Option<&str>, new: &str) -> Vec<ToolContent
 }
 
 /// The file an edit or write changes, resolved at `place`: its path and how titles show it.
-pub(crate) struct Target {
+pub(crate) struct EditTarget {
     /// The resolved path.
     pub(crate) path: PathBuf,
     /// The path as titles and messages show it.
     pub(crate) shown: String,
 }
 
-impl Target {
+impl EditTarget {
     /// The file `raw` names.
     pub(crate) fn new(place: &PathBase, raw: &str) -> Self {
         let path = place.resolve(raw);

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::background::{Job, JobHost};
+use super::background::{BackgroundJob, JobHost};
 use super::{ToolEnv, ToolOutput, text};
 use crate::client::{ExitStatus, TerminalSpec};
 use crate::platform::sandbox::Sandbox;
@@ -149,7 +149,7 @@ fn status_of(exit: Option<&ExitStatus>) -> ToolStatus {
 
 /// Starts the job in a terminal of the editor's; its id.
 async fn in_terminal(
-    job: &Arc<Job>,
+    job: &Arc<BackgroundJob>,
     dir: &std::path::Path,
     card: Card,
     sandbox: Option<&Sandbox>,
@@ -206,7 +206,7 @@ async fn in_terminal(
 }
 
 fn locally(
-    job: &Arc<Job>,
+    job: &Arc<BackgroundJob>,
     dir: &std::path::Path,
     card: Card,
     sandbox: Option<&Sandbox>,
@@ -260,7 +260,7 @@ fn locally(
 }
 
 /// A local job's latest output, fenced, with a line saying where it is.
-fn live(job: &Job, state: &str) -> ToolContent {
+fn live(job: &BackgroundJob, state: &str) -> ToolContent {
     let tail = job.tail(text::MAX_RESULT_BYTES);
     let longest = tail.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);

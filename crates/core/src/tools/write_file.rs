@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::files::{self, ReadError, Target};
+use super::files::{self, EditTarget, ReadError};
 use super::{Call, PathBase, Prepared, ToolEnv, ToolError, ToolOutput, TypedTool};
 use crate::types::{ToolContent, ToolKind};
 
@@ -31,7 +31,7 @@ impl TypedTool for WriteFile {
         "Create a file or replace its whole content. Prefer edit_file for changes to existing files."
     }
     fn prepare(&self, args: WriteFileArgs, place: &PathBase) -> Result<Prepared, ToolError> {
-        let target = Target::new(place, &args.path);
+        let target = EditTarget::new(place, &args.path);
         let call = Box::new(WriteCall {
             path: target.path.clone(),
             shown: target.shown.clone(),

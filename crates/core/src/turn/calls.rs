@@ -28,13 +28,13 @@ use crate::types::{
 /// A call's answer: what the model reads, how the editor last showed it (when it did), and
 /// what the call did that is recorded with its result (file changes were recorded as they
 /// were made).
-pub(super) struct Answer {
+pub(super) struct CallAnswer {
     pub(super) result: ToolResult,
     pub(super) view: Option<ToolCallView>,
     pub(super) effects: Vec<Effect>,
 }
 
-impl Answer {
+impl CallAnswer {
     /// Records the answer of the call the model knows as `model_id` in `history`: what it
     /// did first, then its result.
     fn record(self, history: &mut History, model_id: &str) {
@@ -286,7 +286,7 @@ pub(super) async fn run_one(
     call: &ToolCall,
     cancel: &CancellationToken,
     early: bool,
-) -> Answer {
+) -> CallAnswer {
     let transcript = &caller.ctx.services.transcript;
     run_recorded(caller, call, cancel, early, transcript).await
 }
@@ -299,10 +299,10 @@ async fn run_recorded(
     cancel: &CancellationToken,
     early: bool,
     transcript: &Transcript,
-) -> Answer {
+) -> CallAnswer {
     let journal = Journal::write_ahead(Arc::new(WriteAhead::new(transcript.clone())));
     let (result, view) = run_noted(caller, call, cancel, early, journal.clone()).await;
-    Answer {
+    CallAnswer {
         result,
         view,
         effects: journal.take(),

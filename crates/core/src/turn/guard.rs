@@ -13,7 +13,7 @@ use crate::types::{Severity, TurnEvent};
 
 /// What to do with one response's tool calls.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
+pub(super) enum Screening {
     /// Run them, except those with a refusal (what the model reads instead).
     Run(Vec<Option<String>>),
     /// The same batch again, this many times in a row: run none, answer each with this.
@@ -49,7 +49,7 @@ impl Guard {
     /// counters when it steps in. Returns what the model reads instead of each refused call.
     pub(super) fn apply(&mut self, ctx: &TurnContext, calls: &[ToolCall]) -> Vec<Option<String>> {
         match self.check(calls) {
-            Verdict::Repeated { times, answer } => {
+            Screening::Repeated { times, answer } => {
                 let withdrawn = self.tools_off();
                 ctx.meters.totals.send_modify(|t| {
                     t.repeats_blocked += 1;
@@ -69,7 +69,7 @@ impl Guard {
                 });
                 vec![Some(answer); calls.len()]
             }
-            Verdict::Run(refusals) => {
+            Screening::Run(refusals) => {
                 let mut over: Vec<&str> = calls
                     .iter()
                     .zip(&refusals)
@@ -96,12 +96,12 @@ impl Guard {
     }
 
     /// Decides about a response's (non-empty) tool calls.
-    fn check(&mut self, calls: &[ToolCall]) -> Verdict {
+    fn check(&mut self, calls: &[ToolCall]) -> Screening {
         if self.tools_off {
             let answer = "Not run: tools are switched off for the rest of this prompt because \
                           the same calls kept repeating. Answer the user with what you have."
                 .to_string();
-            return Verdict::Run(vec![Some(answer); calls.len()]);
+            return Screening::Run(vec![Some(answer); calls.len()]);
         }
         let signature = signature(calls);
         if self.last.as_deref() == Some(signature.as_str()) {
@@ -128,12 +128,12 @@ impl Guard {
                 "Not run: you already made {what} with the same arguments {} times in a row. {then}",
                 self.times - 1
             );
-            return Verdict::Repeated {
+            return Screening::Repeated {
                 times: self.times,
                 answer,
             };
         }
-        Verdict::Run(
+        Screening::Run(
             calls
                 .iter()
                 .map(|call| {
@@ -184,22 +184,22 @@ mod tests {
         let mut g = Guard::new(limits.clone());
         let batch = [call("read_file", r#"{"path": "a"}"#)];
         let spaced = [call("read_file", r#"{ "path":"a" }"#)];
-        assert_eq!(g.check(&batch), Verdict::Run(vec![None]));
-        assert_eq!(g.check(&spaced), Verdict::Run(vec![None]));
+        assert_eq!(g.check(&batch), Screening::Run(vec![None]));
+        assert_eq!(g.check(&spaced), Screening::Run(vec![None]));
         assert!(matches!(
             g.check(&batch),
-            Verdict::Repeated { times: 3, .. }
+            Screening::Repeated { times: 3, .. }
         ));
         assert!(!g.tools_off());
         assert!(matches!(
             g.check(&batch),
-            Verdict::Repeated { times: 4, .. }
+            Screening::Repeated { times: 4, .. }
         ));
         assert!(matches!(
             g.check(&batch),
-            Verdict::Repeated { times: 5, .. }
+            Screening::Repeated { times: 5, .. }
         ));
-        let Verdict::Repeated { times: 6, answer } = g.check(&batch) else {
+        let Screening::Repeated { times: 6, answer } = g.check(&batch) else {
             panic!("sixth repeat")
         };
         assert!(answer.contains("switched off"), "{answer}");
@@ -214,8 +214,8 @@ mod tests {
         let b = [call("read_file", r#"{"path": "b"}"#)];
         g.check(&a);
         g.check(&a);
-        assert_eq!(g.check(&b), Verdict::Run(vec![None]));
-        assert_eq!(g.check(&a), Verdict::Run(vec![None]));
+        assert_eq!(g.check(&b), Screening::Run(vec![None]));
+        assert_eq!(g.check(&a), Screening::Run(vec![None]));
     }
 
     #[test]
@@ -229,7 +229,7 @@ mod tests {
             call("run_command", r#"{"command": "c"}"#),
             call("read_file", r#"{"path": "x"}"#),
         ];
-        let Verdict::Run(refusals) = g.check(&batch) else {
+        let Screening::Run(refusals) = g.check(&batch) else {
             panic!("runs")
         };
         assert_eq!(refusals[..2], [None, None]);

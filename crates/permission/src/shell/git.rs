@@ -89,7 +89,7 @@ const WRITES_LONG: &[&str] = &["output", "output-directory"];
 
 /// What a git command may run besides itself.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Reach {
+pub(crate) enum GitReach {
     /// Nothing more than its words say (or it is not git).
     Plain,
     /// These command strings, too; with `wraps`, each tail of its arguments may be a command
@@ -239,11 +239,11 @@ impl Parsed<'_> {
 }
 
 /// What `bare` (a program and its arguments, no assignments) may run if it is git.
-pub(crate) fn reach(bare: &[Word]) -> Reach {
+pub(crate) fn reach(bare: &[Word]) -> GitReach {
     let parsed = match parse(bare) {
         Ok(Some(parsed)) => parsed,
-        Ok(None) => return Reach::Plain,
-        Err(()) => return Reach::Anything,
+        Ok(None) => return GitReach::Plain,
+        Err(()) => return GitReach::Anything,
     };
     let Some(subcommand) = parsed.subcommand() else {
         // `git-push origin`, git's own program for a subcommand, is `git push origin`.
@@ -255,23 +255,23 @@ pub(crate) fn reach(bare: &[Word]) -> Reach {
             Some(name) => {
                 let mut words = vec![Word::literal("git"), Word::literal(name)];
                 words.extend_from_slice(parsed.args);
-                Reach::Strings {
+                GitReach::Strings {
                     strings: Vec::new(),
                     wraps: false,
                     alias: Some(words),
                 }
             }
-            None => Reach::Plain,
+            None => GitReach::Plain,
         };
     };
     if !builtin(subcommand) {
-        return Reach::Anything;
+        return GitReach::Anything;
     }
     let mut strings = parsed.settings.clone();
     for value in parsed.command_values() {
         match value {
             Some(v) => strings.push(v),
-            None => return Reach::Anything,
+            None => return GitReach::Anything,
         }
     }
     let rest = parsed.rest();
@@ -291,7 +291,7 @@ pub(crate) fn reach(bare: &[Word]) -> Reach {
         words.extend_from_slice(rest);
         words
     });
-    Reach::Strings {
+    GitReach::Strings {
         strings,
         wraps,
         alias,
@@ -373,7 +373,7 @@ mod tests {
 
     fn strings(line: &str) -> Vec<String> {
         match reach(&words(line)) {
-            Reach::Strings { strings, .. } => strings,
+            GitReach::Strings { strings, .. } => strings,
             other => panic!("{line}: {other:?}"),
         }
     }
@@ -393,7 +393,7 @@ mod tests {
             "git $SUB",
             "git rebase --exec \"$X\" HEAD",
         ] {
-            assert_eq!(reach(&words(line)), Reach::Anything, "{line}");
+            assert_eq!(reach(&words(line)), GitReach::Anything, "{line}");
         }
         let has = |line: &str, want: &str| {
             assert!(
@@ -415,15 +415,15 @@ mod tests {
         has("git ls-remote 'ext::git push'", "git push");
         assert!(matches!(
             reach(&words("git bisect run git push")),
-            Reach::Strings { wraps: true, .. }
+            GitReach::Strings { wraps: true, .. }
         ));
         assert!(matches!(
             reach(&words("git send-pack ../r HEAD")),
-            Reach::Strings { alias: Some(_), .. }
+            GitReach::Strings { alias: Some(_), .. }
         ));
         assert!(matches!(
             reach(&words("/usr/lib/git-core/git-push origin")),
-            Reach::Strings { alias: Some(w), .. } if w[1].text == "push"
+            GitReach::Strings { alias: Some(w), .. } if w[1].text == "push"
         ));
     }
 

@@ -127,7 +127,7 @@ pub fn reachable(line: &CommandLine) -> &[Reached] {
 }
 
 fn reach(line: &CommandLine) -> Vec<Reached> {
-    let mut reach = Reach {
+    let mut reach = Gathered {
         out: Vec::new(),
         read: HashSet::new(),
         cut: false,
@@ -147,7 +147,8 @@ fn reach(line: &CommandLine) -> Vec<Reached> {
     reach.out
 }
 
-struct Reach {
+/// What [`reach`] has gathered so far, as it walks a line's commands and the strings they run.
+struct Gathered {
     out: Vec<Reached>,
     /// Command strings already read.
     read: HashSet<String>,
@@ -155,7 +156,7 @@ struct Reach {
     cut: bool,
 }
 
-impl Reach {
+impl Gathered {
     fn full(&mut self) -> bool {
         if self.out.len() + self.read.len() < MAX_REACHED {
             return false;
@@ -180,8 +181,8 @@ impl Reach {
                 .first()
                 .is_some_and(|p| RUNNERS.contains(&programs::base_name(&p.text).as_str()));
         match git::reach(bare) {
-            git::Reach::Plain => {}
-            git::Reach::Strings {
+            git::GitReach::Plain => {}
+            git::GitReach::Strings {
                 strings: more,
                 wraps,
                 alias,
@@ -192,7 +193,7 @@ impl Reach {
                     self.out.push(Reached::plain(words));
                 }
             }
-            git::Reach::Anything => self.out.push(anything()),
+            git::GitReach::Anything => self.out.push(anything()),
         }
         if runs_code {
             strings.extend(

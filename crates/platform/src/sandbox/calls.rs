@@ -4,7 +4,7 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// How a handed-over call ends.
-pub(crate) enum Answer {
+pub(crate) enum CallEnd {
     /// It returns this value (0 for most calls; a descriptor number is sent on its own).
     Value(i64),
     /// It fails with this error number.
@@ -15,11 +15,11 @@ pub(crate) enum Answer {
 
 /// Sends the answer to call `id`.
 #[allow(unsafe_code)]
-pub(crate) fn respond(listener: RawFd, id: u64, answer: Answer) {
+pub(crate) fn respond(listener: RawFd, id: u64, answer: CallEnd) {
     let (val, error) = match answer {
-        Answer::Value(v) => (v, 0),
-        Answer::Error(e) => (0, -e),
-        Answer::Sent => return,
+        CallEnd::Value(v) => (v, 0),
+        CallEnd::Error(e) => (0, -e),
+        CallEnd::Sent => return,
     };
     let answer = libc::seccomp_notif_resp {
         id,
@@ -35,7 +35,7 @@ pub(crate) fn respond(listener: RawFd, id: u64, answer: Answer) {
 /// Sends `fd` into the process that made call `id` as the call's result (its new
 /// descriptor, close-on-exec when `cloexec`).
 #[allow(unsafe_code)]
-pub(crate) fn send_descriptor(listener: RawFd, id: u64, fd: &OwnedFd, cloexec: bool) -> Answer {
+pub(crate) fn send_descriptor(listener: RawFd, id: u64, fd: &OwnedFd, cloexec: bool) -> CallEnd {
     let mut add = libc::seccomp_notif_addfd {
         id,
         flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
@@ -47,19 +47,19 @@ pub(crate) fn send_descriptor(listener: RawFd, id: u64, fd: &OwnedFd, cloexec: b
     // answered with the new descriptor's number.
     let sent = unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ADDFD, &add) };
     if sent >= 0 {
-        return Answer::Sent;
+        return CallEnd::Sent;
     }
     if last_errno() != libc::EINVAL {
-        return Answer::Error(last_errno());
+        return CallEnd::Error(last_errno());
     }
     // A kernel before 5.14: the descriptor is added, then the call answered with its number.
     add.flags = 0;
     // SAFETY: as above, without SEND.
     let number = unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ADDFD, &add) };
     if number < 0 {
-        return Answer::Error(last_errno());
+        return CallEnd::Error(last_errno());
     }
-    Answer::Value(i64::from(number))
+    CallEnd::Value(i64::from(number))
 }
 
 /// The command's descriptor `fd`, from the process `process` names.

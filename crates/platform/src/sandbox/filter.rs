@@ -19,15 +19,15 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use super::SandboxError;
-use super::calls::{Answer, respond};
+use super::calls::{CallEnd, respond};
 use super::repositories::{self, Workspace};
-use super::sockets::{self, Reach};
+use super::sockets::{self, Connectable};
 
 /// What pid 1 decides the handed-over calls by.
 #[derive(Debug)]
 pub(crate) struct Rules {
     /// Which sockets may be connected to.
-    pub(crate) sockets: Reach,
+    pub(crate) sockets: Connectable,
     /// Where no git repository may be made.
     pub(crate) repositories: Workspace,
 }
@@ -249,13 +249,13 @@ pub(crate) fn answer_next(listener: RawFd, rules: &Arc<Rules>) {
     let rules = rules.clone();
     let answered = std::thread::Builder::new().spawn(move || {
         let answer = match sockets::connect_for(&call, &rules.sockets) {
-            Ok(()) => Answer::Value(0),
-            Err(e) => Answer::Error(e),
+            Ok(()) => CallEnd::Value(0),
+            Err(e) => CallEnd::Error(e),
         };
         respond(listener, call.id, answer);
     });
     if answered.is_err() {
-        respond(listener, call.id, Answer::Error(libc::EAGAIN));
+        respond(listener, call.id, CallEnd::Error(libc::EAGAIN));
     }
 }
 

@@ -4,7 +4,7 @@
 //! file (`lock`) that the process which made the folder keeps locked (`flock`) for as long as
 //! it lives.
 //!
-//! - A folder goes when its session ends ([`Folder::remove`]: `session/close` waits for it
+//! - A folder goes when its session ends ([`PrivateFolder::remove`]: `session/close` waits for it
 //!   before it answers), and every folder still there goes as tandem ends ([`remove_all`], on
 //!   every way out of `main`).
 //! - One whose process could not remove it (killed, crashed, the machine lost power) is
@@ -61,17 +61,17 @@ static RECLAIMING: std::sync::Once = std::sync::Once::new();
 
 /// A private folder of this process, with its lock held; removed when dropped, if not before.
 #[derive(Debug)]
-pub struct Folder {
+pub struct PrivateFolder {
     path: PathBuf,
     /// The locked lock file, until the folder is removed.
     lock: Mutex<Option<File>>,
 }
 
-impl Folder {
+impl PrivateFolder {
     /// A new private folder (`0700`) in the temp folder, its lock held. The first a process
     /// makes also starts reclaiming, on a thread of its own, the folders of processes that
     /// are gone.
-    pub(crate) fn create() -> io::Result<Folder> {
+    pub(crate) fn create() -> io::Result<PrivateFolder> {
         let base = std::env::temp_dir();
         let mut last = None;
         for _ in 0..ATTEMPTS {
@@ -80,7 +80,7 @@ impl Folder {
                 Ok(lock) => {
                     OPEN.lock().push(path.clone());
                     RECLAIMING.call_once(|| reclaim_soon(base.clone(), &path));
-                    return Ok(Folder {
+                    return Ok(PrivateFolder {
                         path,
                         lock: Mutex::new(Some(lock)),
                     });
@@ -117,7 +117,7 @@ impl Folder {
     }
 }
 
-impl Drop for Folder {
+impl Drop for PrivateFolder {
     fn drop(&mut self) {
         self.remove();
     }
@@ -645,7 +645,7 @@ mod tests {
 
     #[test]
     fn a_folder_is_made_private_locked_and_removed_with_its_lock_last() {
-        let folder = Folder::create().unwrap();
+        let folder = PrivateFolder::create().unwrap();
         let path = folder.path().to_path_buf();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);

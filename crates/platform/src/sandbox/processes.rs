@@ -31,7 +31,7 @@ use crate::ties::{PASSED_ON, end_as, pass_on, pidfd_open, quiet_fd, signals, tan
 use super::filter::{self, Rules};
 use super::linux::{self, Outer};
 use super::repositories::Workspace;
-use super::sockets::Reach;
+use super::sockets::Connectable;
 use super::{CANNOT_ENTER, SandboxError, SandboxPolicy};
 
 /// Runs `command` in the sandbox `policy` describes (see the module docs). Never returns
@@ -164,7 +164,7 @@ fn first(
     }
     let inner = linux::inner(policy, outer)?;
     let rules = Rules {
-        sockets: Reach::new(policy, outer, &inner),
+        sockets: Connectable::new(policy, outer, &inner),
         repositories: Workspace::new(policy, &inner),
     };
     let names = rules.repositories.guarded();

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use super::SandboxPolicy;
 use super::calls::{
-    Answer, as_theirs, descriptor_of, last_errno, process_of, read_memory, respond,
+    CallEnd, as_theirs, descriptor_of, last_errno, process_of, read_memory, respond,
     send_descriptor, shares_our_mounts,
 };
 use super::linux::Inner;
@@ -188,16 +188,20 @@ pub(crate) fn name_for(
     listener: RawFd,
     call: &libc::seccomp_notif,
     workspace: &Workspace,
-) -> Answer {
+) -> CallEnd {
     match make(listener, call, workspace) {
         Ok(answer) => answer,
-        Err(e) => Answer::Error(e),
+        Err(e) => CallEnd::Error(e),
     }
 }
 
 /// [`name_for`], with errors as error numbers.
 #[allow(unsafe_code)]
-fn make(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspace) -> Result<Answer, i32> {
+fn make(
+    listener: RawFd,
+    call: &libc::seccomp_notif,
+    workspace: &Workspace,
+) -> Result<CallEnd, i32> {
     let pid = i32::try_from(call.pid).map_err(|_| libc::ESRCH)?;
     let process = process_of(pid).ok_or(libc::ESRCH)?;
     let command = Command {
@@ -289,14 +293,14 @@ fn make(listener: RawFd, call: &libc::seccomp_notif, workspace: &Workspace) -> R
             check(unsafe { libc::symlinkat(target.as_ptr(), folder, name.as_ptr()) })
         }
     };
-    done.map(|()| Answer::Value(0))
+    done.map(|()| CallEnd::Value(0))
 }
 
 /// Opens `place` as the command asked and sends it the descriptor. Opened without waiting
 /// first (`O_NONBLOCK`, cleared again unless asked for): a FIFO, whose open waits for its
 /// other end, is opened again, waiting, on a thread of its own, so pid 1 is never held up —
 /// whatever the name turned into since it was judged.
-fn open_for(listener: RawFd, id: u64, place: Place, flags: i32, mode: u32) -> Answer {
+fn open_for(listener: RawFd, id: u64, place: Place, flags: i32, mode: u32) -> CallEnd {
     let cloexec = flags & libc::O_CLOEXEC != 0;
     let quick = place.open(flags | libc::O_NONBLOCK | libc::O_NOFOLLOW, mode);
     let waits = match &quick {
@@ -314,17 +318,17 @@ fn open_for(listener: RawFd, id: u64, place: Place, flags: i32, mode: u32) -> An
                 }
                 send_descriptor(listener, id, &opened, cloexec)
             }
-            Err(e) => Answer::Error(e),
+            Err(e) => CallEnd::Error(e),
         };
     }
     drop(quick);
     let slow = move || match place.open(flags | libc::O_NOFOLLOW, mode) {
         Ok(opened) => send_descriptor(listener, id, &opened, cloexec),
-        Err(e) => Answer::Error(e),
+        Err(e) => CallEnd::Error(e),
     };
     match std::thread::Builder::new().spawn(move || respond(listener, id, slow())) {
-        Ok(_) => Answer::Sent,
-        Err(_) => Answer::Error(libc::EAGAIN),
+        Ok(_) => CallEnd::Sent,
+        Err(_) => CallEnd::Error(libc::EAGAIN),
     }
 }
 

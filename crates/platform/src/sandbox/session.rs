@@ -15,7 +15,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::OnceCell;
 
-use super::folders::{self, Folder};
+use super::folders::{self, PrivateFolder};
 use super::{Inputs, SandboxPolicy, Writes, backend};
 
 /// How long the check of whether the system can sandbox may take.
@@ -28,13 +28,13 @@ pub struct Sandbox {
     policy: SandboxPolicy,
     file: PathBuf,
     program: PathBuf,
-    folder: Folder,
+    folder: PrivateFolder,
 }
 
 impl Sandbox {
     /// Writes the policy made from `inputs`; `program` is tandem's own binary.
     fn create(inputs: &Inputs, program: PathBuf) -> std::io::Result<Sandbox> {
-        let folder = Folder::create()?;
+        let folder = PrivateFolder::create()?;
         let temp = folder.path().join("tmp");
         private_folder(&temp)?;
         // Real paths: the kernel and Seatbelt compare resolved ones (`/tmp` is a link on macOS).

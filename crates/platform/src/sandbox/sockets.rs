@@ -32,7 +32,7 @@ use super::linux::{Inner, Outer};
 
 /// What the command may connect to.
 #[derive(Debug)]
-pub(crate) struct Reach {
+pub(crate) struct Connectable {
     /// Folders whose sockets are the sandbox's own: the writable ones and the temp folder, as
     /// the command sees them.
     own: Vec<PathBuf>,
@@ -44,12 +44,12 @@ pub(crate) struct Reach {
     own_proc: bool,
 }
 
-impl Reach {
+impl Connectable {
     /// What a command in `policy`'s sandbox may connect to.
     pub(crate) fn new(policy: &SandboxPolicy, outer: &Outer, inner: &Inner) -> Self {
         let mut own = policy.writable.clone();
         own.push(outer.temp.clone());
-        Reach {
+        Connectable {
             own,
             allowed: policy.unix_sockets.clone(),
             abstract_own: !policy.network || inner.scoped,
@@ -70,7 +70,7 @@ impl Reach {
 const ADDRESS_MAX: usize = 128;
 
 /// Makes the command's `connect` call, as decided (see the module docs).
-pub(crate) fn connect_for(call: &libc::seccomp_notif, reach: &Reach) -> Result<(), i32> {
+pub(crate) fn connect_for(call: &libc::seccomp_notif, reach: &Connectable) -> Result<(), i32> {
     let pid = i32::try_from(call.pid).map_err(|_| libc::ESRCH)?;
     let fd = i32::try_from(call.data.args[0]).map_err(|_| libc::EBADF)?;
     let length = usize::try_from(call.data.args[2]).map_err(|_| libc::EINVAL)?;
@@ -129,7 +129,7 @@ fn connect_raw(socket: &OwnedFd, address: &[u8]) -> Result<(), i32> {
 }
 
 /// Connects `socket` to the pathname socket `path` names for process `pid`, if allowed.
-fn connect_path(socket: &OwnedFd, pid: i32, path: &OsStr, reach: &Reach) -> Result<(), i32> {
+fn connect_path(socket: &OwnedFd, pid: i32, path: &OsStr, reach: &Connectable) -> Result<(), i32> {
     if !shares_our_mounts(pid) {
         return Err(refused(
             "a socket named from a mount namespace the command made",
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn sockets_of_the_sandbox_and_those_the_user_allowed_are_reached() {
-        let reach = Reach {
+        let reach = Connectable {
             own: vec![PathBuf::from("/ws"), PathBuf::from("/tmp")],
             allowed: vec![PathBuf::from("/home/u/.docker/run/docker.sock")],
             abstract_own: true,

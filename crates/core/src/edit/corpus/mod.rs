@@ -126,7 +126,7 @@ pub struct Corpus {
 
 mod run;
 
-pub use run::Verdict;
+pub use run::CaseOutcome;
 
 impl Corpus {
     /// Reads every `*.toml` in `dir` and the files under `dir/files/`.
@@ -274,7 +274,7 @@ mod tests {
                 case.name
             );
             match corpus.run(case, Tier::Punctuation) {
-                Ok(Verdict::Applied(_) | Verdict::Refused(_)) => {}
+                Ok(CaseOutcome::Applied(_) | CaseOutcome::Refused(_)) => {}
                 Ok(other) => failures.push(format!("{}: {other:?}", case.name)),
                 Err(e) => failures.push(format!("{}: the case is broken: {e}", case.name)),
             }

@@ -7,7 +7,7 @@ use crate::edit::{Document, EditError, Tier, apply_edits, v4a};
 
 /// How one case went.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum CaseOutcome {
     /// Applied at this tier, and the result is the expected one.
     Applied(Tier),
     /// Refused as expected (the refusal's kind).
@@ -23,14 +23,14 @@ pub enum Verdict {
 
 impl Corpus {
     /// Runs one case with tiers up to `max`.
-    pub fn run(&self, case: &Case, max: Tier) -> anyhow::Result<Verdict> {
+    pub fn run(&self, case: &Case, max: Tier) -> anyhow::Result<CaseOutcome> {
         match &case.patch {
             Some(patch) => self.run_patch(case, patch, max),
             None => self.run_edit(case, max),
         }
     }
 
-    fn run_edit(&self, case: &Case, max: Tier) -> anyhow::Result<Verdict> {
+    fn run_edit(&self, case: &Case, max: Tier) -> anyhow::Result<CaseOutcome> {
         let (before, expected) = self.edit_files(case)?;
         let doc = Document::from_text(before);
         let result = apply_edits(&doc.text, &Self::replacements(case), max);
@@ -41,7 +41,7 @@ impl Corpus {
                     diff_note(&expected, &got)
                 })
             }
-            (Ok(applied), None) => Verdict::Wrong(format!(
+            (Ok(applied), None) => CaseOutcome::Wrong(format!(
                 "applied at tier {} where it must be refused as {}",
                 applied.tier().name(),
                 case.expect
@@ -59,7 +59,7 @@ impl Corpus {
         })
     }
 
-    fn run_patch(&self, case: &Case, patch: &str, max: Tier) -> anyhow::Result<Verdict> {
+    fn run_patch(&self, case: &Case, patch: &str, max: Tier) -> anyhow::Result<CaseOutcome> {
         let mut files: BTreeMap<String, Option<String>> = BTreeMap::new();
         for spec in &case.before {
             let text = self.source(
@@ -115,7 +115,7 @@ impl Corpus {
         }
         got.retain(|_, v| v.is_some());
         Ok(match expected {
-            None => Verdict::Wrong(format!(
+            None => CaseOutcome::Wrong(format!(
                 "applied at tier {} where it must be refused as {}",
                 tier.name(),
                 case.expect
@@ -163,22 +163,22 @@ impl Corpus {
     }
 }
 
-fn judge_applied(case: &Case, tier: Tier, same: bool, diff: impl Fn() -> String) -> Verdict {
+fn judge_applied(case: &Case, tier: Tier, same: bool, diff: impl Fn() -> String) -> CaseOutcome {
     if !same {
-        return Verdict::Wrong(format!(
+        return CaseOutcome::Wrong(format!(
             "applied at tier {} with the wrong result: {}",
             tier.name(),
             diff()
         ));
     }
     if tier.name() != case.expect {
-        return Verdict::Unexpected(format!(
+        return CaseOutcome::Unexpected(format!(
             "applied correctly, but at tier {} where the case expects {}",
             tier.name(),
             case.expect
         ));
     }
-    Verdict::Applied(tier)
+    CaseOutcome::Applied(tier)
 }
 
 fn judge_refused(
@@ -187,23 +187,23 @@ fn judge_refused(
     lines: &[usize],
     should_apply: bool,
     message: &str,
-) -> Verdict {
+) -> CaseOutcome {
     if should_apply {
-        return Verdict::Missed(format!("refused as {kind}: {message}"));
+        return CaseOutcome::Missed(format!("refused as {kind}: {message}"));
     }
     if kind != case.expect {
-        return Verdict::Unexpected(format!(
+        return CaseOutcome::Unexpected(format!(
             "refused as {kind} where the case expects {}: {message}",
             case.expect
         ));
     }
     if !case.lines.is_empty() && case.lines != lines {
-        return Verdict::Unexpected(format!(
+        return CaseOutcome::Unexpected(format!(
             "refused naming lines {lines:?} where the case expects {:?}",
             case.lines
         ));
     }
-    Verdict::Refused(kind.to_string())
+    CaseOutcome::Refused(kind.to_string())
 }
 
 /// Where two texts first differ, briefly.

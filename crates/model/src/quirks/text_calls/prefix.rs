@@ -14,7 +14,7 @@ use super::forms::{CALL_KEYS, WRAPPER_KEYS};
 
 /// What the bytes read so far say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(crate) enum Reading {
     /// They can still become a call: hold them.
     Maybe,
     /// They can no longer be one: show them.
@@ -149,7 +149,7 @@ impl Prefix {
     }
 
     /// Reads the next piece of the answer; returns what all of it read so far says.
-    pub(crate) fn read(&mut self, piece: &str) -> Verdict {
+    pub(crate) fn read(&mut self, piece: &str) -> Reading {
         for &byte in piece.as_bytes() {
             if self.at == Outside::Never {
                 break;
@@ -160,10 +160,10 @@ impl Prefix {
     }
 
     /// What the bytes read so far say.
-    pub(crate) fn verdict(&self) -> Verdict {
+    pub(crate) fn verdict(&self) -> Reading {
         match self.at {
-            Outside::Never => Verdict::Never,
-            _ => Verdict::Maybe,
+            Outside::Never => Reading::Never,
+            _ => Reading::Maybe,
         }
     }
 
@@ -482,13 +482,13 @@ fn names_a_tool(text: &[u8], offered: &[String]) -> bool {
 mod tests {
     use super::*;
 
-    fn verdict(text: &str) -> Verdict {
+    fn verdict(text: &str) -> Reading {
         let mut prefix = Prefix::new(vec!["read_file".into(), "run_command".into()]);
         prefix.read(text)
     }
 
     /// Reads `text` one byte at a time, as the slowest stream would bring it.
-    fn verdict_bytewise(text: &str) -> Verdict {
+    fn verdict_bytewise(text: &str) -> Reading {
         let mut prefix = Prefix::new(vec!["read_file".into(), "run_command".into()]);
         let mut last = prefix.verdict();
         for c in text.chars() {
@@ -528,8 +528,8 @@ mod tests {
             "```json\n{\"name\": \"read_file\"}\n``",
             "```\n[{\"name\": \"read_file\"}]\n```\n",
         ] {
-            assert_eq!(verdict(text), Verdict::Maybe, "{text}");
-            assert_eq!(verdict_bytewise(text), Verdict::Maybe, "{text}");
+            assert_eq!(verdict(text), Reading::Maybe, "{text}");
+            assert_eq!(verdict_bytewise(text), Reading::Maybe, "{text}");
         }
     }
 
@@ -570,8 +570,8 @@ mod tests {
             "Hello",
             "  - item",
         ] {
-            assert_eq!(verdict(text), Verdict::Never, "{text}");
-            assert_eq!(verdict_bytewise(text), Verdict::Never, "{text}");
+            assert_eq!(verdict(text), Reading::Never, "{text}");
+            assert_eq!(verdict_bytewise(text), Reading::Never, "{text}");
         }
     }
 
@@ -590,7 +590,7 @@ mod tests {
                 super::super::forms::extract(text, &offered).is_some(),
                 "{text}"
             );
-            assert_eq!(verdict_bytewise(text), Verdict::Maybe, "{text}");
+            assert_eq!(verdict_bytewise(text), Reading::Maybe, "{text}");
         }
     }
 }

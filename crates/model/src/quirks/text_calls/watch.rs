@@ -2,7 +2,7 @@
 //! shown a call that then runs, and is shown everything else as it arrives.
 
 use super::forms::{self, Found, MARKERS, first_marker_from};
-use super::prefix::{Prefix, Verdict};
+use super::prefix::{Prefix, Reading};
 
 /// One answer's text as it streams, and how much of it the editor may see yet.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ impl Watch {
         }
         // Held only while the start can still grow into a call; once it cannot, it is shown
         // at once, and the rest streams (markers aside).
-        if self.start.verdict() == Verdict::Maybe && self.start.read(piece) == Verdict::Maybe {
+        if self.start.verdict() == Reading::Maybe && self.start.read(piece) == Reading::Maybe {
             return String::new();
         }
         // Everything before `shown` was released: no marker starts there, so only the new

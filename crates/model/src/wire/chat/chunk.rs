@@ -23,7 +23,7 @@ use crate::{Carried, ModelEvent, Origin, Usage};
 pub(crate) struct Chunk {
     /// Usually one choice; empty on the final usage chunk.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub(crate) choices: Vec<Choice>,
+    pub(crate) choices: Vec<ChunkChoice>,
     /// Present on the final chunk when `stream_options.include_usage` is honoured.
     #[serde(default)]
     pub(crate) usage: Option<ChunkUsage>,
@@ -34,7 +34,7 @@ pub(crate) struct Chunk {
 
 /// A choice's delta.
 #[derive(Debug, Default, Deserialize)]
-pub(crate) struct Choice {
+pub(crate) struct ChunkChoice {
     /// What changed.
     #[serde(default)]
     pub(crate) delta: Option<Delta>,
