@@ -107,12 +107,13 @@ impl Tally {
     }
 }
 
-/// `n` bytes of words, starting with `tag`.
+/// `n` bytes of words, starting with `tag`; numbered, so that no stretch of them repeats
+/// itself (which tandem would take for a model stuck in a loop).
 fn words(tag: &str, n: usize) -> String {
     let mut text = format!("{tag} ");
     let mut i = 0;
     while text.len() < n {
-        text.push_str(["alpha ", "beta ", "gamma ", "delta "][i % 4]);
+        text.push_str(&format!("{}{i} ", ["alpha", "beta", "gamma", "delta"][i % 4]));
         i += 1;
     }
     text.truncate(n);

@@ -112,8 +112,12 @@ async fn a_response_that_never_ends_is_cut_at_max_response_bytes() {
         pieces: Vec::new(),
         end: End::Flood("spam "),
     };
-    let (mock, ws, mut agent, session) =
-        started(vec![endless], "max_response_bytes = 1048576").await;
+    // The flood repeats itself: the repetition check would stop it first (see below).
+    let (mock, ws, mut agent, session) = started(
+        vec![endless],
+        "max_response_bytes = 1048576\n[loops]\nstop_repeated_text = false",
+    )
+    .await;
     let (response, updates) = agent.prompt(&session, "hi").await;
     let (class, message) = error_class(&response);
     assert_eq!(class, "response_too_large", "{response}");
@@ -140,6 +144,29 @@ async fn a_response_that_never_ends_is_cut_at_max_response_bytes() {
     assert!(size < 64 * 1024, "{size} bytes of transcript");
 }
 
+/// A small model that loops on one phrase is stopped with the reason long before any other
+/// limit, the editor told why, and the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_repeats_itself_is_stopped_and_the_editor_told_why() {
+    let endless = Reply::Stream {
+        pieces: vec![Piece::Data(mock_model::text("Hello! ").to_string())],
+        end: End::Flood("I am here to help. "),
+    };
+    let (mock, _ws, mut agent, session) = started(vec![endless], "").await;
+    let (response, updates) = agent.prompt(&session, "hi").await;
+    assert_eq!(response["result"]["stopReason"], "max_tokens", "{response}");
+    let said = joined(&updates, "agent_message_chunk");
+    assert!(said.starts_with("Hello! I am here to help. "), "{said}");
+    assert!(
+        said.contains(
+            "The model kept repeating the same 19 bytes of text, so tandem stopped its answer there."
+        ),
+        "{said}"
+    );
+    assert!(said.len() < 64 * 1024, "{} bytes", said.len());
+    still_usable(&mock, &mut agent, &session).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_single_chunk_arrives_whole() {
     let big = "x".repeat(8 * 1024 * 1024);
@@ -148,8 +175,10 @@ async fn a_huge_single_chunk_arrives_whole() {
         mock_model::finish("stop"),
         mock_model::usage(10, 10),
     ]);
-    // Parsing 8 MiB in a debug build takes a while: not what these timeouts are about.
-    let (mock, _ws, mut agent, session) = started_with(vec![reply], "", 60.0).await;
+    // Parsing 8 MiB in a debug build takes a while: not what these timeouts are about. One
+    // letter repeated is what the repetition check stops, so it is off here.
+    let (mock, _ws, mut agent, session) =
+        started_with(vec![reply], "[loops]\nstop_repeated_text = false", 60.0).await;
     let (response, updates) = agent.prompt(&session, "hi").await;
     assert_eq!(response["result"]["stopReason"], "end_turn", "{response}");
     assert_eq!(joined(&updates, "agent_message_chunk"), big);
@@ -198,7 +227,7 @@ async fn runaway_answers_at_once_are_bounded_together() {
     // Four floods at once on a loaded 2-core machine: the timeouts are not what is tested.
     let (mock, ws, mut agent, first) = started_with(
         (0..4).map(|_| endless()).collect(),
-        "max_response_bytes = 1048576",
+        "max_response_bytes = 1048576\n[loops]\nstop_repeated_text = false",
         10.0,
     )
     .await;

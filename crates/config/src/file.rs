@@ -19,6 +19,7 @@ pub(super) struct FileConfig {
     pub(crate) mode: Option<String>,
     pub(crate) instructions: Option<String>,
     pub(crate) max_turn_requests: Option<u32>,
+    pub(crate) max_output_tokens: Option<u32>,
     pub(crate) compact_threshold: Option<f64>,
     pub(crate) auto_compact: Option<bool>,
     pub(crate) max_message_bytes: Option<u64>,

@@ -42,7 +42,7 @@ use std::time::Duration;
 use crate::conversation::Api;
 use crate::types::Mode;
 pub use endpoint::checked_key;
-pub use limits::{LoopGuard, Timeouts};
+pub use limits::{LOCAL_OUTPUT_TOKENS, LoopGuard, Timeouts};
 pub use mcp::ServerSpec;
 pub use project::{ProjectConfig, ProjectPrograms, project};
 pub use settings::Settings;
@@ -281,6 +281,10 @@ pub struct Config {
     pub instructions: Option<String>,
     /// Most model requests one prompt may make (tool loops included).
     pub max_turn_requests: u32,
+    /// Most tokens one answer may take for a model whose own limit is not known (the file's
+    /// top-level `max_output_tokens`; `Some(0)`: ask for no limit). Unset, a local server's
+    /// models get [`LOCAL_OUTPUT_TOKENS`] (see `model::profile`).
+    pub max_output_tokens: Option<u32>,
     /// Share of the context window at which the conversation is compacted (0 < x <= 1).
     pub compact_threshold: f64,
     /// Whether sessions start with automatic compaction on (`auto_compact`, default true;

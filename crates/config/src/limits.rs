@@ -1,7 +1,8 @@
 //! Bounds on what peers and models may cost: model-server timeouts and response size, how
 //! long an editor request may go unanswered, and the runaway-model guards (repeated tool-call
-//! batches, per-tool budgets). Read from the `[timeouts]`, `[loops]` and `[tool_budgets]`
-//! tables of the config file.
+//! batches, per-tool budgets, an answer that repeats itself, the output limit of a local
+//! server's models). Read from the `[timeouts]`, `[loops]` and `[tool_budgets]` tables of the
+//! config file.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -49,6 +50,12 @@ pub(crate) const DEFAULT_EOF_GRACE: Duration = Duration::from_secs(300);
 /// Longest line read from stdin unless configured otherwise.
 pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Most tokens one answer of a local server's model may take when neither the model's entry
+/// nor the file's `max_output_tokens` says: a small model left to itself can write until the
+/// answer timeout (SmolLM2 on llama-server streamed for 300 s and more), and a few thousand
+/// tokens hold any single answer or file a local model writes well.
+pub const LOCAL_OUTPUT_TOKENS: u32 = 4096;
+
 /// What tandem does about a model that repeats itself or overuses a tool, per prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoopGuard {
@@ -60,6 +67,9 @@ pub struct LoopGuard {
     /// Most calls of a tool (by name) in one prompt; further calls are refused with a result
     /// saying so.
     pub tool_budgets: BTreeMap<String, u32>,
+    /// Whether an answer (or its reasoning) that keeps repeating one piece of text is stopped
+    /// (`loops.stop_repeated_text`, default true).
+    pub stop_repeated_text: bool,
 }
 
 impl Default for LoopGuard {
@@ -68,6 +78,7 @@ impl Default for LoopGuard {
             repeat_warn: 3,
             repeat_stop: 6,
             tool_budgets: BTreeMap::new(),
+            stop_repeated_text: true,
         }
     }
 }
@@ -89,6 +100,7 @@ pub(super) struct FileTimeouts {
 pub(super) struct FileLoops {
     pub(crate) repeat_warn: Option<u32>,
     pub(crate) repeat_stop: Option<u32>,
+    pub(crate) stop_repeated_text: Option<bool>,
 }
 
 fn seconds(name: &str, value: Option<f64>, default: Duration) -> Result<Duration, ConfigError> {
@@ -136,6 +148,7 @@ impl FileLoops {
             repeat_warn,
             repeat_stop,
             tool_budgets: tool_budgets.clone(),
+            stop_repeated_text: self.stop_repeated_text.unwrap_or(d.stop_repeated_text),
         })
     }
 }
@@ -176,11 +189,13 @@ mod tests {
         let bad = FileLoops {
             repeat_warn: Some(4),
             repeat_stop: Some(3),
+            stop_repeated_text: None,
         };
         assert!(bad.resolve(&budgets).is_err());
         let bad = FileLoops {
             repeat_warn: Some(1),
             repeat_stop: None,
+            stop_repeated_text: None,
         };
         assert!(bad.resolve(&budgets).is_err());
     }

@@ -175,6 +175,27 @@ pub fn known_context_window(model: &str) -> Option<u64> {
         .map(|(_, window)| *window)
 }
 
+/// Whether the id names a family only its vendor serves (OpenAI's, Anthropic's, Google's,
+/// DeepSeek's, xAI's): a local address serving one is a proxy in front of that vendor (LiteLLM
+/// and the like), whose own output limits hold, not a small model on this machine.
+pub fn known_hosted_family(model: &str) -> bool {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    [
+        "gpt-",
+        "o1",
+        "o3",
+        "o4",
+        "chatgpt",
+        "claude",
+        "gemini",
+        "deepseek-chat",
+        "deepseek-reasoner",
+        "grok",
+    ]
+    .iter()
+    .any(|p| bare.starts_with(p))
+}
+
 /// Whether a model family takes a reasoning effort: OpenAI's `reasoning_effort`, Gemini's
 /// through its OpenAI-compatible endpoint, Claude's extended thinking (a thinking budget).
 pub fn known_reasoning_effort(model: &str) -> bool {

@@ -63,6 +63,7 @@ impl Config {
                 100,
                 "max_turn_requests must be at least 1",
             )?,
+            max_output_tokens: file.max_output_tokens,
             mcp_servers: file.mcp_servers.clone(),
             actions: file.actions.clone(),
             eof_grace: eof_grace(env)?,

@@ -8,7 +8,7 @@
 //! then the server, then the vendors' published prices (`config::prices`, only at the
 //! vendor's own host and for exactly the model listed).
 
-use crate::config::{Config, ModelSpec, presets};
+use crate::config::{Config, LOCAL_OUTPUT_TOKENS, ModelSpec, presets};
 
 use super::discover::Discovered;
 
@@ -41,7 +41,26 @@ pub fn resolve(
     if let Some(cut) = cut {
         spec.context_window = spec.context_window.min(cut);
     }
+    spec.max_output_tokens = output_limit(config, &spec);
     spec
+}
+
+/// The most tokens one answer of `spec` may take: the model's own limit (configured, or from
+/// the table of model families), else the file's `max_output_tokens`, else
+/// [`LOCAL_OUTPUT_TOKENS`] for a model on a local server, whose small models can otherwise
+/// write until the answer timeout; `None` (ask for no limit) on a hosted server, which knows
+/// its models' limits and refuses a request for more than one allows, for a hosted family
+/// behind a local proxy, and wherever a limit says `0`.
+fn output_limit(config: &Config, spec: &ModelSpec) -> Option<u32> {
+    let local_model = || {
+        super::discover::is_local(&config.endpoint_for(&spec.id).base_url)
+            && !presets::known_hosted_family(&spec.id)
+    };
+    let limit = spec
+        .max_output_tokens
+        .or(config.max_output_tokens)
+        .or_else(|| local_model().then_some(LOCAL_OUTPUT_TOKENS));
+    limit.filter(|tokens| *tokens > 0)
 }
 
 /// The profile of a model the config does not list, served by the default server: every
@@ -106,5 +125,79 @@ mod tests {
         assert!(!spec.reasoning_effort);
         assert_eq!(spec.context_window, 128_000);
         assert!(!spec.window_configured);
+    }
+
+    /// The configuration `file` (TOML) gives with the environment `vars`.
+    fn with_file(file: &str, vars: &'static [(&'static str, &'static str)]) -> Config {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, file).unwrap();
+        let overrides = Overrides {
+            config_file: Some(path),
+            ..Overrides::default()
+        };
+        Config::resolve(&overrides, &|k| {
+            vars.iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| v.to_string())
+                .or_else(|| (k == "HOME").then(|| "/nonexistent".into()))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_local_servers_models_get_an_output_limit_a_hosted_servers_do_not() {
+        let local = config(&[("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")]);
+        let spec = resolve(&local, "smollm2-135m", None, None);
+        assert_eq!(spec.max_output_tokens, Some(LOCAL_OUTPUT_TOKENS));
+        let ollama = config(&[("TANDEM_PROVIDER", "ollama")]);
+        let spec = resolve(&ollama, "qwen2.5-coder:7b", None, None);
+        assert_eq!(spec.max_output_tokens, Some(LOCAL_OUTPUT_TOKENS));
+        let hosted = config(&[("OPENAI_API_KEY", "k")]);
+        assert_eq!(
+            resolve(&hosted, "some-new-model", None, None).max_output_tokens,
+            None
+        );
+        // A vendor's model behind a local proxy (LiteLLM) keeps the vendor's limits.
+        for id in [
+            "claude-sonnet-4-5",
+            "gpt-5-mini",
+            "openai/gpt-4o",
+            "gemini-2.5-pro",
+        ] {
+            assert_eq!(
+                resolve(&local, id, None, None).max_output_tokens,
+                None,
+                "{id}"
+            );
+        }
+        // A model whose limit the family table knows keeps it, local or not.
+        let known = presets::known_output_limit("claude-3-haiku");
+        assert!(known.is_some());
+        assert_eq!(
+            resolve(&local, "claude-3-haiku", None, None).max_output_tokens,
+            known
+        );
+    }
+
+    #[test]
+    fn the_config_sets_the_limit_per_model_or_for_all_and_zero_asks_for_none() {
+        let vars: &[(&str, &str)] = &[("OPENAI_BASE_URL", "http://localhost:8080/v1")];
+        let file = "max_output_tokens = 1000\n[[models]]\nid = \"big\"\nmax_output_tokens = 9000\n";
+        let c = with_file(file, vars);
+        assert_eq!(resolve(&c, "big", None, None).max_output_tokens, Some(9000));
+        assert_eq!(
+            resolve(&c, "other", None, None).max_output_tokens,
+            Some(1000)
+        );
+        let c = with_file("max_output_tokens = 0\n", vars);
+        assert_eq!(resolve(&c, "other", None, None).max_output_tokens, None);
+        let file = "[[models]]\nid = \"free\"\nmax_output_tokens = 0\n";
+        let c = with_file(file, vars);
+        assert_eq!(resolve(&c, "free", None, None).max_output_tokens, None);
+        assert_eq!(
+            resolve(&c, "other", None, None).max_output_tokens,
+            Some(LOCAL_OUTPUT_TOKENS)
+        );
     }
 }

@@ -182,6 +182,7 @@ impl Turn {
         let ids = self.history.call_ids();
         let response = stream_response(&self.ctx, &step, request, ids, &self.cancel).await;
         let said = !response.text.is_empty();
+        let repeated = response.repeated;
         let recorded = self.record(response);
         let finish = match recorded.end {
             End::Cancelled => {
@@ -195,6 +196,15 @@ impl Turn {
             End::Finished(finish) => finish,
         };
         self.stream_retries = 0;
+        if let Some(piece) = repeated {
+            let told = super::repeats::told(piece);
+            tracing::info!(session = %self.ctx.facts.session_id, piece, "{told}");
+            self.ctx.emit(TurnEvent::Notice {
+                severity: Severity::Warning,
+                text: told.clone(),
+            });
+            self.history.push_note(told);
+        }
         if recorded.calls.is_empty() {
             return self.answered(StopReason::after(finish.as_ref())).await;
         }

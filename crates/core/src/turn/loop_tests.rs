@@ -252,3 +252,85 @@ async fn a_linked_file_reaches_the_model_as_the_editor_has_it_unsaved() {
     assert!(sent.contains("typed but not saved"), "{sent}");
     assert!(!sent.contains("saved on disk"), "{sent}");
 }
+
+/// An answer that starts well, then repeats one sentence and never ends.
+fn a_looping_answer() -> Reply {
+    let mut events = vec![crate::model::ModelEvent::Text("Sure. ".into())];
+    for _ in 0..400 {
+        events.push(crate::model::ModelEvent::Text(
+            "I will help you with that. ".into(),
+        ));
+    }
+    Reply::Hangs(events)
+}
+
+#[tokio::test]
+async fn an_answer_that_repeats_itself_is_stopped_with_the_reason_and_the_session_goes_on() {
+    let s = Session::open(
+        vec![a_looping_answer(), Reply::text("fine")],
+        FakeEditor::answering(&[]),
+        "",
+        &[],
+    )
+    .await;
+    let stop = tokio::time::timeout(std::time::Duration::from_secs(10), s.prompt("hello"))
+        .await
+        .expect("the looping answer was stopped")
+        .unwrap();
+    assert_eq!(stop, StopReason::MaxTokens);
+    let notices: Vec<String> = s
+        .events
+        .all()
+        .into_iter()
+        .filter_map(|e| match e {
+            TurnEvent::Notice { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].starts_with("The model kept repeating the same 27 bytes of text, so tandem stopped its answer there."),
+        "{notices:?}"
+    );
+    assert!(notices[0].contains("`[loops] stop_repeated_text = false`"));
+    // What streamed stays the answer: the model sees it, and the session goes on.
+    assert_eq!(s.prompt("again").await.unwrap(), StopReason::EndTurn);
+    let last = s.requests().pop().unwrap();
+    let answered = last
+        .messages
+        .iter()
+        .find_map(|m| match &**m {
+            crate::model::Message::Assistant { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap();
+    // (All of it was waiting at once, so all of it streamed before the look.)
+    assert!(answered.starts_with("Sure. I will help you with that. "));
+}
+
+#[tokio::test]
+async fn with_the_check_off_a_repeating_answer_runs_to_its_end() {
+    let mut events = vec![crate::model::ModelEvent::Text("Sure. ".into())];
+    for _ in 0..200 {
+        events.push(crate::model::ModelEvent::Text("ha ".into()));
+    }
+    events.push(crate::model::ModelEvent::Finish(
+        crate::types::FinishReason::Stop,
+    ));
+    let s = Session::open(
+        vec![Reply::Events(events)],
+        FakeEditor::answering(&[]),
+        "[loops]\nstop_repeated_text = false\n",
+        &[],
+    )
+    .await;
+    assert_eq!(s.prompt("laugh").await.unwrap(), StopReason::EndTurn);
+    assert_eq!(s.events.text().len(), "Sure. ".len() + 600);
+    let notices = s
+        .events
+        .all()
+        .into_iter()
+        .filter(|e| matches!(e, TurnEvent::Notice { .. }))
+        .count();
+    assert_eq!(notices, 0);
+}

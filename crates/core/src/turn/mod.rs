@@ -43,6 +43,7 @@ mod outcome;
 mod permissions_command;
 mod permit;
 mod prompt;
+mod repeats;
 mod rewind;
 mod role;
 mod shown;

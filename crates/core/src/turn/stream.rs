@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::coalesce;
 use super::context::{Step, TurnContext};
 use super::estimate::{estimate_text, estimate_tokens};
+use super::repeats::Repeats;
 use crate::config::ModelSpec;
 use crate::model::quirks::text_calls;
 use crate::model::{Carried, ModelError, ModelEvent, ModelRequest, ToolCall};
@@ -49,6 +50,9 @@ pub(super) struct Response {
     /// Whether the answer broke off while text that may be a call written as text was held
     /// back from the editor: a call may have been half-written.
     pub(super) text_call_held: bool,
+    /// The length of the piece the answer (or its reasoning) kept repeating, when it was
+    /// stopped for that ([`super::repeats`]).
+    pub(super) repeated: Option<usize>,
 }
 
 /// Sends one request and streams the answer to the editor as it arrives. `ids` gives out
@@ -70,6 +74,12 @@ pub(super) async fn stream_response(
     let watch = (!offered.is_empty() && !ctx.meters.native_calls.lock().contains(&request.model))
         .then(|| text_calls::Watch::new(offered));
     let mut shown = Showing::new(ids, watch, request.model.clone());
+    let mut repeats = ctx
+        .facts
+        .config
+        .loops
+        .stop_repeated_text
+        .then(<[Repeats; 2]>::default);
     let mut read = Read::default();
     let opened = tokio::select! {
         biased;
@@ -104,13 +114,33 @@ pub(super) async fn stream_response(
                 read.response.end = End::Failed(e);
                 return read.response;
             }
-            Some(Ok(event)) => held = shown.take(ctx, step, &mut read, event, &mut stream),
+            Some(Ok(event)) => {
+                held = shown.take(ctx, step, &mut read, event, &mut stream);
+                if let Some(watches) = &mut repeats
+                    && let Some(piece) = repeating(watches, &read.response)
+                {
+                    // Dropping the stream closes the request: the server stops writing.
+                    read.response.repeated = Some(piece);
+                    read.finish = Some(FinishReason::Length);
+                    break;
+                }
+            }
         }
     }
     shown.finish(ctx, &mut read.response);
     count_usage(ctx, &step.spec, &mut read.response, estimate_in, read.usage);
     read.response.end = End::Finished(read.finish);
     read.response
+}
+
+/// Whether the answer or the reasoning (`watches`, in that order) is only repeating itself
+/// now: the length of the piece. Each watch is given what its text grew by since the last
+/// look.
+fn repeating(watches: &mut [Repeats; 2], response: &Response) -> Option<usize> {
+    let [answer, reasoning] = watches;
+    answer
+        .catch_up(&response.text)
+        .or_else(|| reasoning.catch_up(&response.reasoning))
 }
 
 /// What a response has brought so far.
@@ -133,6 +163,7 @@ impl Default for Read {
                 cut: None,
                 opened: false,
                 text_call_held: false,
+                repeated: None,
             },
             usage: None,
             finish: None,
