@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The other systems' builds, proven on one Linux x86_64 machine (README, "Supported systems"):
+# The other systems' builds, proven on one Linux x86_64 machine (docs/platforms.md):
 #   static-linux  static Linux, x86_64-unknown-linux-musl: the whole integration suite
 #                 (tests/all) driving the static binary over real stdio
 #   macos         macOS (aarch64 and x86_64): type-checked with zero warnings, both targets in

@@ -175,17 +175,21 @@ fn a_hook_whose_script_is_missing_is_named() {
     assert!(out.contains("connection refused"), "{out}");
 }
 
-/// README's "config with every key", copied as a user would: it parses, and every hook in
-/// it can run (none names a script the user does not have).
+/// The configuration reference's "config with every key" (docs/configuration.md), copied as
+/// a user would: it parses, and every hook in it can run (none names a script the user does
+/// not have).
 #[test]
-fn readme_config_with_every_key_is_safe_to_copy() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme
+fn documented_config_with_every_key_is_safe_to_copy() {
+    let reference = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/configuration.md"
+    ))
+    .unwrap();
+    let start = reference
         .find("with every key:\n\n```toml\n")
-        .expect("README has the config with every key")
+        .expect("docs/configuration.md has the config with every key")
         + "with every key:\n\n```toml\n".len();
-    let toml = &readme[start..start + readme[start..].find("```").unwrap()];
+    let toml = &reference[start..start + reference[start..].find("```").unwrap()];
     let ws = Workspace::new();
     ws.write("home/.config/tandem/config.toml", toml);
     let mut env = ws.base_env();

@@ -50,7 +50,9 @@ fn same_file(a: &str, b: &str) -> bool {
 }
 
 /// The project's own Zed entries (`agent_servers` in Zed's settings): editors/zed.json's and
-/// those of README's Zed snippets, each with where it comes from.
+/// those of README's Zed snippets, each with where it comes from. README's entries are
+/// editors/zed.json's, word for word (README leaves out the npm entry, which needs the first
+/// release).
 fn suggested_entries() -> Vec<(String, Value)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut documents = vec![(
@@ -66,9 +68,19 @@ fn suggested_entries() -> Vec<(String, Value)> {
     }
     assert!(documents.len() > 1, "README shows a Zed snippet");
     let mut entries = Vec::new();
+    let mut zed_json = Value::Null;
     for (source, text) in documents {
         let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{source}: {e}"));
+        if source == "editors/zed.json" {
+            zed_json = doc["agent_servers"].clone();
+        }
         for (name, entry) in doc["agent_servers"].as_object().unwrap() {
+            if source == "README.md" {
+                assert_eq!(
+                    &zed_json[name], entry,
+                    "README's Zed entry \"{name}\" is not editors/zed.json's"
+                );
+            }
             entries.push((format!("{source} \"{name}\""), entry.clone()));
         }
     }

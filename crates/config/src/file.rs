@@ -152,12 +152,17 @@ mod tests {
         assert_eq!(retry.max_total, Duration::from_millis(1500));
     }
 
-    /// Every `toml` block in README.md and the permissions reference is a config file a user
-    /// may paste: it must parse, rules included.
+    /// Every `toml` block in README.md, the pages of docs/ that show config and the
+    /// permissions reference is a config file a user may paste: it must parse, rules included.
     #[test]
     fn documented_examples_parse() {
         let docs = [
             include_str!("../../../README.md"),
+            include_str!("../../../docs/configuration.md"),
+            include_str!("../../../docs/permissions.md"),
+            include_str!("../../../docs/web.md"),
+            include_str!("../../../docs/extending.md"),
+            include_str!("../../../docs/mcp.md"),
             include_str!("../../../protocol/permissions.md"),
         ];
         for doc in docs {
