@@ -15,7 +15,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -42,17 +41,6 @@ def common(cargo: dict) -> dict:
 
 
 
-def package_fields() -> dict:
-    """The `tandem` package's fields in Cargo.toml, those it takes from the workspace
-    (`version.workspace = true`) read from `[workspace.package]`."""
-    manifest = tomllib.loads((ROOT / "Cargo.toml").read_text())
-    shared = manifest.get("workspace", {}).get("package", {})
-    return {
-        key: shared[key] if isinstance(value, dict) and value.get("workspace") else value
-        for key, value in manifest["package"].items()
-    }
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--archives", type=Path, default=ROOT / "target" / "distrib")
@@ -61,7 +49,7 @@ def main() -> int:
     # npm pack runs inside each package: the paths must not depend on the working directory.
     args.archives = args.archives.resolve()
     args.out = args.out.resolve()
-    cargo = package_fields()
+    cargo = dist.package_fields()
     version = cargo["version"]
     if args.out.exists():
         shutil.rmtree(args.out)

@@ -14,7 +14,6 @@ import argparse
 import hashlib
 import json
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,13 +40,7 @@ def main() -> int:
     parser.add_argument("--npm-package", default="tandem-acp", help="the npm wrapper's name; '' leaves npx out")
     args = parser.parse_args()
 
-    manifest = tomllib.loads((ROOT / "Cargo.toml").read_text())
-    # Fields the package takes from the workspace (`version.workspace = true`) are read there.
-    shared = manifest.get("workspace", {}).get("package", {})
-    cargo = {
-        key: shared[key] if isinstance(value, dict) and value.get("workspace") else value
-        for key, value in manifest["package"].items()
-    }
+    cargo = dist.package_fields()
     version = cargo["version"]
     binary = {}
     missing = []

@@ -36,13 +36,14 @@ import sys
 import tarfile
 import tempfile
 import time
-import tomllib
 import urllib.request
 import xml.etree.ElementTree as ElementTree
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "editors" / "release"))
+import archives as dist  # noqa: E402
 SCHEMA = ROOT / "protocol" / "registry" / "agent.schema.json"
 OS_FAMILIES = ("darwin", "linux", "windows")
 PLAIN_PAINT = {"currentcolor", "none", "inherit"}
@@ -57,15 +58,6 @@ VALIDATOR_INITIALIZE = {
         "_meta": {"terminal_output": True, "terminal-auth": True},
     },
 }
-
-
-def cargo_version() -> str:
-    """The `tandem` package's version: its own, or the workspace's it takes."""
-    manifest = tomllib.loads((ROOT / "Cargo.toml").read_text())
-    version = manifest["package"]["version"]
-    if isinstance(version, dict) and version.get("workspace"):
-        return manifest["workspace"]["package"]["version"]
-    return version
 
 
 def entry_problems(agent: dict, folder: str, version: str, waived: set[str]) -> list[str]:
@@ -261,7 +253,7 @@ def launch_problems(target: dict, archive_name: str, data: bytes) -> list[str]:
 
 def check(entry_dir: Path, waived: set[str]) -> list[str]:
     agent = json.loads((entry_dir / "agent.json").read_text())
-    problems = entry_problems(agent, entry_dir.name, cargo_version(), waived)
+    problems = entry_problems(agent, entry_dir.name, dist.package_fields()["version"], waived)
     for family in sorted(waived):
         print(f"  waived here: a {family} build (none was built on this machine)")
     binary = agent.get("distribution", {}).get("binary", {})

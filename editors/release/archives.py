@@ -1,10 +1,14 @@
 """The release archives dist builds (tandem-<target>.tar.gz, or .zip for Windows): which target
-serves each platform, and where the tandem binary sits inside. Shared by
-editors/registry/agent_json.py and editors/npm/pack.py."""
+serves each platform, where the tandem binary sits inside, and the package fields (version,
+description, ...) they are published with. Shared by editors/registry/agent_json.py,
+editors/registry/check.py and editors/npm/pack.py."""
 
 import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # (ACP registry platform, npm platform) -> the dist targets that serve it, preferred first.
 PLATFORMS = {
@@ -15,6 +19,17 @@ PLATFORMS = {
     ("windows-aarch64", "win32-arm64"): ["aarch64-pc-windows-msvc"],
     ("windows-x86_64", "win32-x64"): ["x86_64-pc-windows-msvc", "x86_64-pc-windows-gnu"],
 }
+
+
+def package_fields() -> dict:
+    """The `tandem` package's fields in the root Cargo.toml, those it takes from the workspace
+    (`version.workspace = true`) read from `[workspace.package]`."""
+    manifest = tomllib.loads((ROOT / "Cargo.toml").read_text())
+    shared = manifest.get("workspace", {}).get("package", {})
+    return {
+        key: shared[key] if isinstance(value, dict) and value.get("workspace") else value
+        for key, value in manifest["package"].items()
+    }
 
 
 def find(archives: Path, targets: list[str]) -> Path | None:
