@@ -1,5 +1,12 @@
-//! One async method per ACP method, on one [`Handlers`] value the connection shares
-//! (`authenticate`, and the errors that name the login methods, in auth.rs).
+//! One async method per ACP method, on one [`Handlers`] value the connection shares. This
+//! file holds the methods that hand a request to the session manager; the rest of
+//! `impl Handlers` lives with its own concern, one file each:
+//! - auth.rs: `authenticate`, and the errors that name the login methods;
+//! - open.rs: what every way of opening a session answers, and the commands that follow it;
+//! - session_models.rs: the older session-models API agent-shell still speaks;
+//! - providers.rs: `providers/*` (the model endpoint, behind `acp-providers`);
+//! - lifecycle.rs: serving until the editor's side closes, and ending in order;
+//! - ext/methods.rs: the `_tandem/*` methods.
 //!
 //! A method that waits on a session (a prompt, a settings change) or does real work (opening
 //! a session reads the project and replays its transcript) moves its responder into a task

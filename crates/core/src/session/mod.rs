@@ -2,6 +2,11 @@
 //! queues what comes while a turn runs (queue.rs).
 //! The model server's key is re-read after a refusal and at each opening (credentials.rs),
 //! so a new `tandem login` serves sessions already open.
+//!
+//! This file holds what the manager does with sessions that are open (prompts, settings,
+//! rewinds, cancels, closing). The rest of `impl SessionManager`, one concern a file: opening a
+//! session every way the editor can (open.rs), starting its actor (start.rs), and which of the
+//! project's MCP servers it starts or holds back (trust.rs).
 
 mod actor;
 pub mod commands;
