@@ -113,7 +113,10 @@ fn words(tag: &str, n: usize) -> String {
     let mut text = format!("{tag} ");
     let mut i = 0;
     while text.len() < n {
-        text.push_str(&format!("{}{i} ", ["alpha", "beta", "gamma", "delta"][i % 4]));
+        text.push_str(&format!(
+            "{}{i} ",
+            ["alpha", "beta", "gamma", "delta"][i % 4]
+        ));
         i += 1;
     }
     text.truncate(n);
