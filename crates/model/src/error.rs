@@ -311,7 +311,6 @@ pub(crate) fn format_refused(status: u16, body: &[u8]) -> bool {
     (400..600).contains(&status) && String::from_utf8_lossy(body).contains("response_format")
 }
 
-/// Servers say "context too long" in many ways; match the common ones.
 /// The class and words of an error answer by its status alone; `said` is the server's own
 /// sentence (`: …` or empty), `tries` how many attempts were made (` after N attempts`).
 fn by_status(
@@ -349,7 +348,8 @@ fn by_status(
         404 => (
             ErrorClass::NotFound,
             format!(
-                "the model server at {base_url} does not know model `{model}` or its chat endpoint (404){said}"
+                "the model server at {base_url} does not know model `{model}` or its API's address (404){said}. {}",
+                not_found_fix(base_url)
             ),
         ),
         s if s >= 500 => (
@@ -363,12 +363,42 @@ fn by_status(
     }
 }
 
-/// Whether the answer says the request does not fit the context window: by its code or type
-/// (OpenAI's `context_length_exceeded`, llama.cpp's `exceed_context_size_error`), or by its
-/// words anywhere in the body (the message shown may be a shortened excerpt of it), as
-/// OpenAI, llama.cpp ("exceeds the available context size"), Anthropic ("prompt is too
-/// long", "exceed context limit") and Gemini ("The input token count … exceeds the maximum
-/// number of tokens allowed") word it.
+/// What to check after a 404: a base URL without a version in its path (`http://host:8080`
+/// for llama-server's `http://host:8080/v1`) is the usual cause, as `tandem login` and
+/// `tandem doctor` also say; else the model id.
+fn not_found_fix(base_url: &str) -> String {
+    let tandem = crate::config::invocation::command();
+    if has_version_segment(base_url) {
+        format!("Check that `{tandem} doctor` lists the model as one this server has.")
+    } else {
+        format!(
+            "The base URL is the part before /chat/completions and usually ends in /v1: try {}/v1 (--base-url, or base_url in the config file); `{tandem} doctor` checks it.",
+            base_url.trim_end_matches('/')
+        )
+    }
+}
+
+/// Whether a URL's path has a segment like `v1`, `v1beta` or `v4` (an API version).
+fn has_version_segment(url: &str) -> bool {
+    let path = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .split_once('/')
+        .map_or("", |(_, path)| path);
+    path.split('/').any(|segment| {
+        segment
+            .strip_prefix('v')
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
+/// Whether the answer says the request does not fit the context window (servers say it in
+/// many ways; this matches the common ones): by its code or type (OpenAI's
+/// `context_length_exceeded`, llama.cpp's `exceed_context_size_error`), or by its words
+/// anywhere in the body (the message shown may be a shortened excerpt of it), as OpenAI,
+/// llama.cpp ("exceeds the available context size"), Anthropic ("prompt is too long",
+/// "exceed context limit") and Gemini ("The input token count … exceeds the maximum number of
+/// tokens allowed") word it.
 fn is_context_length(status: u16, detail: &ErrorDetail, body: &[u8]) -> bool {
     if !(status == 400 || status == 413 || status == 422) {
         return false;
@@ -475,6 +505,34 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn a_404_without_a_version_in_the_base_url_suggests_v1() {
+        let page = b"<html><title>404 Not Found</title></html>";
+        let e = ModelError::from_http("http://127.0.0.1:8080", "m", KEY, 404, page, 1, None);
+        assert_eq!(e.class, ErrorClass::NotFound);
+        assert!(
+            e.message
+                .contains("try http://127.0.0.1:8080/v1 (--base-url"),
+            "{}",
+            e.message
+        );
+        for versioned in [
+            "http://h/v1",
+            "https://h/v1beta/openai/",
+            "https://h/api/v4",
+        ] {
+            let e = ModelError::from_http(versioned, "m", KEY, 404, b"{}", 1, None);
+            assert!(!e.message.contains("/v1 (--base-url"), "{}", e.message);
+            assert!(
+                e.message.contains("doctor` lists the model"),
+                "{}",
+                e.message
+            );
+        }
+        assert!(!has_version_segment("http://v1.example.com"));
+        assert!(!has_version_segment("http://h/video"));
     }
 
     #[test]
