@@ -543,7 +543,7 @@ async fn a_url_without_a_scheme_and_other_wrong_settings_get_one_clear_message()
         ),
         (
             vec!["exec", "--mode", "yolo", "hi"],
-            "unknown mode `yolo`; modes:",
+            "unknown mode `yolo` (--mode); modes:",
         ),
         (
             vec!["exec", "--provider", "olama", "hi"],

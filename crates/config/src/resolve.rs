@@ -40,7 +40,7 @@ impl Config {
             default_model,
             models,
             models_configured,
-            default_mode: default_mode(overrides, env, &file)?,
+            default_mode: default_mode(overrides, env, &file, config_file.as_deref())?,
             retry: file.retry.resolve()?,
             timeouts: file.timeouts.resolve()?,
             max_response_bytes: positive(
@@ -190,6 +190,9 @@ fn read_file(
     overrides: &Overrides,
     env: Env<'_>,
 ) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
+    if overrides.without_config_file {
+        return Ok((FileConfig::default(), None));
+    }
     let named = overrides
         .config_file
         .clone()
@@ -203,25 +206,32 @@ fn read_file(
     })
 }
 
-/// The mode sessions start in.
+/// The mode sessions start in; an unknown one is an error that says where it was given.
 fn default_mode(
     overrides: &Overrides,
     env: Env<'_>,
     file: &FileConfig,
+    file_path: Option<&Path>,
 ) -> Result<Mode, ConfigError> {
+    let flag = overrides
+        .mode
+        .clone()
+        .map(|name| (name, "--mode".to_string()));
     let named = if overrides.mode_from_flag_only {
-        overrides.mode.clone()
+        flag
     } else {
-        overrides
-            .mode
-            .clone()
-            .or_else(|| nonempty(env, "TANDEM_MODE"))
-            .or_else(|| file.mode.clone())
+        flag.or_else(|| nonempty(env, "TANDEM_MODE").map(|name| (name, "TANDEM_MODE".into())))
+            .or_else(|| {
+                let path = file_path.map_or("the config file".into(), |p| p.display().to_string());
+                file.mode
+                    .clone()
+                    .map(|name| (name, format!("`mode` in {path}")))
+            })
     };
     match named {
-        Some(name) => Mode::parse(&name).ok_or_else(|| {
+        Some((name, given)) => Mode::parse(&name).ok_or_else(|| {
             ConfigError::Invalid(format!(
-                "unknown mode `{name}`; modes: {}",
+                "unknown mode `{name}` ({given}); modes: {}",
                 Mode::ALL.map(Mode::id).join(", ")
             ))
         }),
