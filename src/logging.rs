@@ -6,6 +6,9 @@
 //! opened, prompts cancelled) is there only when asked for, with `-v` or `RUST_LOG`.
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
 
 /// Who reads the stderr lines a run writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,15 +45,66 @@ pub fn default_filter(audience: Audience, verbose: u8) -> String {
     }
 }
 
-/// Installs the stderr subscriber. `default` applies when `RUST_LOG` is unset or invalid.
-pub fn init(default: &str) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+/// Installs the stderr subscriber: the filter is `RUST_LOG`, else [`default_filter`]. A
+/// person running a command who asked for no more than warnings reads them as the command's
+/// own lines (`tandem: warning: …`); otherwise (an editor's log, `-v`, `RUST_LOG`) each line
+/// has its time, level and fields, for a bug report.
+pub fn init(audience: Audience, verbose: u8) {
+    let asked = EnvFilter::try_from_default_env().ok();
+    let plain = audience != Audience::Editor && verbose == 0 && asked.is_none();
+    let filter = asked.unwrap_or_else(|| EnvFilter::new(default_filter(audience, verbose)));
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| crate::secrets::RedactingWriter(std::io::stderr()))
         .with_ansi(false)
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    let _ = if plain {
+        builder.event_format(Plain).try_init()
+    } else {
+        builder.try_init()
+    };
+}
+
+/// `tandem: warning: MESSAGE`: a log line as a command's own, without its time or fields.
+struct Plain;
+
+impl<S, N> FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        _: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            _ => "note",
+        };
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        writeln!(writer, "tandem: {level}: {}", message.0)
+    }
+}
+
+/// An event's `message` field.
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.0 = value.to_string();
+        }
+    }
 }
 
 #[cfg(test)]

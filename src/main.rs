@@ -49,10 +49,7 @@ fn main() -> ExitCode {
         }
         Some(_) => Audience::Command,
     };
-    tandem::logging::init(&tandem::logging::default_filter(
-        audience,
-        cli.common.verbose,
-    ));
+    tandem::logging::init(audience, cli.common.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -228,7 +228,10 @@ async fn send_with_retries(
             attempt,
             max_attempts = policy.max_attempts,
             delay_ms = delay.as_millis() as u64,
-            "model request failed ({reason}); retrying"
+            "model request failed ({reason}); trying again in {:.1} s (attempt {} of {})",
+            delay.as_secs_f64(),
+            attempt + 1,
+            policy.max_attempts
         );
         let start = Instant::now();
         tokio::time::sleep(delay).await;

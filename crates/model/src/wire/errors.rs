@@ -44,7 +44,10 @@ pub(crate) fn connection_error(base_url: &str, detail: &str, attempts: u32) -> M
             "tandem could not open a connection to the model server at {base_url}{tries}: this process has as many files open as it may (its open-files limit, `ulimit -n`); raise the limit or close other sessions ({detail})"
         )
     } else {
-        format!("could not reach the model server at {base_url}{tries}: {detail}")
+        format!(
+            "could not reach the model server at {base_url}{tries}: {detail}. Check that it is running at that address; `{tandem} doctor` checks the address and the server",
+            tandem = crate::config::invocation::command()
+        )
     };
     let mut e = ModelError::new(ErrorClass::Connection, message);
     e.attempts = attempts;
