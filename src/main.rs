@@ -91,8 +91,9 @@ async fn run(cli: Cli) -> ExitCode {
         overrides.mode_from_flag_only = true;
         overrides.max_turn_requests = args.max_turns;
     }
-    let config = match Config::load(&overrides) {
-        Ok(config) => config,
+    let doctor = matches!(cli.command, Some(Command::Doctor(_)));
+    let (config, file_error) = match load(&overrides, doctor) {
+        Ok(loaded) => loaded,
         Err(e) => {
             // The same form as every other error a command reports (`tandem: error: …`),
             // not a log line: it is the answer to what the user typed.
@@ -133,12 +134,34 @@ async fn run(cli: Cli) -> ExitCode {
             tandem_platform::sandbox::run(args.policy.as_deref().unwrap_or_default(), &args.command)
         }
         Some(Command::Doctor(_)) => {
-            if tandem::doctor::run(&config).await {
+            if tandem::doctor::run(&config, file_error.as_ref()).await {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
             }
         }
+    }
+}
+
+/// The configuration; for `tandem doctor` (`checking`), one loaded without the config file
+/// when the file is what fails, with the file's error, so the other checks still run.
+fn load(
+    overrides: &tandem_config::Overrides,
+    checking: bool,
+) -> Result<(Config, Option<tandem_config::ConfigError>), tandem_config::ConfigError> {
+    match Config::load(overrides) {
+        Ok(config) => Ok((config, None)),
+        Err(e) if checking => {
+            let without = tandem_config::Overrides {
+                without_config_file: true,
+                ..overrides.clone()
+            };
+            match Config::load(&without) {
+                Ok(config) => Ok((config, Some(e))),
+                Err(_) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
     }
 }
 

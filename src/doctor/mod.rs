@@ -55,8 +55,10 @@ fn shell(config: &Config) -> Check {
 }
 
 /// Runs every check, prints the report on stdout, and returns whether all passed.
-pub async fn run(config: &Config) -> bool {
-    let mut checks = vec![config_file(config)];
+/// `file_error` is why the config file could not be used, when it could not: `config` was
+/// then loaded without it, and the other checks run on that.
+pub async fn run(config: &Config, file_error: Option<&crate::config::ConfigError>) -> bool {
+    let mut checks = vec![config_file(config, file_error)];
     checks.push(data_dir(config));
     checks.push(shell(config));
     checks.push(sandbox::check(config).await);
@@ -74,19 +76,13 @@ pub async fn run(config: &Config) -> bool {
             ),
         });
     } else {
-        let key = api_key(config);
-        let key_missing = !key.ok;
-        checks.push(key);
-        // Without a key a hosted server can only refuse: that is the one cause to fix.
-        if !key_missing {
-            let (listed, reachable) = models(config).await;
-            checks.push(listed);
-            // One ✗ per cause: a server that cannot be reached or refuses the key is not
-            // asked again.
-            if reachable {
-                checks.push(window(config).await);
-                checks.push(completion(config).await);
-            }
+        let (found, reachable) = key_and_models(config).await;
+        checks.extend(found);
+        // One ✗ per cause: a server that cannot be reached or refuses the key is not
+        // asked again.
+        if reachable {
+            checks.push(window(config).await);
+            checks.push(completion(config).await);
         }
         for provider in &config.providers {
             checks.extend(provider_checks(config, provider).await);
@@ -141,14 +137,8 @@ async fn provider_checks(config: &Config, provider: &crate::config::Endpoint) ->
         check.what = format!("provider {name}: {}", check.what);
         check
     };
-    let key = api_key(&own);
-    let key_ok = key.ok;
-    let mut checks = vec![label(key)];
-    if !key_ok {
-        return checks;
-    }
-    let (listed, reachable) = models(&own).await;
-    checks.push(label(listed));
+    let (found, reachable) = key_and_models(&own).await;
+    let mut checks: Vec<Check> = found.into_iter().map(label).collect();
     if reachable {
         checks.push(label(completion(&own).await));
     }
@@ -156,7 +146,13 @@ async fn provider_checks(config: &Config, provider: &crate::config::Endpoint) ->
 }
 
 /// Which config file was read, or where tandem looked for one.
-fn config_file(config: &Config) -> Check {
+fn config_file(config: &Config, file_error: Option<&crate::config::ConfigError>) -> Check {
+    if let Some(e) = file_error {
+        return bad(
+            e.to_string(),
+            "fix the file (sessions cannot start until it loads); the checks below ran without it, on flags, environment and defaults",
+        );
+    }
     match &config.config_file {
         Some(path) => ok(format!("config file {} parses", path.display())),
         None => ok(format!(
@@ -207,15 +203,43 @@ fn api_key(config: &Config) -> Check {
             ),
         ),
         (KeyFrom::Nowhere | KeyFrom::Given, false) => ok(format!(
-            "no API key set ({}); {} does not need one",
+            "no API key set ({}) or stored: none is sent to {}, as a server on your own machine needs none",
             endpoint.api_key_env, endpoint.base_url
         )),
     }
 }
 
-/// The server's model list, and whether the server answered with the key (so that the
-/// checks after it can say something new).
-async fn models(config: &Config) -> (Check, bool) {
+/// The API key and the server's model list, and whether the server answered (so that the
+/// checks after them can say something new). Without a key a hosted server can only refuse,
+/// so it is not asked; a server tandem sent no key to that refuses gets one ✗ saying it wants
+/// a key, not a ✓ for needing none before it.
+async fn key_and_models(config: &Config) -> (Vec<Check>, bool) {
+    let key = api_key(config);
+    if !key.ok {
+        return (vec![key], false);
+    }
+    let (listed, answer) = models(config).await;
+    let keyless = matches!(config.endpoint.key_from, KeyFrom::Nowhere | KeyFrom::Given);
+    match answer {
+        Answer::Refused if keyless => (vec![listed], false),
+        Answer::Answered => (vec![key, listed], true),
+        Answer::Refused | Answer::Unreached => (vec![key, listed], false),
+    }
+}
+
+/// How the server met the model-list request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// It answered (a list, no list, or an error of its own).
+    Answered,
+    /// It refused the key, or the request without one (401, 403).
+    Refused,
+    /// It could not be reached, or is not an OpenAI-compatible server.
+    Unreached,
+}
+
+/// The server's model list, and how the server answered.
+async fn models(config: &Config) -> (Check, Answer) {
     let endpoint = &config.endpoint;
     let url = format!("{}/models", endpoint.base_url);
     match probe::list_models(&endpoint.base_url, endpoint.api, endpoint.api_key.as_ref()).await {
@@ -224,7 +248,7 @@ async fn models(config: &Config) -> (Check, bool) {
                 format!("cannot reach {url}: {cause}"),
                 unreachable_fix(config),
             ),
-            false,
+            Answer::Unreached,
         ),
         Err(e @ ListError::Refused { .. }) => {
             let tandem = crate::config::invocation::command();
@@ -236,14 +260,21 @@ async fn models(config: &Config) -> (Check, bool) {
                     format!("the server rejected the stored key: run `{tandem} login` again")
                 }
                 KeyFrom::Nowhere | KeyFrom::Given => {
-                    format!("the server wants a key: run `{tandem} login`")
+                    let what = format!(
+                        "no API key, and GET {url} was refused without one: {e}"
+                    );
+                    let fix = format!(
+                        "this server wants a key: run `{tandem} login` (it asks for the key, tests it and stores it), or set {} in the environment tandem runs in",
+                        endpoint.api_key_env
+                    );
+                    return (bad(what, fix), Answer::Refused);
                 }
             };
-            (bad(format!("GET {url}: {e}"), fix), false)
+            (bad(format!("GET {url}: {e}"), fix), Answer::Refused)
         }
         Err(e @ ListError::Failed { .. }) => (
             bad(format!("GET {url}: {e}"), "see the server's logs"),
-            true,
+            Answer::Answered,
         ),
         Err(ListError::NotCompatible { answered, suggest }) => (
             bad(
@@ -258,13 +289,13 @@ async fn models(config: &Config) -> (Check, bool) {
                     None => "the base URL is the part before /chat/completions, often ending in /v1; check it, and that this address is the model server".into(),
                 },
             ),
-            false,
+            Answer::Unreached,
         ),
         Ok(Listing::NotOffered(answered)) => (
             ok(format!(
                 "GET {url} answered {answered}: the server lists no models; the completion check below tells whether chat works"
             )),
-            true,
+            Answer::Answered,
         ),
         Ok(Listing::Models(ids)) if ids.contains(&config.default_model) => (
             ok(format!(
@@ -272,7 +303,7 @@ async fn models(config: &Config) -> (Check, bool) {
                 count_models(ids.len()),
                 config.default_model
             )),
-            true,
+            Answer::Answered,
         ),
         Ok(Listing::Models(ids)) => (
             bad(
@@ -287,7 +318,7 @@ async fn models(config: &Config) -> (Check, bool) {
                     ids.iter().take(8).cloned().collect::<Vec<_>>().join(", ")
                 ),
             ),
-            true,
+            Answer::Answered,
         ),
     }
 }

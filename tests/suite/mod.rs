@@ -22,6 +22,7 @@ mod exec;
 #[cfg(target_os = "linux")]
 mod exit_flush;
 mod extensions;
+mod fixes;
 mod folders;
 mod fork;
 #[cfg(unix)]

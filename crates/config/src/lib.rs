@@ -79,6 +79,9 @@ pub struct Overrides {
     /// prompt, and `initialize` should not wait for it). Loading again with this unset
     /// looks them up.
     pub stored_keys_later: bool,
+    /// Read no config file, as if there were none (`tandem doctor`, after the file failed to
+    /// load: its other checks still run).
+    pub without_config_file: bool,
 }
 
 /// A secret that never prints itself.
