@@ -201,6 +201,9 @@ pub enum Command {
     /// Remove the API key `tandem login` stored for the configured model server.
     #[command(after_help = crate::config::invocation::spell(LOGOUT_AFTER))]
     Logout,
+    /// Watch tandem work, offline: a scripted model (no server, no key) adds a test to a copy
+    /// of a small project built into tandem, in a new temp folder.
+    Demo,
     /// Run a command in tandem's sandbox: what tandem starts in an editor's terminal (and
     /// runs locally) so the operating system holds the command to the session's policy.
     #[command(after_help = SANDBOX_AFTER)]
@@ -238,6 +241,7 @@ impl Command {
             Command::Doctor(_) => "doctor",
             Command::Login(_) => "login",
             Command::Logout => "logout",
+            Command::Demo => "demo",
             Command::Sandbox(_) => "sandbox",
         }
     }
@@ -386,7 +390,7 @@ impl Cli {
                 (None, Some(&args.model))
             }
             Some(Command::Login(args)) => (None, Some(&args.model)),
-            Some(Command::Logout | Command::Sandbox(_)) => (None, None),
+            Some(Command::Logout | Command::Sandbox(_) | Command::Demo) => (None, None),
         };
         if let Some(session) = session {
             overrides.model = session.model.model.clone();

@@ -24,6 +24,7 @@
 
 pub mod acp;
 pub mod cli;
+pub mod demo;
 pub mod doctor;
 pub mod exec;
 #[cfg(feature = "fuzzing")]

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use tandem::cli::{Cli, Command};
+use tandem::demo::Demo;
 use tandem::logging::Audience;
 use tandem_config::Config;
 
@@ -22,6 +23,14 @@ fn main() -> ExitCode {
     }
     tandem_platform::tune_allocator();
     let cli = Cli::parse_checked();
+    // `tandem demo` is a `tandem exec` on a copy of a built-in project.
+    let (cli, demo) = match cli.command {
+        Some(Command::Demo) => match demo(cli.common.verbose) {
+            Ok(pair) => pair,
+            Err(code) => return code,
+        },
+        _ => (cli, None),
+    };
     // Before anything else: the process becomes the command, single-threaded, with no
     // configuration, key or logging of its own (and dumpable, so it may map its user into
     // the sandbox's namespace).
@@ -61,10 +70,31 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(run(cli));
+    if let Some(demo) = demo {
+        let _ = write!(std::io::stderr(), "{}", demo.after());
+    }
     // After a stop signal, a read of stdin may still be blocked in the runtime's thread pool
     // (the editor keeps its end open); waiting for it would keep tandem alive.
     runtime.shutdown_background();
     code
+}
+
+/// The tour made ready, and the `tandem exec` command line it runs as; the exit status when
+/// it cannot be made ready.
+fn demo(verbose: u8) -> Result<(Cli, Option<Demo>), ExitCode> {
+    let ready = Demo::prepare().map_err(|e| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "tandem: error: cannot make the demo's folder in the temp folder: {e}"
+        );
+        ExitCode::FAILURE
+    })?;
+    let cli = ready.exec_command(verbose > 0).map_err(|e| {
+        let _ = writeln!(std::io::stderr(), "tandem: error: {e}");
+        ExitCode::FAILURE
+    })?;
+    let _ = write!(std::io::stderr(), "{}", ready.before());
+    Ok((cli, Some(ready)))
 }
 
 /// Removes the sandbox's private folders this process still has when dropped: the last thing
@@ -129,6 +159,8 @@ async fn run(cli: Cli) -> ExitCode {
             tandem::login::login(&config, args.key_stdin, search).await
         }
         Some(Command::Logout) => tandem::login::logout(&config),
+        // Made an `exec` in `main`.
+        Some(Command::Demo) => ExitCode::FAILURE,
         // Handled in `main`, before the runtime starts.
         Some(Command::Sandbox(args)) => {
             tandem_platform::sandbox::run(args.policy.as_deref().unwrap_or_default(), &args.command)

@@ -256,6 +256,42 @@ fn the_offline_tool_tour_reads_plans_edits_and_runs() {
 }
 
 #[test]
+fn tandem_demo_runs_the_tour_on_a_built_in_project_from_any_folder() {
+    // No clone, no fixture path, no model: the project and the script are in the binary.
+    let ws = Workspace::new();
+    let temp = ws.home().join("tmp");
+    let elsewhere = ws.home().join("elsewhere");
+    std::fs::create_dir_all(&temp).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut env = ws.base_env();
+    env.push(("TMPDIR".into(), temp.to_string_lossy().into_owned()));
+    let (code, stdout, stderr) = crate::common::run_tandem(&["demo"], &env, None, Some(&elsewhere));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.ends_with("say if you want that too.\n"), "{stdout}");
+    assert!(stderr.contains("✓ Read src/lib.rs"), "{stderr}");
+    assert!(
+        stderr.contains("tandem demo: done. The project it changed is in"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("login` connects a real model"), "{stderr}");
+    let made: Vec<_> = std::fs::read_dir(&temp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    let lib = std::fs::read_to_string(made[0].join("project/src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("fn greets()") && !lib.contains("TODO: add a test"),
+        "{lib}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "the folder it ran from is untouched"
+    );
+}
+
+#[test]
 fn exec_defaults_to_read_only_and_rejects_what_needs_asking() {
     let ws = Workspace::new();
     crate::common::copy_fixture("small", &ws.project());
