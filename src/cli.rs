@@ -12,9 +12,13 @@ const ENVIRONMENT_AND_EXAMPLES: &str = "Environment:
                             OPENROUTER_API_KEY); without one, the key `{tandem} login` stored
   OPENAI_BASE_URL           the server's base URL (like --base-url)
   TANDEM_PROVIDER           a provider preset (like --provider)
+  TANDEM_API                the wire API: chat-completions, responses or anthropic-messages
+                            (like --api)
   TANDEM_MODEL              the model new sessions start with (like --model)
   TANDEM_MODELS             the models offered to the editor, comma-separated
   TANDEM_MODE               the mode sessions start in (like --mode)
+  TANDEM_SANDBOX            how commands are sandboxed: workspace-write (default), read-only
+                            or off (like [sandbox] mode in the config file)
   TANDEM_CONFIG             the config file (default $XDG_CONFIG_HOME/tandem/config.toml,
                             else ~/.config/tandem/config.toml)
   TANDEM_HOME               where sessions are stored (default $XDG_DATA_HOME/tandem, else
@@ -24,23 +28,32 @@ const ENVIRONMENT_AND_EXAMPLES: &str = "Environment:
   TANDEM_TRACE_WIRE         record the protocol lines in this file (like --trace-wire)
   TANDEM_EOF_GRACE_SECS     how long prompts may run after stdin closes (default 300)
   TANDEM_MAX_MESSAGE_BYTES  longest JSON-RPC line accepted from the editor
+  TANDEM_INVOKED_AS         how a launcher started tandem (e.g. `npx tandem-acp`), so the
+                            commands tandem suggests are spelled that way
   RUST_LOG                  log filter for stderr, e.g. debug or tandem=trace (default:
                             warnings; -v for tandem's progress)
 
 Examples:
+  {tandem} demo
   {tandem} login
   {tandem} doctor
   {tandem} exec \"Summarize this project in three lines\"
   {tandem} --provider ollama --model qwen2.5-coder:7b
   OPENAI_API_KEY=sk-... {tandem} --model gpt-4o-mini";
 
-/// What `tandem --help` says after the one-line summary.
-const LONG_ABOUT: &str = "A fast, small Agent Client Protocol (ACP) coding agent for any \
-                          OpenAI-compatible model.\n\nWith no subcommand, tandem speaks ACP \
+/// The one-line summary, the same in `tandem -h` and the first line of `tandem --help`.
+const ABOUT: &str = "A fast, small, vendor-neutral Agent Client Protocol (ACP) coding agent for \
+                     the model you choose, hosted or on your own machine.";
+
+/// What `tandem --help` says: the summary, then how tandem is run.
+const LONG_ABOUT: &str = "A fast, small, vendor-neutral Agent Client Protocol (ACP) coding agent \
+                          for the model you choose, hosted or on your own machine.\n\nWith no \
+                          subcommand, tandem speaks ACP \
                           (newline-delimited JSON-RPC) on stdin/stdout: this is how editors such \
                           as Zed launch it. Logs go to stderr: warnings and errors, more with -v \
                           or RUST_LOG=debug. To set up a model server and its key, run \
-                          `{tandem} login`; to try a prompt from the shell, `{tandem} exec`.";
+                          `{tandem} login`; to try a prompt from the shell, `{tandem} exec`; to \
+                          watch it work offline first, `{tandem} demo`.";
 
 /// What `tandem exec --help` ends with.
 const EXEC_AFTER: &str = "Sessions started by exec are read-only unless --mode says otherwise: \
@@ -85,10 +98,11 @@ const LOGIN_AFTER: &str = "The key is kept in the system credential store (macOS
 /// What `tandem logout --help` ends with.
 const LOGOUT_AFTER: &str = "Examples:\n  {tandem} logout\n  {tandem} logout --provider openrouter";
 
-/// A fast, small ACP coding agent for any OpenAI-compatible model.
+/// The command line ([`ABOUT`]).
 ///
 /// Each subcommand takes only the flags it uses: the server flags (`--config`, `--provider`,
-/// `--base-url`, `-v`) go anywhere; the agent's (`--model`, `--mode`, `--replay`,
+/// `--base-url`, `--api`, `-v`) go anywhere, except with `demo` and `sandbox`, which use none
+/// of them but `-v` ([`Command::takes`]); the agent's (`--model`, `--mode`, `--replay`,
 /// `--trace-wire`) belong to the stdio agent. Before `login` and `logout` they are taken too,
 /// as an editor runs its login as the agent's command line with the login method's arguments
 /// after it ([`Command::follows_the_agents_flags`]); before another subcommand they are
@@ -98,7 +112,7 @@ const LOGOUT_AFTER: &str = "Examples:\n  {tandem} logout\n  {tandem} logout --pr
     name = "tandem",
     bin_name = crate::config::invocation::command(),
     version,
-    about,
+    about = ABOUT,
     long_about = crate::config::invocation::spell(LONG_ABOUT),
     after_help = crate::config::invocation::spell(ENVIRONMENT_AND_EXAMPLES)
 )]
@@ -135,6 +149,21 @@ pub struct CommonArgs {
     /// RUST_LOG, only warnings and errors.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+impl CommonArgs {
+    /// The server and logging flags that were given, as typed.
+    fn given(&self) -> impl Iterator<Item = &'static str> {
+        [
+            (self.config.is_some(), "--config"),
+            (self.provider.is_some(), "--provider"),
+            (self.base_url.is_some(), "--base-url"),
+            (self.api.is_some(), "--api"),
+            (self.verbose > 0, "--verbose"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+    }
 }
 
 /// The model a run starts with (the stdio agent, exec, login, doctor).
@@ -206,7 +235,8 @@ pub enum Command {
     Demo,
     /// Run a command in tandem's sandbox: what tandem starts in an editor's terminal (and
     /// runs locally) so the operating system holds the command to the session's policy.
-    #[command(after_help = SANDBOX_AFTER)]
+    /// Internal: not listed in `tandem --help`, and it takes none of the model server's flags.
+    #[command(hide = true, after_help = SANDBOX_AFTER)]
     Sandbox(SandboxArgs),
 }
 
@@ -232,6 +262,17 @@ impl Command {
     /// login` is what the login button runs for an agent configured with `--mode ask`.
     pub(crate) fn follows_the_agents_flags(&self) -> bool {
         matches!(self, Command::Login(_) | Command::Logout)
+    }
+
+    /// Whether the subcommand takes this server or logging flag ([`CommonArgs`], global to
+    /// the parser): `sandbox` becomes the command it is given and reads no configuration,
+    /// and `demo` talks to no server (it keeps `-v`).
+    fn takes(&self, flag: &str) -> bool {
+        match self {
+            Command::Sandbox(_) => false,
+            Command::Demo => flag == "--verbose",
+            _ => true,
+        }
     }
 
     /// The subcommand's name, as typed.
@@ -260,8 +301,10 @@ pub struct DoctorArgs {
 /// `tandem login` arguments (the server comes from --provider and --base-url).
 #[derive(Debug, Args)]
 pub struct LoginArgs {
-    #[command(flatten)]
-    pub(crate) model: ModelArg,
+    /// The model to test and save for new sessions; without it, login lists the server's
+    /// models to pick from.
+    #[arg(long, value_name = "ID")]
+    pub(crate) model: Option<String>,
     /// Read the API key from stdin instead of asking (for scripts); no prompts are shown.
     #[arg(long)]
     pub key_stdin: bool,
@@ -349,6 +392,17 @@ impl Cli {
     /// and `logout` are a usage error (exit status 2), as clap would say it.
     pub fn parse_checked() -> Self {
         let cli = Self::parse();
+        if let Some(command) = &cli.command
+            && let Some(flag) = cli.common.given().find(|flag| !command.takes(flag))
+        {
+            let name = command.name();
+            let message = format!(
+                "the argument '{flag}' cannot be used with '{name}': {name} does not use it"
+            );
+            <Self as clap::CommandFactory>::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, message)
+                .exit();
+        }
         let refused = cli
             .command
             .as_ref()
@@ -387,9 +441,9 @@ impl Cli {
             Some(Command::Exec(args)) => (Some(&args.run), None),
             Some(Command::Doctor(args)) => {
                 overrides.replay = args.replay.clone();
-                (None, Some(&args.model))
+                (None, args.model.model.as_ref())
             }
-            Some(Command::Login(args)) => (None, Some(&args.model)),
+            Some(Command::Login(args)) => (None, args.model.as_ref()),
             Some(Command::Logout | Command::Sandbox(_) | Command::Demo) => (None, None),
         };
         if let Some(session) = session {
@@ -406,8 +460,8 @@ impl Cli {
             overrides.model = agent.model.model.clone();
             overrides.mode = agent.mode.clone();
         }
-        if let Some(model) = model.and_then(|m| m.model.clone()) {
-            overrides.model = Some(model);
+        if let Some(model) = model {
+            overrides.model = Some(model.clone());
         }
         overrides
     }

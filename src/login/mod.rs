@@ -331,9 +331,15 @@ fn save(
         path.display(),
         target.label()
     ));
-    say(crate::config::invocation::spell(
-        "tandem is ready: your editor's next tandem session uses them, and so do open ones on this server (no restart needed). `{tandem} doctor` checks the setup; `{tandem} logout` removes the key.",
-    ));
+    // `logout` removes a stored key; with none stored there is nothing for it to do.
+    let undo = if key.is_some() {
+        "; `{tandem} logout` removes the key"
+    } else {
+        ""
+    };
+    say(crate::config::invocation::spell(&format!(
+        "tandem is ready: your editor's next tandem session uses them, and so do open ones on this server (no restart needed). `{{tandem}} doctor` checks the setup{undo}."
+    )));
     Ok(())
 }
 

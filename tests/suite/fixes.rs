@@ -1,7 +1,7 @@
 //! Issue 58: every message a newcomer meets on a wrong setting names its fix, the way
 //! `tandem login` and `tandem doctor` do: a base URL without `/v1`, a bad `mode` in the
 //! config file, a broken config file under `tandem doctor`, a server that wants a key when
-//! none is set, and a server that is down.
+//! none is set, a server that is down, and a login that stored no key.
 
 use crate::common::{MockModel, Reply, TEST_KEY, Workspace, path_str, run_tandem};
 
@@ -171,4 +171,39 @@ fn a_server_that_is_down_gets_plain_warnings_and_a_fix() {
             && last.contains("`tandem doctor`"),
         "{stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_that_stores_no_key_does_not_offer_to_remove_one() {
+    let mock = MockModel::start(vec![Reply::text(&["OK"])]).await;
+    mock.serve_info(
+        "/v1/models",
+        200,
+        serde_json::json!({"object": "list", "data": [{"id": "mock-model"}]}),
+    );
+    let ws = Workspace::new();
+    let mut env = user_env(&ws);
+    env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
+    let url = mock.base_url.clone();
+    let (code, _, stderr) = tokio::task::spawn_blocking(move || {
+        let args = [
+            "login",
+            "--base-url",
+            &url,
+            "--model",
+            "mock-model",
+            "--key-stdin",
+        ];
+        run_tandem(&args, &env, Some(""), Some(&ws.project()))
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("tandem is ready"), "{stderr}");
+    assert!(
+        stderr.contains("`tandem doctor` checks the setup."),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("logout"), "no key was stored: {stderr}");
+    assert!(!stderr.contains("key saved"), "{stderr}");
 }

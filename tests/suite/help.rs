@@ -88,6 +88,9 @@ fn help_examples_work_from_an_installed_binary_and_name_the_environment() {
         "TANDEM_TRACE_WIRE",
         "TANDEM_EOF_GRACE_SECS",
         "TANDEM_MAX_MESSAGE_BYTES",
+        "TANDEM_API",
+        "TANDEM_SANDBOX",
+        "TANDEM_INVOKED_AS",
         "RUST_LOG",
     ] {
         assert!(text.contains(var), "--help lacks {var}:\n{text}");
@@ -174,4 +177,86 @@ fn each_subcommand_takes_only_the_flags_it_uses() {
     assert!(text.contains("toolCalls"), "{text}");
     let text = help(&["login"]);
     assert!(text.contains("\"$OPENROUTER_API_KEY\""), "{text}");
+}
+
+/// `tandem` with `args`, nothing of the caller's environment but PATH: (status, stdout, stderr).
+fn tandem(args: &[&str]) -> (i32, String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(crate::common::tandem_bin())
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("TANDEM_HOME", home.path().join("data"))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 58: `-h` and `--help` describe tandem in the same words, the internal `sandbox`
+/// command is not among the user's commands and takes no server flag, and `login --model`
+/// says what login does with it.
+#[test]
+fn short_and_long_help_agree_and_internal_commands_are_hidden() {
+    let (code, short, _) = tandem(&["-h"]);
+    assert_eq!(code, 0);
+    let long = help(&[]);
+    let summary = short.lines().next().unwrap_or_default();
+    assert!(summary.contains("vendor-neutral"), "{short}");
+    assert_eq!(
+        long.lines().next().unwrap_or_default(),
+        summary,
+        "-h:\n{short}\n--help:\n{long}"
+    );
+    for text in [&short, &long] {
+        assert!(
+            text.contains("  demo "),
+            "demo is a user's command:\n{text}"
+        );
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("sandbox ")),
+            "sandbox is listed:\n{text}"
+        );
+    }
+    for flag in [
+        &["--provider", "ollama"][..],
+        &["--base-url", "http://127.0.0.1:9/v1"],
+        &["--api", "responses"],
+        &["--config", "/nonexistent.toml"],
+        &["-v"],
+    ] {
+        let mut args = vec!["sandbox"];
+        args.extend_from_slice(flag);
+        args.extend(["--policy", "{}", "--", "true"]);
+        let (code, _, stderr) = tandem(&args);
+        assert_eq!(code, 2, "{args:?} was taken: {stderr}");
+        assert!(
+            stderr.contains("cannot be used with 'sandbox'"),
+            "{args:?}: {stderr}"
+        );
+    }
+    for flag in [
+        &["--provider", "ollama"][..],
+        &["--base-url", "http://127.0.0.1:9/v1"],
+        &["--api", "responses"],
+    ] {
+        let mut args = vec!["demo"];
+        args.extend_from_slice(flag);
+        let (code, _, stderr) = tandem(&args);
+        assert_eq!(code, 2, "{args:?} was taken: {stderr}");
+        assert!(
+            stderr.contains("cannot be used with 'demo'"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let login = help(&["login"]);
+    assert!(
+        login.contains("The model to test and save for new sessions; without it, login lists the server's models"),
+        "{login}"
+    );
+    assert!(!login.contains("Model id for new sessions"), "{login}");
 }
