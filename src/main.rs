@@ -122,7 +122,7 @@ async fn run(cli: Cli) -> ExitCode {
         overrides.max_turn_requests = args.max_turns;
     }
     let doctor = matches!(cli.command, Some(Command::Doctor(_)));
-    let (config, file_error) = match load(&overrides, doctor) {
+    let (config, broken) = match load(&overrides, doctor) {
         Ok(loaded) => loaded,
         Err(e) => {
             // The same form as every other error a command reports (`tandem: error: …`),
@@ -166,7 +166,7 @@ async fn run(cli: Cli) -> ExitCode {
             tandem_platform::sandbox::run(args.policy.as_deref().unwrap_or_default(), &args.command)
         }
         Some(Command::Doctor(_)) => {
-            if tandem::doctor::run(&config, file_error.as_ref()).await {
+            if tandem::doctor::run(&config, broken.as_ref()).await {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
@@ -180,17 +180,28 @@ async fn run(cli: Cli) -> ExitCode {
 fn load(
     overrides: &tandem_config::Overrides,
     checking: bool,
-) -> Result<(Config, Option<tandem_config::ConfigError>), tandem_config::ConfigError> {
+) -> Result<(Config, Option<tandem::doctor::BrokenFile>), tandem_config::ConfigError> {
     match Config::load(overrides) {
         Ok(config) => Ok((config, None)),
-        Err(e) if checking => {
+        Err(error) if checking => {
             let without = tandem_config::Overrides {
                 without_config_file: true,
                 ..overrides.clone()
             };
+            let named = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
+            let server_given = overrides.base_url.is_some()
+                || overrides.provider.is_some()
+                || named("OPENAI_BASE_URL")
+                || named("TANDEM_PROVIDER");
             match Config::load(&without) {
-                Ok(config) => Ok((config, Some(e))),
-                Err(_) => Err(e),
+                Ok(config) => Ok((
+                    config,
+                    Some(tandem::doctor::BrokenFile {
+                        error,
+                        server_given,
+                    }),
+                )),
+                Err(_) => Err(error),
             }
         }
         Err(e) => Err(e),

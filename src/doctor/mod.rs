@@ -54,11 +54,21 @@ fn shell(config: &Config) -> Check {
     }
 }
 
+/// A config file that could not be used: `config` was then loaded without it, on flags,
+/// environment and defaults, and the checks that do not need it run on that.
+#[derive(Debug)]
+pub struct BrokenFile {
+    /// Why the file could not be used.
+    pub error: crate::config::ConfigError,
+    /// Whether the model server was named outside the file (a flag or a variable). When it
+    /// was not, its address and key may be in the file: the default server is not asked in
+    /// its place, as a key meant for the user's own server must not go to another.
+    pub server_given: bool,
+}
+
 /// Runs every check, prints the report on stdout, and returns whether all passed.
-/// `file_error` is why the config file could not be used, when it could not: `config` was
-/// then loaded without it, and the other checks run on that.
-pub async fn run(config: &Config, file_error: Option<&crate::config::ConfigError>) -> bool {
-    let mut checks = vec![config_file(config, file_error)];
+pub async fn run(config: &Config, broken: Option<&BrokenFile>) -> bool {
+    let mut checks = vec![config_file(config, broken)];
     checks.push(data_dir(config));
     checks.push(shell(config));
     checks.push(sandbox::check(config).await);
@@ -75,6 +85,8 @@ pub async fn run(config: &Config, file_error: Option<&crate::config::ConfigError
                 "give --replay a replay fixture that exists and can be read",
             ),
         });
+    } else if broken.is_some_and(|b| !b.server_given) {
+        // Said in the file's check: the server is not asked.
     } else {
         let (found, reachable) = key_and_models(config).await;
         checks.extend(found);
@@ -146,11 +158,18 @@ async fn provider_checks(config: &Config, provider: &crate::config::Endpoint) ->
 }
 
 /// Which config file was read, or where tandem looked for one.
-fn config_file(config: &Config, file_error: Option<&crate::config::ConfigError>) -> Check {
-    if let Some(e) = file_error {
+fn config_file(config: &Config, broken: Option<&BrokenFile>) -> Check {
+    if let Some(broken) = broken {
+        let server = if broken.server_given {
+            "the model server named by your flags or environment is checked too"
+        } else {
+            "the model server is not asked, as its address and key may be in the file (give --base-url or --provider to check one now)"
+        };
         return bad(
-            e.to_string(),
-            "fix the file (sessions cannot start until it loads); the checks below ran without it, on flags, environment and defaults",
+            broken.error.to_string(),
+            format!(
+                "fix the file (sessions cannot start until it loads); the checks below ran without it, on flags, environment and defaults; {server}"
+            ),
         );
     }
     match &config.config_file {

@@ -100,6 +100,35 @@ fn doctor_reports_a_broken_config_file_and_runs_the_other_checks() {
         report.contains("cannot reach http://127.0.0.1:9/v1/models"),
         "{report}"
     );
+    assert!(
+        report.contains("named by your flags or environment is checked too"),
+        "{report}"
+    );
+}
+
+/// The broken file may be what names the user's own server: a key from the environment,
+/// meant for that server, is not tried on the default one instead.
+#[test]
+fn doctor_with_a_broken_config_file_asks_no_server_the_file_did_not_name() {
+    let ws = Workspace::new();
+    let config = ws.write(
+        "config.toml",
+        "base_url = \"http://127.0.0.1:9/v1\"\nmodel = \"mine\"\n[retry\n",
+    );
+    let mut env = user_env(&ws);
+    env.push(("TANDEM_CONFIG".into(), path_str(&config)));
+    env.push(("OPENAI_API_KEY".into(), TEST_KEY.into()));
+    let (code, report) = crate::suite::doctor::doctor(&ws, &env);
+    assert_eq!(code, 1, "{report}");
+    assert!(report.contains("the model server is not asked"), "{report}");
+    assert!(
+        !report.contains("GET ")
+            && !report.contains("cannot reach")
+            && !report.contains("completion"),
+        "a server was asked: {report}"
+    );
+    assert!(report.contains("✓ data directory"), "{report}");
+    assert!(!report.contains(TEST_KEY), "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
