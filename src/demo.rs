@@ -2,13 +2,16 @@
 //! small project built into the binary is copied to a fresh folder, and one headless prompt
 //! runs there against the scripted model of the same tour (fixtures/demo/tour.json): a plan,
 //! a search, a read, an edit shown as a diff, and a command. It is exactly `tandem exec
-//! --replay TOUR --mode full-access --cwd COPY "Add the missing test"`, parsed as such; the
-//! folder is left for the user to look at.
+//! --replay TOUR --mode full-access --cwd COPY "Add the missing test"`, parsed as such, but on a
+//! configuration of its own ([`Demo::config`]): none of the user's config file, hooks, MCP
+//! servers, rules or server variables applies, and its session is stored in its own folder,
+//! which is left for the user to look at.
 
 use std::io;
 use std::path::PathBuf;
 
 use crate::cli::Cli;
+use crate::config::{Config, ConfigError, Overrides};
 
 /// The project the tour works on: fixtures/workspaces/small, file by file.
 const PROJECT: &[(&str, &[u8])] = &[
@@ -61,13 +64,16 @@ pub struct Demo {
 
 impl Demo {
     /// Writes the project and the script into a new folder `tandem-demo-*` in the temp
-    /// folder (only this user may enter it).
+    /// folder (only this user may enter it); nothing is left when that fails.
     pub fn prepare() -> io::Result<Self> {
-        let folder = tempfile::Builder::new()
-            .prefix("tandem-demo-")
-            .tempdir()?
-            .keep();
-        Self::prepare_in(folder)
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("tandem-demo-");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        let folder = builder.tempdir()?;
+        let demo = Self::prepare_in(folder.path().to_path_buf())?;
+        let _ = folder.keep();
+        Ok(demo)
     }
 
     fn prepare_in(folder: PathBuf) -> io::Result<Self> {
@@ -99,6 +105,29 @@ impl Demo {
         words.push(self.project.clone().into());
         words.push(PROMPT.into());
         <Cli as clap::Parser>::try_parse_from(words)
+    }
+
+    /// The tour's configuration: `overrides` (the exec command line's) with no config file,
+    /// and an environment that has only a home in the demo's folder, where the session is
+    /// stored too. So the user's own setup (hooks, MCP servers, rules, a broken file, a
+    /// misspelt TANDEM_PROVIDER) neither runs in the tour nor stops it.
+    pub fn config(&self, overrides: &Overrides) -> Result<Config, ConfigError> {
+        let own = Overrides {
+            without_config_file: true,
+            ..overrides.clone()
+        };
+        let home = self.folder.to_string_lossy().into_owned();
+        let data = self.folder.join("data").to_string_lossy().into_owned();
+        Config::resolve(&own, &|name| match name {
+            "HOME" | "USERPROFILE" => Some(home.clone()),
+            "TANDEM_HOME" => Some(data.clone()),
+            _ => None,
+        })
+    }
+
+    /// Removes the tour's folder (after it failed).
+    pub fn remove(&self) -> io::Result<()> {
+        std::fs::remove_dir_all(&self.folder)
     }
 
     /// What the user is told before the tour.

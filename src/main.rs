@@ -69,9 +69,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(run(cli));
+    let code = runtime.block_on(run(cli, demo.as_ref()));
     if let Some(demo) = demo {
-        let _ = write!(std::io::stderr(), "{}", demo.after());
+        if code == ExitCode::SUCCESS {
+            let _ = write!(std::io::stderr(), "{}", demo.after());
+        } else {
+            let _ = demo.remove();
+            let _ = writeln!(
+                std::io::stderr(),
+                "tandem demo: the tour did not finish (see above); its folder was removed"
+            );
+        }
     }
     // After a stop signal, a read of stdin may still be blocked in the runtime's thread pool
     // (the editor keeps its end open); waiting for it would keep tandem alive.
@@ -109,7 +117,8 @@ impl Drop for RemoveFolders {
     }
 }
 
-async fn run(cli: Cli) -> ExitCode {
+/// Runs the command; `demo` is the tour's folder when the command is `tandem demo`'s exec.
+async fn run(cli: Cli, demo: Option<&Demo>) -> ExitCode {
     let mut overrides = cli.overrides();
     // The editor's agent looks up stored keys beside its first answers (session/credentials.rs).
     overrides.stored_keys_later = cli.command.is_none();
@@ -122,7 +131,11 @@ async fn run(cli: Cli) -> ExitCode {
         overrides.max_turn_requests = args.max_turns;
     }
     let doctor = matches!(cli.command, Some(Command::Doctor(_)));
-    let (config, broken) = match load(&overrides, doctor) {
+    let loaded = match demo {
+        Some(demo) => demo.config(&overrides).map(|config| (config, None)),
+        None => load(&overrides, doctor),
+    };
+    let (config, broken) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {
             // The same form as every other error a command reports (`tandem: error: …`),
@@ -188,7 +201,8 @@ fn load(
                 without_config_file: true,
                 ..overrides.clone()
             };
-            let named = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
+            // As the configuration reads them: a blank variable is not set.
+            let named = |var: &str| std::env::var(var).is_ok_and(|v| !v.trim().is_empty());
             let server_given = overrides.base_url.is_some()
                 || overrides.provider.is_some()
                 || named("OPENAI_BASE_URL")

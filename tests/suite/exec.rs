@@ -289,6 +289,72 @@ fn tandem_demo_runs_the_tour_on_a_built_in_project_from_any_folder() {
         0,
         "the folder it ran from is untouched"
     );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&made[0]).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o777,
+            0o700,
+            "only the user may enter the demo's folder"
+        );
+    }
+}
+
+/// The tour runs on a setup of its own: the user's config file (its hooks, its MCP servers,
+/// its rules, or a file that does not parse) and server variables neither run in it nor stop
+/// it, and its session is not stored among the user's.
+#[test]
+fn tandem_demo_ignores_the_users_setup_and_stores_nothing_of_theirs() {
+    let ws = Workspace::new();
+    let temp = ws.home().join("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let marker = ws.home().join("hook-ran");
+    let hooked = ws.write(
+        "config.toml",
+        &format!(
+            "[[hooks.session_start]]\ncommand = \"touch '{}'\"\n[permissions]\ndeny = [\"run_command\"]\n",
+            marker.display()
+        ),
+    );
+    let broken = ws.write("broken.toml", "model = \"a\"\n[retry\n");
+    for (config, provider) in [(&hooked, "openai"), (&broken, "olama")] {
+        let mut env = ws.base_env();
+        env.push(("TMPDIR".into(), temp.to_string_lossy().into_owned()));
+        env.push((
+            "TANDEM_CONFIG".into(),
+            config.to_string_lossy().into_owned(),
+        ));
+        env.push(("TANDEM_PROVIDER".into(), provider.into()));
+        env.push(("OPENAI_BASE_URL".into(), "http://127.0.0.1:9/v1".into()));
+        let (code, stdout, stderr) =
+            crate::common::run_tandem(&["demo"], &env, None, Some(&ws.project()));
+        assert_eq!(code, 0, "{}: {stderr}", config.display());
+        assert!(stdout.ends_with("say if you want that too.\n"), "{stdout}");
+        assert!(
+            stderr.contains("✓ Run `grep"),
+            "the rule did not apply: {stderr}"
+        );
+    }
+    assert!(!marker.exists(), "the user's hook ran in the demo");
+    assert!(
+        !ws.home().join("data").exists(),
+        "the demo stored a session in the user's TANDEM_HOME"
+    );
+    assert_eq!(std::fs::read_dir(&temp).unwrap().count(), 2);
+}
+
+/// A demo whose folder cannot be made says why, and not that it is done.
+#[test]
+fn a_demo_without_a_usable_temp_folder_says_why() {
+    let ws = Workspace::new();
+    let file = ws.write("not-a-folder", "x");
+    let mut env = ws.base_env();
+    env.push(("TMPDIR".into(), file.to_string_lossy().into_owned()));
+    let (code, _, stderr) = crate::common::run_tandem(&["demo"], &env, None, Some(&ws.project()));
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("cannot make the demo's folder"), "{stderr}");
+    assert!(!stderr.contains("tandem demo: done"), "{stderr}");
 }
 
 #[test]
