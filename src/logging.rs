@@ -65,7 +65,8 @@ pub fn init(audience: Audience, verbose: u8) {
     };
 }
 
-/// `tandem: warning: MESSAGE`: a log line as a command's own, without its time or fields.
+/// `tandem: warning: MESSAGE (path=…, …)`: a log line as a command's own, without its time;
+/// the fields that name the subject (a file, a rule) follow the message.
 struct Plain;
 
 impl<S, N> FormatEvent<S, N> for Plain
@@ -84,25 +85,38 @@ where
             tracing::Level::WARN => "warning",
             _ => "note",
         };
-        let mut message = Message(String::new());
-        event.record(&mut message);
-        writeln!(writer, "tandem: {level}: {}", message.0)
+        let mut line = Line::default();
+        event.record(&mut line);
+        if line.fields.is_empty() {
+            writeln!(writer, "tandem: {level}: {}", line.message)
+        } else {
+            let fields = line.fields.join(", ");
+            writeln!(writer, "tandem: {level}: {} ({fields})", line.message)
+        }
     }
 }
 
-/// An event's `message` field.
-struct Message(String);
+/// An event's `message`, and its other fields as `name=value`.
+#[derive(Default)]
+struct Line {
+    message: String,
+    fields: Vec<String>,
+}
 
-impl tracing::field::Visit for Message {
+impl tracing::field::Visit for Line {
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
         if field.name() == "message" {
-            self.0 = format!("{value:?}");
+            self.message = format!("{value:?}");
+        } else {
+            self.fields.push(format!("{}={value:?}", field.name()));
         }
     }
 
     fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
         if field.name() == "message" {
-            self.0 = value.to_string();
+            self.message = value.to_string();
+        } else {
+            self.fields.push(format!("{}={value}", field.name()));
         }
     }
 }
