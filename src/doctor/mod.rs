@@ -103,11 +103,16 @@ pub async fn run(config: &Config, broken: Option<&BrokenFile>) -> bool {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "tandem {} — provider {}, {}, model {}",
+        "tandem {} — provider {}, {}, model {}{}",
         env!("CARGO_PKG_VERSION"),
         config.endpoint.provider,
         config.endpoint.base_url,
-        config.default_model
+        config.default_model,
+        if broken.is_some() {
+            " (without the config file, which did not load)"
+        } else {
+            ""
+        }
     );
     for check in &checks {
         let _ = writeln!(out, "{} {}", if check.ok { "✓" } else { "✗" }, check.what);
@@ -222,7 +227,7 @@ fn api_key(config: &Config) -> Check {
             ),
         ),
         (KeyFrom::Nowhere | KeyFrom::Given, false) => ok(format!(
-            "no API key set ({}) or stored: none is sent to {}, as a server on your own machine needs none",
+            "no API key set ({}) or stored: none is sent to {} (tandem was not told it needs one; a server on your own machine needs none)",
             endpoint.api_key_env, endpoint.base_url
         )),
     }

@@ -368,23 +368,32 @@ fn by_status(
 /// `tandem doctor` also say; else the model id.
 fn not_found_fix(base_url: &str) -> String {
     let tandem = crate::config::invocation::command();
-    if has_version_segment(base_url) {
-        format!("Check that `{tandem} doctor` lists the model as one this server has.")
+    let (origin, path) = split_url(base_url);
+    let path = path.trim_matches('/');
+    if has_version_segment(path) {
+        return format!("Check that `{tandem} doctor` lists the model as one this server has.");
+    }
+    let what = "The base URL is the part before the API's own path (/chat/completions, /responses or /messages) and usually ends in /v1";
+    let how = format!("(--base-url, or base_url in the config file); `{tandem} doctor` checks it.");
+    if path.is_empty() {
+        format!("{what}: try {origin}/v1 {how}")
     } else {
-        format!(
-            "The base URL is the part before /chat/completions and usually ends in /v1: try {}/v1 (--base-url, or base_url in the config file); `{tandem} doctor` checks it.",
-            base_url.trim_end_matches('/')
-        )
+        // A path of another kind (Ollama's native `/api`, say): what replaces it is not sure.
+        format!("{what}, as in {origin}/v1: check the URL {how}")
     }
 }
 
-/// Whether a URL's path has a segment like `v1`, `v1beta` or `v4` (an API version).
-fn has_version_segment(url: &str) -> bool {
-    let path = url
-        .split_once("://")
-        .map_or(url, |(_, rest)| rest)
-        .split_once('/')
-        .map_or("", |(_, path)| path);
+/// A URL's scheme and host, and its path (`""` when it has none).
+fn split_url(url: &str) -> (&str, &str) {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    match url[start..].find('/') {
+        Some(slash) => url.split_at(start + slash),
+        None => (url, ""),
+    }
+}
+
+/// Whether a URL path has a segment like `v1`, `v1beta` or `v4` (an API version).
+fn has_version_segment(path: &str) -> bool {
     path.split('/').any(|segment| {
         segment
             .strip_prefix('v')
@@ -531,8 +540,16 @@ mod tests {
                 e.message
             );
         }
-        assert!(!has_version_segment("http://v1.example.com"));
-        assert!(!has_version_segment("http://h/video"));
+        let e = ModelError::from_http("http://localhost:11434/api", "m", KEY, 404, b"{}", 1, None);
+        assert!(
+            e.message
+                .contains("as in http://localhost:11434/v1: check the URL")
+                && !e.message.contains("/api/v1"),
+            "{}",
+            e.message
+        );
+        assert!(!has_version_segment(split_url("http://v1.example.com").1));
+        assert!(!has_version_segment(split_url("http://h/video").1));
     }
 
     #[test]
