@@ -236,3 +236,25 @@ async fn a_login_that_stores_no_key_does_not_offer_to_remove_one() {
     assert!(!stderr.contains("logout"), "no key was stored: {stderr}");
     assert!(!stderr.contains("key saved"), "{stderr}");
 }
+
+/// A plain warning keeps what names its subject: here the project file that was ignored.
+#[test]
+fn a_plain_warning_names_the_file_it_is_about() {
+    let ws = Workspace::new();
+    ws.write("project/.tandem/config.toml", "[[mcp_servers]\n");
+    let fixture = format!("{}/fixtures/demo/hello.json", env!("CARGO_MANIFEST_DIR"));
+    let args = ["exec", "--replay", &fixture, "hi"];
+    let (code, _, stderr) = run_tandem(&args, &user_env(&ws), None, Some(&ws.project()));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("tandem: warning: ignoring the project's config"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "(path={})",
+            ws.project().join(".tandem/config.toml").display()
+        )),
+        "{stderr}"
+    );
+}
