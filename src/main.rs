@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     // `tandem demo` is a `tandem exec` on a copy of a built-in project.
     let (cli, demo) = match cli.command {
         Some(Command::Demo) => match demo(cli.common.verbose) {
-            Ok(pair) => pair,
+            Ok((cli, demo)) => (cli, Some(demo)),
             Err(code) => return code,
         },
         _ => (cli, None),
@@ -89,7 +89,7 @@ fn main() -> ExitCode {
 
 /// The tour made ready, and the `tandem exec` command line it runs as; the exit status when
 /// it cannot be made ready.
-fn demo(verbose: u8) -> Result<(Cli, Option<Demo>), ExitCode> {
+fn demo(verbose: u8) -> Result<(Cli, Demo), ExitCode> {
     let ready = Demo::prepare().map_err(|e| {
         let _ = writeln!(
             std::io::stderr(),
@@ -98,11 +98,12 @@ fn demo(verbose: u8) -> Result<(Cli, Option<Demo>), ExitCode> {
         ExitCode::FAILURE
     })?;
     let cli = ready.exec_command(verbose > 0).map_err(|e| {
+        let _ = ready.remove();
         let _ = writeln!(std::io::stderr(), "tandem: error: {e}");
         ExitCode::FAILURE
     })?;
     let _ = write!(std::io::stderr(), "{}", ready.before());
-    Ok((cli, Some(ready)))
+    Ok((cli, ready))
 }
 
 /// Removes the sandbox's private folders this process still has when dropped: the last thing

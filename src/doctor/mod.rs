@@ -85,9 +85,8 @@ pub async fn run(config: &Config, broken: Option<&BrokenFile>) -> bool {
                 "give --replay a replay fixture that exists and can be read",
             ),
         });
-    } else if broken.is_some_and(|b| !b.server_given) {
-        // Said in the file's check: the server is not asked.
-    } else {
+    } else if broken.is_none_or(|b| b.server_given) {
+        // (When the broken file may name the server, it is not asked: its check says so.)
         let (found, reachable) = key_and_models(config).await;
         checks.extend(found);
         // One ✗ per cause: a server that cannot be reached or refuses the key is not

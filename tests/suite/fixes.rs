@@ -12,7 +12,8 @@ fn user_env(ws: &Workspace) -> Vec<(String, String)> {
     env
 }
 
-/// `tandem ARGS` from an async test, run off the runtime that serves the mock.
+/// `tandem ARGS` in the project, stdin closed at once, from an async test: run off the
+/// runtime that serves the mock.
 async fn tandem_blocking(
     ws: Workspace,
     env: Vec<(String, String)>,
@@ -213,20 +214,16 @@ async fn a_login_that_stores_no_key_does_not_offer_to_remove_one() {
     let ws = Workspace::new();
     let mut env = user_env(&ws);
     env.push(("TANDEM_CREDENTIAL_STORE".into(), "file".into()));
-    let url = mock.base_url.clone();
-    let (code, _, stderr) = tokio::task::spawn_blocking(move || {
-        let args = [
-            "login",
-            "--base-url",
-            &url,
-            "--model",
-            "mock-model",
-            "--key-stdin",
-        ];
-        run_tandem(&args, &env, Some(""), Some(&ws.project()))
-    })
-    .await
-    .unwrap();
+    // An empty stdin: no key piped in.
+    let args = [
+        "login",
+        "--base-url",
+        &mock.base_url,
+        "--model",
+        "mock-model",
+        "--key-stdin",
+    ];
+    let (code, _, stderr) = tandem_blocking(ws, env, &args).await;
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("tandem is ready"), "{stderr}");
     assert!(
