@@ -6,8 +6,10 @@
 #
 #   tests/real-model/setup.sh && benches/tasks/smollm2.sh [--out DIR] [run.py flags...]
 #
-# Limits keep it to minutes on 2 cores: 4 model requests and 180 s per task, at most 256
-# generated tokens per answer (-n), greedy sampling so a rerun takes the same path. The
+# Limits keep it to minutes on 2 cores: 4 model requests and 180 s per task, greedy sampling
+# so a rerun takes the same path. llama-server's -n 256 caps only a request that names no
+# limit of its own: one that says max_tokens gets that (tandem asks a local server for a
+# quarter of its window, 2,048 tokens here). The
 # context is the model's own 8,192 tokens; TANDEM_BENCH_CTX=16384 stretches it (past what the
 # model was trained on, so it reads the far end poorly) for an agent whose first request is
 # longer than that: codex-acp's is about 9,300 tokens.

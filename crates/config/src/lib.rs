@@ -286,7 +286,8 @@ pub struct Config {
     pub max_turn_requests: u32,
     /// Most tokens one answer may take for a model whose own limit is not known (the file's
     /// top-level `max_output_tokens`; `Some(0)`: ask for no limit). Unset, a local server's
-    /// models get [`LOCAL_OUTPUT_TOKENS`] (see `model::profile`).
+    /// models get [`LOCAL_OUTPUT_TOKENS`] or a quarter of their window, whichever is less
+    /// (see `model::profile`).
     pub max_output_tokens: Option<u32>,
     /// Share of the context window at which the conversation is compacted (0 < x <= 1).
     pub compact_threshold: f64,

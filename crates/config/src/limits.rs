@@ -53,7 +53,8 @@ pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 /// Most tokens one answer of a local server's model may take when neither the model's entry
 /// nor the file's `max_output_tokens` says: a small model left to itself can write until the
 /// answer timeout (SmolLM2 on llama-server streamed for 300 s and more), and a few thousand
-/// tokens hold any single answer or file a local model writes well.
+/// tokens hold any single answer or file a local model writes well. A smaller window lowers
+/// it to a quarter of the window (`model::profile`).
 pub const LOCAL_OUTPUT_TOKENS: u32 = 4096;
 
 /// What tandem does about a model that repeats itself or overuses a tool, per prompt.

@@ -46,11 +46,11 @@ pub fn resolve(
 }
 
 /// The most tokens one answer of `spec` may take: the model's own limit (configured, or from
-/// the table of model families), else the file's `max_output_tokens`, else
-/// [`LOCAL_OUTPUT_TOKENS`] for a model on a local server, whose small models can otherwise
-/// write until the answer timeout; `None` (ask for no limit) on a hosted server, which knows
-/// its models' limits and refuses a request for more than one allows, for a hosted family
-/// behind a local proxy, and wherever a limit says `0`.
+/// the table of model families), else the file's `max_output_tokens`, else for a model on a
+/// local server, whose small models can otherwise write until the answer timeout,
+/// [`LOCAL_OUTPUT_TOKENS`] or a quarter of its window if that is less; `None` (ask for no
+/// limit) on a hosted server, which knows its models' limits and refuses a request for more
+/// than one allows, for a hosted family behind a local proxy, and wherever a limit says `0`.
 fn output_limit(config: &Config, spec: &ModelSpec) -> Option<u32> {
     let local_model = || {
         super::discover::is_local(&config.endpoint_for(&spec.id).base_url)
@@ -59,8 +59,18 @@ fn output_limit(config: &Config, spec: &ModelSpec) -> Option<u32> {
     let limit = spec
         .max_output_tokens
         .or(config.max_output_tokens)
-        .or_else(|| local_model().then_some(LOCAL_OUTPUT_TOKENS));
+        .or_else(|| local_model().then(|| local_output_limit(spec.context_window)));
     limit.filter(|tokens| *tokens > 0)
+}
+
+/// The default cap on one answer of a local model with a window of `window` tokens:
+/// [`LOCAL_OUTPUT_TOKENS`], or a quarter of the window when that is less. A local server lets
+/// a request's `max_tokens` stand over its own `-n`, so an answer as long as the window would
+/// leave the next request (that answer, and what follows it) no room: llama-server refuses it
+/// outright, and compacting it means sending the model that whole answer again.
+fn local_output_limit(window: u64) -> u32 {
+    let quarter = u32::try_from(window / 4).unwrap_or(u32::MAX);
+    LOCAL_OUTPUT_TOKENS.min(quarter.max(1))
 }
 
 /// The profile of a model the config does not list, served by the default server: every
@@ -178,6 +188,33 @@ mod tests {
             resolve(&local, "claude-3-haiku", None, None).max_output_tokens,
             known
         );
+    }
+
+    #[test]
+    fn a_local_models_default_limit_leaves_three_quarters_of_a_small_window() {
+        let local = config(&[("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")]);
+        let found = |tokens| Discovered {
+            windows: vec![(
+                "smollm2-135m".to_string(),
+                super::super::discover::Window {
+                    tokens,
+                    source: "/props".into(),
+                },
+            )],
+            ..Discovered::default()
+        };
+        let limit =
+            |d: &Discovered, cut| resolve(&local, "smollm2-135m", Some(d), cut).max_output_tokens;
+        assert_eq!(limit(&found(4096), None), Some(1024));
+        assert_eq!(limit(&found(2048), None), Some(512));
+        assert_eq!(limit(&found(131_072), None), Some(LOCAL_OUTPUT_TOKENS));
+        // A window the server was seen to cut the prompt at counts, too.
+        assert_eq!(limit(&found(131_072), Some(8192)), Some(2048));
+        // A limit the user set stands, whatever the window.
+        let vars: &[(&str, &str)] = &[("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")];
+        let c = with_file("max_output_tokens = 3000\n", vars);
+        let spec = resolve(&c, "smollm2-135m", Some(&found(4096)), None);
+        assert_eq!(spec.max_output_tokens, Some(3000));
     }
 
     #[test]
