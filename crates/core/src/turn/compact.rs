@@ -78,7 +78,9 @@ async fn compact(
         messages,
         reasoning_effort: None,
         tools: Vec::new(),
-        max_tokens: None,
+        // Capped as every answer is: a small local model left to itself can write its summary
+        // until the window is full, and the summary is sent again with every later request.
+        max_tokens: spec.max_output_tokens,
         response_format: None,
         // The session's: its requests stay together in the server's cache.
         cache_key: Some(ctx.facts.session_id.clone()),

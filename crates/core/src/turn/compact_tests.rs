@@ -1,9 +1,9 @@
 //! Compaction's decisions, in process, over the fakes: which messages `/compact` summarizes
-//! and which stay, what the next request holds, compaction before a request once the last
-//! usage report nears the window, and after a context-length refusal (once per request,
-//! then the error stands). What crosses the boundary — the `compaction_update`s an editor
-//! with the capability gets, each wire API's own overflow error, the full history a reload
-//! replays — stays in tests/suite/context.rs.
+//! and which stay, what the next request holds, the summary's cap, compaction before a
+//! request once the last usage report nears the window, and after a context-length refusal
+//! (once per request, then the error stands). What crosses the boundary — the
+//! `compaction_update`s an editor with the capability gets, each wire API's own overflow
+//! error, the full history a reload replays — stays in tests/suite/context.rs.
 
 use crate::model::{ErrorClass, Message, ModelError, ModelEvent, ModelRequest, Usage};
 use crate::session::SessionError;
@@ -128,6 +128,24 @@ async fn compact_summarizes_the_older_turns_without_tools_and_keeps_the_last_exc
         next[2..],
         ["assistant: About 2 million.", "user: Is it big?"]
     );
+}
+
+#[tokio::test]
+async fn the_summary_is_capped_as_every_answer_is() {
+    let replies = ["Paris.", "About 2 million.", "The user asked about Paris."];
+    let s = session(
+        replies.into_iter().map(Reply::text).collect(),
+        "max_output_tokens = 300\n",
+    )
+    .await;
+    s.prompt("Capital of France?").await.unwrap();
+    s.prompt("How many people live there?").await.unwrap();
+    s.prompt("/compact").await.unwrap();
+    let requests = s.requests();
+    assert!(lines(&requests[2])[0].contains("summarize a coding session"));
+    for request in &requests {
+        assert_eq!(request.max_tokens, Some(300), "{:?}", lines(request));
+    }
 }
 
 #[tokio::test]
