@@ -18,6 +18,8 @@ pub(crate) struct Exchange {
     pub status: u16,
     /// `timings` from the answer (the last chunk that carries it), if any.
     pub timings: Option<Value>,
+    /// The server's answer when it refused the request (any status but 200), as it sent it.
+    pub refusal: Option<String>,
 }
 
 impl Exchange {
@@ -113,6 +115,7 @@ async fn forward(
             body: serde_json::from_slice(&body).unwrap_or(Value::Null),
             status,
             timings,
+            refusal: (status != 200).then(|| text.into_owned()),
         });
     }
     (

@@ -81,7 +81,7 @@ async fn a_server_without_jinja_gets_the_tools_as_text() {
     let (answer, _) = agent.prompt(&session, "Read the file notes.txt").await;
     let (again, _) = agent.prompt(&session, "Thanks.").await;
     server.stop().await;
-    // 0: it finished; max_tokens: the tiny model rambled into the server's cap.
+    // 0: it finished; max_tokens: the tiny model rambled into its answer cap.
     for reply in [&answer, &again] {
         assert!(reply.get("result").is_some(), "{reply}");
     }
@@ -93,11 +93,19 @@ async fn a_server_without_jinja_gets_the_tools_as_text() {
     assert!(exchanges[0].body["tools"].is_array());
     let rest = &exchanges[1..];
     assert!(rest.len() >= 2, "{exchanges:?}");
+    // Every answer is capped at a quarter of the server's window (-c 4096 here), so however
+    // the tiny model rambles, no request is refused as too long for it.
     for exchange in rest {
-        assert_eq!(exchange.status, 200, "{exchange:?}");
+        let refusal = exchange.refusal.as_deref().unwrap_or_default();
+        assert_eq!(exchange.status, 200, "{refusal}");
+        let cap = exchange.body["max_tokens"].as_u64();
+        assert!(matches!(cap, Some(1..=1024)), "{exchange:?}");
         assert!(exchange.body.get("tools").is_none(), "{exchange:?}");
         let system = exchange.body["messages"][0]["content"].as_str().unwrap();
-        assert!(system.contains("## Tools") && system.contains("- read_file: "));
+        // A summary request (compaction, as the conversation nears the window) lists no tools.
+        if !system.starts_with("You summarize a coding session") {
+            assert!(system.contains("## Tools") && system.contains("- read_file: "));
+        }
     }
 }
 
