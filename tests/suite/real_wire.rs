@@ -67,11 +67,17 @@ async fn plain_turn(api: &str) {
     assert!(matches!(reason, "end_turn" | "max_tokens"), "{answer}");
     let pieces = of_kind(&updates, "agent_message_chunk").len();
     assert!(pieces >= 2, "streamed, not one block: {updates:?}");
-    assert!(!joined(&updates, "agent_message_chunk").trim().is_empty());
+    let said = joined(&updates, "agent_message_chunk");
+    assert!(!said.trim().is_empty());
     let usage = agent
         .request_ok("_tandem/usage", json!({"sessionId": session}))
         .await;
-    assert!(usage["inputTokens"].as_u64().unwrap() > 50, "{usage}");
+    // An answer stopped for repeating itself is dropped before the server's usage comes;
+    // any other answer brings the server's count.
+    if !said.contains("The model kept repeating") {
+        let input = usage["inputTokens"].as_u64().unwrap();
+        assert!(input > 50, "{usage} / {answer} / {said}");
+    }
     agent.assert_valid();
 }
 
