@@ -52,6 +52,9 @@ def parse():
     run.add_argument("--tasks", action="append", metavar="GLOB", help="task ids (repeatable)")
     run.add_argument("--max-requests", type=int, default=30, help="model requests per task")
     run.add_argument("--timeout", type=float, default=600, help="seconds per task's turn")
+    run.add_argument("--max-answer-tokens", type=int, metavar="N",
+                     help="hold every agent's answers to N tokens (the proxy lowers each "
+                          "request's own limit; default: what each agent asks for)")
     run.add_argument("--permissions", choices=("allow", "allow-always", "reject"),
                      default="allow", help="how permission requests are answered")
     run.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
@@ -122,7 +125,7 @@ def run(args, selected, sandbox_mode, scratch, node):
     real_key = os.environ.get(args.api_key_env, "") if args.api_key_env else None
     if args.api_key_env and not real_key:
         raise SystemExit(f"run.py: {args.api_key_env} is not set")
-    proxy = Proxy(upstream, real_key)
+    proxy = Proxy(upstream, real_key, args.max_answer_tokens)
     key = "sk-bench-stand-in"  # what agents hold; the proxy swaps in the real key
     model = MODEL_ID if replay else args.model
     endpoint = agents.Endpoint(proxy.base_url, model, key, args.api)
@@ -147,6 +150,7 @@ def run(args, selected, sandbox_mode, scratch, node):
     meta = {"endpoint": "replay (each task's replay.json)" if replay else args.base_url,
             "model": model, "api": args.api, "started": started, "sandbox": sandbox_mode,
             "permissions": args.permissions, "max_requests": args.max_requests,
+            "max_answer_tokens": args.max_answer_tokens,
             "timeout": args.timeout, "replay": bool(replay),
             "versions": {name: {"version": results[0].get("agent_version"),
                                 "command": results[0].get("agent_command")}

@@ -6,10 +6,11 @@
 #
 #   tests/real-model/setup.sh && benches/tasks/smollm2.sh [--out DIR] [run.py flags...]
 #
-# Limits keep it to minutes on 2 cores: 4 model requests and 180 s per task, greedy sampling
-# so a rerun takes the same path. llama-server's -n 256 caps only a request that names no
-# limit of its own: one that says max_tokens gets that (tandem asks a local server for a
-# quarter of its window, 2,048 tokens here). The
+# Limits keep it to minutes on 2 cores: 4 model requests and 180 s per task, at most 256
+# generated tokens per answer, greedy sampling so a rerun takes the same path. The answer cap
+# is the bench proxy's (--max-answer-tokens), the same for every agent: llama-server's -n
+# caps only a request that names no limit of its own, and agents name one (tandem asks a
+# local server for a quarter of its window, 2,048 tokens here). The
 # context is the model's own 8,192 tokens; TANDEM_BENCH_CTX=16384 stretches it (past what the
 # model was trained on, so it reads the far end poorly) for an agent whose first request is
 # longer than that: codex-acp's is about 9,300 tokens.
@@ -46,4 +47,4 @@ done
 [ -n "$ready" ] || { echo "smollm2.sh: llama-server did not become ready:" >&2; cat "$log" >&2; exit 1; }
 
 python3 "$here/run.py" --base-url "http://127.0.0.1:$port/v1" --model SmolLM2-135M-Instruct \
-  --max-requests 4 --timeout 180 --out "$root/target/bench-tasks/smollm2" "$@"
+  --max-requests 4 --max-answer-tokens 256 --timeout 180 --out "$root/target/bench-tasks/smollm2" "$@"

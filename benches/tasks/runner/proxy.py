@@ -6,8 +6,12 @@ agents hold), streams the answer back as it comes, and reads the
 server's own `usage` out of it (chat completions, the Responses API and Anthropic's Messages
 API, streamed or not) to count model requests and prompt and completion tokens per task. A
 streamed chat completion that does not ask for usage gets `stream_options.include_usage`
-added, so every agent's tokens are counted the same way. Past the task's request limit the
-proxy answers 400 and tells the runner, which cancels the turn.
+added, so every agent's tokens are counted the same way. With an answer cap (run.py's
+`--max-answer-tokens`), each request's own limit (`max_tokens`, `max_completion_tokens`,
+`max_output_tokens`) is lowered to it, or the API's field set to it when the request names
+none: llama-server's `-n` gives way to a request's own limit, so only the proxy can hold every
+agent to the same cap. Past the task's request limit the proxy answers 400 and tells the
+runner, which cancels the turn.
 
 With `--replay`, the endpoint is `ReplayServer` (scripted.py) on another port, behind the same
 proxy, so replay runs are counted exactly as real ones.
@@ -124,8 +128,9 @@ class UsageReader:
 class Proxy:
     """The counting proxy; `counter` is swapped per task."""
 
-    def __init__(self, upstream, key=None):
+    def __init__(self, upstream, key=None, answer_cap=None):
         self.key = key
+        self.answer_cap = answer_cap
         parsed = urllib.parse.urlsplit(upstream.rstrip("/"))
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise SystemExit(f"run.py: --base-url must be an http(s) URL, not {upstream!r}")
@@ -208,7 +213,7 @@ class Proxy:
             if over:
                 counter.limit_hit.set()
                 return self._refuse(handler)
-            body, streamed = self._ask_for_usage(handler.path, body)
+            body, streamed = self._shaped(handler.path, body)
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
         headers["Host"] = self.host if self.port in (80, 443) else f"{self.host}:{self.port}"
         if self.key:
@@ -288,21 +293,27 @@ class Proxy:
                 counter.prompt_tokens += usage[0]
                 counter.completion_tokens += usage[1]
 
-    @staticmethod
-    def _ask_for_usage(path, body):
-        """The body to send, and whether the answer streams."""
+    def _shaped(self, path, body):
+        """The body to send (asking for usage, within the answer cap), and whether the answer
+        streams."""
         try:
             request = json.loads(body)
         except ValueError:
             return body, False
         if not isinstance(request, dict):
             return body, False
+        route = path.split("?")[0]
         streamed = bool(request.get("stream"))
-        if streamed and path.split("?")[0].endswith("/chat/completions"):
+        changed = False
+        if streamed and route.endswith("/chat/completions"):
             options = request.get("stream_options") or {}
             if not options.get("include_usage"):
                 request["stream_options"] = {**options, "include_usage": True}
-                body = json.dumps(request).encode()
+                changed = True
+        if self.answer_cap is not None:
+            changed = cap_answer(route, request, self.answer_cap) or changed
+        if changed:
+            body = json.dumps(request).encode()
         return body, streamed
 
     @staticmethod
@@ -310,6 +321,25 @@ class Proxy:
         message = {"error": {"message": "the task's model request limit is reached",
                              "type": "invalid_request_error", "code": "bench_request_limit"}}
         send_body(handler, 400, {"Content-Type": "application/json"}, json.dumps(message).encode())
+
+
+LIMIT_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+
+def cap_answer(route, request, cap):
+    """Holds `request`'s answer to at most `cap` tokens: each limit it names is lowered to
+    `cap`, or, naming none, its API's field is set. Whether it changed."""
+    named = [f for f in LIMIT_FIELDS if isinstance(request.get(f), int)]
+    if not named:
+        field = "max_output_tokens" if route.endswith("/responses") else "max_tokens"
+        request[field] = cap
+        return True
+    changed = False
+    for field in named:
+        if request[field] > cap:
+            request[field] = cap
+            changed = True
+    return changed
 
 
 def read_body(handler):

@@ -47,7 +47,10 @@ def markdown(report):
     lines = [f"# Task suite: {report['endpoint']} · model `{report['model']}`", "",
              f"{report['started']} · sandbox: {report['sandbox']} · permissions: "
              f"{report['permissions']} · limits: {report['max_requests']} model requests, "
-             f"{report['timeout']} s per task" + (" · tokens estimated by the replay server "
+             f"{report['timeout']} s per task"
+             + (f", {report['max_answer_tokens']} tokens per answer"
+                if report.get("max_answer_tokens") else "")
+             + (" · tokens estimated by the replay server "
                                                   "(bytes / 4)" if report.get("replay") else ""),
              ""]
     versions = report.get("versions") or {}

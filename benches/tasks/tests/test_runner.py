@@ -178,6 +178,52 @@ class ProxyEdges(unittest.TestCase):
         self.assertEqual((seen[0]["authorization"], seen[0]["x-api-key"]),
                          ("Bearer sk-real", "sk-real"))
 
+    def test_the_answer_cap_lowers_each_agents_own_limit_and_fills_a_missing_one(self):
+        import http.server
+        import threading
+        seen = []
+
+        class Capture(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                seen.append((self.path, json.loads(body)))
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Capture)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        proxy = Proxy(f"http://127.0.0.1:{server.server_address[1]}/v1", answer_cap=256)
+        for path, body in [("/chat/completions", {"max_tokens": 4096}),
+                           ("/chat/completions", {"max_completion_tokens": 9000, "max_tokens": 100}),
+                           ("/chat/completions", {}),
+                           ("/messages", {"max_tokens": 8192}),
+                           ("/responses", {"max_output_tokens": 2048}),
+                           ("/responses", {})]:
+            status, _ = post(proxy.base_url + path, body)
+            self.assertEqual(status, 200, path)
+        proxy.close()
+        server.shutdown()
+        server.server_close()
+        limits = [{k: v for k, v in body.items() if k.startswith("max_")} for _, body in seen]
+        self.assertEqual(limits, [{"max_tokens": 256},
+                                  {"max_completion_tokens": 256, "max_tokens": 100},
+                                  {"max_tokens": 256},
+                                  {"max_tokens": 256},
+                                  {"max_output_tokens": 256},
+                                  {"max_output_tokens": 256}])
+
+    def test_without_a_cap_the_agents_limit_goes_through_as_it_is(self):
+        self.assertIsNone(self.proxy.answer_cap)
+        body = {"messages": [], "max_tokens": 4096}
+        shaped, streamed = self.proxy._shaped("/v1/chat/completions", json.dumps(body).encode())
+        self.assertEqual(json.loads(shaped), body)
+        self.assertFalse(streamed)
+
     def test_a_chunked_request_body_reaches_the_server_whole(self):
         import http.client
         port = self.proxy.server.server_address[1]
