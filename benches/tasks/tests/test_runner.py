@@ -35,6 +35,29 @@ def post(url, body):
         return error.code, error.read()
 
 
+def capturing_server():
+    """A server answering `{}` to every POST, and the (path, headers, body) of each it got."""
+    import http.server
+    import threading
+    seen = []
+
+    class Capture(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append((self.path, self.headers, body))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Capture)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, seen
+
+
 class Usage(unittest.TestCase):
     def test_chat_completions_stream_counts_the_final_usage_chunk(self):
         reader = UsageReader(streamed=True)
@@ -149,24 +172,7 @@ class ProxyEdges(unittest.TestCase):
             self.assertEqual(answer.status, 200)
 
     def test_the_endpoints_key_is_put_in_on_the_way_out_and_agents_hold_a_stand_in(self):
-        import http.server
-        import threading
-        seen = []
-
-        class Capture(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                seen.append(self.headers)
-                self.rfile.read(int(self.headers["Content-Length"]))
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Capture)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server, seen = capturing_server()
         proxy = Proxy(f"http://127.0.0.1:{server.server_address[1]}/v1", key="sk-real")
         request = urllib.request.Request(proxy.base_url + "/messages", b"{}", {
             "Authorization": "Bearer sk-stand-in", "x-api-key": "sk-stand-in"})
@@ -175,28 +181,12 @@ class ProxyEdges(unittest.TestCase):
         proxy.close()
         server.shutdown()
         server.server_close()
-        self.assertEqual((seen[0]["authorization"], seen[0]["x-api-key"]),
+        headers = seen[0][1]
+        self.assertEqual((headers["authorization"], headers["x-api-key"]),
                          ("Bearer sk-real", "sk-real"))
 
     def test_the_answer_cap_lowers_each_agents_own_limit_and_fills_a_missing_one(self):
-        import http.server
-        import threading
-        seen = []
-
-        class Capture(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                seen.append((self.path, json.loads(body)))
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Capture)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server, seen = capturing_server()
         proxy = Proxy(f"http://127.0.0.1:{server.server_address[1]}/v1", answer_cap=256)
         for path, body in [("/chat/completions", {"max_tokens": 4096}),
                            ("/chat/completions", {"max_completion_tokens": 9000, "max_tokens": 100}),
@@ -209,7 +199,8 @@ class ProxyEdges(unittest.TestCase):
         proxy.close()
         server.shutdown()
         server.server_close()
-        limits = [{k: v for k, v in body.items() if k.startswith("max_")} for _, body in seen]
+        limits = [{k: v for k, v in json.loads(body).items() if k.startswith("max_")}
+                  for _, _, body in seen]
         self.assertEqual(limits, [{"max_tokens": 256},
                                   {"max_completion_tokens": 256, "max_tokens": 100},
                                   {"max_tokens": 256},
